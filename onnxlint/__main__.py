@@ -1,0 +1,5 @@
+import sys
+
+from onnxlint.cli import main
+
+sys.exit(main())

@@ -1,0 +1,317 @@
+"""Fixers, registered by name. Each declares whether it keeps semantics (safe) or not (unsafe).
+
+A fixer takes a ModelProto and returns a new one; apply_fixes() verifies the result (checker, shape
+inference, and for safe fixes the same outputs on the same random inputs) before anything is written,
+and writes through a temporary file in the destination folder followed by an atomic rename.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+@dataclass(frozen=True)
+class Fixer:
+    name: str
+    safe: bool
+    summary: str
+    apply: Callable[[onnx.ModelProto, str], onnx.ModelProto]
+    reference: Callable[[onnx.ModelProto], onnx.ModelProto] | None = None
+
+
+REGISTRY: dict[str, Fixer] = {}
+
+
+def fixer(name: str, safe: bool, summary: str, reference=None):
+    """reference(model) gives the behaviour the fix must keep when the original's own outputs are not it
+    (a training-mode Dropout is random: the fix must match the original run in inference mode)."""
+
+    def deco(fn):
+        REGISTRY[name] = Fixer(name, safe, summary, fn, reference)
+        return fn
+
+    return deco
+
+
+def _dropout_inference_reference(model):
+    """The original with every Dropout's training_mode forced to false (Dropout is then the identity)."""
+    m = copy.deepcopy(model)
+    for g in _graphs(m):
+        for n in g.node:
+            if n.op_type == "Dropout" and len(n.input) > 2 and n.input[2]:
+                name = f"{n.input[2]}__onnxlint_false"
+                g.initializer.append(numpy_helper.from_array(np.array(False), name))
+                n.input[2] = name
+    return m
+
+
+def _graphs(model: onnx.ModelProto):
+    stack = [model.graph]
+    while stack:
+        g = stack.pop()
+        yield g
+        for n in g.node:
+            for a in n.attribute:
+                if a.type == onnx.AttributeProto.GRAPH:
+                    stack.append(a.g)
+                elif a.type == onnx.AttributeProto.GRAPHS:
+                    stack.extend(a.graphs)
+
+
+def _opset(model) -> int:
+    return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 1)
+
+
+@fixer("dropout-inference", True, "replace training-mode Dropout with Identity (inference semantics)",
+       reference=_dropout_inference_reference)
+def _dropout(model, _target):
+    for g in _graphs(model):
+        for n in g.node:
+            if n.op_type == "Dropout" and n.domain in ("", "ai.onnx"):
+                mask = n.output[1] if len(n.output) > 1 and n.output[1] else None
+                if mask and any(mask in m.input for gg in _graphs(model) for m in gg.node) or mask in [o.name for o in g.output]:
+                    continue  # the mask is used: removing it would change the graph's interface
+                del n.input[1:]
+                del n.output[1:]
+                n.op_type = "Identity"
+                del n.attribute[:]
+    return model
+
+
+def _batchnorm_reference(model):
+    """BatchNormalization in training mode cannot run in an inference session (ORT rejects it), so the
+    behaviour to keep is its inference form: training_mode=0 with the learned statistics."""
+    return _batchnorm(copy.deepcopy(model), None)
+
+
+@fixer("batchnorm-inference", True, "set BatchNormalization training_mode=0 and drop the running-stat outputs",
+       reference=lambda m: _batchnorm_reference(m))
+def _batchnorm(model, _target):
+    used = {i for g in _graphs(model) for n in g.node for i in n.input} | {o.name for o in model.graph.output}
+    for g in _graphs(model):
+        for n in g.node:
+            if n.op_type == "BatchNormalization" and n.domain in ("", "ai.onnx"):
+                if any(o and o in used for o in n.output[1:]):
+                    continue
+                del n.output[1:]
+                keep = [a for a in n.attribute if a.name != "training_mode"]
+                del n.attribute[:]
+                n.attribute.extend(keep)
+    return model
+
+
+@fixer("equal-cast", True, "insert a Cast so both Equal inputs share one dtype")
+def _equal_cast(model, _target):
+    inferred = onnx.shape_inference.infer_shapes(model)
+    types = {v.name: v.type.tensor_type.elem_type for v in list(inferred.graph.value_info) + list(inferred.graph.input)
+             + list(inferred.graph.output)}
+    types.update({i.name: i.data_type for i in inferred.graph.initializer})
+    for n in inferred.graph.node:
+        if n.op_type == "Constant":
+            for a in n.attribute:
+                if a.name == "value":
+                    types[n.output[0]] = a.t.data_type
+    rank = {TensorProto.DOUBLE: 9, TensorProto.FLOAT: 8, TensorProto.FLOAT16: 7, TensorProto.INT64: 6, TensorProto.INT32: 5,
+            TensorProto.INT16: 4, TensorProto.INT8: 3, TensorProto.UINT8: 2, TensorProto.BOOL: 1}
+    g = model.graph
+    new_nodes = []
+    for n in g.node:
+        if n.op_type == "Equal" and len(n.input) == 2:
+            ta, tb = types.get(n.input[0]), types.get(n.input[1])
+            if ta and tb and ta != tb:
+                to = ta if rank.get(ta, 0) >= rank.get(tb, 0) else tb
+                j = 1 if to == ta else 0
+                cast_out = f"{n.input[j]}_cast_{n.name or 'equal'}"
+                new_nodes.append(helper.make_node("Cast", [n.input[j]], [cast_out], to=to, name=f"{n.name or 'Equal'}_cast"))
+                n.input[j] = cast_out
+        new_nodes.append(n)
+    del g.node[:]
+    g.node.extend(new_nodes)
+    return model
+
+
+@fixer("upgrade-opset", True, "convert the model to a newer ai.onnx opset with onnx's version converter")
+def _upgrade(model, target):
+    want = max(_opset(model), int(target) if target and str(target).isdigit() else 17)
+    return onnx.version_converter.convert_version(model, want)
+
+
+@fixer("double-inputs-to-float", False, "change float64 graph inputs to float32 and cast inside (changes the interface)")
+def _double_inputs(model, _target):
+    g = model.graph
+    casts = []
+    for inp in g.input:
+        tt = inp.type.tensor_type
+        if tt.elem_type == TensorProto.DOUBLE and inp.name not in {i.name for i in g.initializer}:
+            tt.elem_type = TensorProto.FLOAT
+            inner = f"{inp.name}__as_double"
+            for n in g.node:
+                for k, x in enumerate(n.input):
+                    if x == inp.name:
+                        n.input[k] = inner
+            casts.append(helper.make_node("Cast", [inp.name], [inner], to=TensorProto.DOUBLE, name=f"{inp.name}_to_double"))
+    nodes = casts + list(g.node)
+    del g.node[:]
+    g.node.extend(nodes)
+    return model
+
+
+@fixer("int64-to-int32", False, "store INT64 initializers as INT32 behind a Cast where every value fits (TensorRT)")
+def _int64(model, _target):
+    g = model.graph
+    casts = []
+    for init in g.initializer:
+        if init.data_type == TensorProto.INT64 and init.data_location != TensorProto.EXTERNAL:
+            arr = numpy_helper.to_array(init)
+            if arr.size and (arr.min() < np.iinfo(np.int32).min or arr.max() > np.iinfo(np.int32).max):
+                continue
+            name = init.name
+            init.CopyFrom(numpy_helper.from_array(arr.astype(np.int32), f"{name}__int32"))
+            casts.append(helper.make_node("Cast", [f"{name}__int32"], [name], to=TensorProto.INT64, name=f"{name}_to_int64"))
+    nodes = casts + list(g.node)
+    del g.node[:]
+    g.node.extend(nodes)
+    return model
+
+
+@fixer("fold-shapes", True, "constant-fold shape subgraphs with onnx-graphsurgeon so ORT has no CPU shape nodes")
+def _fold(model, _target):
+    import onnx_graphsurgeon as gs
+
+    graph = gs.import_onnx(model)
+    graph.fold_constants().cleanup().toposort()
+    out = gs.export_onnx(graph)
+    out.ir_version = model.ir_version
+    return out
+
+
+# ----------------------------------------------------------------------------- verification and writing
+
+
+class FixError(Exception):
+    pass
+
+
+def _random_feeds(model: onnx.ModelProto, seed: int = 0) -> dict:
+    rng = np.random.default_rng(seed)
+    feeds = {}
+    inits = {i.name for i in model.graph.initializer}
+    for inp in model.graph.input:
+        if inp.name in inits:
+            continue
+        tt = inp.type.tensor_type
+        shape = [d.dim_value if d.dim_value > 0 else 2 for d in tt.shape.dim]
+        dt = helper.tensor_dtype_to_np_dtype(tt.elem_type)
+        if np.issubdtype(dt, np.floating):
+            feeds[inp.name] = rng.standard_normal(shape).astype(dt)
+        elif dt == np.bool_:
+            feeds[inp.name] = rng.integers(0, 2, shape).astype(bool)
+        else:
+            feeds[inp.name] = rng.integers(0, 4, shape).astype(dt)
+    return feeds
+
+
+def run_model(model: onnx.ModelProto, feeds: dict) -> list:
+    try:
+        import onnxruntime as ort
+
+        so = ort.SessionOptions()
+        so.log_severity_level = 3
+        sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+        return sess.run(None, feeds)
+    except ImportError:
+        from onnx.reference import ReferenceEvaluator
+
+        return ReferenceEvaluator(model).run(None, feeds)
+
+
+def check_equivalent(before: onnx.ModelProto, after: onnx.ModelProto) -> None:
+    feeds = _random_feeds(before)
+    try:
+        a = run_model(before, feeds)
+    except Exception:
+        # ORT refuses the defective original (e.g. Equal on int64 vs int32): onnx's reference
+        # evaluator follows NumPy semantics and still gives the intended result
+        from onnx.reference import ReferenceEvaluator
+
+        try:
+            a = ReferenceEvaluator(before).run(None, feeds)
+        except Exception as exc:
+            run_model(after, feeds)  # the fixed model must at least run
+            return f"the original cannot run ({str(exc).splitlines()[0][:120]}), so only the fixed model was run"
+    b = run_model(after, feeds)
+    if len(a) != len(b):
+        raise FixError(f"output count changed ({len(a)} -> {len(b)})")
+    for i, (x, y) in enumerate(zip(a, b)):
+        x, y = np.asarray(x), np.asarray(y)
+        if x.shape != y.shape:
+            raise FixError(f"output {i} shape changed {x.shape} -> {y.shape}")
+        tol = {np.float16: 1e-2, np.float32: 1e-5, np.float64: 1e-9}.get(x.dtype.type, 0)
+        if tol:
+            if not np.allclose(x, y, rtol=tol, atol=tol, equal_nan=True):
+                raise FixError(f"output {i} differs (max abs diff {np.nanmax(np.abs(x - y)):.3g})")
+        elif not np.array_equal(x, y):
+            raise FixError(f"output {i} differs")
+    return None
+
+
+def verify(before: onnx.ModelProto, after: onnx.ModelProto, safe: bool, applied: list[str] = ()) -> str | None:
+    """Raises FixError when the fixed model must not be written; returns a caveat worth telling the user."""
+    try:
+        onnx.checker.check_model(after)
+        onnx.shape_inference.infer_shapes(after, strict_mode=True)
+    except Exception as exc:
+        raise FixError(f"fixed model fails the checker or shape inference: {str(exc).splitlines()[0]}") from None
+    if safe:
+        for name in applied:
+            ref = REGISTRY[name].reference
+            if ref is not None:
+                before = ref(before)
+        try:
+            return check_equivalent(before, after)
+        except FixError:
+            raise
+        except Exception as exc:
+            raise FixError(f"could not run the numeric check: {str(exc).splitlines()[0][:200]}") from None
+
+
+def apply(model: onnx.ModelProto, names: list[str], unsafe: bool, target: str | None = None):
+    """Apply fixers in order; returns (new_model, applied, skipped_unsafe)."""
+    current = copy.deepcopy(model)
+    applied, skipped = [], []
+    for name in names:
+        fx = REGISTRY[name]
+        if not fx.safe and not unsafe:
+            skipped.append(name)
+            continue
+        current = fx.apply(current, target)
+        applied.append(name)
+    return current, applied, skipped
+
+
+def atomic_write(model: onnx.ModelProto, dest: Path, _fail_after_write: bool = False) -> None:
+    """Temp file in the same folder, re-read and check it, then rename over the destination."""
+    dest = Path(dest)
+    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(model.SerializeToString())
+            fh.flush()
+            os.fsync(fh.fileno())
+        if _fail_after_write:
+            raise OSError("injected failure after writing the temporary file")
+        onnx.checker.check_model(onnx.load(tmp, load_external_data=False))
+        os.replace(tmp, dest)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

@@ -1,0 +1,24 @@
+"""GitHub Actions workflow commands: `::error file=...,title=ID::message`."""
+
+from __future__ import annotations
+
+LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
+
+
+def _escape_data(s: str) -> str:
+    return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_prop(s: str) -> str:
+    return _escape_data(s).replace(":", "%3A").replace(",", "%2C")
+
+
+def render(report, **_) -> str:
+    lines = []
+    for f in report.active:
+        where = f" ({f.node})" if f.node else ""
+        lines.append(f"::{LEVEL[f.severity]} file={_escape_prop(f.filename)},line=1,title={_escape_prop(f.code + ' ' + f.name)}::"
+                     f"{_escape_data(f.message + where)}")
+    for res in report.errors:
+        lines.append(f"::error file={_escape_prop(res.filename)},line=1,title=OLX000 unreadable-model::{_escape_data(res.error)}")
+    return "\n".join(lines) + ("\n" if lines else "")

@@ -1,0 +1,14 @@
+"""JSON like ruff's: a flat list, one object per finding (files that failed to load appear as OLX000)."""
+
+from __future__ import annotations
+
+import json
+
+
+def render(report, **_) -> str:
+    out = [f.as_json() for f in report.findings if not f.suppressed and not f.fixed]
+    for res in report.errors:
+        out.append({"code": "OLX000", "name": "unreadable-model", "severity": "error", "target": "any",
+                    "filename": res.filename, "node": None, "op_type": None, "message": res.error,
+                    "hint": "", "fix": None, "suppressed": None, "fixable": False})
+    return json.dumps(out, indent=2) + "\n"

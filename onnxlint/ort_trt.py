@@ -1,0 +1,52 @@
+"""ORT's TensorRT EP: TensorRT takes what its parser supports, the rest falls through to CUDA, then CPU."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class TrtPartition:
+    subgraphs: int
+    trt_nodes: int
+    cuda_nodes: list = field(default_factory=list)
+    cpu_nodes: list = field(default_factory=list)
+    unsupported: list = field(default_factory=list)
+
+    def summary_line(self) -> str:
+        return (f"{self.trt_nodes} nodes in {self.subgraphs} TensorRT subgraph(s), {len(self.cuda_nodes)} fall through "
+                f"to CUDA, {len(self.cpu_nodes)} to CPU" + (f", {len(self.unsupported)} with no provider" if self.unsupported else ""))
+
+
+def partition(ctx) -> TrtPartition:
+    """Chain the TensorRT prediction with the CUDA/CPU placement and count TensorRT-claimed subgraphs."""
+    trt = ctx.tensorrt()
+    cuda = ctx.placement("ort-cuda")
+    index = ctx.index
+    claimed = {n.index for n in index.nodes if (p := trt.get(n)) is not None and p.status != "unsupported"}
+    part = TrtPartition(0, len(claimed))
+    for n in index.nodes:
+        if n.index in claimed or (n.op_type == "Constant"):
+            continue
+        p = cuda.get(n)
+        if p is None:
+            continue
+        (part.cuda_nodes if p.ep == "CUDAExecutionProvider" else part.cpu_nodes if p.ep else part.unsupported).append(n.location)
+    # connected components of claimed nodes (edges through values inside a scope)
+    parent = {i: i for i in claimed}
+
+    def find(i):
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for n in index.nodes:
+        if n.index not in claimed:
+            continue
+        for inp in n.inputs:
+            prod = n.scope.producer.get(inp)
+            if prod is not None and prod.index in claimed:
+                parent[find(n.index)] = find(prod.index)
+    part.subgraphs = len({find(i) for i in claimed})
+    return part

@@ -1,0 +1,74 @@
+"""The report model every output format renders: findings, per-file errors, per-model summaries."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import asdict, dataclass, field
+
+SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
+
+
+@dataclass
+class Finding:
+    code: str
+    name: str
+    severity: str
+    target: str
+    filename: str
+    node: str | None
+    op_type: str | None
+    message: str
+    hint: str = ""
+    fix: str | None = None
+    suppressed: str | None = None  # why it is suppressed: config, per-file-ignores, metadata, doc_string
+    node_name: str | None = None
+    doc_string: str = ""
+    fixed: bool = False
+
+    @property
+    def fixable(self) -> bool:
+        return self.fix is not None
+
+    def fingerprint(self) -> str:
+        """Stable across re-runs and weight changes: rule id + file + node path only."""
+        key = f"{self.code}\0{self.filename}\0{self.node or ''}"
+        return hashlib.sha256(key.encode()).hexdigest()[:32]
+
+    def as_json(self) -> dict:
+        d = asdict(self)
+        d.pop("doc_string")
+        d.pop("node_name")
+        d.pop("fixed")
+        d["fixable"] = self.fixable
+        return d
+
+
+@dataclass
+class FileResult:
+    filename: str
+    findings: list[Finding] = field(default_factory=list)
+    error: str | None = None  # one line; the file could not be linted
+    notes: list[str] = field(default_factory=list)
+    placement: dict = field(default_factory=dict)  # target -> summary line
+
+
+@dataclass
+class Report:
+    files: list[FileResult] = field(default_factory=list)
+    rules: list = field(default_factory=list)  # Rule objects that ran
+    fail_on: str = "warning"
+
+    @property
+    def findings(self) -> list[Finding]:
+        return [f for r in self.files for f in r.findings]
+
+    @property
+    def active(self) -> list[Finding]:
+        return [f for f in self.findings if not f.suppressed and not f.fixed]
+
+    @property
+    def errors(self) -> list[FileResult]:
+        return [r for r in self.files if r.error]
+
+    def worst(self) -> int:
+        return max((SEVERITY_RANK[f.severity] for f in self.active), default=-1)

@@ -1,0 +1,72 @@
+"""Shared helpers: build real ONNX models with onnx.helper and run the CLI in-process."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto as T, helper as h, numpy_helper as nh
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "examples"))
+CORPUS = ROOT.parent / "shared" / "corpus" / "models"
+
+
+def make_model(nodes, inputs, outputs, inits=(), opset=17, extra_opsets=(), ir=8, functions=()):
+    g = h.make_graph(nodes, "g", inputs, outputs, initializer=list(inits))
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", opset), *[h.make_opsetid(d, v) for d, v in extra_opsets]],
+                     functions=list(functions))
+    m.ir_version = ir
+    return m
+
+
+def vi(name, dtype, shape):
+    return h.make_tensor_value_info(name, dtype, shape)
+
+
+def init(name, arr):
+    return nh.from_array(np.asarray(arr), name)
+
+
+@pytest.fixture
+def save(tmp_path):
+    def _save(model, name="m.onnx"):
+        p = tmp_path / name
+        onnx.save(model, p)
+        return p
+
+    return _save
+
+
+@pytest.fixture
+def cli(capsys):
+    from onnxlint.cli import main
+
+    def _run(*args):
+        rc = main([str(a) for a in args])
+        out = capsys.readouterr()
+        return rc, out.out, out.err
+
+    return _run
+
+
+@pytest.fixture
+def lint_json(cli):
+    def _run(*args):
+        rc, out, err = cli(*args, "--format", "json")
+        return rc, json.loads(out)
+
+    return _run
+
+
+@pytest.fixture(scope="session")
+def examples_dir(tmp_path_factory):
+    import make_examples
+
+    d = tmp_path_factory.mktemp("examples")
+    make_examples.main(str(d))
+    return d

@@ -1,0 +1,113 @@
+"""Bad input: one line naming the file and the problem, exit 2, never a traceback."""
+
+import os
+
+import numpy as np
+import onnx
+import pytest
+
+from conftest import init, make_model, vi
+from onnx import TensorProto as T, helper as h
+
+
+def _one_line_error(err, path):
+    lines = [ln for ln in err.strip().splitlines() if ln]
+    assert len(lines) == 1, lines
+    assert str(path) in lines[0] and "Traceback" not in err
+    return lines[0]
+
+
+def test_truncated_random_empty_missing(tmp_path, examples_dir, cli):
+    data = (examples_dir / "clean_conv.onnx").read_bytes()
+    cases = {"truncated.onnx": data[: len(data) // 2], "random.onnx": os.urandom(4096), "empty.onnx": b""}
+    for name, content in cases.items():
+        p = tmp_path / name
+        p.write_bytes(content)
+        rc, out, err = cli(p)
+        assert rc == 2, name
+        _one_line_error(err, p)
+    rc, out, err = cli(tmp_path / "nope.onnx")
+    assert rc == 2
+    line = _one_line_error(err, tmp_path / "nope.onnx")
+    assert "no such file" in line
+
+
+def test_one_bad_file_does_not_stop_the_others(tmp_path, examples_dir, lint_json):
+    (tmp_path / "bad.onnx").write_bytes(b"\x08\x07garbage" * 10)
+    (tmp_path / "good.onnx").write_bytes((examples_dir / "dropout_training.onnx").read_bytes())
+    rc, findings = lint_json(tmp_path)
+    assert rc == 2
+    codes = {(os.path.basename(f["filename"]), f["code"]) for f in findings}
+    assert ("good.onnx", "OLX010") in codes and ("bad.onnx", "OLX000") in codes
+
+
+def test_malformed_rule_file_names_file_and_line(tmp_path, examples_dir, cli):
+    rules = tmp_path / "myrules"
+    rules.mkdir()
+    (rules / "x.yaml").write_text(
+        "rules:\n  - id: ACME001\n    name: my-rule\n    severity: warning\n    targets: [any]\n"
+        "    summary: s\n    explanation: e\n    message: m\n    match:\n      op: Relu\n      opst: {lt: 11}\n")
+    rc, out, err = cli(examples_dir / "clean_conv.onnx", "--rules", rules)
+    assert rc == 2
+    assert f"{rules / 'x.yaml'}:11: unknown predicate 'opst'" in err and "ACME001" in err and "did you mean 'opset'" in err
+
+
+def test_rule_yaml_syntax_error(tmp_path, examples_dir, cli):
+    (tmp_path / "bad.yaml").write_text("rules:\n  - id: [unclosed\n")
+    rc, _, err = cli(examples_dir / "clean_conv.onnx", "--rules", tmp_path / "bad.yaml")
+    assert rc == 2 and "bad.yaml:" in err and "YAML syntax error" in err
+
+
+def test_user_rules_directory_adds_rules(tmp_path, examples_dir, lint_json):
+    rules = tmp_path / "r"
+    rules.mkdir()
+    (rules / "acme.yaml").write_text(
+        "- id: ACME001\n  name: no-relu\n  severity: warning\n  targets: [any]\n  summary: no Relu\n"
+        "  explanation: we ban Relu\n  message: 'Relu {node} is banned (opset {opset})'\n  match: {op: Relu, opset: {ge: 13}}\n")
+    rc, findings = lint_json(examples_dir / "clean_conv.onnx", "--rules", rules)
+    assert rc == 1
+    assert [(f["code"], f["node"], f["message"]) for f in findings] == [("ACME001", "graph/relu", "Relu graph/relu is banned (opset 17)")]
+
+
+def test_usage_errors_exit_2(cli):
+    rc, _, err = cli("--format", "xml", "x.onnx")
+    assert rc == 2 and "invalid choice" in err
+    rc, _, err = cli()
+    assert rc == 2
+
+
+def test_external_data_sparse_file_is_never_read(tmp_path, lint_json, monkeypatch):
+    big = 2 * 2**30
+    w = onnx.TensorProto(name="w", data_type=T.FLOAT, dims=[big // 4])
+    w.data_location = onnx.TensorProto.EXTERNAL
+    for k, v in (("location", "weights.data"), ("offset", "0"), ("length", str(big))):
+        e = w.external_data.add()
+        e.key, e.value = k, v
+    m = make_model([h.make_node("Add", ["x", "w"], ["y"], name="add")],
+                   [vi("x", T.FLOAT, [big // 4])], [vi("y", T.FLOAT, [big // 4])], [w])
+    path = tmp_path / "big.onnx"
+    onnx.save(m, path)
+    with open(tmp_path / "weights.data", "wb") as fh:
+        fh.truncate(big)  # sparse: 2 GiB of zeros that take no disk
+    real_open = open
+    opened = []
+
+    def spy(file, *a, **k):
+        opened.append(str(file))
+        return real_open(file, *a, **k)
+
+    monkeypatch.setattr("builtins.open", spy)
+    rc, findings = lint_json(path)
+    monkeypatch.undo()
+    assert not any(p.endswith("weights.data") for p in opened)
+    assert not any(f["code"] == "OLX003" for f in findings)
+    os.remove(tmp_path / "weights.data")
+    rc, findings = lint_json(path)
+    assert any(f["code"] == "OLX003" and "missing" in f["message"] for f in findings)
+
+
+def test_checker_failure_is_a_finding(save, lint_json):
+    m = make_model([h.make_node("Relu", ["x"], ["y"], name="r")], [vi("x", T.FLOAT, [2])], [vi("y", T.FLOAT, [2])])
+    m.graph.node[0].input[0] = "undefined_value"
+    rc, findings = lint_json(save(m))
+    assert any(f["code"] == "OLX001" for f in findings)

@@ -1,0 +1,118 @@
+"""ORT placement prediction (issue: CUDA kernel not found in registries)."""
+
+import json
+
+import numpy as np
+from onnx import TensorProto as T, helper as h
+
+from conftest import init, make_model, vi
+
+
+def _codes(findings, code):
+    return [f for f in findings if f["code"] == code]
+
+
+def test_fallbacks_with_reasons_at_ort_1_20_1(save, lint_json):
+    models = {
+        "resize10": make_model([h.make_node("Resize", ["x", "s"], ["y"], name="rz")], [vi("x", T.FLOAT, ["n", 3, 4, 4])],
+                               [vi("y", T.FLOAT, ["n", 3, 8, 8])], [init("s", np.array([1, 1, 2, 2], np.float32))], opset=10),
+        "grid": make_model([h.make_node("GridSample", ["x", "g"], ["y"], name="gs", domain="mmcv")],
+                           [vi("x", T.FLOAT, ["n", 3, 4, 4]), vi("g", T.FLOAT, ["n", 4, 4, 2])], [vi("y", T.FLOAT, ["n", 3, 4, 4])],
+                           opset=13, extra_opsets=[("mmcv", 1)]),
+        "equal": make_model([h.make_node("Equal", ["a", "b"], ["y"], name="eq")], [vi("a", T.STRING, ["n"]), vi("b", T.STRING, ["n"])],
+                            [vi("y", T.BOOL, ["n"])], opset=19),
+        "equal_int8": make_model([h.make_node("Equal", ["a", "b"], ["y"], name="eq")], [vi("a", T.INT8, ["n"]), vi("b", T.INT8, ["n"])],
+                                 [vi("y", T.BOOL, ["n"])], opset=13),
+        "contrib": make_model([h.make_node("QLinearAdd", ["a", "as", "az", "b", "bs", "bz", "cs", "cz"], ["y"], name="qadd", domain="com.microsoft")],
+                              [vi("a", T.UINT8, ["n"]), vi("b", T.UINT8, ["n"])], [vi("y", T.UINT8, ["n"])],
+                              [init("as", np.float32(0.1)), init("az", np.uint8(0)), init("bs", np.float32(0.1)), init("bz", np.uint8(0)),
+                               init("cs", np.float32(0.2)), init("cz", np.uint8(0))], extra_opsets=[("com.microsoft", 1)]),
+        "conv": make_model([h.make_node("Conv", ["x", "w"], ["c"], name="conv"), h.make_node("Relu", ["c"], ["y"], name="relu")],
+                           [vi("x", T.FLOAT, ["n", 3, 8, 8])], [vi("y", T.FLOAT, ["n", 4, 6, 6])],
+                           [init("w", np.ones((4, 3, 3, 3), np.float32))]),
+    }
+    got = {}
+    for name, m in models.items():
+        _, findings = lint_json(save(m, f"{name}.onnx"), "--target", "ort-cuda", "--ort-version", "1.20.1")
+        got[name] = findings
+    # Resize-10 has a CUDA kernel (float); the old-opset semantics are reported by OLX020 instead
+    assert not _codes(got["resize10"], "OLX200") and _codes(got["resize10"], "OLX020")
+    # custom-domain GridSample: no provider at all (reported once, as a custom-domain op) plus the opset rule
+    assert {f["code"] for f in got["grid"]} == {"OLX014", "OLX021"}
+    # Equal-19: CUDA registers Equal as "13+", and ORT's kernel registry matches an open-ended kernel only at
+    # its own since-version, so every opset-19 Equal runs on CPU (the decoder-model symptom users report)
+    eq = _codes(got["equal"], "OLX200")
+    assert len(eq) == 1 and "(opset)" in eq[0]["message"] and "13+" in eq[0]["message"]
+    # Equal on int8 at opset 13: neither the CUDA nor the 1.20.1 CPU kernel lists int8
+    eq8 = _codes(got["equal_int8"], "OLX202")
+    assert len(eq8) == 1 and "(dtype)" in eq8[0]["message"] and "int8" in eq8[0]["message"]
+    q = _codes(got["contrib"], "OLX200")
+    assert len(q) == 1 and "(contrib-op)" in q[0]["message"]
+    assert got["conv"] == []
+
+
+def test_shape_subgraph_is_info_not_fallback(save, lint_json, cli):
+    nodes = [
+        h.make_node("Shape", ["x"], ["s"], name="shape"),
+        h.make_node("Gather", ["s", "i0"], ["d0"], name="gather", axis=0),
+        h.make_node("Unsqueeze", ["d0", "ax"], ["d0u"], name="unsq"),
+        h.make_node("Concat", ["d0u", "minus1"], ["newshape"], name="concat", axis=0),
+        h.make_node("Reshape", ["x", "newshape"], ["y"], name="reshape"),
+    ]
+    m = make_model(nodes, [vi("x", T.FLOAT, ["n", 3, 4])], [vi("y", T.FLOAT, ["n", 12])],
+                   [init("i0", np.array(0, np.int64)), init("ax", np.array([0], np.int64)), init("minus1", np.array([-1], np.int64))])
+    path = save(m)
+    _, findings = lint_json(path, "--target", "ort-cuda")
+    infos = {f["node"] for f in findings if f["code"] == "OLX201"}
+    assert infos == {"graph/gather", "graph/unsq", "graph/concat"}
+    assert all(f["severity"] == "info" for f in findings if f["code"] == "OLX201")
+    assert not _codes(findings, "OLX200")
+    rc, out, _ = cli("placement", path, "--target", "ort-cuda", "--format", "json")
+    data = json.loads(out)[0]
+    assert data["target"] == "ort-cuda" and set(data) >= {"filename", "ort_version", "nodes", "summary"}
+    by = {n["node"]: n for n in data["nodes"]}
+    assert by["graph/shape"]["ep"] == "CUDAExecutionProvider" and by["graph/reshape"]["ep"] == "CUDAExecutionProvider"
+    assert by["graph/gather"]["deliberate"] is True and by["graph/gather"]["ep"] == "CPUExecutionProvider"
+    # Shape's output is already in host memory and Reshape takes its shape on CPU: no Memcpy needed
+    assert data["summary"]["boundaries"] == 0 and data["summary"]["shape_only"] == 3
+
+
+def test_real_fallback_counts_boundaries_and_bytes(save, cli):
+    # Relu(float) on CUDA -> Equal(string) impossible; use an int8 Abs: CUDA Abs lacks int8 at 6-12? use Equal int8 via Cast
+    nodes = [h.make_node("Relu", ["x"], ["r"], name="relu"),
+             h.make_node("Cast", ["r"], ["s"], name="to_str", to=T.STRING),
+             h.make_node("Cast", ["s"], ["f"], name="to_float", to=T.FLOAT),
+             h.make_node("Relu", ["f"], ["y"], name="relu2")]
+    m = make_model(nodes, [vi("x", T.FLOAT, [2, 8])], [vi("y", T.FLOAT, [2, 8])])
+    rc, out, _ = cli("placement", save(m), "--target", "ort-cuda", "--format", "json")
+    data = json.loads(out)[0]
+    by = {n["node"]: n for n in data["nodes"]}
+    assert by["graph/to_str"]["ep"] == "CPUExecutionProvider" and by["graph/to_str"]["reason"] in ("dtype", "attribute")
+    assert data["summary"]["boundaries"] == 2  # relu -> to_str (to host), to_float -> relu2 (to device)
+    assert data["summary"]["bytes_copied"] == 2 * 2 * 8 * 4
+
+
+def test_nodes_inside_if_bodies_are_placed(save, lint_json):
+    then_g = h.make_graph([h.make_node("Equal", ["a", "b"], ["o"], name="eq_then")], "then", [], [vi("o", T.BOOL, ["n"])])
+    else_g = h.make_graph([h.make_node("Identity", ["c"], ["o2"], name="id_else")], "else", [], [vi("o2", T.BOOL, ["n"])])
+    m = make_model([h.make_node("If", ["cond"], ["y"], name="if", then_branch=then_g, else_branch=else_g)],
+                   [vi("cond", T.BOOL, []), vi("a", T.STRING, ["n"]), vi("b", T.STRING, ["n"]), vi("c", T.BOOL, ["n"])],
+                   [vi("y", T.BOOL, ["n"])], opset=19)
+    _, findings = lint_json(save(m), "--target", "ort-cuda")
+    assert [f["node"] for f in findings if f["code"] == "OLX200"] == ["graph/if:then_branch/eq_then"]
+
+
+def test_ort_cpu_missing_kernel_is_error(save, lint_json):
+    m = make_model([h.make_node("Equal", ["a", "b"], ["y"], name="eq")], [vi("a", T.INT8, ["n"]), vi("b", T.INT8, ["n"])],
+                   [vi("y", T.BOOL, ["n"])], opset=13)
+    _, findings = lint_json(save(m), "--target", "ort-cpu", "--ort-version", "1.20.1")
+    assert [(f["code"], f["severity"]) for f in findings] == [("OLX250", "error")]
+    _, findings = lint_json(save(m, "b.onnx"), "--target", "ort-cpu", "--ort-version", "1.24.4")
+    assert findings == []  # 1.24 added int8 Equal on CPU
+
+
+def test_cuda_attribute_fallback_rule(save, lint_json):
+    m = make_model([h.make_node("ConvTranspose", ["x", "w"], ["y"], name="deconv", pads=[0, 0, 1, 1])],
+                   [vi("x", T.FLOAT, ["n", 2, 4, 4])], [vi("y", T.FLOAT, ["n", 2, 5, 5])], [init("w", np.ones((2, 2, 3, 3), np.float32))])
+    _, findings = lint_json(save(m), "--target", "ort-cuda")
+    assert [f["code"] for f in findings] == ["OLX211"]
