@@ -28,6 +28,8 @@ so = ort.SessionOptions()
 so.enable_profiling = True
 so.profile_file_prefix = os.path.join(outdir, "prof")
 so.log_severity_level = 0
+# no fusions: the session's nodes must be the model's nodes, one for one, to compare placements
+so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
 sess = ort.InferenceSession(model, so, providers=providers)
 feeds = {}
 NP = {"tensor(float)": np.float32, "tensor(double)": np.float64, "tensor(float16)": np.float16, "tensor(int64)": np.int64,
@@ -35,6 +37,9 @@ NP = {"tensor(float)": np.float32, "tensor(double)": np.float64, "tensor(float16
 rng = np.random.default_rng(0)
 for i in sess.get_inputs():
     shape = shapes.get(i.name) or [d if isinstance(d, int) and d > 0 else 1 for d in i.shape]
+    if i.type == "tensor(string)":
+        feeds[i.name] = np.array(["a", "b"] * (int(np.prod(shape)) // 2 + 1), dtype=object)[: int(np.prod(shape))].reshape(shape)
+        continue
     dt = NP.get(i.type, np.float32)
     feeds[i.name] = (rng.random(shape) if np.issubdtype(dt, np.floating) else rng.integers(0, 2, shape)).astype(dt)
 sess.run(None, feeds)
