@@ -116,6 +116,15 @@ def _eq(a, b) -> bool:
 # ----------------------------------------------------------------------------- node predicates
 
 
+def _logic_fails(key: str, spec, holds) -> bool:
+    """any/all/not over sub-matches; holds(sub) evaluates one sub-match in the caller's scope."""
+    if key == "any":
+        return not any(holds(sub) for sub in spec)
+    if key == "all":
+        return not all(holds(sub) for sub in spec)
+    return holds(spec)  # not
+
+
 def attr_value(node: NodeRef, name: str):
     for a in node.proto.attribute:
         if a.name == name:
@@ -249,14 +258,8 @@ def match_node(ctx: LintContext, m: dict, node: NodeRef) -> bool:
         elif key == "in_subgraph":
             if (node.scope.owner is not None) != spec:
                 return False
-        elif key == "any":
-            if not any(match_node(ctx, sub, node) for sub in spec):
-                return False
-        elif key == "all":
-            if not all(match_node(ctx, sub, node) for sub in spec):
-                return False
-        elif key == "not":
-            if match_node(ctx, spec, node):
+        elif key in ("any", "all", "not"):
+            if _logic_fails(key, spec, lambda sub: match_node(ctx, sub, node)):
                 return False
     return True
 
@@ -300,14 +303,8 @@ def ValueTypeOf(vi: onnx.ValueInfoProto) -> ValueType:
 
 def match_model(ctx: LintContext, m: dict) -> bool:
     for key, spec in m.items():
-        if key == "any":
-            if not any(match_model(ctx, s) for s in spec):
-                return False
-        elif key == "all":
-            if not all(match_model(ctx, s) for s in spec):
-                return False
-        elif key == "not":
-            if match_model(ctx, spec):
+        if key in ("any", "all", "not"):
+            if _logic_fails(key, spec, lambda sub: match_model(ctx, sub)):
                 return False
         elif key == "opset":
             for dom, want in spec.items():
@@ -326,14 +323,8 @@ def match_model(ctx: LintContext, m: dict) -> bool:
 def match_graph_input(ctx: LintContext, m: dict, vi: onnx.ValueInfoProto) -> bool:
     vt = ValueTypeOf(vi)
     for key, spec in m.items():
-        if key == "any":
-            if not any(match_graph_input(ctx, s, vi) for s in spec):
-                return False
-        elif key == "all":
-            if not all(match_graph_input(ctx, s, vi) for s in spec):
-                return False
-        elif key == "not":
-            if match_graph_input(ctx, spec, vi):
+        if key in ("any", "all", "not"):
+            if _logic_fails(key, spec, lambda sub: match_graph_input(ctx, sub, vi)):
                 return False
         else:
             got = {"dtype": vt.dtype, "rank": vt.rank, "name": vi.name,

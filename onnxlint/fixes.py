@@ -55,16 +55,9 @@ def _dropout_inference_reference(model):
 
 
 def _graphs(model: onnx.ModelProto):
-    stack = [model.graph]
-    while stack:
-        g = stack.pop()
-        yield g
-        for n in g.node:
-            for a in n.attribute:
-                if a.type == onnx.AttributeProto.GRAPH:
-                    stack.append(a.g)
-                elif a.type == onnx.AttributeProto.GRAPHS:
-                    stack.extend(a.graphs)
+    from onnxlint.graph import iter_graphs
+
+    return iter_graphs(model)
 
 
 def _opset(model) -> int:

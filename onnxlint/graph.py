@@ -18,6 +18,20 @@ ORT_DOMAINS = {"com.microsoft", "com.microsoft.nchwc", "com.ms.internal.nhwc", "
 CONTROL_FLOW = {"If", "Loop", "Scan", "SequenceMap"}
 
 
+def iter_graphs(model: onnx.ModelProto) -> Iterator[onnx.GraphProto]:
+    """The main graph and every control-flow body, iteratively (no recursion limit)."""
+    stack = [model.graph]
+    while stack:
+        g = stack.pop()
+        yield g
+        for node in g.node:
+            for a in node.attribute:
+                if a.type == AttributeProto.GRAPH:
+                    stack.append(a.g)
+                elif a.type == AttributeProto.GRAPHS:
+                    stack.extend(a.graphs)
+
+
 def norm_domain(domain: str) -> str:
     return domain or "ai.onnx"
 

@@ -140,16 +140,10 @@ def _external_tensors(model: onnx.ModelProto, base: Path) -> list[ExternalTensor
 
 
 def _all_initializers(model: onnx.ModelProto):
-    stack = [model.graph]
-    while stack:
-        g = stack.pop()
+    from onnxlint.graph import iter_graphs
+
+    for g in iter_graphs(model):
         yield from g.initializer
-        for node in g.node:
-            for a in node.attribute:
-                if a.type == onnx.AttributeProto.GRAPH:
-                    stack.append(a.g)
-                elif a.type == onnx.AttributeProto.GRAPHS:
-                    stack.extend(a.graphs)
 
 
 def infer_shapes(mf: ModelFile) -> None:
