@@ -12,6 +12,7 @@ import heapq
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+import onnx
 import yaml
 
 from onnxlint import kernels, resources, schemas
@@ -212,13 +213,47 @@ class Simulator:
                     return NodePlacement(node, ep, "device")
                 return NodePlacement(node, ep, "fallback", first.reason, first.detail)
         if schemas.has_function(node.op_type, node.opset, node.domain):
-            return NodePlacement(node, preferred, "expanded", "function",
-                                 f"no kernel; ORT expands {node.op_type} into its ONNX function body")
+            missing = self._function_body_gaps(node)
+            if not missing:
+                return NodePlacement(node, preferred, "expanded", "function",
+                                     f"no kernel; ORT expands {node.op_type} into its ONNX function body")
+            return NodePlacement(node, None, "unsupported", "function-body",
+                                 f"no kernel for {node.op_type}, and its ONNX function body uses {', '.join(missing)} which no provider has")
         detail = first.detail if first else "no kernel"
         if len(self.tables) > 1 and first is not None and first.reason not in ("custom-domain",):
             cpu = self._lookup(node, CPU)
             detail = f"{first.detail}; CPU: {cpu.detail}"
         return NodePlacement(node, None, "unsupported", first.reason if first else "not-registered", detail)
+
+    def _function_body_gaps(self, node: NodeRef) -> list[str]:
+        """Ops of the function body (for the opset in effect) that no EP registers at their since-version.
+
+        Dtypes inside the body are unknown here, so only op and version are checked."""
+        s = schemas.get_schema(node.op_type, node.opset, node.domain)
+        body = None
+        try:
+            body = s.get_function_with_opset_version(node.opset) if node.opset else s.function_body
+            if isinstance(body, bytes):
+                body = onnx.FunctionProto.FromString(body)
+        except Exception:
+            body = None
+        if body is None or not body.node:
+            return []  # context-dependent body: cannot be expanded without ORT's type context
+        gaps = []
+        for inner in body.node:
+            if inner.op_type == "Constant":
+                continue  # becomes an initializer
+            dom = inner.domain or "ai.onnx"
+            since = schemas.since_version(inner.op_type, node.opset, dom)
+            ok = False
+            for table in self.tables.values():
+                rows = table.rows(dom, inner.op_type) or []
+                if any(r[0] == since or (r[0] < (since or 0) and r[1] != kernels.OPEN_END and r[1] >= since) for r in rows):
+                    ok = True
+                    break
+            if not ok and not schemas.has_function(inner.op_type, node.opset, dom):
+                gaps.append(f"{inner.op_type}-{since}")  # function ops inside the body are expanded in turn
+        return sorted(set(gaps))
 
     # -------------------------------------------------------------- GetCpuPreferredNodes
     def _cpu_preferred(self, scope, pl: Placement) -> None:
