@@ -113,10 +113,13 @@ def sparse_external(dirpath: Path, size: int = 20 * 10**9) -> Path:
     return p
 
 
-def measure(what: str, path: Path, repeat: int = 1) -> dict:
+def measure(what: str, path: Path, repeat: int = 1, timeout: float = 300) -> dict:
     best = None
     for _ in range(repeat):
-        proc = subprocess.run([sys.executable, "-c", MEASURE, what, str(path)], capture_output=True, text=True, timeout=1800)
+        try:
+            proc = subprocess.run([sys.executable, "-c", MEASURE, what, str(path)], capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return {"s": float("inf"), "rss_mb": float("nan"), "error": f"over {timeout:.0f} s"}
         if proc.returncode != 0:
             return {"s": float("nan"), "rss_mb": float("nan"), "error": proc.stderr.strip().splitlines()[-1][:100]}
         r = json.loads(proc.stdout.strip().splitlines()[-1])

@@ -72,3 +72,35 @@ def test_equivalence_check_rejects_a_changed_model(examples_dir):
     broken.graph.node[1].op_type = "Sigmoid"
     with pytest.raises(fixes.FixError, match="differs"):
         fixes.check_equivalent(m, broken)
+
+
+def test_disk_full_leaves_original_and_no_temp_file(tmp_path, examples_dir, cli, monkeypatch):
+    import errno
+
+    p = _copy(examples_dir, tmp_path, "dropout_training.onnx")
+    before = p.read_bytes()
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(fixes.os, "fsync", full)
+    rc, out, _ = cli(p, "--fix")
+    assert "fix not written" in out and "No space left on device" in out
+    assert p.read_bytes() == before
+    assert sorted(os.listdir(tmp_path)) == ["dropout_training.onnx"]
+
+
+def test_read_only_folder_simulated(tmp_path, examples_dir, cli, monkeypatch):
+    """Root ignores permissions, so the read-only case is simulated where the temp file is created."""
+    import errno
+
+    p = _copy(examples_dir, tmp_path, "dropout_training.onnx")
+    before = p.read_bytes()
+
+    def denied(*a, **k):
+        raise PermissionError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setattr(fixes.tempfile, "mkstemp", denied)
+    rc, out, _ = cli(p, "--fix")
+    assert "fix not written" in out and "Read-only file system" in out
+    assert p.read_bytes() == before
