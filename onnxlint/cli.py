@@ -217,7 +217,13 @@ def _fix_file(args, path: Path, settings: Settings, res: FileResult) -> None:
             wanted.append(f.fix)
     if not wanted:
         return
-    model = loading.load(path).model
+    mf = loading.load(path)
+    model = mf.model
+    dest = args.output if args.output else path
+    if mf.external and Path(dest).resolve().parent != path.resolve().parent:
+        res.notes.append("fix not written: the model keeps weights in external data; fix it in place or into the same folder "
+                         "(its data files are referenced by relative path and are not copied)")
+        return
     try:
         fixed, applied, skipped = fixes.apply(model, wanted, unsafe=args.unsafe_fixes)
         if not applied:
@@ -237,7 +243,6 @@ def _fix_file(args, path: Path, settings: Settings, res: FileResult) -> None:
 
         res.notes.append("would change: " + diff.describe(model, fixed))
         return
-    dest = args.output if args.output else path
     try:
         fixes.atomic_write(fixed, dest)
     except OSError as exc:

@@ -104,3 +104,21 @@ def test_read_only_folder_simulated(tmp_path, examples_dir, cli, monkeypatch):
     rc, out, _ = cli(p, "--fix")
     assert "fix not written" in out and "Read-only file system" in out
     assert p.read_bytes() == before
+
+
+def test_external_data_model_is_not_fixed_into_another_folder(tmp_path, cli):
+    import numpy as np
+    from onnx import TensorProto as T, helper as h, numpy_helper as nh
+
+    src = tmp_path / "src"
+    src.mkdir()
+    w = nh.from_array(np.ones(1024, np.float32), "w")
+    g = h.make_graph([h.make_node("Dropout", ["x", "ratio", "tm"], ["d"], name="drop"), h.make_node("Add", ["d", "w"], ["y"], name="add")],
+                     "g", [h.make_tensor_value_info("x", T.FLOAT, ["n", 1024])], [h.make_tensor_value_info("y", T.FLOAT, ["n", 1024])],
+                     [w, nh.from_array(np.array(0.5, np.float32), "ratio"), nh.from_array(np.array(True), "tm")])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    onnx.save(m, src / "m.onnx", save_as_external_data=True, location="m.data", size_threshold=1024)
+    out = tmp_path / "elsewhere"
+    out.mkdir()
+    rc, text, _ = cli(src / "m.onnx", "--fix", "-o", out / "m.onnx")
+    assert "external data" in text and not (out / "m.onnx").exists()
