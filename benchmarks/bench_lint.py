@@ -48,7 +48,9 @@ elif what == "ort":
     so = ort.SessionOptions(); so.log_severity_level = 4
     ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
 dt = time.perf_counter() - t0
-print(json.dumps({"s": dt, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+# VmHWM, not ru_maxrss: ru_maxrss survives exec and would report the parent's peak
+hwm = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM"))
+print(json.dumps({"s": dt, "rss_mb": hwm / 1024}))
 """
 
 
