@@ -198,14 +198,22 @@ class KernelTable:
     def rows(self, domain: str, op: str) -> list | None:
         return self.ops.get(domain, {}).get(op)
 
+    def rows_for(self, domain: str, op: str, since_version: int | None) -> list:
+        """Rows whose version range matches a node of this schema since-version.
+
+        ORT's KernelRegistry::VerifyKernelDef: an open-ended kernel ("13+") matches only a node whose schema
+        since-version equals its start; a closed range [a, b] matches a <= since <= b."""
+        if since_version is None:
+            return []
+        return [r for r in self.rows(domain, op) or ()
+                if r[0] == since_version or (r[0] < since_version and r[1] != OPEN_END and r[1] >= since_version)]
+
     def lookup(self, domain: str, op: str, since_version: int, bind_types) -> KernelMatch:
         """bind_types(type_param_names) -> {param: dtype string} of the node, or {} when unknown."""
         rows = self.rows(domain, op)
         if not rows:
             return KernelMatch(False, "not-registered", f"no {EP_SHORT.get(self.ep, self.ep)} kernel for {domain}::{op}")
-        # ORT's KernelRegistry::VerifyKernelDef: an open-ended kernel ("13+") matches only a node whose schema
-        # since-version equals its start; a closed range [a, b] matches a <= since <= b
-        hits = [r for r in rows if r[0] == since_version or (r[0] < since_version and r[1] != OPEN_END and r[1] >= since_version)]
+        hits = self.rows_for(domain, op, since_version)
         if not hits:
             return KernelMatch(False, "opset", f"{op}-{since_version} has no kernel; registered versions: {_ranges(rows)}")
         lo, hi, cons = hits[0]

@@ -245,12 +245,7 @@ class Simulator:
                 continue  # becomes an initializer
             dom = inner.domain or "ai.onnx"
             since = schemas.since_version(inner.op_type, node.opset, dom)
-            ok = False
-            for table in self.tables.values():
-                rows = table.rows(dom, inner.op_type) or []
-                if any(r[0] == since or (r[0] < (since or 0) and r[1] != kernels.OPEN_END and r[1] >= since) for r in rows):
-                    ok = True
-                    break
+            ok = any(table.rows_for(dom, inner.op_type, since) for table in self.tables.values())
             if not ok and not schemas.has_function(inner.op_type, node.opset, dom):
                 gaps.append(f"{inner.op_type}-{since}")  # function ops inside the body are expanded in turn
         return sorted(set(gaps))
