@@ -18,6 +18,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from onnxlint.graph import iter_graphs as _graphs
+
 
 @dataclass(frozen=True)
 class Fixer:
@@ -54,12 +56,6 @@ def _dropout_inference_reference(model):
     return m
 
 
-def _graphs(model: onnx.ModelProto):
-    from onnxlint.graph import iter_graphs
-
-    return iter_graphs(model)
-
-
 def _opset(model) -> int:
     return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 1)
 
@@ -67,11 +63,12 @@ def _opset(model) -> int:
 @fixer("dropout-inference", True, "replace training-mode Dropout with Identity (inference semantics)",
        reference=_dropout_inference_reference)
 def _dropout(model, _target):
+    consumed = {i for g in _graphs(model) for n in g.node for i in n.input}  # once, not once per Dropout
     for g in _graphs(model):
         for n in g.node:
             if n.op_type == "Dropout" and n.domain in ("", "ai.onnx"):
                 mask = n.output[1] if len(n.output) > 1 and n.output[1] else None
-                if mask and any(mask in m.input for gg in _graphs(model) for m in gg.node) or mask in [o.name for o in g.output]:
+                if mask and mask in consumed or mask in [o.name for o in g.output]:
                     continue  # the mask is used: removing it would change the graph's interface
                 del n.input[1:]
                 del n.output[1:]

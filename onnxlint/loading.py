@@ -11,6 +11,7 @@ import onnx
 from google.protobuf.message import DecodeError
 
 from onnxlint.errors import InputError
+from onnxlint.graph import iter_graphs
 
 PROTOBUF_LIMIT = 2**31  # 2 GiB: protobuf's hard limit for one serialized message
 
@@ -140,8 +141,6 @@ def _external_tensors(model: onnx.ModelProto, base: Path) -> list[ExternalTensor
 
 
 def _all_initializers(model: onnx.ModelProto):
-    from onnxlint.graph import iter_graphs
-
     for g in iter_graphs(model):
         yield from g.initializer
 

@@ -38,7 +38,8 @@ rng = np.random.default_rng(0)
 for i in sess.get_inputs():
     shape = shapes.get(i.name) or [d if isinstance(d, int) and d > 0 else 1 for d in i.shape]
     if i.type == "tensor(string)":
-        feeds[i.name] = np.array(["a", "b"] * (int(np.prod(shape)) // 2 + 1), dtype=object)[: int(np.prod(shape))].reshape(shape)
+        n = int(np.prod(shape))
+        feeds[i.name] = np.array([("a", "b")[k % 2] for k in range(n)], dtype=object).reshape(shape)
         continue
     dt = NP.get(i.type, np.float32)
     feeds[i.name] = (rng.random(shape) if np.issubdtype(dt, np.floating) else rng.integers(0, 2, shape)).astype(dt)
