@@ -88,12 +88,12 @@ def transformer(n_nodes: int, d: int = 64) -> onnx.ModelProto:
         ]
         x = p + "out"
         b += 1
-    then_g = h.make_graph([h.make_node("Identity", [x], ["t"], name="then_id")], "then", [], [h.make_tensor_value_info("t", T.FLOAT, None)])
-    else_g = h.make_graph([h.make_node("Neg", [x], ["e"], name="else_neg")], "else", [], [h.make_tensor_value_info("e", T.FLOAT, None)])
+    then_g = h.make_graph([h.make_node("Identity", [x], ["t"], name="then_id")], "then", [], [h.make_tensor_value_info("t", T.FLOAT, ["batch", d])])
+    else_g = h.make_graph([h.make_node("Neg", [x], ["e"], name="else_neg")], "else", [], [h.make_tensor_value_info("e", T.FLOAT, ["batch", d])])
     nodes.append(h.make_node("If", ["cond"], ["y"], name="final_if", then_branch=then_g, else_branch=else_g))
     g = h.make_graph(nodes, "transformer", [h.make_tensor_value_info("x", T.FLOAT, ["batch", d]),
                                             h.make_tensor_value_info("cond", T.BOOL, [])],
-                     [h.make_tensor_value_info("y", T.FLOAT, None)], initializer=inits)
+                     [h.make_tensor_value_info("y", T.FLOAT, ["batch", d])], initializer=inits)
     m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
     m.ir_version = 8
     return m

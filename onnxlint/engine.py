@@ -40,12 +40,9 @@ class LintContext:
     # model-level facts
     def checker_error(self) -> str | None:
         if self._checker is False:
-            try:
-                onnx.checker.check_model(self.mf.model, full_check=False)
-                self._checker = None
-            except Exception as exc:  # ValidationError and friends
-                text = str(exc).strip().splitlines()
-                self._checker = next((t for t in text if t.strip()), type(exc).__name__)[:300]
+            from onnxlint.loading import check_model
+
+            self._checker = check_model(self.mf)
         return self._checker
 
     def placement(self, target: str):
@@ -60,7 +57,8 @@ class LintContext:
                         return f"{r.id}: {render(r.message, self, r, node)}"
                 return None
 
-            self._placement[target] = placement.simulate(self.index, target, self.options.ort_version, rejects)
+            ops = None if any(r.ops is None for r in fallback_rules) else {op for r in fallback_rules for op in r.ops}
+            self._placement[target] = placement.simulate(self.index, target, self.options.ort_version, rejects, ops)
         return self._placement[target]
 
     def tensorrt(self):
@@ -454,8 +452,62 @@ def _finding(ctx: LintContext, rule: Rule, node: NodeRef | None, message: str) -
     )
 
 
+def _status_nodes(ctx: LintContext, by_status: dict[str, list[NodeRef]], spec: dict) -> list[NodeRef] | None:
+    if "status" not in spec:
+        return None
+    out: list[NodeRef] = []
+    for status, nodes in by_status.items():
+        if compare(status, spec["status"]):
+            out += nodes
+    return out
+
+
+def candidates(ctx: LintContext, rule: Rule) -> list[NodeRef]:
+    """Nodes a node rule can match, from the indexes of its top-level keys (match_node still decides).
+
+    A rule keyed on op type, placement or TensorRT status, domain or an input dtype never looks at the other
+    nodes; only a rule with none of these keys walks the whole graph."""
+    m = rule.match
+    index = ctx.index
+    sets: list[list[NodeRef]] = []
+    if rule.ops is not None:
+        sets.append([n for op in rule.ops for n in index.by_op.get(op, ())])
+    elif isinstance(m.get("op"), dict):
+        sets.append([n for op, nodes in index.by_op.items() if compare(op, m["op"]) for n in nodes])
+    pl = m.get("placement")
+    if isinstance(pl, dict):
+        if pl.get("target") not in ctx.options.targets:
+            return []
+        got = _status_nodes(ctx, ctx.placement(pl["target"]).by_status(), pl)
+        if got is not None:
+            sets.append(got)
+    trt = m.get("tensorrt")
+    if isinstance(trt, dict):
+        pred = ctx.tensorrt()
+        if "version" in trt and not compare(float(pred.version), trt["version"]):
+            return []
+        got = _status_nodes(ctx, pred.by_status(), trt)
+        if got is not None:
+            sets.append(got)
+    if "domain" in m:
+        sets.append([n for dom, nodes in index.by_domain().items() if compare(dom, m["domain"]) for n in nodes])
+    ins = m.get("inputs")
+    if isinstance(ins, dict) and isinstance(ins.get("any"), dict) and "dtype" in ins["any"]:
+        seen: dict[int, NodeRef] = {}
+        readers = index.readers()
+        for dtype, names in index.values_by_dtype().items():
+            if compare(dtype, ins["any"]["dtype"]):
+                for name in names:
+                    for c in readers.get(name, ()):
+                        seen[c.index] = c
+        sets.append(list(seen.values()))
+    if not sets:
+        return index.nodes
+    return min(sets, key=len)
+
+
 def lint(ctx: LintContext, rules: list[Rule]) -> list[Finding]:
-    """All findings of the active rules for one model, in graph order."""
+    """All findings of the active rules for one model: model and input findings first, then graph order."""
     active = [r for r in rules if r.applies_to(ctx.options.targets) and r.fallback is None]
     out: list[Finding] = []
     for rule in (r for r in active if r.scope == "model"):
@@ -469,27 +521,14 @@ def lint(ctx: LintContext, rules: list[Rule]) -> list[Finding]:
                     f = _finding(ctx, rule, None, render(rule.message, ctx, rule, vi=vi))
                     f.node = f"graph/input:{vi.name}"
                     out.append(f)
-    by_op: dict[str, list[Rule]] = {}
-    wildcard: list[Rule] = []
-    for rule in (r for r in active if r.scope == "node"):
-        if rule.ops is None:
-            wildcard.append(rule)
-        else:
-            for op in rule.ops:
-                by_op.setdefault(op, []).append(rule)
-    for node in ctx.index.nodes:
-        for rule in by_op.get(node.op_type, ()):
-            if match_node(ctx, rule.match, node):
-                out.append(_finding(ctx, rule, node, render(rule.message, ctx, rule, node)))
-        for rule in wildcard:
-            if match_node(ctx, rule.match, node):
-                out.append(_finding(ctx, rule, node, render(rule.message, ctx, rule, node)))
+    node_rules = [r for r in active if r.scope == "node"]
     # fallback rules report themselves too: they are the reason a node leaves the CUDA EP
-    for rule in (r for r in rules if r.fallback and r.applies_to(ctx.options.targets)):
-        if rule.fallback not in ctx.options.targets:
-            continue
-        for op in rule.ops or []:
-            for node in ctx.index.by_op.get(op, ()):
-                if match_node(ctx, rule.match, node):
-                    out.append(_finding(ctx, rule, node, render(rule.message, ctx, rule, node)))
+    node_rules += [r for r in rules if r.fallback and r.applies_to(ctx.options.targets) and r.fallback in ctx.options.targets]
+    hits: list[tuple[int, int, Finding]] = []
+    for pos, rule in enumerate(node_rules):
+        for node in candidates(ctx, rule):
+            if match_node(ctx, rule.match, node):
+                hits.append((node.index, pos, _finding(ctx, rule, node, render(rule.message, ctx, rule, node))))
+    hits.sort(key=lambda h: (h[0], h[1]))
+    out += [f for _, _, f in hits]
     return out

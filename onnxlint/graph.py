@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Iterator
 
 import onnx
@@ -25,10 +26,14 @@ def iter_graphs(model: onnx.ModelProto) -> Iterator[onnx.GraphProto]:
         g = stack.pop()
         yield g
         for node in g.node:
-            for a in node.attribute:
-                if a.type == AttributeProto.GRAPH:
+            attrs = node.attribute
+            if not attrs:
+                continue
+            for a in attrs:
+                kind = a.type
+                if kind == AttributeProto.GRAPH:
                     stack.append(a.g)
-                elif a.type == AttributeProto.GRAPHS:
+                elif kind == AttributeProto.GRAPHS:
                     stack.extend(a.graphs)
 
 
@@ -36,6 +41,7 @@ def norm_domain(domain: str) -> str:
     return domain or "ai.onnx"
 
 
+@lru_cache(maxsize=None)
 def dtype_name(elem_type: int) -> str | None:
     """TensorProto enum -> ORT/ONNX spelling used in type constraints ('float', 'int64', 'float8e4m3fn')."""
     if not elem_type:
@@ -46,21 +52,46 @@ def dtype_name(elem_type: int) -> str | None:
         return None
 
 
-@dataclass
 class ValueType:
-    """What is known of a value: 'tensor(float)' style type string, elem dtype and dims (None = unknown dim)."""
+    """What is known of a value: 'tensor(float)' style type string, elem dtype and dims (None = unknown dim).
 
-    type_str: str | None = None
-    dtype: str | None = None
-    shape: tuple | None = None  # ints, strings (symbolic) or None per dim; None when rank unknown
+    The dims are read from the TypeProto only when a rule asks: most values are only ever asked their dtype."""
+
+    __slots__ = ("type_str", "dtype", "_shape", "_tensor")
+
+    def __init__(self, type_str: str | None = None, dtype: str | None = None, shape: tuple | None = None,
+                 tensor: "onnx.TypeProto.Tensor | None" = None):
+        self.type_str = type_str
+        self.dtype = dtype
+        self._shape = shape
+        self._tensor = tensor  # read dims from here on first use
+
+    @property
+    def shape(self) -> tuple | None:
+        """ints, strings (symbolic) or None per dim; None when the rank is unknown."""
+        t = self._tensor
+        if t is not None:
+            self._tensor = None
+            if t.HasField("shape"):
+                dims = []
+                for d in t.shape.dim:
+                    w = d.WhichOneof("value")
+                    dims.append(d.dim_value if w == "dim_value" else (d.dim_param or None) if w == "dim_param" else None)
+                self._shape = tuple(dims)
+        return self._shape
+
+    def __repr__(self) -> str:
+        return f"ValueType({self.type_str!r}, {self.shape!r})"
 
     @property
     def rank(self) -> int | None:
-        return None if self.shape is None else len(self.shape)
+        shape = self.shape
+        return None if shape is None else len(shape)
 
     @property
     def static(self) -> bool:
-        return self.shape is not None and all(isinstance(d, int) and d >= 0 for d in self.shape)
+        shape = self.shape
+        return shape is not None and all(isinstance(d, int) and d >= 0 for d in shape)
 
     def numel(self) -> int | None:
         if not self.static:
@@ -71,19 +102,21 @@ class ValueType:
         return n
 
 
+UNKNOWN = ValueType()
+
+
+@lru_cache(maxsize=None)
+def _tensor_type_str(elem_type: int) -> tuple[str | None, str | None]:
+    dtype = dtype_name(elem_type)
+    return (f"tensor({dtype})" if dtype else None), dtype
+
+
 def value_type_of(tp: onnx.TypeProto) -> ValueType:
     kind = tp.WhichOneof("value")
     if kind == "tensor_type":
         t = tp.tensor_type
-        dtype = dtype_name(t.elem_type)
-        shape = None
-        if t.HasField("shape"):
-            dims = []
-            for d in t.shape.dim:
-                w = d.WhichOneof("value")
-                dims.append(d.dim_value if w == "dim_value" else (d.dim_param or None) if w == "dim_param" else None)
-            shape = tuple(dims)
-        return ValueType(f"tensor({dtype})" if dtype else None, dtype, shape)
+        type_str, dtype = _tensor_type_str(t.elem_type)
+        return ValueType(type_str, dtype, None, t)
     if kind == "sequence_type":
         inner = value_type_of(tp.sequence_type.elem_type)
         return ValueType(f"seq({inner.type_str})" if inner.type_str else None, None, None)
@@ -111,11 +144,12 @@ class GraphScope:
     constants: dict[str, onnx.TensorProto] = field(default_factory=dict)  # Constant-node outputs
     nodes: list["NodeRef"] = field(default_factory=list)
     is_function: bool = False
+    _input_set: set | None = None
 
     def resolve(self, name: str) -> "GraphScope | None":
         scope = self
         while scope is not None:
-            if name in scope.types or name in scope.initializers or name in scope.producer or name in scope.inputs:
+            if name in scope.types or name in scope.initializers or name in scope.producer or scope.is_graph_input(name):
                 return scope
             scope = scope.parent
         return None
@@ -127,7 +161,7 @@ class GraphScope:
             if vt is not None:
                 return vt
             scope = scope.parent
-        return ValueType()
+        return UNKNOWN
 
     def initializer(self, name: str) -> onnx.TensorProto | None:
         scope = self
@@ -149,33 +183,32 @@ class GraphScope:
         return None
 
     def is_graph_input(self, name: str) -> bool:
-        return name in self.inputs and name not in self.initializers
+        if self._input_set is None or len(self._input_set) != len(self.inputs):
+            self._input_set = set(self.inputs)
+        return name in self._input_set and name not in self.initializers
 
 
-@dataclass(eq=False)
 class NodeRef:
-    index: int
-    proto: onnx.NodeProto
-    scope: GraphScope
-    location: str
-    domain: str
-    opset: int | None
+    """One node with what every rule asks for read out of the proto once (proto field access is slow)."""
 
-    @property
-    def op_type(self) -> str:
-        return self.proto.op_type
+    __slots__ = ("index", "proto", "scope", "location", "domain", "opset", "op_type", "name", "inputs", "outputs")
 
-    @property
-    def name(self) -> str:
-        return self.proto.name
+    def __init__(self, index: int, proto: onnx.NodeProto, scope: GraphScope, location: str, domain: str,
+                 opset: int | None, op_type: str | None = None, name: str | None = None,
+                 inputs: tuple | None = None, outputs: tuple | None = None):
+        self.index = index
+        self.proto = proto
+        self.scope = scope
+        self.location = location
+        self.domain = domain
+        self.opset = opset
+        self.op_type = proto.op_type if op_type is None else op_type
+        self.name = proto.name if name is None else name
+        self.inputs = tuple(proto.input) if inputs is None else inputs
+        self.outputs = tuple(proto.output) if outputs is None else outputs
 
-    @property
-    def inputs(self) -> list[str]:
-        return list(self.proto.input)
-
-    @property
-    def outputs(self) -> list[str]:
-        return list(self.proto.output)
+    def __repr__(self) -> str:
+        return f"NodeRef({self.location!r}, {self.op_type})"
 
     def attr(self, name: str):
         for a in self.proto.attribute:
@@ -187,15 +220,15 @@ class NodeRef:
         return any(a.name == name for a in self.proto.attribute)
 
     def input_type(self, i: int) -> ValueType:
-        ins = self.proto.input
+        ins = self.inputs
         if i >= len(ins) or not ins[i]:
-            return ValueType()
+            return UNKNOWN
         return self.scope.type_of(ins[i])
 
     def output_type(self, i: int) -> ValueType:
-        outs = self.proto.output
+        outs = self.outputs
         if i >= len(outs) or not outs[i]:
-            return ValueType()
+            return UNKNOWN
         return self.scope.type_of(outs[i])
 
 
@@ -228,6 +261,10 @@ class GraphIndex:
         self.nodes: list[NodeRef] = []
         self.scopes: list[GraphScope] = []
         self.by_op: dict[str, list[NodeRef]] = {}
+        self._by_domain: dict[str, list[NodeRef]] | None = None
+        self._signatures: list | None = None
+        self._readers: dict[str, list[NodeRef]] | None = None
+        self._by_dtype: dict[str | None, set[str]] | None = None
         self.main = self._walk(model.graph)
 
     # ------------------------------------------------------------------ build
@@ -240,12 +277,17 @@ class GraphIndex:
                 scope.initializers[init.name] = init
                 dt = dtype_name(init.data_type)
                 scope.types[init.name] = ValueType(f"tensor({dt})" if dt else None, dt, tuple(init.dims))
-            for vi in list(graph.input) + list(graph.value_info) + list(graph.output):
-                if vi.type.WhichOneof("value"):
-                    vt = value_type_of(vi.type)
-                    old = scope.types.get(vi.name)
+            types = scope.types
+            for part in (graph.input, graph.value_info, graph.output):
+                for vi in part:
+                    tp = vi.type
+                    if tp.WhichOneof("value") is None:
+                        continue
+                    name = vi.name
+                    vt = value_type_of(tp)
+                    old = types.get(name)
                     if old is None or old.type_str is None or (old.shape is None and vt.shape is not None):
-                        scope.types[vi.name] = vt
+                        types[name] = vt
         self.scopes.append(scope)
         return scope
 
@@ -261,31 +303,51 @@ class GraphIndex:
             fscope.inputs = list(f.input)
             fscope.outputs = list(f.output)
             stack.append((fscope, list(f.node)))
+        nodes, by_op = self.nodes, self.by_op
+        GRAPH, GRAPHS = AttributeProto.GRAPH, AttributeProto.GRAPHS
         while stack:
             scope, protos = stack.popleft()
             pending = []
+            path, opsets, producer, consumers = scope.path, scope.opsets, scope.producer, scope.consumers
+            scope_nodes = scope.nodes
             for i, proto in enumerate(protos):
-                label = proto.name if proto.name else f"{proto.op_type}#{i}"
-                dom = norm_domain(proto.domain)
-                ref = NodeRef(len(self.nodes), proto, scope, f"{scope.path}/{label}", dom, scope.opsets.get(dom))
-                self.nodes.append(ref)
-                scope.nodes.append(ref)
-                self.by_op.setdefault(proto.op_type, []).append(ref)
-                for out in proto.output:
+                op, nm = proto.op_type, proto.name
+                dom = proto.domain or "ai.onnx"
+                ins, outs = tuple(proto.input), tuple(proto.output)
+                ref = NodeRef(len(nodes), proto, scope, f"{path}/{nm}" if nm else f"{path}/{op}#{i}", dom,
+                              opsets.get(dom), op, nm, ins, outs)
+                nodes.append(ref)
+                scope_nodes.append(ref)
+                lst = by_op.get(op)
+                if lst is None:
+                    by_op[op] = [ref]
+                else:
+                    lst.append(ref)
+                for out in outs:
                     if out:
-                        scope.producer[out] = ref
-                for inp in proto.input:
+                        producer[out] = ref
+                for inp in ins:
                     if inp:
-                        scope.consumers.setdefault(inp, []).append(ref)
-                if proto.op_type == "Constant" and dom == "ai.onnx" and proto.output:
-                    for a in proto.attribute:
+                        lst = consumers.get(inp)
+                        if lst is None:
+                            consumers[inp] = [ref]
+                        else:
+                            lst.append(ref)
+                attrs = proto.attribute
+                if not attrs:
+                    continue
+                if op == "Constant" and dom == "ai.onnx" and outs:
+                    for a in attrs:
                         if a.name == "value" and a.type == AttributeProto.TENSOR:
-                            scope.constants[proto.output[0]] = a.t
-                            if proto.output[0] not in scope.types:
+                            scope.constants[outs[0]] = a.t
+                            if outs[0] not in scope.types:
                                 dt = dtype_name(a.t.data_type)
-                                scope.types[proto.output[0]] = ValueType(f"tensor({dt})", dt, tuple(a.t.dims))
-                for a in proto.attribute:
-                    subs = [a.g] if a.type == AttributeProto.GRAPH else list(a.graphs) if a.type == AttributeProto.GRAPHS else []
+                                scope.types[outs[0]] = ValueType(f"tensor({dt})", dt, tuple(a.t.dims))
+                for a in attrs:
+                    kind = a.type
+                    if kind != GRAPH and kind != GRAPHS:
+                        continue
+                    subs = [a.g] if kind == GRAPH else list(a.graphs)
                     for k, g in enumerate(subs):
                         name = a.name if len(subs) == 1 else f"{a.name}[{k}]"
                         sub = self._make_scope(f"{ref.location}:{name}", g, scope, ref, scope.opsets)
@@ -293,12 +355,49 @@ class GraphIndex:
             stack.extend(pending)
         return main
 
-    # ------------------------------------------------------------------ queries
+    # ------------------------------------------------------------------ queries (built on first use)
+    def by_domain(self) -> dict[str, list[NodeRef]]:
+        if self._by_domain is None:
+            self._by_domain = {}
+            for n in self.nodes:
+                self._by_domain.setdefault(n.domain, []).append(n)
+        return self._by_domain
+
+    def signature(self, node: NodeRef) -> tuple:
+        """(domain, op, opset, input type strings, output type strings): all a kernel lookup depends on."""
+        sigs = self._signatures
+        if sigs is None:
+            sigs = self._signatures = [None] * len(self.nodes)
+        sig = sigs[node.index]
+        if sig is None:
+            type_of = node.scope.type_of
+            sig = sigs[node.index] = (node.domain, node.op_type, node.opset,
+                                      tuple(type_of(v).type_str if v else None for v in node.inputs),
+                                      tuple(type_of(v).type_str if v else None for v in node.outputs))
+        return sig
+
+    def readers(self) -> dict[str, list[NodeRef]]:
+        """Value name -> nodes reading it, in any scope (subgraph nodes that read outer values included)."""
+        if self._readers is None:
+            self._readers = {}
+            for scope in self.scopes:
+                for name, nodes in scope.consumers.items():
+                    self._readers.setdefault(name, []).extend(nodes)
+        return self._readers
+
+    def values_by_dtype(self) -> dict[str | None, set[str]]:
+        if self._by_dtype is None:
+            self._by_dtype = {}
+            for scope in self.scopes:
+                for name, vt in scope.types.items():
+                    self._by_dtype.setdefault(vt.dtype, set()).add(name)
+        return self._by_dtype
+
     def iter_nodes(self) -> Iterator[NodeRef]:
         return iter(self.nodes)
 
     def is_local_function(self, node: NodeRef) -> bool:
-        return (node.proto.domain, node.op_type) in self.functions
+        return bool(self.functions) and (node.proto.domain, node.op_type) in self.functions
 
     def graph_inputs(self) -> list[onnx.ValueInfoProto]:
         inits = {i.name for i in self.model.graph.initializer}
@@ -306,7 +405,21 @@ class GraphIndex:
 
 
 def topo_order(scope: GraphScope) -> list[NodeRef]:
-    """Kahn's order of a scope's nodes; nodes in a cycle keep file order at the end."""
+    """Kahn's order of a scope's nodes; nodes in a cycle keep file order at the end.
+
+    ONNX requires nodes in topological order and exporters write them so: checking that is one cheap pass."""
+    producer = scope.producer
+    ordered = True
+    for n in scope.nodes:
+        for inp in n.inputs:
+            p = producer.get(inp)
+            if p is not None and p.index >= n.index:
+                ordered = False
+                break
+        if not ordered:
+            break
+    if ordered:
+        return list(scope.nodes)
     indeg: dict[int, int] = {}
     local = {n.index: n for n in scope.nodes}
     deps: dict[int, set[int]] = {}

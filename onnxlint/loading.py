@@ -35,6 +35,7 @@ class ModelFile:
     external: list[ExternalTensor] = field(default_factory=list)
     inferred: onnx.ModelProto | None = None
     inference_error: str | None = None
+    raw: bytes | None = None  # the file's bytes, for the checker (saves re-serializing the weights)
 
     @property
     def external_bytes(self) -> int:
@@ -98,7 +99,7 @@ def load(path: Path, display: str | None = None) -> ModelFile:
         raise InputError(display, f"not a valid ONNX protobuf (truncated or corrupt file): {_first_line(exc)}") from None
     if not model.HasField("graph") or (model.ir_version == 0 and not model.opset_import):
         raise InputError(display, "not an ONNX model: the file parsed but holds no graph, IR version or opset import")
-    mf = ModelFile(path=path, display=display, model=model, file_size=size)
+    mf = ModelFile(path=path, display=display, model=model, file_size=size, raw=data)
     mf.external = _external_tensors(model, path.parent)
     return mf
 
@@ -145,18 +146,67 @@ def _all_initializers(model: onnx.ModelProto):
         yield from g.initializer
 
 
-def infer_shapes(mf: ModelFile) -> None:
-    """onnx's shape inference on the weight-less proto; failure is recorded, never raised."""
-    try:
-        if mf.model.ByteSize() >= PROTOBUF_LIMIT:
-            import tempfile
+WEIGHT_BYTES = 4096  # in-file tensors above this are weights: shape inference needs their dims, not their bytes
+_DATA_FIELDS = ("raw_data", "float_data", "int32_data", "string_data", "int64_data", "double_data", "uint64_data")
 
-            with tempfile.TemporaryDirectory() as tmp:
-                out = os.path.join(tmp, "inferred.onnx")
-                onnx.shape_inference.infer_shapes_path(str(mf.path), out)
-                mf.inferred = onnx.load(out, load_external_data=False)
-        else:
-            mf.inferred = onnx.shape_inference.infer_shapes(mf.model, check_type=False, strict_mode=False)
+
+def weightless_bytes(model: onnx.ModelProto) -> bytes:
+    """The model serialized without the bytes of its large in-file initializers (dims and dtype kept).
+
+    onnx's shape inference copies the whole model in and out; weights are most of it and it never reads them."""
+    raw, typed = [], []
+    try:
+        for g in iter_graphs(model):
+            for t in g.initializer:
+                if t.data_location == onnx.TensorProto.EXTERNAL:
+                    continue
+                if t.HasField("raw_data"):
+                    data = t.raw_data
+                    if len(data) > WEIGHT_BYTES:
+                        raw.append((t, data))
+                        t.ClearField("raw_data")
+                elif t.ByteSize() > WEIGHT_BYTES:
+                    keep = onnx.TensorProto()
+                    keep.CopyFrom(t)
+                    typed.append((t, keep))
+                    for f in _DATA_FIELDS:
+                        t.ClearField(f)
+        return model.SerializeToString()
+    finally:
+        for t, data in raw:
+            t.raw_data = data
+        for t, keep in typed:
+            t.CopyFrom(keep)
+
+
+def infer_shapes(mf: ModelFile) -> None:
+    """onnx's shape inference on the weight-less proto; failure is recorded, never raised.
+
+    mf.inferred keeps every small constant but has no bytes for the large initializers: rules only read
+    constants of a few elements (engine.MAX_VALUE_ELEMENTS)."""
+    try:
+        mf.inferred = onnx.shape_inference.infer_shapes(weightless_bytes(mf.model), check_type=False, strict_mode=False)
     except Exception as exc:  # onnx raises several types here, including InferenceError and RuntimeError
         mf.inference_error = _first_line(exc)
         mf.inferred = None
+
+
+def check_model(mf: ModelFile) -> str | None:
+    """onnx.checker's first complaint, or None.
+
+    Checked from the file itself: the checker then resolves external data against the model's folder (and
+    only stats it), and does not pay for re-serializing the weights."""
+    try:
+        if mf.external:
+            onnx.checker.check_model(str(mf.path), full_check=False)
+        elif mf.raw is not None:
+            onnx.checker.check_model(mf.raw, full_check=False)
+        else:
+            onnx.checker.check_model(mf.model, full_check=False)
+    except Exception as exc:  # ValidationError and friends
+        text = [t for t in str(exc).strip().splitlines() if t.strip()]
+        msg = (text[0] if text else type(exc).__name__)[:300]
+        if mf.missing_external and "should be stored in" in msg:
+            return None  # the missing external data file is its own finding (OLX003)
+        return msg
+    return None

@@ -57,9 +57,18 @@ class Placement:
     notes: list[str]
     nodes: dict[int, NodePlacement] = field(default_factory=dict)
     boundaries: list[Boundary] = field(default_factory=list)
+    _by_status: dict | None = field(default=None, repr=False)
 
     def get(self, node: NodeRef) -> NodePlacement | None:
         return self.nodes.get(node.index)
+
+    def by_status(self) -> dict[str, list[NodeRef]]:
+        """Status -> nodes; built once, after the prediction is complete."""
+        if self._by_status is None:
+            self._by_status = {}
+            for p in self.nodes.values():
+                self._by_status.setdefault(p.status, []).append(p.node)
+        return self._by_status
 
     def summary(self) -> dict:
         counts = {"device": 0, "fallback": 0, "deliberate": 0, "unsupported": 0, "expanded": 0}
@@ -97,17 +106,19 @@ def cuda_memory() -> dict:
     return yaml.safe_load((resources.rules_dir() / "data" / "ort-cuda-memory.yaml").read_text())
 
 
-def cpu_inputs(op: str, since: int | None) -> set[int]:
+@lru_cache(maxsize=None)
+def cpu_inputs(op: str, since: int | None) -> frozenset[int]:
     spec = cuda_memory()["cpu_inputs"].get(op)
     if not spec:
-        return set()
+        return frozenset()
     if since is not None and since < spec.get("since", 0):
-        return set()
-    return set(spec["inputs"])
+        return frozenset()
+    return frozenset(spec["inputs"])
 
 
-def cpu_outputs(op: str) -> set[int]:
-    return set(cuda_memory()["cpu_outputs"].get(op, []))
+@lru_cache(maxsize=None)
+def cpu_outputs(op: str) -> frozenset[int]:
+    return frozenset(cuda_memory()["cpu_outputs"].get(op, []))
 
 
 def resolve_tables(target: str, ort_version: str | None) -> tuple[dict[str, kernels.KernelTable], str, list[str]]:
@@ -128,11 +139,18 @@ def resolve_tables(target: str, ort_version: str | None) -> tuple[dict[str, kern
 
 
 class Simulator:
-    def __init__(self, index: GraphIndex, target: str, ort_version: str | None = None, rejects=None):
+    """Nodes with the same signature (domain, op, opset, value types) get the same kernel, so each signature is
+    looked up once; only nodes a rejects() rule may look at (by attributes) are decided one by one."""
+
+    def __init__(self, index: GraphIndex, target: str, ort_version: str | None = None, rejects=None,
+                 reject_ops: set[str] | None = None):
         self.index = index
         self.target = target
         self.tables, self.version, self.notes = resolve_tables(target, ort_version)
         self.rejects = rejects or (lambda node, target: None)  # (node, target) -> detail str if EP rejects node
+        # ops rejects() may refuse; None = any op (then nothing is shared between nodes)
+        self.reject_ops = reject_ops if rejects is not None else set()
+        self._by_signature: dict[tuple, tuple] = {}
 
     def run(self) -> Placement:
         pl = Placement(self.target, self.version, {ep: t.ort_version for ep, t in self.tables.items()}, self.notes)
@@ -142,11 +160,12 @@ class Simulator:
                 continue  # ORT turns Constant nodes into initializers
             if self.index.is_local_function(node):
                 continue  # ORT inlines model-local functions; their bodies are placed instead
-            pl.nodes[node.index] = self._assign(node, preferred)
+            pl.nodes[node.index] = self._assign_shared(node, preferred)
         if preferred == CUDA:
             for scope in self.index.scopes:
                 self._cpu_preferred(scope, pl)
-        self._boundaries(pl)
+        if len(self.tables) > 1:
+            self._boundaries(pl)  # one provider: every tensor stays where it is, no Memcpy
         return pl
 
     # -------------------------------------------------------------- kernel assignment
@@ -201,6 +220,16 @@ class Simulator:
             if rejected:
                 return kernels.KernelMatch(False, "attribute", rejected)
         return match
+
+    def _assign_shared(self, node: NodeRef, preferred: str) -> NodePlacement:
+        if self.reject_ops is None or node.op_type in self.reject_ops:
+            return self._assign(node, preferred)
+        key = self.index.signature(node)
+        hit = self._by_signature.get(key)
+        if hit is None:
+            p = self._assign(node, preferred)
+            self._by_signature[key] = hit = (p.ep, p.status, p.reason, p.detail)
+        return NodePlacement(node, *hit)
 
     def _assign(self, node: NodeRef, preferred: str) -> NodePlacement:
         first: kernels.KernelMatch | None = None
@@ -329,15 +358,14 @@ class Simulator:
                 continue
             since = schemas.since_version(node.op_type, node.opset, node.domain) if p.ep == CUDA else None
             host_inputs = cpu_inputs(node.op_type, since) if p.ep == CUDA else set()
+            producer = node.scope.producer
             for i, value in enumerate(node.inputs):
-                if not value or node.scope.constant(value) is not None:
-                    continue
-                prod = node.scope.producer.get(value)
+                prod = producer.get(value)
                 if prod is None:
-                    continue  # graph input or outer-scope value: copied in by the caller, not a Memcpy node
+                    continue  # initializer, graph input or outer-scope value: copied in by the caller, not a Memcpy node
                 pp = pl.nodes.get(prod.index)
                 if pp is None or pp.ep is None:
-                    continue
+                    continue  # Constant nodes become initializers
                 src_host = pp.ep == CPU or (pp.ep == CUDA and prod.outputs.index(value) in cpu_outputs(prod.op_type))
                 dst_host = p.ep == CPU or i in host_inputs
                 if src_host == dst_host:
@@ -352,5 +380,6 @@ class Simulator:
                 pl.boundaries.append(Boundary(value, direction, prod, node, size))
 
 
-def simulate(index: GraphIndex, target: str, ort_version: str | None = None, rejects=None) -> Placement:
-    return Simulator(index, target, ort_version, rejects).run()
+def simulate(index: GraphIndex, target: str, ort_version: str | None = None, rejects=None,
+             reject_ops: set[str] | None = None) -> Placement:
+    return Simulator(index, target, ort_version, rejects, reject_ops).run()

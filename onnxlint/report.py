@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 
@@ -35,12 +35,9 @@ class Finding:
         return hashlib.sha256(key.encode()).hexdigest()[:32]
 
     def as_json(self) -> dict:
-        d = asdict(self)
-        d.pop("doc_string")
-        d.pop("node_name")
-        d.pop("fixed")
-        d["fixable"] = self.fixable
-        return d
+        return {"code": self.code, "name": self.name, "severity": self.severity, "target": self.target,
+                "filename": self.filename, "node": self.node, "op_type": self.op_type, "message": self.message,
+                "hint": self.hint, "fix": self.fix, "suppressed": self.suppressed, "fixable": self.fixable}
 
 
 @dataclass

@@ -19,6 +19,7 @@ def get_schema(op_type: str, version: int | None, domain: str):
         return None
 
 
+@lru_cache(maxsize=4096)
 def since_version(op_type: str, version: int | None, domain: str) -> int | None:
     s = get_schema(op_type, version, domain)
     return s.since_version if s is not None else None
@@ -40,6 +41,7 @@ def attribute_default(op_type: str, version: int | None, domain: str, name: str)
     return v
 
 
+@lru_cache(maxsize=4096)
 def formal_params(op_type: str, version: int | None, domain: str) -> tuple[list, list] | None:
     """([(name, type_str, variadic)], same for outputs) or None when onnx has no schema for it."""
     s = get_schema(op_type, version, domain)
@@ -51,6 +53,7 @@ def formal_params(op_type: str, version: int | None, domain: str) -> tuple[list,
     return ins, outs
 
 
+@lru_cache(maxsize=4096)
 def has_function(op_type: str, version: int | None, domain: str) -> bool:
     s = get_schema(op_type, version, domain)
     return bool(s is not None and (s.has_function or s.has_context_dependent_function))

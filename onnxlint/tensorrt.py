@@ -71,9 +71,18 @@ class TrtPrediction:
     version: str
     note: str | None
     nodes: dict[int, TrtNode] = field(default_factory=dict)
+    _by_status: dict | None = field(default=None, repr=False)
 
     def get(self, node: NodeRef) -> TrtNode | None:
         return self.nodes.get(node.index)
+
+    def by_status(self) -> dict[str, list[NodeRef]]:
+        """Status -> nodes; built once, after the prediction is complete."""
+        if self._by_status is None:
+            self._by_status = {}
+            for p in self.nodes.values():
+                self._by_status.setdefault(p.status, []).append(p.node)
+        return self._by_status
 
 
 def _effective(dtype: str | None, table: dict) -> str | None:
@@ -88,30 +97,37 @@ def predict(index: GraphIndex, version: str | None = None) -> TrtPrediction:
     ver, note = resolve(version)
     table = load(ver)
     pred = TrtPrediction(ver, note)
+    shared: dict[tuple, tuple] = {}  # nodes with one signature get one verdict
     for node in index.nodes:
         if index.is_local_function(node):
             continue
-        if node.domain not in STANDARD_DOMAINS:
-            pred.nodes[node.index] = TrtNode(node, "unsupported", "plugin",
-                                             f"{node.domain}::{node.op_type} is not an ONNX op; TensorRT needs a plugin registered under that name")
-            continue
-        row = table["ops"].get(node.op_type)
-        if row is None:
-            pred.nodes[node.index] = TrtNode(node, "unsupported", "not-listed", f"{node.op_type} is not in TensorRT {ver}'s operator matrix")
-            continue
-        if not row["supported"]:
-            pred.nodes[node.index] = TrtNode(node, "unsupported", "not-supported", f"TensorRT {ver} lists {node.op_type} as unsupported")
-            continue
-        if node.opset is not None and table["opset_max"] and node.opset > table["opset_max"] and node.domain == "ai.onnx":
-            pass  # newer opsets usually parse; the opset rule reports it once per model
-        io = [node.input_type(i).dtype for i in range(len(node.inputs))] + [node.output_type(i).dtype for i in range(len(node.outputs))]
-        if "string" in io:
-            pred.nodes[node.index] = TrtNode(node, "unsupported", "dtype", f"{node.op_type} touches a string tensor; TensorRT has no string type")
-            continue
-        dtype = _effective(node.input_type(0).dtype if node.inputs else None, table)
-        if row["types"] and dtype and dtype not in row["types"] and node.op_type not in ("Cast", "Shape", "Size"):
-            pred.nodes[node.index] = TrtNode(node, "unsupported", "dtype",
-                                             f"{node.op_type} on {dtype} is not supported by TensorRT {ver} (supported: {', '.join(row['types'])})")
-            continue
-        pred.nodes[node.index] = TrtNode(node, "restricted" if row["restrictions"] else "supported", None, row["restrictions"])
+        sig = index.signature(node)
+        verdict = shared.get(sig)
+        if verdict is None:
+            verdict = shared[sig] = _verdict(node, sig, table, ver)
+        pred.nodes[node.index] = TrtNode(node, *verdict)
     return pred
+
+
+def _dtype(type_str: str | None) -> str | None:
+    return type_str[7:-1] if type_str and type_str.startswith("tensor(") else None
+
+
+def _verdict(node: NodeRef, sig: tuple, table: dict, ver: str) -> tuple[str, str | None, str]:
+    """(status, reason, detail) for one node signature."""
+    if node.domain not in STANDARD_DOMAINS:
+        return ("unsupported", "plugin",
+                f"{node.domain}::{node.op_type} is not an ONNX op; TensorRT needs a plugin registered under that name")
+    row = table["ops"].get(node.op_type)
+    if row is None:
+        return "unsupported", "not-listed", f"{node.op_type} is not in TensorRT {ver}'s operator matrix"
+    if not row["supported"]:
+        return "unsupported", "not-supported", f"TensorRT {ver} lists {node.op_type} as unsupported"
+    ins, outs = sig[3], sig[4]
+    if any(_dtype(t) == "string" for t in ins + outs):
+        return "unsupported", "dtype", f"{node.op_type} touches a string tensor; TensorRT has no string type"
+    dtype = _effective(_dtype(ins[0]) if ins else None, table)
+    if row["types"] and dtype and dtype not in row["types"] and node.op_type not in ("Cast", "Shape", "Size"):
+        return ("unsupported", "dtype",
+                f"{node.op_type} on {dtype} is not supported by TensorRT {ver} (supported: {', '.join(row['types'])})")
+    return ("restricted" if row["restrictions"] else "supported"), None, row["restrictions"]
