@@ -101,9 +101,13 @@ def test_external_data_sparse_file_is_never_read(tmp_path, lint_json, monkeypatc
     monkeypatch.undo()
     assert not any(p.endswith("weights.data") for p in opened)
     assert not any(f["code"] == "OLX003" for f in findings)
+    # the checker resolves external data against the model's folder, not the working directory
+    assert os.getcwd() != str(tmp_path)
+    assert not any(f["code"] == "OLX001" for f in findings), findings
     os.remove(tmp_path / "weights.data")
     rc, findings = lint_json(path)
     assert any(f["code"] == "OLX003" and "missing" in f["message"] for f in findings)
+    assert not any(f["code"] == "OLX001" for f in findings)  # one finding for one problem
 
 
 def test_checker_failure_is_a_finding(save, lint_json):

@@ -1,0 +1,88 @@
+"""The shortcuts that make lint fast must not change what it finds."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import onnx
+from onnx import TensorProto as T, helper as h
+
+from conftest import init, make_model, vi
+from onnxlint import loading
+
+
+def _big_weight_model():
+    w = init("w", np.arange(64 * 64, dtype=np.float32).reshape(64, 64))  # 16 KiB: stripped for inference
+    nodes = [
+        h.make_node("MatMul", ["x", "w"], ["mm"], name="mm"),
+        h.make_node("Reshape", ["mm", "flat"], ["r"], name="reshape"),
+        h.make_node("Equal", ["r", "k"], ["y"], name="eq"),
+    ]
+    return make_model(nodes, [vi("x", T.FLOAT, [1, 64]), vi("k", T.INT32, [64])], [vi("y", T.BOOL, [64])],
+                      [w, init("flat", np.array([-1], np.int64))])
+
+
+def test_shape_inference_without_weight_bytes_keeps_dtypes_and_weights(save, lint_json):
+    m = _big_weight_model()
+    path = save(m)
+    mf = loading.load(path)
+    before = mf.model.graph.initializer[0].raw_data
+    loading.infer_shapes(mf)
+    assert mf.model.graph.initializer[0].raw_data == before  # the linted proto keeps its weights
+    types = {v.name: v.type.tensor_type for v in mf.inferred.graph.value_info}
+    assert types["r"].elem_type == T.FLOAT and [d.dim_value for d in types["r"].shape.dim] == [64]
+    rc, findings = lint_json(path)
+    eq = [f for f in findings if f["code"] == "OLX015"]
+    assert eq and "float" in eq[0]["message"] and "int32" in eq[0]["message"]
+
+
+def test_typed_field_weights_are_restored(save):
+    w = h.make_tensor("w", T.FLOAT, [64, 64], np.ones(64 * 64, np.float32).tolist())  # float_data, not raw
+    m = make_model([h.make_node("MatMul", ["x", "w"], ["y"], name="mm")], [vi("x", T.FLOAT, [1, 64])],
+                   [vi("y", T.FLOAT, [1, 64])], [w])
+    mf = loading.load(save(m))
+    loading.infer_shapes(mf)
+    assert len(mf.model.graph.initializer[0].float_data) == 64 * 64
+    assert mf.inferred is not None and mf.inference_error is None
+
+
+def test_rule_on_input_dtype_sees_subgraph_reads_of_outer_values(save, lint_json):
+    then_g = h.make_graph([h.make_node("Neg", ["d"], ["t"], name="neg_outer")], "then", [], [vi("t", T.DOUBLE, [2])])
+    else_g = h.make_graph([h.make_node("Identity", ["d"], ["e"], name="id_outer")], "else", [], [vi("e", T.DOUBLE, [2])])
+    m = make_model([h.make_node("If", ["c"], ["y"], name="if", then_branch=then_g, else_branch=else_g)],
+                   [vi("c", T.BOOL, []), vi("d", T.DOUBLE, [2])], [vi("y", T.DOUBLE, [2])])
+    rc, findings = lint_json(save(m), "--target", "tensorrt", "--select", "OLX307")
+    nodes = {f["node"] for f in findings}
+    assert "graph/if:then_branch/neg_outer" in nodes and "graph/if:else_branch/id_outer" in nodes
+
+
+def test_nodes_sharing_a_signature_keep_their_own_attribute_verdicts(save, lint_json):
+    """Kernel verdicts are shared between same-typed nodes; attribute rejections are not."""
+    W, R = init("W", np.ones((1, 8, 4), np.float32)), init("R", np.ones((1, 8, 2), np.float32))
+    nodes = [h.make_node("LSTM", ["x", "W", "R"], ["", "h0"], name="plain", hidden_size=2),
+             h.make_node("LSTM", ["x", "W", "R"], ["", "h1"], name="clipped", hidden_size=2, clip=1.0)]
+    m = make_model(nodes, [vi("x", T.FLOAT, [3, 1, 4])], [vi("h0", T.FLOAT, [1, 1, 2]), vi("h1", T.FLOAT, [1, 1, 2])], [W, R])
+    rc, findings = lint_json(save(m), "--target", "ort-cuda")
+    fallback = {f["node"] for f in findings if f["code"] == "OLX210"}
+    assert fallback == {"graph/clipped"}
+
+
+def test_findings_come_in_graph_order_and_json_is_one_object_per_line(save, cli):
+    nodes = []
+    x = "x"
+    for i in range(30):
+        nodes.append(h.make_node("Dropout", [x], [f"d{i}"], name=f"drop{i}"))
+        nodes.append(h.make_node("Shape", [f"d{i}"], [f"s{i}"], name=f"shape{i}"))
+        x = f"d{i}"
+    m = make_model(nodes, [vi("x", T.FLOAT, ["n", 4])], [vi(x, T.FLOAT, ["n", 4])] + [vi(f"s{i}", T.INT64, [2]) for i in range(30)],
+                   opset=11)
+    m.graph.node[5].attribute.extend([h.make_attribute("seed", 1)])
+    rc, out, _ = cli(save(m), "--format", "json")
+    lines = out.strip().splitlines()
+    assert lines[0] == "[" and lines[-1] == "]"
+    findings = json.loads(out)
+    assert len(lines) == len(findings) + 2
+    order = [f["node"] for f in findings if f["node"] and f["node"].startswith("graph/")]
+    positions = [next(i for i, n in enumerate(nodes) if order_name.endswith("/" + n.name)) for order_name in order]
+    assert positions == sorted(positions)
