@@ -82,11 +82,11 @@ def build() -> dict[str, onnx.ModelProto]:
     out["equal_mismatch.onnx"] = model(
         [h.make_node("Equal", ["a", "b"], ["y"], name="eq")],
         [vi("a", T.INT64, ["n"]), vi("b", T.INT32, ["n"])], [vi("y", T.BOOL, ["n"])])
-    sizes = nh.from_array(np.array([1, 3, 32, 32], np.int64), "sizes")
+    up2 = nh.from_array(np.array([1, 1, 2, 2], np.float32), "up2")
     out["resize_align_corners.onnx"] = model(
-        [h.make_node("Resize", ["x", "", "", "sizes"], ["y"], name="resize", mode="linear",
+        [h.make_node("Resize", ["x", "", "up2"], ["y"], name="resize", mode="linear",
                      coordinate_transformation_mode="align_corners")],
-        [vi("x", T.FLOAT, ["batch", 3, 16, 16])], [vi("y", T.FLOAT, ["batch", 3, 32, 32])], [sizes])
+        [vi("x", T.FLOAT, [1, 3, 16, 16])], [vi("y", T.FLOAT, [1, 3, 32, 32])], [up2])
     idx = nh.from_array(np.array([[0], [2]], np.int64), "indices")
     out["scatternd.onnx"] = model(
         [h.make_node("ScatterND", ["x", "indices", "updates"], ["y"], name="scatter")],

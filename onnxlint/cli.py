@@ -233,17 +233,21 @@ def _fix_file(args, path: Path, settings: Settings, res: FileResult) -> None:
         return
     mf = loading.load(path)
     model = mf.model
-    dest = args.output if args.output else path
-    if mf.external and Path(dest).resolve().parent != path.resolve().parent:
-        res.notes.append("fix not written: the model keeps weights in external data; fix it in place or into the same folder "
-                         "(its data files are referenced by relative path and are not copied)")
+    dest = Path(args.output) if args.output else path
+    if mf.missing_external:
+        res.notes.append("fix not written: external data is missing or short (see OLX003)")
         return
     try:
         fixed, applied, skipped = fixes.apply(model, wanted, unsafe=args.unsafe_fixes)
         if not applied:
-            res.notes.append(f"{len(skipped)} fix(es) need --unsafe-fixes: {', '.join(skipped)}")
+            tried = [n for n in wanted if n not in skipped]
+            if tried:
+                res.notes.append(f"nothing rewritten: {', '.join(tried)} found no node it can change safely")
+            if skipped:
+                res.notes.append(f"{len(skipped)} fix(es) need --unsafe-fixes: {', '.join(skipped)}")
             return
-        caveat = fixes.verify(model, fixed, safe=all(fixes.REGISTRY[n].safe for n in applied), applied=applied)
+        caveat = fixes.verify(model, fixed, safe=all(fixes.REGISTRY[n].safe for n in applied), applied=applied,
+                              base_dir=path.parent)
         if caveat:
             res.notes.append(f"numeric check: {caveat}")
     except fixes.FixError as exc:
@@ -258,18 +262,18 @@ def _fix_file(args, path: Path, settings: Settings, res: FileResult) -> None:
         res.notes.append("would change: " + diff.describe(model, fixed))
         return
     try:
-        fixes.atomic_write(fixed, dest)
+        fixes.write_fixed(fixed, dest, path.parent)
     except OSError as exc:
         res.notes.append(f"fix not written to {dest}: {exc.strerror or exc}")
         return
     after = lint_file(dest, settings, want_placement=False)
     remaining = {(f.code, f.node) for f in after.findings}
     n_fixed = 0
-    for f in res.findings:
-        if f.fix in applied and (f.code, f.node) not in remaining:
+    for f in res.findings:  # a finding the re-lint no longer reports is fixed, whichever fixer removed it
+        if (f.code, f.node) not in remaining and not f.suppressed:
             f.fixed = True
             n_fixed += 1
-    left = [f for f in res.findings if not f.fixed and not f.suppressed]
+    left = [f for f in after.findings if not f.suppressed]
     need_unsafe = sum(1 for f in left if f.fix in skipped)
     res.notes.append(f"{n_fixed} fixed, {len(left)} remaining ({need_unsafe} need --unsafe-fixes); wrote {dest}")
 

@@ -59,8 +59,10 @@ def test_target_selection_limits_rules(examples_dir, lint_json):
 def test_list_rules_explain_and_version(cli):
     rc, out, _ = cli("--list-rules")
     assert rc == 0 and "OLX200" in out and "cuda-kernel-missing" in out
+    rc, out, _ = cli("--explain", "OLX302")
+    assert rc == 0 and "ScatterND" in out and "Fix: no automatic fix" in out
     rc, out, _ = cli("--explain", "OLX301")
-    assert rc == 0 and "align_corners" in out and "no automatic fix" in out
+    assert "Fix: resize-sizes (safe)" in out
     rc, out, _ = cli("--explain", "OLX010")
     assert "dropout-inference (safe)" in out
 

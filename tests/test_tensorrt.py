@@ -13,8 +13,8 @@ def test_seed_cases(save, lint_json):
     cases = {
         "scatter": (make_model([h.make_node("ScatterND", ["x", "i", "u"], ["y"], name="sc", reduction="mul")],
                                [vi("x", T.FLOAT, [4]), vi("u", T.FLOAT, [1])], [vi("y", T.FLOAT, [4])], [init("i", np.array([[1]], np.int64))]), "OLX303"),
-        "align": (make_model([h.make_node("Resize", ["x", "", "", "sz"], ["y"], name="rz", mode="linear", coordinate_transformation_mode="align_corners")],
-                             [vi("x", T.FLOAT, ["n", 1, 4, 4])], [vi("y", T.FLOAT, ["n", 1, 8, 8])], [init("sz", np.array([1, 1, 8, 8], np.int64))]), "OLX301"),
+        "align": (make_model([h.make_node("Resize", ["x", "", "sc"], ["y"], name="rz", mode="linear", coordinate_transformation_mode="align_corners")],
+                             [vi("x", T.FLOAT, ["n", 1, 4, 4])], [vi("y", T.FLOAT, ["n", 1, 8, 8])], [init("sc", np.array([1, 1, 2, 2], np.float32))]), "OLX301"),
         "nonzero": (make_model([h.make_node("NonZero", ["x"], ["y"], name="nz")], [vi("x", T.FLOAT, [4])], [vi("y", T.INT64, [1, "k"])]), "OLX306"),
         "double": (make_model([h.make_node("Add", ["a", "b"], ["y"], name="add")], [vi("a", T.DOUBLE, ["n"]), vi("b", T.DOUBLE, ["n"])],
                               [vi("y", T.DOUBLE, ["n"])]), "OLX307"),
@@ -49,3 +49,9 @@ def test_ort_trt_partition_summary(save, cli):
     rc, out, _ = cli(save(m), "--target", "ort-trt")
     assert "ort-trt:" in out and "TensorRT subgraph(s)" in out
     assert "in 2 TensorRT subgraph(s)" in out
+
+
+def test_align_corners_with_sizes_is_exact_on_8_4_and_later(save, lint_json):
+    m = make_model([h.make_node("Resize", ["x", "", "", "sz"], ["y"], name="rz", mode="linear", coordinate_transformation_mode="align_corners")],
+                   [vi("x", T.FLOAT, ["n", 1, 4, 4])], [vi("y", T.FLOAT, ["n", 1, 8, 8])], [init("sz", np.array([1, 1, 8, 8], np.int64))])
+    assert not any(f["code"] == "OLX301" for f in _trt(lint_json, save(m)))
