@@ -43,6 +43,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fix", action="store_true", help="apply safe automatic fixes")
     p.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes that change the interface or numerics")
     p.add_argument("--diff", action="store_true", help="with --fix: show what would change, write nothing")
+    p.add_argument("--verify", action="store_true",
+                   help="also build a real ORT session per model and report where nodes actually ran (OLX901-903)")
+    p.add_argument("--providers", default="CUDAExecutionProvider,CPUExecutionProvider",
+                   help="with --verify: execution providers for the session, in priority order")
+    p.add_argument("--shape", action="append", help="with --verify: dynamic input dims, e.g. x=1x3x224x224")
     p.add_argument("--no-progress", action="store_true", help="never draw a progress bar")
     p.add_argument("--jobs", type=int, default=0, help="worker processes (default: one per core when it pays)")
     p.add_argument("--version", action="version", version=f"onnxlint {__version__}")
@@ -209,10 +214,28 @@ def run_lint(args, paths: list[Path]) -> Report:
                 _fix_file(args, f, s, res)
             report.files.append(res)
             _progress(show, i, len(files), str(f))
+    if args.verify:
+        _verify_results(args, report, settings_for)
     first = settings_for(files[0]) if files else Settings(args, config_mod.Config())
     report.rules = [r for r in get_ruleset(first.rule_dirs).rules if first.selected(r.id)]
     report.fail_on = first.fail_on
     return report
+
+
+def _verify_results(args, report: Report, settings_for) -> None:
+    """One real session per linted model (in a child process each), sequentially: sessions are heavy."""
+    from onnxlint import verify
+
+    providers = [x.strip() for x in args.providers.split(",") if x.strip()]
+    shapes = verify._parse_shapes(args.shape)
+    for res in report.files:
+        if res.error:
+            continue
+        path = Path(res.filename)
+        s = settings_for(path)
+        entry = verify.verify_file(path, providers, shapes, ort_version=s.ort_version)
+        verify.attach(res, entry, get_ruleset(s.rule_dirs), s.selected)
+        res.notes.append(verify.summary_line(entry))
 
 
 def _size(p: Path) -> int:

@@ -24,6 +24,7 @@ class Finding:
     node_name: str | None = None
     doc_string: str = ""
     fixed: bool = False
+    verified: str | None = None  # provider the node ran on in a verification session (--verify)
 
     @property
     def fixable(self) -> bool:
@@ -37,7 +38,8 @@ class Finding:
     def as_json(self) -> dict:
         return {"code": self.code, "name": self.name, "severity": self.severity, "target": self.target,
                 "filename": self.filename, "node": self.node, "op_type": self.op_type, "message": self.message,
-                "hint": self.hint, "fix": self.fix, "suppressed": self.suppressed, "fixable": self.fixable}
+                "hint": self.hint, "fix": self.fix, "suppressed": self.suppressed, "fixable": self.fixable,
+                **({"verified_provider": self.verified} if self.verified else {})}
 
 
 @dataclass

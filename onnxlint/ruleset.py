@@ -13,7 +13,7 @@ from onnxlint import resources
 from onnxlint.errors import RuleError
 
 SEVERITIES = ("info", "warning", "error")
-SCOPES = ("node", "model", "graph_input")
+SCOPES = ("node", "model", "graph_input", "verification")  # verification: reported by the verify pass
 KNOWN_TARGETS = ("any", "ort-cpu", "ort-cuda", "ort-trt", "tensorrt")
 ID_RE = re.compile(r"^[A-Z]{2,6}[0-9]{3,4}$")
 NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -32,7 +32,7 @@ MODEL_KEYS = {"checker", "shape_inference", "external_data", "size_bytes", "prot
 GRAPH_INPUT_KEYS = {"dtype", "static", "rank", "name", "dynamic_batch"} | LOGIC
 PLACEMENT_KEYS = {"target", "status", "reason"}
 TENSORRT_KEYS = {"status", "reason", "version"}
-TEMPLATE_ROOTS = {"node", "name", "op_type", "domain", "opset", "attr", "input", "output", "placement", "trt",
+TEMPLATE_ROOTS = {"verify", "node", "name", "op_type", "domain", "opset", "attr", "input", "output", "placement", "trt",
                   "model", "file", "value", "rule"}
 
 
@@ -286,7 +286,11 @@ def parse_rules(data, path: Path) -> list[Rule]:
         mline = _line(raw, "match", line)
         if not isinstance(match, dict):
             v.fail(mline, "'match' must be a mapping of predicates")
-        {"node": v.node, "model": v.model, "graph_input": v.graph_input}[scope](match, mline)
+        if scope == "verification":
+            if match:
+                v.fail(mline, "a verification rule has an empty match ({}): the verify pass reports it")
+        else:
+            {"node": v.node, "model": v.model, "graph_input": v.graph_input}[scope](match, mline)
         fallback = raw.get("fallback")
         if fallback is not None and fallback not in ("ort-cuda",):
             v.fail(_line(raw, "fallback", line), "fallback names the target whose EP rejects the node: ort-cuda")

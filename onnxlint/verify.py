@@ -31,6 +31,8 @@ so.log_severity_level = 0
 # no fusions: the session's nodes must be the model's nodes, one for one, to compare placements
 so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
 sess = ort.InferenceSession(model, so, providers=providers)
+# placement is decided at session creation (and logged then); a run that fails still leaves that evidence
+print(json.dumps({"providers": sess.get_providers()}), flush=True)
 feeds = {}
 NP = {"tensor(float)": np.float32, "tensor(double)": np.float64, "tensor(float16)": np.float16, "tensor(int64)": np.int64,
       "tensor(int32)": np.int32, "tensor(int8)": np.int8, "tensor(uint8)": np.uint8, "tensor(bool)": np.bool_}
@@ -43,9 +45,11 @@ for i in sess.get_inputs():
         continue
     dt = NP.get(i.type, np.float32)
     feeds[i.name] = (rng.random(shape) if np.issubdtype(dt, np.floating) else rng.integers(0, 2, shape)).astype(dt)
-sess.run(None, feeds)
-prof = sess.end_profiling()
-print(json.dumps({"providers": sess.get_providers(), "profile": prof}))
+try:
+    sess.run(None, feeds)
+except Exception as exc:
+    print(json.dumps({"run_error": str(exc).strip().splitlines()[-1][:300]}), flush=True)
+print(json.dumps({"profile": sess.end_profiling()}), flush=True)
 """
 
 
@@ -69,6 +73,12 @@ def parse_profile(events: list) -> dict[str, str]:
 _PLACED = re.compile(r"Node\(s\) placed on \[(\w+)\]\. Number of nodes: (\d+)")
 _ALL = re.compile(r"All nodes placed on \[(\w+)\]\. Number of nodes: (\d+)")
 _LINE = re.compile(r"^\s+(\w+) \((.*)\)\s*$")
+
+
+def all_placed_on(text: str) -> tuple[str, int] | None:
+    """(provider, node count) when the log says 'All nodes placed on [X]' for the main graph (no names follow)."""
+    m = _ALL.search(text)
+    return (m.group(1), int(m.group(2))) if m else None
 
 
 def parse_verbose_log(text: str) -> dict[str, str]:
@@ -95,18 +105,36 @@ def run_session(model: Path, providers: list[str], shapes: dict, timeout: float 
                                   capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
             return {"error": f"session did not finish within {timeout:.0f} s"}
-        if proc.returncode != 0:
-            err = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()]
-            why = err[-1] if err else f"child exited with code {proc.returncode}"
+        data: dict = {}
+        for line in proc.stdout.splitlines():
+            if line.startswith("{"):
+                data.update(json.loads(line))
+        if proc.returncode != 0 or "providers" not in data:
+            why = _error_line(proc.stderr) or f"child exited with code {proc.returncode}"
             if proc.returncode < 0:
                 why = f"the ORT process was killed by signal {-proc.returncode} (a provider library crashed): {why}"
             return {"error": why[:400]}
-        data = json.loads(proc.stdout.strip().splitlines()[-1])
-        with open(data["profile"]) as fh:
-            events = json.load(fh)
+        events = []
+        if data.get("profile") and os.path.exists(data["profile"]):
+            with open(data["profile"]) as fh:
+                events = json.load(fh)
         data["nodes"] = parse_profile(events)
         data["log_nodes"] = parse_verbose_log(proc.stderr)
+        data["all_on"] = all_placed_on(proc.stderr)
+        data["warnings"] = [ln.strip() for ln in proc.stderr.splitlines()
+                            if "CUDAExecutionProvider" in ln and ("not in available" in ln or "Failed" in ln or "Error" in ln)][:3]
         return data
+
+
+_LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\d \d")
+
+
+def _error_line(stderr: str) -> str:
+    """The exception line of the child's traceback, not ORT's log lines printed after it."""
+    lines = [ln for ln in stderr.splitlines() if ln.strip() and not ln.startswith((" ", "\t")) and not _LOG_LINE.match(ln)
+             and not ln.startswith("Traceback")]
+    line = lines[-1] if lines else ""
+    return line.replace("onnxruntime.capi.onnxruntime_pybind11_state.", "")
 
 
 def compare(predicted: dict, actual: dict) -> dict:
@@ -137,56 +165,190 @@ def _parse_shapes(values) -> dict:
     return out
 
 
+def target_for(providers: list[str]) -> str:
+    return "ort-cuda" if "CUDAExecutionProvider" in providers else "ort-cpu"
+
+
+def verify_file(path: Path, providers: list[str], shapes: dict, timeout: float = 300,
+                ort_version: str | None = None) -> dict:
+    """Predict, run a real session, compare. The entry is JSON-ready."""
+    from onnxlint.subcommands import _partition
+
+    target = target_for(providers)
+    pred = _partition(path, target, ort_version)
+    by_name = {n["node"].rsplit("/", 1)[-1]: n for n in pred["nodes"]}
+    predicted = {k: ("cpu" if n["ep"] in ("CPUExecutionProvider", None) else "gpu") for k, n in by_name.items()}
+    entry: dict = {"filename": str(path), "target": target, "providers_requested": providers}
+    run = run_session(path, providers, shapes, timeout)
+    if "error" in run:
+        entry["error"] = run["error"]
+        return entry
+    if target == "ort-cuda" and "CUDAExecutionProvider" not in run["providers"]:
+        why = run["warnings"][0] if run["warnings"] else "onnxruntime has no CUDA EP here"
+        entry["cuda_unavailable"] = (f"CUDAExecutionProvider was requested but the session has only "
+                                     f"{', '.join(run['providers'])} ({why[-200:]}); run `onnxlint doctor`. "
+                                     "Verified against the ort-cpu prediction instead.")
+        target = entry["target"] = "ort-cpu"
+        pred = _partition(path, target, ort_version)
+        by_name = {n["node"].rsplit("/", 1)[-1]: n for n in pred["nodes"]}
+        predicted = {k: "cpu" for k in by_name}
+    if "run_error" in run:
+        entry["run_error"] = (f"the session was created but its run failed ({run['run_error']}); placements come "
+                              "from the session log. Dynamic dims default to 1: pass --shape name=1x3x224x224")
+    observed = run["log_nodes"] or run["nodes"]
+    if not run["log_nodes"] and run.get("all_on"):
+        # the log names no nodes when one provider took them all: every main-graph node ran there
+        observed = {**{n["node"].rsplit("/", 1)[-1]: run["all_on"][0] for n in pred["nodes"]
+                       if n["node"].count("/") == 1 and n["node"].startswith("graph/")}, **run["nodes"]}
+    actual = {k: ("cpu" if v == "CPUExecutionProvider" else "gpu") for k, v in observed.items()}
+    entry["providers_used"] = run["providers"]
+    entry.update(compare(predicted, actual))
+    entry["nodes_observed"] = len(actual)
+    entry["on_cpu"] = sum(1 for v in actual.values() if v == "cpu")
+    entry["ran_on"] = {by_name[k]["node"]: observed[k] for k in observed if k in by_name}
+    entry["details"] = {k: {"node": by_name[k]["node"], "op_type": by_name[k]["op_type"],
+                            "predicted_ep": by_name[k]["ep"] or "no provider", "ran_on": observed[k]}
+                        for k in entry["confirmed"] + entry["missed"] + entry["false_alarms"]}
+    return entry
+
+
+def summary_line(entry: dict) -> str:
+    if "error" in entry:
+        return f"verify failed: {entry['error']}"
+    notes = "".join(f"\n  note: {entry[k]}" for k in ("cuda_unavailable", "run_error") if k in entry)
+    return _summary(entry) + notes
+
+
+def _summary(entry: dict) -> str:
+    if entry["target"] == "ort-cpu":
+        agree = len(entry["confirmed"]) + entry["agree_on_device"]
+        return (f"verify ({', '.join(entry['providers_used'])}): {entry['nodes_observed']} nodes observed, "
+                f"{entry['on_cpu']} on CPU; {agree}/{entry['nodes_observed']} agree with the ort-cpu prediction, "
+                f"missed {len(entry['missed'])}")
+    return (f"verify ({', '.join(entry['providers_used'])}): {entry['nodes_observed']} nodes observed, "
+            f"{entry['on_cpu']} on CPU; confirmed fallbacks {len(entry['confirmed'])}, missed {len(entry['missed'])}, "
+            f"false alarms {len(entry['false_alarms'])}")
+
+
+def _message(rule, values: dict) -> str:
+    from onnxlint.ruleset import PLACEHOLDER
+
+    def sub(m):
+        key = m.group(1)
+        return str(values.get(key.split(".", 1)[1] if key.startswith("verify.") else key, "?"))
+
+    return PLACEHOLDER.sub(sub, rule.message)
+
+
+def attach(res, entry: dict, ruleset, selected=lambda code: True) -> None:
+    """Verification findings (OLX901-903) into a lint result, and each lint finding on an observed node
+    learns where the node really ran (Finding.verified)."""
+    from onnxlint.report import Finding
+
+    rules = ruleset.by_id()
+
+    def add(code, node=None, op_type=None, **values):
+        rule = rules.get(code)
+        if rule is None or not selected(code):
+            return
+        values.update(node=node or "model", op_type=op_type or "", file=res.filename)
+        res.findings.append(Finding(code=code, name=rule.name, severity=rule.severity, target=entry["target"],
+                                    filename=res.filename, node=node, op_type=op_type, message=_message(rule, values),
+                                    hint=rule.hint or ""))
+
+    if "error" in entry:
+        add("OLX903", error=entry["error"])
+        return
+    for kind, code in (("missed", "OLX901"), ("false_alarms", "OLX902")):
+        for name in entry[kind]:
+            d = entry["details"][name]
+            add(code, d["node"], d["op_type"], provider=d["ran_on"], predicted=d["predicted_ep"])
+    for f in res.findings:
+        if f.node in entry["ran_on"] and f.verified is None and f.target in ("ort-cuda", "ort-cpu", "any"):
+            f.verified = entry["ran_on"][f.node]
+
+
+def _fix_in_place(path: Path, target: str, ort_version: str | None) -> list[str]:
+    """The lint --fix path (safe fixes only, verified, atomic), for `verify --fix`."""
+    from onnxlint import cli, config as config_mod
+
+    argv = [str(path), "--fix", "--target", target, "--no-progress"] + (["--ort-version", ort_version] if ort_version else [])
+    largs = cli.build_parser().parse_args(argv)
+    settings = cli.Settings(largs, config_mod.find_for(path.parent))
+    res = cli.lint_file(path, settings, want_placement=False)
+    if res.error:
+        return [f"fix not attempted: {res.error}"]
+    cli._fix_file(largs, path, settings, res)
+    return res.notes or ["nothing to fix"]
+
+
 def main(argv) -> int:
     from onnxlint import loading
-    from onnxlint.subcommands import _Parser, _partition
+    from onnxlint.subcommands import _Parser
 
     p = _Parser(prog="onnxlint verify", description="Build a real ORT session and compare placement with the prediction.")
     p.add_argument("models", nargs="+", type=Path)
     p.add_argument("--providers", default="CUDAExecutionProvider,CPUExecutionProvider")
     p.add_argument("--shape", action="append", help="dynamic input dims, e.g. x=1x3x224x224 (default: 1 for each)")
-    p.add_argument("--format", default="text", choices=["text", "json"])
+    p.add_argument("--format", default="text", choices=["text", "json", "sarif"])
     p.add_argument("--timeout", type=float, default=300)
+    p.add_argument("--ort-version", help="kernel tables of this ORT version for the prediction (default: installed)")
+    p.add_argument("--fix", action="store_true", help="apply safe fixes in place, verify again, show before/after")
     args = p.parse_args(argv)
     providers = [x.strip() for x in args.providers.split(",") if x.strip()]
-    target = "ort-cuda" if "CUDAExecutionProvider" in providers else "ort-cpu"
     shapes = _parse_shapes(args.shape)
+    paths = loading.expand_paths([str(m) for m in args.models])
     results, failed = [], False
-    for path in loading.expand_paths([str(m) for m in args.models]):
-        pred = _partition(path, target, None)
-        name_of = {n["node"]: n for n in pred["nodes"]}
-        predicted = {}
-        for n in pred["nodes"]:
-            short = n["node"].rsplit("/", 1)[-1]
-            predicted[short] = "cpu" if n["ep"] in ("CPUExecutionProvider", None) else "gpu"
-        actual_run = run_session(path, providers, shapes, args.timeout)
-        entry = {"filename": str(path), "target": target, "providers_requested": providers}
-        if "error" in actual_run:
-            entry["error"] = actual_run["error"]
-            failed = True
-        else:
-            nodes = actual_run["log_nodes"] or actual_run["nodes"]
-            actual = {k: ("cpu" if v == "CPUExecutionProvider" else "gpu") for k, v in nodes.items()}
-            entry["providers_used"] = actual_run["providers"]
-            entry.update(compare(predicted, actual))
-            entry["nodes_observed"] = len(actual)
-            failed |= bool(entry["missed"])
+    for path in paths:
+        entry = verify_file(path, providers, shapes, args.timeout, args.ort_version)
+        if args.fix:  # also when the session failed: a training-mode BatchNorm or mismatched Equal is fixable
+            notes = _fix_in_place(path, entry["target"], args.ort_version)
+            entry = {"filename": str(path), "before": entry, "fix": notes,
+                     "after": verify_file(path, providers, shapes, args.timeout, args.ort_version)}
+        last = entry.get("after", entry)
+        failed |= "error" in last or bool(last.get("missed"))  # a failed session is not a pass
         results.append(entry)
-        del name_of
     if args.format == "json":
         print(json.dumps(results, indent=2))
+    elif args.format == "sarif":
+        print(_sarif(paths, results, providers, args.ort_version), end="")
     else:
         for r in results:
-            if "error" in r:
-                print(f"{r['filename']}: verify failed: {r['error']}")
+            if "before" in r:
+                b, a = r["before"], r["after"]
+                print(f"{r['filename']}:")
+                print(f"  before fix: {summary_line(b)}")
+                for note in r["fix"]:
+                    print(f"  fix: {note}")
+                print(f"  after fix:  {summary_line(a)}")
+                if "error" not in a and "error" not in b:
+                    left = sorted(set(b["confirmed"]) - set(a["confirmed"]))
+                    print(f"  CPU nodes {b['on_cpu']} -> {a['on_cpu']}" + (f"; back on the device: {', '.join(left)}" if left else ""))
                 continue
-            print(f"{r['filename']}: providers {', '.join(r['providers_used'])}; {r['nodes_observed']} nodes observed")
-            print(f"  confirmed CPU fallbacks: {len(r['confirmed'])}  missed: {len(r['missed'])}  "
-                  f"false alarms: {len(r['false_alarms'])}  agree on device: {r['agree_on_device']}")
+            print(f"{r['filename']}: {summary_line(r)}")
             for k in ("missed", "false_alarms"):
-                for n in r[k]:
+                for n in r.get(k, ()):
                     print(f"    {k}: {n}")
     return 1 if failed else 0
+
+
+def _sarif(paths, results, providers, ort_version) -> str:
+    """The lint findings for the verified target, each marked with where its node ran, plus OLX901-903."""
+    from onnxlint import cli, config as config_mod
+    from onnxlint.formats import render
+    from onnxlint.report import Report
+
+    report = Report()
+    for path, entry in zip(paths, results):
+        entry = entry.get("after", entry)
+        argv = [str(path), "--target", entry["target"]] + (["--ort-version", ort_version] if ort_version else [])
+        largs = cli.build_parser().parse_args(argv)
+        settings = cli.Settings(largs, config_mod.find_for(path.parent))
+        res = cli.lint_file(path, settings, want_placement=False)
+        attach(res, entry, cli.get_ruleset(settings.rule_dirs), settings.selected)
+        report.files.append(res)
+        report.rules = [r for r in cli.get_ruleset(settings.rule_dirs).rules if settings.selected(r.id)]
+    return render("sarif", report)
 
 
 # ----------------------------------------------------------------------------- doctor

@@ -41,3 +41,83 @@ def test_compare_table():
 def test_doctor_never_crashes(cli):
     rc, out, _ = cli("doctor")
     assert rc == 0 and "available providers" in out and "CUDA EP library" in out
+
+
+def test_verify_fix_shows_before_and_after(examples_dir, tmp_path, cli):
+    p = tmp_path / "eq.onnx"
+    p.write_bytes((examples_dir / "equal_mismatch.onnx").read_bytes())
+    rc, out, _ = cli("verify", p, "--providers", "CPUExecutionProvider", "--fix", "--format", "json")
+    r = json.loads(out)[0]
+    assert "Type parameter (T)" in r["before"]["error"]  # ORT refuses int64 == int32
+    assert any("1 fixed" in n for n in r["fix"])
+    assert "error" not in r["after"] and r["after"]["nodes_observed"] == 2 and r["after"]["missed"] == []
+    assert rc == 0
+
+
+def test_lint_verify_marks_findings_with_the_provider_they_ran_on(examples_dir, tmp_path, lint_json, cli):
+    p = tmp_path / "d.onnx"
+    p.write_bytes((examples_dir / "dropout_training.onnx").read_bytes())
+    rc, findings = lint_json(p, "--verify", "--providers", "CPUExecutionProvider", "--target", "ort-cpu")
+    drop = next(f for f in findings if f["code"] == "OLX010")
+    assert drop["verified_provider"] == "CPUExecutionProvider"
+    rc, out, _ = cli(p, "--verify", "--providers", "CPUExecutionProvider", "--target", "ort-cpu")
+    assert "verify (CPUExecutionProvider): 1 nodes observed, 1 on CPU; 1/1 agree" in out
+
+
+def test_failed_session_is_a_finding_and_sarif_carries_it(examples_dir, cli):
+    from test_sarif import SCHEMA
+
+    rc, out, _ = cli("verify", examples_dir / "custom_op.onnx", "--providers", "CPUExecutionProvider", "--format", "sarif")
+    doc = json.loads(out)
+    assert rc == 1
+    results = doc["runs"][0]["results"]
+    failed = [r for r in results if r["ruleId"] == "OLX903"]
+    assert failed and "FancyNorm" in failed[0]["message"]["text"]
+    assert "OLX903" in [r["id"] for r in doc["runs"][0]["tool"]["driver"]["rules"]]
+    if SCHEMA.exists():
+        import jsonschema
+
+        jsonschema.validate(doc, json.loads(SCHEMA.read_text()))
+
+
+def test_missed_and_false_alarm_findings_name_node_and_provider():
+    from onnxlint.cli import get_ruleset
+    from onnxlint.report import FileResult, Finding
+
+    entry = {"target": "ort-cuda", "confirmed": [], "missed": ["a"], "false_alarms": ["b"], "ran_on": {"graph/b": "CUDAExecutionProvider"},
+             "details": {"a": {"node": "graph/a", "op_type": "Gather", "predicted_ep": "CUDAExecutionProvider", "ran_on": "CPUExecutionProvider"},
+                         "b": {"node": "graph/b", "op_type": "Equal", "predicted_ep": "CPUExecutionProvider", "ran_on": "CUDAExecutionProvider"}}}
+    res = FileResult("m.onnx")
+    res.findings.append(Finding("OLX200", "cuda-kernel-missing", "warning", "ort-cuda", "m.onnx", "graph/b", "Equal", "x"))
+    verify.attach(res, entry, get_ruleset(()))
+    by_code = {f.code: f for f in res.findings}
+    assert by_code["OLX901"].message == "Gather graph/a ran on CPUExecutionProvider, but onnxlint predicted CUDAExecutionProvider"
+    assert by_code["OLX902"].message == "Equal graph/b was predicted on CPU but ran on CUDAExecutionProvider"
+    assert by_code["OLX200"].verified == "CUDAExecutionProvider"
+
+
+@pytest.mark.skipif("CUDAExecutionProvider" in ort.get_available_providers(), reason="machine has a CUDA EP")
+def test_without_cuda_ep_says_why_and_verifies_on_cpu(examples_dir, cli):
+    rc, out, _ = cli("verify", examples_dir / "clean_conv.onnx", "--format", "json")  # default: CUDA, CPU
+    r = json.loads(out)[0]
+    assert "CUDAExecutionProvider was requested" in r["cuda_unavailable"] and "not in available provider" in r["cuda_unavailable"]
+    assert r["target"] == "ort-cpu" and r["missed"] == [] and r["nodes_observed"] == 2
+    assert rc == 0
+
+
+def test_failed_run_still_compares_the_logged_placement(tmp_path, cli):
+    import onnx
+    from onnx import TensorProto as T, helper as h
+
+    # Reshape to a fixed 6 elements: fine to create, fails to run with the default dim of 1
+    g = h.make_graph([h.make_node("Reshape", ["x", "s"], ["y"], name="rs"), h.make_node("Relu", ["y"], ["z"], name="relu")], "g",
+                     [h.make_tensor_value_info("x", T.FLOAT, ["n"])], [h.make_tensor_value_info("z", T.FLOAT, [2, 3])],
+                     [onnx.numpy_helper.from_array(__import__("numpy").array([2, 3], "int64"), "s")])
+    p = tmp_path / "r.onnx"
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), p)
+    rc, out, _ = cli("verify", p, "--providers", "CPUExecutionProvider", "--format", "json")
+    r = json.loads(out)[0]
+    assert "run failed" in r["run_error"] and "--shape" in r["run_error"]
+    assert r["nodes_observed"] == 2 and r["missed"] == []
+    rc, out, _ = cli("verify", p, "--providers", "CPUExecutionProvider", "--shape", "x=6", "--format", "json")
+    assert "run_error" not in json.loads(out)[0]

@@ -58,7 +58,8 @@ def render(report, root: str | None = None, **_) -> str:
                                       "fullyQualifiedName": f.node or "model", "kind": "element"}],
             }],
             "partialFingerprints": {"onnxlintFingerprint/v1": f.fingerprint()},
-            "properties": {"target": f.target, "opType": f.op_type},
+            "properties": {"target": f.target, "opType": f.op_type,
+                           **({"verifiedProvider": f.verified} if f.verified else {})},
         }
         if res["ruleIndex"] < 0:
             del res["ruleIndex"]
