@@ -111,8 +111,6 @@ def lint_file(path: Path, settings: Settings, want_placement: bool = True) -> Fi
 
 def _lint_file(path: Path, settings: Settings, want_placement: bool = True) -> FileResult:
     from onnxlint import engine, loading
-    from onnxlint.graph import GraphIndex
-
     res = FileResult(str(path))
     try:
         mf = loading.load(path)
@@ -120,10 +118,9 @@ def _lint_file(path: Path, settings: Settings, want_placement: bool = True) -> F
         res.error = exc.message
         return res
     try:
-        loading.infer_shapes(mf)
-        index = GraphIndex(mf.inferred or mf.model)
         ruleset = get_ruleset(settings.rule_dirs)
         rules = [r for r in ruleset.rules if settings.selected(r.id)]
+        index = loading.index_model(mf)
         targets = set(settings.targets)
         if "ort-trt" in targets:
             targets |= {"tensorrt", "ort-cuda"}

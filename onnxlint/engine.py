@@ -43,6 +43,7 @@ class LintContext:
             from onnxlint.loading import check_model
 
             self._checker = check_model(self.mf)
+            self.mf.raw = None  # the file's bytes were kept for the checker only
         return self._checker
 
     def placement(self, target: str):
@@ -494,12 +495,11 @@ def candidates(ctx: LintContext, rule: Rule) -> list[NodeRef]:
     ins = m.get("inputs")
     if isinstance(ins, dict) and isinstance(ins.get("any"), dict) and "dtype" in ins["any"]:
         seen: dict[int, NodeRef] = {}
-        readers = index.readers()
-        for dtype, names in index.values_by_dtype().items():
+        for type_str, nodes in index.nodes_by_input_type().items():
+            dtype = type_str[7:-1] if type_str.startswith("tensor(") else None
             if compare(dtype, ins["any"]["dtype"]):
-                for name in names:
-                    for c in readers.get(name, ()):
-                        seen[c.index] = c
+                for n in nodes:
+                    seen[n.index] = n
         sets.append(list(seen.values()))
     if not sets:
         return index.nodes

@@ -263,8 +263,7 @@ class GraphIndex:
         self.by_op: dict[str, list[NodeRef]] = {}
         self._by_domain: dict[str, list[NodeRef]] | None = None
         self._signatures: list | None = None
-        self._readers: dict[str, list[NodeRef]] | None = None
-        self._by_dtype: dict[str | None, set[str]] | None = None
+        self._by_input_type: dict[str, list[NodeRef]] | None = None
         self.main = self._walk(model.graph)
 
     # ------------------------------------------------------------------ build
@@ -376,22 +375,16 @@ class GraphIndex:
                                       tuple(type_of(v).type_str if v else None for v in node.outputs))
         return sig
 
-    def readers(self) -> dict[str, list[NodeRef]]:
-        """Value name -> nodes reading it, in any scope (subgraph nodes that read outer values included)."""
-        if self._readers is None:
-            self._readers = {}
-            for scope in self.scopes:
-                for name, nodes in scope.consumers.items():
-                    self._readers.setdefault(name, []).extend(nodes)
-        return self._readers
-
-    def values_by_dtype(self) -> dict[str | None, set[str]]:
-        if self._by_dtype is None:
-            self._by_dtype = {}
-            for scope in self.scopes:
-                for name, vt in scope.types.items():
-                    self._by_dtype.setdefault(vt.dtype, set()).add(name)
-        return self._by_dtype
+    def nodes_by_input_type(self) -> dict[str, list[NodeRef]]:
+        """Input type string ('tensor(double)') -> nodes reading a value of that type, from the signatures."""
+        if self._by_input_type is None:
+            out: dict[str, list[NodeRef]] = {}
+            for n in self.nodes:
+                for ts in set(self.signature(n)[3]):
+                    if ts:
+                        out.setdefault(ts, []).append(n)
+            self._by_input_type = out
+        return self._by_input_type
 
     def iter_nodes(self) -> Iterator[NodeRef]:
         return iter(self.nodes)

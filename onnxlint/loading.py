@@ -184,11 +184,23 @@ def infer_shapes(mf: ModelFile) -> None:
 
     mf.inferred keeps every small constant but has no bytes for the large initializers: rules only read
     constants of a few elements (engine.MAX_VALUE_ELEMENTS)."""
+    _infer(mf, weightless_bytes(mf.model))
+
+
+def _infer(mf: ModelFile, data: bytes) -> None:
     try:
-        mf.inferred = onnx.shape_inference.infer_shapes(weightless_bytes(mf.model), check_type=False, strict_mode=False)
+        mf.inferred = onnx.shape_inference.infer_shapes(data, check_type=False, strict_mode=False)
     except Exception as exc:  # onnx raises several types here, including InferenceError and RuntimeError
         mf.inference_error = _first_line(exc)
         mf.inferred = None
+
+
+def index_model(mf: ModelFile):
+    """Shape inference, then the graph index over the inferred (weight-less) copy."""
+    from onnxlint.graph import GraphIndex
+
+    infer_shapes(mf)
+    return GraphIndex(mf.inferred or mf.model)
 
 
 def check_model(mf: ModelFile) -> str | None:

@@ -281,6 +281,17 @@ class Simulator:
 
     # -------------------------------------------------------------- GetCpuPreferredNodes
     def _cpu_preferred(self, scope, pl: Placement) -> None:
+        nodes = pl.nodes
+        seeds = []  # CPU-resident outputs of CUDA nodes (Shape, Size, ...): where shape subgraphs start
+        for n in scope.nodes:
+            p = nodes.get(n.index)
+            if p is None or p.ep != CUDA:
+                continue
+            for i in cpu_outputs(n.op_type):
+                if i < len(n.outputs) and n.outputs[i]:
+                    seeds.append(n.outputs[i])
+        if not seeds:
+            return  # nothing can be CPU-preferred without a CPU tensor to start from
         order = topo_order(scope)
         pos = {n.index: i for i, n in enumerate(order)}
         cpu_args: set[str] = set()
@@ -291,14 +302,9 @@ class Simulator:
                 if c.index in pos:
                     heapq.heappush(heap, (pos[c.index], c.index))
 
-        for n in order:
-            p = pl.nodes.get(n.index)
-            if p is None or p.ep != CUDA:
-                continue
-            for i in cpu_outputs(n.op_type):
-                if i < len(n.outputs) and n.outputs[i]:
-                    cpu_args.add(n.outputs[i])
-                    push_consumers(n.outputs[i])
+        for value in seeds:
+            cpu_args.add(value)
+            push_consumers(value)
         visited: set[int] = set()
         by_index = {n.index: n for n in order}
         while heap:

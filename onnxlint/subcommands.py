@@ -17,11 +17,9 @@ class _Parser(argparse.ArgumentParser):
 
 def _load_index(path: Path):
     from onnxlint import loading
-    from onnxlint.graph import GraphIndex
 
     mf = loading.load(path)
-    loading.infer_shapes(mf)
-    return mf, GraphIndex(mf.inferred or mf.model)
+    return mf, loading.index_model(mf)
 
 
 def _partition(path: Path, target: str, ort_version: str | None) -> dict:
