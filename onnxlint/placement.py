@@ -103,7 +103,8 @@ class Placement:
 
 @lru_cache(maxsize=1)
 def cuda_memory() -> dict:
-    return yaml.safe_load((resources.rules_dir() / "data" / "ort-cuda-memory.yaml").read_text())
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: this file is read per process
+    return yaml.load((resources.rules_dir() / "data" / "ort-cuda-memory.yaml").read_text(), Loader=loader)
 
 
 @lru_cache(maxsize=None)

@@ -36,7 +36,7 @@ TEMPLATE_ROOTS = {"verify", "node", "name", "op_type", "domain", "opset", "attr"
                   "model", "file", "value", "rule"}
 
 
-class _LineLoader(yaml.SafeLoader):
+class _LineLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml parses when present
     """SafeLoader whose mappings remember the line of each key (1-based)."""
 
 
