@@ -121,9 +121,27 @@ def run_session(model: Path, providers: list[str], shapes: dict, timeout: float 
         data["nodes"] = parse_profile(events)
         data["log_nodes"] = parse_verbose_log(proc.stderr)
         data["all_on"] = all_placed_on(proc.stderr)
-        data["warnings"] = [ln.strip() for ln in proc.stderr.splitlines()
-                            if "CUDAExecutionProvider" in ln and ("not in available" in ln or "Failed" in ln or "Error" in ln)][:3]
+        data["cuda_problem"] = cuda_problem(proc.stderr)
         return data
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_MISSING_SO = re.compile(r"(lib[\w.+-]+\.so[.\d]*): cannot open shared object file")
+
+
+def cuda_problem(stderr: str) -> str | None:
+    """Why the CUDA EP did not come up, in one line, from ORT's own messages."""
+    text = _ANSI.sub("", stderr)
+    missing = sorted(set(_MISSING_SO.findall(text)) - {"libonnxruntime_providers_cuda.so"})
+    need = re.search(r"Require ([^.]*\.\* and [^.]*\.\*)", text)
+    if "not in available provider names" in text:
+        return "this onnxruntime build has no CUDA EP (install onnxruntime-gpu)"
+    if missing or need or "Failed to create CUDAExecutionProvider" in text:
+        parts = [f"missing {', '.join(missing)}"] if missing else []
+        if need:
+            parts.append(f"ORT requires {need.group(1)}")
+        return "failed to create CUDAExecutionProvider" + (f" ({'; '.join(parts)})" if parts else "")
+    return None
 
 
 _LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\d \d")
@@ -184,9 +202,9 @@ def verify_file(path: Path, providers: list[str], shapes: dict, timeout: float =
         entry["error"] = run["error"]
         return entry
     if target == "ort-cuda" and "CUDAExecutionProvider" not in run["providers"]:
-        why = run["warnings"][0] if run["warnings"] else "onnxruntime has no CUDA EP here"
+        why = run.get("cuda_problem") or "the session did not take the CUDA EP"
         entry["cuda_unavailable"] = (f"CUDAExecutionProvider was requested but the session has only "
-                                     f"{', '.join(run['providers'])} ({why[-200:]}); run `onnxlint doctor`. "
+                                     f"{', '.join(run['providers'])}: {why}; `onnxlint doctor` checks the stack. "
                                      "Verified against the ort-cpu prediction instead.")
         target = entry["target"] = "ort-cpu"
         pred = _partition(path, target, ort_version)
@@ -358,6 +376,49 @@ def _check(ok: bool, text: str, fix: str = "") -> str:
     return f"{'✓' if ok else '✗'} {text}" + (f" — fix: {fix}" if fix and not ok else "")
 
 
+def _library_dirs(capi: Path | None) -> list[str]:
+    dirs = [d for d in os.environ.get("LD_LIBRARY_PATH", "").split(":") if d]
+    dirs += ["/usr/local/cuda/lib64", "/usr/lib/x86_64-linux-gnu", "/usr/lib64"]
+    if capi is not None:  # pip's nvidia-*-cu12 wheels, which onnxruntime-gpu can preload
+        dirs += glob.glob(str(capi.parent.parent / "nvidia" / "*" / "lib"))
+    return dirs
+
+
+def _majors(dirs: list[str], stem: str) -> dict[int, str]:
+    found = {}
+    for d in dirs:
+        for path in glob.glob(os.path.join(d, f"{stem}.so.*")):
+            m = re.match(rf"{stem}\.so\.(\d+)", os.path.basename(path))
+            if m:
+                found.setdefault(int(m.group(1)), path)
+    return found
+
+
+def _cuda_library_checks(capi: Path | None) -> list[str]:
+    """The CUDA and cuDNN versions the onnxruntime-gpu build expects against the libraries on this machine."""
+    try:
+        from onnxruntime.capi import build_and_package_info as info
+    except Exception:
+        info = None
+    expected = getattr(info, "cuda_version", None)
+    dirs = _library_dirs(capi)
+    cudart, cudnn = _majors(dirs, "libcudart"), _majors(dirs, "libcudnn")
+    found_rt = ", ".join(f"libcudart.so.{k}" for k in sorted(cudart)) or "none"
+    if not expected:
+        return [_check(bool(cudart), f"CUDA runtime found: {found_rt} (this onnxruntime build is not a CUDA build)",
+                       "pip install onnxruntime-gpu")]
+    want = int(str(expected).split(".")[0])
+    out = [_check(want in cudart, f"onnxruntime-gpu is built for CUDA {expected}; CUDA runtimes found: {found_rt}",
+                  f"install CUDA {want}.x runtime libraries (e.g. pip install 'nvidia-cuda-runtime-cu{want}' "
+                  f"'nvidia-cublas-cu{want}') or an onnxruntime-gpu build for the CUDA you have")]
+    # ORT's own message for CUDA 12 builds: "Require cuDNN 9.* and CUDA 12.*"
+    want_dnn = 9 if want >= 12 else 8
+    found_dnn = ", ".join(f"libcudnn.so.{k}" for k in sorted(cudnn)) or "none"
+    out.append(_check(want_dnn in cudnn, f"cuDNN {want_dnn} expected by this build; found: {found_dnn}",
+                      f"pip install 'nvidia-cudnn-cu{want}'"))
+    return out
+
+
 def doctor(argv) -> int:
     from importlib import metadata
 
@@ -403,9 +464,6 @@ def doctor(argv) -> int:
         lines.append(_check(out.returncode == 0, f"GPU visible: {out.stdout.strip() or out.stderr.strip()}"))
     else:
         lines.append(_check(False, "GPU visible: nvidia-smi not found", "run on a machine with an NVIDIA GPU and driver"))
-    cudart = sorted({os.path.basename(p) for d in os.environ.get("LD_LIBRARY_PATH", "").split(":") + ["/usr/local/cuda/lib64"]
-                     if d for p in glob.glob(os.path.join(d, "libcudart.so*"))})
-    lines.append(_check(bool(cudart), f"CUDA runtime found: {', '.join(cudart) or 'none on LD_LIBRARY_PATH or /usr/local/cuda'}",
-                        "install the CUDA toolkit/runtime the onnxruntime-gpu release notes name"))
+    lines.extend(_cuda_library_checks(capi))
     print("\n".join(lines))
     return 0

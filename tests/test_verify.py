@@ -100,7 +100,8 @@ def test_missed_and_false_alarm_findings_name_node_and_provider():
 def test_without_cuda_ep_says_why_and_verifies_on_cpu(examples_dir, cli):
     rc, out, _ = cli("verify", examples_dir / "clean_conv.onnx", "--format", "json")  # default: CUDA, CPU
     r = json.loads(out)[0]
-    assert "CUDAExecutionProvider was requested" in r["cuda_unavailable"] and "not in available provider" in r["cuda_unavailable"]
+    assert "CUDAExecutionProvider was requested" in r["cuda_unavailable"]
+    assert "no CUDA EP (install onnxruntime-gpu)" in r["cuda_unavailable"] or "failed to create" in r["cuda_unavailable"]
     assert r["target"] == "ort-cpu" and r["missed"] == [] and r["nodes_observed"] == 2
     assert rc == 0
 
@@ -121,3 +122,33 @@ def test_failed_run_still_compares_the_logged_placement(tmp_path, cli):
     assert r["nodes_observed"] == 2 and r["missed"] == []
     rc, out, _ = cli("verify", p, "--providers", "CPUExecutionProvider", "--shape", "x=6", "--format", "json")
     assert "run_error" not in json.loads(out)[0]
+
+
+def test_cuda_problem_from_ort_messages():
+    """onnxruntime-gpu 1.24.4 on a machine without CUDA libraries prints these two lines (ANSI colours kept)."""
+    stderr = ("\x1b[1;31m2026-12-02 15:55:10.9 [E:onnxruntime:Default, provider_bridge_ort.cc:2359 TryGetProviderInfo_CUDA] "
+              "... FAIL : Failed to load library /x/capi/libonnxruntime_providers_cuda.so with error: libcublasLt.so.12: "
+              "cannot open shared object file: No such file or directory\x1b[m\n"
+              "\x1b[0;93m2026-12-02 15:55:10.9 [W:onnxruntime:Default, onnxruntime_pybind_state.cc:992 "
+              "CreateExecutionProviderFactoryInstance] Failed to create CUDAExecutionProvider. Require cuDNN 9.* and "
+              "CUDA 12.*. Please install all dependencies\x1b[m\n")
+    assert verify.cuda_problem(stderr) == ("failed to create CUDAExecutionProvider (missing libcublasLt.so.12; "
+                                           "ORT requires cuDNN 9.* and CUDA 12.*)")
+    assert "install onnxruntime-gpu" in verify.cuda_problem(
+        "UserWarning: Specified provider 'CUDAExecutionProvider' is not in available provider names.")
+    assert verify.cuda_problem("all good") is None
+
+
+def test_doctor_compares_expected_cuda_and_cudnn_with_found_libraries(tmp_path, monkeypatch):
+    from onnxruntime.capi import build_and_package_info as info
+
+    for name in ("libcudart.so.13", "libcudnn.so.8"):
+        (tmp_path / name).write_bytes(b"")
+    monkeypatch.setenv("LD_LIBRARY_PATH", str(tmp_path))
+    monkeypatch.setattr(info, "cuda_version", "12.8", raising=False)
+    lines = verify._cuda_library_checks(None)
+    assert lines[0].startswith("✗") and "built for CUDA 12.8" in lines[0] and "libcudart.so.13" in lines[0]
+    assert lines[1].startswith("✗") and "cuDNN 9 expected" in lines[1] and "libcudnn.so.8" in lines[1]
+    (tmp_path / "libcudart.so.12").write_bytes(b"")
+    (tmp_path / "libcudnn.so.9").write_bytes(b"")
+    assert all(line.startswith("✓") for line in verify._cuda_library_checks(None))
