@@ -145,6 +145,8 @@ def test_doctor_compares_expected_cuda_and_cudnn_with_found_libraries(tmp_path, 
     for name in ("libcudart.so.13", "libcudnn.so.8"):
         (tmp_path / name).write_bytes(b"")
     monkeypatch.setenv("LD_LIBRARY_PATH", str(tmp_path))
+    assert str(tmp_path) in verify._library_dirs(None)
+    monkeypatch.setattr(verify, "_library_dirs", lambda capi: [str(tmp_path)])  # not the machine's own CUDA
     monkeypatch.setattr(info, "cuda_version", "12.8", raising=False)
     lines = verify._cuda_library_checks(None)
     assert lines[0].startswith("✗") and "built for CUDA 12.8" in lines[0] and "libcudart.so.13" in lines[0]
