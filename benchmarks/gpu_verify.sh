@@ -62,6 +62,9 @@ while i < len(text):
     entries.extend(obj)
     while i < len(text) and text[i].isspace():
         i += 1
+why = next((e["cuda_unavailable"] for e in entries if "cuda_unavailable" in e), None)
+if why:
+    print(f"NOTE: no CUDA session; the table compares against the ort-cpu prediction. {why}")
 print(f"{'model':<48} {'observed':>8} {'on CPU':>6} {'confirmed':>9} {'missed':>6} {'false al.':>9}")
 for e in entries:
     name = e["filename"].rsplit("/", 1)[-1][:48]

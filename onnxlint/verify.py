@@ -376,6 +376,15 @@ def _check(ok: bool, text: str, fix: str = "") -> str:
     return f"{'✓' if ok else '✗'} {text}" + (f" — fix: {fix}" if fix and not ok else "")
 
 
+def _cuda_major() -> str:
+    try:
+        from onnxruntime.capi import build_and_package_info as info
+
+        return str(getattr(info, "cuda_version", "12")).split(".")[0]
+    except Exception:
+        return "12"
+
+
 def _library_dirs(capi: Path | None) -> list[str]:
     dirs = [d for d in os.environ.get("LD_LIBRARY_PATH", "").split(":") if d]
     dirs += ["/usr/local/cuda/lib64", "/usr/lib/x86_64-linux-gnu", "/usr/lib64"]
@@ -457,7 +466,7 @@ def doctor(argv) -> int:
         else:
             lines.append(_check(False, f"{ep} EP library does not load: missing {', '.join(sorted(set(missing))) or res.stderr.strip()[-200:]}",
                                 "install the CUDA/cuDNN (or TensorRT) runtime libraries matching this onnxruntime-gpu build, "
-                                "e.g. pip install 'nvidia-cudnn-cu12' 'nvidia-cublas-cu12'"))
+                                f"e.g. pip install 'nvidia-cudnn-cu{_cuda_major()}' 'nvidia-cublas-cu{_cuda_major()}'"))
     smi = shutil.which("nvidia-smi")
     if smi:
         out = subprocess.run([smi, "--query-gpu=name,driver_version", "--format=csv,noheader"], capture_output=True, text=True, timeout=30)
