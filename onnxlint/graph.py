@@ -232,6 +232,20 @@ class NodeRef:
         return self.scope.type_of(outs[i])
 
 
+class StatusIndex:
+    """For predictions whose .nodes map node index -> verdict (.status, .node): nodes by status, built once,
+    when the prediction is complete."""
+
+    def by_status(self) -> dict[str, list[NodeRef]]:
+        cache = self.__dict__.get("_status_cache")
+        if cache is None:
+            cache = {}
+            for verdict in self.nodes.values():
+                cache.setdefault(verdict.status, []).append(verdict.node)
+            self.__dict__["_status_cache"] = cache
+        return cache
+
+
 def attribute_value(a: onnx.AttributeProto):
     if a.type == AttributeProto.GRAPH or a.type == AttributeProto.GRAPHS:
         return "<graph>"

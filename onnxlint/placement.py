@@ -16,7 +16,7 @@ import onnx
 import yaml
 
 from onnxlint import kernels, resources, schemas
-from onnxlint.graph import ORT_DOMAINS, STANDARD_DOMAINS, GraphIndex, NodeRef, topo_order
+from onnxlint.graph import GraphIndex, NodeRef, ORT_DOMAINS, STANDARD_DOMAINS, StatusIndex, topo_order
 
 CUDA = "CUDAExecutionProvider"
 CPU = "CPUExecutionProvider"
@@ -50,25 +50,16 @@ class Boundary:
 
 
 @dataclass
-class Placement:
+class Placement(StatusIndex):
     target: str
     ort_version: str
     table_versions: dict[str, str]
     notes: list[str]
     nodes: dict[int, NodePlacement] = field(default_factory=dict)
     boundaries: list[Boundary] = field(default_factory=list)
-    _by_status: dict | None = field(default=None, repr=False)
 
     def get(self, node: NodeRef) -> NodePlacement | None:
         return self.nodes.get(node.index)
-
-    def by_status(self) -> dict[str, list[NodeRef]]:
-        """Status -> nodes; built once, after the prediction is complete."""
-        if self._by_status is None:
-            self._by_status = {}
-            for p in self.nodes.values():
-                self._by_status.setdefault(p.status, []).append(p.node)
-        return self._by_status
 
     def summary(self) -> dict:
         counts = {"device": 0, "fallback": 0, "deliberate": 0, "unsupported": 0, "expanded": 0}

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from onnxlint import resources
-from onnxlint.graph import STANDARD_DOMAINS, GraphIndex, NodeRef
+from onnxlint.graph import GraphIndex, NodeRef, STANDARD_DOMAINS, StatusIndex
 
 TRT_TYPES = {"FP32": "float", "FLOAT32": "float", "FP16": "float16", "FLOAT16": "float16", "BF16": "bfloat16",
              "BFLOAT16": "bfloat16", "INT32": "int32", "INT64": "int64", "INF64": "int64", "INT8": "int8",
@@ -67,22 +67,13 @@ class TrtNode:
 
 
 @dataclass
-class TrtPrediction:
+class TrtPrediction(StatusIndex):
     version: str
     note: str | None
     nodes: dict[int, TrtNode] = field(default_factory=dict)
-    _by_status: dict | None = field(default=None, repr=False)
 
     def get(self, node: NodeRef) -> TrtNode | None:
         return self.nodes.get(node.index)
-
-    def by_status(self) -> dict[str, list[NodeRef]]:
-        """Status -> nodes; built once, after the prediction is complete."""
-        if self._by_status is None:
-            self._by_status = {}
-            for p in self.nodes.values():
-                self._by_status.setdefault(p.status, []).append(p.node)
-        return self._by_status
 
 
 def _effective(dtype: str | None, table: dict) -> str | None:
