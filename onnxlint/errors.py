@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 
 class InputError(Exception):
     """A file that cannot be linted: missing, unreadable, not an ONNX model."""
@@ -18,3 +20,16 @@ class RuleError(Exception):
 
 class UsageError(Exception):
     """Bad command-line usage."""
+
+
+_CPP_FRAME = re.compile(r"/onnxruntime_src/\S+:\d+ [^(]*\([^)]*\)\s*")
+
+
+def strip_cpp_frames(text: str) -> str:
+    """ORT embeds the C++ source location and function signature in its messages; users need the rest."""
+    return _CPP_FRAME.sub("", text)
+
+
+def ort_message(exc: BaseException, limit: int = 240) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return strip_cpp_frames(text)[:limit]

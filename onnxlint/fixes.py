@@ -18,6 +18,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from onnxlint.errors import ort_message
 from onnxlint.graph import iter_graphs as _graphs
 
 
@@ -304,6 +305,7 @@ class FixError(Exception):
     pass
 
 
+
 def _random_feeds(model: onnx.ModelProto, seed: int = 0) -> dict:
     rng = np.random.default_rng(seed)
     feeds = {}
@@ -408,7 +410,7 @@ def verify(before: onnx.ModelProto, after: onnx.ModelProto, safe: bool, applied:
         except FixError:
             raise
         except Exception as exc:
-            raise FixError(f"could not run the numeric check: {str(exc).splitlines()[0][:200]}") from None
+            raise FixError(f"could not run the numeric check: {ort_message(exc)}") from None
 
 
 def apply(model: onnx.ModelProto, names: list[str], unsafe: bool, target: str | None = None):

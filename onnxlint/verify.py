@@ -17,7 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from onnxlint.errors import UsageError
+from onnxlint.errors import UsageError, strip_cpp_frames
 
 _CHILD = r"""
 import json, sys, glob, os
@@ -152,7 +152,7 @@ def _error_line(stderr: str) -> str:
     lines = [ln for ln in stderr.splitlines() if ln.strip() and not ln.startswith((" ", "\t")) and not _LOG_LINE.match(ln)
              and not ln.startswith("Traceback")]
     line = lines[-1] if lines else ""
-    return line.replace("onnxruntime.capi.onnxruntime_pybind11_state.", "")
+    return strip_cpp_frames(line.replace("onnxruntime.capi.onnxruntime_pybind11_state.", ""))
 
 
 def compare(predicted: dict, actual: dict) -> dict:

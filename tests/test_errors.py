@@ -115,3 +115,13 @@ def test_checker_failure_is_a_finding(save, lint_json):
     m.graph.node[0].input[0] = "undefined_value"
     rc, findings = lint_json(save(m))
     assert any(f["code"] == "OLX001" for f in findings)
+
+
+def test_ort_messages_lose_their_cpp_frames():
+    from onnxlint.errors import strip_cpp_frames
+
+    raw = ("[ONNXRuntimeError] : 1 : FAIL : Load model from m.onnx failed:/onnxruntime_src/onnxruntime/core/graph/model.cc:181 "
+           "onnxruntime::Model::Model(onnx::ModelProto&&, const onnxruntime::PathString&, const onnxruntime::logging::Logger&) "
+           "Unsupported model IR version: 14, max supported IR version: 13")
+    assert strip_cpp_frames(raw) == ("[ONNXRuntimeError] : 1 : FAIL : Load model from m.onnx failed:Unsupported model IR "
+                                      "version: 14, max supported IR version: 13")
