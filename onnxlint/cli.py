@@ -233,6 +233,7 @@ def _verify_results(args, report: Report, settings_for) -> None:
         entry = verify.verify_file(path, providers, shapes, ort_version=s.ort_version)
         verify.attach(res, entry, get_ruleset(s.rule_dirs), s.selected)
         res.notes.append(verify.summary_line(entry))
+        res.notes.extend(verify.entry_notes(entry))
 
 
 def _size(p: Path) -> int:

@@ -230,14 +230,14 @@ def verify_file(path: Path, providers: list[str], shapes: dict, timeout: float =
     return entry
 
 
+def entry_notes(entry: dict) -> list[str]:
+    """What the reader must know to trust the numbers: no CUDA session, or a run that failed."""
+    return [entry[k] for k in ("cuda_unavailable", "run_error") if k in entry]
+
+
 def summary_line(entry: dict) -> str:
     if "error" in entry:
         return f"verify failed: {entry['error']}"
-    notes = "".join(f"\n  note: {entry[k]}" for k in ("cuda_unavailable", "run_error") if k in entry)
-    return _summary(entry) + notes
-
-
-def _summary(entry: dict) -> str:
     if entry["target"] == "ort-cpu":
         agree = len(entry["confirmed"]) + entry["agree_on_device"]
         return (f"verify ({', '.join(entry['providers_used'])}): {entry['nodes_observed']} nodes observed, "
@@ -336,14 +336,20 @@ def main(argv) -> int:
                 b, a = r["before"], r["after"]
                 print(f"{r['filename']}:")
                 print(f"  before fix: {summary_line(b)}")
+                for note in entry_notes(b):
+                    print(f"    note: {note}")
                 for note in r["fix"]:
                     print(f"  fix: {note}")
                 print(f"  after fix:  {summary_line(a)}")
+                for note in entry_notes(a):
+                    print(f"    note: {note}")
                 if "error" not in a and "error" not in b:
                     left = sorted(set(b["confirmed"]) - set(a["confirmed"]))
                     print(f"  CPU nodes {b['on_cpu']} -> {a['on_cpu']}" + (f"; back on the device: {', '.join(left)}" if left else ""))
                 continue
             print(f"{r['filename']}: {summary_line(r)}")
+            for note in entry_notes(r):
+                print(f"  note: {note}")
             for k in ("missed", "false_alarms"):
                 for n in r.get(k, ()):
                     print(f"    {k}: {n}")
