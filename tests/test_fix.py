@@ -326,3 +326,22 @@ def test_resize_sizes_rewrite_is_numerically_identical(tmp_path, examples_dir):
     x = np.random.default_rng(0).standard_normal((1, 3, 16, 16)).astype(np.float32)
     run = lambda mm: ort.InferenceSession(mm.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
     np.testing.assert_array_equal(run(m), run(fixed))
+
+
+def test_fix_over_the_examples_leaves_no_safely_fixable_finding(tmp_path, examples_dir, cli, lint_json):
+    import shutil
+
+    from onnxlint.fixes import REGISTRY
+
+    d = tmp_path / "ex"
+    shutil.copytree(examples_dir, d)
+    _, before = lint_json(d)
+    fixable = {(f["filename"], f["code"], f["node"]) for f in before if f["fix"] and REGISTRY[f["fix"]].safe}
+    assert len({f for f, _, _ in fixable}) >= 6
+    rc, out, _ = cli(d, "--fix")
+    assert "fix not written" not in out, out
+    _, after = lint_json(d)
+    left = [(f["filename"], f["code"], f["node"]) for f in after if f["fix"] and REGISTRY[f["fix"]].safe]
+    assert left == []
+    for p in d.glob("*.onnx"):
+        onnx.checker.check_model(onnx.load(p), full_check=True)
