@@ -349,80 +349,84 @@ def _fmt(v) -> str:
     return str(v)
 
 
+_TEMPLATES: dict[str, list] = {}
+
+
+def _compiled(template: str) -> list:
+    """Literal text and parsed placeholders (root, index, field), once per template: a rule renders the same
+    message for every node it flags."""
+    parts = _TEMPLATES.get(template)
+    if parts is None:
+        parts, last = [], 0
+        for m in PLACEHOLDER.finditer(template):
+            parts.append(template[last:m.start()])
+            pm = _PATH.match(m.group(1))
+            parts.append((pm.group(1), pm.group(2), pm.group(3)) if pm else None)
+            last = m.end()
+        parts.append(template[last:])
+        _TEMPLATES[template] = parts
+    return parts
+
+
 def render(template: str, ctx: LintContext, rule: Rule, node: NodeRef | None = None, vi=None) -> str:
-    def lookup(m: re.Match) -> str:
-        path = m.group(1)
-        pm = _PATH.match(path)
-        if not pm:
-            return "?"
-        root, idx, sub = pm.group(1), pm.group(2), pm.group(3)
-        if root == "file":
-            return ctx.mf.display
-        if root == "rule":
-            return rule.id
-        if root == "model":
-            return _fmt(_model_field(ctx, sub))
-        if root == "value" and vi is not None:
-            vt = ValueTypeOf(vi)
-            return _fmt({"name": vi.name, "dtype": vt.dtype, "shape": list(vt.shape) if vt.shape is not None else None}.get(sub))
-        if node is None:
-            return "?"
-        if root == "node":
-            return node.location
-        if root == "name":
-            return node.name or node.location
-        if root == "op_type":
-            return node.op_type
-        if root == "domain":
-            return node.domain
-        if root == "opset":
-            return _fmt(node.opset)
-        if root == "attr" and sub:
-            return _fmt(attr_value(node, sub))
-        if root in ("input", "output") and idx is not None:
-            i = int(idx)
-            names = node.inputs if root == "input" else node.outputs
-            vt = node.input_type(i) if root == "input" else node.output_type(i)
-            if sub == "name":
-                return names[i] if i < len(names) else "?"
-            if sub == "shape":
-                return _fmt(list(vt.shape) if vt.shape is not None else None)
-            if sub == "value":
-                return _fmt(constant_value(node, names[i]) if i < len(names) and names[i] else None)
-            return _fmt(vt.dtype)
-        if root == "placement":
-            target = _placement_target(rule)
-            if target is None or target not in ctx.options.targets:
-                return "?"
-            p = ctx.placement(target).get(node)
-            return _fmt(getattr(p, sub, None) if p else None)
-        if root == "trt":
-            p = ctx.tensorrt().get(node)
-            if sub == "version":
-                return ctx.tensorrt().version
-            return _fmt(getattr(p, sub, None) if p else None)
+    out = []
+    for part in _compiled(template):
+        if part.__class__ is str:
+            out.append(part)
+        else:
+            out.append("?" if part is None else _lookup(part, ctx, rule, node, vi))
+    return "".join(out)
+
+
+def _lookup(part: tuple, ctx: LintContext, rule: Rule, node: NodeRef | None, vi) -> str:
+    """One placeholder's value, as text ('?' when unknown)."""
+    root, idx, sub = part
+    if root == "file":
+        return ctx.mf.display
+    if root == "rule":
+        return rule.id
+    if root == "model":
+        return _fmt(_model_field(ctx, sub))
+    if root == "value" and vi is not None:
+        vt = ValueTypeOf(vi)
+        return _fmt({"name": vi.name, "dtype": vt.dtype, "shape": list(vt.shape) if vt.shape is not None else None}.get(sub))
+    if node is None:
         return "?"
-
-    return PLACEHOLDER.sub(lookup, template)
-
-
-def _placement_target(rule: Rule) -> str | None:
-    def find(m):
-        if isinstance(m, dict):
-            if "placement" in m and isinstance(m["placement"], dict):
-                return m["placement"].get("target")
-            for v in m.values():
-                r = find(v)
-                if r:
-                    return r
-        if isinstance(m, list):
-            for v in m:
-                r = find(v)
-                if r:
-                    return r
-        return None
-
-    return find(rule.match)
+    if root == "node":
+        return node.location
+    if root == "name":
+        return node.name or node.location
+    if root == "op_type":
+        return node.op_type
+    if root == "domain":
+        return node.domain
+    if root == "opset":
+        return _fmt(node.opset)
+    if root == "attr" and sub:
+        return _fmt(attr_value(node, sub))
+    if root in ("input", "output") and idx is not None:
+        i = int(idx)
+        names = node.inputs if root == "input" else node.outputs
+        vt = node.input_type(i) if root == "input" else node.output_type(i)
+        if sub == "name":
+            return names[i] if i < len(names) else "?"
+        if sub == "shape":
+            return _fmt(list(vt.shape) if vt.shape is not None else None)
+        if sub == "value":
+            return _fmt(constant_value(node, names[i]) if i < len(names) and names[i] else None)
+        return _fmt(vt.dtype)
+    if root == "placement":
+        target = rule.placement_target
+        if target is None or target not in ctx.options.targets:
+            return "?"
+        p = ctx.placement(target).get(node)
+        return _fmt(getattr(p, sub, None) if p else None)
+    if root == "trt":
+        p = ctx.tensorrt().get(node)
+        if sub == "version":
+            return ctx.tensorrt().version
+        return _fmt(getattr(p, sub, None) if p else None)
+    return "?"
 
 
 def _model_field(ctx: LintContext, sub: str | None):

@@ -107,6 +107,13 @@ class Rule:
     ops: tuple[str, ...] | None = None  # op types for dispatch; None = every node
 
     @property
+    def placement_target(self) -> str | None:
+        """The target of the rule's first `placement` predicate: whose placement {placement.*} renders."""
+        if "_placement_target" not in self.__dict__:
+            self.__dict__["_placement_target"] = _first_placement_target(self.match)
+        return self.__dict__["_placement_target"]
+
+    @property
     def origin(self) -> str:
         return f"{self.source}:{self.line}"
 
@@ -118,6 +125,22 @@ class Rule:
         if self.hint:
             return self.hint
         return "no automatic fix" if not self.fix else f"fixable with --fix ({self.fix})"
+
+
+def _first_placement_target(m) -> str | None:
+    if isinstance(m, dict):
+        if isinstance(m.get("placement"), dict):
+            return m["placement"].get("target")
+        values = m.values()
+    elif isinstance(m, list):
+        values = m
+    else:
+        return None
+    for v in values:
+        found = _first_placement_target(v)
+        if found:
+            return found
+    return None
 
 
 @dataclass
