@@ -457,11 +457,11 @@ def _finding(ctx: LintContext, rule: Rule, node: NodeRef | None, message: str) -
     )
 
 
-def _status_nodes(ctx: LintContext, by_status: dict[str, list[NodeRef]], spec: dict) -> list[NodeRef] | None:
+def _status_nodes(pred, spec: dict) -> list[NodeRef] | None:
     if "status" not in spec:
         return None
     out: list[NodeRef] = []
-    for status, nodes in by_status.items():
+    for status, nodes in pred.by_status(with_common=compare(pred.COMMON, spec["status"])).items():
         if compare(status, spec["status"]):
             out += nodes
     return out
@@ -483,7 +483,7 @@ def candidates(ctx: LintContext, rule: Rule) -> list[NodeRef]:
     if isinstance(pl, dict):
         if pl.get("target") not in ctx.options.targets:
             return []
-        got = _status_nodes(ctx, ctx.placement(pl["target"]).by_status(), pl)
+        got = _status_nodes(ctx.placement(pl["target"]), pl)
         if got is not None:
             sets.append(got)
     trt = m.get("tensorrt")
@@ -491,7 +491,7 @@ def candidates(ctx: LintContext, rule: Rule) -> list[NodeRef]:
         pred = ctx.tensorrt()
         if "version" in trt and not compare(float(pred.version), trt["version"]):
             return []
-        got = _status_nodes(ctx, pred.by_status(), trt)
+        got = _status_nodes(pred, trt)
         if got is not None:
             sets.append(got)
     if "domain" in m:
@@ -499,11 +499,8 @@ def candidates(ctx: LintContext, rule: Rule) -> list[NodeRef]:
     ins = m.get("inputs")
     if isinstance(ins, dict) and isinstance(ins.get("any"), dict) and "dtype" in ins["any"]:
         seen: dict[int, NodeRef] = {}
-        for type_str, nodes in index.nodes_by_input_type().items():
-            dtype = type_str[7:-1] if type_str.startswith("tensor(") else None
-            if compare(dtype, ins["any"]["dtype"]):
-                for n in nodes:
-                    seen[n.index] = n
+        for node in index.readers_of(index.values_with_dtype(lambda d: compare(d, ins["any"]["dtype"]))):
+            seen[node.index] = node
         sets.append(list(seen.values()))
     if not sets:
         return index.nodes

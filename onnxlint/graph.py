@@ -233,17 +233,33 @@ class NodeRef:
 
 
 class StatusIndex:
-    """For predictions whose .nodes map node index -> verdict (.status, .node): nodes by status, built once,
-    when the prediction is complete."""
+    """For predictions whose .nodes map node index -> verdict (.status, .node), written through record().
 
-    def by_status(self) -> dict[str, list[NodeRef]]:
-        cache = self.__dict__.get("_status_cache")
-        if cache is None:
-            cache = {}
-            for verdict in self.nodes.values():
-                cache.setdefault(verdict.status, []).append(verdict.node)
-            self.__dict__["_status_cache"] = cache
-        return cache
+    Most nodes get the COMMON status ('device', 'supported'); rules ask for the others, so those are kept
+    aside as they are recorded and listing them never walks every node."""
+
+    COMMON = ""
+
+    def record(self, index: int, verdict) -> None:
+        self.nodes[index] = verdict
+        if verdict.status != self.COMMON:
+            self.__dict__.setdefault("_unusual", set()).add(index)
+        self.__dict__.pop("_status_cache", None)
+
+    def by_status(self, with_common: bool = True) -> dict[str, list[NodeRef]]:
+        key = "_status_cache"
+        cache = self.__dict__.setdefault(key, {})
+        if with_common not in cache:
+            if with_common:
+                verdicts = self.nodes.values()
+            else:
+                verdicts = [self.nodes[i] for i in sorted(self.__dict__.get("_unusual", ()))]
+            out: dict[str, list[NodeRef]] = {}
+            for v in verdicts:
+                if with_common or v.status != self.COMMON:
+                    out.setdefault(v.status, []).append(v.node)
+            cache[with_common] = out
+        return cache[with_common]
 
 
 def attribute_value(a: onnx.AttributeProto):
@@ -277,7 +293,6 @@ class GraphIndex:
         self.by_op: dict[str, list[NodeRef]] = {}
         self._by_domain: dict[str, list[NodeRef]] | None = None
         self._signatures: list | None = None
-        self._by_input_type: dict[str, list[NodeRef]] | None = None
         self.main = self._walk(model.graph)
 
     # ------------------------------------------------------------------ build
@@ -389,16 +404,25 @@ class GraphIndex:
                                       tuple(type_of(v).type_str if v else None for v in node.outputs))
         return sig
 
-    def nodes_by_input_type(self) -> dict[str, list[NodeRef]]:
-        """Input type string ('tensor(double)') -> nodes reading a value of that type, from the signatures."""
-        if self._by_input_type is None:
-            out: dict[str, list[NodeRef]] = {}
-            for n in self.nodes:
-                for ts in set(self.signature(n)[3]):
-                    if ts:
-                        out.setdefault(ts, []).append(n)
-            self._by_input_type = out
-        return self._by_input_type
+    def values_with_dtype(self, wanted) -> set[str]:
+        """Names of values (any scope) whose dtype satisfies wanted(dtype); distinct dtypes are judged once."""
+        verdict: dict = {}
+        out: set[str] = set()
+        for scope in self.scopes:
+            for name, vt in scope.types.items():
+                d = vt.dtype
+                ok = verdict.get(d)
+                if ok is None:
+                    ok = verdict[d] = bool(wanted(d))
+                if ok:
+                    out.add(name)
+        return out
+
+    def readers_of(self, names: set[str]) -> list[NodeRef]:
+        """Nodes reading any of names, in any scope (subgraph nodes that read outer values included)."""
+        if not names:
+            return []
+        return [n for scope in self.scopes for name in names for n in scope.consumers.get(name, ())]
 
     def iter_nodes(self) -> Iterator[NodeRef]:
         return iter(self.nodes)

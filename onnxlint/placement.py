@@ -51,6 +51,8 @@ class Boundary:
 
 @dataclass
 class Placement(StatusIndex):
+    COMMON = "device"
+
     target: str
     ort_version: str
     table_versions: dict[str, str]
@@ -152,7 +154,7 @@ class Simulator:
                 continue  # ORT turns Constant nodes into initializers
             if self.index.is_local_function(node):
                 continue  # ORT inlines model-local functions; their bodies are placed instead
-            pl.nodes[node.index] = self._assign_shared(node, preferred)
+            pl.record(node.index, self._assign_shared(node, preferred))
         if preferred == CUDA:
             for scope in self.index.scopes:
                 self._cpu_preferred(scope, pl)
@@ -331,8 +333,8 @@ class Simulator:
                     place = False
                     break
             if place:
-                pl.nodes[idx] = NodePlacement(node, CPU, "deliberate", "cpu-preferred",
-                                              "ORT runs this small shape computation on CPU on purpose (inputs are CPU tensors)")
+                pl.record(idx, NodePlacement(node, CPU, "deliberate", "cpu-preferred",
+                                             "ORT runs this small shape computation on CPU on purpose (inputs are CPU tensors)"))
                 for out in node.outputs:
                     cpu_args.add(out)
                     push_consumers(out)

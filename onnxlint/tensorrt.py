@@ -68,6 +68,8 @@ class TrtNode:
 
 @dataclass
 class TrtPrediction(StatusIndex):
+    COMMON = "supported"
+
     version: str
     note: str | None
     nodes: dict[int, TrtNode] = field(default_factory=dict)
@@ -96,7 +98,7 @@ def predict(index: GraphIndex, version: str | None = None) -> TrtPrediction:
         verdict = shared.get(sig)
         if verdict is None:
             verdict = shared[sig] = _verdict(node, sig, table, ver)
-        pred.nodes[node.index] = TrtNode(node, *verdict)
+        pred.record(node.index, TrtNode(node, *verdict))
     return pred
 
 
