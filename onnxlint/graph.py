@@ -146,14 +146,6 @@ class GraphScope:
     is_function: bool = False
     _input_set: set | None = None
 
-    def resolve(self, name: str) -> "GraphScope | None":
-        scope = self
-        while scope is not None:
-            if name in scope.types or name in scope.initializers or name in scope.producer or scope.is_graph_input(name):
-                return scope
-            scope = scope.parent
-        return None
-
     def type_of(self, name: str) -> ValueType:
         scope = self
         while scope is not None:
