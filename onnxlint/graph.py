@@ -186,18 +186,17 @@ class NodeRef:
     __slots__ = ("index", "proto", "scope", "location", "domain", "opset", "op_type", "name", "inputs", "outputs")
 
     def __init__(self, index: int, proto: onnx.NodeProto, scope: GraphScope, location: str, domain: str,
-                 opset: int | None, op_type: str | None = None, name: str | None = None,
-                 inputs: tuple | None = None, outputs: tuple | None = None):
+                 opset: int | None, op_type: str, name: str, inputs: tuple, outputs: tuple):
         self.index = index
         self.proto = proto
         self.scope = scope
         self.location = location
         self.domain = domain
         self.opset = opset
-        self.op_type = proto.op_type if op_type is None else op_type
-        self.name = proto.name if name is None else name
-        self.inputs = tuple(proto.input) if inputs is None else inputs
-        self.outputs = tuple(proto.output) if outputs is None else outputs
+        self.op_type = op_type
+        self.name = name
+        self.inputs = inputs
+        self.outputs = outputs
 
     def __repr__(self) -> str:
         return f"NodeRef({self.location!r}, {self.op_type})"
@@ -295,8 +294,7 @@ class GraphIndex:
             scope.outputs = [o.name for o in graph.output]
             for init in graph.initializer:
                 scope.initializers[init.name] = init
-                dt = dtype_name(init.data_type)
-                scope.types[init.name] = ValueType(f"tensor({dt})" if dt else None, dt, tuple(init.dims))
+                scope.types[init.name] = ValueType(*_tensor_type_str(init.data_type), tuple(init.dims))
             types = scope.types
             for part in (graph.input, graph.value_info, graph.output):
                 for vi in part:
@@ -361,8 +359,7 @@ class GraphIndex:
                         if a.name == "value" and a.type == AttributeProto.TENSOR:
                             scope.constants[outs[0]] = a.t
                             if outs[0] not in scope.types:
-                                dt = dtype_name(a.t.data_type)
-                                scope.types[outs[0]] = ValueType(f"tensor({dt})", dt, tuple(a.t.dims))
+                                scope.types[outs[0]] = ValueType(*_tensor_type_str(a.t.data_type), tuple(a.t.dims))
                 for a in attrs:
                     kind = a.type
                     if kind != GRAPH and kind != GRAPHS:
@@ -432,16 +429,7 @@ def topo_order(scope: GraphScope) -> list[NodeRef]:
 
     ONNX requires nodes in topological order and exporters write them so: checking that is one cheap pass."""
     producer = scope.producer
-    ordered = True
-    for n in scope.nodes:
-        for inp in n.inputs:
-            p = producer.get(inp)
-            if p is not None and p.index >= n.index:
-                ordered = False
-                break
-        if not ordered:
-            break
-    if ordered:
+    if all(producer[inp].index < n.index for n in scope.nodes for inp in n.inputs if inp in producer):
         return list(scope.nodes)
     indeg: dict[int, int] = {}
     local = {n.index: n for n in scope.nodes}

@@ -13,8 +13,6 @@ from google.protobuf.message import DecodeError
 from onnxlint.errors import InputError
 from onnxlint.graph import iter_graphs
 
-PROTOBUF_LIMIT = 2**31  # 2 GiB: protobuf's hard limit for one serialized message
-
 
 @dataclass
 class ExternalTensor:
