@@ -100,17 +100,23 @@ def _batchnorm(model, _target):
     return model
 
 
+def _constant_tensors(graph: onnx.GraphProto) -> dict[str, TensorProto]:
+    """Initializers and Constant-node values of one graph, by value name."""
+    out = {i.name: i for i in graph.initializer}
+    for n in graph.node:
+        if n.op_type == "Constant" and n.output:
+            for a in n.attribute:
+                if a.name == "value" and a.type == onnx.AttributeProto.TENSOR:
+                    out[n.output[0]] = a.t
+    return out
+
+
 @fixer("equal-cast", True, "insert a Cast so both Equal inputs share one dtype")
 def _equal_cast(model, _target):
     inferred = onnx.shape_inference.infer_shapes(model)
     types = {v.name: v.type.tensor_type.elem_type for v in list(inferred.graph.value_info) + list(inferred.graph.input)
              + list(inferred.graph.output)}
-    types.update({i.name: i.data_type for i in inferred.graph.initializer})
-    for n in inferred.graph.node:
-        if n.op_type == "Constant":
-            for a in n.attribute:
-                if a.name == "value":
-                    types[n.output[0]] = a.t.data_type
+    types.update({name: t.data_type for name, t in _constant_tensors(inferred.graph).items()})
     rank = {TensorProto.DOUBLE: 9, TensorProto.FLOAT: 8, TensorProto.FLOAT16: 7, TensorProto.INT64: 6, TensorProto.INT32: 5,
             TensorProto.INT16: 4, TensorProto.INT8: 3, TensorProto.UINT8: 2, TensorProto.BOOL: 1}
     g = model.graph
@@ -156,7 +162,7 @@ def _standard_grid_attrs(node: onnx.NodeProto, opset: int) -> list | None:
             align = v
         else:
             return None
-    if _GRID_MODE_20.get(mode) is None and mode not in _GRID_MODE_20.values() or padding not in _GRID_PADDING.values():
+    if mode not in {*_GRID_MODE_20, *_GRID_MODE_20.values()} or padding not in _GRID_PADDING.values():
         return None
     if opset >= 20:
         mode = _GRID_MODE_20.get(mode, mode)
@@ -174,8 +180,7 @@ def _custom_grid_samples(model):
 @fixer("gridsample-standard", True,
        "raise the opset to 16 (version converter) and rewrite custom-domain GridSample / mmcv::grid_sampler as ai.onnx GridSample")
 def _gridsample(model, _target):
-    todo = [n for n in _custom_grid_samples(model) if _standard_grid_attrs(n, max(_opset(model), 16)) is not None]
-    if not todo:
+    if not any(_standard_grid_attrs(n, max(_opset(model), 16)) is not None for n in _custom_grid_samples(model)):
         return model
     if _opset(model) < 16:
         model = onnx.version_converter.convert_version(model, 16)  # passes custom-domain nodes through
@@ -205,16 +210,6 @@ def _static_shapes(model) -> dict[str, list[int]]:
     return out
 
 
-def _small_constants(graph) -> dict[str, np.ndarray]:
-    out = {i.name: i for i in graph.initializer if i.data_location != TensorProto.EXTERNAL}
-    for n in graph.node:
-        if n.op_type == "Constant" and n.output:
-            for a in n.attribute:
-                if a.name == "value" and a.type == onnx.AttributeProto.TENSOR:
-                    out[n.output[0]] = a.t
-    return out
-
-
 @fixer("resize-sizes", True,
        "give an align_corners Resize an explicit 'sizes' input (from its static input shape and constant scales)")
 def _resize_sizes(model, _target):
@@ -228,11 +223,11 @@ def _resize_sizes(model, _target):
                   and any(a.name == "coordinate_transformation_mode" and a.s == b"align_corners" for a in n.attribute)]
     if not candidates:
         return model
-    shapes, consts = _static_shapes(model), _small_constants(g)
+    shapes, consts = _static_shapes(model), _constant_tensors(g)
     taken = {i.name for i in g.initializer} | {o for n in g.node for o in n.output}
     for n in candidates:
         shape, scales = shapes.get(n.input[0]), consts.get(n.input[2])
-        if shape is None or scales is None:
+        if shape is None or scales is None or scales.data_location == TensorProto.EXTERNAL:
             continue
         scales = numpy_helper.to_array(scales).astype(np.float32).reshape(-1)
         if scales.size != len(shape):
