@@ -352,7 +352,7 @@ def _fmt(v) -> str:
 _TEMPLATES: dict[str, list] = {}
 
 
-def _compiled(template: str) -> list:
+def parse_template(template: str) -> list:
     """Literal text and parsed placeholders (root, index, field), once per template: a rule renders the same
     message for every node it flags."""
     parts = _TEMPLATES.get(template)
@@ -370,7 +370,7 @@ def _compiled(template: str) -> list:
 
 def render(template: str, ctx: LintContext, rule: Rule, node: NodeRef | None = None, vi=None) -> str:
     out = []
-    for part in _compiled(template):
+    for part in parse_template(template):
         if part.__class__ is str:
             out.append(part)
         else:

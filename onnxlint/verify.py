@@ -187,15 +187,21 @@ def target_for(providers: list[str]) -> str:
     return "ort-cuda" if "CUDAExecutionProvider" in providers else "ort-cpu"
 
 
-def verify_file(path: Path, providers: list[str], shapes: dict, timeout: float = 300,
-                ort_version: str | None = None) -> dict:
-    """Predict, run a real session, compare. The entry is JSON-ready."""
+def _prediction(path: Path, target: str, ort_version: str | None):
+    """(partition, node name -> predicted node, node name -> 'cpu'|'gpu'); ORT names nodes by their name."""
     from onnxlint.subcommands import _partition
 
-    target = target_for(providers)
     pred = _partition(path, target, ort_version)
     by_name = {n["node"].rsplit("/", 1)[-1]: n for n in pred["nodes"]}
     predicted = {k: ("cpu" if n["ep"] in ("CPUExecutionProvider", None) else "gpu") for k, n in by_name.items()}
+    return pred, by_name, predicted
+
+
+def verify_file(path: Path, providers: list[str], shapes: dict, timeout: float = 300,
+                ort_version: str | None = None) -> dict:
+    """Predict, run a real session, compare. The entry is JSON-ready."""
+    target = target_for(providers)
+    pred, by_name, predicted = _prediction(path, target, ort_version)
     entry: dict = {"filename": str(path), "target": target, "providers_requested": providers}
     run = run_session(path, providers, shapes, timeout)
     if "error" in run:
@@ -207,9 +213,7 @@ def verify_file(path: Path, providers: list[str], shapes: dict, timeout: float =
                                      f"{', '.join(run['providers'])}: {why}; `onnxlint doctor` checks the stack. "
                                      "Verified against the ort-cpu prediction instead.")
         target = entry["target"] = "ort-cpu"
-        pred = _partition(path, target, ort_version)
-        by_name = {n["node"].rsplit("/", 1)[-1]: n for n in pred["nodes"]}
-        predicted = {k: "cpu" for k in by_name}
+        pred, by_name, predicted = _prediction(path, target, ort_version)
     if "run_error" in run:
         entry["run_error"] = (f"the session was created but its run failed ({run['run_error']}); placements come "
                               "from the session log. Dynamic dims default to 1: pass --shape name=1x3x224x224")
@@ -249,13 +253,17 @@ def summary_line(entry: dict) -> str:
 
 
 def _message(rule, values: dict) -> str:
-    from onnxlint.ruleset import PLACEHOLDER
+    """A verification rule's message: {verify.X} and {node}/{op_type}/{file} come from values, not a graph."""
+    from onnxlint.engine import parse_template
 
-    def sub(m):
-        key = m.group(1)
-        return str(values.get(key.split(".", 1)[1] if key.startswith("verify.") else key, "?"))
-
-    return PLACEHOLDER.sub(sub, rule.message)
+    out = []
+    for part in parse_template(rule.message):
+        if part.__class__ is str:
+            out.append(part)
+        else:
+            key = None if part is None else (part[2] if part[0] == "verify" else part[0])
+            out.append(str(values.get(key, "?")))
+    return "".join(out)
 
 
 def attach(res, entry: dict, ruleset, selected=lambda code: True) -> None:
@@ -286,13 +294,20 @@ def attach(res, entry: dict, ruleset, selected=lambda code: True) -> None:
             f.verified = entry["ran_on"][f.node]
 
 
-def _fix_in_place(path: Path, target: str, ort_version: str | None) -> list[str]:
-    """The lint --fix path (safe fixes only, verified, atomic), for `verify --fix`."""
+def _lint_settings(path: Path, target: str, ort_version: str | None, *extra: str):
+    """(args, Settings) of `onnxlint PATH --target TARGET ...` with the config file nearest to the model."""
     from onnxlint import cli, config as config_mod
 
-    argv = [str(path), "--fix", "--target", target, "--no-progress"] + (["--ort-version", ort_version] if ort_version else [])
+    argv = [str(path), "--target", target, "--no-progress", *extra] + (["--ort-version", ort_version] if ort_version else [])
     largs = cli.build_parser().parse_args(argv)
-    settings = cli.Settings(largs, config_mod.find_for(path.parent))
+    return largs, cli.Settings(largs, config_mod.find_for(path.parent))
+
+
+def _fix_in_place(path: Path, target: str, ort_version: str | None) -> list[str]:
+    """The lint --fix path (safe fixes only, verified, atomic), for `verify --fix`."""
+    from onnxlint import cli
+
+    largs, settings = _lint_settings(path, target, ort_version, "--fix")
     res = cli.lint_file(path, settings, want_placement=False)
     if res.error:
         return [f"fix not attempted: {res.error}"]
@@ -358,16 +373,14 @@ def main(argv) -> int:
 
 def _sarif(paths, results, providers, ort_version) -> str:
     """The lint findings for the verified target, each marked with where its node ran, plus OLX901-903."""
-    from onnxlint import cli, config as config_mod
+    from onnxlint import cli
     from onnxlint.formats import render
     from onnxlint.report import Report
 
     report = Report()
     for path, entry in zip(paths, results):
         entry = entry.get("after", entry)
-        argv = [str(path), "--target", entry["target"]] + (["--ort-version", ort_version] if ort_version else [])
-        largs = cli.build_parser().parse_args(argv)
-        settings = cli.Settings(largs, config_mod.find_for(path.parent))
+        _, settings = _lint_settings(path, entry["target"], ort_version)
         res = cli.lint_file(path, settings, want_placement=False)
         attach(res, entry, cli.get_ruleset(settings.rule_dirs), settings.selected)
         report.files.append(res)
@@ -382,13 +395,17 @@ def _check(ok: bool, text: str, fix: str = "") -> str:
     return f"{'✓' if ok else '✗'} {text}" + (f" — fix: {fix}" if fix and not ok else "")
 
 
-def _cuda_major() -> str:
+def _build_cuda_version() -> str | None:
+    """The CUDA version an onnxruntime-gpu build was made for (None: not a CUDA build, or no onnxruntime)."""
     try:
         from onnxruntime.capi import build_and_package_info as info
-
-        return str(getattr(info, "cuda_version", "12")).split(".")[0]
     except Exception:
-        return "12"
+        return None
+    return getattr(info, "cuda_version", None)
+
+
+def _cuda_major() -> str:
+    return str(_build_cuda_version() or "12").split(".")[0]
 
 
 def _library_dirs(capi: Path | None) -> list[str]:
@@ -411,11 +428,7 @@ def _majors(dirs: list[str], stem: str) -> dict[int, str]:
 
 def _cuda_library_checks(capi: Path | None) -> list[str]:
     """The CUDA and cuDNN versions the onnxruntime-gpu build expects against the libraries on this machine."""
-    try:
-        from onnxruntime.capi import build_and_package_info as info
-    except Exception:
-        info = None
-    expected = getattr(info, "cuda_version", None)
+    expected = _build_cuda_version()
     dirs = _library_dirs(capi)
     cudart, cudnn = _majors(dirs, "libcudart"), _majors(dirs, "libcudnn")
     found_rt = ", ".join(f"libcudart.so.{k}" for k in sorted(cudart)) or "none"
