@@ -3,7 +3,7 @@
 Two sources share one canonical form: ORT's own ``docs/OperatorKernels.md`` (generated upstream by
 ``tools/python/gen_opkernel_doc.py`` from the kernel registry) and the live registry of an installed
 onnxruntime (``get_all_opkernel_def``). The generator in ``tools/gen_kernel_tables.py`` writes the
-canonical form as compact JSON under ``rules/kernels/``; this module reads it at lint time.
+canonical form as compact JSON under ``onnxlint/data/kernels/``; this module reads it at lint time.
 """
 
 from __future__ import annotations
@@ -234,7 +234,7 @@ def _ranges(rows) -> str:
 
 
 def kernels_dir() -> Path:
-    return resources.rules_dir() / "kernels"
+    return resources.data_dir() / "kernels"
 
 
 @lru_cache(maxsize=None)

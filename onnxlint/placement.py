@@ -97,7 +97,7 @@ class Placement(StatusIndex):
 @lru_cache(maxsize=1)
 def cuda_memory() -> dict:
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: this file is read per process
-    return yaml.load((resources.rules_dir() / "data" / "ort-cuda-memory.yaml").read_text(), Loader=loader)
+    return yaml.load((resources.data_dir() / "ort-cuda-memory.yaml").read_text(), Loader=loader)
 
 
 @lru_cache(maxsize=None)

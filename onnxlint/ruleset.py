@@ -338,7 +338,7 @@ def rule_files(directory: Path, recursive: bool = True) -> list[Path]:
 def load_ruleset(extra_dirs: list[Path] | None = None, include_builtin: bool = True) -> RuleSet:
     files: list[Path] = []
     if include_builtin:
-        files += rule_files(resources.rules_dir(), recursive=False)  # data/ and kernels/ hold no rules
+        files += rule_files(resources.rules_dir(), recursive=False)
     for d in extra_dirs or []:
         d = Path(d)
         if d.is_file():

@@ -38,13 +38,13 @@ def parse_operators_md(text: str) -> dict:
 
 @lru_cache(maxsize=None)
 def available() -> list[str]:
-    vs = [p.stem.split("-", 1)[1] for p in (resources.rules_dir() / "tensorrt").glob("trt-*.json")]
+    vs = [p.stem.split("-", 1)[1] for p in (resources.data_dir() / "tensorrt").glob("trt-*.json")]
     return sorted(vs, key=lambda v: tuple(int(x) for x in v.split(".")))
 
 
 @lru_cache(maxsize=None)
 def load(version: str) -> dict:
-    return json.loads((resources.rules_dir() / "tensorrt" / f"trt-{version}.json").read_text())
+    return json.loads((resources.data_dir() / "tensorrt" / f"trt-{version}.json").read_text())
 
 
 def resolve(version: str | None) -> tuple[str, str | None]:

@@ -22,7 +22,7 @@ def test_upstream_cpu_markdown_equals_live_registry():
         version, live = kernels.live_registry()
         live_ops = live["CPUExecutionProvider"]["ops"]["ai.onnx"]
     else:  # not the markdown's version: compare with the table generated from 1.24.4's live registry
-        live_ops = json.loads((ROOT / "rules/kernels/ort-1.24.4-cpu.json").read_text())["ops"]["ai.onnx"]
+        live_ops = json.loads((ROOT / "onnxlint/data/kernels/ort-1.24.4-cpu.json").read_text())["ops"]["ai.onnx"]
         print(f"installed onnxruntime {installed} != 1.24.4: compared with the shipped 1.24.4 live-registry table")
     assert len(md) >= 30
     for op, rows in md.items():
@@ -31,7 +31,7 @@ def test_upstream_cpu_markdown_equals_live_registry():
 
 def test_shipped_table_of_installed_version_matches_live_registry():
     installed = kernels.installed_ort_version()
-    path = ROOT / f"rules/kernels/ort-{installed}-cpu.json"
+    path = ROOT / f"onnxlint/data/kernels/ort-{installed}-cpu.json"
     if not path.exists():
         pytest.skip(f"no shipped table for onnxruntime {installed}")
     _, live = kernels.live_registry()
@@ -40,7 +40,7 @@ def test_shipped_table_of_installed_version_matches_live_registry():
 
 def test_cuda_table_is_generated_from_the_verbatim_markdown():
     parsed = kernels.parse_operator_kernels_md((UPSTREAM / "OperatorKernels@001d12d2.cuda.md").read_text())["CUDAExecutionProvider"]
-    shipped = json.loads((ROOT / "rules/kernels/ort-1.24.4-cuda.json").read_text())
+    shipped = json.loads((ROOT / "onnxlint/data/kernels/ort-1.24.4-cuda.json").read_text())
     assert parsed["ops"] == shipped["ops"]
     rows = parsed["ops"]["ai.onnx"]["GridSample"]
     assert [(r[0], r[1]) for r in rows] == [(22, kernels.OPEN_END), (20, 21), (16, 19)]
@@ -48,7 +48,7 @@ def test_cuda_table_is_generated_from_the_verbatim_markdown():
 
 
 def test_markdown_round_trip():
-    table = json.loads((ROOT / "rules/kernels/ort-1.20.1-cpu.json").read_text())
+    table = json.loads((ROOT / "onnxlint/data/kernels/ort-1.20.1-cpu.json").read_text())
     again = kernels.parse_operator_kernels_md(kernels.to_markdown({"CPUExecutionProvider": table}))
     assert again["CPUExecutionProvider"]["ops"] == table["ops"]
 

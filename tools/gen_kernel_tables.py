@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate rules/kernels/ort-<version>-<ep>.json from upstream facts. Never edit those files by hand.
+"""Generate onnxlint/data/kernels/ort-<version>-<ep>.json from upstream facts. Never edit those files by hand.
 
   # from ORT's docs/OperatorKernels.md (kept verbatim under data/upstream/ort/)
   python tools/gen_kernel_tables.py md data/upstream/ort/OperatorKernels@001d12d2.cuda.md \
@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 
 from onnxlint import kernels  # noqa: E402
 
-OUT = ROOT / "rules" / "kernels"
+OUT = ROOT / "onnxlint" / "data" / "kernels"
 
 
 def write(ep: str, version: str, source: str, table: dict) -> Path:

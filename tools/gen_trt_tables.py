@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate rules/tensorrt/trt-<version>.json from onnx-tensorrt's docs/operators.md. Never edit those by hand.
+"""Generate onnxlint/data/tensorrt/trt-<version>.json from onnx-tensorrt's docs/operators.md. Never edit those by hand.
 
   python tools/gen_trt_tables.py data/upstream/tensorrt/onnx-tensorrt-operators-*.md
 """
@@ -24,7 +24,7 @@ for line in (ROOT / "data/upstream/tensorrt/SOURCES.md").read_text().splitlines(
 
 
 def main(paths) -> int:
-    out = ROOT / "rules" / "tensorrt"
+    out = ROOT / "onnxlint" / "data" / "tensorrt"
     out.mkdir(parents=True, exist_ok=True)
     for p in map(Path, paths):
         branch = re.search(r"operators-([\d.]+-GA)", p.name).group(1)
