@@ -1,38 +1,76 @@
-"""Command line: `onnxlint [PATHS]` (ruff-like), plus `placement`, `verify` and `doctor` subcommands."""
+"""Command line: parses arguments, builds Settings, dispatches to the core and sets the exit code.
+
+`onnxlint [PATHS]` lints (ruff-like); `placement`, `verify`, `doctor` are subcommands. Exit codes: 0 clean,
+1 findings at or above --fail-on (or a failed check), 2 usage or input error.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
-from onnxlint import __version__, config as config_mod
+from onnxlint import __version__, config as config_mod, targets
 from onnxlint.errors import InputError, RuleError, UsageError
-from onnxlint.report import SEVERITY_RANK, FileResult, Report
+from onnxlint.formats import FORMATS
+from onnxlint.report import SEVERITY_RANK
+from onnxlint.settings import Settings
 
-DEFAULT_TARGETS = ["ort-cpu", "ort-cuda", "tensorrt"]
-SUBCOMMANDS = ("placement", "verify", "doctor")
+SUBCOMMANDS = {
+    "placement": "predict, per node, which execution provider ORT assigns",
+    "verify": "build a real ORT session and compare where nodes ran with the prediction",
+    "doctor": "check that onnxruntime-gpu, its providers and the CUDA/cuDNN libraries are usable",
+}
+OPTIMIZATION_LEVELS = ("disabled", "basic", "all")
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message):
+    def error(self, message: str) -> Any:
         raise UsageError(message)
 
 
+def _positive_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(v) or v <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text!r}")
+    return v
+
+
+def _version_arg(runtime: str):
+    def parse(text: str) -> str:
+        try:
+            targets.base.parse_version(text, runtime)
+        except targets.VersionError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        return text
+
+    return parse
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="onnxlint", description="Static linter for ONNX models deployed on ONNX Runtime (CUDA, TensorRT).")
+    epilog = "subcommands:\n" + "\n".join(f"  onnxlint {name:<10} {text}" for name, text in SUBCOMMANDS.items())
+    epilog += "\n\n(`onnxlint SUBCOMMAND --help` for each)"
+    p = _Parser(prog="onnxlint", description="Static linter for ONNX models deployed on ONNX Runtime (CUDA, TensorRT).",
+                epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("paths", nargs="*", help="files, directories (searched for *.onnx) or globs")
     p.add_argument("--select", action="append", default=None, help="only these rule codes or prefixes (comma-separated)")
     p.add_argument("--extend-select", action="append", default=[], help="add rule codes or prefixes")
     p.add_argument("--ignore", action="append", default=[], help="skip rule codes or prefixes")
-    p.add_argument("--target", action="append", default=None, choices=["ort-cpu", "ort-cuda", "ort-trt", "tensorrt"],
-                   help="deployment target (repeatable; default: ort-cpu, ort-cuda, tensorrt)")
-    p.add_argument("--ort-version", help="ONNX Runtime version whose kernel tables to use (default: installed)")
-    p.add_argument("--trt-version", help="TensorRT version whose operator matrix to use (default: newest shipped)")
+    p.add_argument("--target", action="append", default=None, choices=list(targets.names()),
+                   help=f"deployment target (repeatable; default: {', '.join(targets.DEFAULT_TARGETS)})")
+    p.add_argument("--ort-version", type=_version_arg("ORT"), help="ONNX Runtime version whose kernel tables to use (default: installed)")
+    p.add_argument("--ort-optimization", choices=OPTIMIZATION_LEVELS,
+                   help="ORT graph optimization level the session uses (default: all, ORT's default)")
+    p.add_argument("--trt-version", type=_version_arg("TensorRT"), help="TensorRT version to check against (default: newest shipped)")
     p.add_argument("--rules", action="append", default=[], type=Path, help="extra directory (or file) of YAML rules")
-    p.add_argument("--format", default="text", choices=["text", "json", "sarif", "github"])
+    p.add_argument("--format", default="text", choices=list(FORMATS["lint"]))
     p.add_argument("-o", "--output", type=Path, help="write the report (or, with --fix, the fixed model) here")
     p.add_argument("--fail-on", choices=["info", "warning", "error"], help="lowest severity that fails (default: warning)")
     p.add_argument("--config", type=Path, help="config file (pyproject.toml or .onnxlint.yaml); default: nearest one")
@@ -54,287 +92,87 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _split(values) -> list[str]:
-    out = []
-    for v in values or []:
-        out.extend(x.strip() for x in v.split(",") if x.strip())
-    return out
+def _placement_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="onnxlint placement", description=SUBCOMMANDS["placement"])
+    p.add_argument("models", nargs="+", type=Path)
+    p.add_argument("--target", default="ort-cuda", choices=[t.name for t in targets.REGISTRY.values() if t.predicate == "placement"])
+    p.add_argument("--ort-version", type=_version_arg("ORT"))
+    p.add_argument("--ort-optimization", choices=OPTIMIZATION_LEVELS, default="all")
+    p.add_argument("--format", default="text", choices=list(FORMATS["placement"]))
+    return p
 
 
-def _matches(code: str, prefixes) -> bool:
-    return any(code.startswith(p) for p in prefixes)
+def _verify_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="onnxlint verify", description=SUBCOMMANDS["verify"])
+    p.add_argument("models", nargs="+", type=Path)
+    p.add_argument("--providers", default="CUDAExecutionProvider,CPUExecutionProvider")
+    p.add_argument("--shape", action="append", help="dynamic input dims, e.g. x=1x3x224x224 (default: 1 for each)")
+    p.add_argument("--format", default="text", choices=list(FORMATS["verify"]))
+    p.add_argument("--timeout", type=_positive_float, default=300)
+    p.add_argument("--ort-version", type=_version_arg("ORT"), help="kernel tables of this ORT version for the prediction (default: installed)")
+    p.add_argument("--fix", action="store_true", help="apply safe fixes in place, verify again, show before/after")
+    return p
 
 
-class Settings:
-    """Command line merged over the config file."""
-
-    def __init__(self, args, cfg: config_mod.Config):
-        self.cfg = cfg
-        self.select = _split(args.select) if args.select else (cfg.select or [""])
-        self.extend = _split(args.extend_select) + cfg.extend_select
-        self.ignore = _split(args.ignore) + cfg.ignore
-        self.targets = args.target or cfg.targets or DEFAULT_TARGETS
-        self.ort_version = args.ort_version or cfg.ort_version
-        self.trt_version = args.trt_version or cfg.trt_version
-        self.fail_on = args.fail_on or cfg.fail_on or "warning"
-        self.rule_dirs = list(args.rules) + cfg.rules
-
-    def selected(self, code: str) -> bool:
-        return (_matches(code, self.select) or _matches(code, self.extend)) and not _matches(code, self.ignore)
+def _doctor_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="onnxlint doctor", description=SUBCOMMANDS["doctor"])
+    p.add_argument("--format", default="text", choices=list(FORMATS["doctor"]))
+    return p
 
 
-_RULESETS: dict = {}
+def _providers(text: str) -> list[str]:
+    providers = [x.strip() for x in text.split(",") if x.strip()]
+    if not providers:
+        raise UsageError("--providers names no execution provider")
+    bad = [x for x in providers if not x.endswith("ExecutionProvider")]
+    if bad:
+        raise UsageError(f"unknown execution provider {bad[0]!r} (e.g. CUDAExecutionProvider, CPUExecutionProvider)")
+    return providers
 
 
-def get_ruleset(dirs):
-    from onnxlint.ruleset import load_ruleset
-
-    key = tuple(str(d) for d in dirs)
-    if key not in _RULESETS:
-        _RULESETS[key] = load_ruleset(list(dirs))
-    return _RULESETS[key]
+# ----------------------------------------------------------------------------- commands
 
 
-def lint_file(path: Path, settings: Settings, want_placement: bool = True) -> FileResult:
-    """Lint one model. The cyclic GC is paused meanwhile: indexing allocates an object per node and value,
-    and generation scans over them cost a third of the walk on large models."""
-    import gc
-
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return _lint_file(path, settings, want_placement)
-    finally:
-        if enabled:
-            gc.enable()
+def settings_from_args(args: argparse.Namespace, cfg: config_mod.Config) -> Settings:
+    return Settings.from_config(
+        cfg, select=args.select, extend_select=args.extend_select, ignore=args.ignore, targets=args.target,
+        ort_version=args.ort_version, trt_version=args.trt_version, fail_on=args.fail_on, rule_dirs=args.rules,
+        ort_optimization=args.ort_optimization)
 
 
-def _lint_file(path: Path, settings: Settings, want_placement: bool = True) -> FileResult:
-    from onnxlint import engine, loading
-    res = FileResult(str(path))
-    try:
-        mf = loading.load(path)
-    except InputError as exc:
-        res.error = exc.message
-        return res
-    try:
-        ruleset = get_ruleset(settings.rule_dirs)
-        rules = [r for r in ruleset.rules if settings.selected(r.id)]
-        index = loading.index_model(mf)
-        targets = set(settings.targets)
-        if "ort-trt" in targets:
-            targets |= {"tensorrt", "ort-cuda"}
-        opts = engine.Options(targets=targets, ort_version=settings.ort_version, trt_version=settings.trt_version)
-        ctx = engine.LintContext(mf, index, opts, ruleset)
-        res.findings = engine.lint(ctx, rules)
-        _post_process(res, mf, settings)
-        if want_placement:
-            for target in ("ort-cuda", "ort-cpu"):
-                if target in ctx._placement:
-                    pl = ctx._placement[target]
-                    res.placement[target] = pl.summary_line()
-                    res.notes.extend(n for n in pl.notes if n not in res.notes)
-            if "ort-trt" in settings.targets:
-                from onnxlint import ort_trt
+def explain(rule: Any) -> str:
+    from onnxlint import fixers
 
-                res.placement["ort-trt"] = ort_trt.partition(ctx).summary_line()
-            if ctx._trt is not None and ctx._trt.note:
-                res.notes.append(ctx._trt.note)
-    except RecursionError:
-        res.error = "graph nesting too deep to analyse"
-    except (RuleError, UsageError):
-        raise
-    except Exception as exc:  # a defect in onnxlint must not hide the other files' findings
-        res.error = f"internal error while linting ({type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''})"
-    return res
-
-
-def _post_process(res: FileResult, mf, settings: Settings) -> None:
-    """Severity overrides and suppressions (per-file-ignores, model metadata, node doc_string)."""
-    import re
-
-    meta = {p.key: p.value for p in mf.model.metadata_props}
-    model_ignores = [c.strip() for c in meta.get("onnxlint:ignore", "").split(",") if c.strip()]
-    file_ignores = settings.cfg.ignored_for(res.filename)
-    for f in res.findings:
-        if f.code in settings.cfg.severity:
-            f.severity = settings.cfg.severity[f.code]
-        if _matches(f.code, file_ignores):
-            f.suppressed = "per-file-ignores"
-        elif _matches(f.code, model_ignores):
-            f.suppressed = "metadata"
-        elif f.doc_string and "onnxlint:" in f.doc_string:
-            for m in re.finditer(r"onnxlint:\s*ignore\[([^\]]*)\]", f.doc_string):
-                if _matches(f.code, [c.strip() for c in m.group(1).split(",") if c.strip()]):
-                    f.suppressed = "doc_string"
-
-
-def _progress(enabled: bool, i: int, n: int, name: str) -> None:
-    if enabled:
-        bar = "#" * int(30 * i / n)
-        sys.stderr.write(f"\r[{bar:<30}] {i}/{n} {name[-40:]:<40}")
-        if i == n:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
-
-
-def run_lint(args, paths: list[Path]) -> Report:
-    from onnxlint import loading
-
-    files = loading.expand_paths([str(p) for p in paths])
-    cfg_cache: dict = {}
-
-    def settings_for(p: Path) -> Settings:
-        cfg = config_mod.load_file(args.config) if args.config else config_mod.find_for(p.parent)
-        key = id(cfg)
-        if key not in cfg_cache:
-            cfg_cache[key] = Settings(args, cfg)
-        return cfg_cache[key]
-
-    show = (not args.no_progress and sys.stderr.isatty() and args.format == "text"
-            and (len(files) >= 5 or sum(_size(f) for f in files) > 200e6))
-    report = Report()
-    jobs = args.jobs or (os.cpu_count() or 1)
-    if jobs > 1 and len(files) >= 16 and not args.fix:
-        from concurrent.futures import ProcessPoolExecutor
-
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            futures = [pool.submit(lint_file, f, settings_for(f)) for f in files]
-            for i, fut in enumerate(futures, 1):
-                report.files.append(fut.result())
-                _progress(show, i, len(files), str(files[i - 1]))
-    else:
-        for i, f in enumerate(files, 1):
-            s = settings_for(f)
-            res = lint_file(f, s)
-            if args.fix and not res.error:
-                _fix_file(args, f, s, res)
-            report.files.append(res)
-            _progress(show, i, len(files), str(f))
-    if args.verify:
-        _verify_results(args, report, settings_for)
-    first = settings_for(files[0]) if files else Settings(args, config_mod.Config())
-    report.rules = [r for r in get_ruleset(first.rule_dirs).rules if first.selected(r.id)]
-    report.fail_on = first.fail_on
-    return report
-
-
-def _verify_results(args, report: Report, settings_for) -> None:
-    """One real session per linted model (in a child process each), sequentially: sessions are heavy."""
-    from onnxlint import verify
-
-    providers = [x.strip() for x in args.providers.split(",") if x.strip()]
-    shapes = verify._parse_shapes(args.shape)
-    for res in report.files:
-        if res.error:
-            continue
-        path = Path(res.filename)
-        s = settings_for(path)
-        entry = verify.verify_file(path, providers, shapes, ort_version=s.ort_version)
-        verify.attach(res, entry, get_ruleset(s.rule_dirs), s.selected)
-        res.notes.append(verify.summary_line(entry))
-        res.notes.extend(verify.entry_notes(entry))
-
-
-def _size(p: Path) -> int:
-    try:
-        return p.stat().st_size
-    except OSError:
-        return 0
-
-
-def _fix_file(args, path: Path, settings: Settings, res: FileResult) -> None:
-    from onnxlint import fixes, loading
-
-    wanted = []
-    for f in res.findings:
-        if f.fix and not f.suppressed and f.fix not in wanted:
-            wanted.append(f.fix)
-    if not wanted:
-        return
-    mf = loading.load(path)
-    model = mf.model
-    dest = Path(args.output) if args.output else path
-    if mf.missing_external:
-        res.notes.append("fix not written: external data is missing or short (see OLX003)")
-        return
-    try:
-        fixed, applied, skipped = fixes.apply(model, wanted, unsafe=args.unsafe_fixes)
-        if not applied:
-            tried = [n for n in wanted if n not in skipped]
-            if tried:
-                res.notes.append(f"nothing rewritten: {', '.join(tried)} found no node it can change safely")
-            if skipped:
-                res.notes.append(f"{len(skipped)} fix(es) need --unsafe-fixes: {', '.join(skipped)}")
-            return
-        caveat = fixes.verify(model, fixed, safe=all(fixes.REGISTRY[n].safe for n in applied), applied=applied,
-                              base_dir=path.parent)
-        if caveat:
-            res.notes.append(f"numeric check: {caveat}")
-    except fixes.FixError as exc:
-        res.notes.append(f"fix not written: {exc}")
-        return
-    except Exception as exc:
-        res.notes.append(f"fix not written: {type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}")
-        return
-    if args.diff:
-        from onnxlint import diff
-
-        res.notes.append("would change: " + diff.describe(model, fixed))
-        return
-    try:
-        fixes.write_fixed(fixed, dest, path.parent)
-    except OSError as exc:
-        res.notes.append(f"fix not written to {dest}: {exc.strerror or exc}")
-        return
-    after = lint_file(dest, settings, want_placement=False)
-    remaining = {(f.code, f.node) for f in after.findings}
-    n_fixed = 0
-    for f in res.findings:  # a finding the re-lint no longer reports is fixed, whichever fixer removed it
-        if (f.code, f.node) not in remaining and not f.suppressed:
-            f.fixed = True
-            n_fixed += 1
-    left = [f for f in after.findings if not f.suppressed]
-    need_unsafe = sum(1 for f in left if f.fix in skipped)
-    res.notes.append(f"{n_fixed} fixed, {len(left)} remaining ({need_unsafe} need --unsafe-fixes); wrote {dest}")
-
-
-def explain(rule) -> str:
-    from onnxlint import fixes
-
-    fx = fixes.REGISTRY.get(rule.fix) if rule.fix else None
+    fx = fixers.REGISTRY.get(rule.fix) if rule.fix else None
     fix_line = f"Fix: {fx.name} ({'safe' if fx.safe else 'unsafe: needs --unsafe-fixes'}): {fx.summary}" if fx else "Fix: no automatic fix"
     refs = "\n".join(f"  - {r}" for r in rule.references)
     return (f"{rule.id} ({rule.name}) [{rule.severity}] targets: {', '.join(rule.targets)}\n\n{rule.summary}\n\n"
             f"{rule.explanation}\n\n{fix_line}\n" + (f"\nReferences:\n{refs}\n" if refs else "") + f"\nDefined in {rule.origin}\n")
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    try:
-        if argv and argv[0] in SUBCOMMANDS:
-            from onnxlint import subcommands
+def _progress(enabled: bool):
+    def show(i: int, n: int, name: str) -> None:
+        if enabled:
+            bar = "#" * int(30 * i / n)
+            sys.stderr.write(f"\r[{bar:<30}] {i}/{n} {name[-40:]:<40}")
+            if i == n:
+                sys.stderr.write("\n")
+            sys.stderr.flush()
 
-            return getattr(subcommands, argv[0])(argv[1:])
-        return _main(argv)
-    except (InputError, RuleError, UsageError) as exc:
-        print(f"onnxlint: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("onnxlint: interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        return 0
+    return show
 
 
-def _main(argv) -> int:
+def _lint(argv: list[str]) -> int:
+    from onnxlint import fixing, linter, loading
+    from onnxlint.ruleset import get_ruleset
+
     args = build_parser().parse_args(argv)
     if args.diff:
         args.fix = True
     cfg = config_mod.load_file(args.config) if args.config else config_mod.find_for(Path.cwd())
-    settings = Settings(args, cfg)
+    settings = settings_from_args(args, cfg)
+    ruleset = get_ruleset(settings.rule_dirs)  # a malformed rule file is a usage error before any model is read
     if args.list_rules or args.explain:
-        ruleset = get_ruleset(settings.rule_dirs)
         if args.explain:
             rule = ruleset.by_id().get(args.explain.upper())
             if rule is None:
@@ -351,8 +189,39 @@ def _main(argv) -> int:
         return 0
     if not args.paths:
         raise UsageError("no paths given (try: onnxlint model.onnx, onnxlint models/, onnxlint --help)")
-    get_ruleset(settings.rule_dirs)  # a malformed rule file is a usage error before any model is read
-    report = run_lint(args, [Path(p) for p in args.paths])
+    linter.check_selection(settings, ruleset)
+    cache: dict[int, Settings] = {}
+
+    def settings_of(p: Path) -> Settings:
+        c = config_mod.load_file(args.config) if args.config else config_mod.find_for(p.parent)
+        if id(c) not in cache:
+            cache[id(c)] = settings_from_args(args, c)
+        return cache[id(c)]
+
+    files = loading.expand_paths([str(p) for p in args.paths])
+    show = not args.no_progress and sys.stderr.isatty() and args.format == "text" and linter.show_progress(files)
+    if args.fix:
+        from onnxlint.report import Report
+
+        report = Report()
+        fix_options = fixing.FixOptions(unsafe=args.unsafe_fixes, diff=args.diff, output=args.output)
+        for i, f in enumerate(files, 1):
+            s = settings_of(f)
+            res = linter.lint_file(f, s)
+            if not res.error:
+                fixing.fix_file(f, s, res, fix_options)
+            report.files.append(res)
+            _progress(show)(i, len(files), str(f))
+    else:
+        report = linter.lint_paths(files, settings_of, jobs=args.jobs, progress=_progress(show))
+    if args.verify:
+        from onnxlint.verify.command import parse_shapes, verify_report
+
+        shapes = {name: list(dims) for name, dims in parse_shapes(args.shape)}
+        verify_report(report, _providers(args.providers), shapes, settings_of)
+    first = settings_of(files[0]) if files else settings
+    report.rules = [r for r in get_ruleset(first.rule_dirs).rules if first.selected(r.id)]
+    report.fail_on = first.fail_on
     from onnxlint import formats
 
     colour = args.format == "text" and args.output is None and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
@@ -365,5 +234,64 @@ def _main(argv) -> int:
         print(f"onnxlint: error: {res.filename}: {res.error}", file=sys.stderr)
     if report.errors:
         return 2
-    threshold = SEVERITY_RANK[report.fail_on]
-    return 1 if report.worst() >= threshold else 0
+    return 1 if report.worst() >= SEVERITY_RANK[report.fail_on] else 0
+
+
+def _placement(argv: list[str]) -> int:
+    from onnxlint import api, loading
+    from onnxlint.formats import placement_output
+
+    args = _placement_parser().parse_args(argv)
+    results, errors = [], 0
+    for path in loading.expand_paths([str(m) for m in args.models]):
+        try:
+            pl = api.predict(path, args.target, args.ort_version, ort_optimization=args.ort_optimization)
+        except InputError as exc:
+            print(f"onnxlint: error: {exc}", file=sys.stderr)
+            errors += 1
+            continue
+        results.append(placement_output.as_json(str(path), args.target, pl))
+    sys.stdout.write(placement_output.render(args.format, results))
+    return 2 if errors else 0
+
+
+def _verify(argv: list[str]) -> int:
+    from onnxlint.formats import verify_output
+    from onnxlint.verify.command import VerifyOptions, lint_report, parse_shapes, verify_paths
+
+    args = _verify_parser().parse_args(argv)
+    options = VerifyOptions(providers=tuple(_providers(args.providers)), shapes=parse_shapes(args.shape),
+                            timeout=args.timeout, ort_version=args.ort_version, fix=args.fix)
+    results = verify_paths([str(m) for m in args.models], options)
+    sarif = lint_report(results, args.ort_version) if args.format == "sarif" else None
+    sys.stdout.write(verify_output.render(args.format, results, sarif))
+    return 1 if any(r.failed for r in results) else 0
+
+
+def _doctor(argv: list[str]) -> int:
+    from onnxlint import doctor
+    from onnxlint.formats import doctor_output
+
+    args = _doctor_parser().parse_args(argv)
+    checks = doctor.checks()
+    sys.stdout.write(doctor_output.render(args.format, checks))
+    return 0 if all(c.ok for c in checks) else 1
+
+
+_COMMANDS = {"placement": _placement, "verify": _verify, "doctor": _doctor}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if argv and argv[0] in _COMMANDS:
+            return _COMMANDS[argv[0]](argv[1:])
+        return _lint(argv)
+    except (InputError, RuleError, UsageError, targets.VersionError) as exc:
+        print(f"onnxlint: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("onnxlint: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0

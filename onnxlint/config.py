@@ -1,17 +1,26 @@
-"""Configuration: `[tool.onnxlint]` in the nearest pyproject.toml or a `.onnxlint.yaml`, searched upward."""
+"""Configuration: `[tool.onnxlint]` in the nearest pyproject.toml or a `.onnxlint.yaml`, searched upward.
+
+The search starts at the model's folder and stops at the repository root (the nearest folder holding
+`.git`); it goes above it only when asked (find_for(..., above_repo=True)). Outside a repository it goes up
+to the filesystem root, but a config file there that is owned by another user (not the current user, not
+root) is an error, never applied in silence. A config file that cannot be read or parsed (bad TOML or YAML,
+not UTF-8, `tool = "x"`, a setting of the wrong type) is a RuleError naming the file (exit 2), never "no
+config". Config.path is the file in force (absolute), None when none applies.
+"""
 
 from __future__ import annotations
 
 import fnmatch
+import os
 import tomllib
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
-
+from onnxlint import yaml_safe
 from onnxlint.errors import RuleError
-from onnxlint.ruleset import KNOWN_TARGETS, SEVERITIES
+from onnxlint.report import SEVERITIES
+from onnxlint.targets import names as target_names
 
 KEYS = {"select", "ignore", "extend-select", "targets", "severity", "per-file-ignores", "rules", "fail-on",
         "ort-version", "trt-version"}
@@ -31,6 +40,13 @@ class Config:
     ort_version: str | None = None
     trt_version: str | None = None
 
+    def describe(self) -> str:
+        """One line naming the configuration in force, for the text summary and logs."""
+        if self.path is None:
+            return "config: none (defaults)"
+        where = " [tool.onnxlint]" if self.path.name == "pyproject.toml" else ""
+        return f"config: {self.path}{where}"
+
     def ignored_for(self, filename: str) -> list[str]:
         out = []
         base = self.path.parent if self.path else Path.cwd()
@@ -44,21 +60,39 @@ class Config:
         return out
 
 
+def _show(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def _codes(value, where: str) -> list[str]:
     if isinstance(value, str):
         value = [v.strip() for v in value.split(",") if v.strip()]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise RuleError(f"{where}: expected a list of rule codes or prefixes")
+        raise RuleError(f"{where}: expected a list of rule codes or prefixes, got {_show(value)}")
     return value
 
 
+def _version(data: dict, key: str, path: Path) -> str | None:
+    if key not in data:
+        return None
+    value = data[key]
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)) or not str(value).strip():
+        raise RuleError(f"{path}: {key} must be a version such as \"1.17\", got {_show(value)}")
+    return str(value).strip()
+
+
 def parse(data: dict, path: Path) -> Config:
+    path = Path(path)
     if not isinstance(data, dict):
-        raise RuleError(f"{path}: [tool.onnxlint] must be a table of settings")
+        what = "[tool.onnxlint] must be a table of settings" if path.suffix == ".toml" else \
+            "the config must be a mapping of settings"
+        raise RuleError(f"{path}: {what}, got {_show(data)}")
     for k in data:
         if k not in KEYS:
-            raise RuleError(f"{path}: unknown onnxlint setting '{k}' (known: {', '.join(sorted(KEYS))})")
-    cfg = Config(path=path)
+            name = f"'{k}'" if isinstance(k, str) and len(k) <= 60 else _show(k)
+            raise RuleError(f"{path}: unknown onnxlint setting {name} (known: {', '.join(sorted(KEYS))})")
+    cfg = Config(path=Path(os.path.abspath(path)))
     if "select" in data:
         cfg.select = _codes(data["select"], f"{path}: select")
     cfg.extend_select = _codes(data.get("extend-select", []), f"{path}: extend-select")
@@ -66,67 +100,123 @@ def parse(data: dict, path: Path) -> Config:
     if "targets" in data:
         cfg.targets = _codes(data["targets"], f"{path}: targets")
         for t in cfg.targets:
-            if t not in KNOWN_TARGETS:
-                raise RuleError(f"{path}: unknown target '{t}'")
+            if t not in target_names():
+                raise RuleError(f"{path}: unknown target {_show(t)}")
     sev = data.get("severity", {})
     if not isinstance(sev, dict):
-        raise RuleError(f"{path}: severity must map rule codes to info, warning or error")
+        raise RuleError(f"{path}: severity must map rule codes to info, warning or error, got {_show(sev)}")
     for code, level in sev.items():
-        if level not in SEVERITIES:
-            raise RuleError(f"{path}: severity for {code} must be info, warning or error, got {level!r}")
+        if not isinstance(code, str):
+            raise RuleError(f"{path}: severity keys must be rule codes, got {_show(code)}")
+        if not isinstance(level, str) or level not in SEVERITIES:
+            raise RuleError(f"{path}: severity for {code} must be info, warning or error, got {_show(level)}")
     cfg.severity = dict(sev)
     pfi = data.get("per-file-ignores", {})
     if not isinstance(pfi, dict):
-        raise RuleError(f"{path}: per-file-ignores must map glob patterns to rule codes")
+        raise RuleError(f"{path}: per-file-ignores must map glob patterns to rule codes, got {_show(pfi)}")
+    for k in pfi:
+        if not isinstance(k, str):
+            raise RuleError(f"{path}: per-file-ignores keys must be glob patterns, got {_show(k)}")
     cfg.per_file_ignores = {k: _codes(v, f"{path}: per-file-ignores.{k}") for k, v in pfi.items()}
     rules = data.get("rules", [])
     if isinstance(rules, str):
         rules = [rules]
+    if not isinstance(rules, list) or not all(isinstance(r, str) and r.strip() and "\0" not in r for r in rules):
+        raise RuleError(f"{path}: rules must be a folder or file path, or a list of them, got {_show(data.get('rules'))}")
     cfg.rules = [(path.parent / r) for r in rules]
     if "fail-on" in data:
-        if data["fail-on"] not in SEVERITIES:
-            raise RuleError(f"{path}: fail-on must be info, warning or error")
+        if not isinstance(data["fail-on"], str) or data["fail-on"] not in SEVERITIES:
+            raise RuleError(f"{path}: fail-on must be info, warning or error, got {_show(data['fail-on'])}")
         cfg.fail_on = data["fail-on"]
-    cfg.ort_version = str(data["ort-version"]) if "ort-version" in data else None
-    cfg.trt_version = str(data["trt-version"]) if "trt-version" in data else None
+    cfg.ort_version = _version(data, "ort-version", path)
+    cfg.trt_version = _version(data, "trt-version", path)
     return cfg
 
 
-def load_file(path: Path) -> Config:
-    path = Path(path)
+def _toml_section(path: Path, text: str | None = None) -> dict | None:
+    """The [tool.onnxlint] table of a pyproject.toml, None when it has none; RuleError naming the file when
+    it cannot be read or parsed, or when `tool` or `tool.onnxlint` is not a table."""
+    if text is None:
+        text = yaml_safe.read_text(path, "config")
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise RuleError(f"{path}: cannot read config: {exc.strerror or exc}") from None
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise RuleError(f"{path}: TOML syntax error: {exc}") from None
+    tool = data.get("tool")
+    if tool is None:
+        return None
+    if not isinstance(tool, dict):
+        raise RuleError(f"{path}: 'tool' must be a table ([tool]), got {_show(tool)}")
+    if "onnxlint" not in tool:
+        return None
+    section = tool["onnxlint"]
+    if not isinstance(section, dict):
+        raise RuleError(f"{path}: [tool.onnxlint] must be a table of settings, got {_show(section)}")
+    return section
+
+
+def load_file(path: Path) -> Config:
+    """A config file named by the user (or found by find_for): `.toml` is a pyproject.toml whose
+    [tool.onnxlint] table is read (none: defaults, path still recorded); anything else is YAML."""
+    path = Path(path)
+    text = yaml_safe.read_text(path, "config")
     if path.suffix == ".toml":
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise RuleError(f"{path}: TOML syntax error: {exc}") from None
-        data = data.get("tool", {}).get("onnxlint", {})
+        data = _toml_section(path, text) or {}
     else:
-        try:
-            data = yaml.safe_load(text) or {}
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            raise RuleError(f"{path}:{mark.line + 1 if mark else 0}: YAML syntax error in config") from None
+        data = yaml_safe.load(text, str(path))
+        if data is None:
+            data = {}
     return parse(data, path)
 
 
-@lru_cache(maxsize=256)
-def find_for(directory: Path) -> Config:
-    """Nearest config at or above directory; an empty Config when there is none."""
-    d = directory.resolve()
+def repo_root(directory: Path) -> Path | None:
+    """The nearest folder at or above directory that holds `.git` (a folder, or a file for worktrees)."""
+    d = Path(os.path.realpath(directory))
     for cand in [d, *d.parents]:
+        if os.path.lexists(cand / ".git"):
+            return cand
+    return None
+
+
+def _check_owner(path: Path) -> None:
+    """Outside a repository, a config file must belong to the current user or to root."""
+    if not hasattr(os, "geteuid"):
+        return
+    try:
+        owner = os.stat(path).st_uid
+    except OSError:
+        return
+    if owner not in (os.geteuid(), 0):
+        raise RuleError(f"{path}: config file owned by another user (uid {owner}), outside any repository; "
+                        "not applied: pass it with --config to use it, or remove it")
+
+
+def find_for(directory: Path, above_repo: bool = False) -> Config:
+    """Nearest config at or above directory, up to the repository root unless above_repo; an empty
+    Config (path None) when there is none. See the module docstring for the rules."""
+    return _find_for(Path(os.path.realpath(directory)), bool(above_repo))
+
+
+@lru_cache(maxsize=256)
+def _find_for(d: Path, above_repo: bool) -> Config:
+    root = repo_root(d)
+    for cand in [d, *d.parents]:
+        trusted = root is not None and (cand == root or root in cand.parents)
         y = cand / ".onnxlint.yaml"
         if y.is_file():
+            if not trusted:
+                _check_owner(y)
             return load_file(y)
         t = cand / "pyproject.toml"
         if t.is_file():
-            try:
-                data = tomllib.loads(t.read_text(encoding="utf-8"))
-            except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError):
-                continue
-            if "onnxlint" in data.get("tool", {}):
-                return parse(data["tool"]["onnxlint"], t)
+            section = _toml_section(t)
+            if section is not None:
+                if not trusted:
+                    _check_owner(t)
+                return parse(section, t)
+        if cand == root and not above_repo:
+            break
     return Config()
+
+
+find_for.cache_clear = _find_for.cache_clear  # type: ignore[attr-defined]

@@ -6,6 +6,7 @@ import hashlib
 from dataclasses import dataclass, field
 
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
+SEVERITIES = tuple(SEVERITY_RANK)
 
 
 @dataclass
@@ -43,17 +44,29 @@ class Finding:
 
 
 @dataclass
-class FileResult:
+class FileReport:
+    """One model's findings, or the one-line error that kept it from being linted."""
+
     filename: str
     findings: list[Finding] = field(default_factory=list)
     error: str | None = None  # one line; the file could not be linted
     notes: list[str] = field(default_factory=list)
     placement: dict = field(default_factory=dict)  # target -> summary line
 
+    def __str__(self) -> str:
+        if self.error:
+            return f"{self.filename}: error: {self.error}"
+        lines = [f"{self.filename}:{f.node}: {f.code} [{f.severity}] {f.message}" if f.node else
+                 f"{self.filename}: {f.code} [{f.severity}] {f.message}" for f in self.findings if not f.suppressed]
+        return "\n".join(lines) if lines else f"{self.filename}: no findings"
+
+
+FileResult = FileReport  # the name before 0.2
+
 
 @dataclass
 class Report:
-    files: list[FileResult] = field(default_factory=list)
+    files: list[FileReport] = field(default_factory=list)
     rules: list = field(default_factory=list)  # Rule objects that ran
     fail_on: str = "warning"
 
@@ -66,7 +79,7 @@ class Report:
         return [f for f in self.findings if not f.suppressed and not f.fixed]
 
     @property
-    def errors(self) -> list[FileResult]:
+    def errors(self) -> list[FileReport]:
         return [r for r in self.files if r.error]
 
     def worst(self) -> int:

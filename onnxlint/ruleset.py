@@ -1,39 +1,22 @@
-"""Rule schema: YAML rule files, validated on load with file:line errors. Rule text is data, never code."""
+"""Rule files: YAML, validated on load against the rule schema (`rule_schema`) with `file:line` errors.
+
+Rule text is data, never code: predicates come from the predicate registry, message placeholders are
+checked field by field, fixers and targets must exist.
+"""
 
 from __future__ import annotations
 
-import difflib
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, NoReturn
 
 import yaml
 
-from onnxlint import resources
+from onnxlint import messages, resources, rule_schema
 from onnxlint.errors import RuleError
 
-SEVERITIES = ("info", "warning", "error")
-SCOPES = ("node", "model", "graph_input", "verification")  # verification: reported by the verify pass
-KNOWN_TARGETS = ("any", "ort-cpu", "ort-cuda", "ort-trt", "tensorrt")
-ID_RE = re.compile(r"^[A-Z]{2,6}[0-9]{3,4}$")
-NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
-PLACEHOLDER = re.compile(r"\{([A-Za-z_][\w.\[\]-]*)\}")
-
-RULE_KEYS = {"id", "name", "severity", "targets", "summary", "explanation", "fix", "scope", "match", "message",
-             "hint", "references", "tags", "fallback"}
-REQUIRED = ("id", "name", "severity", "targets", "summary", "explanation", "match", "message")
-CMP_KEYS = {"eq", "ne", "in", "not_in", "exists", "lt", "le", "gt", "ge"}
-LOGIC = {"any", "all", "not"}
-NODE_KEYS = {"op", "domain", "opset", "attrs", "inputs", "outputs", "inputs_same_dtype", "num_inputs", "num_outputs",
-             "placement", "tensorrt", "local_function", "in_subgraph", "standard_domain"} | LOGIC
-VALUE_KEYS = {"dtype", "constant", "rank", "static", "exists", "value", "graph_input", "shape_from_shape_op"}
-MODEL_KEYS = {"checker", "shape_inference", "external_data", "size_bytes", "protobuf_bytes", "uses_external_data",
-              "ir_version", "opset", "inputs_all_static", "metadata", "producer_name", "num_nodes"} | LOGIC
-GRAPH_INPUT_KEYS = {"dtype", "static", "rank", "name", "dynamic_batch"} | LOGIC
-PLACEMENT_KEYS = {"target", "status", "reason"}
-TENSORRT_KEYS = {"status", "reason", "version"}
-TEMPLATE_ROOTS = {"verify", "node", "name", "op_type", "domain", "opset", "attr", "input", "output", "placement", "trt",
-                  "model", "file", "value", "rule"}
+SEVERITIES = rule_schema.SEVERITIES
+SCOPES = rule_schema.RULE_SCOPES
 
 
 class _LineLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml parses when present
@@ -55,6 +38,8 @@ def _construct_mapping(loader, node, deep=False):
     out.key_lines = {}
     for key_node, value_node in node.value:
         key = loader.construct_object(key_node, deep=True)
+        if not isinstance(key, (str, int, float, bool)) and key is not None:
+            raise RuleError(f"{loader.name}:{key_node.start_mark.line + 1}: a key must be a name, got {type(key).__name__}")
         if key in out:
             raise RuleError(f"{loader.name}:{key_node.start_mark.line + 1}: duplicate key {key!r}")
         out[key] = loader.construct_object(value_node, deep=True)
@@ -65,11 +50,13 @@ def _construct_mapping(loader, node, deep=False):
 _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
-def load_yaml(path: Path):
+def load_yaml(path: Path) -> Any:
     try:
         text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RuleError(f"{path}: cannot read: {exc}") from None
+    except UnicodeDecodeError:
+        raise RuleError(f"{path}: cannot read: not UTF-8 text") from None
+    except OSError as exc:
+        raise RuleError(f"{path}: cannot read: {exc.strerror or exc}") from None
     loader = _LineLoader(text)
     loader.name = str(path)
     try:
@@ -94,7 +81,7 @@ class Rule:
     targets: tuple[str, ...]
     summary: str
     explanation: str
-    match: dict
+    match: dict[str, Any]
     message: str
     scope: str = "node"
     fix: str | None = None
@@ -105,13 +92,7 @@ class Rule:
     source: str = ""
     line: int = 0
     ops: tuple[str, ...] | None = None  # op types for dispatch; None = every node
-
-    @property
-    def placement_target(self) -> str | None:
-        """The target of the rule's first `placement` predicate: whose placement {placement.*} renders."""
-        if "_placement_target" not in self.__dict__:
-            self.__dict__["_placement_target"] = _first_placement_target(self.match)
-        return self.__dict__["_placement_target"]
+    placement_target: str | None = None  # whose placement {placement.*} renders: the first placement predicate's
 
     @property
     def origin(self) -> str:
@@ -127,19 +108,16 @@ class Rule:
         return "no automatic fix" if not self.fix else f"fixable with --fix ({self.fix})"
 
 
-def _first_placement_target(m) -> str | None:
-    if isinstance(m, dict):
-        if isinstance(m.get("placement"), dict):
-            return m["placement"].get("target")
-        values = m.values()
-    elif isinstance(m, list):
-        values = m
-    else:
-        return None
-    for v in values:
-        found = _first_placement_target(v)
-        if found:
-            return found
+def _first_placement_target(m: Any) -> str | None:
+    stack = [m]
+    while stack:
+        cur = stack.pop(0)
+        if isinstance(cur, dict):
+            if isinstance(cur.get("placement"), dict):
+                return str(cur["placement"].get("target"))
+            stack.extend(cur.values())
+        elif isinstance(cur, list):
+            stack.extend(cur)
     return None
 
 
@@ -150,184 +128,67 @@ class RuleSet:
     def by_id(self) -> dict[str, Rule]:
         return {r.id: r for r in self.rules}
 
-
-def _suggest(word: str, options) -> str:
-    close = difflib.get_close_matches(word, sorted(options), n=1)
-    return f" (did you mean '{close[0]}'?)" if close else ""
-
-
-class _Validator:
-    def __init__(self, path: Path, rule_id: str):
-        self.path = path
-        self.rule_id = rule_id
-
-    def fail(self, line: int, msg: str):
-        raise RuleError(f"{self.path}:{line}: {msg} in rule {self.rule_id}")
-
-    def keys(self, d, allowed, line, what):
-        if not isinstance(d, dict):
-            self.fail(line, f"{what} must be a mapping, got {type(d).__name__}")
-        for k in d:
-            if k not in allowed:
-                self.fail(_line(d, k, line), f"unknown {what} '{k}'{_suggest(str(k), allowed)}")
-
-    def cmp(self, v, line, what):
-        if isinstance(v, dict):
-            self.keys(v, CMP_KEYS, line, f"comparison in {what}")
-            for k in ("lt", "le", "gt", "ge"):
-                if k in v and not isinstance(v[k], (int, float)):
-                    self.fail(_line(v, k, line), f"'{k}' in {what} needs a number")
-            for k in ("in", "not_in"):
-                if k in v and not isinstance(v[k], list):
-                    self.fail(_line(v, k, line), f"'{k}' in {what} needs a list")
-            if "exists" in v and not isinstance(v["exists"], bool):
-                self.fail(_line(v, "exists", line), f"'exists' in {what} needs true or false")
-
-    def logic(self, m, key, line, fn):
-        v = m[key]
-        ln = _line(m, key, line)
-        if key == "not":
-            fn(v, ln)
-        else:
-            if not isinstance(v, list) or not v:
-                self.fail(ln, f"'{key}' needs a non-empty list of matches")
-            for item in v:
-                fn(item, getattr(item, "line", ln))
-
-    def node(self, m, line):
-        self.keys(m, NODE_KEYS, line, "predicate")
-        for k, v in m.items():
-            ln = _line(m, k, line)
-            if k in LOGIC:
-                self.logic(m, k, line, self.node)
-            elif k == "op":
-                if isinstance(v, dict):
-                    self.cmp(v, ln, "op")
-                elif not (isinstance(v, str) or (isinstance(v, list) and all(isinstance(x, str) for x in v))):
-                    self.fail(ln, "'op' needs an op type, a list of them or a comparison")
-            elif k in ("opset", "num_inputs", "num_outputs", "domain"):
-                self.cmp(v, ln, k)
-            elif k == "attrs":
-                if not isinstance(v, dict):
-                    self.fail(ln, "'attrs' must map attribute names to comparisons")
-                for an, av in v.items():
-                    self.cmp(av, _line(v, an, ln), f"attrs.{an}")
-            elif k in ("inputs", "outputs"):
-                if not isinstance(v, dict):
-                    self.fail(ln, f"'{k}' must map indices to value predicates")
-                for idx, spec in v.items():
-                    if not (isinstance(idx, int) or idx in ("any", "all")):
-                        self.fail(_line(v, idx, ln), f"'{k}' keys are input indices, 'any' or 'all', got {idx!r}")
-                    self.keys(spec, VALUE_KEYS, _line(v, idx, ln), f"{k} predicate")
-                    for sk, sv in spec.items():
-                        self.cmp(sv, _line(spec, sk, ln), f"{k}.{sk}")
-            elif k == "placement":
-                self.keys(v, PLACEMENT_KEYS, ln, "placement predicate")
-                if v.get("target") not in ("ort-cuda", "ort-cpu"):
-                    self.fail(ln, "placement needs target: ort-cuda or ort-cpu")
-            elif k == "tensorrt":
-                self.keys(v, TENSORRT_KEYS, ln, "tensorrt predicate")
-            elif k in ("inputs_same_dtype", "local_function", "in_subgraph", "standard_domain"):
-                if not isinstance(v, bool):
-                    self.fail(ln, f"'{k}' needs true or false")
-
-    def model(self, m, line):
-        self.keys(m, MODEL_KEYS, line, "model predicate")
-        for k, v in m.items():
-            ln = _line(m, k, line)
-            if k in LOGIC:
-                self.logic(m, k, line, self.model)
-            elif k == "opset":
-                if not isinstance(v, dict):
-                    self.fail(ln, "'opset' must map domains to comparisons")
-                for d, c in v.items():
-                    self.cmp(c, _line(v, d, ln), f"opset.{d}")
-            elif k == "metadata":
-                if not isinstance(v, dict):
-                    self.fail(ln, "'metadata' must map keys to comparisons")
-            else:
-                self.cmp(v, ln, k)
-
-    def graph_input(self, m, line):
-        self.keys(m, GRAPH_INPUT_KEYS, line, "graph input predicate")
-        for k, v in m.items():
-            if k in LOGIC:
-                self.logic(m, k, line, self.graph_input)
-            else:
-                self.cmp(v, _line(m, k, line), k)
+    def knows(self, code: str) -> bool:
+        """Whether a code or prefix names at least one rule (for --select/--ignore checking)."""
+        return any(r.id.startswith(code) for r in self.rules)
 
 
-def _line(d, key, default):
-    return d.line_of(key) if isinstance(d, LineDict) else default
-
-
-def parse_rules(data, path: Path) -> list[Rule]:
+def parse_rules(data: Any, path: Path) -> list[Rule]:
     if data is None:
         return []
     if isinstance(data, dict) and "rules" in data:
         data = data["rules"]
     if not isinstance(data, list):
         raise RuleError(f"{path}:1: a rule file holds a list of rules (or a mapping with key 'rules')")
-    out = []
-    for raw in data:
-        line = getattr(raw, "line", 1)
-        if not isinstance(raw, dict):
-            raise RuleError(f"{path}:{line}: each rule must be a mapping, got {type(raw).__name__}")
-        rid = str(raw.get("id", "?"))
-        v = _Validator(path, rid)
-        for k in raw:
-            if k not in RULE_KEYS:
-                v.fail(_line(raw, k, line), f"unknown key '{k}'{_suggest(str(k), RULE_KEYS)}")
-        for k in REQUIRED:
-            if k not in raw:
-                v.fail(line, f"missing required key '{k}'")
-        if not isinstance(raw["id"], str) or not ID_RE.match(raw["id"]):
-            v.fail(_line(raw, "id", line), f"id {raw['id']!r} must look like OLX001 (capitals then digits)")
-        if not isinstance(raw["name"], str) or not NAME_RE.match(raw["name"]):
-            v.fail(_line(raw, "name", line), f"name {raw['name']!r} must be a kebab-case slug")
-        if raw["severity"] not in SEVERITIES:
-            v.fail(_line(raw, "severity", line), f"severity must be one of {', '.join(SEVERITIES)}")
-        targets = raw["targets"]
-        if isinstance(targets, str):
-            targets = [targets]
-        if not isinstance(targets, list) or not targets or not all(isinstance(t, str) for t in targets):
-            v.fail(_line(raw, "targets", line), "targets must be a list of target names")
-        for t in targets:
-            if t not in KNOWN_TARGETS:
-                v.fail(_line(raw, "targets", line), f"unknown target '{t}'{_suggest(t, KNOWN_TARGETS)}")
-        scope = raw.get("scope", "node")
-        if scope not in SCOPES:
-            v.fail(_line(raw, "scope", line), f"scope must be one of {', '.join(SCOPES)}")
-        for k in ("summary", "explanation", "message"):
-            if not isinstance(raw[k], str) or not raw[k].strip():
-                v.fail(_line(raw, k, line), f"'{k}' must be non-empty text")
-        for ph in PLACEHOLDER.findall(raw["message"]):
-            root = re.split(r"[.\[]", ph, maxsplit=1)[0]
-            if root not in TEMPLATE_ROOTS:
-                v.fail(_line(raw, "message", line), f"unknown placeholder '{{{ph}}}' in message{_suggest(root, TEMPLATE_ROOTS)}")
-        match = raw["match"]
-        mline = _line(raw, "match", line)
-        if not isinstance(match, dict):
-            v.fail(mline, "'match' must be a mapping of predicates")
-        if scope == "verification":
-            if match:
-                v.fail(mline, "a verification rule has an empty match ({}): the verify pass reports it")
-        else:
-            {"node": v.node, "model": v.model, "graph_input": v.graph_input}[scope](match, mline)
-        fallback = raw.get("fallback")
-        if fallback is not None and fallback not in ("ort-cuda",):
-            v.fail(_line(raw, "fallback", line), "fallback names the target whose EP rejects the node: ort-cuda")
-        ops = match.get("op") if scope == "node" else None
-        if isinstance(ops, dict):
-            ops = None  # a comparison: evaluated on every node
-        out.append(Rule(
-            id=raw["id"], name=raw["name"], severity=raw["severity"], targets=tuple(targets),
-            summary=raw["summary"].strip(), explanation=raw["explanation"].strip(), match=match,
-            message=raw["message"].strip(), scope=scope, fix=raw.get("fix"), hint=raw.get("hint"),
-            references=tuple(raw.get("references") or ()), tags=tuple(raw.get("tags") or ()), fallback=fallback,
-            source=str(path), line=line, ops=(tuple([ops]) if isinstance(ops, str) else tuple(ops) if ops else None),
-        ))
-    return out
+    return [_parse_rule(raw, path) for raw in data]
+
+
+def _parse_rule(raw: Any, path: Path) -> Rule:
+    line = getattr(raw, "line", 1)
+    rid = str(raw.get("id", "?")) if isinstance(raw, dict) else "?"
+
+    def fail(ln: int, msg: str) -> NoReturn:
+        raise RuleError(f"{path}:{ln}: {msg} in rule {rid}")
+
+    if not isinstance(raw, dict):
+        raise RuleError(f"{path}:{line}: each rule must be a mapping, got {type(raw).__name__}")
+    schema = rule_schema.rule_schema()
+    rule_schema.validate(raw, schema["$defs"]["rule"], "rule", line, fail)
+    scope = raw.get("scope", "node")
+    match = raw["match"]
+    mline = _line(raw, "match", line)
+    if scope == "verification":
+        if match:
+            fail(mline, "a verification rule has an empty match ({}): the verify pass reports it")
+    else:
+        rule_schema.validate(match, rule_schema.match_schema(scope), "match", mline, fail)
+    fallback = raw.get("fallback")
+    if fallback is not None:
+        if scope != "node":
+            fail(_line(raw, "fallback", line), "only node rules can name a fallback target")
+        nested = rule_schema.prediction_keys(match)
+        if nested:
+            fail(mline, f"a fallback rule is part of computing the placement, so it cannot use '{nested[0]}'")
+    problem = messages.check(raw["message"], scope)
+    if problem:
+        fail(_line(raw, "message", line), f"{problem} in message")
+    targets = raw["targets"]
+    ops = match.get("op") if scope == "node" else None
+    if isinstance(ops, dict):
+        ops = None  # a comparison: evaluated on every node
+    return Rule(
+        id=raw["id"], name=raw["name"], severity=raw["severity"],
+        targets=tuple([targets] if isinstance(targets, str) else targets),
+        summary=raw["summary"].strip(), explanation=raw["explanation"].strip(), match=match,
+        message=raw["message"].strip(), scope=scope, fix=raw.get("fix"), hint=raw.get("hint"),
+        references=tuple(raw.get("references") or ()), tags=tuple(raw.get("tags") or ()), fallback=fallback,
+        source=str(path), line=line, ops=(tuple([ops]) if isinstance(ops, str) else tuple(ops) if ops else None),
+        placement_target=_first_placement_target(match),
+    )
+
+
+def _line(d: Any, key: Any, default: int) -> int:
+    return int(d.line_of(key)) if isinstance(d, LineDict) else default
 
 
 def rule_files(directory: Path, recursive: bool = True) -> list[Path]:
@@ -335,7 +196,7 @@ def rule_files(directory: Path, recursive: bool = True) -> list[Path]:
     return sorted(p for p in found if p.suffix in (".yaml", ".yml") and p.is_file())
 
 
-def load_ruleset(extra_dirs: list[Path] | None = None, include_builtin: bool = True) -> RuleSet:
+def load_ruleset(extra_dirs: list[Path] | tuple[Path, ...] | None = None, include_builtin: bool = True) -> RuleSet:
     files: list[Path] = []
     if include_builtin:
         files += rule_files(resources.rules_dir(), recursive=False)
@@ -355,10 +216,16 @@ def load_ruleset(extra_dirs: list[Path] | None = None, include_builtin: bool = T
                 raise RuleError(f"{f}:{rule.line}: duplicate rule id {rule.id} (first defined at {seen[rule.id].origin})")
             seen[rule.id] = rule
             rules.append(rule)
-    from onnxlint import fixes  # fixers register by name; a rule may only name one that exists
-
-    for rule in rules:
-        if rule.fix and rule.fix not in fixes.REGISTRY:
-            raise RuleError(f"{rule.origin}: unknown fixer '{rule.fix}'{_suggest(rule.fix, fixes.REGISTRY)} in rule {rule.id}")
     rules.sort(key=lambda r: r.id)
     return RuleSet(rules)
+
+
+_CACHE: dict[tuple[str, ...], RuleSet] = {}
+
+
+def get_ruleset(dirs: tuple[Path, ...] | list[Path] = ()) -> RuleSet:
+    """The built-in rules plus the rules under dirs, parsed once per process."""
+    key = tuple(str(d) for d in dirs)
+    if key not in _CACHE:
+        _CACHE[key] = load_ruleset(list(dirs))
+    return _CACHE[key]

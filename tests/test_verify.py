@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from onnxlint import verify
+from onnxlint import doctor
+from onnxlint.verify import compare, logs, session
 
 ort = pytest.importorskip("onnxruntime")
 
@@ -14,13 +15,13 @@ def test_verify_cpu_agrees_with_prediction(examples_dir, cli):
     data = json.loads(out)[0]
     assert rc == 0 and "error" not in data
     assert data["providers_used"] == ["CPUExecutionProvider"]
-    assert data["nodes_observed"] == 2 and sorted(data["confirmed"]) == ["conv", "relu"]
+    assert data["nodes_observed"] == 2 and sorted(data["confirmed"]) == ["graph/conv", "graph/relu"]
     assert data["missed"] == [] and data["false_alarms"] == []
 
 
 def test_profile_and_log_parsing_on_real_ort_output(examples_dir):
-    res = verify.run_session(examples_dir / "clean_conv.onnx", ["CPUExecutionProvider"], {})
-    assert res["nodes"] == {"conv": "CPUExecutionProvider", "relu": "CPUExecutionProvider"}
+    res = session.run_session(examples_dir / "clean_conv.onnx", ["CPUExecutionProvider"], {})
+    assert res.profile_nodes == {"conv": "CPUExecutionProvider", "relu": "CPUExecutionProvider"}
 
 
 def test_verbose_log_parser():
@@ -30,17 +31,25 @@ def test_verbose_log_parser():
            "2026-01-01 [V:onnxruntime:, session_state.cc:1285 VerifyEachNodeIsAssignedToAnEp]   Relu (relu)\n"
            "2026-01-01 [V:onnxruntime:, session_state.cc:1283 VerifyEachNodeIsAssignedToAnEp]  Node(s) placed on [CPUExecutionProvider]. Number of nodes: 1\n"
            "2026-01-01 [V:onnxruntime:, session_state.cc:1285 VerifyEachNodeIsAssignedToAnEp]   Equal (eq)\n")
-    assert verify.parse_verbose_log(log) == {"conv": "CUDAExecutionProvider", "relu": "CUDAExecutionProvider", "eq": "CPUExecutionProvider"}
+    assert logs.parse_verbose_log(log) == {"conv": "CUDAExecutionProvider", "relu": "CUDAExecutionProvider", "eq": "CPUExecutionProvider"}
 
 
 def test_compare_table():
-    r = verify.compare({"a": "cpu", "b": "gpu", "c": "cpu", "d": "gpu"}, {"a": "cpu", "b": "cpu", "c": "gpu", "d": "gpu"})
-    assert r == {"confirmed": ["a"], "missed": ["b"], "false_alarms": ["c"], "agree_on_device": 1}
+    cpu, gpu = "CPUExecutionProvider", "CUDAExecutionProvider"
+    r = compare.VerifyResult("m.onnx", "ort-cuda", [gpu, cpu])
+    for loc, predicted, ran in (("a", cpu, cpu), ("b", gpu, cpu), ("c", cpu, gpu), ("d", gpu, gpu)):
+        compare.record(r, compare.NodeCheck(loc, "Op", predicted, ran))
+    assert [c.location for c in r.confirmed] == ["a"] and [c.location for c in r.missed] == ["b"]
+    assert [c.location for c in r.false_alarms] == ["c"] and r.agree_on_device == 1 and r.agree == 2
 
 
 def test_doctor_never_crashes(cli):
     rc, out, _ = cli("doctor")
-    assert rc == 0 and "available providers" in out and "CUDA EP library" in out
+    assert "available providers" in out and "CUDA EP library" in out
+    assert rc == (1 if "✗" in out else 0)  # a failed check fails the command
+    rc, out, _ = cli("doctor", "--format", "json")
+    doc = json.loads(out)
+    assert rc == (0 if doc["ok"] else 1) and all({"ok", "text", "fix"} <= set(c) for c in doc["checks"])
 
 
 def test_verify_fix_shows_before_and_after(examples_dir, tmp_path, cli):
@@ -81,15 +90,15 @@ def test_failed_session_is_a_finding_and_sarif_carries_it(examples_dir, cli):
 
 
 def test_missed_and_false_alarm_findings_name_node_and_provider():
-    from onnxlint.cli import get_ruleset
-    from onnxlint.report import FileResult, Finding
+    from onnxlint.report import FileReport, Finding
+    from onnxlint.ruleset import get_ruleset
 
-    entry = {"target": "ort-cuda", "confirmed": [], "missed": ["a"], "false_alarms": ["b"], "ran_on": {"graph/b": "CUDAExecutionProvider"},
-             "details": {"a": {"node": "graph/a", "op_type": "Gather", "predicted_ep": "CUDAExecutionProvider", "ran_on": "CPUExecutionProvider"},
-                         "b": {"node": "graph/b", "op_type": "Equal", "predicted_ep": "CPUExecutionProvider", "ran_on": "CUDAExecutionProvider"}}}
-    res = FileResult("m.onnx")
+    entry = compare.VerifyResult("m.onnx", "ort-cuda", ["CUDAExecutionProvider", "CPUExecutionProvider"])
+    compare.record(entry, compare.NodeCheck("graph/a", "Gather", "CUDAExecutionProvider", "CPUExecutionProvider"))
+    compare.record(entry, compare.NodeCheck("graph/b", "Equal", "CPUExecutionProvider", "CUDAExecutionProvider"))
+    res = FileReport("m.onnx")
     res.findings.append(Finding("OLX200", "cuda-kernel-missing", "warning", "ort-cuda", "m.onnx", "graph/b", "Equal", "x"))
-    verify.attach(res, entry, get_ruleset(()))
+    compare.attach(res, entry, get_ruleset(()))
     by_code = {f.code: f for f in res.findings}
     assert by_code["OLX901"].message == "Gather graph/a ran on CPUExecutionProvider, but onnxlint predicted CUDAExecutionProvider"
     assert by_code["OLX902"].message == "Equal graph/b was predicted on CPU but ran on CUDAExecutionProvider"
@@ -134,11 +143,11 @@ def test_cuda_problem_from_ort_messages():
               "\x1b[0;93m2026-12-02 15:55:10.9 [W:onnxruntime:Default, onnxruntime_pybind_state.cc:992 "
               "CreateExecutionProviderFactoryInstance] Failed to create CUDAExecutionProvider. Require cuDNN 9.* and "
               "CUDA 12.*. Please install all dependencies\x1b[m\n")
-    assert verify.cuda_problem(stderr) == ("failed to create CUDAExecutionProvider (missing libcublasLt.so.12; "
+    assert logs.cuda_problem(stderr) == ("failed to create CUDAExecutionProvider (missing libcublasLt.so.12; "
                                            "ORT requires cuDNN 9.* and CUDA 12.*)")
-    assert "install onnxruntime-gpu" in verify.cuda_problem(
+    assert "install onnxruntime-gpu" in logs.cuda_problem(
         "UserWarning: Specified provider 'CUDAExecutionProvider' is not in available provider names.")
-    assert verify.cuda_problem("all good") is None
+    assert logs.cuda_problem("all good") is None
 
 
 def test_doctor_compares_expected_cuda_and_cudnn_with_found_libraries(tmp_path, monkeypatch):
@@ -147,12 +156,12 @@ def test_doctor_compares_expected_cuda_and_cudnn_with_found_libraries(tmp_path, 
     for name in ("libcudart.so.13", "libcudnn.so.8"):
         (tmp_path / name).write_bytes(b"")
     monkeypatch.setenv("LD_LIBRARY_PATH", str(tmp_path))
-    assert str(tmp_path) in verify._library_dirs(None)
-    monkeypatch.setattr(verify, "_library_dirs", lambda capi: [str(tmp_path)])  # not the machine's own CUDA
+    assert str(tmp_path) in doctor._library_dirs(None)
+    monkeypatch.setattr(doctor, "_library_dirs", lambda capi: [str(tmp_path)])  # not the machine's own CUDA
     monkeypatch.setattr(info, "cuda_version", "12.8", raising=False)
-    lines = verify._cuda_library_checks(None)
+    lines = [str(c) for c in doctor._cuda_library_checks(None)]
     assert lines[0].startswith("✗") and "built for CUDA 12.8" in lines[0] and "libcudart.so.13" in lines[0]
     assert lines[1].startswith("✗") and "cuDNN 9 expected" in lines[1] and "libcudnn.so.8" in lines[1]
     (tmp_path / "libcudart.so.12").write_bytes(b"")
     (tmp_path / "libcudnn.so.9").write_bytes(b"")
-    assert all(line.startswith("✓") for line in verify._cuda_library_checks(None))
+    assert all(c.ok for c in doctor._cuda_library_checks(None))

@@ -1,12 +1,22 @@
-"""Output formats: each is one module with render(report, options) -> str."""
+"""Output formats, declared once: which formats each command offers, and the modules that render them.
+
+Lint reports: one module per format with render(report, **options) -> str. The placement, verify and doctor
+front ends render through `placement_output`, `verify_output` and `doctor_output`.
+"""
 
 from __future__ import annotations
 
 from importlib import import_module
+from typing import Any
 
-FORMATS = ("text", "json", "sarif", "github")
+FORMATS: dict[str, tuple[str, ...]] = {
+    "lint": ("text", "json", "sarif", "github"),
+    "placement": ("text", "json"),
+    "verify": ("text", "json", "sarif"),
+    "doctor": ("text", "json"),
+}
 
 
-def render(fmt: str, report, **options) -> str:
+def render(fmt: str, report: Any, **options: Any) -> str:
     module = import_module(f"onnxlint.formats.{fmt}_format")
-    return module.render(report, **options)
+    return str(module.render(report, **options))

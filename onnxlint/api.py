@@ -1,0 +1,64 @@
+"""The public API: lint, fix and predict placement from Python.
+
+    >>> import onnxlint
+    >>> report = onnxlint.lint("model.onnx")                       # nearest config, default targets
+    >>> report = onnxlint.lint(model_proto, onnxlint.Settings.from_config(None, targets=["ort-cuda"]))
+    >>> for f in report.findings: print(f.code, f.node, f.message)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import onnx
+
+from onnxlint import config as config_mod, linter
+from onnxlint.fixing import FixOptions, fix_file
+from onnxlint.report import FileReport
+from onnxlint.settings import Settings
+
+
+def _settings_near(path: Path | None) -> Settings:
+    cfg = config_mod.find_for(path.parent) if path is not None else config_mod.Config()
+    return Settings.from_config(cfg)
+
+
+def lint(model: str | Path | onnx.ModelProto, settings: Settings | None = None) -> FileReport:
+    """Lint one model file or in-memory ModelProto. Without settings, the config nearest to the file applies
+    (none for a ModelProto). A file that cannot be read gives a report whose .error says why."""
+    if isinstance(model, onnx.ModelProto):
+        return linter.lint_model(model, settings or Settings.from_config(None))
+    path = Path(model)
+    return linter.lint_file(path, settings or _settings_near(path))
+
+
+def fix(path: str | Path, settings: Settings | None = None, *, unsafe: bool = False, output: str | Path | None = None,
+        diff: bool = False) -> FileReport:
+    """Lint, then apply the safe (or, with unsafe=True, all) fixes the findings name; the report's notes say
+    what was written and its fixed findings are marked."""
+    path = Path(path)
+    settings = settings or _settings_near(path)
+    res = linter.lint_file(path, settings)
+    if not res.error:
+        fix_file(path, settings, res, FixOptions(unsafe=unsafe, diff=diff, output=Path(output) if output else None))
+    return res
+
+
+def predict(model: str | Path | onnx.ModelProto, target: str = "ort-cuda", ort_version: str | None = None,
+            trt_version: str | None = None, ort_optimization: str = "all") -> Any:
+    """A target's per-node prediction: for ort-cuda/ort-cpu the placement (`onnxlint.placement.Placement`),
+    for tensorrt the parser verdicts, for ort-trt the TensorRT EP partition."""
+    from onnxlint import engine, loading
+    from onnxlint.ruleset import get_ruleset
+
+    if isinstance(model, onnx.ModelProto):
+        mf = linter.model_file(model)
+    else:
+        mf = loading.load(Path(model))
+    index = loading.index_model(mf)
+    from onnxlint import targets
+
+    options = engine.Options(targets=targets.closure({target}), ort_version=ort_version, trt_version=trt_version,
+                             ort_optimization=ort_optimization)
+    return engine.LintContext(mf, index, options, get_ruleset()).prediction(target)

@@ -1,0 +1,44 @@
+"""dropout-inference: a training-mode Dropout becomes Identity (inference semantics)."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+from onnxlint.fixers.base import FixContext, fixer
+from onnxlint.graph import iter_graphs
+
+
+def _inference_reference(model: onnx.ModelProto) -> onnx.ModelProto:
+    """The original with every Dropout's training_mode forced to false (Dropout is then the identity)."""
+    m = copy.deepcopy(model)
+    for g in iter_graphs(m):
+        for n in g.node:
+            if n.op_type == "Dropout" and len(n.input) > 2 and n.input[2]:
+                name = f"{n.input[2]}__onnxlint_false"
+                g.initializer.append(numpy_helper.from_array(np.array(False), name))
+                n.input[2] = name
+    return m
+
+
+@fixer("dropout-inference", True, "replace training-mode Dropout with Identity (inference semantics)",
+       reference=_inference_reference)
+def dropout_inference(ctx: FixContext) -> onnx.ModelProto:
+    model = ctx.model
+    consumed = {i for g in iter_graphs(model) for n in g.node for i in n.input}
+    for ref in ctx.nodes:
+        n = ref.proto
+        if n.op_type != "Dropout" or n.domain not in ("", "ai.onnx"):
+            continue
+        mask = n.output[1] if len(n.output) > 1 and n.output[1] else None
+        outputs = {o.name for o in ref.scope.graph.output} if ref.scope.graph is not None else set()
+        if mask and (mask in consumed or mask in outputs):
+            continue  # the mask is used: removing it would change the graph's interface
+        del n.input[1:]
+        del n.output[1:]
+        n.op_type = "Identity"
+        del n.attribute[:]
+    return model

@@ -1,0 +1,111 @@
+"""Writing a fixed model: atomically (temp file in the destination folder, re-read and checked, renamed over
+the target), with its external tensors streamed into a new data file when written into another folder."""
+
+from __future__ import annotations
+
+import copy
+import os
+import tempfile
+from pathlib import Path
+from typing import IO
+
+import onnx
+from onnx import TensorProto
+
+from onnxlint.fixers.base import FixError
+from onnxlint.fixers.equivalence import has_external_data
+from onnxlint.graph import iter_graphs
+
+COPY_CHUNK = 16 * 2**20
+DATA_ALIGN = 4096
+
+
+def _new_data_name(dest: Path) -> str:
+    name = f"{dest.name}.data"
+    n = 1
+    while (dest.parent / name).exists():
+        name = f"{dest.name}.{n}.data"
+        n += 1
+    return name
+
+
+def relocate_external_data(model: onnx.ModelProto, source_dir: Path, dest: Path) -> Path | None:
+    """Copy the external tensors the fixed model still uses into one new data file beside dest.
+
+    The bytes are streamed range by range (at most COPY_CHUNK in memory); tensor offsets are re-based and
+    aligned. The model's references are rewritten to the new file. Returns the new file (None: nothing)."""
+    tensors = [t for g in iter_graphs(model) for t in g.initializer if t.data_location == TensorProto.EXTERNAL]
+    if not tensors:
+        return None
+    name = _new_data_name(dest)
+    out_path = dest.parent / name
+    handles: dict[Path, IO[bytes]] = {}
+    try:
+        with open(out_path, "xb") as out:
+            for t in tensors:
+                info = {e.key: e.value for e in t.external_data}
+                src = source_dir / info["location"]
+                fh = handles.get(src) or handles.setdefault(src, open(src, "rb"))
+                offset = int(info.get("offset", 0) or 0)
+                length = int(info["length"]) if info.get("length") else os.fstat(fh.fileno()).st_size - offset
+                pad = (-out.tell()) % DATA_ALIGN
+                out.write(b"\0" * pad)
+                new_offset = out.tell()
+                fh.seek(offset)
+                left = length
+                while left:
+                    chunk = fh.read(min(COPY_CHUNK, left))
+                    if not chunk:
+                        raise FixError(f"external data file {info['location']!r} ends before tensor {t.name!r}")
+                    out.write(chunk)
+                    left -= len(chunk)
+                del t.external_data[:]
+                for k, v in (("location", name), ("offset", str(new_offset)), ("length", str(length))):
+                    e = t.external_data.add()
+                    e.key, e.value = k, v
+            out.flush()
+            os.fsync(out.fileno())
+    except BaseException:
+        if out_path.exists():
+            out_path.unlink()
+        raise
+    finally:
+        for fh in handles.values():
+            fh.close()
+    return out_path
+
+
+def write_fixed(model: onnx.ModelProto, dest: Path, source_dir: Path) -> None:
+    """Write a fixed model; one with external data gets its own data file when written into another folder."""
+    dest = Path(dest)
+    if has_external_data(model) and dest.resolve().parent != Path(source_dir).resolve():
+        model = copy.deepcopy(model)  # the in-memory fix keeps pointing at the source data
+        new_data = relocate_external_data(model, Path(source_dir), dest)
+        try:
+            atomic_write(model, dest)
+        except BaseException:
+            if new_data is not None and new_data.exists():
+                new_data.unlink()
+            raise
+        return
+    atomic_write(model, dest)
+
+
+def atomic_write(model: onnx.ModelProto, dest: Path, _fail_after_write: bool = False) -> None:
+    """Temp file in the same folder, re-read and check it, then rename over the destination."""
+    dest = Path(dest)
+    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(model.SerializeToString())
+            fh.flush()
+            os.fsync(fh.fileno())
+        if _fail_after_write:
+            raise OSError("injected failure after writing the temporary file")
+        onnx.load(tmp, load_external_data=False)  # reads back as a model
+        onnx.checker.check_model(tmp)  # by path: external data resolves beside it (stat only)
+        os.replace(tmp, dest)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

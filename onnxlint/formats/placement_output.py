@@ -1,0 +1,32 @@
+"""`onnxlint placement` output: the predicted partition per node, as text or JSON."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from onnxlint.formats.escape import text as esc
+
+
+def as_json(filename: str, target: str, pl: Any) -> dict[str, Any]:
+    nodes = [{"node": p.node.location, "op_type": p.node.op_type, "domain": p.node.domain, "ep": p.ep,
+              "status": p.status, "reason": p.reason, "detail": p.detail, "deliberate": p.deliberate}
+             for p in sorted(pl.nodes.values(), key=lambda p: p.node.index)]
+    summary = pl.summary()
+    summary["line"] = pl.summary_line()
+    summary["boundary_values"] = [{"value": b.value, "direction": b.direction, "bytes": b.bytes} for b in pl.boundaries]
+    return {"filename": filename, "target": target, "ort_version": pl.ort_version, "kernel_tables": pl.table_versions,
+            "notes": pl.notes, "nodes": nodes, "summary": summary}
+
+
+def render(fmt: str, results: list[dict[str, Any]]) -> str:
+    if fmt == "json":
+        return json.dumps(results, indent=2) + "\n"
+    lines = []
+    for r in results:
+        lines.append(f"{esc(r['filename'])}: {r['target']} (ORT {r['ort_version']}): {r['summary']['line']}")
+        lines.extend(f"  note: {esc(note)}" for note in r["notes"])
+        for n in r["nodes"]:
+            if n["status"] not in ("device", "folded"):
+                lines.append(f"  {esc(n['node'])}: {n['op_type']} -> {n['ep'] or 'NO PROVIDER'} [{n['status']}] {esc(n['detail'])}")
+    return "\n".join(lines) + ("\n" if lines else "")

@@ -1,0 +1,166 @@
+"""Linting: one model (a file or a ModelProto) into a FileReport, and many files into a Report.
+
+The core the CLI, the public API and `verify` share; it knows nothing of argparse or output formats.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import re
+from pathlib import Path
+from typing import Callable, Iterable
+
+import onnx
+
+from onnxlint import loading, targets as targets_mod
+from onnxlint.errors import InputError, RuleError, UsageError
+from onnxlint.report import FileReport, Report
+from onnxlint.ruleset import RuleSet, get_ruleset
+from onnxlint.settings import Settings, matches
+
+_SUPPRESS = re.compile(r"onnxlint:\s*ignore\[([^\]]*)\]")
+
+Progress = Callable[[int, int, str], None]
+
+
+def one_line(exc: BaseException, limit: int = 200) -> str:
+    """An exception as one line of at most limit characters (its type when it has no text)."""
+    text = str(exc).strip()
+    return text.splitlines()[0][:limit] if text else type(exc).__name__
+
+
+def options_for(settings: Settings):  # -> engine.Options
+    from onnxlint import engine
+
+    return engine.Options(targets=targets_mod.closure(settings.targets), ort_version=settings.ort_version,
+                          trt_version=settings.trt_version, ort_optimization=settings.ort_optimization)
+
+
+def model_file(model: onnx.ModelProto, display: str = "<model>", base_dir: Path | None = None) -> loading.ModelFile:
+    """A ModelFile for an in-memory model; external data (if any) resolves in base_dir, never elsewhere."""
+    mf = loading.ModelFile(path=Path(base_dir or ".") / display, display=display, model=model,
+                           file_size=model.ByteSize())
+    if base_dir is not None:
+        mf.external = loading._external_tensors(model, Path(base_dir))
+    return mf
+
+
+def lint_file(path: Path, settings: Settings, want_placement: bool = True) -> FileReport:
+    """Lint one model file. The cyclic GC is paused meanwhile: indexing allocates an object per node and
+    value, and generation scans over them cost a third of the walk on large models."""
+    res = FileReport(str(path))
+    try:
+        mf = loading.load(path)
+    except InputError as exc:
+        res.error = exc.message
+        return res
+    return lint_loaded(mf, settings, want_placement, res)
+
+
+def lint_model(model: onnx.ModelProto, settings: Settings, display: str = "<model>",
+               base_dir: Path | None = None, want_placement: bool = True) -> FileReport:
+    return lint_loaded(model_file(model, display, base_dir), settings, want_placement, FileReport(display))
+
+
+def lint_loaded(mf: loading.ModelFile, settings: Settings, want_placement: bool, res: FileReport) -> FileReport:
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        _lint(mf, settings, want_placement, res)
+    finally:
+        if enabled:
+            gc.enable()
+    return res
+
+
+def _lint(mf: loading.ModelFile, settings: Settings, want_placement: bool, res: FileReport) -> None:
+    from onnxlint import engine
+
+    try:
+        ruleset = get_ruleset(settings.rule_dirs)
+        rules = [r for r in ruleset.rules if settings.selected(r.id)]
+        index = loading.index_model(mf)
+        ctx = engine.LintContext(mf, index, options_for(settings), ruleset)
+        res.findings = engine.lint(ctx, rules)
+        _post_process(res, mf, settings)
+        if want_placement:
+            for name in settings.targets:
+                target = targets_mod.get(name)
+                if name in ctx._predictions or target.predicate is None:
+                    pred = ctx.prediction(name)
+                    if target.predicate == "placement" or target.predicate is None:
+                        res.placement[name] = target.summary_line(pred)
+                    res.notes.extend(n for n in target.notes(pred) if n not in res.notes)
+    except RecursionError:
+        res.error = "graph nesting too deep to analyse"
+    except (RuleError, UsageError):
+        raise
+    except Exception as exc:  # a defect in onnxlint must not hide the other files' findings
+        res.error = f"internal error while linting ({type(exc).__name__}: {one_line(exc)})"
+
+
+def _post_process(res: FileReport, mf: loading.ModelFile, settings: Settings) -> None:
+    """Severity overrides and suppressions (per-file-ignores, model metadata, node doc_string)."""
+    meta = {p.key: p.value for p in mf.model.metadata_props}
+    model_ignores = [c.strip() for c in meta.get("onnxlint:ignore", "").split(",") if c.strip()]
+    file_ignores = settings.config.ignored_for(res.filename)
+    for f in res.findings:
+        if f.code in settings.config.severity:
+            f.severity = settings.config.severity[f.code]
+        if matches(f.code, file_ignores):
+            f.suppressed = "per-file-ignores"
+        elif matches(f.code, model_ignores):
+            f.suppressed = "metadata"
+        elif f.doc_string and "onnxlint:" in f.doc_string:
+            for m in _SUPPRESS.finditer(f.doc_string):
+                if matches(f.code, [c.strip() for c in m.group(1).split(",") if c.strip()]):
+                    f.suppressed = "doc_string"
+
+
+def check_selection(settings: Settings, ruleset: RuleSet) -> None:
+    """Every code or prefix in select/ignore/extend-select and per-file-ignores names some rule."""
+    from onnxlint.rule_schema import _suggest
+
+    codes = list(settings.selection_codes())
+    for pattern_codes in settings.config.per_file_ignores.values():
+        codes += pattern_codes
+    ids = [r.id for r in ruleset.rules]
+    for code in codes:
+        if not ruleset.knows(code):
+            raise UsageError(f"unknown rule code or prefix {code!r}{_suggest(code, ids)}; see --list-rules")
+
+
+def _size(p: Path) -> int:
+    try:
+        return p.stat().st_size
+    except OSError:
+        return 0
+
+
+def lint_paths(paths: Iterable[Path | str], settings_for: Callable[[Path], Settings], jobs: int = 0,
+               progress: Progress | None = None) -> Report:
+    """Lint files, folders and globs; a folder of 16 or more models is linted by a process pool."""
+    files = loading.expand_paths([str(p) for p in paths])
+    report = Report()
+    workers = jobs or (os.cpu_count() or 1)
+    if workers > 1 and len(files) >= 16:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            futures = [pool.submit(lint_file, f, settings_for(f)) for f in files]
+            for i, fut in enumerate(futures, 1):
+                report.files.append(fut.result())
+                if progress:
+                    progress(i, len(files), str(files[i - 1]))
+    else:
+        for i, f in enumerate(files, 1):
+            report.files.append(lint_file(f, settings_for(f)))
+            if progress:
+                progress(i, len(files), str(f))
+    return report
+
+
+def show_progress(files: list[Path]) -> bool:
+    """A progress bar pays for itself on many files or much data."""
+    return len(files) >= 5 or sum(_size(f) for f in files) > 200e6

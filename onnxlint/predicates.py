@@ -1,0 +1,529 @@
+"""Rule predicates: one registry per scope (node, value, graph input, model).
+
+Each predicate is declared once, with its name, the JSON Schema of its argument (the published rule schema
+is generated from these, and rule files are validated against it), its evaluator and, for node predicates,
+the candidate index that lets a rule visit only the nodes it can match. Adding a predicate is one
+`@predicate(...)` function here and a line in README's list; nothing else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable
+
+import onnx
+
+from onnxlint import schemas
+from onnxlint.graph import STANDARD_DOMAINS, NodeRef, ValueType, value_type_of
+
+if TYPE_CHECKING:
+    from onnxlint.engine import LintContext
+
+MAX_VALUE_ELEMENTS = 64  # rules may read constant values, but only small in-file ones
+
+SCOPES = ("node", "value", "graph_input", "model")
+LOGIC = ("any", "all", "not")
+CMP_KEYS = ("eq", "ne", "in", "not_in", "exists", "lt", "le", "gt", "ge")
+
+
+@dataclass(frozen=True)
+class Predicate:
+    """name: the key in a rule's match; schema: JSON Schema of its argument; evaluate(ctx, subject, spec);
+    candidates(ctx, spec) -> nodes that can match, or None for "no index" (node scope only);
+    needs_prediction: evaluating it asks a target for its prediction (not allowed in fallback rules, which
+    are part of computing that prediction)."""
+
+    name: str
+    scope: str
+    schema: dict[str, Any]
+    evaluate: Callable[..., bool]
+    doc: str
+    candidates: Callable[..., list[NodeRef] | None] | None = None
+    needs_prediction: bool = False
+
+
+REGISTRY: dict[str, dict[str, Predicate]] = {scope: {} for scope in SCOPES}
+
+
+def predicate(scope: str, name: str, schema: dict[str, Any], doc: str, candidates=None, needs_prediction=False):
+    def deco(fn):
+        REGISTRY[scope][name] = Predicate(name, scope, schema, fn, doc, candidates, needs_prediction)
+        return fn
+
+    return deco
+
+
+# ----------------------------------------------------------------------------- comparisons
+
+SCALAR: dict[str, Any] = {"type": ["string", "number", "boolean"]}
+ANY_VALUE: dict[str, Any] = {"type": ["string", "number", "boolean", "array"]}  # list-valued attributes too
+
+
+def cmp_schema(scalar: dict[str, Any] | None = None, what: str = "value") -> dict[str, Any]:
+    """A comparison: a scalar (equals), a list (one of), or a mapping of eq/ne/in/not_in/exists/lt/le/gt/ge."""
+    s = scalar or SCALAR
+    listed = {"type": "array", "items": s, "minItems": 1}
+    number = {"type": ["number", "string"]} if s.get("x-version") else {"type": "number"}
+    return {
+        "x-what": what,
+        "anyOf": [
+            s,
+            listed,
+            {"type": "object", "x-what": f"comparison of {what}", "minProperties": 1, "additionalProperties": False,
+             "properties": {"eq": s, "ne": s, "in": listed, "not_in": listed, "exists": {"type": "boolean"},
+                            "lt": number, "le": number, "gt": number, "ge": number}},
+        ],
+    }
+
+
+def enum_cmp(values: tuple[str, ...] | list[str], what: str) -> dict[str, Any]:
+    return cmp_schema({"type": "string", "enum": list(values), "x-what": what}, what)
+
+
+def compare(value: Any, spec: Any) -> bool:
+    """Rule comparison: scalar = eq, list = in, mapping of eq/ne/in/not_in/exists/lt/le/gt/ge (all must hold)."""
+    if isinstance(spec, dict):
+        for op, want in spec.items():
+            if op == "exists":
+                if (value is not None) != want:
+                    return False
+                continue
+            if value is None:
+                return False
+            if op == "eq" and not _eq(value, want):
+                return False
+            if op == "ne" and _eq(value, want):
+                return False
+            if op == "in" and not any(_eq(value, w) for w in want):
+                return False
+            if op == "not_in" and any(_eq(value, w) for w in want):
+                return False
+            if op in ("lt", "le", "gt", "ge"):
+                if not _ordered(value, op, want):
+                    return False
+        return True
+    if value is None:
+        return False
+    if isinstance(spec, list):
+        return any(_eq(value, w) for w in spec)
+    return _eq(value, spec)
+
+
+def _ordered(value: Any, op: str, want: Any) -> bool:
+    from packaging.version import Version
+
+    if isinstance(value, Version):
+        want = Version(str(want))
+    elif not isinstance(value, (int, float)) or isinstance(value, bool):
+        return False
+    if op == "lt":
+        return bool(value < want)
+    if op == "le":
+        return bool(value <= want)
+    if op == "gt":
+        return bool(value > want)
+    return bool(value >= want)
+
+
+def _eq(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_eq(x, y) for x, y in zip(a, b))
+    return bool(a == b)
+
+
+# ----------------------------------------------------------------------------- facts predicates read
+
+
+def attr_value(node: NodeRef, name: str) -> Any:
+    """The attribute's value, or the schema default when the node does not set it."""
+    for a in node.proto.attribute:
+        if a.name == name:
+            return node.attr(name)
+    return schemas.attribute_default(node.op_type, node.opset, node.domain, name)
+
+
+def constant_value(node: NodeRef, value_name: str) -> Any:
+    """Small constant (initializer or Constant node stored in the file) as a Python scalar or list."""
+    import numpy as np
+    from onnx import numpy_helper
+
+    t = node.scope.constant(value_name)
+    if t is None or t.data_location == onnx.TensorProto.EXTERNAL:
+        return None
+    n = int(np.prod(t.dims)) if t.dims else 1
+    if n > MAX_VALUE_ELEMENTS:
+        return None
+    try:
+        arr = numpy_helper.to_array(t)
+    except Exception:
+        return None
+    v = arr.tolist()
+    if isinstance(v, list) and len(v) == 1 and not isinstance(v[0], list):
+        return v[0]  # a one-element tensor compares like its scalar
+    return v
+
+
+# ----------------------------------------------------------------------------- evaluation
+
+
+def match(ctx: "LintContext", scope: str, m: dict[str, Any], subject: Any) -> bool:
+    """Every predicate of the mapping holds for subject (a node, a (node, value, type) triple, a graph
+    input's ValueInfoProto, or None for the model)."""
+    table = REGISTRY[scope]
+    for key, spec in m.items():
+        if key == "any":
+            if not any(match(ctx, scope, sub, subject) for sub in spec):
+                return False
+        elif key == "all":
+            if not all(match(ctx, scope, sub, subject) for sub in spec):
+                return False
+        elif key == "not":
+            if match(ctx, scope, spec, subject):
+                return False
+        elif not table[key].evaluate(ctx, subject, spec):
+            return False
+    return True
+
+
+def match_node(ctx: "LintContext", m: dict[str, Any], node: NodeRef) -> bool:
+    return match(ctx, "node", m, node)
+
+
+def candidates(ctx: "LintContext", m: dict[str, Any], ops: tuple[str, ...] | None) -> list[NodeRef]:
+    """Nodes a node rule can match, from the indexes of its top-level predicates (match still decides).
+
+    A rule keyed on op type, placement or TensorRT status, domain or an input dtype never looks at the other
+    nodes; only a rule with none of these walks the whole graph."""
+    index = ctx.index
+    sets: list[list[NodeRef]] = []
+    if ops is not None:
+        sets.append([n for op in ops for n in index.by_op.get(op, ())])
+    for key, spec in m.items():
+        p = REGISTRY["node"].get(key)
+        if p is None or p.candidates is None or (key == "op" and ops is not None):
+            continue
+        got = p.candidates(ctx, spec)
+        if got is not None:
+            if not got:
+                return []
+            sets.append(got)
+    if not sets:
+        return index.nodes
+    return min(sets, key=len)
+
+
+# ----------------------------------------------------------------------------- node predicates
+
+_OP_SCHEMA: dict[str, Any] = {"x-what": "op type", "anyOf": [
+    {"type": "string"}, {"type": "array", "items": {"type": "string"}, "minItems": 1},
+    cmp_schema({"type": "string"}, "op type")["anyOf"][2]]}
+
+
+def _op_candidates(ctx: "LintContext", spec: Any) -> list[NodeRef] | None:
+    by_op = ctx.index.by_op
+    if isinstance(spec, dict):
+        return [n for op, nodes in by_op.items() if compare(op, spec) for n in nodes]
+    return [n for op in ([spec] if isinstance(spec, str) else spec) for n in by_op.get(op, ())]
+
+
+@predicate("node", "op", _OP_SCHEMA, "the node's op type: a name, a list of names, or a comparison",
+           candidates=_op_candidates)
+def _op(ctx: "LintContext", node: NodeRef, spec: Any) -> bool:
+    if isinstance(spec, dict):
+        return compare(node.op_type, spec)
+    return node.op_type == spec if isinstance(spec, str) else node.op_type in spec
+
+
+def _domain_candidates(ctx: "LintContext", spec: Any) -> list[NodeRef]:
+    return [n for dom, nodes in ctx.index.by_domain().items() if compare(dom, spec) for n in nodes]
+
+
+@predicate("node", "domain", cmp_schema({"type": "string"}, "domain"), "the node's domain ('ai.onnx' for the default)",
+           candidates=_domain_candidates)
+def _domain(ctx: "LintContext", node: NodeRef, spec: Any) -> bool:
+    return compare(node.domain, spec)
+
+
+@predicate("node", "standard_domain", {"type": "boolean"}, "whether the node's domain is an ONNX standard domain")
+def _standard_domain(ctx: "LintContext", node: NodeRef, spec: bool) -> bool:
+    return (node.domain in STANDARD_DOMAINS) == spec
+
+
+@predicate("node", "opset", cmp_schema({"type": "integer"}, "opset"), "the opset version in effect for the node's domain")
+def _opset(ctx: "LintContext", node: NodeRef, spec: Any) -> bool:
+    return compare(node.opset, spec)
+
+
+@predicate("node", "attrs", {"type": "object", "x-what": "attribute", "additionalProperties": cmp_schema(ANY_VALUE, "attribute")},
+           "attribute name -> comparison (the schema default applies when the node does not set it)")
+def _attrs(ctx: "LintContext", node: NodeRef, spec: dict[str, Any]) -> bool:
+    return all(compare(attr_value(node, name), want) for name, want in spec.items())
+
+
+def _io_schema(kind: str) -> dict[str, Any]:
+    return {"type": "object", "x-what": f"{kind} index", "additionalProperties": False,
+            "patternProperties": {"^([0-9]+|any|all)$": {"$ref": "#/$defs/value_match"}}}
+
+
+def _io(kind: str):
+    def evaluate(ctx: "LintContext", node: NodeRef, spec: dict[Any, Any]) -> bool:
+        names = node.inputs if kind == "inputs" else node.outputs
+        typer = node.input_type if kind == "inputs" else node.output_type
+        for idx, vspec in spec.items():
+            if idx in ("any", "all"):
+                results = [match(ctx, "value", vspec, (node, v, typer(i))) for i, v in enumerate(names) if v]
+                if not (any(results) if idx == "any" else (results and all(results))):
+                    return False
+            else:
+                i = int(idx)
+                value = names[i] if i < len(names) else None
+                if not match(ctx, "value", vspec, (node, value, typer(i))):
+                    return False
+        return True
+
+    return evaluate
+
+
+def _inputs_candidates(ctx: "LintContext", spec: Any) -> list[NodeRef] | None:
+    anyspec = spec.get("any") if isinstance(spec, dict) else None
+    if not (isinstance(anyspec, dict) and "dtype" in anyspec):
+        return None
+    index = ctx.index
+    seen: dict[int, NodeRef] = {}
+    for node in index.readers_of(index.values_with_dtype(lambda d: compare(d, anyspec["dtype"]))):
+        seen[node.index] = node
+    return list(seen.values())
+
+
+predicate("node", "inputs", _io_schema("input"), "input index (or any/all) -> value predicates",
+          candidates=_inputs_candidates)(_io("inputs"))
+predicate("node", "outputs", _io_schema("output"), "output index (or any/all) -> value predicates")(_io("outputs"))
+
+
+@predicate("node", "inputs_same_dtype", {"type": "boolean"}, "whether all (named) inputs share one known dtype")
+def _inputs_same_dtype(ctx: "LintContext", node: NodeRef, spec: bool) -> bool:
+    dts = [node.input_type(i).dtype for i, v in enumerate(node.inputs) if v]
+    if len(dts) < 2 or any(d is None for d in dts):
+        return False
+    return (len(set(dts)) == 1) == spec
+
+
+@predicate("node", "num_inputs", cmp_schema({"type": "integer"}, "count"), "number of named inputs")
+def _num_inputs(ctx: "LintContext", node: NodeRef, spec: Any) -> bool:
+    return compare(sum(1 for v in node.inputs if v), spec)
+
+
+@predicate("node", "num_outputs", cmp_schema({"type": "integer"}, "count"), "number of named outputs")
+def _num_outputs(ctx: "LintContext", node: NodeRef, spec: Any) -> bool:
+    return compare(sum(1 for v in node.outputs if v), spec)
+
+
+def _status_nodes(pred: Any, spec: dict[str, Any]) -> list[NodeRef] | None:
+    if "status" not in spec:
+        return None
+    out: list[NodeRef] = []
+    for status, nodes in pred.by_status(with_common=compare(pred.COMMON, spec["status"])).items():
+        if compare(status, spec["status"]):
+            out += nodes
+    return out
+
+
+def _verdict_ok(verdict: Any, spec: dict[str, Any]) -> bool:
+    if verdict is None:
+        return False
+    if "status" in spec and not compare(verdict.status, spec["status"]):
+        return False
+    return not ("reason" in spec and not compare(verdict.reason, spec["reason"]))
+
+
+def _placement_candidates(ctx: "LintContext", spec: dict[str, Any]) -> list[NodeRef] | None:
+    if spec["target"] not in ctx.options.targets:
+        return []
+    return _status_nodes(ctx.prediction(spec["target"]), spec)
+
+
+def placement_schema() -> dict[str, Any]:
+    from onnxlint import targets
+
+    placed = [t.name for t in targets.REGISTRY.values() if t.predicate == "placement"]
+    some = next(t for t in targets.REGISTRY.values() if t.predicate == "placement")
+    return {"type": "object", "x-what": "placement predicate", "additionalProperties": False, "required": ["target"],
+            "properties": {"target": {"type": "string", "enum": placed, "x-what": "placement target"},
+                           "status": enum_cmp(some.statuses(), "placement status"),
+                           "reason": enum_cmp(some.reasons(), "placement reason")}}
+
+
+@predicate("node", "placement", {"$ref": "#/$defs/placement"},
+           "the node's predicted ORT placement: target (ort-cuda, ort-cpu), status, reason",
+           candidates=_placement_candidates, needs_prediction=True)
+def _placement(ctx: "LintContext", node: NodeRef, spec: dict[str, Any]) -> bool:
+    if spec["target"] not in ctx.options.targets:
+        return False
+    return _verdict_ok(ctx.prediction(spec["target"]).get(node), spec)
+
+
+def tensorrt_schema() -> dict[str, Any]:
+    from onnxlint import targets
+
+    trt = targets.get("tensorrt")
+    return {"type": "object", "x-what": "tensorrt predicate", "additionalProperties": False,
+            "properties": {"status": enum_cmp(trt.statuses(), "TensorRT status"),
+                           "reason": enum_cmp(trt.reasons(), "TensorRT reason"),
+                           "version": cmp_schema({"type": "string", "x-version": True, "pattern": r"^\d+(\.\d+)*$"},
+                                                 "TensorRT version")}}
+
+
+def _trt_version_ok(ctx: "LintContext", spec: dict[str, Any]) -> bool:
+    if "version" not in spec:
+        return True
+    from packaging.version import Version
+
+    return compare(Version(ctx.prediction("tensorrt").version), spec["version"])
+
+
+def _tensorrt_candidates(ctx: "LintContext", spec: dict[str, Any]) -> list[NodeRef] | None:
+    if "tensorrt" not in ctx.options.targets or not _trt_version_ok(ctx, spec):
+        return []
+    return _status_nodes(ctx.prediction("tensorrt"), spec)
+
+
+@predicate("node", "tensorrt", {"$ref": "#/$defs/tensorrt"},
+           "the node's TensorRT verdict: status, reason, and the TensorRT version (a quoted version string)",
+           candidates=_tensorrt_candidates, needs_prediction=True)
+def _tensorrt(ctx: "LintContext", node: NodeRef, spec: dict[str, Any]) -> bool:
+    if not _trt_version_ok(ctx, spec):
+        return False
+    if set(spec) <= {"version"}:
+        return True
+    return _verdict_ok(ctx.prediction("tensorrt").get(node), spec)
+
+
+@predicate("node", "local_function", {"type": "boolean"}, "whether the node is inside a model-local function")
+def _local_function(ctx: "LintContext", node: NodeRef, spec: bool) -> bool:
+    return bool(ctx.index.is_local_function(node)) == spec
+
+
+@predicate("node", "in_subgraph", {"type": "boolean"}, "whether the node is inside an If/Loop/Scan body")
+def _in_subgraph(ctx: "LintContext", node: NodeRef, spec: bool) -> bool:
+    return (node.scope.owner is not None) == spec
+
+
+# ----------------------------------------------------------------------------- value predicates
+# subject: (node, value name or None, ValueType)
+
+ValueSubject = tuple[NodeRef, "str | None", ValueType]
+
+
+def _value(name: str, schema: dict[str, Any], doc: str, fact: Callable[[NodeRef, str, ValueType], Any]) -> None:
+    def evaluate(ctx: "LintContext", subject: ValueSubject, spec: Any) -> bool:
+        node, value, vt = subject
+        if not value:
+            return False
+        return compare(fact(node, value, vt), spec)
+
+    REGISTRY["value"][name] = Predicate(name, "value", schema, evaluate, doc)
+
+
+_value("dtype", cmp_schema({"type": "string"}, "dtype"), "the value's element type ('float', 'int64', ...)",
+       lambda node, value, vt: vt.dtype)
+_value("rank", cmp_schema({"type": "integer"}, "rank"), "the value's rank, when known", lambda node, value, vt: vt.rank)
+_value("static", cmp_schema({"type": "boolean"}, "static"), "whether every dim is a known number",
+       lambda node, value, vt: vt.static if vt.shape is not None else None)
+_value("constant", cmp_schema({"type": "boolean"}, "constant"), "an initializer or Constant output",
+       lambda node, value, vt: node.scope.constant(value) is not None)
+_value("graph_input", cmp_schema({"type": "boolean"}, "graph_input"), "a graph input (not an initializer)",
+       lambda node, value, vt: node.scope.is_graph_input(value))
+_value("value", cmp_schema(ANY_VALUE, "value"),
+       "a small constant's value (at most 64 elements, stored in the file)",
+       lambda node, value, vt: constant_value(node, value))
+_value("computed", cmp_schema({"type": "boolean"}, "computed"),
+       "computed at run time by a node (neither a constant nor a graph input)",
+       lambda node, value, vt: node.scope.constant(value) is None and not node.scope.is_graph_input(value))
+
+
+def _exists(ctx: "LintContext", subject: ValueSubject, spec: Any) -> bool:
+    want = spec.get("eq", True) if isinstance(spec, dict) else spec
+    return bool(subject[1]) == bool(want)
+
+
+REGISTRY["value"]["exists"] = Predicate("exists", "value", cmp_schema({"type": "boolean"}, "exists"), _exists,
+                                        "whether the input/output is present (a name, not empty)")
+
+
+# ----------------------------------------------------------------------------- graph input predicates
+
+
+def _graph_input(name: str, schema: dict[str, Any], doc: str, fact: Callable[[onnx.ValueInfoProto, ValueType], Any]):
+    def evaluate(ctx: "LintContext", vi: onnx.ValueInfoProto, spec: Any) -> bool:
+        return compare(fact(vi, value_type_of(vi.type)), spec)
+
+    REGISTRY["graph_input"][name] = Predicate(name, "graph_input", schema, evaluate, doc)
+
+
+_graph_input("dtype", cmp_schema({"type": "string"}, "dtype"), "the input's element type", lambda vi, vt: vt.dtype)
+_graph_input("rank", cmp_schema({"type": "integer"}, "rank"), "the input's rank", lambda vi, vt: vt.rank)
+_graph_input("name", cmp_schema({"type": "string"}, "name"), "the input's name", lambda vi, vt: vi.name)
+_graph_input("static", cmp_schema({"type": "boolean"}, "static"), "whether every dim is a number",
+             lambda vi, vt: vt.static if vt.shape is not None else None)
+_graph_input("dynamic_batch", cmp_schema({"type": "boolean"}, "dynamic_batch"), "whether dim 0 is symbolic or unknown",
+             lambda vi, vt: (not isinstance(vt.shape[0], int)) if vt.shape else None)
+
+
+# ----------------------------------------------------------------------------- model predicates
+
+
+def _model(name: str, schema: dict[str, Any], doc: str, fact: Callable[["LintContext"], Any]) -> None:
+    def evaluate(ctx: "LintContext", _subject: None, spec: Any) -> bool:
+        return compare(fact(ctx), spec)
+
+    REGISTRY["model"][name] = Predicate(name, "model", schema, evaluate, doc)
+
+
+def _inputs_all_static(ctx: "LintContext") -> bool | None:
+    ins = ctx.index.graph_inputs()
+    if not ins:
+        return None
+    return all(value_type_of(i.type).static for i in ins)
+
+
+_model("checker", enum_cmp(("ok", "failed"), "checker result"), "onnx.checker's verdict on the file",
+       lambda ctx: "failed" if ctx.checker_error() else "ok")
+_model("shape_inference", enum_cmp(("ok", "failed", "skipped"), "shape inference result"),
+       "onnx shape inference's verdict (skipped: the model is past the inference budget)",
+       lambda ctx: "failed" if ctx.mf.inference_error else
+       ("skipped" if getattr(ctx.mf, "inference_skipped", None) else "ok"))
+_model("external_data", enum_cmp(("none", "present", "missing"), "external data state"),
+       "whether external data is absent, present, or missing/short/outside the model's folder",
+       lambda ctx: "missing" if ctx.mf.missing_external else ("present" if ctx.mf.external else "none"))
+_model("size_bytes", cmp_schema({"type": "integer"}, "bytes"), "file plus external data size",
+       lambda ctx: ctx.mf.total_size)
+_model("protobuf_bytes", cmp_schema({"type": "integer"}, "bytes"), "the protobuf file's size", lambda ctx: ctx.mf.file_size)
+_model("uses_external_data", cmp_schema({"type": "boolean"}, "uses_external_data"), "whether any tensor is external",
+       lambda ctx: bool(ctx.mf.external))
+_model("ir_version", cmp_schema({"type": "integer"}, "IR version"), "the model's IR version",
+       lambda ctx: ctx.mf.model.ir_version)
+_model("inputs_all_static", cmp_schema({"type": "boolean"}, "inputs_all_static"), "whether every graph input is static",
+       _inputs_all_static)
+_model("producer_name", cmp_schema({"type": "string"}, "producer name"), "the exporter's producer_name",
+       lambda ctx: ctx.mf.model.producer_name)
+_model("num_nodes", cmp_schema({"type": "integer"}, "count"), "nodes in the model, bodies included",
+       lambda ctx: len(ctx.index.nodes))
+
+
+def _opset_model(ctx: "LintContext", _subject: None, spec: dict[str, Any]) -> bool:
+    return all(compare(ctx.index.opsets.get(dom), want) for dom, want in spec.items())
+
+
+def _metadata(ctx: "LintContext", _subject: None, spec: dict[str, Any]) -> bool:
+    props = {p.key: p.value for p in ctx.mf.model.metadata_props}
+    return all(compare(props.get(k), want) for k, want in spec.items())
+
+
+REGISTRY["model"]["opset"] = Predicate(
+    "opset", "model", {"type": "object", "x-what": "domain", "additionalProperties": cmp_schema({"type": "integer"}, "opset")},
+    _opset_model, "domain -> comparison of the imported opset version")
+REGISTRY["model"]["metadata"] = Predicate(
+    "metadata", "model", {"type": "object", "x-what": "metadata key", "additionalProperties": cmp_schema({"type": "string"}, "metadata")},
+    _metadata, "metadata_props key -> comparison of its value")

@@ -1,0 +1,92 @@
+"""Lint settings: the config file merged with explicit overrides (from the command line or the API).
+
+No argparse here: the CLI turns its arguments into keyword overrides, a library caller passes them directly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Iterable
+
+from onnxlint import config as config_mod
+
+DEFAULT_FAIL_ON = "warning"
+
+OVERRIDABLE = ("select", "extend_select", "ignore", "targets", "ort_version", "trt_version", "fail_on", "rule_dirs",
+               "ort_optimization")
+
+
+def split_codes(values: Iterable[str] | str | None) -> list[str]:
+    """'OLX1,OLX2' and ['OLX1', 'OLX2,OLX3'] alike -> ['OLX1', 'OLX2', 'OLX3']."""
+    if values is None:
+        return []
+    if isinstance(values, str):
+        values = [values]
+    out: list[str] = []
+    for v in values:
+        out.extend(x.strip() for x in v.split(",") if x.strip())
+    return out
+
+
+def matches(code: str, prefixes: Iterable[str]) -> bool:
+    return any(code.startswith(p) for p in prefixes)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What one lint run selects: rules, targets and runtime versions, and the config they came from."""
+
+    config: config_mod.Config = field(default_factory=config_mod.Config)
+    select: tuple[str, ...] = ("",)
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    targets: tuple[str, ...] = ()
+    ort_version: str | None = None
+    trt_version: str | None = None
+    fail_on: str = DEFAULT_FAIL_ON
+    rule_dirs: tuple[Path, ...] = ()
+    ort_optimization: str = "all"
+
+    @classmethod
+    def from_config(cls, config: config_mod.Config | str | Path | None = None, **overrides: Any) -> "Settings":
+        """Settings from a config (a Config, a config file path, or None for no config) with overrides on top.
+
+        Overrides use the attribute names (select, extend_select, ignore, targets, ort_version, trt_version,
+        fail_on, rule_dirs, ort_optimization); None means "not given". select/extend_select/ignore replace or
+        extend the config the way ruff's command line does: select replaces, the other two add."""
+        unknown = set(overrides) - set(OVERRIDABLE)
+        if unknown:
+            raise TypeError(f"unknown setting(s): {', '.join(sorted(unknown))}")
+        if config is None:
+            cfg = config_mod.Config()
+        elif isinstance(config, config_mod.Config):
+            cfg = config
+        else:
+            cfg = config_mod.load_file(Path(config))
+        from onnxlint import targets as targets_mod
+
+        select = split_codes(overrides.get("select")) or cfg.select or [""]
+        targets = list(overrides.get("targets") or cfg.targets or targets_mod.DEFAULT_TARGETS)
+        return cls(
+            config=cfg,
+            select=tuple(select),
+            extend_select=tuple(split_codes(overrides.get("extend_select")) + list(cfg.extend_select)),
+            ignore=tuple(split_codes(overrides.get("ignore")) + list(cfg.ignore)),
+            targets=tuple(targets),
+            ort_version=overrides.get("ort_version") or cfg.ort_version,
+            trt_version=overrides.get("trt_version") or cfg.trt_version,
+            fail_on=overrides.get("fail_on") or cfg.fail_on or DEFAULT_FAIL_ON,
+            rule_dirs=tuple(Path(p) for p in (overrides.get("rule_dirs") or ())) + tuple(cfg.rules),
+            ort_optimization=overrides.get("ort_optimization") or getattr(cfg, "ort_optimization", None) or "all",
+        )
+
+    def with_targets(self, *targets: str) -> "Settings":
+        return replace(self, targets=tuple(targets))
+
+    def selected(self, code: str) -> bool:
+        return (matches(code, self.select) or matches(code, self.extend_select)) and not matches(code, self.ignore)
+
+    def selection_codes(self) -> list[str]:
+        """Every code or prefix the selection names (to check that each names some rule)."""
+        return [c for c in (*self.select, *self.extend_select, *self.ignore) if c]

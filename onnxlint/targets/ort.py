@@ -1,0 +1,58 @@
+"""ONNX Runtime's CPU and CUDA execution providers: kernel-table placement (`onnxlint.placement`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from onnxlint.targets.base import Target
+
+if TYPE_CHECKING:
+    from onnxlint.engine import LintContext
+
+
+def _statuses() -> tuple[str, ...]:
+    from onnxlint import placement
+
+    return tuple(placement.STATUSES)
+
+
+def _reasons() -> tuple[str, ...]:
+    from onnxlint import placement
+
+    return tuple(placement.REASONS)
+
+
+def _versions(ep: str):
+    def versions() -> list[str]:
+        from onnxlint import kernels
+
+        return list(kernels.available().get(ep, []))
+
+    return versions
+
+
+def _predict(name: str):
+    def predict(ctx: "LintContext") -> Any:
+        from onnxlint import placement
+
+        rejects, ops = ctx.fallback_rejects(name)
+        return placement.simulate(ctx.index, name, ctx.options.ort_version, rejects, ops,
+                                  optimization=ctx.options.ort_optimization)
+
+    return predict
+
+
+def _summary(prediction: Any) -> str:
+    return str(prediction.summary_line())
+
+
+ORT_CPU = Target(
+    name="ort-cpu", description="ONNX Runtime, CPUExecutionProvider", runtime="ORT", predicate="placement",
+    statuses=_statuses, reasons=_reasons, versions=_versions("cpu"), predict_fn=_predict("ort-cpu"),
+    summary_fn=_summary, common_status="device",
+)
+ORT_CUDA = Target(
+    name="ort-cuda", description="ONNX Runtime, CUDAExecutionProvider with CPU fallback", runtime="ORT",
+    predicate="placement", statuses=_statuses, reasons=_reasons, versions=_versions("cuda"),
+    predict_fn=_predict("ort-cuda"), summary_fn=_summary, common_status="device",
+)

@@ -1,0 +1,1 @@
+"""`onnxlint verify`: confirm the predicted placement with a real ORT session (session_child, session, logs, compare, command)."""
