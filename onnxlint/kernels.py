@@ -1,13 +1,16 @@
 """Kernel-coverage tables: which (domain, op, since-version range, types) an ORT execution provider registers.
 
-Two sources share one canonical form: ORT's own ``docs/OperatorKernels.md`` (generated upstream by
-``tools/python/gen_opkernel_doc.py`` from the kernel registry) and the live registry of an installed
-onnxruntime (``get_all_opkernel_def``). The generator in ``tools/gen_kernel_tables.py`` writes the
-canonical form as compact JSON under ``onnxlint/data/kernels/``; this module reads it at lint time.
+The tables are read from ORT's own binaries: ``tools/gen_kernel_tables.py`` reads the live kernel registry
+(``get_all_opkernel_def``) of every published onnxruntime (CPU) and onnxruntime-gpu (CUDA) wheel and packs
+all releases into one file per provider, ``onnxlint/data/kernels/ort-<ep>.json.gz`` (rows shared across
+releases, each with a bit mask of its releases). ``load(ep, version)`` gives exactly that release's table;
+``nearest`` maps an unpublished version to a shipped one. ORT's ``docs/OperatorKernels.md`` (rendered upstream
+from the same registry) is still parsed here, as the generator's fallback for a release with no wheel.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 import subprocess
@@ -19,7 +22,9 @@ from pathlib import Path
 from onnxlint import resources
 
 OPEN_END = 2147483647  # ORT's INT_MAX marker for "and later"
+PACKED_FORMAT = 2
 EP_SHORT = {"CPUExecutionProvider": "cpu", "CUDAExecutionProvider": "cuda", "DmlExecutionProvider": "dml"}
+EPS_LONG = {short: ep for ep, short in EP_SHORT.items()}
 
 _SECTION = re.compile(r"^## Operators implemented by (\w+)")
 _DOMAIN = re.compile(r"^\|\*\*Operator Domain:\*\* \*([\w.]+)\*\|")
@@ -111,6 +116,61 @@ def parse_operator_kernels_md(text: str) -> dict[str, dict]:
     return tables
 
 
+def version_key(v: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", v))
+
+
+def merge_defs(defs) -> dict[str, dict[str, list]]:
+    """KernelDefs [[domain, op, since, end, {param: [types]}], ...] -> {domain: {op: [[since, end, cons], ...]}}.
+
+    ORT registers one KernelDef per type (or type family); a lookup tries every def of the op. Defs of one
+    version range are merged into one row when that is exact: the union of their constraints allows exactly
+    the type combinations some def allows (always so for one type parameter). A def with no type constraints
+    accepts every type, so its range becomes one row with ``{}`` (= any type). Otherwise the range keeps one
+    row per distinct def (``lookup`` tries each). Rows newest range first."""
+    groups: dict[tuple, dict[str, dict]] = {}
+    for domain, op, lo, hi, cons in defs:
+        key = json.dumps(cons, sort_keys=True)
+        groups.setdefault((domain, op, lo, hi), {})[key] = {k: sorted(v) for k, v in cons.items()}
+    out: dict[str, dict[str, list]] = {}
+    for (domain, op, lo, hi), by_key in groups.items():
+        rows = out.setdefault(domain, {}).setdefault(op, [])
+        variants = [by_key[k] for k in sorted(by_key)]
+        if any(not c for c in variants):
+            rows.append([lo, hi, {}])
+            continue
+        union: dict[str, set] = {}
+        for c in variants:
+            for k, v in c.items():
+                union.setdefault(k, set()).update(v)
+        merged = {k: sorted(v) for k, v in sorted(union.items())}
+        if len(variants) == 1 or _union_is_exact(variants, merged):
+            rows.append([lo, hi, merged])
+        else:
+            rows.extend([lo, hi, c] for c in variants)
+    for by_op in out.values():
+        for op in by_op:
+            by_op[op].sort(key=lambda r: (-r[0], -r[1], json.dumps(r[2], sort_keys=True)))
+    return out
+
+
+def _union_is_exact(variants: list[dict], merged: dict) -> bool:
+    names = sorted(merged)
+    if any(sorted(c) != names for c in variants):
+        return False
+    total = 1
+    for n in names:
+        total *= len(merged[n])
+    if total > 200_000:
+        return False
+    from itertools import product
+
+    combos = set()
+    for c in variants:
+        combos.update(product(*(c[n] for n in names)))
+    return len(combos) == total
+
+
 def _normalise(table: dict) -> None:
     for ops in table["ops"].values():
         for op, rows in ops.items():
@@ -144,13 +204,10 @@ def live_registry(python: str | None = None, timeout: float = 120) -> tuple[str,
         last = (proc.stderr.strip().splitlines() or [f"exit code {proc.returncode}"])[-1]
         raise RuntimeError(f"onnxruntime kernel registry unavailable: {last}")
     data = json.loads(proc.stdout)
-    tables: dict[str, dict] = {}
+    defs: dict[str, list] = {}
     for provider, domain, op, (lo, hi), cons in data["rows"]:
-        table = tables.setdefault(provider, {"ops": {}, "params": {}})
-        table["ops"].setdefault(domain, {}).setdefault(op, []).append([lo, hi, {k: sorted(v) for k, v in cons.items()}])
-    for table in tables.values():
-        _normalise(table)
-    return data["ort_version"], tables
+        defs.setdefault(provider, []).append([domain, op, lo, hi, cons])
+    return data["ort_version"], {p: {"ops": merge_defs(d), "params": {}} for p, d in defs.items()}
 
 
 def to_markdown(tables: dict[str, dict]) -> str:
@@ -186,6 +243,13 @@ class KernelMatch:
 
 @dataclass
 class KernelTable:
+    """One release's kernels of one provider.
+
+    ``ops[domain][op]`` is a list of rows ``[since, end, constraints]``, newest range first. ``constraints``
+    maps a type parameter to the types the kernel accepts; ``{}`` means the kernel declares no type
+    constraint (e.g. CUDA NonMaxSuppression) and accepts any type. One range may have several rows (several
+    KernelDefs whose constraints cannot be merged exactly); a node matches the range if any row accepts it."""
+
     ep: str
     ort_version: str
     source: str
@@ -216,66 +280,134 @@ class KernelTable:
         hits = self.rows_for(domain, op, since_version)
         if not hits:
             return KernelMatch(False, "opset", f"{op}-{since_version} has no kernel; registered versions: {_ranges(rows)}")
-        lo, hi, cons = hits[0]
-        bound = bind_types(cons.keys()) if cons else {}
-        for param, dtype in bound.items():
-            allowed = cons.get(param)
-            if allowed and dtype and dtype not in allowed:
-                short = ", ".join(t.replace("tensor(", "").rstrip(")") for t in allowed)
-                return KernelMatch(False, "dtype", f"{param}={dtype.replace('tensor(', '').rstrip(')')} not supported (supported: {short})")
-        return KernelMatch(True)
+        first_miss = None
+        for _lo, _hi, cons in hits:
+            if not cons:
+                return KernelMatch(True)  # no type constraints: any type
+            bound = bind_types(cons.keys())
+            miss = next(((p, t) for p, t in bound.items() if t and cons.get(p) and t not in cons[p]), None)
+            if miss is None:
+                return KernelMatch(True)
+            first_miss = first_miss or miss
+        param, dtype = first_miss
+        allowed = sorted({t for r in hits for t in r[2].get(param, ())})
+        short = ", ".join(t.replace("tensor(", "").rstrip(")") for t in allowed)
+        return KernelMatch(False, "dtype", f"{param}={dtype.replace('tensor(', '').rstrip(')')} not supported (supported: {short})")
 
 
 def _ranges(rows) -> str:
     def fmt(lo, hi):
         return f"{lo}+" if hi == OPEN_END else (str(lo) if lo == hi else f"{lo}-{hi}")
 
-    return ", ".join(fmt(r[0], r[1]) for r in sorted(rows))
+    return ", ".join(dict.fromkeys(fmt(r[0], r[1]) for r in sorted(rows, key=lambda r: (r[0], r[1]))))
 
 
 def kernels_dir() -> Path:
     return resources.data_dir() / "kernels"
 
 
+# Packed form (tools/gen_kernel_tables.py pack): one gzip'ed JSON per provider, ort-<ep>.json.gz, holding every
+# release read. "releases" is the list of release versions; release i is bit i of a row's mask. "ops":
+# {domain: {op: [[since, end, constraint id, mask], ...]}} (newest range first), "cons" the list of distinct
+# constraint dicts, "params": {domain: {op: [[formal parameters, mask], ...]}}, "sources": [[text, mask], ...].
+
+
 @lru_cache(maxsize=None)
+def _packed(ep: str) -> dict | None:
+    path = kernels_dir() / f"ort-{ep}.json.gz"
+    if not path.exists():
+        return None
+    data = json.loads(gzip.decompress(path.read_bytes()))
+    if data.get("format") != PACKED_FORMAT:
+        raise ValueError(f"{path}: unknown kernel-table format {data.get('format')!r}")
+    return data
+
+
+def releases(ep: str) -> list[str]:
+    """Releases with a shipped table for ep ('cpu', 'cuda'), oldest first."""
+    data = _packed(ep)
+    return list(data["releases"]) if data else []
+
+
 def available() -> dict[str, list[str]]:
     """{'cpu': [versions], 'cuda': [versions]} shipped as data."""
-    found: dict[str, list[str]] = {}
-    for path in sorted(kernels_dir().glob("ort-*-*.json")):
-        _, version, ep = path.stem.split("-", 2)
-        found.setdefault(ep, []).append(version)
-    for versions in found.values():
-        versions.sort(key=_vkey)
-    return found
+    return {ep: releases(ep) for ep in EP_SHORT.values() if releases(ep)}
 
 
 def _vkey(v: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in re.findall(r"\d+", v))
+    return version_key(v)
 
 
 def nearest(ep: str, version: str | None) -> tuple[str, bool]:
-    """Pick the shipped table for ep closest to version; returns (table_version, exact)."""
-    versions = available().get(ep, [])
+    """The shipped table for ep of that release; (table_version, exact).
+
+    Every published release read is shipped under its own version, so a published version is exact. Only
+    a version with no table (unpublished, a dev or local build, a release newer than the data) gets the
+    nearest one: the same minor line if there is one (closest patch), else the closest minor line."""
+    versions = releases(ep)
     if not versions:
         raise LookupError(f"no kernel table shipped for {ep}")
     if version is None:
         return versions[-1], False
     if version in versions:
         return version, True
-    want = _vkey(version)[:3]
+    want = _vkey(version)[:3] + (0,) * 3
 
     def dist(v):
         k = _vkey(v)[:3] + (0,) * 3
-        w = want + (0,) * 3
-        return abs((k[0] * 1000 + k[1]) - (w[0] * 1000 + w[1])), abs(k[2] - w[2])
+        return abs((k[0] * 1000 + k[1]) - (want[0] * 1000 + want[1])), abs(k[2] - want[2]), -k[2]
 
     return min(versions, key=dist), False
 
 
+def resolve(eps: list[str], requested: str | None) -> tuple[dict[str, str], str | None]:
+    """Table versions for several providers ('cpu', 'cuda') at one requested version, and at most one note.
+
+    A release shipped for every provider resolves exactly and gets no note."""
+    chosen = {ep: nearest(ep, requested) for ep in eps}
+    inexact: dict[str, list[str]] = {}
+    for ep, (version, exact) in chosen.items():
+        if not exact:
+            inexact.setdefault(version, []).append(ep.upper())
+    if not inexact:
+        return {ep: v for ep, (v, _) in chosen.items()}, None
+    used = "; ".join(f"{' and '.join(names)} kernel table{'s' if len(names) > 1 else ''} of ORT {v}" for v, names in inexact.items())
+    if requested is None:
+        why = "no onnxruntime installed; newest shipped"
+    elif any(requested in releases(ep) for ep in eps):
+        missing = [ep for ep in eps if not chosen[ep][1]]
+        why = f"requested {requested}, not published for {', '.join(m.upper() for m in missing)}; nearest shipped"
+    else:
+        why = f"requested {requested}, not a release with a shipped table; nearest shipped"
+    return {ep: v for ep, (v, _) in chosen.items()}, f"{used} used ({why})"
+
+
 @lru_cache(maxsize=None)
 def load(ep: str, version: str) -> KernelTable:
-    data = json.loads((kernels_dir() / f"ort-{version}-{ep}.json").read_text())
-    return KernelTable(data["ep"], data["ort_version"], data["source"], data["ops"], data.get("params", {}))
+    """Exactly that release's table (``version`` must be one of ``releases(ep)``; see ``nearest``)."""
+    data = _packed(ep)
+    if data is None or version not in data["releases"]:
+        raise LookupError(f"no {ep} kernel table for onnxruntime {version}")
+    bit = 1 << data["releases"].index(version)
+    cons = data["cons"]
+    ops: dict[str, dict[str, list]] = {}
+    for domain, by_op in data["ops"].items():
+        mine = {}
+        for op, rows in by_op.items():
+            picked = [[lo, hi, cons[c]] for lo, hi, c, mask in rows if mask & bit]
+            if picked:
+                mine[op] = picked
+        if mine:
+            ops[domain] = mine
+    params = {}
+    for domain, by_op in data["params"].items():
+        for op, variants in by_op.items():
+            for p, mask in variants:
+                if mask & bit:
+                    params.setdefault(domain, {})[op] = p
+                    break
+    source = next((text for text, mask in data["sources"] if mask & bit), "")
+    return KernelTable(data["ep"], version, source, ops, params)
 
 
 def installed_ort_version() -> str | None:
