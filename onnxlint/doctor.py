@@ -48,7 +48,7 @@ def _cuda_major() -> str:
     return str(_build_cuda_version() or "12").split(".")[0]
 
 
-def _library_dirs(capi: Path | None) -> list[Check]:
+def _library_dirs(capi: Path | None) -> list[str]:
     dirs = [d for d in os.environ.get("LD_LIBRARY_PATH", "").split(":") if d]
     dirs += ["/usr/local/cuda/lib64", "/usr/lib/x86_64-linux-gnu", "/usr/lib64"]
     if capi is not None:  # pip's nvidia-*-cu12 wheels, which onnxruntime-gpu can preload
@@ -57,7 +57,7 @@ def _library_dirs(capi: Path | None) -> list[Check]:
 
 
 def _majors(dirs: list[str], stem: str) -> dict[int, str]:
-    found = {}
+    found: dict[int, str] = {}
     for d in dirs:
         for path in glob.glob(os.path.join(d, f"{stem}.so.*")):
             m = re.match(rf"{stem}\.so\.(\d+)", os.path.basename(path))

@@ -26,6 +26,11 @@ Rejects = Callable[[NodeRef, str], "str | None"]
 class LintContext:
     """Per-model facts, each computed once and only when a rule asks for it."""
 
+    mf: ModelFile
+    index: GraphIndex
+    options: Options
+    ruleset: RuleSet
+
     def __init__(self, mf: ModelFile, index: GraphIndex, options: Options, ruleset: RuleSet):
         self.mf = mf
         self.index = index

@@ -9,14 +9,13 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Iterator
+from typing import Any, Iterator
 
 import onnx
 from onnx import AttributeProto, TensorProto, helper
 
 STANDARD_DOMAINS = {"ai.onnx", "ai.onnx.ml", "ai.onnx.training", "ai.onnx.preview.training", "ai.onnx.preview"}
 ORT_DOMAINS = {"com.microsoft", "com.microsoft.nchwc", "com.ms.internal.nhwc", "com.microsoft.mlfeaturizers", "com.microsoft.dml"}
-CONTROL_FLOW = {"If", "Loop", "Scan", "SequenceMap"}
 
 
 def iter_graphs(model: onnx.ModelProto) -> Iterator[onnx.GraphProto]:
@@ -97,7 +96,7 @@ class ValueType:
         if not self.static:
             return None
         n = 1
-        for d in self.shape:
+        for d in self.shape or ():
             n *= d
         return n
 
@@ -147,7 +146,7 @@ class GraphScope:
     _input_set: set | None = None
 
     def type_of(self, name: str) -> ValueType:
-        scope = self
+        scope: GraphScope | None = self
         while scope is not None:
             vt = scope.types.get(name)
             if vt is not None:
@@ -155,18 +154,9 @@ class GraphScope:
             scope = scope.parent
         return UNKNOWN
 
-    def initializer(self, name: str) -> onnx.TensorProto | None:
-        scope = self
-        while scope is not None:
-            t = scope.initializers.get(name)
-            if t is not None:
-                return t
-            scope = scope.parent
-        return None
-
     def constant(self, name: str) -> onnx.TensorProto | None:
         """Initializer or Constant-node value visible from this scope (ORT turns Constant nodes into initializers)."""
-        scope = self
+        scope: GraphScope | None = self
         while scope is not None:
             t = scope.initializers.get(name) or scope.constants.get(name)
             if t is not None:
@@ -230,8 +220,9 @@ class StatusIndex:
     aside as they are recorded and listing them never walks every node."""
 
     COMMON = ""
+    nodes: dict[int, Any]
 
-    def record(self, index: int, verdict) -> None:
+    def record(self, index: int, verdict: Any) -> None:
         self.nodes[index] = verdict
         if verdict.status != self.COMMON:
             self.__dict__.setdefault("_unusual", set()).add(index)
@@ -242,7 +233,7 @@ class StatusIndex:
         cache = self.__dict__.setdefault(key, {})
         if with_common not in cache:
             if with_common:
-                verdicts = self.nodes.values()
+                verdicts = list(self.nodes.values())
             else:
                 verdicts = [self.nodes[i] for i in sorted(self.__dict__.get("_unusual", ()))]
             out: dict[str, list[NodeRef]] = {}
@@ -284,7 +275,7 @@ class GraphIndex:
         self.by_op: dict[str, list[NodeRef]] = {}
         self._by_domain: dict[str, list[NodeRef]] | None = None
         self._signatures: list | None = None
-        self.main = self._walk(model.graph)
+        self._walk(model.graph)
 
     # ------------------------------------------------------------------ build
     def _make_scope(self, path, graph, parent, owner, opsets) -> GraphScope:
@@ -412,9 +403,6 @@ class GraphIndex:
         if not names:
             return []
         return [n for scope in self.scopes for name in names for n in scope.consumers.get(name, ())]
-
-    def iter_nodes(self) -> Iterator[NodeRef]:
-        return iter(self.nodes)
 
     def is_local_function(self, node: NodeRef) -> bool:
         return bool(self.functions) and (node.proto.domain, node.op_type) in self.functions

@@ -9,7 +9,7 @@ import gc
 import os
 import re
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 import onnx
 
@@ -21,6 +21,9 @@ from onnxlint.settings import Settings, matches
 
 _SUPPRESS = re.compile(r"onnxlint:\s*ignore\[([^\]]*)\]")
 
+if TYPE_CHECKING:
+    from onnxlint import engine
+
 Progress = Callable[[int, int, str], None]
 
 
@@ -30,7 +33,7 @@ def one_line(exc: BaseException, limit: int = 200) -> str:
     return text.splitlines()[0][:limit] if text else type(exc).__name__
 
 
-def options_for(settings: Settings):  # -> engine.Options
+def options_for(settings: Settings) -> "engine.Options":
     from onnxlint import engine
 
     return engine.Options(targets=targets_mod.closure(settings.targets), ort_version=settings.ort_version,

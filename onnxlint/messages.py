@@ -127,7 +127,7 @@ def render(template: str, ctx: "LintContext", rule: "Rule", node: "NodeRef | Non
 
 def render_values(template: str, values: dict[str, Any]) -> str:
     """A message whose placeholders come from plain values ({verify.provider}, {node}, {file}): verification."""
-    return render_with(template, lambda part: fmt(values.get(part[2] if part[0] == "verify" else part[0])))
+    return render_with(template, lambda part: fmt(values.get((part[2] or "") if part[0] == "verify" else part[0])))
 
 
 def _lookup(part: Part, ctx: "LintContext", rule: "Rule", node: "NodeRef | None", vi: Any) -> str:

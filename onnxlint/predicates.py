@@ -45,8 +45,9 @@ class Predicate:
 REGISTRY: dict[str, dict[str, Predicate]] = {scope: {} for scope in SCOPES}
 
 
-def predicate(scope: str, name: str, schema: dict[str, Any], doc: str, candidates=None, needs_prediction=False):
-    def deco(fn):
+def predicate(scope: str, name: str, schema: dict[str, Any], doc: str, candidates: Callable[..., list[NodeRef] | None] | None = None,
+              needs_prediction: bool = False) -> Callable[[Callable[..., bool]], Callable[..., bool]]:
+    def deco(fn: Callable[..., bool]) -> Callable[..., bool]:
         REGISTRY[scope][name] = Predicate(name, scope, schema, fn, doc, candidates, needs_prediction)
         return fn
 
@@ -267,7 +268,7 @@ def _io_schema(kind: str) -> dict[str, Any]:
             "patternProperties": {"^([0-9]+|any|all)$": {"$ref": "#/$defs/value_match"}}}
 
 
-def _io(kind: str):
+def _io(kind: str) -> Callable[..., bool]:
     def evaluate(ctx: "LintContext", node: NodeRef, spec: dict[Any, Any]) -> bool:
         names = node.inputs if kind == "inputs" else node.outputs
         typer = node.input_type if kind == "inputs" else node.output_type
@@ -455,7 +456,7 @@ REGISTRY["value"]["exists"] = Predicate("exists", "value", cmp_schema({"type": "
 # ----------------------------------------------------------------------------- graph input predicates
 
 
-def _graph_input(name: str, schema: dict[str, Any], doc: str, fact: Callable[[onnx.ValueInfoProto, ValueType], Any]):
+def _graph_input(name: str, schema: dict[str, Any], doc: str, fact: Callable[[onnx.ValueInfoProto, ValueType], Any]) -> None:
     def evaluate(ctx: "LintContext", vi: onnx.ValueInfoProto, spec: Any) -> bool:
         return compare(fact(vi, value_type_of(vi.type)), spec)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from typing import Any
 
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 SEVERITIES = tuple(SEVERITY_RANK)
@@ -36,7 +37,7 @@ class Finding:
         key = f"{self.code}\0{self.filename}\0{self.node or ''}"
         return hashlib.sha256(key.encode()).hexdigest()[:32]
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, Any]:
         return {"code": self.code, "name": self.name, "severity": self.severity, "target": self.target,
                 "filename": self.filename, "node": self.node, "op_type": self.op_type, "message": self.message,
                 "hint": self.hint, "fix": self.fix, "suppressed": self.suppressed, "fixable": self.fixable,
@@ -51,7 +52,7 @@ class FileReport:
     findings: list[Finding] = field(default_factory=list)
     error: str | None = None  # one line; the file could not be linted
     notes: list[str] = field(default_factory=list)
-    placement: dict = field(default_factory=dict)  # target -> summary line
+    placement: dict[str, str] = field(default_factory=dict)  # target -> summary line
 
     def __str__(self) -> str:
         if self.error:
@@ -67,7 +68,7 @@ FileResult = FileReport  # the name before 0.2
 @dataclass
 class Report:
     files: list[FileReport] = field(default_factory=list)
-    rules: list = field(default_factory=list)  # Rule objects that ran
+    rules: list[Any] = field(default_factory=list)  # Rule objects that ran
     fail_on: str = "warning"
 
     @property

@@ -68,6 +68,18 @@ def rule_schema() -> dict[str, Any]:
                          "description": "the target whose EP rejects a matching node in GetCapability"},
             "match": {"type": "object", "description": "predicates of the rule's scope"},
         },
+        # match holds the predicates of the rule's scope (node when scope is absent)
+        "allOf": [
+            {"if": {"required": ["scope"], "properties": {"scope": {"const": scope}}},
+             "then": {"properties": {"match": {"$ref": f"#/$defs/{scope}_match"}}}}
+            for scope in ("model", "graph_input")
+        ] + [
+            {"if": {"required": ["scope"], "properties": {"scope": {"const": "verification"}}},
+             "then": {"properties": {"match": {"maxProperties": 0}}}},
+            {"if": {"not": {"required": ["scope"]}}, "then": {"properties": {"match": {"$ref": "#/$defs/node_match"}}}},
+            {"if": {"required": ["scope"], "properties": {"scope": {"const": "node"}}},
+             "then": {"properties": {"match": {"$ref": "#/$defs/node_match"}}}},
+        ],
     }
     defs = {f"{scope}_match": _match_def(scope) for scope in REGISTRY}
     defs["placement"] = predicates.placement_schema()

@@ -15,23 +15,24 @@ import yaml
 from onnxlint import messages, resources, rule_schema
 from onnxlint.errors import RuleError
 
-SEVERITIES = rule_schema.SEVERITIES
-SCOPES = rule_schema.RULE_SCOPES
 
 
-class _LineLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml parses when present
+_BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml parses when present
+
+
+class _LineLoader(_BaseLoader):  # type: ignore[misc]
     """SafeLoader whose mappings remember the line of each key (1-based)."""
 
 
-class LineDict(dict):
+class LineDict(dict[Any, Any]):
     line: int = 0
-    key_lines: dict
+    key_lines: dict[Any, int]
 
-    def line_of(self, key) -> int:
-        return self.key_lines.get(key, self.line)
+    def line_of(self, key: Any) -> int:
+        return int(self.key_lines.get(key, self.line))
 
 
-def _construct_mapping(loader, node, deep=False):
+def _construct_mapping(loader: Any, node: Any, deep: bool = False) -> LineDict:
     loader.flatten_mapping(node)
     out = LineDict()
     out.line = node.start_mark.line + 1

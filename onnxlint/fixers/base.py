@@ -47,11 +47,15 @@ class Fixer:
 REGISTRY: dict[str, Fixer] = {}
 
 
-def fixer(name: str, safe: bool, summary: str, reference: Callable[[onnx.ModelProto], onnx.ModelProto] | None = None):
+FixFn = Callable[[FixContext], onnx.ModelProto]
+
+
+def fixer(name: str, safe: bool, summary: str,
+          reference: Callable[[onnx.ModelProto], onnx.ModelProto] | None = None) -> Callable[[FixFn], FixFn]:
     """Register a fixer. reference(model) gives the behaviour the fix must keep when the original's own outputs
     are not it (a training-mode Dropout is random: the fix must match the original run in inference mode)."""
 
-    def deco(fn: Callable[[FixContext], onnx.ModelProto]) -> Callable[[FixContext], onnx.ModelProto]:
+    def deco(fn: FixFn) -> FixFn:
         REGISTRY[name] = Fixer(name, safe, summary, fn, reference)
         return fn
 

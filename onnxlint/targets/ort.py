@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from onnxlint.targets.base import Target
 
@@ -22,7 +22,7 @@ def _reasons() -> tuple[str, ...]:
     return tuple(placement.REASONS)
 
 
-def _versions(ep: str):
+def _versions(ep: str) -> Callable[[], list[str]]:
     def versions() -> list[str]:
         from onnxlint import kernels
 
@@ -31,7 +31,7 @@ def _versions(ep: str):
     return versions
 
 
-def _predict(name: str):
+def _predict(name: str) -> Callable[["LintContext"], Any]:
     def predict(ctx: "LintContext") -> Any:
         from onnxlint import placement
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from onnxlint import config as config_mod, loading
 from onnxlint.errors import UsageError
@@ -87,7 +88,8 @@ def lint_report(results: list[VerifyResult | FixedVerifyResult], ort_version: st
     return report
 
 
-def verify_report(report: Report, providers: list[str], shapes: dict[str, list[int]], settings_of) -> None:
+def verify_report(report: Report, providers: list[str], shapes: dict[str, list[int]],
+                  settings_of: Callable[[Path], Settings]) -> None:
     """`onnxlint --verify`: one real session per linted model (each in a child process), sequentially."""
     from onnxlint.ruleset import get_ruleset
 

@@ -4,11 +4,12 @@ come up."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from onnxlint.errors import strip_cpp_frames
 
 
-def parse_profile(events: list) -> dict[str, str]:
+def parse_profile(events: list[dict[str, Any]]) -> dict[str, str]:
     """Node name -> provider, from ORT's profiling JSON (events with cat 'Node' carry args.provider)."""
     out: dict[str, str] = {}
     for ev in events:

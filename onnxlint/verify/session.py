@@ -9,6 +9,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from onnxlint.verify import logs
 
@@ -34,7 +35,7 @@ def run_session(model: Path, providers: list[str], shapes: dict[str, list[int]],
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
             return SessionRun(error=f"session did not finish within {timeout:.0f} s")
-        data: dict = {}
+        data: dict[str, Any] = {}
         for line in proc.stdout.splitlines():
             if line.startswith("{"):
                 try:

@@ -11,9 +11,10 @@ from __future__ import annotations
 import json
 import os
 import sys
+from typing import Any
 
 
-def _feeds(sess, shapes: dict) -> dict:
+def _feeds(sess: Any, shapes: dict[str, list[int]]) -> dict[str, Any]:
     import numpy as np
 
     types = {"tensor(float)": np.float32, "tensor(double)": np.float64, "tensor(float16)": np.float16,

@@ -1,0 +1,138 @@
+"""The package's shape: no import cycle (function-level imports counted), a public API usable from Python,
+every target/predicate/fixer registered once."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PKG = ROOT / "onnxlint"
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _type_checking_lines(tree: ast.AST) -> set[int]:
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for sub in node.body:
+                lines.update(range(sub.lineno, (sub.end_lineno or sub.lineno) + 1))
+    return lines
+
+
+def import_graph() -> dict[str, set[str]]:
+    modules = {_module_name(p): p for p in PKG.rglob("*.py")}
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text())
+        skip = _type_checking_lines(tree)
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(tree):
+            if getattr(node, "lineno", None) in skip:
+                continue
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
+            for t in targets:
+                while t and t not in modules:
+                    t = t.rpartition(".")[0]
+                if t and t != name:
+                    graph[name].add(t)
+    return graph
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(n: str) -> list[str] | None:
+        state[n] = 1
+        stack.append(n)
+        for m in sorted(graph[n]):
+            if state.get(m) == 1:
+                return stack[stack.index(m):] + [m]
+            if m not in state:
+                found = visit(m)
+                if found:
+                    return found
+        stack.pop()
+        state[n] = 2
+        return None
+
+    for n in sorted(graph):
+        if n not in state:
+            found = visit(n)
+            if found:
+                return found
+    return None
+
+
+def test_no_import_cycle_function_level_imports_included():
+    graph = import_graph()
+    assert "onnxlint.cli" in graph and graph["onnxlint.linter"], "the import graph was not read"
+    cycle = _cycle(graph)
+    assert cycle is None, " -> ".join(cycle or [])
+
+
+def test_core_never_imports_the_cli():
+    graph = import_graph()
+    users = sorted(m for m, deps in graph.items() if "onnxlint.cli" in deps and m != "onnxlint.__main__")
+    assert users == [], users
+
+
+def test_cycle_detector_finds_a_cycle():
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+
+
+def test_public_api_prints_the_finding_from_a_fresh_interpreter(examples_dir):
+    code = f"import onnxlint; print(onnxlint.lint({str(examples_dir / 'dropout_training.onnx')!r}))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "OLX010" in out.stdout and "Dropout" in out.stdout
+
+
+def test_public_api_on_a_model_proto_with_settings(examples_dir):
+    import onnx
+
+    import onnxlint
+
+    model = onnx.load(examples_dir / "scatternd.onnx")
+    cuda_only = onnxlint.lint(model, onnxlint.Settings.from_config(None, targets=["ort-cuda"]))
+    assert all(f.target in ("ort-cuda", "any") for f in cuda_only.findings)
+    with_trt = onnxlint.lint(model, onnxlint.Settings.from_config(None, targets=["tensorrt"]))
+    assert any(f.target == "tensorrt" for f in with_trt.findings)
+    pred = onnxlint.predict(model, "ort-cuda")
+    assert {p.node.op_type for p in pred.nodes.values()} >= {"ScatterND"}
+
+
+def test_targets_are_declared_once_and_drive_the_cli_choices():
+    from onnxlint import cli, targets
+
+    action = next(a for a in cli.build_parser()._actions if a.dest == "target")
+    assert list(action.choices) == list(targets.names())
+    for t in targets.REGISTRY.values():
+        if t.predicate:
+            assert t.statuses() and t.common_status in t.statuses(), t.name
+        versions = t.available_versions()
+        assert versions == sorted(versions, key=t.parse_version), t.name
+
+
+def test_versions_compare_as_versions_not_floats():
+    from packaging.version import Version
+
+    from onnxlint.predicates import compare
+
+    assert compare(Version("10.10"), {"gt": "10.9"}) and not compare(Version("10.1"), {"gt": "10.9"})

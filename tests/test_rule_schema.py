@@ -1,0 +1,111 @@
+"""Rule files are validated against the schema generated from the registries: every mistake is `file:line`
+and exit 2, never a traceback; the published schema is current and accepts the built-in rules."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+
+HEAD = ("- id: ACME001\n  name: my-rule\n  severity: warning\n  targets: [ort-cuda]\n  summary: s\n"
+        "  explanation: e\n")
+
+
+def _rule(tail: str) -> str:
+    return HEAD + tail
+
+
+# (rule file text, line the error must name, words the message must hold)
+BAD = {
+    "fix-is-a-list": (_rule("  message: m\n  match: {op: Relu}\n  fix: [fold-shapes]\n"), 9, "fix needs text"),
+    "fix-is-a-number": (_rule("  message: m\n  match: {op: Relu}\n  fix: 5\n"), 9, "fix needs text"),
+    "fix-is-a-mapping": (_rule("  message: m\n  match: {op: Relu}\n  fix: {a: 1}\n"), 9, "fix needs text"),
+    "fix-unknown": (_rule("  message: m\n  match: {op: Relu}\n  fix: fold-shape\n"), 9, "did you mean 'fold-shapes'"),
+    "status-typo": (_rule("  message: m\n  match: {placement: {target: ort-cuda, status: fallbak}}\n"), 8,
+                    "'fallbak' is not a known placement status"),
+    "reason-typo": (_rule("  message: m\n  match: {placement: {target: ort-cuda, reason: {in: [dtyp]}}}\n"), 8,
+                    "did you mean 'dtype'"),
+    "trt-status-typo": (_rule("  message: m\n  match: {tensorrt: {status: unsuported}}\n"), 8, "TensorRT status"),
+    "references-string": (_rule("  message: m\n  match: {op: Relu}\n  references: 'https://x.org/a'\n"), 9,
+                          "references needs a list"),
+    "references-number": (_rule("  message: m\n  match: {op: Relu}\n  references: 5\n"), 9, "references needs a list"),
+    "tags-number": (_rule("  message: m\n  match: {op: Relu}\n  tags: 5\n"), 9, "tags needs a list"),
+    "hint-number": (_rule("  message: m\n  match: {op: Relu}\n  hint: 5\n"), 9, "hint needs text"),
+    "unhashable-key": (_rule("  message: m\n  match: {op: Relu}\n  ? [a, b]\n  : 1\n"), 9, "a key must be a name"),
+    "dunder-placeholder": (_rule("  message: '{trt.__dict__}'\n  match: {op: Relu}\n"), 7, "placeholder"),
+    "unknown-placeholder-field": (_rule("  message: '{input[0].dtyp}'\n  match: {op: Relu}\n"), 7,
+                                  "did you mean 'dtype'"),
+    "model-placeholder-in-node": (_rule("  message: '{value.name}'\n  match: {op: Relu}\n"), 7,
+                                  "not available to a node rule"),
+    "fallback-recurses": (_rule("  message: m\n  fallback: ort-cuda\n  match: {placement: {target: ort-cuda, status: device}}\n"),
+                          9, "cannot use 'placement'"),
+    "unknown-predicate": (_rule("  message: m\n  match:\n    op: Relu\n    opst: {lt: 11}\n"), 10,
+                          "unknown predicate 'opst' (did you mean 'opset'?)"),
+    "comparison-typo": (_rule("  message: m\n  match: {opset: {lte: 11}}\n"), 8, "unknown comparison"),
+    "lt-needs-number": (_rule("  message: m\n  match: {opset: {lt: eleven}}\n"), 8, "needs"),
+    "input-index": (_rule("  message: m\n  match: {inputs: {first: {dtype: float}}}\n"), 8, "unknown input index 'first'"),
+    "unknown-target": (HEAD.replace("[ort-cuda]", "[ort-cdua]") + "  message: m\n  match: {op: Relu}\n", 4,
+                       "did you mean 'ort-cuda'"),
+    "severity": (HEAD.replace("warning", "fatal") + "  message: m\n  match: {op: Relu}\n", 3, "not a known severity"),
+    "model-scope-node-predicate": (_rule("  message: m\n  scope: model\n  match: {op: Relu}\n"), 9,
+                                   "unknown model predicate 'op'"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_bad_rule_file_is_one_line_with_file_and_line(case, tmp_path, examples_dir, cli):
+    text, line, words = BAD[case]
+    path = tmp_path / "x.yaml"
+    path.write_text(text)
+    rc, out, err = cli(examples_dir / "clean_conv.onnx", "--rules", path)
+    assert rc == 2 and "Traceback" not in err and out == ""
+    assert len(err.strip().splitlines()) == 1, err
+    assert f"{path}:{line}:" in err and words in err, err
+
+
+def test_yaml_only_user_rule_with_placement_and_values_works(tmp_path, examples_dir, lint_json):
+    """A rule added as YAML only, using the placement target's vocabulary and value predicates."""
+    (tmp_path / "acme.yaml").write_text(
+        "- id: ACME002\n  name: int64-equal-on-cpu\n  severity: error\n  targets: [ort-cuda]\n"
+        "  summary: Equal falls back\n  explanation: our latency budget has no room for it\n"
+        "  message: 'Equal {node} on {input[0].dtype} runs on CPU ({placement.reason})'\n"
+        "  match:\n    op: Equal\n    placement: {target: ort-cuda, status: [fallback, unsupported]}\n")
+    rc, findings = lint_json(examples_dir / "equal_string_cuda.onnx", "--rules", tmp_path, "--select", "ACME")
+    assert rc == 1 and [f["code"] for f in findings] == ["ACME002"]
+    assert findings[0]["message"].startswith("Equal graph/") and "runs on CPU (" in findings[0]["message"]
+
+
+def _gen_schema():
+    spec = importlib.util.spec_from_file_location("gen_rule_schema", ROOT / "tools" / "gen_rule_schema.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.render()
+
+
+def test_published_schema_is_current():
+    assert (ROOT / "docs" / "rule-schema.json").read_text() == _gen_schema(), "run tools/gen_rule_schema.py"
+
+
+def _string_keys(o):
+    if isinstance(o, dict):
+        return {str(k): _string_keys(v) for k, v in o.items()}
+    if isinstance(o, list):
+        return [_string_keys(v) for v in o]
+    return o
+
+
+def test_published_schema_accepts_the_builtin_rules_and_rejects_a_typo():
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads((ROOT / "docs" / "rule-schema.json").read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    for path in sorted((ROOT / "rules").glob("*.yaml")):
+        errors = list(validator.iter_errors(_string_keys(yaml.safe_load(path.read_text()))))
+        assert not errors, f"{path}: {errors[0].message[:200]}"
+    for case in ("status-typo", "fix-is-a-list", "unknown-predicate", "references-string"):
+        assert list(validator.iter_errors(_string_keys(yaml.safe_load(BAD[case][0])))), case
