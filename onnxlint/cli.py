@@ -76,7 +76,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", type=Path, help="config file (pyproject.toml or .onnxlint.yaml); default: nearest one")
     p.add_argument("--list-rules", action="store_true", help="list every rule and exit")
     p.add_argument("--explain", metavar="ID", help="explain a rule and exit")
-    p.add_argument("--statistics", action="store_true", help="count findings per rule")
+    p.add_argument("--statistics", action="store_true", help="print only the count of findings per rule")
+    p.add_argument("--show-info", action="store_true", help="text output: also show info findings (counted either way)")
+    p.add_argument("--expand", action="store_true", help="text output: one line per finding, not grouped by rule and cause")
+    p.add_argument("--baseline", type=Path, metavar="FILE",
+                   help="fail only on findings not recorded in FILE (written with the current findings when absent)")
+    p.add_argument("--update-baseline", action="store_true", help="with --baseline: record the current findings again")
     p.add_argument("-q", "--quiet", action="store_true", help="findings only, no hints or summary")
     p.add_argument("--fix", action="store_true", help="apply safe automatic fixes")
     p.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes that change the interface or numerics")
@@ -220,12 +225,22 @@ def _lint(argv: list[str]) -> int:
         shapes = {name: list(dims) for name, dims in parse_shapes(args.shape)}
         verify_report(report, _providers(args.providers), shapes, settings_of)
     first = settings_of(files[0]) if files else settings
-    report.rules = [r for r in get_ruleset(first.rule_dirs).rules if first.selected(r.id)]
+    report.rules = [r for r in get_ruleset(first.rule_dirs).rules if first.selected(r.id, r.default)]
     report.fail_on = first.fail_on
+    if args.baseline:
+        from onnxlint import baseline
+
+        if args.update_baseline or not args.baseline.exists():
+            n = baseline.write(args.baseline, report)
+            print(f"onnxlint: baseline {args.baseline}: recorded {n} finding(s); later runs fail only on new ones",
+                  file=sys.stderr)
+            return 2 if report.errors else 0
+        baseline.apply(report, args.baseline, baseline.load(args.baseline))
     from onnxlint import formats
 
     colour = args.format == "text" and args.output is None and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-    text = formats.render(args.format, report, colour=colour, statistics=args.statistics, quiet=args.quiet)
+    text = formats.render(args.format, report, colour=colour, statistics=args.statistics, quiet=args.quiet,
+                          show_info=args.show_info, expand=args.expand)
     if args.output and not args.fix:
         args.output.write_text(text, encoding="utf-8")
     else:

@@ -30,6 +30,12 @@ def strip_cpp_frames(text: str) -> str:
     return _CPP_FRAME.sub("", text)
 
 
+def first_line(exc: BaseException, limit: int = 200) -> str:
+    """An exception as one line of at most limit characters (its type's name when it has no text)."""
+    text = str(exc).strip()
+    return text.splitlines()[0][:limit] if text else type(exc).__name__
+
+
 def ort_message(exc: BaseException, limit: int = 240) -> str:
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return strip_cpp_frames(text)[:limit]
+    """ORT's exception text without its C++ frames, one line."""
+    return strip_cpp_frames(first_line(exc, 10_000))[:limit]

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Callable, Iterable
 import onnx
 
 from onnxlint import loading, targets as targets_mod
-from onnxlint.errors import InputError, RuleError, UsageError
+from onnxlint.errors import InputError, RuleError, UsageError, first_line
 from onnxlint.report import FileReport, Report
 from onnxlint.ruleset import RuleSet, get_ruleset
 from onnxlint.settings import Settings, matches
@@ -25,12 +25,6 @@ if TYPE_CHECKING:
     from onnxlint import engine
 
 Progress = Callable[[int, int, str], None]
-
-
-def one_line(exc: BaseException, limit: int = 200) -> str:
-    """An exception as one line of at most limit characters (its type when it has no text)."""
-    text = str(exc).strip()
-    return text.splitlines()[0][:limit] if text else type(exc).__name__
 
 
 def options_for(settings: Settings) -> "engine.Options":
@@ -82,7 +76,7 @@ def _lint(mf: loading.ModelFile, settings: Settings, want_placement: bool, res: 
 
     try:
         ruleset = get_ruleset(settings.rule_dirs)
-        rules = [r for r in ruleset.rules if settings.selected(r.id)]
+        rules = [r for r in ruleset.rules if settings.selected(r.id, r.default)]
         index = loading.index_model(mf)
         ctx = engine.LintContext(mf, index, options_for(settings), ruleset)
         res.findings = engine.lint(ctx, rules)
@@ -100,7 +94,7 @@ def _lint(mf: loading.ModelFile, settings: Settings, want_placement: bool, res: 
     except (RuleError, UsageError):
         raise
     except Exception as exc:  # a defect in onnxlint must not hide the other files' findings
-        res.error = f"internal error while linting ({type(exc).__name__}: {one_line(exc)})"
+        res.error = f"internal error while linting ({type(exc).__name__}: {first_line(exc)})"
 
 
 def _post_process(res: FileReport, mf: loading.ModelFile, settings: Settings) -> None:
@@ -131,7 +125,9 @@ def check_selection(settings: Settings, ruleset: RuleSet) -> None:
     ids = [r.id for r in ruleset.rules]
     for code in codes:
         if not ruleset.knows(code):
-            raise UsageError(f"unknown rule code or prefix {code!r}{_suggest(code, ids)}; see --list-rules")
+            digits = code[:3] + code[3:].upper().replace("O", "0")  # OLX2OO: letter O typed for zero
+            hint = f" (did you mean '{digits}'?)" if ruleset.knows(digits) else _suggest(code, ids)
+            raise UsageError(f"unknown rule code or prefix {code!r}{hint}; see --list-rules")
 
 
 def _size(p: Path) -> int:

@@ -63,6 +63,8 @@ def rule_schema() -> dict[str, Any]:
             "fix": {"type": "string", "enum": sorted(fixers.REGISTRY), "x-what": "fixer"},
             "references": {"type": "array", "items": {"type": "string", "pattern": r"^(https?://|see |[A-Za-z])"}},
             "tags": strings,
+            "default": {"type": "boolean", "description": "in the default rule set (default true); false: runs only when "
+                        "selected by code or prefix"},
             "fallback": {"type": "string", "enum": [t.name for t in targets.REGISTRY.values() if t.predicate == "placement"],
                          "x-what": "fallback target",
                          "description": "the target whose EP rejects a matching node in GetCapability"},

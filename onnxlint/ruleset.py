@@ -94,6 +94,7 @@ class Rule:
     line: int = 0
     ops: tuple[str, ...] | None = None  # op types for dispatch; None = every node
     placement_target: str | None = None  # whose placement {placement.*} renders: the first placement predicate's
+    default: bool = True  # in the default rule set (run without --select); false: only when selected by code
 
     @property
     def origin(self) -> str:
@@ -184,7 +185,7 @@ def _parse_rule(raw: Any, path: Path) -> Rule:
         message=raw["message"].strip(), scope=scope, fix=raw.get("fix"), hint=raw.get("hint"),
         references=tuple(raw.get("references") or ()), tags=tuple(raw.get("tags") or ()), fallback=fallback,
         source=str(path), line=line, ops=(tuple([ops]) if isinstance(ops, str) else tuple(ops) if ops else None),
-        placement_target=_first_placement_target(match),
+        placement_target=_first_placement_target(match), default=bool(raw.get("default", True)),
     )
 
 

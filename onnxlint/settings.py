@@ -38,7 +38,7 @@ class Settings:
     """What one lint run selects: rules, targets and runtime versions, and the config they came from."""
 
     config: config_mod.Config = field(default_factory=config_mod.Config)
-    select: tuple[str, ...] = ("",)
+    select: tuple[str, ...] | None = None  # None: the default rule set (rules not marked `default: false`)
     extend_select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     targets: tuple[str, ...] = ()
@@ -66,11 +66,11 @@ class Settings:
             cfg = config_mod.load_file(Path(config))
         from onnxlint import targets as targets_mod
 
-        select = split_codes(overrides.get("select")) or cfg.select or [""]
+        select = split_codes(overrides.get("select")) or cfg.select or None
         targets = list(overrides.get("targets") or cfg.targets or targets_mod.DEFAULT_TARGETS)
         return cls(
             config=cfg,
-            select=tuple(select),
+            select=tuple(select) if select is not None else None,
             extend_select=tuple(split_codes(overrides.get("extend_select")) + list(cfg.extend_select)),
             ignore=tuple(split_codes(overrides.get("ignore")) + list(cfg.ignore)),
             targets=tuple(targets),
@@ -84,9 +84,12 @@ class Settings:
     def with_targets(self, *targets: str) -> "Settings":
         return replace(self, targets=tuple(targets))
 
-    def selected(self, code: str) -> bool:
-        return (matches(code, self.select) or matches(code, self.extend_select)) and not matches(code, self.ignore)
+    def selected(self, code: str, default: bool = True) -> bool:
+        """Whether a rule runs: named by select (or, without one, in the default set), or by extend-select,
+        and not ignored. default: whether the rule is in the default set."""
+        chosen = matches(code, self.select) if self.select is not None else default
+        return (chosen or matches(code, self.extend_select)) and not matches(code, self.ignore)
 
     def selection_codes(self) -> list[str]:
         """Every code or prefix the selection names (to check that each names some rule)."""
-        return [c for c in (*self.select, *self.extend_select, *self.ignore) if c]
+        return [c for c in (*(self.select or ()), *self.extend_select, *self.ignore) if c]

@@ -100,3 +100,5 @@ def test_rules_doc_is_current():
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     assert (root / "docs" / "rules.md").read_text() == mod.render(), "run tools/gen_rules_doc.py"
+    readme = (root / "README.md").read_text()
+    assert readme == mod.readme_with_fixers(readme), "run tools/gen_rules_doc.py (README fixer table)"

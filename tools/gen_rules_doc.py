@@ -1,15 +1,20 @@
 #!/usr/bin/env python3
-"""Write docs/rules.md from the rule YAML (never edit docs/rules.md by hand)."""
+"""Write docs/rules.md from the rule YAML and the README's fixer table from the fixer registry (never edit
+either by hand)."""
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from onnxlint.fixers import REGISTRY  # noqa: E402
 from onnxlint.ruleset import load_ruleset  # noqa: E402
+
+FIXERS_BEGIN, FIXERS_END = "<!-- fixers:begin (tools/gen_rules_doc.py) -->", "<!-- fixers:end -->"
 
 
 def render() -> str:
@@ -24,7 +29,30 @@ def render() -> str:
     return "\n".join(out) + "\n"
 
 
+def fixer_table() -> str:
+    """The README's fixer table: each fixer, safe or unsafe, what it does, the rules that name it."""
+    by_fixer: dict[str, list[str]] = {}
+    for r in load_ruleset().rules:
+        if r.fix:
+            by_fixer.setdefault(r.fix, []).append(r.id)
+    rows = ["| fixer | kind | what it does | rules |", "| --- | --- | --- | --- |"]
+    for name in sorted(REGISTRY, key=lambda n: (not REGISTRY[n].safe, n)):
+        fx = REGISTRY[name]
+        rows.append(f"| `{name}` | {'safe' if fx.safe else 'unsafe'} | {fx.summary} | {', '.join(by_fixer.get(name, [])) or '—'} |")
+    return "\n".join(rows)
+
+
+def readme_with_fixers(readme: str) -> str:
+    block = f"{FIXERS_BEGIN}\n{fixer_table()}\n{FIXERS_END}"
+    pattern = re.compile(re.escape(FIXERS_BEGIN) + r".*?" + re.escape(FIXERS_END), re.S)
+    if not pattern.search(readme):
+        raise SystemExit(f"README.md has no {FIXERS_BEGIN} ... {FIXERS_END} block")
+    return pattern.sub(lambda _: block, readme)
+
+
 if __name__ == "__main__":
     dest = ROOT / "docs" / "rules.md"
     dest.write_text(render())
-    print(dest)
+    readme = ROOT / "README.md"
+    readme.write_text(readme_with_fixers(readme.read_text()))
+    print(dest, readme)

@@ -1,53 +1,134 @@
-"""Human output: `path:node: ID [severity] message`, then an indented hint line."""
+"""Human output: per file its placement summary first, then `path:location: CODE message`.
+
+What a deployment engineer reads: errors and warnings; infos are counted in the summary and shown with
+--show-info. Findings of one rule with one cause in one model print once, with the count and the first few
+locations (--expand prints every one); a rule's hint is printed once per file. Every piece of untrusted text
+(file, node and value names, messages quoting them) goes through `escape.text`, and no line can begin a
+GitHub workflow command. JSON and SARIF keep one result per finding.
+"""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
+from typing import Any
+
+from onnxlint.formats.escape import line as _guard, text as esc
 
 COLOURS = {"error": "\033[31m", "warning": "\033[33m", "info": "\033[36m"}
 BOLD, DIM, RESET = "\033[1m", "\033[2m", "\033[0m"
+SHOWN_LOCATIONS = 3  # of a group of findings, the locations printed before "and N more"
+MAX_LOCATION = 80  # longer subgraph paths are shortened in text (full in JSON and SARIF)
+NO_FIX = "no automatic fix"  # a rule with neither fixer nor hint: saying so on every finding is noise
+RUN_WIDE_NOTES = ("CUDA kernel table", "CPU kernel table", "TensorRT ", "ORT ")
+_PATHLIKE = re.compile(r"[\w.:#\[\]-]*/[\w./:#\[\]-]*")
 
 
-def render(report, colour: bool = False, show_hints: bool = True, statistics: bool = False, quiet: bool = False,
-           show_summary: bool = True, **_) -> str:
+def display_location(node: str | None) -> str:
+    """`graph//encoder/Reshape_9` -> `/encoder/Reshape_9`; `graph/If_3:then_branch/Resize_7` ->
+    `If_3:then_branch/Resize_7`; long paths keep their head and tail."""
+    if not node:
+        return ""
+    loc = node[len("graph/"):] if node.startswith("graph/") else node
+    if len(loc) > MAX_LOCATION:
+        loc = f"{loc[:MAX_LOCATION // 2 - 2]}…{loc[-(MAX_LOCATION // 2 - 1):]}"
+    return loc
+
+
+def _without_location(f: Any) -> str:
+    """The message without the node path the line already starts with ("Dropout graph/d runs ..." ->
+    "Dropout runs ...")."""
+    if not f.node or f.node not in f.message:
+        return str(f.message)
+    return re.sub(r"\s{2,}", " ", f.message.replace(f.node, "")).replace(" :", ":").strip()
+
+
+def _worth_saying(summary: str) -> bool:
+    """A placement summary says something when a node leaves the preferred provider."""
+    return " 0 fall back" not in summary or "no provider" in summary
+
+
+def _cause(f: Any) -> tuple[str, str | None, str]:
+    """Findings of one rule whose messages differ only in node and value names share one cause."""
+    msg = f.message
+    for name in (f.node, f.node_name):
+        if name:
+            msg = msg.replace(name, "·")
+    return f.code, f.op_type, _PATHLIKE.sub("·", msg)
+
+
+def render(report: Any, colour: bool = False, show_hints: bool = True, statistics: bool = False, quiet: bool = False,
+           show_summary: bool = True, show_info: bool = False, expand: bool = False, **_: Any) -> str:
     lines: list[str] = []
-    notes: dict[str, None] = {}  # run-wide notes (table substitutions), printed once
+    run_notes: dict[str, None] = {}  # run-wide notes (table substitutions), printed once
 
     def c(code: str, text: str) -> str:
         return f"{code}{text}{RESET}" if colour else text
 
+    if statistics:
+        return _statistics(report)
     for res in report.files:
         if res.error:
-            lines.append(f"{res.filename}: error: {res.error}")
-            continue
-        for f in res.findings:
-            if f.suppressed or f.fixed:
-                continue
-            where = f"{f.filename}:{f.node}" if f.node else f.filename
-            lines.append(f"{c(BOLD, where)}: {c(COLOURS[f.severity], f.code)} [{f.severity}] {f.message}")
-            if show_hints and not quiet and f.hint:
-                lines.append(c(DIM, f"    hint: {f.hint}"))
+            continue  # reported once, on stderr, by the command
+        name = esc(res.filename)
+        shown = [f for f in res.findings if not f.suppressed and not f.fixed and (show_info or f.severity != "info")]
+        if not quiet and (shown or any(_worth_saying(s) for s in res.placement.values())):
+            for target, summary in res.placement.items():  # a clean model prints nothing
+                lines.append(c(DIM, f"{name}: {target}: {esc(summary)}"))
+        groups: dict[tuple[str, str | None, str], list[Any]] = {}
+        for f in shown:
+            groups.setdefault((f.code, None, f.node or "") if expand else _cause(f), []).append(f)
+        hinted: set[str] = set()
+        for members in groups.values():
+            f = members[0]
+            where = f"{name}:{esc(display_location(f.node))}" if f.node else name
+            text = esc(_without_location(f))
+            if len(members) > 1:
+                more = len(members) - SHOWN_LOCATIONS
+                locs = ", ".join(esc(display_location(m.node)) for m in members[1:SHOWN_LOCATIONS])
+                text += f" (×{len(members)}; also {locs}" + (f" and {more} more; --expand lists them" if more > 0 else "") + ")"
+            lines.append(f"{c(BOLD, where)}: {c(COLOURS[f.severity], f.code)} {text}")
+            if show_hints and not quiet and f.hint and f.hint != NO_FIX and f.code not in hinted:
+                hinted.add(f.code)
+                lines.append(c(DIM, f"    hint: {esc(f.hint)}"))
         if not quiet:
-            for target, line in res.placement.items():
-                if " 0 fall back" not in line or "no provider" in line or target == "ort-trt":
-                    lines.append(c(DIM, f"{res.filename}: {target}: {line}"))
             for note in res.notes:
-                if note.startswith(("CUDA kernel table", "CPU kernel table", "TensorRT ")):
-                    notes.setdefault(note, None)
+                if note.startswith(RUN_WIDE_NOTES):
+                    run_notes.setdefault(note, None)
                 else:
-                    lines.append(c(DIM, f"{res.filename}: note: {note}"))
+                    lines.append(c(DIM, f"{name}: note: {esc(note)}"))
     if not quiet:
-        lines.extend(c(DIM, f"note: {n}") for n in notes)
-    active = report.active
-    if statistics:
-        counts = Counter((f.code, f.name) for f in active)
-        for (code, name), n in counts.most_common():
-            lines.append(f"{n:5d}  {code}  {name}")
+        lines.extend(c(DIM, f"note: {esc(n)}") for n in run_notes)
     if show_summary and not quiet:
-        sev = Counter(f.severity for f in active)
-        suppressed = sum(1 for f in report.findings if f.suppressed)
-        parts = [f"{sev.get(s, 0)} {s}{'s' if sev.get(s, 0) != 1 else ''}" for s in ("error", "warning", "info")]
-        tail = f", {suppressed} suppressed" if suppressed else ""
-        bad = f", {len(report.errors)} file(s) could not be linted" if report.errors else ""
-        lines.append(f"Found {len(active)} finding(s) in {len(report.files)} file(s): {', '.join(parts)}{tail}{bad}.")
-    return "\n".join(lines) + ("\n" if lines else "")
+        lines.append(summary_line(report, show_info))
+    return "\n".join(map(_guard, lines)) + ("\n" if lines else "")
+
+
+def summary_line(report: Any, show_info: bool = False) -> str:
+    active = report.active
+    sev = Counter(f.severity for f in active)
+
+    def n(s: str) -> str:
+        k = sev.get(s, 0)
+        return f"{k} {s}{'s' if k != 1 else ''}"
+
+    shown = sev.get("error", 0) + sev.get("warning", 0) + (sev.get("info", 0) if show_info else 0)
+    parts = [n("error"), n("warning")]
+    if show_info:
+        parts.append(n("info"))
+    elif sev.get("info"):
+        parts.append(f"{n('info')} not shown (--show-info)")
+    suppressed = sum(1 for f in report.findings if f.suppressed)
+    fixed = sum(1 for f in report.findings if f.fixed)
+    tail = (f", {suppressed} suppressed" if suppressed else "") + (f", {fixed} fixed" if fixed else "")
+    bad = f", {len(report.errors)} file(s) could not be linted" if report.errors else ""
+    files = len(report.files)
+    return (f"Found {shown} finding{'s' if shown != 1 else ''} in {files} file{'s' if files != 1 else ''}: "
+            f"{', '.join(parts)}{tail}{bad}.")
+
+
+def _statistics(report: Any) -> str:
+    """Only the table: findings per rule, most frequent first."""
+    counts = Counter((f.code, f.name, f.severity) for f in report.active)
+    rows = [f"{k:5d}  {code}  {name} [{sev}]" for (code, name, sev), k in counts.most_common()]
+    return "\n".join(rows) + ("\n" if rows else "")

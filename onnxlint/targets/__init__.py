@@ -13,8 +13,10 @@ from onnxlint.targets.tensorrt import TENSORRT
 
 REGISTRY: dict[str, Target] = {t.name: t for t in (ORT_CPU, ORT_CUDA, TENSORRT, ORT_TRT)}
 
-# what runs when neither the command line nor a config names targets
-DEFAULT_TARGETS: tuple[str, ...] = ("ort-cpu", "ort-cuda", "tensorrt")
+# what runs when neither the command line nor a config names targets: the deployments onnxlint is for. ort-cpu
+# is left out: ort-cuda's prediction already places on the CPU EP whatever CUDA does not take, so ort-cpu
+# would only repeat those findings for a CPU-only deployment (select it with --target ort-cpu).
+DEFAULT_TARGETS: tuple[str, ...] = ("ort-cuda", "tensorrt")
 
 # `any` in a rule's targets: the rule runs whatever the targets are
 ANY = "any"

@@ -84,7 +84,7 @@ def lint_report(results: list[VerifyResult | FixedVerifyResult], ort_version: st
         ruleset = get_ruleset(settings.rule_dirs)
         attach(res, result, ruleset, settings.selected)
         report.files.append(res)
-        report.rules = [r for r in ruleset.rules if settings.selected(r.id)]
+        report.rules = [r for r in ruleset.rules if settings.selected(r.id, r.default)]
     return report
 
 

@@ -1,0 +1,110 @@
+"""The command-line contract: what a user sees by default, exit codes, selection checks, baseline."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+from conftest import make_model, vi
+from onnx import TensorProto as T, helper as h, numpy_helper as nh
+
+
+def _many_equal_fallbacks(save, n=6):
+    """n Equal-19 nodes on int32: CUDA registers Equal only up to 13, so each falls back (one cause)."""
+    nodes = [h.make_node("Equal", ["a", "b"], [f"e{i}"], name=f"/block{i}/Equal") for i in range(n)]
+    outs = [vi(f"e{i}", T.BOOL, [4]) for i in range(n)]
+    return save(make_model(nodes, [vi("a", T.INT32, [4]), vi("b", T.INT32, [4])], outs, opset=19, ir=9))
+
+
+def test_select_unknown_code_or_prefix_is_a_usage_error(cli, examples_dir):
+    for bad in ("OLX9999", "OLX2OO", "XYZ"):
+        rc, out, err = cli(examples_dir / "clean_conv.onnx", "--select", bad)
+        assert rc == 2 and "unknown rule code or prefix" in err and out == "", (bad, err)
+    rc, _, err = cli(examples_dir / "clean_conv.onnx", "--ignore", "OLX2OO")
+    assert rc == 2 and "did you mean 'OLX200'" in err
+
+
+def test_help_lists_the_subcommands(cli, capsys):
+    import pytest
+
+    from onnxlint.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    assert all(f"onnxlint {s}" in out for s in ("placement", "verify", "doctor"))
+
+
+def test_a_file_that_cannot_be_read_is_reported_once(cli, tmp_path, examples_dir):
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"not a model")
+    rc, out, err = cli(bad, examples_dir / "clean_conv.onnx")
+    assert rc == 2
+    assert (out + err).count("bad.onnx") == 1, (out, err)
+    assert "1 file(s) could not be linted" in out
+
+
+def test_repeated_findings_of_one_cause_print_once_with_count(cli, save):
+    p = _many_equal_fallbacks(save)
+    rc, out, _ = cli(p, "--target", "ort-cuda", "--select", "OLX200")
+    lines = [ln for ln in out.splitlines() if "OLX200" in ln]
+    assert rc == 1 and len(lines) == 1, out
+    assert "(×6; also /block1/Equal, /block2/Equal and 3 more" in lines[0]
+    assert out.count("hint:") == 1
+    rc, out, _ = cli(p, "--target", "ort-cuda", "--select", "OLX200", "--expand")
+    assert len([ln for ln in out.splitlines() if "OLX200" in ln]) == 6
+    rc, out, _ = cli(p, "--target", "ort-cuda", "--select", "OLX200", "--format", "json")
+    assert len(json.loads(out)) == 6  # JSON stays one result per node
+
+
+def test_location_is_readable_once(cli, save):
+    p = _many_equal_fallbacks(save, 1)
+    rc, out, _ = cli(p, "--target", "ort-cuda", "--select", "OLX200")
+    line = next(ln for ln in out.splitlines() if "OLX200" in ln)
+    assert f"{p}:/block0/Equal: OLX200 " in line and "graph//" not in line
+
+
+def test_infos_are_counted_not_shown_by_default(cli, save):
+    nodes = [h.make_node("Shape", ["x"], ["s"], name="shape"), h.make_node("Gather", ["s", "zero"], ["n"], name="gather"),
+             h.make_node("Unsqueeze", ["n", "axes"], ["n1"], name="unsqueeze"),
+             h.make_node("Concat", ["n1", "minus1"], ["shape2"], name="concat", axis=0),
+             h.make_node("Reshape", ["x", "shape2"], ["y"], name="reshape")]
+    inits = [nh.from_array(np.array(0, np.int64), "zero"), nh.from_array(np.array([0], np.int64), "axes"),
+             nh.from_array(np.array([-1], np.int64), "minus1")]
+    p = save(make_model(nodes, [vi("x", T.FLOAT, ["N", 3])], [vi("y", T.FLOAT, None)], inits))
+    args = (p, "--target", "ort-cuda", "--ort-optimization", "disabled", "--select", "OLX201")
+    rc, out, _ = cli(*args)
+    assert "OLX201" not in out.replace("--show-info", "") and "infos not shown (--show-info)" in out
+    assert rc == 0  # infos never fail the default --fail-on warning
+    rc, out, _ = cli(*args, "--show-info")
+    assert "OLX201" in out
+    rc, out, _ = cli(*args, "--format", "json")
+    assert {f["code"] for f in json.loads(out)} == {"OLX201"}  # JSON keeps every finding
+
+
+def test_statistics_prints_only_its_table(cli, examples_dir):
+    rc, out, _ = cli(examples_dir, "--statistics")
+    rows = out.strip().splitlines()
+    assert rc == 1 and rows and all(r.split()[0].isdigit() and r.split()[1].startswith("OLX") for r in rows), out
+
+
+def test_baseline_fails_only_on_new_findings(cli, tmp_path, examples_dir):
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / "d.onnx").write_bytes((examples_dir / "dropout_training.onnx").read_bytes())
+    base = tmp_path / "onnxlint-baseline.json"
+    rc, _, err = cli(models, "--baseline", base)
+    assert rc == 0 and base.exists() and "recorded" in err
+    rc, out, _ = cli(models, "--baseline", base)
+    assert rc == 0 and "suppressed" in out
+    (models / "e.onnx").write_bytes((examples_dir / "equal_mismatch.onnx").read_bytes())
+    rc, out, _ = cli(models, "--baseline", base)
+    assert rc == 1 and "OLX015" in out and "OLX010" not in out
+    rc, out, _ = cli(models, "--baseline", base, "--format", "sarif")
+    results = json.loads(out)["runs"][0]["results"]
+    assert any(r.get("suppressions") for r in results if r["ruleId"] == "OLX010")
+
+
+def test_default_targets_are_cuda_and_tensorrt(lint_json, examples_dir):
+    _, findings = lint_json(examples_dir)
+    assert {f["target"] for f in findings} <= {"ort-cuda", "tensorrt", "any"}
