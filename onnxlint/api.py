@@ -13,7 +13,8 @@ from typing import Any
 
 import onnx
 
-from onnxlint import config as config_mod, linter
+from onnxlint import config as config_mod
+from onnxlint import linter
 from onnxlint.fixing import FixOptions, fix_file
 from onnxlint.report import FileReport
 from onnxlint.settings import Settings

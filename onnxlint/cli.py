@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from onnxlint import __version__, config as config_mod, targets
+from onnxlint import __version__, targets
+from onnxlint import config as config_mod
 from onnxlint.errors import InputError, RuleError, UsageError
 from onnxlint.formats import FORMATS
 from onnxlint.report import SEVERITY_RANK

@@ -17,6 +17,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from onnxlint.verify.logs import MISSING_SO
+
 
 @dataclass(frozen=True)
 class Check:
@@ -118,12 +120,13 @@ def checks() -> list[Check]:
             lines.append(_check(False, f"{ep} EP library not shipped by the installed wheel ({lib})",
                                 "pip install onnxruntime-gpu" if ep == "CUDA" else "install onnxruntime-gpu and TensorRT"))
             continue
-        res = subprocess.run([sys.executable, "-c", f"import ctypes; ctypes.CDLL({str(path)!r})"], capture_output=True, text=True, timeout=60)
-        missing = re.findall(r"(lib[\w.+-]+\.so[.\d]*): cannot open shared object file", res.stderr)
+        res = subprocess.run([sys.executable, "-c", f"import ctypes; ctypes.CDLL({str(path)!r})"],
+                             capture_output=True, text=True, timeout=60)
+        missing = ", ".join(sorted(set(MISSING_SO.findall(res.stderr)))) or res.stderr.strip()[-200:]
         if res.returncode == 0:
             lines.append(_check(True, f"{ep} EP library loads ({lib})"))
         else:
-            lines.append(_check(False, f"{ep} EP library does not load: missing {', '.join(sorted(set(missing))) or res.stderr.strip()[-200:]}",
+            lines.append(_check(False, f"{ep} EP library does not load: missing {missing}",
                                 "install the CUDA/cuDNN (or TensorRT) runtime libraries matching this onnxruntime-gpu build, "
                                 f"e.g. pip install 'nvidia-cudnn-cu{_cuda_major()}' 'nvidia-cublas-cu{_cuda_major()}'"))
     smi = shutil.which("nvidia-smi")

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Callable, Iterable
 
 import onnx
 
-from onnxlint import loading, targets as targets_mod
+from onnxlint import loading
+from onnxlint import targets as targets_mod
 from onnxlint.errors import InputError, RuleError, UsageError, first_line
 from onnxlint.report import FileReport, Report
 from onnxlint.ruleset import RuleSet, get_ruleset

@@ -19,7 +19,7 @@ _PATH = re.compile(r"^([a-z_]+)(?:\[(\d+)\])?(?:\.(\w+))?$")
 
 MODEL_FIELDS = ("checker_error", "inference_error", "inference_skipped", "size_mb", "protobuf_mb", "ir_version",
                 "opset", "external_problem", "external_missing", "inputs")
-VALUE_FIELDS = ("name", "dtype", "shape", "value")
+VALUE_FIELDS = ("name", "dtype", "shape", "rank", "value")
 VERDICT_FIELDS = {"placement": ("status", "reason", "detail", "ep"), "trt": ("status", "reason", "detail", "version")}
 VERIFY_FIELDS = ("provider", "predicted", "error")
 
@@ -167,6 +167,8 @@ def _lookup(part: Part, ctx: "LintContext", rule: "Rule", node: "NodeRef | None"
             return names[i] if i < len(names) else "?"
         if sub == "shape":
             return fmt(list(vt.shape) if vt.shape is not None else None)
+        if sub == "rank":
+            return fmt(vt.rank)
         if sub == "value":
             return fmt(constant_value(node, names[i]) if i < len(names) and names[i] else None)
         return fmt(vt.dtype)

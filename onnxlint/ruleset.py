@@ -15,8 +15,6 @@ import yaml
 from onnxlint import messages, resources, rule_schema
 from onnxlint.errors import RuleError
 
-
-
 _BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml parses when present
 
 

@@ -6,7 +6,9 @@ import json
 
 import numpy as np
 from conftest import make_model, vi
-from onnx import TensorProto as T, helper as h, numpy_helper as nh
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper as nh
 
 
 def _many_equal_fallbacks(save, n=6):

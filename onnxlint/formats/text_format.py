@@ -13,7 +13,8 @@ import re
 from collections import Counter
 from typing import Any
 
-from onnxlint.formats.escape import line as _guard, text as esc
+from onnxlint.formats.escape import line as _guard
+from onnxlint.formats.escape import text as esc
 
 COLOURS = {"error": "\033[31m", "warning": "\033[33m", "info": "\033[36m"}
 BOLD, DIM, RESET = "\033[1m", "\033[2m", "\033[0m"

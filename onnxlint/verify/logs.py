@@ -55,13 +55,13 @@ def parse_verbose_log(text: str) -> dict[str, str]:
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
-_MISSING_SO = re.compile(r"(lib[\w.+-]+\.so[.\d]*): cannot open shared object file")
+MISSING_SO = re.compile(r"(lib[\w.+-]+\.so[.\d]*): cannot open shared object file")
 
 
 def cuda_problem(stderr: str) -> str | None:
     """Why the CUDA EP did not come up, in one line, from ORT's own messages."""
     text = _ANSI.sub("", stderr)
-    missing = sorted(set(_MISSING_SO.findall(text)) - {"libonnxruntime_providers_cuda.so"})
+    missing = sorted(set(MISSING_SO.findall(text)) - {"libonnxruntime_providers_cuda.so"})
     need = re.search(r"Require ([^.]*\.\* and [^.]*\.\*)", text)
     if "not in available provider names" in text:
         return "this onnxruntime build has no CUDA EP (install onnxruntime-gpu)"
