@@ -75,6 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", type=Path, help="write the report (or, with --fix, the fixed model) here")
     p.add_argument("--fail-on", choices=["info", "warning", "error"], help="lowest severity that fails (default: warning)")
     p.add_argument("--config", type=Path, help="config file (pyproject.toml or .onnxlint.yaml); default: nearest one")
+    p.add_argument("--config-above-repo", action="store_true",
+                   help="also look for a config above the repository root (the folder holding .git)")
+    p.add_argument("--show-config", action="store_true", help="say which config file is in force for each model")
     p.add_argument("--list-rules", action="store_true", help="list every rule and exit")
     p.add_argument("--explain", metavar="ID", help="explain a rule and exit")
     p.add_argument("--statistics", action="store_true", help="print only the count of findings per rule")
@@ -115,7 +118,8 @@ def _verify_parser() -> argparse.ArgumentParser:
     p.add_argument("--shape", action="append", help="dynamic input dims, e.g. x=1x3x224x224 (default: 1 for each)")
     p.add_argument("--format", default="text", choices=list(FORMATS["verify"]))
     p.add_argument("--timeout", type=_positive_float, default=300)
-    p.add_argument("--ort-version", type=_version_arg("ORT"), help="kernel tables of this ORT version for the prediction (default: installed)")
+    p.add_argument("--ort-version", type=_version_arg("ORT"),
+                   help="kernel tables of this ORT version for the prediction (default: installed)")
     p.add_argument("--fix", action="store_true", help="apply safe fixes in place, verify again, show before/after")
     return p
 
@@ -130,10 +134,23 @@ def _providers(text: str) -> list[str]:
     providers = [x.strip() for x in text.split(",") if x.strip()]
     if not providers:
         raise UsageError("--providers names no execution provider")
-    bad = [x for x in providers if not x.endswith("ExecutionProvider")]
-    if bad:
-        raise UsageError(f"unknown execution provider {bad[0]!r} (e.g. CUDAExecutionProvider, CPUExecutionProvider)")
+    known = _known_providers()
+    for x in providers:
+        if not x.endswith("ExecutionProvider") or (known and x not in known):
+            from onnxlint.rule_schema import _suggest
+
+            hint = _suggest(x, known) if known else " (e.g. CUDAExecutionProvider, CPUExecutionProvider)"
+            raise UsageError(f"unknown execution provider {x!r}{hint}")
     return providers
+
+
+def _known_providers() -> list[str]:
+    """Every provider name this onnxruntime build knows (available or not); [] without onnxruntime."""
+    try:
+        import onnxruntime
+    except Exception:  # not installed, or a broken install: the session will say so
+        return []
+    return list(onnxruntime.get_all_providers())
 
 
 # ----------------------------------------------------------------------------- commands
@@ -175,7 +192,7 @@ def _lint(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     if args.diff:
         args.fix = True
-    cfg = config_mod.load_file(args.config) if args.config else config_mod.find_for(Path.cwd())
+    cfg = config_mod.load_file(args.config) if args.config else config_mod.find_for(Path.cwd(), args.config_above_repo)
     settings = settings_from_args(args, cfg)
     ruleset = get_ruleset(settings.rule_dirs)  # a malformed rule file is a usage error before any model is read
     if args.list_rules or args.explain:
@@ -199,12 +216,16 @@ def _lint(argv: list[str]) -> int:
     cache: dict[int, Settings] = {}
 
     def settings_of(p: Path) -> Settings:
-        c = config_mod.load_file(args.config) if args.config else config_mod.find_for(p.parent)
+        c = config_mod.load_file(args.config) if args.config else config_mod.find_for(p.parent, args.config_above_repo)
         if id(c) not in cache:
             cache[id(c)] = settings_from_args(args, c)
         return cache[id(c)]
 
     files = loading.expand_paths([str(p) for p in args.paths])
+    _check_output(args.output, files, args.fix)
+    if args.show_config:
+        for path in sorted({settings_of(f).config.path or Path("-") for f in files}, key=str):
+            print(f"onnxlint: config in force: {path if str(path) != '-' else 'none (defaults)'}", file=sys.stderr)
     show = not args.no_progress and sys.stderr.isatty() and args.format == "text" and linter.show_progress(files)
     if args.fix:
         from onnxlint.report import Report
@@ -221,9 +242,10 @@ def _lint(argv: list[str]) -> int:
     else:
         report = linter.lint_paths(files, settings_of, jobs=args.jobs, progress=_progress(show))
     if args.verify:
-        from onnxlint.verify.command import parse_shapes, verify_report
+        from onnxlint.verify.command import check_shape_names, parse_shapes, verify_report
 
         shapes = {name: list(dims) for name, dims in parse_shapes(args.shape)}
+        check_shape_names(files, shapes)
         verify_report(report, _providers(args.providers), shapes, settings_of)
     first = settings_of(files[0]) if files else settings
     report.rules = [r for r in get_ruleset(first.rule_dirs).rules if first.selected(r.id, r.default)]
@@ -241,7 +263,7 @@ def _lint(argv: list[str]) -> int:
 
     colour = args.format == "text" and args.output is None and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     text = formats.render(args.format, report, colour=colour, statistics=args.statistics, quiet=args.quiet,
-                          show_info=args.show_info, expand=args.expand)
+                          show_info=args.show_info, expand=args.expand, config_file=first.config.path)
     if args.output and not args.fix:
         args.output.write_text(text, encoding="utf-8")
     else:
@@ -251,6 +273,33 @@ def _lint(argv: list[str]) -> int:
     if report.errors:
         return 2
     return 1 if report.worst() >= SEVERITY_RANK[report.fail_on] else 0
+
+
+def _check_output(output: Path | None, inputs: list[Path], fix: bool) -> None:
+    """-o is a report file (or, with --fix, the fixed model or a folder for several): never an input, never a
+    folder for a report, and its folder must exist."""
+    if output is None:
+        return
+    if any(_same_file(output, f) for f in inputs) and not fix:
+        raise UsageError(f"-o {output}: is one of the models being linted; the report would overwrite it")
+    if output.is_dir() and not fix:
+        raise UsageError(f"-o {output}: is a folder; give a file for the report")
+    if fix:
+        from onnxlint.fixing import check_output
+
+        check_output(inputs, output)  # several models: -o must be a folder, and no two write one file
+    parent = output if output.is_dir() else output.parent
+    if not parent.is_dir():
+        raise UsageError(f"-o {output}: folder {parent} does not exist")
+    if not os.access(parent, os.W_OK):
+        raise UsageError(f"-o {output}: folder {parent} is not writable")
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def _placement(argv: list[str]) -> int:

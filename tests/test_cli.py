@@ -110,3 +110,35 @@ def test_baseline_fails_only_on_new_findings(cli, tmp_path, examples_dir):
 def test_default_targets_are_cuda_and_tensorrt(lint_json, examples_dir):
     _, findings = lint_json(examples_dir)
     assert {f["target"] for f in findings} <= {"ort-cuda", "tensorrt", "any"}
+
+
+def test_bad_arguments_are_one_line_and_exit_2(cli, tmp_path, examples_dir):
+    m = tmp_path / "d.onnx"
+    m.write_bytes((examples_dir / "dropout_training.onnx").read_bytes())
+    before = m.read_bytes()
+    cases = [
+        ((m, "-o", m), "is one of the models being linted"),
+        ((m, "-o", tmp_path), "is a folder"),
+        ((m, "-o", tmp_path / "no" / "r.txt"), "does not exist"),
+        ((m, examples_dir / "clean_conv.onnx", "--fix", "-o", tmp_path / "x.onnx"), "must be an existing folder"),
+        (("verify", m, "--providers", "CPUExecutionProvider", "--shape", "x=1xa"), "positive integers"),
+        (("verify", m, "--providers", "CPUExecutionProvider", "--shape", "x=1x2x"), "positive integers"),
+        (("verify", m, "--providers", "CPUExecutionProvider", "--shape", "nope=1x2"), "no model input has this name"),
+        (("verify", m, "--providers", "CUDAExecutionprovider"), "did you mean 'CUDAExecutionProvider'"),
+        (("verify", m, "--timeout", "nan"), "positive number"),
+        ((m, "--trt-version", "abc"), "not a version number"),
+        ((m, "--ort-version", "1.x"), "not a version number"),
+    ]
+    for args, words in cases:
+        rc, out, err = cli(*args)
+        assert rc == 2 and words in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err, (args, err)
+    assert m.read_bytes() == before  # -o pointing at the model never wrote over it
+
+
+def test_show_config_names_the_file_in_force(cli, tmp_path, examples_dir):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".onnxlint.yaml").write_text("ignore: [OLX010]\n")
+    m = tmp_path / "d.onnx"
+    m.write_bytes((examples_dir / "dropout_training.onnx").read_bytes())
+    rc, out, err = cli(m, "--show-config", "--target", "ort-cuda")
+    assert f"config in force: {tmp_path / '.onnxlint.yaml'}" in err and "OLX010" not in out

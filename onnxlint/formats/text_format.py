@@ -52,7 +52,7 @@ def _worth_saying(summary: str) -> bool:
 def _cause(f: Any) -> tuple[str, str | None, str]:
     """Findings of one rule whose messages differ only in node and value names share one cause."""
     msg = f.message
-    for name in (f.node, f.node_name):
+    for name in (f.node, getattr(f, "node_name", None)):
         if name:
             msg = msg.replace(name, "·")
     return f.code, f.op_type, _PATHLIKE.sub("·", msg)

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from onnxlint import config as config_mod, loading
+from onnxlint import config as config_mod
+from onnxlint import loading
 from onnxlint.errors import UsageError
 from onnxlint.report import FileReport, Report
 from onnxlint.settings import Settings
@@ -38,6 +39,26 @@ def parse_shapes(values: list[str] | None) -> tuple[tuple[str, tuple[int, ...]],
     return tuple(out)
 
 
+def check_shape_names(files: list[Path], shapes: dict[str, list[int]]) -> None:
+    """Every --shape name is an input of some model being verified (a typo would silently feed 1s)."""
+    if not shapes:
+        return
+    names: set[str] = set()
+    for path in files:
+        try:
+            model = loading.load(path).model
+        except Exception:
+            continue  # the session reports the unreadable file
+        inits = {i.name for i in model.graph.initializer}
+        names |= {i.name for i in model.graph.input if i.name not in inits}
+    unknown = sorted(set(shapes) - names)
+    if unknown:
+        from onnxlint.rule_schema import _suggest
+
+        raise UsageError(f"--shape {unknown[0]}: no model input has this name{_suggest(unknown[0], names)} "
+                         f"(inputs: {', '.join(sorted(names)) or 'none'})")
+
+
 def settings_for(path: Path, target: str, ort_version: str | None) -> Settings:
     """The settings `onnxlint PATH --target TARGET` would use: the config nearest to the model."""
     return Settings.from_config(config_mod.find_for(path.parent), targets=[target], ort_version=ort_version)
@@ -59,7 +80,9 @@ def fix_in_place(path: Path, target: str, ort_version: str | None) -> list[str]:
 def verify_paths(paths: list[str], options: VerifyOptions) -> list[VerifyResult | FixedVerifyResult]:
     results: list[VerifyResult | FixedVerifyResult] = []
     providers = list(options.providers)
-    for path in loading.expand_paths(paths):
+    files = loading.expand_paths(paths)
+    check_shape_names(files, options.shape_map)
+    for path in files:
         result = verify_file(path, providers, options.shape_map, options.timeout, options.ort_version)
         if options.fix:  # also when the session failed: a training-mode BatchNorm or mismatched Equal is fixable
             notes = fix_in_place(path, result.target, options.ort_version)
