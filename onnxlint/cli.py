@@ -18,6 +18,7 @@ from onnxlint import __version__, targets
 from onnxlint import config as config_mod
 from onnxlint.errors import InputError, RuleError, UsageError
 from onnxlint.formats import FORMATS
+from onnxlint.formats.escape import text as esc
 from onnxlint.report import SEVERITY_RANK
 from onnxlint.settings import Settings
 
@@ -225,7 +226,7 @@ def _lint(argv: list[str]) -> int:
     _check_output(args.output, files, args.fix)
     if args.show_config:
         for path in sorted({settings_of(f).config.path or Path("-") for f in files}, key=str):
-            print(f"onnxlint: config in force: {path if str(path) != '-' else 'none (defaults)'}", file=sys.stderr)
+            print(f"onnxlint: config in force: {esc(str(path)) if str(path) != '-' else 'none (defaults)'}", file=sys.stderr)
     show = not args.no_progress and sys.stderr.isatty() and args.format == "text" and linter.show_progress(files)
     if args.fix:
         from onnxlint.report import Report
@@ -269,7 +270,7 @@ def _lint(argv: list[str]) -> int:
     else:
         sys.stdout.write(text)
     for res in report.errors:
-        print(f"onnxlint: error: {res.filename}: {res.error}", file=sys.stderr)
+        print(f"onnxlint: error: {esc(res.filename)}: {esc(res.error)}", file=sys.stderr)
     if report.errors:
         return 2
     return 1 if report.worst() >= SEVERITY_RANK[report.fail_on] else 0
@@ -312,7 +313,7 @@ def _placement(argv: list[str]) -> int:
         try:
             pl = api.predict(path, args.target, args.ort_version, ort_optimization=args.ort_optimization)
         except InputError as exc:
-            print(f"onnxlint: error: {exc}", file=sys.stderr)
+            print(f"onnxlint: error: {esc(str(exc))}", file=sys.stderr)
             errors += 1
             continue
         results.append(placement_output.as_json(str(path), args.target, pl))
@@ -353,7 +354,7 @@ def main(argv: list[str] | None = None) -> int:
             return _COMMANDS[argv[0]](argv[1:])
         return _lint(argv)
     except (InputError, RuleError, UsageError, targets.VersionError) as exc:
-        print(f"onnxlint: error: {exc}", file=sys.stderr)
+        print(f"onnxlint: error: {esc(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("onnxlint: interrupted", file=sys.stderr)

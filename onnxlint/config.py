@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import tomllib
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+
+import tomllib
 
 from onnxlint import yaml_safe
 from onnxlint.errors import RuleError

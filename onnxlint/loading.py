@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import fnmatch
 import glob
 import os
+import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -13,6 +16,8 @@ from google.protobuf.message import DecodeError
 from onnxlint.errors import InputError
 from onnxlint.graph import iter_graphs
 
+PROTOBUF_LIMIT = 2**31 - 1  # protobuf cannot parse a message of 2 GiB or more: such a file is refused unread
+
 
 @dataclass
 class ExternalTensor:
@@ -20,8 +25,9 @@ class ExternalTensor:
     location: str
     offset: int
     length: int | None
-    path: Path
+    path: Path  # the data file as resolved (realpath) when its location is safe; else base / location, never to be opened
     problem: str | None = None
+    outside: bool = False  # the location leaves the model's folder
 
 
 @dataclass
@@ -33,6 +39,8 @@ class ModelFile:
     external: list[ExternalTensor] = field(default_factory=list)
     inferred: onnx.ModelProto | None = None
     inference_error: str | None = None
+    inference_skipped: str | None = None  # why onnx shape inference was not run (past the budget), or None
+    strict_error: str | None = None  # strict shape inference / type check failed: ORT refuses the model
     raw: bytes | None = None  # the file's bytes, for the checker (saves re-serializing the weights)
 
     @property
@@ -45,23 +53,36 @@ class ModelFile:
 
     @property
     def missing_external(self) -> list[ExternalTensor]:
+        """Tensors whose external data cannot be used: missing, short, a bad offset/length, or outside the
+        model's folder. Nothing may read or copy a model's external data while this is not empty."""
         return [t for t in self.external if t.problem]
+
+    @property
+    def outside_external(self) -> list[ExternalTensor]:
+        """Tensors whose location leaves the model's folder (absolute, `..`, or a symlink out of it)."""
+        return [t for t in self.external if t.outside]
 
 
 def expand_paths(args: list[str]) -> list[Path]:
-    """Files, directories (recursing for *.onnx) and globs; a path that does not exist is an input error."""
+    """Files, directories (recursing for *.onnx) and globs; a path that does not exist is an input error.
+
+    Recursive walks (a directory argument, `**` in a glob) never follow a symlink to a directory (a loop such
+    as `a -> .` would never end), while the arguments themselves are followed. A folder that cannot be
+    listed is an input error, never skipped in silence. FIFOs, devices and sockets are listed like files and
+    refused by load() (one line per file) before anything opens them."""
     found: list[Path] = []
     for arg in args:
         p = Path(arg)
-        if p.is_dir():
-            hits = sorted(q for q in p.rglob("*.onnx") if q.is_file())
+        st = _stat_arg(arg)
+        if st is not None and stat.S_ISDIR(st.st_mode):
+            hits = _walk_onnx(p)
             if not hits:
                 raise InputError(arg, "no .onnx files found under this directory")
             found.extend(hits)
-        elif p.exists():
-            found.append(p)
+        elif st is not None:
+            found.append(p)  # a FIFO, device or socket is refused by load(), per file, before any open()
         elif any(ch in arg for ch in "*?["):
-            hits = sorted(Path(h) for h in glob.glob(arg, recursive=True))
+            hits = _glob(arg)
             if not hits:
                 raise InputError(arg, "no file matches this pattern")
             found.extend(hits)
@@ -76,20 +97,163 @@ def expand_paths(args: list[str]) -> list[Path]:
     return unique
 
 
-def load(path: Path, display: str | None = None) -> ModelFile:
-    display = display or str(path)
-    if path.is_dir():
-        raise InputError(display, "is a directory, not an ONNX file")
+def _stat_arg(arg: str) -> os.stat_result | None:
+    """stat() of a command-line path; None when it does not exist (it may still be a glob)."""
     try:
-        size = path.stat().st_size
-        if size == 0:
-            raise InputError(display, "empty file (0 bytes), not an ONNX model")
-        with open(path, "rb") as fh:
-            data = fh.read()
+        return os.stat(arg)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except PermissionError:
+        raise InputError(arg, "permission denied (a folder on the way cannot be entered)") from None
+    except (OSError, ValueError) as exc:  # ELOOP, ENAMETOOLONG, an embedded NUL
+        raise InputError(arg, f"cannot access: {getattr(exc, 'strerror', None) or exc}") from None
+
+
+_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISSOCK, "a socket"))
+
+
+def _require_regular(display: str, st: os.stat_result) -> None:
+    if stat.S_ISREG(st.st_mode):
+        return
+    if stat.S_ISDIR(st.st_mode):
+        raise InputError(display, "is a directory, not an ONNX file")
+    kind = next((name for test, name in _KINDS if test(st.st_mode)), "not a plain file")
+    raise InputError(display, f"not a regular file ({kind}); not read")
+
+
+def _scandir(d: str) -> list[os.DirEntry]:
+    try:
+        with os.scandir(d or ".") as it:
+            return list(it)
+    except PermissionError:
+        raise InputError(d or ".", "permission denied: this folder cannot be listed") from None
+    except OSError as exc:
+        raise InputError(d or ".", f"cannot list this folder: {exc.strerror or exc}") from None
+
+
+def _is_real_dir(e: os.DirEntry) -> bool:
+    """A directory that is not a symlink (walks never follow those)."""
+    try:
+        return e.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
+
+
+def _walk_onnx(root: Path) -> list[Path]:
+    """Every *.onnx under root that is not a directory, without following symlinks to directories."""
+    out: list[Path] = []
+    stack = [str(root)]
+    while stack:
+        d = stack.pop()
+        for e in _scandir(d):
+            if _is_real_dir(e):
+                stack.append(e.path)
+            elif e.name.endswith(".onnx") and not e.name.startswith(".onnxlint-"):  # not our own temporary files
+                try:
+                    if e.is_symlink() and e.is_dir():
+                        continue  # a symlink to a folder: not followed
+                except OSError:
+                    pass  # a dangling link: kept, and reported as missing
+                out.append(Path(e.path))
+    return sorted(out)
+
+
+_MAGIC = re.compile(r"[*?[]")
+
+
+def _glob(pattern: str) -> list[Path]:
+    """glob.glob(pattern, recursive=True), except that `**` never descends through a symlink to a folder."""
+    if "**" not in pattern:
+        return sorted(Path(h) for h in glob.glob(pattern))  # depth bounded by the pattern: no loop possible
+    parts = pattern.split(os.sep) if os.altsep is None else re.split(r"[\\/]", pattern)
+    i = next(k for k, part in enumerate(parts) if _MAGIC.search(part))
+    root = os.sep.join(parts[:i])
+    if not root and pattern.startswith(os.sep):
+        root = os.sep
+    pats = [part for part in parts[i:] if part not in ("", ".")]
+    end = len(pats)
+
+    def closure(states: set[int]) -> set[int]:  # `**` matches zero folders too
+        out, todo = set(), list(states)
+        while todo:
+            st = todo.pop()
+            if st not in out:
+                out.add(st)
+                if st < end and pats[st] == "**":
+                    todo.append(st + 1)
+        return out
+
+    hits: list[Path] = []
+    if root and not os.path.isdir(root):
+        return hits
+    stack = [(root, closure({0}))]
+    while stack:
+        d, states = stack.pop()
+        for e in _scandir(d):
+            name = e.name
+            nxt: set[int] = set()
+            for st in states:
+                if st == end:
+                    continue
+                pat = pats[st]
+                if pat == "**":
+                    if not name.startswith("."):
+                        nxt.add(st)
+                elif (not name.startswith(".") or pat.startswith(".")) and fnmatch.fnmatchcase(name, pat):
+                    nxt.add(st + 1)
+            if not nxt:
+                continue
+            nxt = closure(nxt)
+            path = os.path.join(d, name) if d else name
+            if end in nxt:
+                hits.append(Path(path))
+            if _is_real_dir(e) and any(st < end for st in nxt):
+                stack.append((path, nxt))
+    return sorted(set(hits))
+
+
+def load(path: Path, display: str | None = None) -> ModelFile:
+    """Read and parse one model file; every failure is an InputError (one line).
+
+    Only a regular file is opened (a FIFO would block, a device never ends), and only after stat() shows
+    it is within protobuf's 2 GiB limit: a larger file is refused unread."""
+    path = Path(path)
+    display = display or str(path)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise InputError(display, "no such file or directory") from None
+    except PermissionError:
+        raise InputError(display, "permission denied") from None
+    except (OSError, ValueError) as exc:
+        raise InputError(display, f"cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+    _require_regular(display, st)
+    _require_size(display, st.st_size)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
     except PermissionError:
         raise InputError(display, "permission denied") from None
     except OSError as exc:
         raise InputError(display, f"cannot read: {exc.strerror or exc}") from None
+    try:
+        st = os.fstat(fd)  # what was opened, should the path have been swapped since stat()
+        _require_regular(display, st)
+        size = st.st_size
+        _require_size(display, size)
+        with os.fdopen(fd, "rb") as fh:
+            fd = -1
+            data = fh.read(size)
+            if len(data) != size or fh.read(1):
+                raise InputError(display, "the file changed while it was being read")
+    except PermissionError:
+        raise InputError(display, "permission denied") from None
+    except OSError as exc:
+        raise InputError(display, f"cannot read: {exc.strerror or exc}") from None
+    finally:
+        if fd >= 0:
+            os.close(fd)
     model = onnx.ModelProto()
     try:
         model.ParseFromString(data)
@@ -102,46 +266,177 @@ def load(path: Path, display: str | None = None) -> ModelFile:
     return mf
 
 
+def _require_size(display: str, size: int) -> None:
+    if size == 0:
+        raise InputError(display, "empty file (0 bytes), not an ONNX model")
+    if size > PROTOBUF_LIMIT:
+        raise InputError(display, f"{size / 2**30:.1f} GiB: over protobuf's 2 GiB limit, so no ONNX model can be "
+                                  "parsed from it (large weights belong in external data); not read")
+
+
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip() or type(exc).__name__
     return text.splitlines()[0][:200]
 
 
+# ----------------------------------------------------------------------------- external data
+
+OUTSIDE = "points outside the model's folder"
+
+
+def external_location_problem(base_dir: str | os.PathLike, location: str) -> str | None:
+    """Why an external-data `location` may not be used from base_dir (the model's folder), or None.
+
+    It must be a relative path that resolves, after every symlink (os.path.realpath), inside base_dir:
+    absolute paths, `..` and symlinks leading out of the folder are refused. Only strings are inspected."""
+    return _resolve_location(os.path.realpath(base_dir), base_dir, location)[1]
+
+
+def safe_external_path(base_dir: str | os.PathLike, location: str) -> Path | None:
+    """The real path of an external-data file when `location` stays inside base_dir (see
+    external_location_problem), else None. Every reader and copier of external data goes through this:
+    open the returned path, never base_dir / location."""
+    path, problem = _resolve_location(os.path.realpath(base_dir), base_dir, location)
+    return None if problem else path
+
+
+def check_external_data(model: onnx.ModelProto, base_dir: str | os.PathLike) -> str | None:
+    """The first reason the model's external data must not be read from base_dir (missing, short, bad
+    offset/length, outside the folder), or None when every external tensor is usable. Stats only."""
+    for t in _external_tensors(model, Path(base_dir)):
+        if t.problem:
+            return f"tensor {t.name!r}: {t.problem}"
+    return None
+
+
+def external_data_problem(path: str | os.PathLike) -> str | None:
+    """For a caller about to hand a model file to ORT or onnx, which read its external data themselves
+    (following symlinks): the first reason that must not happen (missing, short, bad offset/length, outside
+    the model's folder), or None. Parses the file; InputError when it cannot."""
+    bad = load(Path(path)).missing_external
+    return f"tensor {bad[0].name!r}: {bad[0].problem}" if bad else None
+
+
+def _resolve_location(base_real: str, base_dir, location: str) -> tuple[Path | None, str | None]:
+    if not location:
+        return None, "no location given"
+    if "\0" in location:
+        return None, f"location {location!r} is not a valid file name"
+    parts = re.split(r"[\\/]", location)
+    if os.path.isabs(location) or location.startswith(("/", "\\")) or ".." in parts or re.match(r"^[A-Za-z]:", location):
+        return None, f"location {location!r} {OUTSIDE}"
+    try:
+        real = os.path.realpath(os.path.join(base_dir, location))
+        inside = real != base_real and os.path.commonpath([base_real, real]) == base_real
+    except (OSError, ValueError) as exc:
+        return None, f"location {location!r} cannot be resolved: {getattr(exc, 'strerror', None) or exc}"
+    if not inside:
+        return None, f"location {location!r} {OUTSIDE} (through a symlink)"
+    return Path(real), None
+
+
+_DIGITS = re.compile(r"[0-9]{1,19}")
+
+
+def _count(info: dict, key: str) -> tuple[int | None, str | None]:
+    """An offset/length value: absent or empty is None; anything but a plain non-negative integer is a problem."""
+    value = info.get(key)
+    if value is None or value == "":
+        return None, None
+    if not _DIGITS.fullmatch(value) or int(value) >= 2**63:
+        return None, f"external data {key} {value[:40]!r} is not a non-negative integer"
+    return int(value), None
+
+
 def _external_tensors(model: onnx.ModelProto, base: Path) -> list[ExternalTensor]:
-    """Where each external initializer's bytes should be, checked with stat() only."""
+    """Where each external tensor's bytes should be, checked with stat() only (never opened).
+
+    Every tensor that can hold external data is looked at: initializers, sparse initializers and tensor
+    attributes (Constant values), in every graph, subgraph and local function."""
     out = []
-    sizes: dict[Path, int | None] = {}
-    for tensor in _all_initializers(model):
+    sizes: dict[Path, int | str] = {}
+    base_real = os.path.realpath(base)
+    for tensor in _all_tensors(model):
         if tensor.data_location != onnx.TensorProto.EXTERNAL:
             continue
-        info = {e.key: e.value for e in tensor.external_data}
+        info: dict[str, str] = {}
+        dup = None
+        for e in tensor.external_data:
+            if e.key in info and e.key in ("location", "offset", "length"):
+                dup = e.key
+            info[e.key] = e.value
         loc = info.get("location", "")
-        offset = int(info.get("offset", 0) or 0)
-        length = int(info["length"]) if info.get("length") else None
-        target = (base / loc) if loc else base
-        ext = ExternalTensor(tensor.name, loc, offset, length, target)
-        if not loc:
-            ext.problem = "no location given"
-        elif os.path.isabs(loc) or ".." in Path(loc).parts:
-            ext.problem = f"location {loc!r} points outside the model's folder"
-        else:
-            if target not in sizes:
-                try:
-                    sizes[target] = target.stat().st_size if target.is_file() else None
-                except OSError:
-                    sizes[target] = None
-            have = sizes[target]
-            if have is None:
-                ext.problem = f"external data file {loc!r} is missing"
-            elif length is not None and offset + length > have:
-                ext.problem = f"external data file {loc!r} is {have} bytes, tensor needs bytes {offset}..{offset + length}"
+        offset, bad_offset = _count(info, "offset")
+        length, bad_length = _count(info, "length")
+        ext = ExternalTensor(tensor.name, loc, offset or 0, length, base / loc if loc else base)
         out.append(ext)
+        if dup:
+            ext.problem = f"external data key {dup!r} is given more than once"
+            continue
+        if bad_offset or bad_length:
+            ext.problem = bad_offset or bad_length
+            ext.length = None
+            continue
+        real, ext.problem = _resolve_location(base_real, base, loc)
+        if ext.problem or real is None:
+            ext.outside = OUTSIDE in (ext.problem or "")
+            continue
+        ext.path = real
+        if real not in sizes:
+            try:
+                st = os.stat(real)
+                sizes[real] = st.st_size if stat.S_ISREG(st.st_mode) else "is not a regular file"
+            except FileNotFoundError:
+                sizes[real] = "is missing"
+            except OSError as exc:
+                sizes[real] = f"cannot be read ({exc.strerror or exc})"
+        have = sizes[real]
+        if isinstance(have, str):
+            ext.problem = f"external data file {loc!r} {have}"
+        elif length is not None and ext.offset + length > have:
+            ext.problem = f"external data file {loc!r} is {have} bytes, tensor needs bytes {ext.offset}..{ext.offset + length}"
+        elif length is None and ext.offset > have:
+            ext.problem = f"external data file {loc!r} is {have} bytes, tensor starts at byte {ext.offset}"
     return out
 
 
-def _all_initializers(model: onnx.ModelProto):
-    for g in iter_graphs(model):
+def _all_tensors(model: onnx.ModelProto):
+    """Every TensorProto of the model that may point at external data."""
+    A = onnx.AttributeProto
+    graphs = list(iter_graphs(model))
+    node_lists = [g.node for g in graphs]
+    for g in graphs:
         yield from g.initializer
+        for sp in g.sparse_initializer:
+            yield sp.values
+            yield sp.indices
+    fstack = [f.node for f in model.functions]
+    while fstack:  # local function bodies, their subgraphs included
+        nodes = fstack.pop()
+        node_lists.append(nodes)
+        for n in nodes:
+            for a in n.attribute:
+                if a.type == A.GRAPH:
+                    fstack.append(a.g.node)
+                elif a.type == A.GRAPHS:
+                    fstack.extend(g.node for g in a.graphs)
+    for nodes in node_lists:
+        for n in nodes:
+            if not n.attribute:
+                continue
+            for a in n.attribute:
+                kind = a.type
+                if kind == A.TENSOR:
+                    yield a.t
+                elif kind == A.TENSORS:
+                    yield from a.tensors
+                elif kind == A.SPARSE_TENSOR:
+                    yield a.sparse_tensor.values
+                    yield a.sparse_tensor.indices
+                elif kind == A.SPARSE_TENSORS:
+                    for sp in a.sparse_tensors:
+                        yield sp.values
+                        yield sp.indices
 
 
 WEIGHT_BYTES = 4096  # in-file tensors above this are weights: shape inference needs their dims, not their bytes
@@ -177,18 +472,143 @@ def weightless_bytes(model: onnx.ModelProto) -> bytes:
             t.CopyFrom(keep)
 
 
-def infer_shapes(mf: ModelFile) -> None:
+# onnx shape inference re-reads the whole outer scope for every control-flow body (If/Loop/Scan) and
+# re-infers a local function's body at every call: its cost grows with bodies x outer values and with
+# nested calls, not with the file (a chain of 20k If nodes: 179 s). The estimate below counts that work;
+# measured at 3-15 M units per second of one core: the budget is 2-9 s at most.
+INFER_BUDGET = 25_000_000
+# and onnx holds about 1 KB per node while inferring (a 1M-node chain: 6 s and 1.1 GB on top of the model)
+INFER_MAX_NODES = 300_000
+
+
+def inference_cost(model: onnx.ModelProto, limit: int | None = None) -> int:
+    """Estimated work of onnx shape inference (see INFER_BUDGET): one unit per node, plus, per control-flow
+    body, the values visible to it (onnx copies its outer scope), plus every local-function call's body
+    expanded (nested calls multiply). Linear in the model; stops counting once past limit."""
+    return _inference_work(model, limit)[0]
+
+
+def _inference_work(model: onnx.ModelProto, limit: int | None = None) -> tuple[int, int]:
+    """(inference_cost, nodes in the model's graphs and subgraphs), counting stopped once past limit."""
+    A = onnx.AttributeProto
+    cap = limit if limit is not None else 2**62
+    fn_cost = _function_costs(model, cap)
+    cost = nodes = 0
+    stack = [(model.graph, 0)]
+    while stack:
+        g, outer = stack.pop()
+        visible = outer + len(g.input) + len(g.initializer) + len(g.value_info)
+        nodes += len(g.node)
+        cost += len(g.node)
+        for n in g.node:
+            visible += len(n.output)  # onnx's scope holds the values inferred so far
+            if n.attribute:
+                for a in n.attribute:
+                    if a.type == A.GRAPH:
+                        cost += visible
+                        stack.append((a.g, visible))
+                    elif a.type == A.GRAPHS:
+                        cost += visible * len(a.graphs)
+                        stack.extend((sub, visible) for sub in a.graphs)
+            if fn_cost:
+                cost += fn_cost.get((n.domain, n.op_type, n.overload), 0)
+        if cost > cap:
+            break
+    return cost, nodes
+
+
+def _function_costs(model: onnx.ModelProto, cap: int) -> dict:
+    """(domain, name, overload) -> nodes inferred for one call of that local function, calls expanded.
+
+    A function that calls itself, directly or not, costs cap + 1 (onnx cannot infer it)."""
+    A = onnx.AttributeProto
+    funcs = {(f.domain, f.name, f.overload): f for f in model.functions}
+    if not funcs:
+        return {}
+
+    def body_nodes(f):
+        todo, out = [f.node], []
+        while todo:
+            nodes = todo.pop()
+            for n in nodes:
+                out.append(n)
+                for a in n.attribute:
+                    if a.type == A.GRAPH:
+                        todo.append(a.g.node)
+                    elif a.type == A.GRAPHS:
+                        todo.extend(g.node for g in a.graphs)
+        return out
+
+    calls = {}
+    size = {}
+    for key, f in funcs.items():
+        nodes = body_nodes(f)
+        size[key] = len(nodes)
+        calls[key] = [c for c in ((n.domain, n.op_type, n.overload) for n in nodes) if c in funcs]
+    costs: dict = {}
+    for root in funcs:
+        if root in costs:
+            continue
+        stack, on_path = [(root, iter(calls[root]))], {root}
+        while stack:  # post-order, iteratively; a callee still on the path is a cycle: it has no cost yet
+            key, pending = stack[-1]
+            for callee in pending:
+                if callee not in costs and callee not in on_path:
+                    stack.append((callee, iter(calls[callee])))
+                    on_path.add(callee)
+                    break
+            else:
+                stack.pop()
+                on_path.discard(key)
+                costs[key] = min(size[key] + sum(costs.get(c, cap + 1) for c in calls[key]), cap + 1)
+    return costs
+
+
+def infer_shapes(mf: ModelFile, budget: int | None = None) -> None:
     """onnx's shape inference on the weight-less proto; failure is recorded, never raised.
 
     mf.inferred keeps every small constant but has no bytes for the large initializers: rules only read
-    constants of a few elements (engine.MAX_VALUE_ELEMENTS)."""
+    constants of a few elements (engine.MAX_VALUE_ELEMENTS).
+
+    A model whose inference would cost more than the budget (inference_cost, INFER_BUDGET, INFER_MAX_NODES)
+    is not inferred: mf.inferred stays None and mf.inference_skipped says why (a rule reports it)."""
+    mf.inference_skipped = over_inference_budget(mf.model, budget)
+    if mf.inference_skipped:
+        mf.inferred = None
+        return
     _infer(mf, weightless_bytes(mf.model))
 
 
+def over_inference_budget(model: onnx.ModelProto, budget: int | None = None,
+                          max_nodes: int | None = None) -> str | None:
+    """Why onnx shape inference must not run on this model (past the budget), or None when it may.
+
+    Every caller of onnx.shape_inference.infer_shapes on a user's model checks this first."""
+    limit = INFER_BUDGET if budget is None else budget
+    most = INFER_MAX_NODES if max_nodes is None else max_nodes
+    cost, nodes = _inference_work(model, limit)
+    if nodes > most:
+        return (f"onnx shape inference skipped: {nodes:,} nodes, past the budget of {most:,} (its time and memory); "
+                f"types and shapes come from the file's own value_info")
+    if cost <= limit:
+        return None
+    return (f"onnx shape inference skipped: the model's control-flow bodies and function calls would cost it over "
+            f"{limit:,} steps (it re-reads the outer scope for every body and re-infers every function call); "
+            f"types and shapes come from the file's own value_info")
+
+
 def _infer(mf: ModelFile, data: bytes) -> None:
+    """Strict first (type checks, every node's inference function must succeed: what ORT's graph resolution
+    requires, so a failure is "ORT will refuse this model"), then, only when that fails, lenient inference for
+    the rules. One pass in the common case."""
+    try:
+        mf.inferred = onnx.shape_inference.infer_shapes(data, check_type=True, strict_mode=True)
+        return
+    except Exception as exc:  # onnx raises several types here, including InferenceError and RuntimeError
+        mf.strict_error = " ".join(str(exc).split())[:300] or type(exc).__name__
     try:
         mf.inferred = onnx.shape_inference.infer_shapes(data, check_type=False, strict_mode=False)
-    except Exception as exc:  # onnx raises several types here, including InferenceError and RuntimeError
+    except Exception as exc:
         mf.inference_error = _first_line(exc)
         mf.inferred = None
 
@@ -201,22 +621,26 @@ def index_model(mf: ModelFile):
     return GraphIndex(mf.inferred or mf.model)
 
 
+_EXTERNAL_COMPLAINT = re.compile(r"should be stored in|^Data of TensorProto|^Location of external TensorProto|"
+                                 r"external data", re.I)
+
+
 def check_model(mf: ModelFile) -> str | None:
     """onnx.checker's first complaint, or None.
 
     Checked from the file itself: the checker then resolves external data against the model's folder (and
     only stats it), and does not pay for re-serializing the weights."""
     try:
-        if mf.external:
+        if mf.external and not mf.outside_external:  # nothing outside the folder is even stat()ed
             onnx.checker.check_model(str(mf.path), full_check=False)
         elif mf.raw is not None:
             onnx.checker.check_model(mf.raw, full_check=False)
         else:
             onnx.checker.check_model(mf.model, full_check=False)
     except Exception as exc:  # ValidationError and friends
-        text = [t for t in str(exc).strip().splitlines() if t.strip()]
-        msg = (text[0] if text else type(exc).__name__)[:300]
-        if mf.missing_external and "should be stored in" in msg:
-            return None  # the missing external data file is its own finding (OLX003)
+        # the checker's messages span lines ("input 'x' of node: \nname: a OpType: Add\n is not ..."): one line
+        msg = (" ".join(str(exc).split()) or type(exc).__name__)[:300]
+        if mf.missing_external and _EXTERNAL_COMPLAINT.search(msg):
+            return None  # missing, short or outside external data is its own finding (OLX003)
         return msg
     return None

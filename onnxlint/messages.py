@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 _PATH = re.compile(r"^([a-z_]+)(?:\[(\d+)\])?(?:\.(\w+))?$")
 
-MODEL_FIELDS = ("checker_error", "inference_error", "inference_skipped", "size_mb", "protobuf_mb", "ir_version",
+MODEL_FIELDS = ("checker_error", "inference_error", "strict_error", "inference_skipped", "size_mb", "protobuf_mb", "ir_version",
                 "opset", "external_problem", "external_missing", "inputs")
 VALUE_FIELDS = ("name", "dtype", "shape", "rank", "value")
 VERDICT_FIELDS = {"placement": ("status", "reason", "detail", "ep"), "trt": ("status", "reason", "detail", "version")}
@@ -193,6 +193,8 @@ def _model_field(ctx: "LintContext", sub: str | None) -> Any:
         return ctx.checker_error()
     if sub == "inference_error":
         return mf.inference_error
+    if sub == "strict_error":
+        return mf.strict_error
     if sub == "inference_skipped":
         return getattr(mf, "inference_skipped", None)
     if sub == "size_mb":

@@ -495,6 +495,9 @@ _model("shape_inference", enum_cmp(("ok", "failed", "skipped"), "shape inference
        "onnx shape inference's verdict (skipped: the model is past the inference budget)",
        lambda ctx: "failed" if ctx.mf.inference_error else
        ("skipped" if getattr(ctx.mf, "inference_skipped", None) else "ok"))
+_model("strict_check", enum_cmp(("ok", "failed"), "strict check result"),
+       "strict shape inference with type checks (what ORT's graph resolution enforces); lenient inference passed",
+       lambda ctx: "failed" if ctx.mf.strict_error and not ctx.mf.inference_error else "ok")
 _model("external_data", enum_cmp(("none", "present", "missing"), "external data state"),
        "whether external data is absent, present, or missing/short/outside the model's folder",
        lambda ctx: "missing" if ctx.mf.missing_external else ("present" if ctx.mf.external else "none"))

@@ -35,7 +35,7 @@ class Finding:
     def fingerprint(self) -> str:
         """Stable across re-runs and weight changes: rule id + file + node path only."""
         key = f"{self.code}\0{self.filename}\0{self.node or ''}"
-        return hashlib.sha256(key.encode()).hexdigest()[:32]
+        return hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
     def as_json(self) -> dict[str, Any]:
         return {"code": self.code, "name": self.name, "severity": self.severity, "target": self.target,

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from onnxlint.formats.escape import text as _visible
+
 LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
 
 
 def _escape_data(s: str) -> str:
-    return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """The runner's own escapes for %, CR and LF; any other control character, bidi control or undecodable
+    file-name byte is shown escaped (escape.text), never passed to the log raw."""
+    return _visible(s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def _escape_prop(s: str) -> str:

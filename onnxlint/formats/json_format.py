@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from onnxlint.formats.escape import json_unicode
+
 
 def render(report, **_) -> str:
     out = [f.as_json() for f in report.findings if not f.suppressed and not f.fixed]
@@ -15,4 +17,7 @@ def render(report, **_) -> str:
     # through the pure-Python indenting encoder cost more than linting them
     if not out:
         return "[]\n"
-    return "[\n" + ",\n".join("  " + json.dumps(f, ensure_ascii=False) for f in out) + "\n]\n"
+    # json_unicode: a file-name byte that is not UTF-8 (a lone surrogate in Python) becomes the text `\xNN`,
+    # so the document is valid UTF-8 for any reader and any output stream (a raw lone surrogate cannot be
+    # encoded at all, and `\udcNN` is rejected by strict parsers); json escapes control characters itself
+    return json_unicode("[\n" + ",\n".join("  " + json.dumps(f, ensure_ascii=False) for f in out) + "\n]\n")

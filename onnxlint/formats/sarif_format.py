@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
+from urllib.parse import quote
 
 from onnxlint import __version__
+from onnxlint.formats.escape import unicode_tree
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVEL = {"error": "error", "warning": "warning", "info": "note"}
@@ -14,12 +17,23 @@ INFO_URI = "https://github.com/onnxlint/onnxlint"
 
 
 def _uri(filename: str, root: Path) -> str:
+    """A relative URI reference (RFC 3986) for the file: every byte outside the unreserved set and `/` is
+    percent-encoded (`my model#1%zz.onnx` -> `my%20model%231%25zz.onnx`), a file-name byte that is not UTF-8
+    included (the name's bytes are what is encoded), and `:` too, so a first segment never reads as a scheme."""
     p = Path(filename).resolve()
     try:
         rel = p.relative_to(root)
     except ValueError:
         rel = Path(os.path.relpath(p, root))
-    return rel.as_posix()
+    return quote(os.fsencode(rel.as_posix()), safe="/")
+
+
+def _fingerprint(f) -> str:
+    try:
+        return f.fingerprint()
+    except UnicodeEncodeError:  # a file name with a byte that is not UTF-8: hash the name's own bytes
+        key = f"{f.code}\0{f.filename}\0{f.node or ''}"
+        return hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 
 def _rule_entry(rule) -> dict:
@@ -36,7 +50,9 @@ def _rule_entry(rule) -> dict:
     }
 
 
-def render(report, root: str | None = None, **_) -> str:
+def render(report, root: str | None = None, config_file: str | os.PathLike | None = None, **_) -> str:
+    """config_file: the configuration file in force (Config.path), recorded as the invocation property
+    `configFile` (its absolute path; `null` when none applied)."""
     base = Path(root or os.getcwd()).resolve()
     rules = list(report.rules)
     index = {r.id: i for i, r in enumerate(rules)}
@@ -57,14 +73,14 @@ def render(report, root: str | None = None, **_) -> str:
                 "logicalLocations": [{"name": (f.node or "model").rsplit("/", 1)[-1],
                                       "fullyQualifiedName": f.node or "model", "kind": "element"}],
             }],
-            "partialFingerprints": {"onnxlintFingerprint/v1": f.fingerprint()},
+            "partialFingerprints": {"onnxlintFingerprint/v1": _fingerprint(f)},
             "properties": {"target": f.target, "opType": f.op_type,
                            **({"verifiedProvider": f.verified} if f.verified else {})},
         }
         if res["ruleIndex"] < 0:
             del res["ruleIndex"]
         if f.suppressed:
-            res["suppressions"] = [{"kind": "external" if f.suppressed in ("config", "per-file-ignores") else "inSource",
+            res["suppressions"] = [{"kind": "external" if f.suppressed in ("config", "per-file-ignores", "baseline") else "inSource",
                                     "justification": f"suppressed by {f.suppressed}"}]
         results.append(res)
     notifications = [{"level": "error", "message": {"text": f"{r.filename}: {r.error}"},
@@ -74,6 +90,8 @@ def render(report, root: str | None = None, **_) -> str:
                             "informationUri": INFO_URI, "rules": [_rule_entry(r) for r in rules]}},
         "originalUriBaseIds": {"%SRCROOT%": {"uri": base.as_uri() + "/"}},
         "results": results,
-        "invocations": [{"executionSuccessful": not report.errors, "toolExecutionNotifications": notifications}],
+        "invocations": [{"executionSuccessful": not report.errors, "toolExecutionNotifications": notifications,
+                         "properties": {"configFile": os.fsdecode(os.path.abspath(config_file)) if config_file else None}}],
     }
-    return json.dumps({"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}, indent=2) + "\n"
+    # every string valid Unicode (a file name's undecodable byte as the text `\xNN`), the document ASCII
+    return json.dumps(unicode_tree({"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}), indent=2) + "\n"

@@ -28,6 +28,11 @@ class SessionRun:
 
 
 def run_session(model: Path, providers: list[str], shapes: dict[str, list[int]], timeout: float = 300) -> SessionRun:
+    from onnxlint import loading
+
+    problem = loading.external_data_problem(model)  # ORT would follow a symlink out of the model's folder
+    if problem:
+        return SessionRun(error=f"not run: {problem}")
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [sys.executable, "-m", "onnxlint.verify.session_child", str(model), json.dumps(providers),
                json.dumps(shapes), tmp]

@@ -1,0 +1,102 @@
+"""Untrusted text (file, node and tensor names, messages that quote them) made safe to print.
+
+A model can name a node `"\\n::error file=README.md::PWNED"` or `"\\x1b]8;;http://evil\\x07"`, and a file name
+can hold any byte but `/` and NUL. Printed raw, such text starts GitHub workflow commands in a CI log, drives
+the terminal (ANSI/OSC escapes), hides text (bidi overrides), or crashes a strict UTF-8 stream (a file name
+byte that is not UTF-8, held by Python as a lone surrogate).
+
+- `text(s)`: for one line of human output. Every control character (C0, DEL, C1), line and paragraph
+  separator, bidi control and lone surrogate becomes a visible escape (`\\n`, `\\x1b`, `\\u202e`, and `\\xff`
+  for a file-name byte that is not UTF-8); a leading `::` (after blanks) and any `##[` cannot start a
+  workflow command. Plain text comes back unchanged (and fast).
+- `line(s)`: the guard for a whole assembled line: no line may begin with `::` (after blanks and this
+  program's own colour codes), whatever its pieces were.
+- `unicode(s)`, `unicode_tree(obj)`, `json_unicode(doc)`: for JSON and SARIF: lone surrogates only (so the
+  document is valid UTF-8 / valid Unicode); JSON escapes control characters itself.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+# C0 controls, DEL, C1 controls, line/paragraph separators, bidi embeddings/overrides/isolates and marks,
+# and lone surrogates (Python's surrogateescape for undecodable file-name bytes)
+_BAD = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_V1_COMMAND = "##["  # the runner's older `##[command]` form is recognised anywhere in a line
+_OWN_PREFIX = re.compile(r"(?:[ \t]|\x1b\[[0-9;]*m)*")  # blanks and SGR colour codes that this program adds
+
+
+def _one(m: re.Match) -> str:
+    ch = m.group()
+    if ch in _SHORT:
+        return _SHORT[ch]
+    o = ord(ch)
+    if 0xDC80 <= o <= 0xDCFF:  # surrogateescape: the byte that was not UTF-8
+        return f"\\x{o - 0xDC00:02x}"
+    return f"\\x{o:02x}" if o <= 0xFF else f"\\u{o:04x}"
+
+
+def text(s: Any) -> str:
+    """One line's worth of untrusted text, safe to print (see the module docstring)."""
+    if s is None:
+        return ""
+    if not isinstance(s, str):
+        s = str(s)
+    if _BAD.search(s):
+        s = _BAD.sub(_one, s)
+    if _V1_COMMAND in s:
+        s = s.replace(_V1_COMMAND, "#\\x23[")
+    if s.lstrip().startswith("::"):
+        s = _defuse_start(s, len(s) - len(s.lstrip()))
+    return s
+
+
+def line(s: str) -> str:
+    """A whole output line whose pieces were escaped with text(): it must not begin with `::`.
+
+    Blanks and this program's own colour codes before the colons are looked through (a log viewer might strip
+    them); any other leading text makes the line harmless."""
+    if "::" not in s:
+        return s
+    m = _OWN_PREFIX.match(s)
+    start = m.end() if m else 0
+    rest = s[start:]
+    if rest.lstrip().startswith("::"):
+        return _defuse_start(s, start + len(rest) - len(rest.lstrip()))
+    return s
+
+
+def _defuse_start(s: str, at: int) -> str:
+    return s[:at] + "\\x3a" + s[at + 1:]
+
+
+def unicode(s: Any) -> Any:
+    """Valid Unicode for JSON/SARIF: a lone surrogate (a file-name byte that is not UTF-8) becomes `\\xNN`."""
+    if s is None or not isinstance(s, str):
+        return s
+    if _SURROGATE.search(s):
+        return _SURROGATE.sub(_one, s)
+    return s
+
+
+def json_unicode(doc: str) -> str:
+    """A serialized JSON document (json.dumps, ensure_ascii=False) made valid Unicode: each lone surrogate,
+    which can only sit inside a string literal, becomes the escaped text `\\\\xNN` (read back as `\\xNN`, as
+    unicode() gives). One regex scan; documents without surrogates come back as they are."""
+    if not _SURROGATE.search(doc):
+        return doc
+    return _SURROGATE.sub(lambda m: "\\" + _one(m), doc)
+
+
+def unicode_tree(obj: Any) -> Any:
+    """unicode() applied to every string (keys included) in a JSON-like tree of dicts and lists."""
+    if isinstance(obj, str):
+        return unicode(obj)
+    if isinstance(obj, dict):
+        return {unicode_tree(k): unicode_tree(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [unicode_tree(v) for v in obj]
+    return obj

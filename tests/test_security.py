@@ -1,0 +1,505 @@
+"""Issue 17: the attack classes a linter in CI meets, each with a real model or file built here.
+
+External data outside the model's folder, injection through output, config found above the repository or
+broken, path walks that never end or block, inputs whose cost is superlinear."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from conftest import init, make_model, vi
+from onnx import TensorProto as T
+from onnx import helper as h
+
+from onnxlint import config as config_mod
+from onnxlint import loading, yaml_safe
+from onnxlint.errors import InputError, RuleError
+from onnxlint.formats import escape
+
+ROOT_USER = hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+def _external(name: str, location: str, offset="0", length="64", shape=(4, 4)) -> onnx.TensorProto:
+    t = init(name, np.zeros(shape, np.float32))
+    t.ClearField("raw_data")
+    t.data_location = T.EXTERNAL
+    for k, v in (("location", location), ("offset", offset), ("length", length)):
+        if v is not None:
+            e = t.external_data.add()
+            e.key, e.value = k, v
+    return t
+
+
+def _ext_model(w: onnx.TensorProto) -> onnx.ModelProto:
+    nodes = [h.make_node("MatMul", ["x", w.name], ["mm"], name="mm"),
+             h.make_node("Equal", ["mm", "k"], ["y"], name="eq")]  # fixable (equal-cast) once the data is there
+    return make_model(nodes, [vi("x", T.FLOAT, ["n", 4]), vi("k", T.DOUBLE, ["n", 4])], [vi("y", T.BOOL, ["n", 4])],
+                      [w], opset=13)
+
+
+def _write(path: Path, model: onnx.ModelProto) -> Path:
+    """The proto as is: onnx.save would try to write (or follow) the external data itself."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(model.SerializeToString())
+    return path
+
+
+def _codes(out: str) -> list[dict]:
+    return json.loads(out)
+
+
+# ----------------------------------------------------------------------------- 1. external data stays inside
+
+
+def test_safe_external_path_refuses_absolute_dotdot_and_symlinks_out(tmp_path):
+    base = tmp_path / "m"
+    base.mkdir()
+    (tmp_path / "secret.bin").write_bytes(b"S" * 64)
+    (base / "w.bin").write_bytes(b"\0" * 64)
+    (base / "sub").mkdir()
+    (base / "sub" / "v.bin").write_bytes(b"\0" * 64)
+    os.symlink("../secret.bin", base / "out.bin")
+    os.symlink("w.bin", base / "in.bin")
+    os.symlink(str(tmp_path), base / "up")
+    assert loading.safe_external_path(base, "w.bin") == Path(os.path.realpath(base / "w.bin"))
+    assert loading.safe_external_path(base, "sub/v.bin") is not None
+    assert loading.safe_external_path(base, "in.bin") == Path(os.path.realpath(base / "w.bin"))  # a link inside
+    for bad in ("out.bin", "up/secret.bin", "../secret.bin", "sub/../../secret.bin", str(tmp_path / "secret.bin"),
+                "", ".", "sub/..", "a\0b"):
+        assert loading.safe_external_path(base, bad) is None, bad
+        assert loading.external_location_problem(base, bad)
+    assert "outside the model's folder" in loading.external_location_problem(base, "out.bin")
+
+
+def test_external_data_symlinked_out_of_the_folder_is_a_finding_and_never_copied(tmp_path, cli):
+    secret = tmp_path / "secret.bin"
+    secret.write_bytes(b"S" * 64)
+    os.chmod(secret, 0o600)
+    model = _write(tmp_path / "m" / "model.onnx", _ext_model(_external("w", "w.bin")))
+    os.symlink("../secret.bin", tmp_path / "m" / "w.bin")
+    rc, out, err = cli(model, "--format", "json", "--select", "OLX003")
+    found = _codes(out)
+    assert [f["code"] for f in found] == ["OLX003"]
+    assert "outside the model's folder" in found[0]["message"]
+    mf = loading.load(model)
+    assert mf.missing_external and mf.outside_external and mf.external_bytes == 64
+    assert loading.check_external_data(mf.model, model.parent)
+    assert "outside the model's folder" in loading.external_data_problem(model)
+    # --fix into another folder must not copy the outside file next to the fixed model
+    (tmp_path / "other").mkdir()
+    cli(model, "--fix", "--unsafe-fixes", "-o", tmp_path / "other" / "fixed.onnx")
+    assert not any(p.name.endswith(".data") for p in (tmp_path / "other").iterdir())
+    assert b"S" * 64 not in b"".join(p.read_bytes() for p in (tmp_path / "other").iterdir() if p.is_file())
+
+
+@pytest.mark.parametrize("location", ["../secret.bin", "/etc/passwd", "sub/../../secret.bin"])
+def test_external_location_leaving_the_folder_is_a_finding(tmp_path, lint_json, location):
+    (tmp_path / "secret.bin").write_bytes(b"S" * 64)
+    model = _write(tmp_path / "m" / "model.onnx", _ext_model(_external("w", location)))
+    rc, found = lint_json(model)
+    ext = [f for f in found if f["code"] == "OLX003"]
+    assert ext and "outside the model's folder" in ext[0]["message"]
+    assert not any(f["code"] == "OLX001" for f in found)  # one problem, one finding: not the checker's too
+
+
+def test_external_data_in_a_constant_attribute_is_checked_too(tmp_path):
+    (tmp_path / "secret.bin").write_bytes(b"S" * 64)
+    c = h.make_node("Constant", [], ["c"], name="const", value=_external("cval", "../secret.bin"))
+    m = make_model([c, h.make_node("Add", ["x", "c"], ["y"], name="add")], [vi("x", T.FLOAT, [4, 4])],
+                   [vi("y", T.FLOAT, [4, 4])])
+    mf = loading.load(_write(tmp_path / "m" / "model.onnx", m))
+    assert [t.name for t in mf.outside_external] == ["cval"]
+
+
+@pytest.mark.parametrize("offset,length,why", [("abc", "64", "offset"), ("0", "1e3", "length"), ("-1", "64", "offset"),
+                                               ("0", "9" * 5000, "length"), ("0x10", None, "offset")])
+def test_non_integer_offset_or_length_is_a_finding_not_a_traceback(tmp_path, cli, offset, length, why):
+    d = tmp_path / "m"
+    model = _write(d / "model.onnx", _ext_model(_external("w", "w.bin", offset, length)))
+    (d / "w.bin").write_bytes(b"\0" * 64)
+    rc, out, err = cli(model, "--format", "json")
+    assert "Traceback" not in err
+    found = [f for f in _codes(out) if f["code"] == "OLX003"]
+    assert found and f"external data {why}" in found[0]["message"] and "not a non-negative integer" in found[0]["message"]
+    rc, out, err = cli("placement", model)
+    assert "Traceback" not in err and rc in (0, 1, 2)
+
+
+def test_bad_offset_in_one_model_of_a_folder_does_not_abort_the_pool(tmp_path, cli):
+    d = tmp_path / "models"
+    good = make_model([h.make_node("Relu", ["x"], ["y"], name="relu")], [vi("x", T.FLOAT, ["n", 4])],
+                      [vi("y", T.FLOAT, ["n", 4])])
+    for i in range(17):  # 16 or more files with --jobs > 1: the process pool
+        _write(d / f"good{i:02d}.onnx", good)
+    _write(d / "bad.onnx", _ext_model(_external("w", "w.bin", "zz", "64")))
+    (d / "w.bin").write_bytes(b"\0" * 64)
+    rc, out, err = cli(d, "--format", "json", "--jobs", "2")
+    assert "Traceback" not in err
+    found = _codes(out)
+    assert any(f["code"] == "OLX003" and f["filename"].endswith("bad.onnx") for f in found)
+    assert not any(f["code"] == "OLX000" for f in found)
+
+
+# ----------------------------------------------------------------------------- 2. no injection through output
+
+INJECT = "\n::error file=README.md,line=1::PWNED"
+ANSI = "\x1b[2J\x1b]8;;http://evil.example\x07x\x1b]8;;\x07\u202e\x85\x9b31m"
+
+
+def _line_starts_a_command(line: str) -> bool:
+    return line.lstrip().startswith("::") or "##[" in line
+
+
+def test_escape_text_defuses_controls_and_workflow_commands():
+    assert escape.text("plain name/with:colons") == "plain name/with:colons"
+    out = escape.text(INJECT + ANSI + "\udcff")
+    assert "\n" not in out and not re.search("[\x00-\x1f\x7f-\x9f\u202e\ud800-\udfff]", out)
+    assert "\\n::error" in out and "\\x1b" in out and "\\u202e" in out and "\\xff" in out
+    assert not escape.text("::error::x").startswith("::")
+    assert not escape.text("  ::error::x").lstrip().startswith("::")
+    assert "##[" not in escape.text("x ##[error]y")
+    assert not escape.line(":" + escape.text(":node") + ": x").startswith("::")
+    assert not escape.line("\x1b[1m::x").replace("\x1b[1m", "").startswith("::")
+    doc = escape.json_unicode(json.dumps({"f": "a\udcffb"}, ensure_ascii=False))
+    assert json.loads(doc.encode("utf-8").decode("utf-8")) == {"f": "a\\xffb"}
+
+
+def test_node_names_cannot_inject_into_text_output(save, cli):
+    n = h.make_node("Equal", ["a", "b"], ["y"], name=INJECT + ANSI)
+    m = make_model([n], [vi("a", T.INT64, ["n"]), vi("b", T.INT32, ["n"])], [vi("y", T.BOOL, ["n"])])
+    rc, out, err = cli(save(m))
+    assert "PWNED" in out  # reported, escaped
+    for line in out.splitlines():
+        assert not _line_starts_a_command(line), line
+        assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202e]", line), line
+    rc, out, err = cli(save(m), "--format", "github")
+    assert all(line.startswith("::") and "\x1b" not in line for line in out.splitlines())
+    assert "PWNED" in out and out.count("\n") == len(out.splitlines())
+
+
+def test_file_names_cannot_inject_into_text_output(tmp_path, cli, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    n = h.make_node("Equal", ["a", "b"], ["y"], name="eq")
+    m = make_model([n], [vi("a", T.INT64, ["n"]), vi("b", T.INT32, ["n"])], [vi("y", T.BOOL, ["n"])])
+    for name in ("::error file=README.md,line=1::PWNED.onnx", ":", "\x1b[31mred.onnx", "x\u2028::warning::y.onnx"):
+        _write(tmp_path / name, m)
+    rc, out, err = cli("*", "--no-progress")
+    assert out.count("PWNED") >= 1 and "\x1b" not in out
+    for line in out.splitlines():
+        assert not _line_starts_a_command(line), line
+
+
+def test_sarif_uri_is_percent_encoded(tmp_path, cli, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    n = h.make_node("Equal", ["a", "b"], ["y"], name="eq")
+    m = make_model([n], [vi("a", T.INT64, ["n"]), vi("b", T.INT32, ["n"])], [vi("y", T.BOOL, ["n"])])
+    _write(tmp_path / "my model#1%zz.onnx", m)
+    rc, out, err = cli("my model#1%zz.onnx", "--format", "sarif")
+    doc = json.loads(out)
+    uris = {loc["physicalLocation"]["artifactLocation"]["uri"] for r in doc["runs"][0]["results"] for loc in r["locations"]}
+    assert uris == {"my%20model%231%25zz.onnx"}
+    for uri in uris:  # an RFC 3986 relative reference: unreserved, sub-delims, '/', '@', pct-encoded only
+        assert re.fullmatch(r"(?:[A-Za-z0-9\-._~!$&'()*+,;=/@]|%[0-9A-F]{2})+", uri)
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX file names are bytes")
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "github"])
+def test_non_utf8_file_name_works_in_every_format(tmp_path, cli, fmt):
+    n = h.make_node("Equal", ["a", "b"], ["y"], name="eq")
+    m = make_model([n], [vi("a", T.INT64, ["n"]), vi("b", T.INT32, ["n"])], [vi("y", T.BOOL, ["n"])])
+    bad = os.fsencode(str(tmp_path)) + b"/bad\xff name.onnx"
+    with open(bad, "wb") as fh:
+        fh.write(m.SerializeToString())
+    target = os.fsdecode(bad)
+    rc, out, err = cli(target, "--format", fmt)  # capsys is a strict UTF-8 stream
+    assert "Traceback" not in err and rc in (0, 1)
+    out.encode("utf-8")
+    assert "\\xff" in out or "%FF" in out
+    if fmt in ("json", "sarif"):
+        json.loads(out)
+        report = tmp_path / f"report.{fmt}"
+        rc, _, err = cli(target, "--format", fmt, "-o", report)
+        assert "Traceback" not in err
+        json.loads(report.read_bytes().decode("utf-8"))
+
+
+# ----------------------------------------------------------------------------- 3. config visible and bounded
+
+
+def _equal_model():
+    n = h.make_node("Equal", ["a", "b"], ["y"], name="eq")
+    return make_model([n], [vi("a", T.INT64, ["n"]), vi("b", T.INT32, ["n"])], [vi("y", T.BOOL, ["n"])])
+
+
+def test_config_above_the_repository_root_is_not_applied(tmp_path, lint_json):
+    outer = tmp_path / "outer"
+    repo = outer / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (outer / ".onnxlint.yaml").write_text('ignore: ["OLX"]\n')
+    model = _write(repo / "models" / "m.onnx", _equal_model())
+    config_mod.find_for.cache_clear()
+    rc, found = lint_json(model)
+    assert any(f["code"] == "OLX015" for f in found)
+    assert config_mod.find_for(model.parent).path is None
+    asked = config_mod.find_for(model.parent, above_repo=True)
+    assert asked.path == outer / ".onnxlint.yaml" and asked.ignore == ["OLX"]
+    (repo / "pyproject.toml").write_text('[tool.onnxlint]\nignore = ["OLX015"]\n')
+    config_mod.find_for.cache_clear()
+    cfg = config_mod.find_for(model.parent)
+    assert cfg.path == repo / "pyproject.toml" and cfg.path.is_absolute()
+    assert "pyproject.toml" in cfg.describe() and config_mod.Config().describe() == "config: none (defaults)"
+
+
+@pytest.mark.skipif(not hasattr(os, "chown") or not ROOT_USER, reason="needs root to give a file to another user")
+def test_config_owned_by_another_user_outside_a_repository_is_an_error(tmp_path, cli):
+    (tmp_path / ".onnxlint.yaml").write_text('ignore: ["OLX"]\n')
+    os.chown(tmp_path / ".onnxlint.yaml", 54321, 54321)
+    model = _write(tmp_path / "models" / "m.onnx", _equal_model())
+    config_mod.find_for.cache_clear()
+    rc, out, err = cli(model)
+    assert rc == 2 and "owned by another user" in err and ".onnxlint.yaml" in err
+    assert "Found 0 finding" not in out
+
+
+@pytest.mark.parametrize("content", [b"[tool.onnxlint\nselect = 1\n", b'[tool.onnxlint]\nignore = ["\xff"]\n',
+                                     b'tool = "x"\n', b"[tool]\nonnxlint = 5\n",
+                                     b"[tool.onnxlint]\nrules = 5\n", b"[tool.onnxlint]\nrules = [5]\n",
+                                     b"[tool.onnxlint]\nseverity = {OLX001 = 5}\n",
+                                     b"[tool.onnxlint]\nort-version = [1]\n"])
+def test_broken_pyproject_is_an_error_naming_the_file(tmp_path, cli, content):
+    proj = tmp_path / "proj"
+    (proj / ".git").mkdir(parents=True)
+    (proj / "pyproject.toml").write_bytes(content)
+    (tmp_path / ".onnxlint.yaml").write_text('ignore: ["OLX"]\n')  # must not apply instead
+    model = _write(proj / "m.onnx", _equal_model())
+    config_mod.find_for.cache_clear()
+    rc, out, err = cli(model)
+    assert rc == 2 and "pyproject.toml" in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("content", [b"rules: 5\n", b"rules: [5]\n", b"select: \xff\xfe\n", b"severity: {OLX001: [a]}\n",
+                                     b"per-file-ignores: {5: [OLX001]}\n", b"- a\n- b\n", b"fail-on: [error]\n",
+                                     b"? [a, b]\n: 1\n"])
+def test_bad_config_values_are_one_line_and_exit_2(tmp_path, cli, content):
+    cfg = tmp_path / ".onnxlint.yaml"
+    cfg.write_bytes(content)
+    model = _write(tmp_path / "m.onnx", _equal_model())
+    rc, out, err = cli(model, "--config", cfg)
+    assert rc == 2 and ".onnxlint.yaml" in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def _bomb(levels: int = 9) -> str:
+    text = 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n'
+    for i in range(1, levels):
+        prev, cur = chr(96 + i), chr(97 + i)
+        text += f"{cur}: &{cur} [" + ", ".join([f"*{prev}"] * 9) + "]\n"
+    return text
+
+
+def test_yaml_alias_bomb_is_refused_quickly(tmp_path, cli):
+    cfg = tmp_path / ".onnxlint.yaml"
+    cfg.write_text(_bomb() + "ignore: *i\n")
+    model = _write(tmp_path / "m.onnx", _equal_model())
+    start = time.monotonic()
+    rc, out, err = cli(model, "--config", cfg)
+    assert rc == 2 and "alias" in err and time.monotonic() - start < 10
+    merge = "l0: &l0 {a: 1, b: 2}\n" + "".join(f"l{i}: &l{i} {{<<: [*l{i-1}, *l{i-1}], k{i}: 1}}\n" for i in range(1, 40))
+    with pytest.raises(RuleError, match="alias"):
+        yaml_safe.load(merge, "merge.yaml")
+    with pytest.raises(RuleError, match="contains it"):
+        yaml_safe.load("a: &a [1, *a]\n", "cycle.yaml")
+    assert yaml_safe.load("base: &b {x: 1}\nuse: {<<: *b, y: 2}\n", "ok.yaml") == {"base": {"x": 1}, "use": {"x": 1, "y": 2}}
+
+
+def test_yaml_safe_keeps_line_numbers_with_a_custom_loader(tmp_path):
+    from onnxlint import ruleset
+
+    loader = getattr(ruleset, "_LineLoader", None)
+    if loader is None:
+        pytest.skip("ruleset._LineLoader renamed")
+    f = tmp_path / "r.yaml"
+    f.write_text("rules:\n  - id: X\n    name: y\n")
+    data = yaml_safe.load_path(f, loader)
+    assert data.line_of("rules") == 1 and data["rules"][0].line_of("name") == 3
+    f.write_text(_bomb())
+    with pytest.raises(RuleError, match=r"r\.yaml:\d+: YAML aliases"):
+        yaml_safe.load_path(f, loader)
+    f.write_bytes(b"a: \xff\n")
+    with pytest.raises(RuleError, match="not UTF-8"):
+        yaml_safe.load_path(f, loader)
+
+
+# ----------------------------------------------------------------------------- 4. paths
+
+
+def test_recursive_walks_end_on_a_symlink_loop(tmp_path, monkeypatch):
+    d = tmp_path / "dir"
+    _write(d / "sub" / "m.onnx", _equal_model())
+    os.symlink(".", d / "a")
+    os.symlink("..", d / "sub" / "b")
+    os.symlink(str(d), d / "sub" / "c")
+    start = time.monotonic()
+    assert loading.expand_paths([str(d)]) == [d / "sub" / "m.onnx"]
+    assert loading.expand_paths([f"{d}/**/*.onnx"]) == [d / "sub" / "m.onnx"]
+    monkeypatch.chdir(tmp_path)
+    assert loading.expand_paths(["dir/**/*.onnx"]) == [Path("dir/sub/m.onnx")]
+    assert loading.expand_paths(["**/m.onnx"]) == [Path("dir/sub/m.onnx")]
+    assert time.monotonic() - start < 10
+
+
+def test_glob_keeps_glob_semantics(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for p in ("a/x.onnx", "a/b/y.onnx", "a/.hidden/z.onnx", "a/b/c/w.onnx", "top.onnx"):
+        _write(tmp_path / p, _equal_model())
+    assert loading.expand_paths(["a/**/*.onnx"]) == [Path(p) for p in ("a/b/c/w.onnx", "a/b/y.onnx", "a/x.onnx")]
+    assert loading.expand_paths(["**/*.onnx"]) == [Path(p) for p in ("a/b/c/w.onnx", "a/b/y.onnx", "a/x.onnx", "top.onnx")]
+    assert loading.expand_paths(["a/**/c/*.onnx"]) == [Path("a/b/c/w.onnx")]
+    assert loading.expand_paths([str(tmp_path / "a" / "**" / "y.onnx")]) == [tmp_path / "a" / "b" / "y.onnx"]
+
+
+def test_unreadable_subfolder_is_reported_not_skipped(tmp_path, monkeypatch):
+    d = tmp_path / "dir"
+    _write(d / "m.onnx", _equal_model())
+    (d / "locked").mkdir()
+    real_scandir = os.scandir
+
+    def scandir(path="."):
+        if str(path).endswith("locked"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    with pytest.raises(InputError, match="locked.*permission denied"):
+        loading.expand_paths([str(d)])
+    with pytest.raises(InputError, match="locked.*permission denied"):
+        loading.expand_paths([f"{d}/**/*.onnx"])
+
+
+@pytest.mark.skipif(ROOT_USER or os.name != "posix", reason="root can list any folder")
+def test_folder_without_permission_is_reported(tmp_path, cli):
+    d = tmp_path / "dir"
+    _write(d / "m.onnx", _equal_model())
+    (d / "locked").mkdir()
+    os.chmod(d / "locked", 0)
+    try:
+        rc, out, err = cli(d)
+        assert rc == 2 and "locked" in err and "permission denied" in err
+    finally:
+        os.chmod(d / "locked", 0o755)
+
+
+def _in_thread(fn, timeout=20):
+    box = {}
+
+    def run():
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - handed to the test
+            box["error"] = exc
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    t.join(timeout)
+    assert not t.is_alive(), "hung"
+    return box
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_fifo_and_device_are_refused_without_reading(tmp_path, cli):
+    fifo = tmp_path / "pipe.onnx"
+    os.mkfifo(fifo)
+    box = _in_thread(lambda: cli(fifo))
+    rc, out, err = box["value"]
+    assert rc == 2 and "not a regular file (a FIFO)" in out + err
+    box = _in_thread(lambda: loading.load(fifo))
+    assert isinstance(box["error"], InputError) and "FIFO" in str(box["error"])
+    d = tmp_path / "dir"
+    d.mkdir()
+    os.mkfifo(d / "x.onnx")  # inside a walk: listed, then refused per file, never opened
+    box = _in_thread(lambda: cli(d, "--format", "json"))
+    rc, out, err = box["value"]
+    assert any("not a regular file" in f["message"] for f in json.loads(out))
+    if os.path.exists("/dev/null"):
+        rc, out, err = cli("/dev/null")
+        assert rc == 2 and "character device" in out + err
+
+
+def test_file_over_protobuf_limit_is_refused_by_stat(tmp_path):
+    big = tmp_path / "big.onnx"
+    with open(big, "wb") as fh:
+        fh.truncate(3 * 2**30)  # sparse: no disk used, and it must never be read
+    start = time.monotonic()
+    with pytest.raises(InputError, match="2 GiB limit"):
+        loading.load(big)
+    assert time.monotonic() - start < 5
+
+
+# ----------------------------------------------------------------------------- 5. bounded cost
+
+
+def _if_chain(n: int) -> onnx.ModelProto:
+    nodes, prev = [], "x"
+    for i in range(n):
+        then_g = h.make_graph([h.make_node("Identity", [prev], [f"t{i}"])], f"then{i}", [], [vi(f"t{i}", T.FLOAT, [2])])
+        else_g = h.make_graph([h.make_node("Neg", [prev], [f"e{i}"])], f"else{i}", [], [vi(f"e{i}", T.FLOAT, [2])])
+        nodes.append(h.make_node("If", ["c"], [f"x{i}"], name=f"if{i}", then_branch=then_g, else_branch=else_g))
+        prev = f"x{i}"
+    return make_model(nodes, [vi("x", T.FLOAT, [2]), vi("c", T.BOOL, [])], [vi(prev, T.FLOAT, [2])])
+
+
+def test_inference_budget_skips_a_long_if_chain(tmp_path):
+    small = loading.load(_write(tmp_path / "small.onnx", _if_chain(20)))
+    loading.infer_shapes(small)
+    assert small.inferred is not None and small.inference_skipped is None
+    big = loading.load(_write(tmp_path / "big.onnx", _if_chain(8000)))
+    start = time.monotonic()
+    loading.infer_shapes(big)
+    assert time.monotonic() - start < 5
+    assert big.inferred is None and big.inference_error is None and "skipped" in big.inference_skipped
+    assert loading.over_inference_budget(big.model) and not loading.over_inference_budget(small.model)
+
+
+def test_inference_budget_counts_nested_function_calls(tmp_path):
+    funcs = [onnx.helper.make_function("local", "f0", ["x"], ["y"], [h.make_node("Relu", ["x"], ["y"])],
+                                       [h.make_opsetid("", 17)])]
+    for i in range(1, 40):  # every level calls the one below twice: 2**39 nodes once expanded
+        body = [h.make_node(f"f{i-1}", ["x"], ["a"], domain="local"), h.make_node(f"f{i-1}", ["a"], ["y"], domain="local")]
+        funcs.append(onnx.helper.make_function("local", f"f{i}", ["x"], ["y"], body, [h.make_opsetid("", 17)]))
+    m = make_model([h.make_node("f39", ["x"], ["y"], domain="local", name="call")], [vi("x", T.FLOAT, [2])],
+                   [vi("y", T.FLOAT, [2])], extra_opsets=[("local", 1)], functions=funcs)
+    mf = loading.load(_write(tmp_path / "f.onnx", m))
+    start = time.monotonic()
+    loading.infer_shapes(mf)
+    assert mf.inference_skipped and time.monotonic() - start < 5
+    cyc = [onnx.helper.make_function("local", "g", ["x"], ["y"], [h.make_node("g", ["x"], ["y"], domain="local")],
+                                     [h.make_opsetid("", 17)])]
+    m2 = make_model([h.make_node("g", ["x"], ["y"], domain="local", name="call")], [vi("x", T.FLOAT, [2])],
+                    [vi("y", T.FLOAT, [2])], extra_opsets=[("local", 1)], functions=cyc)
+    assert loading.over_inference_budget(m2)
+
+
+def test_node_count_budget(tmp_path, monkeypatch):
+    chain = [h.make_node("Relu", [f"v{i}"], [f"v{i + 1}"], name=f"r{i}") for i in range(50)]
+    mf = loading.load(_write(tmp_path / "m.onnx", make_model(chain, [vi("v0", T.FLOAT, [2])], [vi("v50", T.FLOAT, [2])])))
+    monkeypatch.setattr(loading, "INFER_MAX_NODES", 10)
+    loading.infer_shapes(mf)
+    assert mf.inferred is None and "50 nodes" in mf.inference_skipped
+
+
+def test_a_20k_if_chain_lints_within_60_seconds(tmp_path, cli):
+    path = _write(tmp_path / "chain.onnx", _if_chain(20000))
+    start = time.process_time()  # this process's CPU: the machine may be shared
+    rc, out, err = cli(path, "--format", "json", "--no-progress")
+    elapsed = time.process_time() - start
+    assert "Traceback" not in err and rc in (0, 1)
+    assert elapsed < 60, f"{elapsed:.0f} s"
