@@ -16,7 +16,7 @@ from typing import Any
 
 from onnxlint import __version__, targets
 from onnxlint import config as config_mod
-from onnxlint.errors import InputError, RuleError, UsageError
+from onnxlint.errors import InputError, RuleError, UsageError, did_you_mean
 from onnxlint.formats import FORMATS
 from onnxlint.formats.escape import text as esc
 from onnxlint.report import SEVERITY_RANK
@@ -138,9 +138,7 @@ def _providers(text: str) -> list[str]:
     known = _known_providers()
     for x in providers:
         if not x.endswith("ExecutionProvider") or (known and x not in known):
-            from onnxlint.rule_schema import _suggest
-
-            hint = _suggest(x, known) if known else " (e.g. CUDAExecutionProvider, CPUExecutionProvider)"
+            hint = did_you_mean(x, known) if known else " (e.g. CUDAExecutionProvider, CPUExecutionProvider)"
             raise UsageError(f"unknown execution provider {x!r}{hint}")
     return providers
 

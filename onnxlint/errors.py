@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
 import re
+from typing import Iterable
 
 
 class InputError(Exception):
@@ -39,3 +41,9 @@ def first_line(exc: BaseException, limit: int = 200) -> str:
 def ort_message(exc: BaseException, limit: int = 240) -> str:
     """ORT's exception text without its C++ frames, one line."""
     return strip_cpp_frames(first_line(exc, 10_000))[:limit]
+
+
+def did_you_mean(word: str, options: Iterable[object]) -> str:
+    """' (did you mean 'x'?)' for the closest option, or '' when none is close."""
+    close = difflib.get_close_matches(word, sorted(str(o) for o in options), n=1)
+    return f" (did you mean '{close[0]}'?)" if close else ""

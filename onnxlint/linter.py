@@ -15,7 +15,7 @@ import onnx
 
 from onnxlint import loading
 from onnxlint import targets as targets_mod
-from onnxlint.errors import InputError, RuleError, UsageError, first_line
+from onnxlint.errors import InputError, RuleError, UsageError, did_you_mean, first_line
 from onnxlint.report import FileReport, Report
 from onnxlint.ruleset import RuleSet, get_ruleset
 from onnxlint.settings import Settings, matches
@@ -118,8 +118,6 @@ def _post_process(res: FileReport, mf: loading.ModelFile, settings: Settings) ->
 
 def check_selection(settings: Settings, ruleset: RuleSet) -> None:
     """Every code or prefix in select/ignore/extend-select and per-file-ignores names some rule."""
-    from onnxlint.rule_schema import _suggest
-
     codes = list(settings.selection_codes())
     for pattern_codes in settings.config.per_file_ignores.values():
         codes += pattern_codes
@@ -127,7 +125,7 @@ def check_selection(settings: Settings, ruleset: RuleSet) -> None:
     for code in codes:
         if not ruleset.knows(code):
             digits = code[:3] + code[3:].upper().replace("O", "0")  # OLX2OO: letter O typed for zero
-            hint = f" (did you mean '{digits}'?)" if ruleset.knows(digits) else _suggest(code, ids)
+            hint = f" (did you mean '{digits}'?)" if ruleset.knows(digits) else did_you_mean(code, ids)
             raise UsageError(f"unknown rule code or prefix {code!r}{hint}; see --list-rules")
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, Callable
 
+from onnxlint.errors import did_you_mean
+
 if TYPE_CHECKING:
     from onnxlint.engine import LintContext
     from onnxlint.graph import NodeRef
@@ -62,10 +64,8 @@ def check(template: str, scope: str) -> str | None:
             return f"placeholder '{{{text}}}' is not of the form name, name.field or name[index].field"
         root, idx, field = pm.groups()
         if root not in roots:
-            from onnxlint.rule_schema import _suggest
-
             where = "" if root not in ALL_ROOTS else f" (not available to a {scope} rule)"
-            return f"unknown placeholder '{{{text}}}'{where}{_suggest(root, roots)}"
+            return f"unknown placeholder '{{{text}}}'{where}{did_you_mean(root, roots)}"
         problem = _check_fields(root, idx, field)
         if problem:
             return f"placeholder '{{{text}}}': {problem}"
@@ -77,9 +77,7 @@ def _check_fields(root: str, idx: str | None, field: str | None) -> str | None:
         if field is None:
             return f"needs a field: one of {', '.join(allowed)}" if required else None
         if field not in allowed:
-            from onnxlint.rule_schema import _suggest
-
-            return f"unknown field '{field}' (one of: {', '.join(allowed)}){_suggest(field, allowed)}"
+            return f"unknown field '{field}' (one of: {', '.join(allowed)}){did_you_mean(field, allowed)}"
         return None
 
     if root in ("input", "output"):

@@ -10,12 +10,12 @@ the instance's type so errors are about what the author wrote.
 
 from __future__ import annotations
 
-import difflib
 import re
 from functools import lru_cache
 from typing import Any, Callable
 
 from onnxlint import predicates, targets
+from onnxlint.errors import did_you_mean
 from onnxlint.predicates import REGISTRY
 from onnxlint.report import SEVERITIES
 
@@ -126,11 +126,6 @@ def _type_name(v: Any) -> str:
     return type(v).__name__
 
 
-def _suggest(word: str, options: Any) -> str:
-    close = difflib.get_close_matches(word, sorted(str(o) for o in options), n=1)
-    return f" (did you mean '{close[0]}'?)" if close else ""
-
-
 def _line(container: Any, key: Any, default: int) -> int:
     line_of = getattr(container, "line_of", None)
     return int(line_of(key)) if line_of else default
@@ -163,7 +158,7 @@ def validate(value: Any, schema: dict[str, Any], where: str, line: int, fail: Fa
         return
     if "enum" in schema and value not in schema["enum"]:
         fail(line, f"'{value}' is not a known {what} (one of: {', '.join(map(str, schema['enum']))})"
-                   f"{_suggest(str(value), schema['enum'])} in {where}")
+                   f"{did_you_mean(str(value), schema['enum'])} in {where}")
     if "pattern" in schema and isinstance(value, str) and not re.search(schema["pattern"], value):
         fail(line, f"{where} {value!r} does not have the expected form"
                    + (f" ({schema['description']})" if "description" in schema else ""))
@@ -199,7 +194,7 @@ def _validate_object(value: dict[Any, Any], schema: dict[str, Any], where: str, 
         if sub is None:
             if extra is False:
                 options = list(props) or [p.strip("^$") for p in patterns]
-                fail(kline, f"unknown {what} '{key}'{_suggest(str(key), props)}"
+                fail(kline, f"unknown {what} '{key}'{did_you_mean(str(key), props)}"
                             + ("" if props else f" (expected {', '.join(options)})"))
                 continue
             if extra is True:

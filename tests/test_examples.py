@@ -28,14 +28,14 @@ def test_json_carries_the_required_keys(examples_dir, lint_json):
 def test_clean_model_exits_zero(examples_dir, cli):
     rc, out, _ = cli(examples_dir / "clean_conv.onnx")
     assert rc == 0
-    assert "Found 0 finding(s)" in out
+    assert out == "Found 0 findings in 1 file: 0 errors, 0 warnings.\n"  # a clean model prints only the summary
 
 
 def test_text_format_lines(examples_dir, cli):
     rc, out, _ = cli(examples_dir / "equal_mismatch.onnx")
     assert rc == 1
-    assert f"{examples_dir / 'equal_mismatch.onnx'}:graph/eq: OLX015 [error]" in out
-    assert "hint:" in out
+    assert f"{examples_dir / 'equal_mismatch.onnx'}:eq: OLX015 Equal compares int64 with int32" in out
+    assert out.count("hint:") == 1
 
 
 def test_select_ignore_and_fail_on(examples_dir, lint_json, cli):

@@ -8,7 +8,7 @@ from typing import Callable
 
 from onnxlint import config as config_mod
 from onnxlint import loading
-from onnxlint.errors import UsageError
+from onnxlint.errors import UsageError, did_you_mean
 from onnxlint.report import FileReport, Report
 from onnxlint.settings import Settings
 from onnxlint.verify.compare import FixedVerifyResult, VerifyResult, attach, verify_file
@@ -53,9 +53,7 @@ def check_shape_names(files: list[Path], shapes: dict[str, list[int]]) -> None:
         names |= {i.name for i in model.graph.input if i.name not in inits}
     unknown = sorted(set(shapes) - names)
     if unknown:
-        from onnxlint.rule_schema import _suggest
-
-        raise UsageError(f"--shape {unknown[0]}: no model input has this name{_suggest(unknown[0], names)} "
+        raise UsageError(f"--shape {unknown[0]}: no model input has this name{did_you_mean(unknown[0], names)} "
                          f"(inputs: {', '.join(sorted(names)) or 'none'})")
 
 
