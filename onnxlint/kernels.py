@@ -279,7 +279,7 @@ class KernelTable:
             return KernelMatch(False, "not-registered", f"no {EP_SHORT.get(self.ep, self.ep)} kernel for {domain}::{op}")
         hits = self.rows_for(domain, op, since_version)
         if not hits:
-            return KernelMatch(False, "opset", f"{op}-{since_version} has no kernel; registered versions: {_ranges(rows)}")
+            return KernelMatch(False, "opset", _no_version_kernel(op, since_version, rows, EP_SHORT.get(self.ep, self.ep)))
         first_miss = None
         for _lo, _hi, cons in hits:
             if not cons:
@@ -293,6 +293,17 @@ class KernelTable:
         allowed = sorted({t for r in hits for t in r[2].get(param, ())})
         short = ", ".join(t.replace("tensor(", "").rstrip(")") for t in allowed)
         return KernelMatch(False, "dtype", f"{param}={dtype.replace('tensor(', '').rstrip(')')} not supported (supported: {short})")
+
+
+def _no_version_kernel(op: str, since: int, rows, ep: str) -> str:
+    """Why a registered op has no kernel for this node's op version, in words: an open-ended registration
+    ("13+") reads as covering 19, but ORT matches it only for op version 13 (KernelRegistry::VerifyKernelDef)."""
+    text = f"{ep.upper()} has no kernel for {op} version {since} (the node's opset picks {op}-{since}); it registers {op} {_ranges(rows)}"
+    open_ended = [r[0] for r in rows if r[1] == OPEN_END and r[0] < since]
+    if open_ended:
+        text += (f", and ORT matches an open-ended kernel ('{open_ended[0]}+') only for op version {open_ended[0]}, "
+                 f"not for the newer {op}-{since}")
+    return text
 
 
 def _ranges(rows) -> str:

@@ -56,10 +56,11 @@ def test_shape_subgraph_is_info_not_fallback(save, lint_json, cli):
         h.make_node("Shape", ["x"], ["s"], name="shape"),
         h.make_node("Gather", ["s", "i0"], ["d0"], name="gather", axis=0),
         h.make_node("Unsqueeze", ["d0", "ax"], ["d0u"], name="unsq"),
-        h.make_node("Concat", ["d0u", "minus1"], ["newshape"], name="concat", axis=0),
+        # dim 0 of x placed at position 1: not a "copy the dim" that ReshapeFusion folds at default options
+        h.make_node("Concat", ["minus1", "d0u"], ["newshape"], name="concat", axis=0),
         h.make_node("Reshape", ["x", "newshape"], ["y"], name="reshape"),
     ]
-    m = make_model(nodes, [vi("x", T.FLOAT, ["n", 3, 4])], [vi("y", T.FLOAT, ["n", 12])],
+    m = make_model(nodes, [vi("x", T.FLOAT, ["n", 3, 4])], [vi("y", T.FLOAT, [12, "n"])],
                    [init("i0", np.array(0, np.int64)), init("ax", np.array([0], np.int64)), init("minus1", np.array([-1], np.int64))])
     path = save(m)
     _, findings = lint_json(path, "--target", "ort-cuda")
@@ -116,3 +117,268 @@ def test_cuda_attribute_fallback_rule(save, lint_json):
                    [vi("x", T.FLOAT, ["n", 2, 4, 4])], [vi("y", T.FLOAT, ["n", 2, 5, 5])], [init("w", np.ones((2, 2, 3, 3), np.float32))])
     _, findings = lint_json(save(m), "--target", "ort-cuda")
     assert [f["code"] for f in findings] == ["OLX211"]
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Placement model against ORT's real partitioner (issue 14). Each test is built from a case where onnxlint and ORT
+# disagreed (onnxruntime-gpu 1.20.2 / 1.24.4 / 1.31.1 sessions created under stub CUDA libraries). The kernel
+# tables are given here (a few rows as ORT's binaries register them), so the tests pin the placement logic, not
+# the shipped data.
+
+import onnx  # noqa: E402
+import pytest  # noqa: E402
+
+import onnxlint.kernels as kernels  # noqa: E402
+import onnxlint.ort_optimizer as ort_optimizer  # noqa: E402
+import onnxlint.placement as placement  # noqa: E402
+from onnxlint.graph import GraphIndex  # noqa: E402
+
+INF = kernels.OPEN_END
+FLOATS = ["tensor(double)", "tensor(float)", "tensor(float16)"]
+INTS = ["tensor(int32)", "tensor(int64)"]
+CAST_TYPES = ["tensor(bool)", "tensor(double)", "tensor(float)", "tensor(float16)", "tensor(int32)", "tensor(int64)", "tensor(uint8)"]
+
+
+def _rows(**ops):
+    return {"ai.onnx": {op: rows for op, rows in ops.items()}}
+
+
+ANY = {}  # a row with no type constraints accepts every type (CUDA NonMaxSuppression registers no constraint)
+COMMON = dict(
+    Shape=[[15, 18, ANY], [19, 20, ANY], [21, 22, ANY], [23, INF, ANY]], Gather=[[13, INF, ANY]], Concat=[[13, INF, ANY]],
+    Reshape=[[14, 18, ANY], [19, 20, ANY], [21, 22, ANY], [23, INF, ANY]], Unsqueeze=[[13, 20, ANY], [21, 22, ANY], [23, INF, ANY]],
+    Relu=[[14, INF, {"T": FLOATS}]], Add=[[14, INF, {"T": FLOATS + INTS}]], Identity=[[19, 20, ANY], [21, 22, ANY], [23, INF, ANY]],
+    Dropout=[[13, INF, ANY]], Cast=[[19, 20, {"T1": CAST_TYPES, "T2": CAST_TYPES}], [21, 22, {"T1": CAST_TYPES, "T2": CAST_TYPES}],
+                                    [23, 23, {"T1": CAST_TYPES, "T2": CAST_TYPES}], [24, 24, {"T1": CAST_TYPES, "T2": CAST_TYPES}],
+                                    [25, INF, {"T1": CAST_TYPES, "T2": CAST_TYPES}]],
+    ArgMax=[[13, INF, {"T": FLOATS}]], LSTM=[[14, INF, {"T": FLOATS, "T1": ["tensor(int32)"]}]],
+    GRU=[[14, INF, {"T": FLOATS, "T1": ["tensor(int32)"]}]], ConvTranspose=[[11, INF, {"T": FLOATS}]],
+    DequantizeLinear=[[21, 22, ANY], [23, INF, ANY]], Less=[[13, INF, ANY]], Mul=[[14, INF, {"T": FLOATS}]],
+)
+
+
+def _tables(cuda_extra=None, cpu_extra=None, version="1.24.4"):
+    cuda = dict(COMMON, NonMaxSuppression=[[11, INF, ANY], [10, 10, ANY]], **(cuda_extra or {}))
+    cpu = dict(COMMON, NonMaxSuppression=[[11, INF, ANY]], RandomUniformLike=[[1, 21, ANY]], **(cpu_extra or {}))
+    return ({placement.CUDA: kernels.KernelTable(placement.CUDA, version, "test", _rows(**cuda)),
+             placement.CPU: kernels.KernelTable(placement.CPU, version, "test", _rows(**cpu))}, version, [])
+
+
+def _place(model, optimization="disabled", tables=None, version="1.24.4", target="ort-cuda"):
+    index = GraphIndex(onnx.shape_inference.infer_shapes(model))
+    pl = placement.Simulator(index, target, version, optimization=optimization, tables=tables or _tables(version=version)).run()
+    return {p.node.name: p for p in pl.nodes.values()}, pl
+
+
+def test_statuses_and_reasons_are_declared():
+    assert {"device", "fallback", "deliberate", "unsupported", "expanded", "folded", "eliminated", "refused", "skipped"} == set(placement.STATUSES)
+    assert set(placement.GONE_STATUSES) <= set(placement.STATUSES)
+    for r in ("capability", "cpu-preferred", "constant-folding", "shape-folding", "cse", "identity", "model-opset", "kernel-init", "function-cpu"):
+        assert r in placement.REASONS
+    import inspect
+
+    params = list(inspect.signature(placement.simulate).parameters)
+    assert params[:5] == ["index", "target", "ort_version", "rejects", "reject_ops"] and "optimization" in params
+    with pytest.raises(ValueError):
+        placement.Simulator(GraphIndex(make_model([], [], [])), "ort-cuda", "1.24.4", optimization="extended", tables=_tables())
+
+
+def test_kernel_without_type_constraints_nonmaxsuppression():
+    # CUDA registers NonMaxSuppression 10 and 11+ with no type constraint at all: any type binds (was a false alarm)
+    m = make_model([h.make_node("NonMaxSuppression", ["boxes", "scores"], ["sel"], name="nms")],
+                   [vi("boxes", T.FLOAT, [1, 6, 4]), vi("scores", T.FLOAT, [1, 1, 6])], [vi("sel", T.INT64, ["k", 3])], opset=13)
+    by, _ = _place(m)
+    assert by["nms"].status == "device" and by["nms"].ep == placement.CUDA
+
+
+def _one(op, inputs, outputs, opset=13, **attrs):
+    return make_model([h.make_node(op, [n for n, *_ in inputs], [n for n, *_ in outputs], name="n", **attrs)],
+                      [vi(*i) for i in inputs if i[1] is not None], [vi(*o) for o in outputs], opset=opset)
+
+
+def test_argmax_select_last_index_refused_by_cuda_getcapability():
+    last = _one("ArgMax", [("x", T.FLOAT, [2, 3])], [("y", T.INT64, [1, 3])], select_last_index=1)
+    first = _one("ArgMax", [("x", T.FLOAT, [2, 3])], [("y", T.INT64, [1, 3])], select_last_index=0)
+    p = _place(last)[0]["n"]
+    assert (p.status, p.reason, p.ep) == ("fallback", "capability", placement.CPU) and "select_last_index" in p.detail
+    assert _place(first)[0]["n"].status == "device"
+
+
+def test_lstm_peepholes_and_gru_default_linear_before_reset_refused():
+    x, w, r = ("x", T.FLOAT, [2, 1, 3]), ("w", T.FLOAT, [1, 12, 3]), ("r", T.FLOAT, [1, 12, 3])
+    ins = [x, w, r, ("", None, None), ("", None, None), ("", None, None), ("", None, None), ("p", T.FLOAT, [1, 9])]
+    peep = make_model([h.make_node("LSTM", ["x", "w", "r", "", "", "", "", "p"], ["y"], name="n", hidden_size=3)],
+                      [vi(*i) for i in ins if i[1] is not None], [vi("y", T.FLOAT, [2, 1, 1, 3])], opset=14)
+    plain = make_model([h.make_node("LSTM", ["x", "w", "r"], ["y"], name="n", hidden_size=3)],
+                       [vi(*x), vi(*w), vi(*r)], [vi("y", T.FLOAT, [2, 1, 1, 3])], opset=14)
+    assert _place(peep)[0]["n"].reason == "capability" and "peephole" in _place(peep)[0]["n"].detail
+    assert _place(plain)[0]["n"].status == "device"
+    gw, gr = ("w", T.FLOAT, [1, 9, 3]), ("r", T.FLOAT, [1, 9, 3])
+    gru = lambda **a: make_model([h.make_node("GRU", ["x", "w", "r"], ["y"], name="n", hidden_size=3, **a)],  # noqa: E731
+                                 [vi(*x), vi(*gw), vi(*gr)], [vi("y", T.FLOAT, [2, 1, 1, 3])], opset=14)
+    assert _place(gru())[0]["n"].reason == "capability"  # linear_before_reset defaults to 0: cuDNN implements 1 only
+    assert _place(gru(linear_before_reset=1))[0]["n"].status == "device"
+
+
+def test_convtranspose_pads_compared_per_axis():
+    def deconv(**a):
+        return make_model([h.make_node("ConvTranspose", ["x", "w"], ["y"], name="n", **a)], [vi("x", T.FLOAT, [1, 2, 4, 4])],
+                          [vi("y", T.FLOAT, [1, 2, "h", "w"])], [init("w", np.ones((2, 2, 3, 3), np.float32))], opset=13)
+
+    assert _place(deconv(pads=[1, 2, 1, 2]))[0]["n"].status == "device"  # begin (1, 2) == end (1, 2): symmetric per axis
+    assert _place(deconv(pads=[0, 0, 1, 1]))[0]["n"].reason == "capability"
+    assert _place(deconv(auto_pad="SAME_UPPER", strides=[2, 2]))[0]["n"].reason == "capability"
+
+
+def test_castlike_to_float4e2m1_expands_into_a_cast_no_provider_has():
+    # ORT has no CastLike kernel, expands it into Cast-25 for the node's types; neither EP casts float4e2m1
+    bad = make_model([h.make_node("CastLike", ["x", "t"], ["y"], name="n")], [vi("x", T.FLOAT4E2M1, [3]), vi("t", T.FLOAT, [0])],
+                     [vi("y", T.FLOAT, [3])], opset=25, ir=11)
+    ok = make_model([h.make_node("CastLike", ["x", "t"], ["y"], name="n")], [vi("x", T.FLOAT, [3]), vi("t", T.FLOAT16, [0])],
+                    [vi("y", T.FLOAT16, [3])], opset=25, ir=11)
+    p = _place(bad)[0]["n"]
+    assert (p.status, p.reason) == ("unsupported", "function-body") and "float4e2m1" in p.detail
+    p = _place(ok)[0]["n"]
+    assert (p.status, p.reason, p.ep) == ("expanded", "function", placement.CUDA)
+
+
+def test_bernoulli_body_is_built_for_its_types():
+    # Bernoulli's body depends on its dtype (context-dependent function); RandomUniformLike-22 has no kernel here
+    m = make_model([h.make_node("Bernoulli", ["x"], ["y"], name="n")], [vi("x", T.DOUBLE, [10])], [vi("y", T.DOUBLE, [10])], opset=22, ir=10)
+    p = _place(m)[0]["n"]
+    assert (p.status, p.reason) == ("unsupported", "function-body") and "RandomUniformLike" in p.detail
+    tables = _tables(cuda_extra={"RandomUniformLike": [[22, INF, ANY]], "Greater": [[13, INF, ANY]]})
+    p = _place(m, tables=tables)[0]["n"]
+    assert p.status == "expanded"
+
+
+def test_model_newer_than_the_release_is_one_finding():
+    nodes = [h.make_node("Relu", ["x"], ["a"], name="r1"), h.make_node("Relu", ["a"], ["y"], name="r2")]
+    m = make_model(nodes, [vi("x", T.FLOAT, [2])], [vi("y", T.FLOAT, [2])], opset=26, ir=13)
+    by, pl = _place(m)  # 1.24.4 loads opset <= 25
+    assert [p.status for p in by.values()] == ["refused", "skipped"] and by["r1"].reason == "model-opset"
+    assert pl.refused and "opset 26" in pl.refused
+    m.ir_version = 11
+    by, _ = _place(m, version="1.20.2")
+    assert by["r1"].reason == "model-ir"  # 1.20 loads IR <= 10
+    by, _ = _place(m, version="1.31.1")
+    assert by["r1"].status == "device"
+
+
+def test_cpu_preferred_sees_constant_value_ints():
+    # CenterCropPad's expansion: Gather(Shape(x), Constant(value_ints)) - a Constant node's value_ints is a small
+    # initializer for ORT, so GetCpuPreferredNodes keeps the Gather on CPU (was predicted on CUDA)
+    nodes = [h.make_node("Constant", [], ["axes"], name="c", value_ints=[1, 2]),
+             h.make_node("Shape", ["x"], ["s"], name="shape"),
+             h.make_node("Gather", ["s", "axes"], ["g"], name="gather"),
+             h.make_node("Concat", ["g", "g"], ["shp"], name="concat", axis=0),
+             h.make_node("Reshape", ["x", "shp"], ["y"], name="reshape")]
+    m = make_model(nodes, [vi("x", T.FLOAT, ["a", "b", "c"])], [vi("y", T.FLOAT, None)], opset=19)
+    by, _ = _place(m)
+    assert by["gather"].status == "deliberate" and by["concat"].status == "deliberate" and by["reshape"].status == "device"
+
+
+def _shape_model(dims):
+    nodes = [h.make_node("Shape", ["x"], ["s"], name="shape"),
+             h.make_node("Gather", ["s", "i0"], ["d0"], name="gather", axis=0),
+             h.make_node("Unsqueeze", ["d0", "ax"], ["d0u"], name="unsq"),
+             h.make_node("Concat", ["d0u", "minus1"], ["newshape"], name="concat", axis=0),
+             h.make_node("Reshape", ["x", "newshape"], ["y"], name="reshape")]
+    return make_model(nodes, [vi("x", T.FLOAT, dims)], [vi("y", T.FLOAT, None)],
+                      [init("i0", np.int64(0)), init("ax", np.array([0], np.int64)), init("minus1", np.array([-1], np.int64))], opset=19)
+
+
+def test_default_options_fold_shape_computations_of_static_shapes():
+    m = _shape_model([2, 3, 4])
+    by, pl = _place(m, "disabled")
+    assert [by[n].status for n in ("gather", "unsq", "concat")] == ["deliberate"] * 3
+    by, pl = _place(m, "all")
+    assert {by[n].status for n in ("shape", "gather", "unsq", "concat")} == {"folded"}
+    assert by["shape"].reason == "shape-folding" and by["reshape"].status == "device" and not pl.boundaries
+    assert pl.summary()["folded"] == 4 and pl.summary()["shape_only"] == 0
+    # a stored -1 dim is a dim value for ORT too: Shape folds (rapidocr's PaddlePaddle export)
+    by, _ = _place(_shape_model([-1, 3, 4]), "all")
+    assert by["shape"].status == "folded"
+    # a symbolic dim 0: ORT folds only what the Gather picks when that dim is known - here it is not
+    by, _ = _place(_shape_model(["n", 3, 4]), "all")
+    assert by["shape"].status == "device" and by["gather"].status == "deliberate"
+
+
+def test_partial_shape_fold_of_known_dims(monkeypatch):
+    # off by default (measured: ORT 1.24.4 keeps such Gathers, on CPU by GetCpuPreferredNodes); the model exists
+    monkeypatch.setattr(ort_optimizer, "ENHANCED_SHAPE_FOLDING", True)
+    nodes = [h.make_node("Shape", ["x"], ["s"], name="shape"),
+             h.make_node("Gather", ["s", "i1"], ["d1"], name="gather", axis=0),
+             h.make_node("Unsqueeze", ["d1", "ax"], ["d1u"], name="unsq"),
+             h.make_node("Concat", ["minus1", "d1u"], ["newshape"], name="concat", axis=0),
+             h.make_node("Reshape", ["x", "newshape"], ["y"], name="reshape")]
+    m = make_model(nodes, [vi("x", T.FLOAT, ["n", 3])], [vi("y", T.FLOAT, None)],
+                   [init("i1", np.int64(1)), init("ax", np.array([0], np.int64)), init("minus1", np.array([-1], np.int64))], opset=19)
+    by, _ = _place(m, "all")
+    assert [by[n].status for n in ("shape", "gather", "unsq", "concat", "reshape")] == ["folded"] * 4 + ["device"]
+    monkeypatch.setattr(ort_optimizer, "ENHANCED_SHAPE_FOLDING", False)
+    by, _ = _place(m, "all")
+    assert [by[n].status for n in ("shape", "gather", "unsq", "concat")] == ["device"] + ["deliberate"] * 3
+
+
+def test_default_options_eliminate_identity_dropout_noop_cast_and_duplicates():
+    nodes = [h.make_node("Identity", ["x"], ["a"], name="id"),
+             h.make_node("Dropout", ["a"], ["b"], name="drop"),
+             h.make_node("Cast", ["b"], ["c"], name="cast", to=T.FLOAT),
+             h.make_node("Unsqueeze", ["c", "ax1"], ["u1"], name="u1"),
+             h.make_node("Unsqueeze", ["c", "ax2"], ["u2"], name="u2"),  # same op, same input, equal small constant
+             h.make_node("Add", ["u1", "u2"], ["y"], name="add")]
+    m = make_model(nodes, [vi("x", T.FLOAT, ["n", 4])], [vi("y", T.FLOAT, None)],
+                   [init("ax1", np.array([0], np.int64)), init("ax2", np.array([0], np.int64))], opset=19)
+    by, pl = _place(m, "all")
+    assert (by["id"].status, by["id"].reason) == ("eliminated", "identity")
+    assert by["drop"].reason == "dropout" and by["cast"].reason == "cast"
+    # CSE keeps the first node of ORT's topological order (a reverse DFS from the leaves that visits the producer
+    # with the highest index first): u2, so u1 goes (keeping u1 put ORT's kept node on the wrong side)
+    assert (by["u1"].status, by["u1"].reason) == ("eliminated", "cse") and by["u2"].status == "device"
+    assert by["add"].status == "device"
+    by, _ = _place(m, "disabled")
+    assert all(p.status == "device" for p in by.values())
+
+
+def test_identity_feeding_a_graph_output_stays_when_its_source_is_shared():
+    # attention's present_key: Identity(Concat output also used elsewhere) -> graph output; ORT keeps it
+    nodes = [h.make_node("Relu", ["x"], ["k"], name="relu"), h.make_node("Identity", ["k"], ["present"], name="id"),
+             h.make_node("Relu", ["k"], ["y"], name="relu2")]
+    m = make_model(nodes, [vi("x", T.FLOAT, [2])], [vi("present", T.FLOAT, [2]), vi("y", T.FLOAT, [2])], opset=19)
+    by, _ = _place(m, "all")
+    assert by["id"].status == "device"
+
+
+def test_constant_folding_skips_dequantizelinear_and_random_ops():
+    nodes = [h.make_node("DequantizeLinear", ["q", "s", "z"], ["w"], name="dq"),
+             h.make_node("Add", ["x", "w"], ["y"], name="add"),
+             h.make_node("Mul", ["c1", "c2"], ["m"], name="mul"),
+             h.make_node("Add", ["y", "m"], ["out"], name="add2")]
+    m = make_model(nodes, [vi("x", T.FLOAT, [4])], [vi("out", T.FLOAT, [4])],
+                   [init("q", np.ones(4, np.uint8)), init("s", np.float32(0.5)), init("z", np.uint8(0)),
+                    init("c1", np.ones(4, np.float32)), init("c2", np.ones(4, np.float32))], opset=21, ir=10)
+    by, _ = _place(m, "all")
+    assert by["dq"].status == "device" and (by["mul"].status, by["mul"].reason) == ("folded", "constant-folding")
+
+
+def test_optimizer_levels():
+    assert ort_optimizer.LEVELS == ("disabled", "basic", "all") == placement.OPTIMIZATION_LEVELS
+    assert not ort_optimizer.optimize(GraphIndex(_shape_model([2, 3])), "disabled").removed
+
+
+def test_reshape_fusion_removes_the_shape_subgraph_of_a_reshape():
+    # Reshape(x, Concat(Unsqueeze(Gather(Shape(x), 0)), [-1])): ORT's ReshapeFusion (Level 1) makes the shape the
+    # constant [0, -1]; the Shape/Gather/Unsqueeze/Concat never reach partitioning (were reported as CPU nodes)
+    nodes = [h.make_node("Shape", ["x"], ["s"], name="shape"),
+             h.make_node("Gather", ["s", "i0"], ["d0"], name="gather", axis=0),
+             h.make_node("Unsqueeze", ["d0", "ax"], ["d0u"], name="unsq"),
+             h.make_node("Concat", ["d0u", "minus1"], ["newshape"], name="concat", axis=0),
+             h.make_node("Reshape", ["x", "newshape"], ["y"], name="reshape")]
+    m = make_model(nodes, [vi("x", T.FLOAT, ["n", 3, 4])], [vi("y", T.FLOAT, ["n", 12])],
+                   [init("i0", np.array(0, np.int64)), init("ax", np.array([0], np.int64)), init("minus1", np.array([-1], np.int64))])
+    by, pl = _place(m, "all")
+    assert {by[n].status for n in ("shape", "gather", "unsq", "concat")} == {"eliminated"} and by["concat"].reason == "fusion"
+    assert by["reshape"].status == "device" and not pl.boundaries
+    by, _ = _place(m, "disabled")
+    assert [by[n].status for n in ("gather", "unsq", "concat")] == ["deliberate"] * 3

@@ -1,0 +1,266 @@
+#!/usr/bin/env python3
+"""onnxlint's ort-cuda placement against ORT's real partitioner, node by node.
+
+Prerequisite (a measurement of the workspace, not part of onnxlint): truth TSVs written by the ORT CUDA truth
+harness (`cuda_placement_truth_opt.py`, run under stub CUDA libraries, see that harness's README): for a set
+of models and an onnxruntime-gpu release, one TSV per graph-optimization level, named
+
+    TRUTH_DIR/<set>-ort-<version>-<level>.tsv        level: off | basic | all
+
+with one `orig` row per original node (ep = CUDA | CPU | gone | initializer), `new` rows for nodes ORT
+created and `memcpy` rows for the Memcpy nodes it inserted; and the renamed copies of the models (nodes
+n0, n1, ...) under NAMED_DIR/<set>/<test>.onnx, on which the truth was taken.
+
+For each TSV this runs `placement.simulate(index, "ort-cuda", <version>, optimization=<level>)` on the
+model copy and compares every original node of a session ORT built:
+  * agreement: same EP, or both say the node does not exist at that level (folded, eliminated, fused,
+    expanded into a function body);
+  * false alarm: onnxlint says CPU (fallback, deliberate or no provider) but ORT runs the node on CUDA or
+    removed it - every node onnxlint reports on CPU should be on CPU in ORT's session;
+  * miss: ORT runs the node on CPU, onnxlint says CUDA (or that it is gone);
+  * other: onnxlint says CUDA but ORT removed the node (harmless for findings; counted against agreement).
+It also compares session failures (ORT refused the model; does onnxlint call a node unsupported?) and the
+number of Memcpy nodes with onnxlint's boundaries. With --cpu it also runs the CPU-EP benchmark
+(placement_accuracy.py: onnx's node tests against the installed onnxruntime's CPU provider).
+
+  python benchmarks/cuda_placement_accuracy.py --truth-dir T --named-dir N [--sets node123,corpus]
+         [--versions 1.24.4] [--levels off,all] [--details 12] [--cpu]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import inspect
+import os
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import onnxlint.loading as loading  # noqa: E402
+import onnxlint.placement as placement  # noqa: E402
+
+csv.field_size_limit(10**9)
+LEVEL = {"off": "disabled", "basic": "basic", "all": "all"}
+CPU_STATUSES = {"fallback", "deliberate", "unsupported"}
+
+
+def truth_files(truth_dir: Path, sets, versions, levels):
+    for path in sorted(truth_dir.glob("*-ort-*-*.tsv")):
+        if path.name.endswith(".models.tsv"):
+            continue
+        stem = path.name[:-4]
+        head, level = stem.rsplit("-", 1)
+        name, version = head.split("-ort-", 1)
+        if (sets and name not in sets) or (versions and version not in versions) or (levels and level not in levels):
+            continue
+        yield name, version, level, path
+
+
+def predicted(p) -> str:
+    """onnxlint's verdict for one node: CUDA | CPU | gone."""
+    if p.status in getattr(placement, "GONE_STATUSES", ("expanded",)):
+        return "gone"
+    if p.status in CPU_STATUSES or p.ep != placement.CUDA:
+        return "CPU"
+    return "CUDA"
+
+
+def simulate(index, version: str, level: str):
+    kw = {}
+    if "optimization" in inspect.signature(placement.simulate).parameters:
+        kw["optimization"] = LEVEL[level]
+    return placement.simulate(index, "ort-cuda", version, **kw)
+
+
+def partition_eps(path: Path, level: str) -> dict:
+    """For level all: {(test, node): EP} from the same models at level basic. Level-2/3 fusions run after
+    partitioning (inference_session.cc TransformGraph) on nodes already placed, and the Level-1 transformers
+    are the same at basic and all, so a node fused away at all was placed where the basic session has it."""
+    basic = path.with_name(path.name.replace(f"-{level}.tsv", "-basic.tsv"))
+    if level != "all" or not basic.exists():
+        return {}
+    return {(r["test"], r["name"]): r["ep"] for r in csv.DictReader(open(basic), delimiter="\t")
+            if r["row"] == "orig" and r["ep"] in ("CUDA", "CPU")}
+
+
+def measure(set_name, version, level, path, named_dir: Path) -> dict:
+    rows = list(csv.DictReader(open(path), delimiter="\t"))
+    at_partition = partition_eps(path, level)
+    by_test = defaultdict(list)
+    for r in rows:
+        by_test[r["test"]].append(r)
+    res = {"agree": Counter(), "alarm": defaultdict(list), "miss": defaultdict(list), "other": defaultdict(list),
+           "refused": 0, "refused_flagged": 0, "refused_lost": [], "built_unsup": [], "memcpy_truth": 0,
+           "boundaries": 0, "memcpy_exact": 0, "models": 0, "no_model": 0, "gone_agree": 0, "fused_later": 0, "unjudged": 0}
+    for test, trs in sorted(by_test.items()):
+        model_path = named_dir / set_name / f"{test}.onnx"
+        if not model_path.exists():
+            res["no_model"] += 1
+            continue
+        mf = loading.load(model_path)
+        index = loading.index_model(mf)
+        pl = simulate(index, version, level)
+        by_name = {p.node.name: p for p in pl.nodes.values()}
+        outcome = trs[0]["outcome"]
+        unsup = [p for p in pl.nodes.values() if p.status == "unsupported"]
+        if outcome != "ok":
+            msg = trs[0]["message"]
+            if any(s in msg for s in ("Could not find an implementation", "node_provider_type.empty()", "Failed to find kernel",
+                                      "Unsupported model IR version", "opset", "is under development")):
+                res["refused"] += 1
+                if unsup or getattr(pl, "refused", None):
+                    res["refused_flagged"] += 1
+                else:
+                    res["refused_lost"].append(test)
+            continue
+        res["models"] += 1
+        if unsup:
+            res["built_unsup"].append(test)
+        replaced = {}  # original node -> EP of the node ORT rewrote it into (layout transforms, '<name>_token_N')
+        for r in trs:
+            if r["row"] == "new" and r["ep"] in ("CUDA", "CPU"):
+                src = r["message"][5:].rsplit(" by ", 1)[0] if r["message"].startswith("from ") else r["name"].split("_token_")[0]
+                if src != r["name"]:
+                    replaced.setdefault((src, r["op_type"]), r["ep"])
+        memcpy = sum(1 for r in trs if r["row"] == "memcpy")
+        res["memcpy_truth"] += memcpy
+        res["boundaries"] += len(pl.boundaries)
+        res["memcpy_exact"] += memcpy == len(pl.boundaries)
+        for r in trs:
+            if r["row"] != "orig" or r["ep"] not in ("CUDA", "CPU", "gone"):
+                continue
+            p = by_name.get(r["name"])
+            if p is None:
+                continue  # a Constant node (onnxlint places none) or a node of a model-local function
+            truth, pred = r["ep"], predicted(p)
+            if truth == "gone" and (r["name"], r["op_type"]) in replaced:
+                truth = replaced[r["name"], r["op_type"]]  # rewritten in place (same op), e.g. by a layout transformer
+            elif truth == "gone" and r["cuda_log"] in ("cpu-preferred", "not-supported") and pred != "gone":
+                # the log shows ORT put it on CPU at partitioning; it went afterwards (RemoveDuplicateCastTransformer
+                # runs after partitioning, at every level)
+                truth = "CPU"
+                res["fused_later"] += 1
+            elif truth == "gone" and r["op_type"] == "Cast" and pred == "CPU" and not r["cuda_log"] \
+                    and (level == "off" or (test, r["name"]) not in at_partition):
+                # a Cast ORT removed after partitioning (RemoveDuplicateCastTransformer, every level) whose log line
+                # says nothing (releases before the "Force fallback" message): its partition EP is unknown
+                res["unjudged"] += 1
+                continue
+            elif truth == "gone" and (test, r["name"]) in at_partition and pred != "gone":
+                truth = at_partition[test, r["name"]]  # fused by a Level-2/3 transformer after partitioning
+                res["fused_later"] += 1
+            op = r["op_type"] if r["domain"] == "ai.onnx" else f'{r["domain"]}::{r["op_type"]}'
+            item = (test, r["name"], p.status, p.reason or "", (p.detail or "")[:150], r["cuda_log"])
+            if truth == pred:
+                res["agree"][truth] += 1
+            elif pred == "CPU":
+                res["alarm"][op].append(item)
+            elif truth == "CPU":
+                res["miss"][op].append(item)
+            else:
+                res["other"][op].append(item + (f"truth {truth}, onnxlint {pred}",))
+    return res
+
+
+def report(set_name, version, level, res, details: int) -> list[str]:
+    n_alarm = sum(map(len, res["alarm"].values()))
+    n_miss = sum(map(len, res["miss"].values()))
+    n_other = sum(map(len, res["other"].values()))
+    agree = sum(res["agree"].values())
+    judged = agree + n_alarm + n_miss + n_other
+    a = res["agree"]
+    lines = [f"== {set_name} | onnxruntime-gpu {version} | optimizations {level}: {res['models']} sessions built",
+             f"   agreement {agree}/{judged} = {100.0 * agree / max(judged, 1):.2f}%  (CUDA {a['CUDA']}, CPU {a['CPU']}, gone {a['gone']})"
+             f"  false alarms {n_alarm}  misses {n_miss}  other {n_other}",
+             (f"   {res['fused_later']} nodes ORT removes after partitioning judged by their EP at partitioning (its log, or the basic-level session)\n"
+              if res["fused_later"] else "") +
+             (f"   {res['unjudged']} Casts onnxlint puts on CPU that ORT removed after partitioning, EP unknown (not judged)\n"
+              if res["unjudged"] else "") +
+             f"   Memcpy nodes: ORT {res['memcpy_truth']}, onnxlint boundaries {res['boundaries']} "
+             f"(equal in {res['memcpy_exact']}/{res['models']} models)",
+             f"   sessions ORT refused for want of a kernel / opset / IR: {res['refused']}, onnxlint flags {res['refused_flagged']}"
+             + (f"; not flagged: {', '.join(res['refused_lost'][:8])}" if res["refused_lost"] else "")]
+    if res["built_unsup"]:
+        lines.append(f"   sessions ORT built although onnxlint says no provider: {len(res['built_unsup'])}: {', '.join(res['built_unsup'][:8])}")
+    for title, key in (("false alarms", "alarm"), ("misses", "miss"), ("other", "other")):
+        groups = sorted(res[key].items(), key=lambda kv: (-len(kv[1]), kv[0]))
+        for op, items in groups[:details]:
+            causes = Counter(f"{it[2]}/{it[3]}" + (f" [ORT: {it[5]}]" if it[5] else "") for it in items).most_common(2)
+            tests = sorted({it[0] for it in items})
+            lines.append(f"   {title[:-1] if title != 'other' else 'other'}: {op} x{len(items)} ({', '.join(f'{c} x{n}' for c, n in causes)})"
+                         f" e.g. {', '.join(tests[:3])}{' ...' if len(tests) > 3 else ''}: {items[0][4]}")
+    return lines
+
+
+def use_tables(folder: Path) -> None:
+    """Read kernel tables from plain ort-<version>-<ep>.json files (e.g. the truth harness's registry dumps)."""
+    import json
+
+    import onnxlint.kernels as kernels
+
+    files = {}
+    for path in folder.glob("ort-*-*.json"):
+        _, version, ep = path.stem.split("-", 2)
+        files.setdefault(ep, {})[version] = path
+    cache = {}
+
+    def nearest(ep, version):
+        versions = sorted(files.get(ep, {}), key=kernels.version_key)
+        if not versions:
+            raise LookupError(f"no {ep} table in {folder}")
+        if version in versions:
+            return version, True
+        want = kernels.version_key(version or versions[-1])
+        return min(versions, key=lambda v: [abs(a - b) for a, b in zip(kernels.version_key(v), want)]), False
+
+    def load(ep, version):
+        if (ep, version) not in cache:
+            d = json.loads(files[ep][version].read_text())
+            cache[ep, version] = kernels.KernelTable(d["ep"], d["ort_version"], d.get("source", ""), d["ops"], d.get("params", {}))
+        return cache[ep, version]
+
+    kernels.nearest, kernels.load = nearest, load
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--truth-dir", type=Path, default=Path(os.environ.get("ONNXLINT_CUDA_TRUTH", "cuda-truth")))
+    ap.add_argument("--named-dir", type=Path, default=None, help="default: TRUTH_DIR/../named")
+    ap.add_argument("--sets", default="")
+    ap.add_argument("--versions", default="")
+    ap.add_argument("--levels", default="")
+    ap.add_argument("--details", type=int, default=12, help="groups shown per kind of disagreement")
+    ap.add_argument("--cpu", action="store_true", help="also run the CPU-EP benchmark (installed onnxruntime)")
+    ap.add_argument("--cpu-version", default=None, help="kernel tables for the CPU-EP benchmark (default: installed ORT)")
+    ap.add_argument("--tables", type=Path, default=None,
+                    help="read kernel tables ort-<version>-<ep>.json from this folder instead of the shipped ones")
+    args = ap.parse_args()
+    if args.tables:
+        use_tables(args.tables)
+    named = args.named_dir or args.truth_dir.parent / "named"
+    split = lambda s: {x for x in s.split(",") if x}  # noqa: E731
+    found = list(truth_files(args.truth_dir, split(args.sets), split(args.versions), split(args.levels)))
+    if not found:
+        print(f"no truth TSVs under {args.truth_dir}", file=sys.stderr)
+        return 2
+    summary = []
+    for set_name, version, level, path in found:
+        t0 = time.perf_counter()
+        res = measure(set_name, version, level, path, named)
+        lines = report(set_name, version, level, res, args.details)
+        print("\n".join(lines) + f"\n   ({time.perf_counter() - t0:.1f} s)", flush=True)
+        summary.append(lines[1].strip())
+    if args.cpu:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import placement_accuracy
+
+        placement_accuracy.main([] if not args.cpu_version else ["--ort-version", args.cpu_version])
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
