@@ -16,6 +16,7 @@ from typing import Any
 
 from onnxlint import __version__, targets
 from onnxlint import config as config_mod
+from onnxlint.config import OPTIMIZATION_LEVELS
 from onnxlint.errors import InputError, RuleError, UsageError, did_you_mean
 from onnxlint.formats import FORMATS
 from onnxlint.formats.escape import text as esc
@@ -27,7 +28,6 @@ SUBCOMMANDS = {
     "verify": "build a real ORT session and compare where nodes ran with the prediction",
     "doctor": "check that onnxruntime-gpu, its providers and the CUDA/cuDNN libraries are usable",
 }
-OPTIMIZATION_LEVELS = ("disabled", "basic", "all")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -24,7 +24,8 @@ from onnxlint.report import SEVERITIES
 from onnxlint.targets import names as target_names
 
 KEYS = {"select", "ignore", "extend-select", "targets", "severity", "per-file-ignores", "rules", "fail-on",
-        "ort-version", "trt-version"}
+        "ort-version", "trt-version", "ort-optimization"}
+OPTIMIZATION_LEVELS = ("disabled", "basic", "all")
 
 
 @dataclass
@@ -40,6 +41,7 @@ class Config:
     fail_on: str | None = None
     ort_version: str | None = None
     trt_version: str | None = None
+    ort_optimization: str | None = None  # the session's graph optimization level (disabled, basic, all)
 
     def describe(self) -> str:
         """One line naming the configuration in force, for the text summary and logs."""
@@ -131,6 +133,11 @@ def parse(data: dict, path: Path) -> Config:
         cfg.fail_on = data["fail-on"]
     cfg.ort_version = _version(data, "ort-version", path)
     cfg.trt_version = _version(data, "trt-version", path)
+    if "ort-optimization" in data:
+        if data["ort-optimization"] not in OPTIMIZATION_LEVELS:
+            raise RuleError(f"{path}: ort-optimization must be one of {', '.join(OPTIMIZATION_LEVELS)}, "
+                            f"got {_show(data['ort-optimization'])}")
+        cfg.ort_optimization = data["ort-optimization"]
     return cfg
 
 

@@ -78,7 +78,7 @@ class Settings:
             trt_version=overrides.get("trt_version") or cfg.trt_version,
             fail_on=overrides.get("fail_on") or cfg.fail_on or DEFAULT_FAIL_ON,
             rule_dirs=tuple(Path(p) for p in (overrides.get("rule_dirs") or ())) + tuple(cfg.rules),
-            ort_optimization=overrides.get("ort_optimization") or getattr(cfg, "ort_optimization", None) or "all",
+            ort_optimization=overrides.get("ort_optimization") or cfg.ort_optimization or "all",
         )
 
     def with_targets(self, *targets: str) -> "Settings":
