@@ -1,16 +1,22 @@
 """`--fix`: apply the fixers a model's findings name, verify the result, write it atomically, re-lint.
 
 The fixers receive the findings they fix; nothing is written unless the fixed model passes the checker,
-strict shape inference and (for safe fixes) the numeric check.
+strict shape inference and (for safe fixes) the numeric check, and clears at least one finding. Whatever
+onnx-graphsurgeon, onnxslim, ORT or onnx.reference print while fixing and checking is captured at the file
+descriptor level, so `--fix --format json` prints JSON only.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Sequence
+
+import onnx
 
 from onnxlint import loading
-from onnxlint.linter import lint_file, one_line
+from onnxlint.errors import UsageError, first_line
+from onnxlint.linter import lint_file, lint_model
 from onnxlint.report import FileReport
 from onnxlint.settings import Settings
 
@@ -19,54 +25,121 @@ from onnxlint.settings import Settings
 class FixOptions:
     unsafe: bool = False
     diff: bool = False
-    output: Path | None = None  # write the fixed model here instead of over the input
+    output: Path | None = None  # write the fixed model here (a file, or a folder: under the input's name)
+    shapes: dict[str, list[int]] = field(default_factory=dict)  # numeric check input dims (--shape name=1x3x224x224)
+
+
+def check_output(paths: Sequence[Path], output: Path | None) -> None:
+    """`--fix -o OUTPUT`: with several inputs OUTPUT must be an existing folder (each fixed model is written
+    into it under its own name) and no two inputs may share a name. Raises UsageError otherwise.
+
+    The CLI calls this once before fixing: `fixing.check_output(files, args.output)`."""
+    if output is None or len(paths) <= 1:
+        return
+    if not Path(output).is_dir():
+        raise UsageError(f"-o {output}: with {len(paths)} models to fix, -o must be an existing folder "
+                         "(each fixed model is written into it under its own name)")
+    seen: dict[str, Path] = {}
+    for p in paths:
+        other = seen.setdefault(Path(p).name, Path(p))
+        if other != Path(p):
+            raise UsageError(f"-o {output}: {other} and {p} would both be written as {Path(p).name}")
+
+
+def destination(path: Path, output: Path | None) -> Path:
+    if output is None:
+        return path
+    output = Path(output)
+    return output / path.name if output.is_dir() else output
 
 
 def fix_file(path: Path, settings: Settings, res: FileReport, options: FixOptions) -> None:
     """Fix one linted model in place (or into options.output); what happened goes into res.notes and the
     findings the re-lint no longer reports are marked fixed."""
     from onnxlint import fixers
+    from onnxlint.fixers.equivalence import capture_output
 
-    requests = [fixers.FixRequest(f.fix, f.node if f.node and not f.node.startswith("graph/input:") else None, f.target)
-                for f in res.findings if f.fix and not f.suppressed]
+    requests = [fixers.FixRequest(f.fix, f.node or None, f.target) for f in res.findings if f.fix and not f.suppressed]
     if not requests:
         return
     mf = loading.load(path)
     model = mf.model
-    dest = Path(options.output) if options.output else path
+    dest = destination(path, options.output)
     if mf.missing_external:
         res.notes.append("fix not written: external data is missing or short (see OLX003)")
         return
+    external = fixers.has_external_data(model)
+    from onnxlint.fixers import fold_shapes
+
+    def attempt() -> tuple[onnx.ModelProto, list[str], list[str], str | None]:
+        with capture_output():
+            fixed, applied, skipped = fixers.apply(model, requests, unsafe=options.unsafe, targets=settings.targets)
+        checked = None
+        if applied:
+            safe = all(fixers.REGISTRY[n].safe for n in applied)
+            checked = fixers.verify(model, fixed, safe=safe, applied=applied, base_dir=path.parent,
+                                    shapes=dict(options.shapes) or None)
+        return fixed, applied, skipped, checked
+
     try:
-        fixed, applied, skipped = fixers.apply(model, requests, unsafe=options.unsafe, targets=settings.targets)
+        try:
+            fixed, applied, skipped, checked = attempt()
+        except Exception as first:
+            # onnxslim's rewrite failed the checks: fold with onnxlint's own folder alone (what the lint claimed)
+            if not any(r.fixer == "fold-shapes" for r in requests) or fold_shapes.ENGINE["mode"] != "onnxslim":
+                raise
+            fold_shapes.ENGINE["mode"] = "own"
+            try:
+                fixed, applied, skipped, checked = attempt()
+            except Exception:
+                raise first from None
+            finally:
+                fold_shapes.ENGINE["mode"] = "onnxslim"
+            res.notes.append(f"fold-shapes: onnxslim's result was rejected ({first_line(first)}); folded without it")
+        if skipped:
+            res.notes.append(f"{sum(1 for r in requests if r.fixer in skipped)} finding(s) need --unsafe-fixes "
+                             f"({', '.join(skipped)})")
         if not applied:
             tried = list(dict.fromkeys(r.fixer for r in requests if r.fixer not in skipped))
             if tried:
-                res.notes.append(f"nothing rewritten: {', '.join(tried)} found no node it can change safely")
-            if skipped:
-                res.notes.append(f"{len(skipped)} fix(es) need --unsafe-fixes: {', '.join(skipped)}")
+                res.notes.append(f"nothing written: {', '.join(tried)} found nothing it can change safely")
             return
-        caveat = fixers.verify(model, fixed, safe=all(fixers.REGISTRY[n].safe for n in applied), applied=applied,
-                               base_dir=path.parent)
-        if caveat:
-            res.notes.append(f"numeric check: {caveat}")
     except fixers.FixError as exc:
         res.notes.append(f"fix not written: {exc}")
         return
     except Exception as exc:
-        res.notes.append(f"fix not written: {type(exc).__name__}: {one_line(exc)}")
+        res.notes.append(f"fix not written: {type(exc).__name__}: {first_line(exc)}")
         return
+    # the re-lint of the fixed model: a fix that clears no finding is not written
+    after = None
+    if not external:
+        try:
+            with capture_output():
+                after = lint_model(fixed, settings, display=res.filename, want_placement=False)
+        except Exception:
+            after = None
+    if after is not None and not after.error:
+        remaining = {(f.code, f.node) for f in after.findings if not f.suppressed}
+        if not any((f.code, f.node) not in remaining for f in res.findings if not f.suppressed):
+            res.notes.append(f"nothing written: {', '.join(applied)} changed the model but cleared no finding")
+            return
+    if checked:
+        res.notes.append(f"numeric check: {checked}")
     if options.diff:
         from onnxlint import diff
 
-        res.notes.append("would change: " + diff.describe(model, fixed))
+        res.notes.extend(f"would change: {line}" for line in diff.describe_lines(model, fixed))
         return
     try:
         fixers.write_fixed(fixed, dest, path.parent)
     except OSError as exc:
         res.notes.append(f"fix not written to {dest}: {exc.strerror or exc}")
         return
-    after = lint_file(dest, settings, want_placement=False)
+    except Exception as exc:  # the written file failed the re-read or the checker: nothing was replaced
+        res.notes.append(f"fix not written to {dest}: {type(exc).__name__}: {first_line(exc)}")
+        return
+    if after is None or after.error:
+        after = lint_file(dest, settings, want_placement=False)
     remaining = {(f.code, f.node) for f in after.findings}
     n_fixed = 0
     for f in res.findings:  # a finding the re-lint no longer reports is fixed, whichever fixer removed it
@@ -75,4 +148,7 @@ def fix_file(path: Path, settings: Settings, res: FileReport, options: FixOption
             n_fixed += 1
     left = [f for f in after.findings if not f.suppressed]
     need_unsafe = sum(1 for f in left if f.fix in skipped)
-    res.notes.append(f"{n_fixed} fixed, {len(left)} remaining ({need_unsafe} need --unsafe-fixes); wrote {dest}")
+    still_fixable = sum(1 for f in left if f.fix and f.fix not in skipped)
+    tail = f"; {still_fixable} still marked fixable" if still_fixable else ""
+    res.notes.append(f"{n_fixed} fixed, {len(left)} remaining ({need_unsafe} need --unsafe-fixes{tail}); "
+                     f"wrote {dest} ({', '.join(applied)})")

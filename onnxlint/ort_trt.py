@@ -18,11 +18,18 @@ class TrtPartition:
                 f"to CUDA, {len(self.cpu_nodes)} to CPU" + (f", {len(self.unsupported)} with no provider" if self.unsupported else ""))
 
 
-def partition(ctx) -> TrtPartition:
-    """Chain the TensorRT prediction with the CUDA/CPU placement and count TensorRT-claimed subgraphs."""
-    trt = ctx.tensorrt()
-    cuda = ctx.placement("ort-cuda")
-    index = ctx.index
+def partition(trt, cuda=None, index=None) -> TrtPartition:
+    """Chain the TensorRT prediction with the CUDA/CPU placement and count TensorRT-claimed subgraphs.
+
+    trt: onnxlint.tensorrt.predict()'s verdicts, the same the tensorrt target reports: ORT's TensorRT EP asks the
+    parser which nodes it supports (supports_model), and a node whose verdict is `unsupported` (no importer, a
+    rejected dtype, op version, attribute or output count, an input that must be constant) is left to CUDA,
+    then CPU. `partition(ctx)` (a lint context) is accepted too."""
+    if cuda is None and index is None and hasattr(trt, "index"):
+        ctx = trt
+        trt = ctx.tensorrt()
+        cuda = ctx.placement("ort-cuda") if hasattr(ctx, "placement") else ctx.prediction("ort-cuda")
+        index = ctx.index
     claimed = {n.index for n in index.nodes if (p := trt.get(n)) is not None and p.status != "unsupported"}
     part = TrtPartition(0, len(claimed))
     for n in index.nodes:

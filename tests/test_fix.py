@@ -1,12 +1,21 @@
+import json
 import os
 
+import numpy as np
 import onnx
-import onnxlint
 import pytest
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper as nh
 
-from onnxlint import fixers
+import onnxlint
+from onnxlint import fixers, fixing
+from onnxlint.fixers import equivalence
 from onnxlint.fixers import write as fix_write
+from onnxlint.fixers.base import install_engine_hook
+from onnxlint.settings import Settings
 
+install_engine_hook()  # until engine._finding calls fixers.base.fix_for itself (a no-op then)
 
 
 def _apply(model, fixer):
@@ -119,7 +128,9 @@ def test_read_only_folder_simulated(tmp_path, examples_dir, cli, monkeypatch):
 
 def _external_dropout_model(folder):
     import numpy as np
-    from onnx import TensorProto as T, helper as h, numpy_helper as nh
+    from onnx import TensorProto as T
+    from onnx import helper as h
+    from onnx import numpy_helper as nh
 
     folder.mkdir()
     w = nh.from_array(np.arange(1024, dtype=np.float32), "w")
@@ -146,7 +157,7 @@ def test_external_data_model_fixed_in_place_keeps_its_data_file(tmp_path, cli, l
     p = _external_dropout_model(tmp_path / "src")
     data_before = (tmp_path / "src" / "m.data").read_bytes()
     rc, text, _ = cli(p, "--fix")
-    assert "1 fixed" in text and "fix not written" not in text, text
+    assert " fixed, " in text and "fix not written" not in text, text
     assert (tmp_path / "src" / "m.data").read_bytes() == data_before
     assert not any(f["code"] == "OLX010" for f in lint_json(p)[1])
     assert sorted(os.listdir(tmp_path / "src")) == ["m.data", "m.onnx"]  # no temp files left
@@ -173,7 +184,7 @@ def test_external_data_model_fixed_into_another_folder_gets_its_own_data(tmp_pat
     monkeypatch.setattr(fix_write, "COPY_CHUNK", 1000)
     rc, text, _ = cli(p, "--fix", "-o", out / "fixed.onnx")
     monkeypatch.undo()
-    assert "1 fixed" in text, text
+    assert " fixed, " in text, text
     assert reads and max(reads) <= 1000  # streamed, never the whole file at once
     assert sorted(os.listdir(out)) == ["fixed.onnx", "fixed.onnx.data"]
     fixed = onnx.load(out / "fixed.onnx", load_external_data=False)
@@ -218,7 +229,8 @@ def test_external_data_fix_failure_removes_the_new_data_file(tmp_path, cli, monk
 
 
 def _grid_model(node, opset=13, extra=()):
-    from onnx import TensorProto as T, helper as h
+    from onnx import TensorProto as T
+    from onnx import helper as h
 
     g = h.make_graph([node], "g", [h.make_tensor_value_info("x", T.FLOAT, [1, 2, 5, 5]),
                                    h.make_tensor_value_info("grid", T.FLOAT, [1, 4, 4, 2])],
@@ -277,14 +289,18 @@ def test_gridsample_with_unmapped_attribute_is_left_alone(tmp_path, cli):
     p = tmp_path / "odd.onnx"
     onnx.save(_grid_model(node, extra=[("mmcv", 1)]), p)
     before = p.read_bytes()
+    rep = onnxlint.lint(p)
+    assert [f.fixable for f in rep.findings if f.code == "OLX021"] == [False]  # no standard equivalent: not claimed
     rc, text, _ = cli(p, "--fix")
-    assert "nothing rewritten: gridsample-standard" in text, text
+    assert "wrote" not in text, text
     assert p.read_bytes() == before
 
 
 def test_fold_shapes_removes_cpu_shape_nodes_for_a_static_input(tmp_path, cli, lint_json):
     import numpy as np
-    from onnx import TensorProto as T, helper as h, numpy_helper as nh
+    from onnx import TensorProto as T
+    from onnx import helper as h
+    from onnx import numpy_helper as nh
 
     nodes = [h.make_node("Shape", ["x"], ["s"], name="shape"),
              h.make_node("Gather", ["s", "zero"], ["n"], name="gather", axis=0),
@@ -311,9 +327,11 @@ def test_fold_shapes_removes_cpu_shape_nodes_for_a_static_input(tmp_path, cli, l
     assert not any(f["code"] == "OLX201" for f in after)
 
 
-def test_resize_sizes_needs_a_static_input_shape(tmp_path, cli):
+def test_resize_sizes_needs_a_static_input_shape(tmp_path, cli, lint_json):
     import numpy as np
-    from onnx import TensorProto as T, helper as h, numpy_helper as nh
+    from onnx import TensorProto as T
+    from onnx import helper as h
+    from onnx import numpy_helper as nh
 
     g = h.make_graph([h.make_node("Resize", ["x", "", "sc"], ["y"], name="rz", mode="linear",
                                   coordinate_transformation_mode="align_corners")], "g",
@@ -323,8 +341,11 @@ def test_resize_sizes_needs_a_static_input_shape(tmp_path, cli):
     p = tmp_path / "dyn.onnx"
     onnx.save(m, p)
     before = p.read_bytes()
+    _, found = lint_json(p, "--target", "tensorrt")
+    olx301 = [f for f in found if f["code"] == "OLX301"]
+    assert olx301 and not olx301[0]["fixable"]  # no equivalent sizes for a dynamic input: not claimed
     rc, text, _ = cli(p, "--fix", "--target", "tensorrt")
-    assert "nothing rewritten: resize-sizes" in text and p.read_bytes() == before
+    assert "wrote" not in text and p.read_bytes() == before
 
 
 def test_resize_sizes_rewrite_is_numerically_identical(tmp_path, examples_dir):
@@ -356,3 +377,293 @@ def test_fix_over_the_examples_leaves_no_safely_fixable_finding(tmp_path, exampl
     assert left == []
     for p in d.glob("*.onnx"):
         onnx.checker.check_model(onnx.load(p), full_check=True)
+
+
+# ---------------------------------------------------------------- issue 16: fixes that work on real exports
+
+
+def _model(nodes, inputs, outputs, inits=(), opset=17):
+    m = h.make_model(h.make_graph(nodes, "g", inputs, outputs, list(inits)), opset_imports=[h.make_opsetid("", opset)])
+    m.ir_version = 8
+    return m
+
+
+def _ort(model, feeds):
+    import onnxruntime as ort
+
+    return ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+
+
+def _equal_in_if_body():
+    then = h.make_graph([h.make_node("Equal", ["a", "b"], ["eq"], name="eq_in_body")], "then", [],
+                        [h.make_tensor_value_info("eq", T.BOOL, [3])])
+    other = h.make_graph([h.make_node("Identity", ["c"], ["eq2"], name="id_else")], "else", [],
+                         [h.make_tensor_value_info("eq2", T.BOOL, [3])])
+    nodes = [h.make_node("If", ["cond"], ["y"], name="branch", then_branch=then, else_branch=other)]
+    return _model(nodes, [h.make_tensor_value_info("cond", T.BOOL, []), h.make_tensor_value_info("a", T.INT64, [3]),
+                          h.make_tensor_value_info("b", T.INT32, [3]), h.make_tensor_value_info("c", T.BOOL, [3])],
+                  [h.make_tensor_value_info("y", T.BOOL, [3])])
+
+
+def test_equal_inside_an_if_body_is_fixed(tmp_path, cli, lint_json):
+    p = tmp_path / "if_equal.onnx"
+    onnx.save(_equal_in_if_body(), p)
+    _, before = lint_json(p)
+    hit = [f for f in before if f["code"] == "OLX015"]
+    assert hit and hit[0]["fixable"] and ":then_branch" in hit[0]["node"]
+    rc, text, _ = cli(p, "--fix")
+    assert "wrote" in text and "fix not written" not in text, text
+    fixed = onnx.load(p)
+    onnx.checker.check_model(fixed, full_check=True)
+    body = next(a.g for a in fixed.graph.node[0].attribute if a.name == "then_branch")
+    assert [n.op_type for n in body.node] == ["Cast", "Equal"]
+    _, after = lint_json(p)
+    assert not any(f["code"] == "OLX015" for f in after)
+    a, b = np.array([1, 2, 3], np.int64), np.array([1, 0, 3], np.int32)
+    out = _ort(fixed, {"cond": np.array(True), "a": a, "b": b, "c": np.zeros(3, bool)})[0]
+    np.testing.assert_array_equal(out, a == b)
+
+
+def _torch_resize(opset):
+    """What torch's exporter writes for F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=True):
+    roi and scales as Constant nodes at opset 11 (an empty roi tensor), roi "" from opset 13."""
+    x = h.make_tensor_value_info("x", T.FLOAT, [1, 3, 5, 7])
+    y = h.make_tensor_value_info("y", T.FLOAT, [1, 3, 10, 14])
+    scales = h.make_node("Constant", [], ["sc"], name="Constant_1",
+                         value=nh.from_array(np.array([1, 1, 2, 2], np.float32)))
+    attrs = dict(mode="linear", coordinate_transformation_mode="align_corners", nearest_mode="floor")
+    if opset < 13:
+        roi = h.make_node("Constant", [], ["roi"], name="Constant_0", value=nh.from_array(np.zeros(0, np.float32)))
+        nodes = [roi, scales, h.make_node("Resize", ["x", "roi", "sc"], ["y"], name="Resize_2", **attrs)]
+    else:
+        nodes = [scales, h.make_node("Resize", ["x", "", "sc"], ["y"], name="Resize_2", **attrs)]
+    return _model(nodes, [x], [y], opset=opset)
+
+
+@pytest.mark.parametrize("opset", [11, 12, 13, 17, 20])
+def test_resize_sizes_on_torch_style_exports(tmp_path, cli, lint_json, opset):
+    m = _torch_resize(opset)
+    p = tmp_path / f"resize{opset}.onnx"
+    onnx.save(m, p)
+    _, before = lint_json(p, "--target", "tensorrt")
+    assert any(f["code"] == "OLX301" and f["fixable"] for f in before)
+    rc, text, _ = cli(p, "--fix", "--target", "tensorrt")
+    assert "wrote" in text and "fix not written" not in text, text
+    fixed = onnx.load(p)
+    onnx.checker.check_model(fixed, full_check=True)
+    rz = [n for n in fixed.graph.node if n.op_type == "Resize"][0]
+    assert len(rz.input) == 4 and rz.input[3]
+    if opset < 13:
+        assert rz.input[1] and rz.input[2]  # Resize-11/12 have no optional inputs: empty tensors, not ""
+    _, after = lint_json(p, "--target", "tensorrt")
+    assert not any(f["code"] == "OLX301" for f in after)
+    x = np.random.default_rng(0).standard_normal((1, 3, 5, 7)).astype(np.float32)
+    np.testing.assert_array_equal(_ort(m, {"x": x})[0], _ort(fixed, {"x": x})[0])
+
+
+def _noisy_fold_model():
+    """Shape plumbing under a dynamic batch: the channel count folds (Shape->Gather(1) of a fixed dim); [N, -1]
+    becomes [0, -1] (N is the data's own dim 0); [N*C, -1] has no constant equivalent."""
+    nodes = [h.make_node("Shape", ["x"], ["s"], name="shape"),
+             h.make_node("Gather", ["s", "one"], ["c"], name="gather_c", axis=0),
+             h.make_node("Unsqueeze", ["c", "axes"], ["c1"], name="unsq_c"),
+             h.make_node("Concat", ["minus1", "c1"], ["shp"], name="concat", axis=0),
+             h.make_node("Reshape", ["x", "shp"], ["r"], name="reshape"),
+             h.make_node("Gather", ["s", "zero"], ["n"], name="gather_n", axis=0),
+             h.make_node("Unsqueeze", ["n", "axes"], ["n1"], name="unsq_n"),
+             h.make_node("Concat", ["n1", "minus1"], ["shp2"], name="concat_n", axis=0),
+             h.make_node("Reshape", ["x", "shp2"], ["r2"], name="reshape_n"),
+             h.make_node("Mul", ["n", "c"], ["nc"], name="mul_nc"),
+             h.make_node("Unsqueeze", ["nc", "axes"], ["nc1"], name="unsq_nc"),
+             h.make_node("Concat", ["nc1", "minus1"], ["shp3"], name="concat_nc", axis=0),
+             h.make_node("Reshape", ["r2", "shp3"], ["r3"], name="reshape_nc"),
+             h.make_node("Reshape", ["r3", "shp2"], ["y"], name="reshape_back")]
+    inits = [nh.from_array(np.array(1, np.int64), "one"), nh.from_array(np.array(0, np.int64), "zero"),
+             nh.from_array(np.array([0], np.int64), "axes"), nh.from_array(np.array([-1], np.int64), "minus1")]
+    return _model(nodes, [h.make_tensor_value_info("x", T.FLOAT, ["batch", 3, 4, 4])],
+                  [h.make_tensor_value_info("y", T.FLOAT, ["batch", 48]), h.make_tensor_value_info("r", T.FLOAT, None)],
+                  inits)
+
+
+def test_fold_shapes_under_a_dynamic_batch_claims_only_what_it_folds(tmp_path, cli, lint_json):
+    p = tmp_path / "dyn_fold.onnx"
+    onnx.save(_noisy_fold_model(), p)
+    args = ("--target", "ort-cuda", "--target", "tensorrt", "--ort-optimization", "disabled")
+    _, before = lint_json(p, *args)
+    fixable = {(f["code"], f["node"]) for f in before if f["fixable"]}
+    unfixable = {(f["code"], f["node"]) for f in before if f["fix"] is None and f["code"] in ("OLX201", "OLX309")}
+    assert ("OLX309", "graph/reshape") in fixable  # [-1, C]: C is a fixed dim
+    assert ("OLX309", "graph/reshape_n") in fixable  # [N, -1] with N = the data's dim 0: [0, -1]
+    assert ("OLX309", "graph/reshape_nc") in unfixable  # [N*C, -1]: no constant equivalent
+    assert ("OLX309", "graph/reshape_back") in unfixable  # [N, -1] but N is not r3's dim 0
+    rc, text, _ = cli(p, "--fix", *args)
+    assert "wrote" in text and "outputs equal at batch=1 and batch=2" in text, text
+    _, after = lint_json(p, *args)
+    assert not [f for f in after if f["fixable"]]
+    onnx.checker.check_model(onnx.load(p), full_check=True)
+
+
+def test_fix_format_json_stays_valid_json(tmp_path, capfd):
+    """onnx-graphsurgeon, onnxslim, ORT print from Python and C++: nothing may reach fd 1 but the report."""
+    from onnxlint.cli import main
+
+    p = tmp_path / "dyn_fold.onnx"
+    onnx.save(_noisy_fold_model(), p)
+
+    def noisy(model):
+        print("[W] graphsurgeon-style warning on stdout")
+        os.write(1, b"C++ level noise on fd 1\n")
+        os.write(2, b"C++ level noise on fd 2\n")
+        return fold(model)
+
+    from onnxlint.fixers import fold_shapes as fs
+
+    fold = fs.fold
+    fs.fold = noisy
+    try:
+        main([str(p), "--fix", "--format", "json", "--target", "ort-cuda", "--target", "tensorrt", "--ort-optimization", "disabled"])
+    finally:
+        fs.fold = fold
+    out, err = capfd.readouterr()
+    data = json.loads(out)  # valid JSON: the noise went elsewhere
+    assert any(f.get("fixed") or f["code"] == "OLX309" for f in data) or data == []
+    assert "noise" not in out and "[W]" not in out
+
+
+def _findings_naming(fixer_name, path):
+    """The model's real findings, the first one naming fixer_name (so a re-lint still reports it)."""
+    res = onnxlint.lint(path)
+    assert res.findings
+    res.findings[0].fix = fixer_name
+    return res
+
+
+def test_a_fixer_that_changes_nothing_writes_nothing(tmp_path, examples_dir):
+    from onnxlint.fixers.base import REGISTRY, Fixer
+
+    p = _copy(examples_dir, tmp_path, "double_input.onnx")
+    stat = p.stat()
+    REGISTRY["test-noop"] = Fixer("test-noop", True, "changes nothing", lambda ctx: ctx.model)
+
+    def touch(ctx):
+        ctx.model.doc_string = "touched"
+        return ctx.model
+
+    REGISTRY["test-touch"] = Fixer("test-touch", True, "changes a doc string", touch)
+    try:
+        res = _findings_naming("test-noop", p)
+        fixing.fix_file(p, Settings.from_config(None), res, fixing.FixOptions())
+        assert any(n.startswith("nothing written: test-noop") for n in res.notes), res.notes
+        res = _findings_naming("test-touch", p)
+        fixing.fix_file(p, Settings.from_config(None), res, fixing.FixOptions())
+        assert any("cleared no finding" in n for n in res.notes), res.notes
+        assert not any("wrote" in n for n in res.notes)
+    finally:
+        del REGISTRY["test-noop"], REGISTRY["test-touch"]
+    assert p.stat().st_mtime_ns == stat.st_mtime_ns and sorted(os.listdir(tmp_path)) == ["double_input.onnx"]
+
+
+def test_output_folder_for_several_models(tmp_path, examples_dir):
+    from onnxlint.errors import UsageError
+
+    a = _copy(examples_dir, tmp_path, "dropout_training.onnx")
+    b = _copy(examples_dir, tmp_path, "batchnorm_training.onnx")
+    with pytest.raises(UsageError, match="existing folder"):
+        fixing.check_output([a, b], tmp_path / "one.onnx")
+    out = tmp_path / "fixed"
+    out.mkdir()
+    fixing.check_output([a, b], out)
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    c = _copy(examples_dir, sub, "dropout_training.onnx")
+    with pytest.raises(UsageError, match="both be written"):
+        fixing.check_output([a, c], out)
+    before = {x: x.read_bytes() for x in (a, b)}
+    for x in (a, b):
+        res = onnxlint.fix(x, output=out)
+        assert any(f"wrote {out / x.name}" in n for n in res.notes), res.notes
+    assert sorted(os.listdir(out)) == ["batchnorm_training.onnx", "dropout_training.onnx"]
+    assert all(x.read_bytes() == v for x, v in before.items())  # the inputs are untouched
+
+
+def test_diff_lists_nodes_one_per_line_grouped_by_op(tmp_path):
+    from onnxlint import diff
+
+    m = _noisy_fold_model()
+    from onnxlint.fixers.fold_shapes import fold
+
+    lines = diff.describe_lines(m, fold(m))
+    removed = [ln for ln in lines if ln.startswith("- ")]
+    assert len(removed) >= 3 and all(len(ln.split()) == 3 for ln in removed)  # "- Op location"
+    ops = [ln.split()[1] for ln in lines if ln[:2] in ("- ", "+ ", "~ ")]
+    assert ops == sorted(ops)
+
+
+def test_numeric_check_tries_sizes_until_the_original_runs():
+    """A model that only runs when its spatial dims are a multiple of 8 (like a strided detector) and at an
+    even batch: the check finds sizes that run and compares at two of them."""
+    nodes = [h.make_node("Reshape", ["x", "shp"], ["r"], name="pairs"),
+             h.make_node("SpaceToDepth", ["x"], ["s"], name="s2d", blocksize=8),
+             h.make_node("ReduceSum", ["s"], ["y"], name="sum", keepdims=0)]
+    m = _model(nodes, [h.make_tensor_value_info("x", T.FLOAT, ["n", 1, "h", "w"])],
+               [h.make_tensor_value_info("y", T.FLOAT, []), h.make_tensor_value_info("r", T.FLOAT, None)],
+               [nh.from_array(np.array([2, -1], np.int64), "shp")], opset=13)
+    text = equivalence.check_equivalent(m, m)
+    assert text.startswith("outputs equal at") and " and " in text, text
+    assert "n=2" in text and "h=8" in text
+    text = equivalence.check_equivalent(m, m, shapes={"x": [4, 1, 16, 16]})
+    assert text == "outputs equal at fixed shapes", text
+
+
+def test_numeric_check_says_why_the_original_cannot_run():
+    nodes = [h.make_node("Reshape", ["x", "shp"], ["y"], name="bad")]
+    m = _model(nodes, [h.make_tensor_value_info("x", T.FLOAT, [3])], [h.make_tensor_value_info("y", T.FLOAT, None)],
+               [nh.from_array(np.array([2, 2], np.int64), "shp")], opset=13)
+    fixed = onnx.ModelProto()
+    fixed.CopyFrom(m)
+    fixed.graph.node[0].input[1] = "shp3"
+    fixed.graph.initializer.append(nh.from_array(np.array([3], np.int64), "shp3"))
+    text = equivalence.check_equivalent(m, fixed)
+    assert text.startswith("the original cannot run (") and "Reshape" in text or "shape" in text.lower(), text
+
+
+def test_numeric_check_tolerance_per_dtype():
+    equivalence.compare(0, np.float16([1.0, 2.0]), np.float16([1.0, 2.001]))
+    equivalence.compare(0, np.float32([1.0, 1000.0]), np.float32([1.0, 1000.0 + 1e-3]))
+    with pytest.raises(fixers.FixError):
+        equivalence.compare(0, np.float32([1.0, 2.0]), np.float32([1.0, 2.1]))
+    with pytest.raises(fixers.FixError):
+        equivalence.compare(0, np.int64([1, 2]), np.int64([1, 3]))
+
+
+def test_upgrade_opset_goes_to_the_minimum_not_17(tmp_path, examples_dir, cli):
+    p = _copy(examples_dir, tmp_path, "resize_opset10.onnx")
+    rc, text, _ = cli(p, "--fix")
+    assert "wrote" in text, text
+    assert fixers.base.opset_of(onnx.load(p)) == 11
+
+
+def test_int64_graph_input_unsafe_fix_where_values_fit(tmp_path):
+    nodes = [h.make_node("Gather", ["table", "idx"], ["y"], name="lookup", axis=0)]
+    m = _model(nodes, [h.make_tensor_value_info("idx", T.INT64, [4])], [h.make_tensor_value_info("y", T.FLOAT, [4, 2])],
+               [nh.from_array(np.arange(10, dtype=np.float32).reshape(5, 2), "table")])
+    req = [fixers.FixRequest("int64-to-int32", "graph/input:idx", "tensorrt")]
+    fixed, applied, skipped = fixers.apply(m, req, unsafe=False)
+    assert skipped == ["int64-to-int32"] and not applied
+    fixed, applied, _ = fixers.apply(m, req, unsafe=True)
+    assert applied == ["int64-to-int32"] and fixed.graph.input[0].type.tensor_type.elem_type == T.INT32
+    onnx.checker.check_model(fixed, full_check=True)
+    idx = np.array([0, 4, 2, 1])
+    np.testing.assert_array_equal(_ort(m, {"idx": idx.astype(np.int64)})[0], _ort(fixed, {"idx": idx.astype(np.int32)})[0])
+
+
+def test_fixable_claims_match_the_fixer():
+    """A Dropout whose mask is read cannot become Identity: the finding is not marked fixable."""
+    nodes = [h.make_node("Dropout", ["x", "ratio", "train"], ["y", "mask"], name="drop"),
+             h.make_node("Cast", ["mask"], ["m"], name="use_mask", to=T.FLOAT)]
+    m = _model(nodes, [h.make_tensor_value_info("x", T.FLOAT, [2, 3])],
+               [h.make_tensor_value_info("y", T.FLOAT, [2, 3]), h.make_tensor_value_info("m", T.FLOAT, [2, 3])],
+               [nh.from_array(np.array(0.5, np.float32), "ratio"), nh.from_array(np.array(True), "train")])
+    rep = onnxlint.lint(m)
+    drop = [f for f in rep.findings if f.code == "OLX010"]
+    assert drop and not drop[0].fixable

@@ -6,9 +6,10 @@ import json
 
 import numpy as np
 import onnx
-from onnx import TensorProto as T, helper as h
-
 from conftest import init, make_model, vi
+from onnx import TensorProto as T
+from onnx import helper as h
+
 from onnxlint import loading
 
 
@@ -86,3 +87,66 @@ def test_findings_come_in_graph_order_and_json_is_one_object_per_line(save, cli)
     order = [f["node"] for f in findings if f["node"] and f["node"].startswith("graph/")]
     positions = [next(i for i, n in enumerate(nodes) if order_name.endswith("/" + n.name)) for order_name in order]
     assert positions == sorted(positions)
+
+
+def _chain_with_if(n: int) -> onnx.ModelProto:
+    nodes = [h.make_node("Relu", [f"v{i}"], [f"v{i + 1}"], name=f"r{i}") for i in range(n)]
+    then_g = h.make_graph([h.make_node("Identity", [f"v{n}"], ["t"], name="then_id")], "then", [], [vi("t", T.FLOAT, [2])])
+    else_g = h.make_graph([h.make_node("Neg", [f"v{n}"], ["e"], name="else_neg")], "else", [], [vi("e", T.FLOAT, [2])])
+    nodes.append(h.make_node("If", ["c"], ["y"], name="if", then_branch=then_g, else_branch=else_g))
+    return make_model(nodes, [vi("v0", T.FLOAT, [2]), vi("c", T.BOOL, [])], [vi("y", T.FLOAT, [2])])
+
+
+def test_graph_index_leaves_no_reference_cycles():
+    """Nodes hold their scope weakly: dropping the index frees every node at once, with no work for the GC."""
+    import gc
+
+    from onnxlint.graph import GraphIndex
+
+    m = _chain_with_if(2000)
+    gc.collect()
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        gi = GraphIndex(m)
+        assert len(gi.nodes) == 2003 and gi.nodes[-1].scope.owner is gi.nodes[2000]
+        assert all(gi.signature(n) for n in gi.nodes)
+        del gi
+        assert gc.collect() < 50  # was ~8 objects per node
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def test_recorded_nodes_keep_their_scope_after_the_index_is_gone():
+    import gc
+
+    from onnxlint.graph import GraphIndex, StatusIndex
+
+    class Verdict:
+        def __init__(self, node, status):
+            self.node, self.status = node, status
+
+    class Pred(StatusIndex):
+        def __init__(self):
+            self.nodes = {}
+
+    gi = GraphIndex(_chain_with_if(10))
+    pred = Pred()
+    for n in gi.nodes:
+        pred.record(n.index, Verdict(n, "device"))
+    del gi, n
+    gc.collect()
+    inner = [v.node for v in pred.nodes.values() if v.node.op_type == "Neg"][0]
+    assert inner.scope.owner.op_type == "If" and inner.scope.parent.type_of("v0").dtype == "float"
+
+
+def test_interned_index_of_a_big_graph_is_the_same(monkeypatch):
+    from onnxlint import graph
+
+    m = _chain_with_if(300)
+    plain = graph.GraphIndex(m)
+    monkeypatch.setattr(graph, "INTERN_NODES", 0)
+    interned = graph.GraphIndex(m)
+    assert [(n.location, n.inputs, n.outputs, plain.signature(n)) for n in plain.nodes] == \
+           [(n.location, n.inputs, n.outputs, interned.signature(n)) for n in interned.nodes]

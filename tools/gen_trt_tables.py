@@ -1,5 +1,10 @@
 #!/usr/bin/env python3
-"""Generate onnxlint/data/tensorrt/trt-<version>.json from onnx-tensorrt's docs/operators.md. Never edit those by hand.
+"""Generate the docs-only tables onnxlint/data/tensorrt/docs/trt-<version>.json from onnx-tensorrt's
+docs/operators.md. Never edit those by hand.
+
+These are what onnx-tensorrt documents, not what its parser does: onnxlint uses them only for versions whose
+parser cannot run here (10.0, 10.1), and for the restriction texts shown as detail. Versions with a table measured
+from the real parser (tools/gen_trt_support.py, onnxlint/data/tensorrt/trt-<version>.json) use that one.
 
   python tools/gen_trt_tables.py data/upstream/tensorrt/onnx-tensorrt-operators-*.md
 """
@@ -24,12 +29,13 @@ for line in (ROOT / "data/upstream/tensorrt/SOURCES.md").read_text().splitlines(
 
 
 def main(paths) -> int:
-    out = ROOT / "onnxlint" / "data" / "tensorrt"
+    out = ROOT / "onnxlint" / "data" / "tensorrt" / "docs"
     out.mkdir(parents=True, exist_ok=True)
     for p in map(Path, paths):
         branch = re.search(r"operators-([\d.]+-GA)", p.name).group(1)
         table = parse_operators_md(p.read_text(encoding="utf-8"))
         table["version"] = branch.replace("-GA", "")
+        table["verified"] = "docs"
         table["source"] = f"onnx/onnx-tensorrt@{SOURCES.get(branch, '?')} docs/operators.md ({branch})"
         dest = out / f"trt-{table['version']}.json"
         dest.write_text(json.dumps(table, sort_keys=True, indent=0) + "\n")

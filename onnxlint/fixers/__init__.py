@@ -24,21 +24,48 @@ from onnxlint.fixers import (  # noqa: F401  (each module registers its fixer)
     resize_sizes,
     upgrade_opset,
 )
-from onnxlint.fixers.base import REGISTRY, FixContext, FixError, Fixer, resolve
-from onnxlint.fixers.equivalence import check_equivalent, verify
+from onnxlint.fixers.base import REGISTRY, FixContext, Fixer, FixError, resolve
+from onnxlint.fixers.equivalence import check_equivalent, has_external_data, verify
 from onnxlint.fixers.write import atomic_write, write_fixed
+from onnxlint.graph import GraphIndex, iter_graphs
 
-__all__ = ["REGISTRY", "FixContext", "FixError", "FixRequest", "Fixer", "apply", "atomic_write", "check_equivalent",
+__all__ = ["REGISTRY", "FixContext", "FixError", "FixRequest", "Fixer", "apply", "atomic_write", "check_equivalent", "has_external_data",
            "verify", "write_fixed"]
 
 
 @dataclass(frozen=True)
 class FixRequest:
-    """One finding to fix: its fixer, its node location (None: a model-level finding) and its target."""
+    """One finding to fix: its fixer, its location (a node's; "graph/input:NAME" for a graph input; None: a
+    model-level finding) and its target."""
 
     fixer: str
     location: str | None
     target: str
+
+
+_TMP = "__onnxlint_fix_"
+INPUT = "graph/input:"  # a graph-input finding's location
+# opset changes first (later fixers see the final opset), folding last (it folds what the others produced)
+_ORDER = {"upgrade-opset": 0, "gridsample-standard": 0, "fold-shapes": 2}
+
+
+def _pin_locations(model: onnx.ModelProto, locations: set[str]) -> dict[str, str]:
+    """Give the unnamed nodes at these locations a temporary name, so their location stays the same when an
+    earlier fixer inserts or removes nodes (an unnamed node's location is its position). location -> the
+    location under the temporary name."""
+    pinned: dict[str, str] = {}
+    for ref in GraphIndex(model).nodes:
+        if ref.location in locations and not ref.proto.name:
+            ref.proto.name = f"{_TMP}{len(pinned)}"
+            pinned[ref.location] = ref.location.rsplit("/", 1)[0] + "/" + ref.proto.name
+    return pinned
+
+
+def _unpin(model: onnx.ModelProto) -> None:
+    for g in iter_graphs(model):
+        for n in g.node:
+            if n.name.startswith(_TMP):
+                n.name = ""
 
 
 def apply(model: onnx.ModelProto, requests: Iterable[FixRequest], unsafe: bool,
@@ -46,24 +73,35 @@ def apply(model: onnx.ModelProto, requests: Iterable[FixRequest], unsafe: bool,
     """Apply the requested fixers in order of first request; returns (new_model, applied, skipped_unsafe).
 
     A fixer that found nothing it can rewrite (e.g. a GridSample attribute with no standard equivalent) is
-    not counted as applied."""
+    not counted as applied. model is left as it is."""
     current = copy.deepcopy(model)
+    requests = list(requests)
+    pinned = _pin_locations(current, {r.location for r in requests if r.location})
     by_fixer: dict[str, list[FixRequest]] = {}
-    for r in requests:
+    for r in sorted(requests, key=lambda r: _ORDER.get(r.fixer, 1)):
         by_fixer.setdefault(r.fixer, []).append(r)
     applied: list[str] = []
     skipped: list[str] = []
     all_targets = frozenset(targets)
+    before = _canonical(current)
     for name, reqs in by_fixer.items():
         fx = REGISTRY[name]
         if not fx.safe and not unsafe:
             skipped.append(name)
             continue
-        locations = [r.location for r in reqs if r.location]
+        locations = [pinned.get(r.location, r.location) for r in reqs if r.location and not r.location.startswith(INPUT)]
+        inputs = [r.location[len(INPUT):] for r in reqs if r.location and r.location.startswith(INPUT)]
         ctx = FixContext(current, resolve(current, locations) if locations else [],
-                         all_targets | {r.target for r in reqs}, any(r.location is None for r in reqs))
-        before = current.SerializeToString(deterministic=True)
+                         all_targets | {r.target for r in reqs}, any(r.location is None for r in reqs) or bool(inputs),
+                         inputs)
         current = fx.apply(ctx)
-        if current.SerializeToString(deterministic=True) != before:
+        after = _canonical(current)
+        if after != before:
             applied.append(name)
+        before = after
+    _unpin(current)
     return current, applied, skipped
+
+
+def _canonical(model: onnx.ModelProto) -> bytes:
+    return model.SerializeToString(deterministic=True)

@@ -8,7 +8,7 @@ that finds nothing it can change safely returns the model unchanged, and the cal
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 import onnx
 
@@ -23,12 +23,13 @@ class FixError(Exception):
 class FixContext:
     """model: the working copy (fixers edit it in place or return a new one); nodes: the nodes of this
     fixer's findings in that copy; targets: the selected targets; model_level: a finding with no node (the
-    fix is about the whole model)."""
+    fix is about the whole model); inputs: the graph inputs of this fixer's graph-input findings."""
 
     model: onnx.ModelProto
     nodes: list[NodeRef] = field(default_factory=list)
     targets: frozenset[str] = frozenset()
     model_level: bool = False
+    inputs: list[str] = field(default_factory=list)
 
     @property
     def opset(self) -> int:
@@ -42,6 +43,8 @@ class Fixer:
     summary: str
     apply: Callable[[FixContext], onnx.ModelProto]
     reference: Callable[[onnx.ModelProto], onnx.ModelProto] | None = None
+    # can_fix(node, rule): whether this fixer can clear the rule's finding on that node (None: always)
+    can_fix: Callable[[NodeRef, Any], bool] | None = None
 
 
 REGISTRY: dict[str, Fixer] = {}
@@ -51,12 +54,15 @@ FixFn = Callable[[FixContext], onnx.ModelProto]
 
 
 def fixer(name: str, safe: bool, summary: str,
-          reference: Callable[[onnx.ModelProto], onnx.ModelProto] | None = None) -> Callable[[FixFn], FixFn]:
+          reference: Callable[[onnx.ModelProto], onnx.ModelProto] | None = None,
+          can_fix: Callable[[NodeRef, Any], bool] | None = None) -> Callable[[FixFn], FixFn]:
     """Register a fixer. reference(model) gives the behaviour the fix must keep when the original's own outputs
-    are not it (a training-mode Dropout is random: the fix must match the original run in inference mode)."""
+    are not it (a training-mode Dropout is random: the fix must match the original run in inference mode).
+    can_fix(node, rule) says, at lint time, whether the fixer can clear that finding: a finding it cannot
+    clear is not marked fixable."""
 
     def deco(fn: FixFn) -> FixFn:
-        REGISTRY[name] = Fixer(name, safe, summary, fn, reference)
+        REGISTRY[name] = Fixer(name, safe, summary, fn, reference, can_fix)
         return fn
 
     return deco
@@ -66,7 +72,88 @@ def opset_of(model: onnx.ModelProto) -> int:
     return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 1)
 
 
-def resolve(model: onnx.ModelProto, locations: list[str]) -> list[NodeRef]:
-    """The nodes at these locations in model (the same locations the lint index gives)."""
+class Nodes(list[NodeRef]):
+    """NodeRefs with the GraphIndex they belong to (a NodeRef holds its scope weakly: the index keeps it)."""
+
+    graph_index: GraphIndex | None = None
+
+
+def resolve(model: onnx.ModelProto, locations: list[str]) -> Nodes:
+    """The nodes at these locations in model (the same locations the lint index gives); the list keeps
+    their index alive."""
     wanted = set(locations)
-    return [n for n in GraphIndex(model).nodes if n.location in wanted]
+    index = GraphIndex(model)
+    out = Nodes(n for n in index.nodes if n.location in wanted)
+    out.graph_index = index
+    return out
+
+
+def fix_for(rule: Any, node: NodeRef | None, model: onnx.ModelProto | None = None) -> str | None:
+    """The fixer a finding of `rule` on `node` names (None: not fixable there). Called by the engine when it
+    builds a finding (`engine._finding`): a fixer that cannot clear this node's finding (no equivalent graph
+    exists: a Resize whose input shape is dynamic, a shape computation that depends on run-time data ...)
+    leaves the finding unfixable. A graph-input finding (node None) keeps the rule's fixer; a model-level
+    one asks the fixer with a stand-in node whose scope carries the model (upgrade-opset tries the converter).
+
+    model: the model the lint indexes (`ctx.index.model`); needed only for model-level findings."""
+    name: str | None = getattr(rule, "fix", None)
+    if not name:
+        return None
+    fx = REGISTRY.get(name)
+    if fx is None or fx.can_fix is None:
+        return name
+    asked: Any = node
+    if node is None:
+        if model is None or getattr(rule, "scope", "node") != "model":
+            return name
+        asked = _ModelNode(model)
+    elif model is not None:
+        root = node.scope
+        while root.parent is not None:
+            root = root.parent
+        if getattr(root, "_onnxlint_model", None) is not model:
+            root.__dict__["_onnxlint_model"] = model  # what a fixer asks about the whole model (upgrade-opset)
+    try:
+        return name if fx.can_fix(asked, rule) else None
+    except Exception:  # a predicate bug must not break linting: claim nothing
+        return None
+
+
+class _ModelScope:
+    parent = None
+
+    def __init__(self, model: onnx.ModelProto):
+        self._onnxlint_model = model
+
+
+class _ModelNode:
+    """What a model-level finding's fixer is asked about: no node, the model on its scope."""
+
+    op_type = ""
+    domain = "ai.onnx"
+    opset = None
+    inputs: tuple[str, ...] = ()
+    outputs: tuple[str, ...] = ()
+
+    def __init__(self, model: onnx.ModelProto):
+        self.scope = _ModelScope(model)
+
+
+def install_engine_hook() -> None:
+    """TEMPORARY (until engine._finding calls fix_for itself): wrap engine._finding so findings take their
+    fixer from fix_for. Used by tests/test_fix.py and benchmarks/fix_realworld.py; a no-op once wired."""
+    import inspect
+
+    from onnxlint import engine
+
+    if "fix_for" in inspect.getsource(engine._finding) or getattr(engine._finding, "_fix_for", False):
+        return
+    orig = engine._finding
+
+    def _finding(ctx: Any, rule: Any, node: Any, message: str) -> Any:
+        f = orig(ctx, rule, node, message)
+        f.fix = fix_for(rule, node, ctx.index.model)
+        return f
+
+    _finding._fix_for = True  # type: ignore[attr-defined]
+    engine._finding = _finding

@@ -31,7 +31,14 @@ def _inference_reference(model: onnx.ModelProto) -> onnx.ModelProto:
     return _to_inference(m, [n.proto for n in GraphIndex(m).nodes])
 
 
+def can_fix(node, rule=None) -> bool:
+    """Lint time: the running-statistics outputs are unused."""
+    from onnxlint.fixers.dropout import _used
+
+    return node.op_type == "BatchNormalization" and not _used(node, [o for o in node.outputs[1:] if o])
+
+
 @fixer("batchnorm-inference", True, "set BatchNormalization training_mode=0 and drop the running-stat outputs",
-       reference=_inference_reference)
+       reference=_inference_reference, can_fix=can_fix)
 def batchnorm_inference(ctx: FixContext) -> onnx.ModelProto:
     return _to_inference(ctx.model, [n.proto for n in ctx.nodes])

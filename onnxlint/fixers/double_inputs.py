@@ -6,6 +6,7 @@ import onnx
 from onnx import TensorProto, helper
 
 from onnxlint.fixers.base import FixContext, fixer
+from onnxlint.graph import iter_graphs
 
 
 @fixer("double-inputs-to-float", False, "change float64 graph inputs to float32 and cast inside (changes the interface)")
@@ -18,10 +19,11 @@ def double_inputs_to_float(ctx: FixContext) -> onnx.ModelProto:
         if tt.elem_type == TensorProto.DOUBLE and inp.name not in {i.name for i in g.initializer}:
             tt.elem_type = TensorProto.FLOAT
             inner = f"{inp.name}__as_double"
-            for n in g.node:
-                for k, x in enumerate(n.input):
-                    if x == inp.name:
-                        n.input[k] = inner
+            for sub in iter_graphs(model):  # bodies read outer-scope values by name too
+                for n in sub.node:
+                    for k, x in enumerate(n.input):
+                        if x == inp.name:
+                            n.input[k] = inner
             casts.append(helper.make_node("Cast", [inp.name], [inner], to=TensorProto.DOUBLE, name=f"{inp.name}_to_double"))
     nodes = casts + list(g.node)
     del g.node[:]

@@ -24,8 +24,21 @@ def _inference_reference(model: onnx.ModelProto) -> onnx.ModelProto:
     return m
 
 
+def _used(node, names) -> bool:
+    """Whether any of these outputs is read (in the node's graph or a body below it) or is a graph output."""
+    scope = node.scope
+    if any(n in scope.outputs or scope.consumers.get(n) for n in names):
+        return True
+    return False
+
+
+def can_fix(node, rule=None) -> bool:
+    """Lint time: the mask output is unused (else removing it would change the graph's interface)."""
+    return node.op_type == "Dropout" and not _used(node, [o for o in node.outputs[1:] if o])
+
+
 @fixer("dropout-inference", True, "replace training-mode Dropout with Identity (inference semantics)",
-       reference=_inference_reference)
+       reference=_inference_reference, can_fix=can_fix)
 def dropout_inference(ctx: FixContext) -> onnx.ModelProto:
     model = ctx.model
     consumed = {i for g in iter_graphs(model) for n in g.node for i in n.input}

@@ -1,13 +1,22 @@
 """The numeric check: a fixed model must pass the checker and strict shape inference, and a safe fix must
-give the original's outputs on the same random inputs (ORT CPU, else onnx.reference; tolerance per dtype)."""
+give the original's outputs on the same random inputs (ORT CPU, else onnx.reference; tolerance per dtype).
+
+Input shapes: `--shape name=1x3x224x224` first, then the declared dims; a symbolic dim (one symbol, one value
+across all inputs) takes small sizes in turn until the original runs, and where a dim is symbolic the two
+models are compared at two sizes. Everything the runtimes print goes to a captured file descriptor
+(`capture_output`), never to stdout.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
+import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 import onnx
@@ -17,34 +26,180 @@ from onnxlint.errors import ort_message
 from onnxlint.fixers.base import REGISTRY, FixError
 from onnxlint.graph import iter_graphs
 
+# sizes tried for a symbolic dim: batch-like dims (axis 0 only) first 1 then 2; other dims grow until the
+# original runs (strided image models need a multiple of 32, a few need the exported size)
+BATCH_SIZES = (1, 2)
+OTHER_SIZES = (1, 2, 4, 8, 16, 32, 64, 128, 224, 256, 320, 512, 640)
+MAX_ELEMENTS = 64 * 2**20
+MAX_TRIES = 24  # runs of the original while looking for sizes  # a try whose inputs would exceed this many elements is skipped
 
-def random_feeds(model: onnx.ModelProto, seed: int = 0) -> dict[str, Any]:
-    rng = np.random.default_rng(seed)
-    feeds = {}
+# (rtol, atol) per output dtype; atol scales with the output's magnitude; integers and bools compare exactly
+TOLERANCE = {np.float16: (1e-2, 1e-2), np.float32: (1e-4, 1e-5), np.float64: (1e-9, 1e-12)}
+
+
+@contextlib.contextmanager
+def capture_output() -> Iterator[list[str]]:
+    """Redirect fd 1 and fd 2 (and sys.stdout/sys.stderr) to a temporary file for the block, so whatever
+    onnx-graphsurgeon, onnxruntime, onnx.reference or onnxslim prints (from Python or C++) reaches neither
+    stdout nor the terminal. Yields a list that holds the captured text after the block."""
+    captured: list[str] = []
+    for s in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            s.flush()
+    try:
+        saved = [os.dup(1), os.dup(2)]
+    except OSError:  # no usable fds (embedded): capture at the Python level only
+        saved = None
+    tmp = tempfile.TemporaryFile(mode="w+b")
+    old_out, old_err = sys.stdout, sys.stderr
+    try:
+        if saved:
+            os.dup2(tmp.fileno(), 1)
+            os.dup2(tmp.fileno(), 2)
+        import io
+
+        buf = io.StringIO()
+        sys.stdout = sys.stderr = buf
+        try:
+            yield captured
+        finally:
+            sys.stdout, sys.stderr = old_out, old_err
+            if saved:
+                with contextlib.suppress(Exception):
+                    os.fsync(1)
+                os.dup2(saved[0], 1)
+                os.dup2(saved[1], 2)
+            tmp.seek(0)
+            captured.append(tmp.read().decode("utf-8", "replace") + buf.getvalue())
+    finally:
+        if saved:
+            for fd in saved:
+                os.close(fd)
+        tmp.close()
+
+
+# ------------------------------------------------------------------ inputs
+
+
+@dataclass
+class InputSpec:
+    name: str
+    dtype: Any
+    dims: list  # int (fixed) or str (a symbol; unnamed dims get a per-input symbol)
+
+
+def input_specs(model: onnx.ModelProto, shapes: dict[str, Sequence[int]] | None = None) -> list[InputSpec]:
     inits = {i.name for i in model.graph.initializer}
+    specs = []
     for inp in model.graph.input:
-        if inp.name in inits:
+        if inp.name in inits or not inp.type.HasField("tensor_type"):
             continue
         tt = inp.type.tensor_type
-        shape = [d.dim_value if d.dim_value > 0 else 2 for d in tt.shape.dim]
-        dt = helper.tensor_dtype_to_np_dtype(tt.elem_type)
-        if np.issubdtype(dt, np.floating):
-            feeds[inp.name] = rng.standard_normal(shape).astype(dt)
-        elif dt == np.bool_:
-            feeds[inp.name] = rng.integers(0, 2, shape).astype(bool)
+        dt = helper.tensor_dtype_to_np_dtype(tt.elem_type) if tt.elem_type else np.dtype(np.float32)
+        if shapes and inp.name in shapes:
+            dims: list = [int(d) for d in shapes[inp.name]]
         else:
-            feeds[inp.name] = rng.integers(0, 4, shape).astype(dt)
+            dims = []
+            for k, d in enumerate(tt.shape.dim):
+                if d.HasField("dim_value") and d.dim_value > 0:
+                    dims.append(d.dim_value)
+                else:
+                    dims.append(d.dim_param if d.HasField("dim_param") and d.dim_param else f"{inp.name}:{k}")
+        specs.append(InputSpec(inp.name, dt, dims))
+    return specs
+
+
+def _symbols(specs: list[InputSpec]) -> tuple[list[str], set[str]]:
+    """The symbols in order, and those only ever seen at axis 0 (batch-like)."""
+    order: list[str] = []
+    not_batch: set[str] = set()
+    for s in specs:
+        for k, d in enumerate(s.dims):
+            if isinstance(d, str):
+                if d not in order:
+                    order.append(d)
+                if k != 0 or len(s.dims) < 2:
+                    not_batch.add(d)
+    return order, {x for x in order if x not in not_batch}
+
+
+def make_feeds(specs: list[InputSpec], values: dict[str, int], seed: int = 0) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    feeds = {}
+    for s in specs:
+        shape = [values[d] if isinstance(d, str) else d for d in s.dims]
+        dt = np.dtype(s.dtype)
+        if np.issubdtype(dt, np.floating):
+            feeds[s.name] = rng.standard_normal(shape).astype(dt)
+        elif dt == np.bool_:
+            feeds[s.name] = rng.integers(0, 2, shape).astype(bool)
+        elif dt.kind in "iu":
+            feeds[s.name] = rng.integers(0, 4, shape).astype(dt)
+        elif dt.kind in "OUS":
+            feeds[s.name] = np.full(shape, "a", dtype=object)
+        else:
+            feeds[s.name] = np.zeros(shape, dt)
     return feeds
+
+
+def _size(specs: list[InputSpec], values: dict[str, int]) -> int:
+    return sum(int(np.prod([values[d] if isinstance(d, str) else d for d in s.dims], dtype=np.int64)) for s in specs)
+
+
+def size_hints(model: onnx.ModelProto, limit: int = 8) -> list[int]:
+    """Sizes a traced export may have baked in: the small integers of its short int64 constants (Reshape and
+    Concat shape pieces), most frequent first. A model traced at seq=10 often only runs at seq=10."""
+    from collections import Counter
+
+    from onnx import numpy_helper
+
+    seen: Counter = Counter()
+    for g in iter_graphs(model):
+        tensors = [t for t in g.initializer if t.data_type == TensorProto.INT64 and len(t.dims) <= 1]
+        tensors += [a.t for n in g.node if n.op_type == "Constant" for a in n.attribute
+                    if a.name == "value" and a.t.data_type == TensorProto.INT64 and len(a.t.dims) <= 1]
+        for t in tensors:
+            if t.data_location == TensorProto.EXTERNAL or (t.dims and t.dims[0] > 8):
+                continue
+            for v in numpy_helper.to_array(t).reshape(-1).tolist():
+                if 2 < v <= 1024 and v not in OTHER_SIZES:
+                    seen[int(v)] += 1
+    return [v for v, _ in seen.most_common(limit)]
+
+
+def candidate_values(specs: list[InputSpec], hints: Sequence[int] = ()) -> Iterator[dict[str, int]]:
+    """Assignments of the symbolic dims to try, smallest first, then the model's own size hints."""
+    order, batch = _symbols(specs)
+    if not order:
+        yield {}
+        return
+    for b in BATCH_SIZES:
+        for o in (*OTHER_SIZES, *hints):
+            values = {x: (b if x in batch else o) for x in order}
+            if _size(specs, values) <= MAX_ELEMENTS:
+                yield values
+            if not set(order) - batch:
+                break  # batch-only symbols: the other size does not matter
+
+
+def random_feeds(model: onnx.ModelProto, seed: int = 0) -> dict[str, Any]:
+    """One feed with every symbolic dim 2 (kept for callers that want a quick feed)."""
+    specs = input_specs(model)
+    order, _ = _symbols(specs)
+    return make_feeds(specs, {x: 2 for x in order}, seed)
+
+
+# ------------------------------------------------------------------ running
 
 
 def has_external_data(model: onnx.ModelProto) -> bool:
     return any(t.data_location == TensorProto.EXTERNAL for g in iter_graphs(model) for t in g.initializer)
 
 
-def run_model(model: onnx.ModelProto, feeds: dict, base_dir: Path | None = None) -> list:
-    """Outputs on the CPU provider (onnx.reference without onnxruntime).
+def session(model: onnx.ModelProto, base_dir: Path | None = None) -> Callable[[dict], list]:
+    """A runner on the CPU provider (onnx.reference without onnxruntime); made once, run on several feeds.
 
-    A model with external data runs from a temporary file in base_dir, the folder its data paths are
+    A model with external data loads from a temporary file in base_dir, the folder its data paths are
     relative to, so ORT reads the weights itself and Python never holds them."""
     external = base_dir is not None and has_external_data(model)
     try:
@@ -55,55 +210,173 @@ def run_model(model: onnx.ModelProto, feeds: dict, base_dir: Path | None = None)
         if external:
             model = copy.deepcopy(model)
             onnx.external_data_helper.load_external_data_for_model(model, str(base_dir))
-        return ReferenceEvaluator(model).run(None, feeds)
+        ev = ReferenceEvaluator(model)
+        return lambda feeds: list(ev.run(None, feeds))
     so = ort.SessionOptions()
     so.log_severity_level = 3
+    so.intra_op_num_threads = min(4, os.cpu_count() or 1)
     if not external:
-        return ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"]).run(None, feeds)
-    fd, tmp = tempfile.mkstemp(prefix=".onnxlint-check.", suffix=".onnx", dir=base_dir)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(model.SerializeToString())
-        return ort.InferenceSession(tmp, so, providers=["CPUExecutionProvider"]).run(None, feeds)
-    finally:
-        os.unlink(tmp)
-
-
-def check_equivalent(before: onnx.ModelProto, after: onnx.ModelProto, base_dir: Path | None = None) -> str | None:
-    feeds = random_feeds(before)
-    try:
-        a = run_model(before, feeds, base_dir)
-    except Exception:
-        # ORT refuses the defective original (e.g. Equal on int64 vs int32): onnx's reference
-        # evaluator follows NumPy semantics and still gives the intended result
-        from onnx.reference import ReferenceEvaluator
-
+        sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    else:
+        fd, tmp = tempfile.mkstemp(prefix=".onnxlint-check.", suffix=".onnx", dir=base_dir)
         try:
-            if base_dir is not None and has_external_data(before):
-                raise FixError("not run with onnx.reference: it would load every external weight")
-            a = ReferenceEvaluator(before).run(None, feeds)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(model.SerializeToString())
+            sess = ort.InferenceSession(tmp, so, providers=["CPUExecutionProvider"])
+        finally:
+            os.unlink(tmp)
+    return lambda feeds: sess.run(None, feeds)
+
+
+def run_model(model: onnx.ModelProto, feeds: dict, base_dir: Path | None = None) -> list:
+    return session(model, base_dir)(feeds)
+
+
+def _reference_session(model: onnx.ModelProto, base_dir: Path | None) -> Callable[[dict], list]:
+    """onnx.reference follows NumPy semantics, so it runs some originals ORT refuses (Equal int64 vs int32)."""
+    from onnx.reference import ReferenceEvaluator
+
+    if base_dir is not None and has_external_data(model):
+        raise FixError("not run with onnx.reference: it would load every external weight")
+    ev = ReferenceEvaluator(model)
+    return lambda feeds: list(ev.run(None, feeds))
+
+
+def _first_line(exc: BaseException) -> str:
+    text = ort_message(exc) if "onnxruntime" in type(exc).__module__ else str(exc)
+    return (text.strip().splitlines() or [type(exc).__name__])[0][:200]
+
+
+def feeds_for(model: onnx.ModelProto, shapes: dict[str, Sequence[int]] | None = None,
+              run: Callable[[dict], list] | None = None, seed: int = 0) -> list[dict]:
+    """Feeds to compare on: one when every dim is fixed, else two of different sizes the original runs on
+    (a first size only when no second one runs). Without `run`, the first candidates, untried."""
+    specs = input_specs(model, shapes)
+    cands = list(candidate_values(specs, size_hints(model) if _symbols(specs)[0] else ()))
+    if run is None:
+        return [make_feeds(specs, v, seed) for v in cands[:2]]
+    found: list = []
+    errors: list = []
+
+    def attempt(v):
+        feeds = make_feeds(specs, v, seed)
+        try:
+            found.append((v, feeds, run(feeds)))
+            return True
         except Exception as exc:
-            run_model(after, feeds, base_dir)  # the fixed model must at least run
-            return f"the original cannot run ({str(exc).splitlines()[0][:120]}), so only the fixed model was run"
-    b = run_model(after, feeds, base_dir)
-    if len(a) != len(b):
-        raise FixError(f"output count changed ({len(a)} -> {len(b)})")
-    for i, (x, y) in enumerate(zip(a, b)):
-        x, y = np.asarray(x), np.asarray(y)
-        if x.shape != y.shape:
-            raise FixError(f"output {i} shape changed {x.shape} -> {y.shape}")
-        tol = {np.float16: 1e-2, np.float32: 1e-5, np.float64: 1e-9}.get(x.dtype.type, 0)
-        if tol:
-            if not np.allclose(x, y, rtol=tol, atol=tol, equal_nan=True):
-                raise FixError(f"output {i} differs (max abs diff {np.nanmax(np.abs(x - y)):.3g})")
-        elif not np.array_equal(x, y):
-            raise FixError(f"output {i} differs")
-    return None
+            errors.append((v, exc))
+            return False
+
+    for v in cands[:MAX_TRIES]:
+        if attempt(v):
+            break
+    if found and found[0][0]:
+        first = found[0][0]
+        _, batch = _symbols(specs)
+        # a second size: every symbolic dim different if the original runs so, else only the batch changed
+        tries = 0
+        for v in cands:
+            if tries >= MAX_TRIES // 3:
+                break
+            if all(v[x] != first[x] for x in v):
+                tries += 1
+                if attempt(v):
+                    break
+        if len(found) == 1 and batch:
+            attempt({x: (first[x] % 2) + 1 if x in batch else first[x] for x in first})
+    if not found:
+        v, exc = errors[0]
+        raise _CannotRun(_first_line(exc), v)
+    return found
+
+
+class _CannotRun(Exception):
+    def __init__(self, why: str, values: dict):
+        super().__init__(why)
+        self.why, self.values = why, values
+
+
+def _describe(values: dict[str, int]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in values.items()) or "fixed shapes"
+
+
+def compare(i: int, x, y) -> None:
+    x, y = np.asarray(x), np.asarray(y)
+    if x.shape != y.shape:
+        raise FixError(f"output {i} shape changed {x.shape} -> {y.shape}")
+    if x.dtype != y.dtype:
+        raise FixError(f"output {i} dtype changed {x.dtype} -> {y.dtype}")
+    tol = TOLERANCE.get(x.dtype.type)
+    if x.dtype.kind == "V" or str(x.dtype) == "bfloat16":
+        tol = (2e-2, 2e-2)
+    if tol:
+        rtol, atol = tol
+        finite = np.isfinite(x)
+        scale = float(np.max(np.abs(x[finite]))) if finite.any() else 1.0
+        if not np.allclose(x, y, rtol=rtol, atol=atol * max(1.0, scale), equal_nan=True):
+            with np.errstate(invalid="ignore"):
+                diff = np.nanmax(np.abs(x.astype(np.float64) - y.astype(np.float64))) if x.size else 0
+            raise FixError(f"output {i} differs (max abs diff {diff:.3g})")
+    elif not np.array_equal(x, y):
+        raise FixError(f"output {i} differs")
+
+
+def check_equivalent(before: onnx.ModelProto, after: onnx.ModelProto, base_dir: Path | None = None,
+                     shapes: dict[str, Sequence[int]] | None = None) -> str:
+    """Run both models on the same inputs; raises FixError when outputs differ. Returns what was compared
+    (e.g. "outputs equal at batch=1, batch=2") or why only the fixed model was run."""
+    with capture_output():
+        return _check_equivalent(before, after, base_dir, shapes)
+
+
+def _check_equivalent(before, after, base_dir, shapes) -> str:
+    try:
+        run_a = session(before, base_dir)
+    except Exception as exc:
+        run_a, load_error = None, _first_line(exc)
+    try:
+        found = feeds_for(before, shapes, run_a) if run_a else None
+    except _CannotRun as exc:
+        found, load_error = None, f"{exc.why} (at {_describe(exc.values)})"
+    if found is None:
+        # ORT refuses the original (e.g. Equal on int64 vs int32): onnx.reference may still run it
+        try:
+            found = feeds_for(before, shapes, _reference_session(before, base_dir))
+        except FixError:
+            found = None
+        except _CannotRun:
+            found = None
+        except Exception:
+            found = None
+        if found is None:
+            specs = input_specs(after, shapes)
+            feeds = make_feeds(specs, next(iter(candidate_values(specs)), {}))
+            try:
+                session(after, base_dir)(feeds)
+            except Exception as exc:
+                raise FixError(f"neither the original nor the fixed model runs on ORT CPU: {_first_line(exc)}") from None
+            return f"the original cannot run ({load_error}), so only the fixed model was run"
+    run_b = session(after, base_dir)
+    for values, feeds, a in found:
+        try:
+            b = run_b(feeds)
+        except Exception as exc:
+            raise FixError(f"the fixed model fails at {_describe(values)}: {_first_line(exc)}") from None
+        if len(a) != len(b):
+            raise FixError(f"output count changed ({len(a)} -> {len(b)})")
+        for i, (x, y) in enumerate(zip(a, b)):
+            try:
+                compare(i, x, y)
+            except FixError as exc:
+                raise FixError(f"{exc} at {_describe(values)}") from None
+    sizes = " and ".join(_describe(v) for v, _, _ in found)
+    return f"outputs equal at {sizes}"
 
 
 def verify(before: onnx.ModelProto, after: onnx.ModelProto, safe: bool, applied: Sequence[str] = (),
-           base_dir: Path | None = None) -> str | None:
-    """Raises FixError when the fixed model must not be written; returns a caveat worth telling the user.
+           base_dir: Path | None = None, shapes: dict[str, Sequence[int]] | None = None) -> str | None:
+    """Raises FixError when the fixed model must not be written; returns what the numeric check did (or a
+    caveat worth telling the user).
 
     base_dir: the folder the models' external data paths are relative to."""
     try:
@@ -112,14 +385,15 @@ def verify(before: onnx.ModelProto, after: onnx.ModelProto, safe: bool, applied:
         onnx.shape_inference.infer_shapes(after, strict_mode=True)
     except Exception as exc:
         raise FixError(f"fixed model fails the checker or shape inference: {str(exc).splitlines()[0]}") from None
-    if safe:
-        for name in applied:
-            ref = REGISTRY[name].reference
-            if ref is not None:
-                before = ref(before)
-        try:
-            return check_equivalent(before, after, base_dir)
-        except FixError:
-            raise
-        except Exception as exc:
-            raise FixError(f"could not run the numeric check: {ort_message(exc)}") from None
+    if not safe:
+        return "not run (unsafe fixes change the interface or numerics)"
+    for name in applied:
+        ref = REGISTRY[name].reference
+        if ref is not None:
+            before = ref(before)
+    try:
+        return check_equivalent(before, after, base_dir, shapes)
+    except FixError:
+        raise
+    except Exception as exc:
+        raise FixError(f"could not run the numeric check: {ort_message(exc)}") from None

@@ -1,4 +1,15 @@
-"""fold-shapes: constant-fold shape subgraphs so ORT places no shape computation on the CPU."""
+"""fold-shapes: constant-fold shape subgraphs so ORT places no shape computation on the CPU and TensorRT gets
+constant Reshape/Expand shapes.
+
+Engine: onnxslim's constant folding, dead-node elimination and its shape-only graph rewrites (eliminating
+no-op Reshape/Slice/Concat/Unsqueeze/Transpose, Concat->Reshape with 0/-1) when onnxslim is installed; its
+symbolic shape inference folds the static part of a shape under a dynamic batch (Shape->Gather of a fixed
+dim), and it folds inside If/Loop/Scan bodies. Fusions that change arithmetic (Conv+BN, Gemm, Pad+Conv ...)
+are skipped: this fixer only folds. Without onnxslim, onnx-graphsurgeon's fold_constants.
+
+Which findings it can clear is decided at lint time by `foldable` (a node whose every input is computable
+from constants and fixed dims), so a finding the fold cannot clear is not marked fixable.
+"""
 
 from __future__ import annotations
 
@@ -6,14 +17,470 @@ import onnx
 
 from onnxlint.fixers.base import FixContext, fixer
 
+# onnxslim rewrites that only fold or drop shape plumbing (the arithmetic fusions are left out)
+_SHAPE_PATTERNS = ("EliminationConcat", "EliminationReshape", "EliminationReshapeAs", "EliminationSlice",
+                   "EliminationTranspose", "EliminationUnsqueeze", "FusionConcatReshape")
 
-@fixer("fold-shapes", True, "constant-fold shape subgraphs with onnx-graphsurgeon so ORT has no CPU shape nodes")
-def fold_shapes(ctx: FixContext) -> onnx.ModelProto:
-    model = ctx.model
+
+def _onnxslim_fold(model: onnx.ModelProto) -> onnx.ModelProto:
+    import onnxslim
+    from onnxslim.core.pattern.registry import DEFAULT_FUSION_PATTERNS
+
+    skip = [p for p in DEFAULT_FUSION_PATTERNS if p not in _SHAPE_PATTERNS]
+    out = onnxslim.slim(model, skip_fusion_patterns=skip, skip_optimizations=["weight_tying"])
+    if isinstance(out, tuple):
+        out = out[0]
+    return out
+
+
+def _graphsurgeon_fold(model: onnx.ModelProto) -> onnx.ModelProto:
     import onnx_graphsurgeon as gs
 
     graph = gs.import_onnx(model)
     graph.fold_constants().cleanup().toposort()
-    out = gs.export_onnx(graph)
-    out.ir_version = model.ir_version
+    return gs.export_onnx(graph)
+
+
+# "onnxslim": onnxslim's folding, then `fold_known` for what it left; "own": `fold_known` alone (the fallback
+# when the onnxslim result fails the numeric check or the checker)
+ENGINE = {"mode": "onnxslim"}
+MAX_FOLD_ELEMENTS = 4096  # fold_known makes Constants of shape-sized values only
+
+
+def fold(model: onnx.ModelProto, mode: str | None = None) -> onnx.ModelProto:
+    """The folded model (a new proto; the input is left as it is). Output names, input names and the
+    model's metadata are kept."""
+    import copy
+
+    mode = mode or ENGINE["mode"]
+    # onnxlint's own folding first, on the model the lint judged (its shapes are the ones the findings were
+    # computed from), then onnxslim for the rest, then once more for what onnxslim exposed
+    out = fold_known(copy.deepcopy(model))
+    if mode == "onnxslim":
+        try:
+            import onnxslim  # noqa: F401
+        except ImportError:
+            out = _graphsurgeon_fold(out)
+        else:
+            out = _onnxslim_fold(out)
+        out.ir_version = model.ir_version
+        out = fold_known(out)
+    # keep what the engines drop or rewrite
+    for attr in ("producer_name", "producer_version", "domain", "model_version", "doc_string"):
+        setattr(out, attr, getattr(model, attr))
+    del out.metadata_props[:]
+    out.metadata_props.extend(model.metadata_props)
     return out
+
+
+def fold_known(model: onnx.ModelProto, rounds: int = 3) -> onnx.ModelProto:
+    """`fold_once` until nothing more folds (shape inference over a folded graph knows more), at most
+    `rounds` times."""
+    for _ in range(rounds):
+        before = sum(len(g.node) for g in _graphs(model)), sum(len(g.initializer) for g in _graphs(model))
+        model = fold_once(model)
+        if (sum(len(g.node) for g in _graphs(model)), sum(len(g.initializer) for g in _graphs(model))) == before:
+            break
+    return model
+
+
+def _graphs(model):
+    from onnxlint.graph import iter_graphs
+
+    return list(iter_graphs(model))
+
+
+def fold_once(model: onnx.ModelProto) -> onnx.ModelProto:
+    """Replace every node `can_fold` says folds (its outputs are computable from constants and fixed dims,
+    partial shapes under a dynamic batch included) with Constant nodes holding the values, then drop the
+    nodes nothing reads any more. Works in every graph (If/Loop/Scan bodies too), in place."""
+    import numpy as np
+    from onnx import helper, numpy_helper
+
+    from onnxlint.graph import GraphIndex
+
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model)
+    except Exception:
+        inferred = model
+    # types come from the inferred copy's index; the nodes to replace from the model's own index (same
+    # structure, so the same locations)
+    index = GraphIndex(inferred)
+    own = GraphIndex(model) if inferred is not model else index
+    by_loc = {n.location: n for n in own.nodes}
+    values: dict[tuple[int, str], np.ndarray] = {}
+
+    def value(scope, name):
+        s = scope
+        while s is not None:
+            key = (id(s), name)
+            if key in values:
+                return values[key]
+            t = s.initializers.get(name) or s.constants.get(name)
+            if t is not None:
+                if t.data_location == onnx.TensorProto.EXTERNAL:
+                    return None
+                arr = numpy_helper.to_array(t)
+                values[key] = arr
+                return arr
+            if name in s.producer or name in s.inputs:
+                break
+            s = s.parent
+        return None
+
+    replaced: dict[int, tuple[onnx.GraphProto, dict[int, list]]] = {}
+    positions: dict[int, dict[int, int]] = {}
+    taken = {o for n in own.nodes for o in n.outputs} | {i for s in own.scopes for i in s.initializers}
+    for ref in index.nodes:
+        if ref.scope.graph is None or ref.scope.is_function or ref.op_type == "Constant":
+            continue
+        if ref.op_type == "Reshape" and ref.domain == "ai.onnx" and not can_fold(ref):
+            zeros = reshape_zeros(ref)
+            target = by_loc.get(ref.location)
+            if isinstance(zeros, list) and target is not None and target.op_type == "Reshape":
+                name = f"{ref.inputs[1]}_folded"
+                while name in taken:
+                    name += "_"
+                taken.add(name)
+                tg = target.scope.graph
+                if tg is None:
+                    continue
+                tg.initializer.append(numpy_helper.from_array(np.array(zeros, np.int64), name))
+                target.proto.input[1] = name
+            continue
+        outs = [o for o in ref.outputs if o]
+        if not outs or not can_fold(ref):
+            continue
+        target = by_loc.get(ref.location)
+        if target is None or target.op_type != ref.op_type:
+            continue
+        if any((ref.output_type(k).numel() or 0) > MAX_FOLD_ELEMENTS for k in range(len(ref.outputs))):
+            continue  # a weight computation (e.g. DequantizeLinear of a constant), not a shape: not evaluated
+        arrays = _evaluate(ref, value)
+        if arrays is None or any(np.asarray(a).size > MAX_FOLD_ELEMENTS for a in arrays):
+            continue  # weights are not this fixer's business (and ORT rejects big Constants in bodies)
+        for o, arr in zip(ref.outputs, arrays):
+            if o:
+                values[(id(ref.scope), o)] = arr
+        scope = target.scope
+        pos_of = positions.get(id(scope))
+        if pos_of is None:
+            pos_of = positions[id(scope)] = {id(n): k for k, n in enumerate(scope.nodes)}
+        graph = scope.graph
+        if graph is None:
+            continue
+        graph_outputs = set(scope.outputs)
+        consts = []
+        for k, (o, arr) in enumerate(zip(ref.outputs, arrays)):
+            if not o:
+                continue
+            if o in graph_outputs:  # a graph output must be produced by a node
+                consts.append(helper.make_node("Constant", [], [o], name=f"{ref.name or ref.op_type}_folded_{k}",
+                                               value=numpy_helper.from_array(np.asarray(arr))))
+            else:  # an initializer of the node's own graph
+                graph.initializer.append(numpy_helper.from_array(np.asarray(arr), o))
+        replaced.setdefault(id(scope), (graph, {}))[1][pos_of[id(target)]] = consts
+    if not replaced:
+        return model
+    # innermost bodies first: rebuilding a graph's node list copies the bodies its nodes hold
+    for graph, reps in reversed(list(replaced.values())):
+        nodes: list[onnx.NodeProto] = []
+        for pos, n in enumerate(graph.node):
+            nodes.extend(reps[pos] if pos in reps else [n])
+        del graph.node[:]
+        graph.node.extend(nodes)
+    _drop_dead(model)
+    return model
+
+
+def _evaluate(ref, value):
+    """The node's output values (numpy), from the constants and the fixed dims it reads; None when unknown."""
+    import numpy as np
+
+    op = ref.op_type
+    if op in ("Shape", "Size"):
+        shape = ref.scope.type_of(ref.inputs[0]).shape
+        if shape is None:
+            return None
+        if op == "Size":
+            return [np.array(int(np.prod(shape)), np.int64)]
+        start, end = ref.attr("start"), ref.attr("end")
+        dims = list(shape)[slice(start if start is not None else 0, end)]
+        if not all(isinstance(d, int) for d in dims):
+            return None
+        return [np.array(dims, np.int64)]
+    ins = []
+    for name in ref.inputs:
+        if not name:
+            ins.append(None)
+            continue
+        v = value(ref.scope, name)
+        if v is None:
+            v = _partial_value(ref.scope, name)
+            if v is None:
+                return None
+        ins.append(v)
+    if op in ("Gather", "Slice", "Squeeze", "Unsqueeze", "Cast", "Identity", "Concat") and any(
+            isinstance(v, _Partial) for v in ins):
+        return _partial_eval(ref, ins)
+    if any(isinstance(v, _Partial) for v in ins):
+        return None
+    try:
+        from onnx import helper
+        from onnx.reference import ReferenceEvaluator
+
+        names = [f"i{k}" if n else "" for k, n in enumerate(ref.inputs)]
+        outs = [f"o{k}" for k in range(len(ref.outputs))]
+        node = helper.make_node(op, names, outs, domain=ref.proto.domain)
+        node.attribute.extend(ref.proto.attribute)
+        feeds = {nm: v for nm, v in zip(names, ins) if nm}
+        # a one-node model at the node's own opset (a bare NodeProto runs at the newest version)
+        g = helper.make_graph([node], "fold", [helper.make_tensor_value_info(nm, 0, None) for nm in feeds],
+                              [helper.make_tensor_value_info(o, 0, None) for o in outs])
+        one = helper.make_model(g, opset_imports=[helper.make_opsetid(ref.proto.domain or "", ref.opset or 17)])
+        ev = ReferenceEvaluator(one)
+        return [np.asarray(x) for x in ev.run(None, feeds)]
+    except Exception:
+        return None
+
+
+class _Partial(list):
+    """A shape vector some of whose entries are unknown (None)."""
+
+
+def _partial_value(scope, name):
+    st = _state(scope, name)
+    if isinstance(st, tuple) and st[0] == "shape":
+        return _Partial(st[1])
+    return None
+
+
+def _partial_eval(ref, ins):
+    import numpy as np
+
+    st = _combine(ref, ref.scope, [CONST if not isinstance(v, _Partial) else ("shape", list(v)) for v in ins])
+    if st != CONST:
+        return None
+    op = ref.op_type
+    first = list(ins[0]) if isinstance(ins[0], _Partial) else None
+    if op == "Gather":
+        idx = np.asarray(ins[1])
+        picked = [first[int(i)] for i in idx.reshape(-1)]
+        return [np.array(picked, np.int64).reshape(idx.shape)]
+    if op == "Slice":
+        starts, ends = np.asarray(ins[1]).reshape(-1), np.asarray(ins[2]).reshape(-1)
+        steps = np.asarray(ins[4]).reshape(-1) if len(ins) > 4 and ins[4] is not None else [1]
+        return [np.array(first[slice(int(starts[0]), int(ends[0]), int(steps[0]))], np.int64)]
+    if op == "Concat":
+        parts = [list(v) if isinstance(v, _Partial) else list(np.asarray(v).reshape(-1)) for v in ins if v is not None]
+        return [np.array([int(x) for p in parts for x in p], np.int64)]
+    return None
+
+
+def _drop_dead(model: onnx.ModelProto) -> None:
+    """Remove nodes none of whose outputs is read (by any graph, bodies included) or is a graph output."""
+    from onnxlint.graph import iter_graphs
+
+    while True:
+        used = {o.name for g in iter_graphs(model) for o in g.output}
+        used |= {i for g in iter_graphs(model) for n in g.node for i in n.input}  # bodies' reads of outer values too
+        changed = False
+        for g in iter_graphs(model):
+            keep = [n for n in g.node if any(o and o in used for o in n.output)]
+            if len(keep) != len(g.node):
+                changed = True
+                del g.node[:]
+                g.node.extend(keep)
+        if not changed:
+            return
+
+
+@fixer("fold-shapes", True, "constant-fold shape subgraphs (onnxslim's folding, shape rewrites only) so ORT has "
+       "no CPU shape nodes and TensorRT gets constant shapes", can_fix=lambda node, rule: _can_fix(node, rule))
+def fold_shapes(ctx: FixContext) -> onnx.ModelProto:
+    if not ctx.nodes and not ctx.model_level:
+        return ctx.model
+    return fold(ctx.model)
+
+
+# ------------------------------------------------------------------ what a fold can clear (lint time)
+
+_NONDETERMINISTIC = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial",
+                     "Bernoulli", "Dropout"}
+_PASS_SHAPE = {"Cast", "Identity", "Squeeze", "Unsqueeze", "Flatten"}
+CONST = "const"
+
+
+class Dim(tuple):
+    """An unknown entry of a shape vector: dim `axis` of value `name` (Shape(name)[axis])."""
+
+    def __new__(cls, name: str, axis: int):
+        return super().__new__(cls, (name, axis))
+
+
+def _int_values(t) -> list[int] | None:
+    try:
+        from onnx import numpy_helper
+
+        if t.data_location == onnx.TensorProto.EXTERNAL:
+            return None
+        return [int(v) for v in numpy_helper.to_array(t).reshape(-1)]
+    except Exception:
+        return None
+
+
+def _lookup(scope, name):
+    """(producer NodeRef or None, scope it lives in, constant TensorProto or None) for a value name."""
+    s = scope
+    while s is not None:
+        t = s.initializers.get(name) or s.constants.get(name)
+        if t is not None:
+            return None, s, t
+        p = s.producer.get(name)
+        if p is not None:
+            return p, s, None
+        if name in s.inputs:
+            return None, s, None
+        s = s.parent
+    return None, None, None
+
+
+def _state(scope, name: str):
+    """CONST (computable from constants and fixed dims), ("shape", dims) (a shape vector some of whose
+    entries are unknown, dims: int or None each), or None (depends on run-time data)."""
+    root = scope
+    while root.parent is not None:
+        root = root.parent
+    memo = root.__dict__.setdefault("_onnxlint_fold_memo", {})
+    stack = [(scope, name)]
+    while stack:
+        sc, nm = stack[-1]
+        key = (id(sc), nm)
+        if key in memo:
+            stack.pop()
+            continue
+        prod, where, const = _lookup(sc, nm)
+        if const is not None:
+            memo[key] = CONST
+            stack.pop()
+            continue
+        if prod is None:
+            memo[key] = None
+            stack.pop()
+            continue
+        op = prod.op_type
+        if op in ("Shape", "Size") and prod.domain == "ai.onnx":
+            shape = where.type_of(prod.inputs[0]).shape if prod.inputs else None
+            if shape is None:
+                memo[key] = None
+            elif op == "Size":
+                memo[key] = CONST if all(isinstance(d, int) for d in shape) else None
+            else:
+                start, end = prod.attr("start"), prod.attr("end")
+                dims = [d if isinstance(d, int) else Dim(prod.inputs[0], k) for k, d in enumerate(shape)]
+                dims = dims[slice(start if start is not None else 0, end)]
+                memo[key] = CONST if all(isinstance(d, int) for d in dims) else ("shape", dims)
+            stack.pop()
+            continue
+        if (op in _NONDETERMINISTIC or prod.domain != "ai.onnx"
+                or any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in prod.proto.attribute)):
+            memo[key] = None
+            stack.pop()
+            continue
+        ins = [i for i in prod.inputs if i]
+        pending = [(where, i) for i in ins if (id(where), i) not in memo]
+        # an input found in an outer scope is memoised under this scope's key: look it up through `where`
+        if pending:
+            stack.extend(pending)
+            continue
+        states = [memo[(id(where), i)] for i in ins]
+        memo[key] = _combine(prod, where, states)
+        stack.pop()
+    return memo[(id(scope), name)]
+
+
+def _combine(node, scope, states):
+    if all(s == CONST for s in states):
+        return CONST
+    if any(s is None for s in states):
+        return None
+    op = node.op_type
+    first = states[0]
+    if op in _PASS_SHAPE and first != CONST and all(s == CONST for s in states[1:]):
+        return first
+    if op == "Gather" and first != CONST and states[1] == CONST:
+        t = scope.constant(node.inputs[1])
+        idx = _int_values(t) if t is not None else None
+        if idx is None:
+            return None
+        dims = first[1]
+        try:
+            picked = [dims[i] for i in idx]
+        except IndexError:
+            return None
+        return CONST if all(isinstance(d, int) for d in picked) else ("shape", picked)
+    if op == "Slice" and first != CONST and all(s == CONST for s in states[1:]):
+        vals = [(_int_values(scope.constant(n)) if scope.constant(n) is not None else None) for n in node.inputs[1:]]
+        if any(v is None for v in vals[:2]) or len(vals) < 2:
+            return None
+        starts, ends = vals[0], vals[1]
+        steps = vals[3] if len(vals) > 3 and vals[3] else [1]
+        if len(starts) != 1 or len(ends) != 1:
+            return None
+        picked = first[1][slice(starts[0], ends[0], steps[0])]
+        return CONST if all(isinstance(d, int) for d in picked) else ("shape", picked)
+    if op == "Concat":
+        dims: list = []
+        for n, s in zip((i for i in node.inputs if i), states):
+            if s == CONST:
+                t = scope.constant(n)
+                vals = _int_values(t) if t is not None else None
+                dims.extend(vals if vals is not None else [None])
+            else:
+                dims.extend(s[1])
+        return CONST if all(isinstance(d, int) for d in dims) else ("shape", dims)
+    return None
+
+
+def can_fold(node, input_indices=None) -> bool:
+    """Whether folding makes these inputs of node constants (None: the node's outputs, i.e. the node itself
+    folds away)."""
+    if input_indices is None:
+        outs = [o for o in node.outputs if o]
+        return bool(outs) and all(_state(node.scope, o) == CONST for o in outs)
+    names = [node.inputs[i] for i in input_indices if i < len(node.inputs) and node.inputs[i]]
+    if node.op_type == "Reshape" and list(input_indices) == [1] and len(names) == 1:
+        return reshape_zeros(node) is not None
+    return all(_state(node.scope, n) == CONST for n in names)
+
+
+def reshape_zeros(node):
+    """A constant shape for a Reshape whose shape input is computed: the shape itself when it folds, or, for
+    the dynamic-batch pattern x.view(x.size(0), -1), the shape with 0 ("copy this dim") wherever an entry is
+    the data input's own dim at the same position (allowzero=0). None when neither."""
+    if len(node.inputs) < 2 or not node.inputs[1]:
+        return None
+    st = _state(node.scope, node.inputs[1])
+    if st == CONST:
+        return CONST
+    if not isinstance(st, tuple) or st[0] != "shape" or node.attr("allowzero") == 1:
+        return None
+    out = []
+    for k, d in enumerate(st[1]):
+        if isinstance(d, int):
+            out.append(d)
+        elif isinstance(d, Dim) and d == (node.inputs[0], k):
+            out.append(0)
+        else:
+            return None
+    if sum(1 for d in out if d == -1) > 1:
+        return None
+    return out
+
+
+def _can_fix(node, rule) -> bool:
+    """A finding about named inputs (e.g. OLX309: Reshape input 1 is computed) clears when those inputs fold;
+    any other finding (OLX201: a CPU shape node) clears when the node itself folds away."""
+    inputs = (rule.match or {}).get("inputs") if rule is not None else None
+    named = [k for k in inputs if isinstance(k, int)] if isinstance(inputs, dict) else []
+    return can_fold(node, named or None)

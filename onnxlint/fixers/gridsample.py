@@ -16,7 +16,9 @@ _GRID_MODE_20 = {"bilinear": "linear", "bicubic": "cubic", "nearest": "nearest"}
 
 def _standard_grid_attrs(node: onnx.NodeProto, opset: int) -> list | None:
     """ai.onnx GridSample attributes equal to this node's, or None when one does not map."""
-    mode, padding, align = "bilinear", "zeros", 0
+    mode: str | None = "bilinear"
+    padding: str | None = "zeros"
+    align = 0
     for a in node.attribute:
         v = helper.get_attribute_value(a)
         v = v.decode() if isinstance(v, bytes) else v
@@ -42,12 +44,23 @@ def _custom(n: onnx.NodeProto) -> bool:
     return ( (n.op_type == "GridSample" and n.domain not in ("", "ai.onnx")) or (n.op_type == "grid_sampler" and n.domain == "mmcv"))
 
 
+def can_fix(node, rule=None) -> bool:
+    """Lint time: a custom GridSample whose attributes map to ai.onnx GridSample (a standard GridSample below
+    opset 16 is fixed by the version converter)."""
+    if not _custom(node.proto):
+        return node.op_type == "GridSample" and node.domain == "ai.onnx"
+    return _standard_grid_attrs(node.proto, max(node.opset or 0, 16)) is not None
+
+
 @fixer("gridsample-standard", True,
-       "raise the opset to 16 (version converter) and rewrite custom-domain GridSample / mmcv::grid_sampler as ai.onnx GridSample")
+       "raise the opset to 16 (version converter) and rewrite custom-domain GridSample / mmcv::grid_sampler as ai.onnx GridSample",
+       can_fix=can_fix)
 def gridsample_standard(ctx: FixContext) -> onnx.ModelProto:
     model = ctx.model
     locations = [n.location for n in ctx.nodes if _custom(n.proto)]
-    if not any(_standard_grid_attrs(n.proto, max(ctx.opset, 16)) is not None for n in ctx.nodes if _custom(n.proto)):
+    standard_below_16 = ctx.opset < 16 and any(n.op_type == "GridSample" and not _custom(n.proto) for n in ctx.nodes)
+    if not standard_below_16 and not any(_standard_grid_attrs(n.proto, max(ctx.opset, 16)) is not None
+                                         for n in ctx.nodes if _custom(n.proto)):
         return model
     if opset_of(model) < 16:
         model = onnx.version_converter.convert_version(model, 16)  # passes custom-domain nodes through

@@ -1,4 +1,12 @@
-"""upgrade-opset: onnx's version converter to the oldest opset that clears the findings."""
+"""upgrade-opset: onnx's version converter to the oldest opset that clears the findings.
+
+OLX006 (legacy opset) and OLX020 (Resize-10 semantics) flag ai.onnx opsets below 11. Every target supports
+11: ORT CPU/CUDA load opset 7+, TensorRT's parser 8.x starts at 7 and 10.x at 9, and Resize-11 is the first
+with coordinate_transformation_mode (the converter keeps Resize-10's behaviour as `asymmetric`). So 11 is the
+least change that clears both, whatever the selected targets; later opsets are left to the user.
+
+Whether the converter can convert a model is known only by trying: `can_convert` tries it once per model at
+lint time (on the weight-less copy the linter indexes), so a model the converter rejects is not claimed."""
 
 from __future__ import annotations
 
@@ -6,13 +14,70 @@ import onnx
 
 from onnxlint.fixers.base import FixContext, fixer
 
-# OLX005 (legacy opset) and OLX020 (Resize-10 semantics) flag opsets below 11; every target (ORT CPU/CUDA,
-# TensorRT 8.4+) supports 11 and later, so 11 is the least change that clears them
 MIN_OPSET = 11
 
+_tried: dict[int, tuple[onnx.ModelProto, bool]] = {}
 
-@fixer("upgrade-opset", True, "convert the model to ai.onnx opset 11 (the oldest the targets fully support) with onnx's version converter")
+
+def min_opset(targets=()) -> int:
+    """The oldest ai.onnx opset the flagged rules accept for these targets (11 for every target today)."""
+    return MIN_OPSET
+
+
+def can_convert(model: onnx.ModelProto) -> bool:
+    hit = _tried.get(id(model))
+    if hit is not None and hit[0] is model:
+        return hit[1]
+    from onnxlint.fixers.equivalence import capture_output
+
+    try:
+        with capture_output():
+            onnx.version_converter.convert_version(model, MIN_OPSET)
+        ok = True
+    except Exception:
+        ok = False
+    _tried.clear()  # one model at a time: keep no reference to earlier ones
+    _tried[id(model)] = (model, ok)
+    return ok
+
+
+def can_fix(node, rule=None) -> bool:
+    root = node.scope
+    while root.parent is not None:
+        root = root.parent
+    model = getattr(root, "_onnxlint_model", None)
+    return True if model is None else can_convert(model)
+
+
+@fixer("upgrade-opset", True,
+       "convert the model to ai.onnx opset 11 (the oldest every target fully supports) with onnx's version converter",
+       can_fix=can_fix)
 def upgrade_opset(ctx: FixContext) -> onnx.ModelProto:
-    if ctx.opset >= MIN_OPSET:
+    target = min_opset(ctx.targets)
+    if ctx.opset >= target:
         return ctx.model
-    return onnx.version_converter.convert_version(ctx.model, MIN_OPSET)
+    before = ctx.opset
+    out = onnx.version_converter.convert_version(ctx.model, target)
+    if before < 11:
+        _keep_asymmetric(out)
+    return out
+
+
+def _keep_asymmetric(model: onnx.ModelProto) -> None:
+    """Upsample and Resize-10 sample with asymmetric coordinates (nearest: floor). The converter turns
+    Upsample into a Resize-11 with no coordinate_transformation_mode, i.e. half_pixel, which moves every
+    output pixel: give each Resize without one the mode it had."""
+    from onnx import helper
+
+    from onnxlint.graph import iter_graphs
+
+    for g in iter_graphs(model):
+        for n in g.node:
+            if n.op_type != "Resize" or n.domain not in ("", "ai.onnx"):
+                continue
+            names = {a.name for a in n.attribute}
+            if "coordinate_transformation_mode" not in names:
+                n.attribute.append(helper.make_attribute("coordinate_transformation_mode", "asymmetric"))
+            mode = next((a.s for a in n.attribute if a.name == "mode"), b"nearest")
+            if mode == b"nearest" and "nearest_mode" not in names:
+                n.attribute.append(helper.make_attribute("nearest_mode", "floor"))

@@ -1,0 +1,195 @@
+"""Before/after table for `--fix` on real models: lint -> --fix -> lint, on copies.
+
+For every model of the export set (bench-out/models/MANIFEST.tsv) and the shared corpus
+(/work/shared/corpus/models), a copy (with its external data) is made under --work; the copy is fixed with
+the public API (`onnxlint.fix`, safe fixes, default targets) and linted again. Per model: findings before,
+of which marked fixable (safe), fixed, fixable left after (with the reason the fix notes give), whether the
+file was rewritten, and the numeric check's result. Each model runs in a child process with a time limit.
+
+    python benchmarks/fix_realworld.py                       # both sets, table + totals on stdout
+    python benchmarks/fix_realworld.py --json rows.jsonl a.onnx b.onnx
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "bench-out" / "models"
+CORPUS = Path("/work/shared/corpus/models")
+
+
+def models() -> list[tuple[str, Path]]:
+    out = []
+    manifest = BENCH / "MANIFEST.tsv"
+    if manifest.exists():
+        for row in csv.DictReader(manifest.open(), delimiter="\t"):
+            p = BENCH / row["path"]
+            if p.exists():
+                out.append(("exports", p))
+    out += [("corpus", p) for p in sorted(CORPUS.glob("*.onnx"))]
+    return out
+
+
+def _copy(src: Path, dest: Path) -> None:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(src, dest)
+    import onnx
+
+    from onnxlint.graph import iter_graphs
+
+    m = onnx.load(str(src), load_external_data=False)
+    for g in iter_graphs(m):
+        for t in g.initializer:
+            if t.data_location == onnx.TensorProto.EXTERNAL:
+                loc = {e.key: e.value for e in t.external_data}.get("location")
+                if loc and not (dest.parent / loc).exists():
+                    shutil.copyfile(src.parent / loc, dest.parent / loc)
+
+
+def one(src: str, work: str) -> dict:
+    """Fix one copy (run in a child process)."""
+    import onnxlint
+    from onnxlint.fixers import REGISTRY
+    from onnxlint.fixers.base import install_engine_hook
+
+    install_engine_hook()
+    src_p, dest = Path(src), Path(work)
+    _copy(src_p, dest)
+    before_bytes = dest.stat().st_mtime_ns, dest.stat().st_size
+    t0 = time.perf_counter()
+    res = onnxlint.fix(dest)
+    row: dict = {"model": src, "time_s": round(time.perf_counter() - t0, 1)}
+    if res.error:
+        row["error"] = res.error
+        return row
+    safe = [f for f in res.findings if f.fix and REGISTRY[f.fix].safe and not f.suppressed]
+    row.update(findings=len(res.findings), fixable=len(safe),
+               fixable_unsafe=sum(1 for f in res.findings if f.fix and not REGISTRY[f.fix].safe),
+               fixed=sum(1 for f in res.findings if getattr(f, "fixed", False)), notes=res.notes)
+    written = (dest.stat().st_mtime_ns, dest.stat().st_size) != before_bytes
+    row["written"] = written
+    if written:
+        after = onnxlint.lint(dest)
+        left = [f for f in after.findings if f.fix and REGISTRY[f.fix].safe and not f.suppressed]
+        row["findings_after"] = len(after.findings)
+        import onnx
+
+        try:
+            onnx.checker.check_model(str(dest))
+            row["checker"] = "ok"
+        except Exception as exc:
+            row["checker"] = f"FAIL {str(exc).splitlines()[0][:100]}"
+    else:
+        left = safe
+        row["findings_after"] = len(res.findings)
+    row["left"] = len(left)
+    by: dict[str, int] = {}
+    for f in left:
+        by[f"{f.code}/{f.fix}"] = by.get(f"{f.code}/{f.fix}", 0) + 1
+    row["left_by"] = by
+    numeric = [n for n in res.notes if n.startswith("numeric check") or n.startswith("fix not written")]
+    row["numeric"] = numeric[0] if numeric else ("-" if not safe else "")
+    return row
+
+
+def _why(r: dict) -> str:
+    if r.get("error"):
+        return "lint error: " + r["error"][:80]
+    if not r.get("left"):
+        return ""
+    notes = [n for n in r.get("notes", []) if not n.startswith("numeric check") and "fixed," not in n]
+    return "; ".join(f"{k}×{v}" for k, v in r["left_by"].items()) + (": " + " | ".join(notes)[:160] if notes else "")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("models", nargs="*", type=Path)
+    ap.add_argument("--work", type=Path, default=Path("/work/scratch/fixes/realworld"))
+    ap.add_argument("--json", type=Path)
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--timeout", type=float, default=900)
+    ap.add_argument("--one", nargs=2, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.one:
+        print("ROW " + json.dumps(one(*args.one)))
+        return 0
+    todo = [("args", p) for p in args.models] if args.models else models()
+    if args.work.exists():
+        shutil.rmtree(args.work)
+
+    def run(item):
+        kind, src = item
+        rel = src.relative_to(BENCH) if str(src).startswith(str(BENCH)) else Path(src.name)
+        dest = args.work / kind / rel
+        t0 = time.perf_counter()
+        try:
+            p = subprocess.run([sys.executable, __file__, "--one", str(src), str(dest)], capture_output=True, text=True,
+                               timeout=args.timeout, cwd=ROOT, env={**os.environ, "OMP_NUM_THREADS": "1"})
+            rows = [ln[4:] for ln in p.stdout.splitlines() if ln.startswith("ROW ")]
+            row = json.loads(rows[-1]) if rows else {"model": str(src), "error": (p.stderr.strip().splitlines() or ["?"])[-1][:200]}
+            if not rows and p.stdout.strip():
+                row["stdout_noise"] = True
+            elif p.stdout.count("\n") > 1:
+                row["stdout_noise"] = True  # something besides the row reached stdout
+        except subprocess.TimeoutExpired:
+            row = {"model": str(src), "error": f"timeout after {args.timeout:.0f}s"}
+        row["set"] = kind
+        row["wall_s"] = round(time.perf_counter() - t0, 1)
+        for f in dest.parent.glob(dest.name + "*"):
+            f.unlink(missing_ok=True)
+        if args.json:
+            with open(args.json, "a") as fh:
+                fh.write(json.dumps(row) + "\n")
+        return row
+
+    rows = []
+    with ThreadPoolExecutor(args.jobs) as ex:
+        for row in ex.map(run, todo):
+            rows.append(row)
+            print(fmt(row), flush=True)
+    print()
+    print(totals(rows))
+    return 0
+
+
+HEADER = f"{'model':<62} {'found':>5} {'fixbl':>5} {'fixed':>5} {'left':>4} {'wrote':>5}  numeric check / why left"
+
+
+def fmt(r: dict) -> str:
+    name = str(Path(r["model"]).relative_to(BENCH)) if str(r["model"]).startswith(str(BENCH)) else Path(r["model"]).name
+    if r.get("error") and "findings" not in r:
+        return f"{name[:62]:<62} ERROR {r['error'][:100]}"
+    num = (r.get("numeric") or "")[:70]
+    why = _why(r)
+    return (f"{name[:62]:<62} {r['findings']:>5} {r['fixable']:>5} {r['fixed']:>5} {r['left']:>4} "
+            f"{'yes' if r['written'] else 'no':>5}  {num}{('  LEFT: ' + why) if why else ''}")
+
+
+def totals(rows: list[dict]) -> str:
+    lines = [HEADER.replace("model", "set  ", 1)]
+    for kind in sorted({r["set"] for r in rows}):
+        rs = [r for r in rows if r["set"] == kind and "findings" in r]
+        errs = sum(1 for r in rows if r["set"] == kind and "findings" not in r)
+        lines.append(
+            f"{kind:<62} {sum(r['findings'] for r in rs):>5} {sum(r['fixable'] for r in rs):>5} "
+            f"{sum(r['fixed'] for r in rs):>5} {sum(r['left'] for r in rs):>4} {sum(1 for r in rs if r['written']):>5}  "
+            f"{len(rs)} models, {errs} errors, checker failures {sum(1 for r in rs if str(r.get('checker', 'ok')) != 'ok')}, "
+            f"numeric equal {sum(1 for r in rs if str(r.get('numeric', '')).startswith('numeric check: outputs equal'))}, "
+            f"not written {sum(1 for r in rs if str(r.get('numeric', '')).startswith('fix not written'))}, "
+            f"stdout noise {sum(1 for r in rows if r['set'] == kind and r.get('stdout_noise'))}")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    sys.exit(main())

@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+"""How well onnxlint's TensorRT verdicts predict TensorRT's real ONNX parser (accept / reject per model).
+
+Truth comes from TSVs written by a run of the real parser on the same models (the workspace's trt-parser-truth
+harness, `trt_parse_truth.py`: one row per model with `test` and `verdict` = accept | reject | crash | timeout).
+onnxlint "predicts reject" when any node (subgraphs included) gets status `unsupported` (what OLX300/OLX310
+report as errors) or reason `parser-crash` (OLX313's warning), or when external data is missing (OLX003); a parser
+crash or timeout counts as a rejection.
+
+usage:
+  python benchmarks/trt_accuracy.py --truth LABEL=TRUTH.tsv[,TRUTH2.tsv...] [--truth ...] --models DIR [--models DIR ...]
+      [--set NAME] [--out DISAGREE.tsv] [--show N]
+  LABEL: the onnxlint TensorRT table to predict with (8.4, 8.5, 8.6, 10.1, 10.1+rtx1.4, ...)
+  DIR:   where the models named in the TSV are: node-test roots (<test>/model.onnx) or folders of <name>.onnx
+         (searched recursively: bench-out/models/<family>/<name>.onnx)
+
+Prints per version: agreement, false alarms (onnxlint rejects, the parser accepts) and misses (the parser rejects,
+onnxlint does not), each grouped by cause.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import csv
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+csv.field_size_limit(1 << 24)
+
+
+def find_models(dirs: list[str]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = collections.defaultdict(list)
+    for d in dirs:
+        for root, subdirs, files in os.walk(d):
+            if "model.onnx" in files:
+                out[os.path.basename(root)].append(os.path.join(root, "model.onnx"))
+                subdirs[:] = []
+                continue
+            for f in files:
+                if f.endswith(".onnx"):
+                    out[f[:-5]].append(os.path.join(root, f))
+    return out
+
+
+def truth_cause(row: dict) -> str:
+    v = row.get("verdict", "")
+    if v == "accept":
+        return "accept"
+    if v in ("crash", "timeout", "missing", "error"):
+        return v
+    func, desc = row.get("error_func", ""), row.get("error_desc", "")
+    if (func == "importFallbackPluginImporter" or "No importer registered" in desc or "Plugin not found" in desc
+            or (func.startswith("check") and desc == "false") or "is not supported in TensorRT-RTX" in desc):
+        return "no-importer"
+    if func == "importInput" or "Failed to convert ONNX date type" in desc:
+        return "input-dtype"
+    return "node-check"
+
+
+_cache: dict = {}
+
+
+def predict_model(path: str, label: str):
+    import onnx
+
+    from onnxlint import tensorrt
+    from onnxlint.graph import GraphIndex
+
+    key = path
+    if key not in _cache:
+        _cache.clear()
+        try:
+            m = onnx.load(path, load_external_data=False)
+            try:  # as onnxlint's loader does: value types for every edge
+                m = onnx.shape_inference.infer_shapes(m, check_type=False, strict_mode=False)
+            except Exception:
+                pass
+            _cache[key] = GraphIndex(m)
+        except Exception as e:  # unreadable model
+            _cache[key] = e
+    index = _cache[key]
+    if isinstance(index, Exception):
+        return None, f"load error: {index}"
+    missing = _missing_external(index.model, path)
+    if missing:  # onnxlint's OLX003 (external-data-missing, an error on every target): the parser cannot load it
+        return [_Missing(missing)], ""
+    pred = tensorrt.predict(index, label)
+    bad = [v for v in pred.nodes.values() if v.status == "unsupported" or v.reason == "parser-crash"]
+    return bad, ""
+
+
+class _Missing:
+    reason = "external-data-missing"
+
+    def __init__(self, name):
+        self.detail = f"OLX003: external data file {name} is missing"
+
+        class _N:
+            op_type = "-"
+        self.node = _N()
+
+
+def _missing_external_path(path):
+    import onnx
+    try:
+        return _missing_external(onnx.load(path, load_external_data=False), path)
+    except Exception:
+        return None
+
+
+def _missing_external(model, path):
+    base = os.path.dirname(os.path.abspath(path))
+    for t in model.graph.initializer:
+        if t.data_location == 1:  # EXTERNAL
+            loc = next((e.value for e in t.external_data if e.key == "location"), None)
+            if loc and not os.path.exists(os.path.join(base, loc)):
+                return loc
+    return None
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--truth", action="append", required=True, help="LABEL=TRUTH.tsv[,...]")
+    ap.add_argument("--models", action="append", required=True)
+    ap.add_argument("--set", default="", help="name of this model set in the output")
+    ap.add_argument("--out", help="write every disagreement here (TSV)")
+    ap.add_argument("--show", type=int, default=8, help="groups of disagreements to print per version")
+    args = ap.parse_args(argv)
+    models = find_models(args.models)
+    disagreements = []
+    print("| set | onnxlint table | models | parser rejects | agreement | false alarms | misses |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    report = []
+    for spec in args.truth:
+        label, files = spec.split("=", 1)
+        rows = []
+        for f in files.split(","):
+            rows += list(csv.DictReader(open(f), delimiter="\t", quoting=csv.QUOTE_NONE))
+        c = collections.Counter()
+        fa, miss = collections.defaultdict(list), collections.defaultdict(list)
+        n = 0
+        excluded = []
+        for r in rows:
+            paths = models.get(r["test"])
+            if not paths:
+                continue
+            if "Failed to open file" in r.get("log", "") + r.get("error_desc", "") and not _missing_external_path(paths[0]):
+                # the truth run handed the parser a wrong model path: external data it could not open is there
+                excluded.append(r["test"])
+                continue
+            n += 1
+            bad, err = predict_model(paths[0], label)
+            truth_ok = r["verdict"] == "accept"
+            pred_ok = not bad
+            if truth_ok == pred_ok:
+                c["agree"] += 1
+                continue
+            if truth_ok:
+                v = bad[0]
+                key = f"{v.node.op_type} ({v.reason})"
+                fa[key].append(r["test"])
+                disagreements.append((label, r["test"], "false-alarm", key, v.detail[:160]))
+            else:
+                key = f"{truth_cause(r)} {(r.get('error_ops') or '-').split(',')[0]}"
+                miss[key].append(r["test"])
+                disagreements.append((label, r["test"], "miss", key,
+                                      (r.get("error_func", "") + ": " + r.get("error_desc", "") + " " + r.get("log", ""))[:200]))
+        nfa, nmiss = sum(map(len, fa.values())), sum(map(len, miss.values()))
+        rej = sum(1 for r in rows if models.get(r["test"]) and r["verdict"] != "accept")
+        rej -= len(excluded)
+        print(f"| {args.set} | {label} | {n} | {rej} | {c['agree']} ({100 * c['agree'] / max(n, 1):.1f} %) | {nfa} | {nmiss} |")
+        if excluded:
+            print(f"  ({label}: {len(excluded)} left out: the truth run could not open their external data, which is present: "
+                  f"{', '.join(excluded[:4])})")
+        report.append((label, fa, miss))
+    for label, fa, miss in report:
+        if fa or miss:
+            print(f"\n[{args.set} {label}]")
+        for title, groups in (("false alarms", fa), ("misses", miss)):
+            for key, tests in sorted(groups.items(), key=lambda kv: -len(kv[1]))[:args.show]:
+                print(f"  {title}: {len(tests)} {key}: {', '.join(tests[:3])}")
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write("table\ttest\tkind\tgroup\tdetail\n")
+            for row in disagreements:
+                f.write("\t".join(str(x).replace("\t", " ").replace("\n", " ") for x in row) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

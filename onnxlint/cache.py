@@ -1,0 +1,442 @@
+"""A result cache like ruff's: an unchanged model linted with unchanged settings is not linted again.
+
+Key (blake2b, hex): the model file's bytes, its path (findings and per-file-ignores name it), the settings (every
+field of `Settings` and its `Config`, and the config file's bytes), the bytes of every rule file in force
+(built-in and extra, hashed as bytes: never parsed), the installed package (`__version__`, and the size and
+mtime of every file of the onnxlint package, data tables included, so an editable checkout invalidates on edit)
+and the onnx/onnxruntime distributions installed (their dist-info names carry the versions).
+
+External data is never read: the entry records the size and mtime (ns) of each external-data file the model
+names, and a lookup whose stat() of them differs is a miss.
+
+Value: the `FileReport` as JSON (findings, notes, placement lines). Reports with an error are not stored (an
+unreadable or half-written file must be looked at again).
+
+Folder: `.onnxlint_cache/` in the current directory, like ruff's `.ruff_cache/`: per project, visible, easy to
+delete (`onnxlint clean`) and to keep between CI runs (cache the folder by path), and the per-file-ignores and
+relative paths in findings are project-relative anyway. `$ONNXLINT_CACHE_DIR` or `--cache-dir` moves it. The
+folder gets a `.gitignore` (`*`) and a `CACHEDIR.TAG` so version control and backup tools skip it. An
+unwritable folder disables the cache silently.
+
+Entries are written to a temporary file in the same folder and renamed over the entry (atomic on POSIX and
+Windows), so concurrent runs never see half an entry; two writers of one key write the same bytes. A corrupt,
+truncated or foreign entry is ignored (a miss) and rewritten.
+
+The hit path imports neither onnx nor yaml (nor numpy): computing the key needs only os, json and hashing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+
+try:  # _blake2 is built in; hashlib would load OpenSSL (~7 ms) for nothing
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - other interpreters
+    from hashlib import blake2b
+
+if TYPE_CHECKING:
+    from onnxlint.report import FileReport
+    from onnxlint.settings import Settings
+
+DEFAULT_DIR = ".onnxlint_cache"
+ENV_DIR = "ONNXLINT_CACHE_DIR"
+FORMAT = "1"  # entry layout; bump on any change to what an entry holds
+_TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# onnxlint result cache (https://bford.info/cachedir/)\n"
+_CHUNK = 1 << 20
+
+
+def default_dir() -> Path:
+    return Path(os.environ.get(ENV_DIR) or DEFAULT_DIR)
+
+
+# ----------------------------------------------------------------------------- key
+
+
+def _stat_stamp(path: str | os.PathLike) -> list[Any]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return [None, None]
+    return [st.st_size, st.st_mtime_ns]
+
+
+def _file_digest(path: str | os.PathLike) -> str | None:
+    """blake2b of the file's bytes, read in 1 MiB chunks (a large model never sits in memory whole)."""
+    got = _scan(path)
+    return None if got is None else got[0]
+
+
+def _scan(path: str | os.PathLike) -> tuple[str, bool] | None:
+    """(blake2b of the file's bytes, whether they spell b'location' anywhere: external data is named so)."""
+    h = blake2b(digest_size=32)
+    seen = False
+    tail = b""
+    try:
+        with open(path, "rb") as fh:
+            while True:
+                chunk = fh.read(_CHUNK)
+                if not chunk:
+                    break
+                h.update(chunk)
+                if not seen:
+                    seen = b"location" in tail + chunk[:8] or b"location" in chunk
+                    tail = chunk[-8:]
+    except OSError:
+        return None
+    return h.hexdigest(), seen
+
+
+def _walk_files(root: Path, suffixes: tuple[str, ...] | None = None) -> list[str]:
+    out: list[str] = []
+    stack = [str(root)]
+    while stack:
+        d = stack.pop()
+        try:
+            entries = list(os.scandir(d))
+        except OSError:
+            continue
+        for e in entries:
+            if e.name == "__pycache__" or e.name.startswith("."):
+                continue
+            try:
+                if e.is_dir():
+                    stack.append(e.path)
+                elif suffixes is None or e.name.endswith(suffixes):
+                    out.append(e.path)
+            except OSError:
+                continue
+    return sorted(out)
+
+
+_PACKAGE_STAMP: str | None = None
+
+
+def _package_stamp() -> str:
+    """onnxlint's version, the size and mtime of every file of the installed package (code, data tables,
+    bundled rules), and the onnx/onnxruntime distributions installed. Computed once per process."""
+    global _PACKAGE_STAMP
+    if _PACKAGE_STAMP is None:
+        from onnxlint import __version__
+
+        pkg = Path(__file__).resolve().parent
+        h = blake2b(digest_size=32)
+        h.update(f"onnxlint {__version__} format {FORMAT} python {sys.version_info[:2]}\n".encode())
+        for f in _walk_files(pkg):
+            h.update(f"{os.path.relpath(f, pkg)}\0{_stat_stamp(f)}\n".encode())
+        h.update("\0".join(_distributions()).encode())
+        _PACKAGE_STAMP = h.hexdigest()
+    return _PACKAGE_STAMP
+
+
+_DISTS = ("onnx-", "onnxruntime-", "onnxruntime_gpu-", "tensorrt-")
+
+
+def _distributions() -> list[str]:
+    """dist-info folder names (name-version.dist-info) of the runtimes whose behaviour lint results depend
+    on: onnx (shape inference, checker), onnxruntime (default kernel tables), TensorRT. No import."""
+    found = []
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        found += [n for n in names if n.endswith((".dist-info", ".egg-info")) and n.lower().startswith(_DISTS)]
+    return sorted(set(found))
+
+
+def _rule_files(settings: Settings) -> list[str]:
+    """Every rule file the ruleset loads (a superset: every *.yaml/*.yml under the folders)."""
+    from onnxlint import resources
+
+    files: list[str] = []
+    try:
+        files += _walk_files(resources.rules_dir(), (".yaml", ".yml"))
+    except FileNotFoundError:
+        files.append("<no bundled rules>")
+    for d in settings.rule_dirs:
+        d = Path(d)
+        if d.is_file():
+            files.append(str(d))
+        elif d.is_dir():
+            files += _walk_files(d, (".yaml", ".yml"))
+        else:
+            files.append(f"<missing {d}>")
+    return files
+
+
+def _settings_repr(settings: Settings) -> str:
+    """Every field of Settings and of its Config (dataclass reprs are stable: fields in declaration order)."""
+    return repr(settings)
+
+
+_STATIC: dict[int, tuple[Any, str]] = {}
+
+
+def settings_fingerprint(settings: Settings) -> str:
+    """The part of the key that does not depend on the model: settings, config file, rule files, package.
+
+    Computed once per Settings object (the CLI builds one per config file)."""
+    hit = _STATIC.get(id(settings))
+    if hit is not None and hit[0] is settings:
+        return hit[1]
+    h = blake2b(digest_size=32)
+    h.update(_package_stamp().encode())
+    h.update(_settings_repr(settings).encode())
+    h.update(f"\0cwd {os.getcwd()}".encode())  # relative rule folders and per-file-ignores resolve from here
+    cfg_path = getattr(settings.config, "path", None)
+    h.update(f"\0config {cfg_path} {_file_digest(cfg_path) if cfg_path else None}".encode())
+    for f in _rule_files(settings):
+        h.update(f"\0rule {f} {_file_digest(f) if not f.startswith('<') else None}".encode())
+    digest = h.hexdigest()
+    _STATIC[id(settings)] = (settings, digest)
+    return digest
+
+
+def key(path: str | os.PathLike, settings: Settings) -> str | None:
+    """The cache key of linting path with settings; None when the file cannot be read."""
+    got = _key(path, settings)
+    return None if got is None else got[0]
+
+
+def _key(path: str | os.PathLike, settings: Settings) -> tuple[str, bool] | None:
+    scanned = _scan(path)
+    if scanned is None:
+        return None
+    h = blake2b(digest_size=32)
+    h.update(settings_fingerprint(settings).encode())
+    h.update(f"\0{os.fspath(path)}\0{os.path.abspath(path)}\0{scanned[0]}".encode())
+    return h.hexdigest(), scanned[1]
+
+
+# ----------------------------------------------------------------------------- entries
+
+
+def _entry_path(cache_dir: Path, k: str) -> Path:
+    return cache_dir / f"v{FORMAT}" / k[:2] / f"{k}.json"
+
+
+def report_to_json(report: FileReport) -> dict[str, Any]:
+    return {"filename": report.filename, "error": report.error, "notes": list(report.notes),
+            "placement": dict(report.placement), "findings": [dict(vars(f)) for f in report.findings]}
+
+
+def report_from_json(data: dict[str, Any]) -> FileReport:
+    from onnxlint.report import FileReport, Finding
+
+    return FileReport(filename=data["filename"], error=data["error"], notes=list(data["notes"]),
+                      placement=dict(data["placement"]), findings=[Finding(**f) for f in data["findings"]])
+
+
+def lookup(path: str | os.PathLike, settings: Settings, cache_dir: str | os.PathLike | None = None) -> FileReport | None:
+    """The cached report of linting path with settings, or None (a miss: never cached, changed, corrupt)."""
+    got = _key(path, settings)
+    if got is None:
+        return None
+    return _read(Path(cache_dir) if cache_dir is not None else default_dir(), got[0])
+
+
+def _read(cache_dir: Path, k: str) -> FileReport | None:
+    try:
+        with open(_entry_path(cache_dir, k), "rb") as fh:
+            data = json.loads(fh.read())
+        if not isinstance(data, dict) or data.get("key") != k:
+            return None
+        for dep, stamp in data["external"]:
+            if _stat_stamp(dep) != stamp:
+                return None
+        return report_from_json(data["report"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None  # missing, unreadable, truncated or from another layout: a miss
+
+
+def store(path: str | os.PathLike, settings: Settings, report: FileReport,
+          cache_dir: str | os.PathLike | None = None, external: Iterable[str | os.PathLike] | None = None) -> bool:
+    """Remember report for path with settings; False when it was not stored (an error report, an unreadable
+    file or cache folder). external: the model's external-data files when the caller knows them (else the
+    model is scanned for them, parsing it only when its bytes mention an external location)."""
+    got = _key(path, settings)
+    return got is not None and _store(path, got, report, cache_dir, external)
+
+
+def _store(path: str | os.PathLike, got: tuple[str, bool], report: FileReport, cache_dir: str | os.PathLike | None,
+           external: Iterable[str | os.PathLike] | None) -> bool:
+    if report.error:
+        return False
+    k, mentions_location = got
+    if external is not None:
+        ext = [os.fspath(p) for p in external]
+    elif not mentions_location:
+        ext = []
+    else:
+        found = external_files(path)
+        if found is None:
+            return False
+        ext = found
+    entry = {"key": k, "external": [[e, _stat_stamp(e)] for e in ext], "report": report_to_json(report)}
+    return _write(Path(cache_dir) if cache_dir is not None else default_dir(), k,
+                  json.dumps(entry, separators=(",", ":")).encode())
+
+
+def external_files(path: str | os.PathLike) -> list[str] | None:
+    """The external-data files the model names (resolved inside its folder), for their size and mtime.
+    Parses the model (onnx): called only when its bytes spell `location`. None: unreadable or unparsable."""
+    from onnxlint import loading
+
+    try:
+        mf = loading.load(Path(path))
+    except Exception:  # noqa: BLE001 - an unparsable model is not stored
+        return None
+    return sorted({os.fspath(t.path) for t in mf.external if not t.outside})
+
+
+def _prepare(cache_dir: Path) -> None:
+    if not cache_dir.is_dir():
+        cache_dir.mkdir(parents=True, exist_ok=True)
+    for name, text in ((".gitignore", "# created by onnxlint\n*\n"), ("CACHEDIR.TAG", _TAG)):
+        p = cache_dir / name
+        if not p.exists():
+            _atomic_write(p, text.encode())
+
+
+def _atomic_write(target: Path, data: bytes) -> None:
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    try:
+        with open(tmp, "xb") as fh:
+            fh.write(data)
+        os.replace(tmp, target)
+    finally:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+
+
+def _write(cache_dir: Path, k: str, data: bytes) -> bool:
+    try:
+        _prepare(cache_dir)
+        target = _entry_path(cache_dir, k)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _atomic_write(target, data)
+        return True
+    except OSError:
+        return False  # read-only checkout, full disk: lint still works, uncached
+
+
+def clean(cache_dir: str | os.PathLike | None = None) -> bool:
+    """Delete the cache folder; only one onnxlint made (it holds our CACHEDIR.TAG). True when removed."""
+    import shutil
+
+    d = Path(cache_dir) if cache_dir is not None else default_dir()
+    tag = d / "CACHEDIR.TAG"
+    try:
+        if not tag.read_text(encoding="utf-8").startswith(_TAG.splitlines()[0]) or "onnxlint" not in tag.read_text(encoding="utf-8"):
+            return False
+    except OSError:
+        return False
+    shutil.rmtree(d, ignore_errors=True)
+    return not d.exists()
+
+
+# ----------------------------------------------------------------------------- rule set
+
+_TUPLE_FIELDS = ("targets", "references", "tags", "ops")
+_KEYED = "__onnxlint_items__"  # a dict with a key JSON cannot keep (an input index: int)
+
+
+def _to_json(v: Any) -> Any:
+    if isinstance(v, dict):
+        if all(isinstance(k, str) for k in v) and _KEYED not in v:
+            return {k: _to_json(x) for k, x in v.items()}
+        return {_KEYED: [[k, _to_json(x)] for k, x in v.items()]}
+    if isinstance(v, (list, tuple)):
+        return [_to_json(x) for x in v]
+    return v
+
+
+def _from_json(v: Any) -> Any:
+    if isinstance(v, dict):
+        items = v.get(_KEYED)
+        if items is not None and len(v) == 1:
+            return {k: _from_json(x) for k, x in items}
+        return {k: _from_json(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_from_json(x) for x in v]
+    return v
+
+
+def cached_ruleset(rule_dirs: Sequence[str | os.PathLike], load: Callable[[tuple[Path, ...]], Any],
+                   cache_dir: str | os.PathLike | None = None) -> Any:
+    """The RuleSet of rule_dirs (built-in rules included) from a JSON copy in the cache folder, keyed by the
+    rule files' bytes and the package; on a miss load(rule_dirs) parses and validates the YAML and the result
+    is stored. A hit neither parses YAML nor imports yaml, the schema, the predicates or onnx (provided
+    onnxlint.ruleset imports those lazily). JSON, not pickle: an entry is data, never code. A rule's match
+    loses its per-key line numbers (only validation reports them, and a stored rule set was valid)."""
+    dirs = tuple(Path(d) for d in rule_dirs)
+    h = blake2b(digest_size=32)
+    h.update(f"ruleset\0{_package_stamp()}\0cwd {os.getcwd()}".encode())
+
+    class _Dirs:  # _rule_files only reads .rule_dirs
+        rule_dirs = dirs
+
+    for f in _rule_files(_Dirs):  # type: ignore[arg-type]
+        h.update(f"\0rule {f} {_file_digest(f) if not f.startswith('<') else None}".encode())
+    k = h.hexdigest()
+    d = Path(cache_dir) if cache_dir is not None else default_dir()
+    path = d / f"v{FORMAT}" / "rulesets" / f"{k}.json"
+    try:
+        data = json.loads(path.read_bytes())
+        if data.get("key") == k:
+            from onnxlint.ruleset import Rule, RuleSet
+
+            rules = []
+            for r in data["rules"]:
+                r["match"] = _from_json(r["match"])
+                for name in _TUPLE_FIELDS:
+                    if isinstance(r.get(name), list):
+                        r[name] = tuple(r[name])
+                rules.append(Rule(**r))
+            return RuleSet(rules)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass
+    ruleset = load(dirs)
+    try:
+        body = json.dumps({"key": k, "rules": [{**vars(r), "match": _to_json(r.match)} for r in ruleset.rules]}, separators=(",", ":"))
+    except (TypeError, ValueError):
+        return ruleset  # something in a rule is not JSON: not cached
+    try:
+        _prepare(d)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _atomic_write(path, body.encode())
+    except OSError:
+        pass
+    return ruleset
+
+
+# ----------------------------------------------------------------------------- wiring
+
+
+def lint_with_cache(files: Sequence[Path], settings_of: Callable[[Path], Settings],
+                    lint_misses: Callable[[list[Path]], list[FileReport]],
+                    cache_dir: str | os.PathLike | None = None) -> list[FileReport]:
+    """Reports for files in their order: cached ones looked up, the others linted by lint_misses (called
+    once, with the misses in order, only when there are any: a run of hits never imports onnx) and stored."""
+    d = Path(cache_dir) if cache_dir is not None else default_dir()
+    out: list[FileReport | None] = []
+    misses: list[tuple[int, tuple[str, bool] | None]] = []
+    for i, f in enumerate(files):
+        got = _key(f, settings_of(f))  # the key of the bytes linted below, should the file change meanwhile
+        res = _read(d, got[0]) if got is not None else None
+        out.append(res)
+        if res is None:
+            misses.append((i, got))
+    if misses:
+        linted = lint_misses([files[i] for i, _ in misses])
+        for (i, got), res in zip(misses, linted):
+            out[i] = res
+            if got is not None:
+                _store(files[i], got, res, d, None)
+    return out  # type: ignore[return-value]

@@ -1,0 +1,316 @@
+"""The result cache: a hit is the same report, anything that can change the report misses."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from conftest import ROOT, init, make_model, vi
+from onnx import TensorProto as T
+from onnx import helper as h
+
+from onnxlint import cache, linter
+from onnxlint.formats import render
+from onnxlint.report import Report
+from onnxlint.settings import Settings
+
+
+def _model(extra_dropout: bool = True) -> onnx.ModelProto:
+    nodes = [h.make_node("Equal", ["x", "k"], ["e"], name="eq"), h.make_node("Cast", ["e"], ["y"], name="cast", to=T.FLOAT)]
+    if extra_dropout:
+        nodes.insert(0, h.make_node("Dropout", ["x"], ["d"], name="drop"))
+    return make_model(nodes, [vi("x", T.FLOAT, [4]), vi("k", T.INT32, [4])], [vi("y", T.FLOAT, [4])])
+
+
+@pytest.fixture
+def cdir(tmp_path):
+    return tmp_path / "cache"
+
+
+def _json(reports) -> str:
+    return render("json", Report(files=list(reports)))
+
+
+def _lint(path: Path, settings: Settings):
+    return linter.lint_file(path, settings)
+
+
+def _run(files, settings, cdir, calls=None):
+    def lint_misses(fs):
+        if calls is not None:
+            calls.extend(fs)
+        return [_lint(f, settings) for f in fs]
+
+    return cache.lint_with_cache(files, lambda p: settings, lint_misses, cdir)
+
+
+def test_hit_gives_identical_json(tmp_path, cdir):
+    p = tmp_path / "m.onnx"
+    onnx.save(_model(), p)
+    s = Settings.from_config(None)
+    calls: list = []
+    first = _run([p], s, cdir, calls)
+    assert calls == [p]
+    calls.clear()
+    second = _run([p], s, cdir, calls)
+    assert calls == []  # not linted again
+    assert first[0].findings and _json(first) == _json(second)
+    assert first[0].placement == second[0].placement and first[0].notes == second[0].notes
+    assert (cdir / ".gitignore").read_text().strip().endswith("*") and (cdir / "CACHEDIR.TAG").exists()
+
+
+def test_changed_byte_misses(tmp_path, cdir):
+    p = tmp_path / "m.onnx"
+    onnx.save(_model(), p)
+    s = Settings.from_config(None)
+    _run([p], s, cdir)
+    assert cache.lookup(p, s, cdir) is not None
+    data = bytearray(p.read_bytes())
+    i = data.index(b"\x1a\x02eq")  # NodeProto.name = "eq"
+    data[i + 2:i + 4] = b"ex"  # same size, one node renamed
+    p.write_bytes(bytes(data))
+    assert cache.lookup(p, s, cdir) is None
+    calls: list = []
+    res = _run([p], s, cdir, calls)
+    assert calls == [p] and any(f.node == "graph/ex" for f in res[0].findings)
+
+
+def test_changed_setting_misses(tmp_path, cdir):
+    p = tmp_path / "m.onnx"
+    onnx.save(_model(), p)
+    s = Settings.from_config(None)
+    _run([p], s, cdir)
+    assert cache.lookup(p, s, cdir) is not None
+    for other in (Settings.from_config(None, ignore=["OLX0"]), Settings.from_config(None, targets=["tensorrt"]),
+                  Settings.from_config(None, fail_on="error"), Settings.from_config(None, select=["OLX015"])):
+        assert cache.lookup(p, other, cdir) is None
+    assert cache.lookup(p, Settings.from_config(None), cdir) is not None  # an equal Settings object hits
+
+
+def test_changed_config_file_misses(tmp_path, cdir):
+    p = tmp_path / "m.onnx"
+    onnx.save(_model(), p)
+    cfg = tmp_path / "pyproject.toml"
+    cfg.write_text("[tool.onnxlint]\nignore = []\n")
+    s = Settings.from_config(cfg)
+    _run([p], s, cdir)
+    assert cache.lookup(p, Settings.from_config(cfg), cdir) is not None
+    cfg.write_text("[tool.onnxlint]\nignore = []\n# a comment changes the bytes\n")
+    assert cache.lookup(p, Settings.from_config(cfg), cdir) is None
+
+
+def test_changed_rule_file_misses(tmp_path, cdir):
+    p = tmp_path / "m.onnx"
+    onnx.save(_model(), p)
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    rule = textwrap.dedent("""\
+        - id: XTR001
+          name: no-cast
+          severity: warning
+          targets: any
+          summary: no Cast
+          explanation: a Cast node
+          match: {op: Cast}
+          message: a Cast
+        """)
+    (rules / "mine.yaml").write_text(rule)
+    s = Settings.from_config(None, rule_dirs=[rules])
+    res = _run([p], s, cdir)
+    assert any(f.code == "XTR001" for f in res[0].findings)
+    assert cache.lookup(p, Settings.from_config(None, rule_dirs=[rules]), cdir) is not None
+    (rules / "mine.yaml").write_text(rule.replace("message: a Cast", "message: a Cast node"))
+    assert cache.lookup(p, Settings.from_config(None, rule_dirs=[rules]), cdir) is None
+    (rules / "mine.yaml").write_text(rule)
+    assert cache.lookup(p, Settings.from_config(None, rule_dirs=[rules]), cdir) is not None
+    (rules / "more.yml").write_text("[]\n")  # a new rule file
+    assert cache.lookup(p, Settings.from_config(None, rule_dirs=[rules]), cdir) is None
+
+
+def test_external_data_changed_by_size_or_mtime_misses(tmp_path, cdir):
+    m = make_model([h.make_node("MatMul", ["x", "w"], ["y"], name="mm")], [vi("x", T.FLOAT, [1, 64])],
+                   [vi("y", T.FLOAT, [1, 64])], [init("w", np.ones((64, 64), np.float32))])
+    p = tmp_path / "ext.onnx"
+    onnx.save(m, p, save_as_external_data=True, all_tensors_to_one_file=True, location="ext.data", size_threshold=0)
+    data = tmp_path / "ext.data"
+    s = Settings.from_config(None)
+    _run([p], s, cdir)
+    assert cache.lookup(p, s, cdir) is not None
+    st = os.stat(data)
+    os.utime(data, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # touched: mtime differs
+    assert cache.lookup(p, s, cdir) is None
+    _run([p], s, cdir)
+    assert cache.lookup(p, s, cdir) is not None
+    with open(data, "ab") as fh:  # grown
+        fh.write(b"\0" * 16)
+    os.utime(data, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    assert cache.lookup(p, s, cdir) is None
+    _run([p], s, cdir)
+    data.unlink()  # gone
+    assert cache.lookup(p, s, cdir) is None
+
+
+def test_external_data_is_never_read(tmp_path, cdir, monkeypatch):
+    m = make_model([h.make_node("MatMul", ["x", "w"], ["y"], name="mm")], [vi("x", T.FLOAT, [1, 64])],
+                   [vi("y", T.FLOAT, [1, 64])], [init("w", np.ones((64, 64), np.float32))])
+    p = tmp_path / "ext.onnx"
+    onnx.save(m, p, save_as_external_data=True, all_tensors_to_one_file=True, location="ext.data", size_threshold=0)
+    s = Settings.from_config(None)
+    report = _lint(p, s)
+    opened: list = []
+    real_open = open
+
+    def spy(file, *a, **k):
+        opened.append(os.fspath(file))
+        return real_open(file, *a, **k)
+
+    monkeypatch.setattr("builtins.open", spy)
+    assert cache.store(p, s, report, cdir)
+    assert cache.lookup(p, s, cdir) is not None
+    assert not any(f.endswith("ext.data") for f in opened)
+
+
+def test_corrupt_entry_is_ignored_and_rewritten(tmp_path, cdir):
+    p = tmp_path / "m.onnx"
+    onnx.save(_model(), p)
+    s = Settings.from_config(None)
+    first = _run([p], s, cdir)
+    entry = next((cdir / f"v{cache.FORMAT}").rglob("*.json"))
+    good = entry.read_bytes()
+    for bad in (good[: len(good) // 2], b"", b"\xff\xfe not json", b"[]", json.dumps({"key": "other"}).encode(),
+                good.replace(b'"findings":[', b'"findings":[{"nonsense":1},')):
+        entry.write_bytes(bad)
+        assert cache.lookup(p, s, cdir) is None
+    calls: list = []
+    again = _run([p], s, cdir, calls)
+    assert calls == [p] and _json(again) == _json(first)
+    assert cache.lookup(p, s, cdir) is not None
+
+
+def test_error_reports_are_not_stored(tmp_path, cdir):
+    p = tmp_path / "bad.onnx"
+    p.write_bytes(b"\x08\x07 not a model at all \xff\xff")
+    s = Settings.from_config(None)
+    res = _run([p], s, cdir)
+    assert res[0].error
+    assert cache.lookup(p, s, cdir) is None
+
+
+def test_unwritable_cache_dir_still_lints(tmp_path):
+    p = tmp_path / "m.onnx"
+    onnx.save(_model(), p)
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    res = _run([p], Settings.from_config(None), blocker / "cache")
+    assert res[0].findings
+
+
+def test_clean_removes_only_an_onnxlint_cache(tmp_path, cdir):
+    p = tmp_path / "m.onnx"
+    onnx.save(_model(), p)
+    _run([p], Settings.from_config(None), cdir)
+    other = tmp_path / "precious"
+    other.mkdir()
+    (other / "data.txt").write_text("keep")
+    assert not cache.clean(other) and (other / "data.txt").exists()
+    assert cache.clean(cdir) and not cdir.exists()
+    assert not cache.clean(cdir)  # already gone
+
+
+_WRITER = r"""
+import sys
+from pathlib import Path
+from onnxlint import cache, linter
+from onnxlint.settings import Settings
+p, d, n = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+s = Settings.from_config(None)
+rep = linter.lint_file(p, s)
+for _ in range(n):
+    assert cache.store(p, s, rep, d)
+    got = cache.lookup(p, s, d)
+    assert got is not None and len(got.findings) == len(rep.findings), "torn entry read"
+print("ok")
+"""
+
+
+def test_concurrent_writers_do_not_corrupt(tmp_path, cdir, monkeypatch):
+    p = tmp_path / "m.onnx"
+    onnx.save(_model(), p)
+    procs = [subprocess.Popen([sys.executable, "-c", _WRITER, str(p), str(cdir), "150"], cwd=tmp_path,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(4)]
+    for proc in procs:
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0 and out.strip() == "ok", err[-2000:]
+    s = Settings.from_config(None)
+    monkeypatch.chdir(tmp_path)  # the key includes the working directory, as in the writers
+    monkeypatch.setattr(cache, "_PACKAGE_STAMP", None)  # as fresh as the writers' (a checkout being edited)
+    assert cache.lookup(p, s, cdir) is not None
+    leftovers = [f for f in cdir.rglob("*") if f.name.endswith(".tmp")]
+    assert leftovers == []
+
+
+_HIT_IMPORTS = r"""
+import sys
+from pathlib import Path
+from onnxlint.settings import Settings
+from onnxlint import report
+before = set(sys.modules)
+from onnxlint import cache
+s = Settings.from_config(None)
+res = cache.lint_with_cache([Path(sys.argv[1])], lambda p: s, lambda fs: 1 / 0, sys.argv[2])
+assert res[0] is not None and res[0].findings
+new = sorted(m for m in set(sys.modules) - before if m.split(".")[0] in ("onnx", "yaml", "numpy", "google"))
+print(new)
+"""
+
+
+def test_hit_path_imports_neither_onnx_nor_yaml(tmp_path, cdir, monkeypatch):
+    p = tmp_path / "m.onnx"
+    onnx.save(_model(), p)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(cache, "_PACKAGE_STAMP", None)  # as fresh as the child's (a checkout being edited)
+    _run([p], Settings.from_config(None), cdir)
+    proc = subprocess.run([sys.executable, "-c", _HIT_IMPORTS, str(p), str(cdir)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "[]"
+    assert "onnx" not in proc.stdout
+
+
+def test_package_files_are_in_the_key():
+    stamp = cache._package_stamp()
+    assert len(stamp) == 64
+    files = cache._walk_files(Path(cache.__file__).resolve().parent)
+    assert any(f.endswith(os.path.join("data", "kernels", "ort-cuda.json.gz")) for f in files)
+    assert any(f.endswith("graph.py") for f in files)
+    assert ROOT.exists()
+
+
+def test_ruleset_copy_is_the_same_rules_and_follows_rule_files(tmp_path, cdir):
+    from onnxlint.ruleset import load_ruleset
+
+    calls: list = []
+
+    def load(dirs):
+        calls.append(dirs)
+        return load_ruleset(list(dirs))
+
+    first = cache.cached_ruleset((), load, cdir)
+    second = cache.cached_ruleset((), load, cdir)
+    assert len(calls) == 1
+    assert [vars(r) for r in first.rules] == [vars(r) for r in second.rules]
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "x.yaml").write_text("[]\n")
+    cache.cached_ruleset((rules,), load, cdir)
+    assert len(calls) == 2
+    (rules / "x.yaml").write_text("[]\n# changed\n")
+    cache.cached_ruleset((rules,), load, cdir)
+    assert len(calls) == 3
