@@ -60,9 +60,7 @@ def one(src: str, work: str) -> dict:
     """Fix one copy (run in a child process)."""
     import onnxlint
     from onnxlint.fixers import REGISTRY
-    from onnxlint.fixers.base import install_engine_hook
 
-    install_engine_hook()
     src_p, dest = Path(src), Path(work)
     _copy(src_p, dest)
     before_bytes = dest.stat().st_mtime_ns, dest.stat().st_size

@@ -77,11 +77,15 @@ class LintContext:
 
 
 def _finding(ctx: LintContext, rule: Rule, node: NodeRef | None, message: str) -> Finding:
+    from onnxlint.fixers.base import fix_for
+
+    fix = fix_for(rule, node, ctx.index.model) if rule.fix else None
     target = "any" if "any" in rule.targets else next((t for t in rule.targets if t in ctx.options.targets), rule.targets[0])
     return Finding(
         code=rule.id, name=rule.name, severity=rule.severity, target=target, filename=ctx.mf.display,
         node=node.location if node else None, op_type=node.op_type if node else None, message=message,
-        hint=rule.fix_hint, fix=rule.fix, node_name=(node.name if node else None),
+        hint=rule.fix_hint if fix or not rule.fix else "no automatic fix for this node", fix=fix,
+        node_name=(node.name if node else None),
         doc_string=(node.proto.doc_string if node else ""),
     )
 

@@ -12,10 +12,8 @@ import onnxlint
 from onnxlint import fixers, fixing
 from onnxlint.fixers import equivalence
 from onnxlint.fixers import write as fix_write
-from onnxlint.fixers.base import install_engine_hook
 from onnxlint.settings import Settings
 
-install_engine_hook()  # until engine._finding calls fixers.base.fix_for itself (a no-op then)
 
 
 def _apply(model, fixer):

@@ -139,21 +139,3 @@ class _ModelNode:
         self.scope = _ModelScope(model)
 
 
-def install_engine_hook() -> None:
-    """TEMPORARY (until engine._finding calls fix_for itself): wrap engine._finding so findings take their
-    fixer from fix_for. Used by tests/test_fix.py and benchmarks/fix_realworld.py; a no-op once wired."""
-    import inspect
-
-    from onnxlint import engine
-
-    if "fix_for" in inspect.getsource(engine._finding) or getattr(engine._finding, "_fix_for", False):
-        return
-    orig = engine._finding
-
-    def _finding(ctx: Any, rule: Any, node: Any, message: str) -> Any:
-        f = orig(ctx, rule, node, message)
-        f.fix = fix_for(rule, node, ctx.index.model)
-        return f
-
-    _finding._fix_for = True  # type: ignore[attr-defined]
-    engine._finding = _finding
