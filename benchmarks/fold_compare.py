@@ -80,10 +80,9 @@ def _count_nodes(model) -> int:
 def one(path: str, engine: str) -> dict:
     """Fold one model with one engine (run in a child process)."""
     import numpy as np
+    import onnx
 
     from onnxlint.fixers.equivalence import capture_output
-
-    import onnx
 
     model = onnx.load(path)
     row: dict = {"model": path, "engine": engine, "nodes_before": _count_nodes(model)}

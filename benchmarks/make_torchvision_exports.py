@@ -187,6 +187,7 @@ def export(make, inputs, in_names, out_names, dyn, opset, dynamo, path):
     ds = None
     if dyn:
         import inspect
+
         from torch.export import Dim
         dims = {}
         params = list(inspect.signature(m.forward).parameters)

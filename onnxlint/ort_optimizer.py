@@ -639,7 +639,7 @@ class _Optimizer:
         picked = shp[start:end]
         # every dim has a dim_value (utils::HasDimValue; a stored -1 counts as one, as in ORT)
         if all(isinstance(d, int) for d in picked):
-            self._fold(scope, n, "shape-folding", f"Shape of a tensor whose dims are known: ORT's constant folding replaces it by an initializer")
+            self._fold(scope, n, "shape-folding", "Shape of a tensor whose dims are known: ORT's constant folding replaces it by an initializer")
             return True
         if not ENHANCED_SHAPE_FOLDING:
             return False

@@ -17,7 +17,7 @@ import onnx
 import yaml
 
 from onnxlint import kernels, ort_capability, ort_optimizer, resources, schemas
-from onnxlint.graph import GraphIndex, NodeRef, ORT_DOMAINS, STANDARD_DOMAINS, StatusIndex, topo_order
+from onnxlint.graph import ORT_DOMAINS, STANDARD_DOMAINS, GraphIndex, NodeRef, StatusIndex
 
 CUDA = "CUDAExecutionProvider"
 CPU = "CPUExecutionProvider"

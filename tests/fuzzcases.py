@@ -9,13 +9,13 @@ import io
 import os
 import random
 import signal
-import sys
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import numpy as np
-import onnx
-from onnx import TensorProto as T, helper as h, numpy_helper as nh
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper as nh
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "corpus" / "models"

@@ -1,7 +1,7 @@
-import onnx
 
 from conftest import make_model, vi
-from onnx import TensorProto as T, helper as h
+from onnx import TensorProto as T
+from onnx import helper as h
 
 
 def test_pyproject_config_select_severity_and_per_file_ignores(tmp_path, examples_dir, lint_json, cli):

@@ -2,12 +2,10 @@
 
 import os
 
-import numpy as np
 import onnx
-import pytest
-
-from conftest import init, make_model, vi
-from onnx import TensorProto as T, helper as h
+from conftest import make_model, vi
+from onnx import TensorProto as T
+from onnx import helper as h
 
 
 def _one_line_error(err, path):

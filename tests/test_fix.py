@@ -15,7 +15,6 @@ from onnxlint.fixers import write as fix_write
 from onnxlint.settings import Settings
 
 
-
 def _apply(model, fixer):
     """The fixer on the findings that name it, as `--fix` runs it (findings from an in-memory lint)."""
     report = onnxlint.lint(model)

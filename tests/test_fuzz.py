@@ -1,13 +1,12 @@
 """Reliability: >= 2,000 seeded bad inputs; every one ends in exit 0/1/2 with no traceback or hang."""
 
 import os
-from pathlib import Path
 
 import fuzzcases
 import pytest
-
 from conftest import make_model, vi
-from onnx import TensorProto as T, helper as h
+from onnx import TensorProto as T
+from onnx import helper as h
 
 
 @pytest.mark.parametrize("name,data", fuzzcases.structural(), ids=[n for n, _ in fuzzcases.structural()])

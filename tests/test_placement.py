@@ -3,9 +3,9 @@
 import json
 
 import numpy as np
-from onnx import TensorProto as T, helper as h
-
 from conftest import init, make_model, vi
+from onnx import TensorProto as T
+from onnx import helper as h
 
 
 def _codes(findings, code):

@@ -117,7 +117,8 @@ def test_without_cuda_ep_says_why_and_verifies_on_cpu(examples_dir, cli):
 
 def test_failed_run_still_compares_the_logged_placement(tmp_path, cli):
     import onnx
-    from onnx import TensorProto as T, helper as h
+    from onnx import TensorProto as T
+    from onnx import helper as h
 
     # Reshape to a fixed 6 elements: fine to create, fails to run with the default dim of 1
     g = h.make_graph([h.make_node("Reshape", ["x", "s"], ["y"], name="rs"), h.make_node("Relu", ["y"], ["z"], name="relu")], "g",
