@@ -176,7 +176,8 @@ def report(set_name, version, level, res, details: int) -> list[str]:
     lines = [f"== {set_name} | onnxruntime-gpu {version} | optimizations {level}: {res['models']} sessions built",
              f"   agreement {agree}/{judged} = {100.0 * agree / max(judged, 1):.2f}%  (CUDA {a['CUDA']}, CPU {a['CPU']}, gone {a['gone']})"
              f"  false alarms {n_alarm}  misses {n_miss}  other {n_other}",
-             (f"   {res['fused_later']} nodes ORT removes after partitioning judged by their EP at partitioning (its log, or the basic-level session)\n"
+             (f"   {res['fused_later']} nodes ORT removes after partitioning judged by their EP at partitioning"
+              " (its log, or the basic-level session)\n"
               if res["fused_later"] else "") +
              (f"   {res['unjudged']} Casts onnxlint puts on CPU that ORT removed after partitioning, EP unknown (not judged)\n"
               if res["unjudged"] else "") +
@@ -185,13 +186,15 @@ def report(set_name, version, level, res, details: int) -> list[str]:
              f"   sessions ORT refused for want of a kernel / opset / IR: {res['refused']}, onnxlint flags {res['refused_flagged']}"
              + (f"; not flagged: {', '.join(res['refused_lost'][:8])}" if res["refused_lost"] else "")]
     if res["built_unsup"]:
-        lines.append(f"   sessions ORT built although onnxlint says no provider: {len(res['built_unsup'])}: {', '.join(res['built_unsup'][:8])}")
+        lines.append(f"   sessions ORT built although onnxlint says no provider: {len(res['built_unsup'])}: "
+                     f"{', '.join(res['built_unsup'][:8])}")
     for title, key in (("false alarms", "alarm"), ("misses", "miss"), ("other", "other")):
         groups = sorted(res[key].items(), key=lambda kv: (-len(kv[1]), kv[0]))
         for op, items in groups[:details]:
             causes = Counter(f"{it[2]}/{it[3]}" + (f" [ORT: {it[5]}]" if it[5] else "") for it in items).most_common(2)
             tests = sorted({it[0] for it in items})
-            lines.append(f"   {title[:-1] if title != 'other' else 'other'}: {op} x{len(items)} ({', '.join(f'{c} x{n}' for c, n in causes)})"
+            label = title[:-1] if title != "other" else "other"
+            lines.append(f"   {label}: {op} x{len(items)} ({', '.join(f'{c} x{n}' for c, n in causes)})"
                          f" e.g. {', '.join(tests[:3])}{' ...' if len(tests) > 3 else ''}: {items[0][4]}")
     return lines
 

@@ -673,9 +673,10 @@ def quantize(args):
 def merge_manifest(out=OUT):
     """Merge every <source>/_manifest.part.tsv into MANIFEST.tsv; fill opset, dynamic batch; assign split.
 
-    split: within each source group (all pypi:* sources count as one, so do the two torch2.13 exporters), model families (architecture for exports,
-    package for pypi, source model for quantized) are ordered by sha1(family) and the first ones are marked
-    heldout until >= 25 % of that group's models are, so one architecture never sits in both splits.
+    split: within each source group (all pypi:* sources count as one, so do the two torch2.13 exporters),
+    model families (architecture for exports, package for pypi, source model for quantized) are ordered by
+    sha1(family) and the first ones are marked heldout until >= 25 % of that group's models are, so one
+    architecture never sits in both splits.
     """
     import onnx
     rows = []
@@ -756,10 +757,11 @@ def validate(out=OUT):
         r = dict(zip(hdr, ln.split("\t")))
         p = str(out / r["path"])
         cols = []
-        for fn in (lambda: onnx.checker.check_model(p), lambda: onnx.checker.check_model(p, full_check=True),
-                   lambda: ort.InferenceSession(p, so, providers=["CPUExecutionProvider"])):
+        checks = (lambda q: onnx.checker.check_model(q), lambda q: onnx.checker.check_model(q, full_check=True),
+                  lambda q: ort.InferenceSession(q, so, providers=["CPUExecutionProvider"]))
+        for fn in checks:
             try:
-                fn()
+                fn(p)
                 cols.append("ok")
             except Exception as e:  # noqa: BLE001
                 cols.append(first_error_line(e)[:300].replace("\t", " "))

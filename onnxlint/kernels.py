@@ -18,6 +18,7 @@ import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from onnxlint import resources
 
@@ -53,7 +54,9 @@ def _parse_constraints(text: str) -> dict[str, list[str]]:
 
 def _split_types(text: str) -> list[str]:
     """Split 'tensor(a), seq(tensor(b))' on top-level commas."""
-    parts, depth, cur = [], 0, []
+    parts: list[str] = []
+    cur: list[str] = []
+    depth = 0
     for ch in text:
         if ch == "(":
             depth += 1
@@ -72,7 +75,8 @@ def _split_types(text: str) -> list[str]:
 def _parse_params(text: str) -> dict[str, list[list[str]]]:
     """First signature variant of the Parameters column: formal names with their type strings."""
     variant = text.split("<br><br>or<br><br>")[0]
-    inputs, outputs = [], []
+    inputs: list[list[str]] = []
+    outputs: list[list[str]] = []
     for kind, name, type_str in _PARAM.findall(variant):
         (inputs if kind == "in" else outputs).append([name, type_str])
     return {"inputs": inputs, "outputs": outputs}
@@ -165,7 +169,7 @@ def _union_is_exact(variants: list[dict], merged: dict) -> bool:
         return False
     from itertools import product
 
-    combos = set()
+    combos: set[tuple[str, ...]] = set()
     for c in variants:
         combos.update(product(*(c[n] for n in names)))
     return len(combos) == total
@@ -280,7 +284,7 @@ class KernelTable:
         hits = self.rows_for(domain, op, since_version)
         if not hits:
             return KernelMatch(False, "opset", _no_version_kernel(op, since_version, rows, EP_SHORT.get(self.ep, self.ep)))
-        first_miss = None
+        first_miss: tuple[str, str] | None = None
         for _lo, _hi, cons in hits:
             if not cons:
                 return KernelMatch(True)  # no type constraints: any type
@@ -289,6 +293,7 @@ class KernelTable:
             if miss is None:
                 return KernelMatch(True)
             first_miss = first_miss or miss
+        assert first_miss is not None  # every hit had constraints and a miss
         param, dtype = first_miss
         allowed = sorted({t for r in hits for t in r[2].get(param, ())})
         short = ", ".join(t.replace("tensor(", "").rstrip(")") for t in allowed)
@@ -410,7 +415,7 @@ def load(ep: str, version: str) -> KernelTable:
                 mine[op] = picked
         if mine:
             ops[domain] = mine
-    params = {}
+    params: dict[str, Any] = {}
     for domain, by_op in data["params"].items():
         for op, variants in by_op.items():
             for p, mask in variants:

@@ -29,7 +29,8 @@ def _minor(version: str | None) -> tuple[int, int] | None:
 
 def model_limits(version: str | None) -> tuple[int, int] | None:
     """(max ai.onnx opset, max IR version) ORT `version` loads, or None when unknown (newer than the data)."""
-    return MAX_SUPPORTED.get(_minor(version))
+    minor = _minor(version)
+    return MAX_SUPPORTED.get(minor) if minor is not None else None
 
 
 def refuses_model(model, version: str | None) -> tuple[str, str] | None:

@@ -30,10 +30,14 @@ propagation, the If/Loop rewrites of the Level-1 rules.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import onnx
 from onnx import numpy_helper
+
+if TYPE_CHECKING:
+    from onnxlint.graph import NodeRef
 
 LEVELS = ("disabled", "basic", "all")
 NON_DETERMINISTIC = {"RandomUniform", "RandomNormal", "RandomUniformLike", "RandomNormalLike", "Multinomial", "Bernoulli"}
@@ -316,10 +320,11 @@ class _Optimizer:
         return value
 
     def cse(self, scope) -> bool:
-        seen: dict[tuple, object] = {}
+        seen: dict[tuple, NodeRef] = {}
         changed = False
         for n in self.nodes(scope):
-            if n.op_type in NON_DETERMINISTIC or any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in n.proto.attribute):
+            if n.op_type in NON_DETERMINISTIC or any(a.type in (onnx.AttributeProto.GRAPH,
+                                                                onnx.AttributeProto.GRAPHS) for a in n.proto.attribute):
                 continue
             key = (n.domain, n.op_type, n.opset, tuple(sorted((a.name, a.SerializeToString()) for a in n.proto.attribute)),
                    tuple(self.canon(scope, v) for v in n.inputs), len(n.outputs))
@@ -409,7 +414,8 @@ class _Optimizer:
             oshape = self.shape(scope, other)
             if self.is_constant(scope, other):
                 continue
-            if c.ndim > (len(oshape) if oshape is not None else 0) or (out_shape is not None and oshape is not None and oshape != out_shape):
+            if c.ndim > (len(oshape) if oshape is not None else 0) or (
+                    out_shape is not None and oshape is not None and oshape != out_shape):
                 continue
             if scope.type_of(n.inputs[k]).dtype != scope.type_of(other).dtype:
                 continue
@@ -434,7 +440,9 @@ class _Optimizer:
         conv = scope.producer.get(src)
         if conv is None or conv.op_type != "Conv" or conv.domain != "ai.onnx" or self.out.is_removed(conv):
             return None
-        if len(conv.inputs) < 2 or not self.is_constant(scope, conv.inputs[1]) or (len(conv.inputs) > 2 and conv.inputs[2] and not self.is_constant(scope, conv.inputs[2])):
+        if len(conv.inputs) < 2 or not self.is_constant(scope, conv.inputs[1]):
+            return None
+        if len(conv.inputs) > 2 and conv.inputs[2] and not self.is_constant(scope, conv.inputs[2]):
             return None
         if src in scope.outputs or sum(1 for r in self.readers.get(src, ()) if not self.out.is_removed(r)) != 1:
             return None
@@ -595,7 +603,8 @@ class _Optimizer:
             if n.op_type == "Shape":
                 changed |= self._fold_shape(scope, n)
                 continue
-            if n.op_type in NON_DETERMINISTIC or any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in n.proto.attribute):
+            if n.op_type in NON_DETERMINISTIC or any(a.type in (onnx.AttributeProto.GRAPH,
+                                                                onnx.AttributeProto.GRAPHS) for a in n.proto.attribute):
                 continue
             ins = [v for v in n.inputs if v]
             if not ins or not all(self.is_constant(scope, v) for v in ins):
@@ -604,7 +613,8 @@ class _Optimizer:
                 continue
             if not self.has_cpu_kernel(n):
                 continue
-            self._fold(scope, n, "constant-folding", f"{n.op_type} of constant inputs: ORT's constant folding replaces it by an initializer")
+            self._fold(scope, n, "constant-folding",
+                       f"{n.op_type} of constant inputs: ORT's constant folding replaces it by an initializer")
             changed = True
         return changed
 
@@ -639,7 +649,8 @@ class _Optimizer:
         picked = shp[start:end]
         # every dim has a dim_value (utils::HasDimValue; a stored -1 counts as one, as in ORT)
         if all(isinstance(d, int) for d in picked):
-            self._fold(scope, n, "shape-folding", "Shape of a tensor whose dims are known: ORT's constant folding replaces it by an initializer")
+            self._fold(scope, n, "shape-folding",
+                       "Shape of a tensor whose dims are known: ORT's constant folding replaces it by an initializer")
             return True
         if not ENHANCED_SHAPE_FOLDING:
             return False
@@ -658,14 +669,16 @@ class _Optimizer:
                 st, en = self.value(scope, c.inputs[1]), self.value(scope, c.inputs[2])
                 ax = self.value(scope, c.inputs[3]) if len(c.inputs) > 3 and c.inputs[3] else np.array([0])
                 stp = self.value(scope, c.inputs[4]) if len(c.inputs) > 4 and c.inputs[4] else np.array([1])
-                if all(x is not None and x.size == 1 for x in (st, en, ax, stp)) and int(ax.reshape(-1)[0]) == 0 and int(stp.reshape(-1)[0]) == 1:
+                if all(x is not None and x.size == 1 for x in (st, en, ax,
+                                                               stp)) and int(ax.reshape(-1)[0]) == 0 and int(stp.reshape(-1)[0]) == 1:
                     r = len(picked)
                     s, e = int(st.reshape(-1)[0]), int(en.reshape(-1)[0])
                     s = max(0, min(r, s + r if s < 0 else s))
                     e = max(0, min(r, e + r if e < 0 else e))
                     dims = picked[s:e]
             if dims and all(isinstance(d, int) and d >= 0 for d in dims):
-                self._fold(scope, c, "shape-folding", f"{c.op_type} of known dims of a Shape: ORT's constant folding replaces it by an initializer")
+                self._fold(scope, c, "shape-folding",
+                           f"{c.op_type} of known dims of a Shape: ORT's constant folding replaces it by an initializer")
                 changed = True
         if changed and not self.live(n.outputs[0], scope):
             self.remove(n, "folded", "shape-folding", "Shape whose used dims ORT's constant folding replaced by initializers")

@@ -23,8 +23,6 @@ CUDA = "CUDAExecutionProvider"
 CPU = "CPUExecutionProvider"
 TARGET_EPS = {"ort-cuda": [CUDA, CPU], "ort-cpu": [CPU], "ort-trt": ["TensorrtExecutionProvider", CUDA, CPU]}
 # the vocabulary of verdicts rules may name (`placement: {status: ..., reason: ...}`)
-STATUSES = ("device", "fallback", "deliberate", "unsupported", "expanded", "folded")
-REASONS = ("not-registered", "opset", "dtype", "contrib-op", "custom-domain", "attribute")
 HALF_TYPES = {"float16", "bfloat16", "float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz"}
 SMALL_INITIALIZER = 100  # kSmallInitializerThreshold in fallback_cpu_capability.cc
 # Every status and reason a NodePlacement can carry (the target registry validates rule files against these).
@@ -333,10 +331,12 @@ class Simulator:
                 return NodePlacement(node, preferred, "expanded", "function",
                                      f"no kernel; ORT expands {node.op_type} into its ONNX function body")
             return NodePlacement(node, None, "unsupported", "function-body",
-                                 f"no kernel for {node.op_type}, and its ONNX function body uses {', '.join(missing)} which no provider has")
+                                 f"no kernel for {node.op_type}, and its ONNX function body uses {', '.join(missing)}"
+                                 " which no provider has")
         if not body.graph.node:
             return NodePlacement(node, None, "unsupported", "function-body",
-                                 f"no kernel for {node.op_type}, and ONNX defines no function body for opset {node.opset}: ORT refuses the model")
+                                 f"no kernel for {node.op_type}, and ONNX defines no function body for opset {node.opset}:"
+                                 " ORT refuses the model")
         sub = Simulator(GraphIndex(body), self.target, self.version, self.rejects, self.reject_ops, "disabled",
                         (self.tables, self.version, self.notes)).run()
         unsup = [p for p in sub.nodes.values() if p.status == "unsupported"]
@@ -354,7 +354,8 @@ class Simulator:
         if off:
             what = ", ".join(sorted({f"{p.node.op_type}: {p.detail}" for p in off}))
             return NodePlacement(node, off[0].ep, "expanded", "function-cpu",
-                                 f"no kernel for {node.op_type}; ORT expands it into its ONNX function body, and part of it runs on CPU ({what})")
+                                 f"no kernel for {node.op_type}; ORT expands it into its ONNX function body, and part of it"
+                                 f" runs on CPU ({what})")
         return NodePlacement(node, preferred, "expanded", "function",
                              f"no kernel; ORT expands {node.op_type} into its ONNX function body")
 

@@ -27,7 +27,7 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from onnxlint import resources, schemas
-from onnxlint.graph import STANDARD_DOMAINS, GraphIndex, NodeRef, StatusIndex
+from onnxlint.graph import STANDARD_DOMAINS, GraphIndex, GraphScope, NodeRef, StatusIndex
 
 # the vocabulary of verdicts rules may name (`tensorrt: {status: ..., reason: ...}`)
 STATUSES = ("supported", "restricted", "unsupported")
@@ -59,7 +59,8 @@ def parse_operators_md(text: str) -> dict:
     opset = re.search(r"opset (\d+) to opset (\d+)", text, re.I) or re.search(r"up to Opset (\d+)", text, re.I)
     lo, hi = (int(opset.group(1)), int(opset.group(2))) if opset and opset.lastindex == 2 else (7, int(opset.group(1)) if opset else None)
     types_line = re.search(r"supports the following ONNX data types: ([^\n]+)", text)
-    data_types = sorted({TRT_TYPES[t.strip().upper()] for t in re.split(r",|and", types_line.group(1).rstrip(".")) if t.strip().upper() in TRT_TYPES}) if types_line else []
+    listed = re.split(r",|and", types_line.group(1).rstrip(".")) if types_line else []
+    data_types = sorted({TRT_TYPES[t.strip().upper()] for t in listed if t.strip().upper() in TRT_TYPES})
     casts_int64 = bool(re.search(r"cast down INT64 to INT32", text))
     for line in text.splitlines():
         m = _ROW.match(line)
@@ -243,7 +244,7 @@ def _is_constant(node: NodeRef, name: str) -> bool:
     """An initializer or a Constant node's output (what the parser sees as weights)."""
     if node.scope.constant(name) is not None:
         return True
-    scope = node.scope
+    scope: GraphScope | None = node.scope
     while scope is not None:
         prod = scope.producer.get(name)
         if prod is not None:

@@ -23,7 +23,8 @@ def test_fallbacks_with_reasons_at_ort_1_20_1(save, lint_json):
                             [vi("y", T.BOOL, ["n"])], opset=19),
         "equal_int8": make_model([h.make_node("Equal", ["a", "b"], ["y"], name="eq")], [vi("a", T.INT8, ["n"]), vi("b", T.INT8, ["n"])],
                                  [vi("y", T.BOOL, ["n"])], opset=13),
-        "contrib": make_model([h.make_node("QLinearAdd", ["a", "as", "az", "b", "bs", "bz", "cs", "cz"], ["y"], name="qadd", domain="com.microsoft")],
+        "contrib": make_model([h.make_node("QLinearAdd", ["a", "as", "az", "b", "bs", "bz", "cs", "cz"], ["y"], name="qadd",
+                                           domain="com.microsoft")],
                               [vi("a", T.UINT8, ["n"]), vi("b", T.UINT8, ["n"])], [vi("y", T.UINT8, ["n"])],
                               [init("as", np.float32(0.1)), init("az", np.uint8(0)), init("bs", np.float32(0.1)), init("bz", np.uint8(0)),
                                init("cs", np.float32(0.2)), init("cz", np.uint8(0))], extra_opsets=[("com.microsoft", 1)]),
@@ -171,9 +172,11 @@ def _place(model, optimization="disabled", tables=None, version="1.24.4", target
 
 
 def test_statuses_and_reasons_are_declared():
-    assert {"device", "fallback", "deliberate", "unsupported", "expanded", "folded", "eliminated", "refused", "skipped"} == set(placement.STATUSES)
+    assert {"device", "fallback", "deliberate", "unsupported", "expanded", "folded", "eliminated", "refused",
+            "skipped"} == set(placement.STATUSES)
     assert set(placement.GONE_STATUSES) <= set(placement.STATUSES)
-    for r in ("capability", "cpu-preferred", "constant-folding", "shape-folding", "cse", "identity", "model-opset", "kernel-init", "function-cpu"):
+    for r in ("capability", "cpu-preferred", "constant-folding", "shape-folding", "cse", "identity", "model-opset", "kernel-init",
+              "function-cpu"):
         assert r in placement.REASONS
     import inspect
 
@@ -244,7 +247,8 @@ def test_castlike_to_float4e2m1_expands_into_a_cast_no_provider_has():
 
 def test_bernoulli_body_is_built_for_its_types():
     # Bernoulli's body depends on its dtype (context-dependent function); RandomUniformLike-22 has no kernel here
-    m = make_model([h.make_node("Bernoulli", ["x"], ["y"], name="n")], [vi("x", T.DOUBLE, [10])], [vi("y", T.DOUBLE, [10])], opset=22, ir=10)
+    m = make_model([h.make_node("Bernoulli", ["x"], ["y"], name="n")], [vi("x", T.DOUBLE, [10])], [vi("y", T.DOUBLE, [10])], opset=22,
+                   ir=10)
     p = _place(m)[0]["n"]
     assert (p.status, p.reason) == ("unsupported", "function-body") and "RandomUniformLike" in p.detail
     tables = _tables(cuda_extra={"RandomUniformLike": [[22, INF, ANY]], "Greater": [[13, INF, ANY]]})

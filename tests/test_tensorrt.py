@@ -109,7 +109,8 @@ def test_cast_to_bf16_rejected_on_8_6_accepted_on_rtx():
 
 def test_uint8_arithmetic_rejected_int8_accepted_on_rtx():
     def add(dt):
-        return make_model([h.make_node("Add", ["a", "b"], ["y"], name="add")], [vi("a", dt, [4]), vi("b", dt, [4])], [vi("y", dt, [4])], opset=14)
+        return make_model([h.make_node("Add", ["a", "b"], ["y"], name="add")], [vi("a", dt, [4]), vi("b", dt, [4])], [vi("y", dt, [4])],
+                          opset=14)
     assert rejected(add(T.UINT8), RTX)["add"][0] in ("dtype", "constant-input")
     assert rejected(add(T.INT8), RTX) == {}
 
@@ -157,7 +158,8 @@ def test_dropout_training_mode_and_batchnorm_training():
 
 def test_attribute_limits_are_version_specific():
     sc = make_model([h.make_node("ScatterND", ["x", "i", "u"], ["y"], name="sc", reduction="add")],
-                    [vi("x", T.FLOAT, [4]), vi("u", T.FLOAT, [1])], [vi("y", T.FLOAT, [4])], [init("i", np.array([[1]], np.int64))], opset=18)
+                    [vi("x", T.FLOAT, [4]), vi("u", T.FLOAT, [1])], [vi("y", T.FLOAT, [4])], [init("i", np.array([[1]], np.int64))],
+                        opset=18)
     mp = make_model([h.make_node("MaxPool", ["x"], ["y"], name="mp", kernel_shape=[2, 2], dilations=[2, 2])],
                     [vi("x", T.FLOAT, [1, 1, 8, 8])], [vi("y", T.FLOAT, [1, 1, 6, 6])])
     assert rejected(sc, RTX)["sc"][0] == "attribute"
@@ -168,7 +170,8 @@ def test_attribute_limits_are_version_specific():
 
 def test_mod_fmod0_on_floats():
     def mod(dt):
-        return make_model([h.make_node("Mod", ["a", "b"], ["y"], name="mod", fmod=0)], [vi("a", dt, [4]), vi("b", dt, [4])], [vi("y", dt, [4])])
+        return make_model([h.make_node("Mod", ["a", "b"], ["y"], name="mod", fmod=0)], [vi("a", dt, [4]), vi("b", dt, [4])], [vi("y", dt,
+            [4])])
     assert rejected(mod(T.INT32), RTX) == {}
     assert rejected(mod(T.FLOAT), RTX)["mod"][0] == "attribute"
 
@@ -194,12 +197,16 @@ def test_if_branches_of_different_rank(save, lint_json):
 
 def test_seed_cases(save, lint_json):
     cases = {
-        "align": (make_model([h.make_node("Resize", ["x", "", "sc"], ["y"], name="rz", mode="linear", coordinate_transformation_mode="align_corners")],
-                             [vi("x", T.FLOAT, ["n", 1, 4, 4])], [vi("y", T.FLOAT, ["n", 1, 8, 8])], [init("sc", np.array([1, 1, 2, 2], np.float32))]), "OLX301"),
-        "nonzero": (make_model([h.make_node("NonZero", ["x"], ["y"], name="nz")], [vi("x", T.FLOAT, [4])], [vi("y", T.INT64, [1, "k"])]), "OLX306"),
+        "align": (make_model([h.make_node("Resize", ["x", "", "sc"], ["y"], name="rz", mode="linear",
+                                          coordinate_transformation_mode="align_corners")],
+                             [vi("x", T.FLOAT, ["n", 1, 4, 4])], [vi("y", T.FLOAT, ["n", 1, 8, 8])], [init("sc", np.array([1, 1, 2, 2],
+                                 np.float32))]), "OLX301"),
+        "nonzero": (make_model([h.make_node("NonZero", ["x"], ["y"], name="nz")], [vi("x", T.FLOAT, [4])], [vi("y", T.INT64, [1, "k"])]),
+                    "OLX306"),
         "double": (make_model([h.make_node("Add", ["a", "b"], ["y"], name="add")], [vi("a", T.DOUBLE, ["n"]), vi("b", T.DOUBLE, ["n"])],
                               [vi("y", T.DOUBLE, ["n"])]), "OLX307"),
-        "reshape": (make_model([h.make_node("Shape", ["x"], ["s"], name="shape"), h.make_node("Reshape", ["x", "s2"], ["y"], name="reshape"),
+        "reshape": (make_model([h.make_node("Shape", ["x"], ["s"], name="shape"), h.make_node("Reshape", ["x", "s2"], ["y"],
+                                                                                              name="reshape"),
                                 h.make_node("Identity", ["s"], ["s2"], name="ident")],
                                [vi("x", T.FLOAT, ["n", 4])], [vi("y", T.FLOAT, ["n", 4])]), "OLX309"),
     }
@@ -221,7 +228,8 @@ def test_scatternd_reduction_per_version(save, lint_json):
 
 def test_resize_antialias_not_an_error_on_8x(save, lint_json):
     m = make_model([h.make_node("Resize", ["x", "", "sc"], ["y"], name="rz", mode="linear", antialias=1)],
-                   [vi("x", T.FLOAT, [1, 1, 8, 8])], [vi("y", T.FLOAT, [1, 1, 4, 4])], [init("sc", np.array([1, 1, .5, .5], np.float32))], opset=18)
+                   [vi("x", T.FLOAT, [1, 1, 8, 8])], [vi("y", T.FLOAT, [1, 1, 4, 4])], [init("sc", np.array([1, 1, .5, .5], np.float32))],
+                       opset=18)
     for v in [v for v in VERIFIED if v.startswith("8.")]:
         errors = [f for f in _trt(lint_json, save(m), "--trt-version", v) if f["severity"] == "error"]
         assert errors == [], (v, errors)
@@ -278,7 +286,8 @@ def test_ort_trt_uses_the_tensorrt_verdicts():
 
 
 def test_align_corners_with_sizes_is_exact_on_8_4_and_later(save, lint_json):
-    m = make_model([h.make_node("Resize", ["x", "", "", "sz"], ["y"], name="rz", mode="linear", coordinate_transformation_mode="align_corners")],
+    m = make_model([h.make_node("Resize", ["x", "", "", "sz"], ["y"], name="rz", mode="linear",
+                                coordinate_transformation_mode="align_corners")],
                    [vi("x", T.FLOAT, ["n", 1, 4, 4])], [vi("y", T.FLOAT, ["n", 1, 8, 8])], [init("sz", np.array([1, 1, 8, 8], np.int64))])
     assert not any(f["code"] == "OLX301" for f in _trt(lint_json, save(m)))
 
@@ -316,6 +325,7 @@ def test_pad_axes_input_rejected_on_8_6():
         inits = [init("p", np.array([1, 1], np.int64))] + ([init("ax", np.array([1], np.int64))] if with_axes else [])
         if not with_axes:
             inits[0] = init("p", np.array([0, 1, 0, 1], np.int64))
-        return make_model([h.make_node("Pad", ins, ["y"], name="pad")], [vi("x", T.FLOAT, [2, 3])], [vi("y", T.FLOAT, [2, 5])], inits, opset=18)
+        return make_model([h.make_node("Pad", ins, ["y"], name="pad")], [vi("x", T.FLOAT, [2, 3])], [vi("y", T.FLOAT, [2, 5])], inits,
+                          opset=18)
     assert rejected(pad(True), "8.6")["pad"][0] == "attribute"
     assert rejected(pad(False), "8.6") == {}

@@ -436,7 +436,8 @@ def main(argv=None) -> int:
         if proc.returncode != 0:
             raise SystemExit(proc.stderr)
         dump = json.loads(proc.stdout)
-        print(write_raw(args.raw, args.ep, raw_from_dump(dump, args.ep, f"live registry of onnxruntime=={dump['ort_version']} (get_all_opkernel_def)")))
+        print(write_raw(args.raw, args.ep, raw_from_dump(dump, args.ep,
+                                                         f"live registry of onnxruntime=={dump['ort_version']} (get_all_opkernel_def)")))
         return 0
     for path in pack(args.raw, args.out):
         print(path)
