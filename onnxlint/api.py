@@ -35,14 +35,16 @@ def lint(model: str | Path | onnx.ModelProto, settings: Settings | None = None) 
 
 
 def fix(path: str | Path, settings: Settings | None = None, *, unsafe: bool = False, output: str | Path | None = None,
-        diff: bool = False) -> FileReport:
+        diff: bool = False, shapes: dict[str, list[int]] | None = None) -> FileReport:
     """Lint, then apply the safe (or, with unsafe=True, all) fixes the findings name; the report's notes say
-    what was written and its fixed findings are marked."""
+    what was written and its fixed findings are marked. `shapes` gives dynamic input dims for the numeric check
+    (default 1 for each)."""
     path = Path(path)
     settings = settings or _settings_near(path)
     res = linter.lint_file(path, settings)
     if not res.error:
-        fix_file(path, settings, res, FixOptions(unsafe=unsafe, diff=diff, output=Path(output) if output else None))
+        fix_file(path, settings, res, FixOptions(unsafe=unsafe, diff=diff, output=Path(output) if output else None,
+                                                 shapes=dict(shapes or {})))
     return res
 
 

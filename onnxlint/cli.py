@@ -95,7 +95,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also build a real ORT session per model and report where nodes actually ran (OLX901-903)")
     p.add_argument("--providers", default="CUDAExecutionProvider,CPUExecutionProvider",
                    help="with --verify: execution providers for the session, in priority order")
-    p.add_argument("--shape", action="append", help="with --verify: dynamic input dims, e.g. x=1x3x224x224")
+    p.add_argument("--shape", action="append",
+                   help="with --verify or --fix: dynamic input dims for the sessions, e.g. x=1x3x224x224 (default: 1)")
     p.add_argument("--no-progress", action="store_true", help="never draw a progress bar")
     p.add_argument("--jobs", type=int, default=0, help="worker processes (default: one per core when it pays)")
     p.add_argument("--version", action="version", version=f"onnxlint {__version__}")
@@ -228,9 +229,12 @@ def _lint(argv: list[str]) -> int:
     show = not args.no_progress and sys.stderr.isatty() and args.format == "text" and linter.show_progress(files)
     if args.fix:
         from onnxlint.report import Report
+        from onnxlint.verify.command import check_shape_names, parse_shapes
 
         report = Report()
-        fix_options = fixing.FixOptions(unsafe=args.unsafe_fixes, diff=args.diff, output=args.output)
+        fix_shapes = {name: list(dims) for name, dims in parse_shapes(args.shape)}
+        check_shape_names(files, fix_shapes)
+        fix_options = fixing.FixOptions(unsafe=args.unsafe_fixes, diff=args.diff, output=args.output, shapes=fix_shapes)
         for i, f in enumerate(files, 1):
             s = settings_of(f)
             res = linter.lint_file(f, s)

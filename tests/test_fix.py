@@ -664,3 +664,22 @@ def test_fixable_claims_match_the_fixer():
     rep = onnxlint.lint(m)
     drop = [f for f in rep.findings if f.code == "OLX010"]
     assert drop and not drop[0].fixable
+
+
+def test_fix_shape_sets_the_numeric_check_inputs(tmp_path, cli):
+    """`--fix --shape` feeds the numeric check the user's dims; a name no input has is a usage error."""
+    node = h.make_node("GridSample", ["x", "grid"], ["y"], name="gs", domain="com.microsoft")
+    m = _grid_model(node, extra=[("com.microsoft", 1)])
+    for inp in m.graph.input:  # a dynamic batch, as exports have
+        inp.type.tensor_type.shape.dim[0].dim_param = "n"
+    m.graph.output[0].type.tensor_type.shape.dim[0].dim_param = "n"
+    p = tmp_path / "gs.onnx"
+    onnx.save(m, p)
+    rc, out, err = cli(p, "--fix", "--shape", "nosuch=1x2x5x5")
+    assert rc == 2 and "nosuch" in err and len(err.strip().splitlines()) == 1, err
+    assert onnx.load(p).graph.node[0].domain == "com.microsoft"  # nothing written
+    rc, out, _ = cli(p, "--fix", "--shape", "x=3x2x5x5", "--shape", "grid=3x4x4x2")
+    assert "outputs equal at fixed shapes" in out and "wrote" in out, out
+    onnx.save(m, p)
+    rc, out, _ = cli(p, "--fix")  # without --shape the check picks the symbolic batch itself
+    assert "outputs equal at n=" in out and "wrote" in out, out
