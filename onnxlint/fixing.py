@@ -131,7 +131,12 @@ def fix_file(path: Path, settings: Settings, res: FileReport, options: FixOption
         res.notes.extend(f"would change: {line}" for line in diff.describe_lines(model, fixed))
         return
     try:
-        fixers.write_fixed(fixed, dest, path.parent)
+        known = None
+        if checked and "fails the checker the same way" in checked:
+            from onnxlint.fixers.equivalence import validity_error
+
+            known = validity_error(model)
+        fixers.write_fixed(fixed, dest, path.parent, known_error=known)
     except OSError as exc:
         res.notes.append(f"fix not written to {dest}: {exc.strerror or exc}")
         return

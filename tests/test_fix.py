@@ -458,7 +458,7 @@ def test_resize_sizes_on_torch_style_exports(tmp_path, cli, lint_json, opset):
     np.testing.assert_array_equal(_ort(m, {"x": x})[0], _ort(fixed, {"x": x})[0])
 
 
-def _noisy_fold_model():
+def _noisy_fold_model(r_shape=("rows", 3)):
     """Shape plumbing under a dynamic batch: the channel count folds (Shape->Gather(1) of a fixed dim); [N, -1]
     becomes [0, -1] (N is the data's own dim 0); [N*C, -1] has no constant equivalent."""
     nodes = [h.make_node("Shape", ["x"], ["s"], name="shape"),
@@ -478,7 +478,7 @@ def _noisy_fold_model():
     inits = [nh.from_array(np.array(1, np.int64), "one"), nh.from_array(np.array(0, np.int64), "zero"),
              nh.from_array(np.array([0], np.int64), "axes"), nh.from_array(np.array([-1], np.int64), "minus1")]
     return _model(nodes, [h.make_tensor_value_info("x", T.FLOAT, ["batch", 3, 4, 4])],
-                  [h.make_tensor_value_info("y", T.FLOAT, ["batch", 48]), h.make_tensor_value_info("r", T.FLOAT, None)],
+                  [h.make_tensor_value_info("y", T.FLOAT, ["batch", 48]), h.make_tensor_value_info("r", T.FLOAT, r_shape)],
                   inits)
 
 
@@ -683,3 +683,17 @@ def test_fix_shape_sets_the_numeric_check_inputs(tmp_path, cli):
     onnx.save(m, p)
     rc, out, _ = cli(p, "--fix")  # without --shape the check picks the symbolic batch itself
     assert "outputs equal at n=" in out and "wrote" in out, out
+
+
+def test_a_checker_complaint_the_original_has_does_not_block_the_fix(tmp_path, cli, monkeypatch):
+    """An output declared without a shape fails onnx's checker in the original too: the fix still lands (the
+    note says so), and OLX001 keeps reporting it. (onnxslim would add the shape; onnxlint's own folder, used
+    when onnxslim is absent or rejected, does not.)"""
+    from onnxlint.fixers import fold_shapes
+
+    monkeypatch.setitem(fold_shapes.ENGINE, "mode", "own")
+    p = tmp_path / "noshape.onnx"
+    onnx.save(_noisy_fold_model(r_shape=None), p)
+    rc, text, _ = cli(p, "--fix", "--target", "tensorrt")
+    assert "OLX001" in text and "wrote" in text and "fails the checker the same way" in text, text
+    assert "concat" not in {n.name for n in onnx.load(p).graph.node}  # [-1, C] folded to a constant

@@ -373,18 +373,30 @@ def _check_equivalent(before, after, base_dir, shapes) -> str:
     return f"outputs equal at {sizes}"
 
 
+def validity_error(model: onnx.ModelProto) -> str | None:
+    """The first line of what onnx's checker or strict shape inference says against `model`, or None."""
+    try:
+        if not has_external_data(model):
+            onnx.checker.check_model(model)  # else checked from the written file, where its data paths resolve
+        onnx.shape_inference.infer_shapes(model, strict_mode=True)
+    except Exception as exc:
+        return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return None
+
+
 def verify(before: onnx.ModelProto, after: onnx.ModelProto, safe: bool, applied: Sequence[str] = (),
            base_dir: Path | None = None, shapes: dict[str, Sequence[int]] | None = None) -> str | None:
     """Raises FixError when the fixed model must not be written; returns what the numeric check did (or a
     caveat worth telling the user).
 
     base_dir: the folder the models' external data paths are relative to."""
-    try:
-        if not has_external_data(after):
-            onnx.checker.check_model(after)  # else checked from the written file, where its data paths resolve
-        onnx.shape_inference.infer_shapes(after, strict_mode=True)
-    except Exception as exc:
-        raise FixError(f"fixed model fails the checker or shape inference: {str(exc).splitlines()[0]}") from None
+    after_error = validity_error(after)
+    inherited = None
+    if after_error is not None:
+        if validity_error(before) != after_error:
+            raise FixError(f"fixed model fails the checker or shape inference: {after_error}")
+        # the original already fails the same way: the fix did not cause it (OLX001 still reports it)
+        inherited = f"the original fails the checker the same way ({after_error})"
     if not safe:
         return "not run (unsafe fixes change the interface or numerics)"
     for name in applied:
@@ -392,8 +404,9 @@ def verify(before: onnx.ModelProto, after: onnx.ModelProto, safe: bool, applied:
         if ref is not None:
             before = ref(before)
     try:
-        return check_equivalent(before, after, base_dir, shapes)
+        result = check_equivalent(before, after, base_dir, shapes)
     except FixError:
         raise
     except Exception as exc:
         raise FixError(f"could not run the numeric check: {ort_message(exc)}") from None
+    return f"{result}; {inherited}" if inherited else result

@@ -5,7 +5,8 @@ Engine: onnxslim's constant folding, dead-node elimination and its shape-only gr
 no-op Reshape/Slice/Concat/Unsqueeze/Transpose, Concat->Reshape with 0/-1) when onnxslim is installed; its
 symbolic shape inference folds the static part of a shape under a dynamic batch (Shape->Gather of a fixed
 dim), and it folds inside If/Loop/Scan bodies. Fusions that change arithmetic (Conv+BN, Gemm, Pad+Conv ...)
-are skipped: this fixer only folds. Without onnxslim, onnx-graphsurgeon's fold_constants.
+are skipped: this fixer only folds. Without onnxslim (a dependency, but an environment may lack it), onnxlint's
+own folder alone (`fold_known`), which folds what the lint claimed.
 
 Which findings it can clear is decided at lint time by `foldable` (a node whose every input is computable
 from constants and fixed dims), so a finding the fold cannot clear is not marked fixable.
@@ -33,14 +34,6 @@ def _onnxslim_fold(model: onnx.ModelProto) -> onnx.ModelProto:
     return out
 
 
-def _graphsurgeon_fold(model: onnx.ModelProto) -> onnx.ModelProto:
-    import onnx_graphsurgeon as gs
-
-    graph = gs.import_onnx(model)
-    graph.fold_constants().cleanup().toposort()
-    return gs.export_onnx(graph)
-
-
 # "onnxslim": onnxslim's folding, then `fold_known` for what it left; "own": `fold_known` alone (the fallback
 # when the onnxslim result fails the numeric check or the checker)
 ENGINE = {"mode": "onnxslim"}
@@ -60,11 +53,11 @@ def fold(model: onnx.ModelProto, mode: str | None = None) -> onnx.ModelProto:
         try:
             import onnxslim  # noqa: F401
         except ImportError:
-            out = _graphsurgeon_fold(out)
+            pass  # fold_known above folded what the lint claimed
         else:
             out = _onnxslim_fold(out)
-        out.ir_version = model.ir_version
-        out = fold_known(out)
+            out.ir_version = model.ir_version
+            out = fold_known(out)
     # keep what the engines drop or rewrite
     for attr in ("producer_name", "producer_version", "domain", "model_version", "doc_string"):
         setattr(out, attr, getattr(model, attr))

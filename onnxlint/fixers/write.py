@@ -75,24 +75,28 @@ def relocate_external_data(model: onnx.ModelProto, source_dir: Path, dest: Path)
     return out_path
 
 
-def write_fixed(model: onnx.ModelProto, dest: Path, source_dir: Path) -> None:
+def write_fixed(model: onnx.ModelProto, dest: Path, source_dir: Path, known_error: str | None = None) -> None:
     """Write a fixed model; one with external data gets its own data file when written into another folder."""
     dest = Path(dest)
     if has_external_data(model) and dest.resolve().parent != Path(source_dir).resolve():
         model = copy.deepcopy(model)  # the in-memory fix keeps pointing at the source data
         new_data = relocate_external_data(model, Path(source_dir), dest)
         try:
-            atomic_write(model, dest)
+            atomic_write(model, dest, known_error=known_error)
         except BaseException:
             if new_data is not None and new_data.exists():
                 new_data.unlink()
             raise
         return
-    atomic_write(model, dest)
+    atomic_write(model, dest, known_error=known_error)
 
 
-def atomic_write(model: onnx.ModelProto, dest: Path, _fail_after_write: bool = False) -> None:
-    """Temp file in the same folder, re-read and check it, then rename over the destination."""
+def atomic_write(model: onnx.ModelProto, dest: Path, _fail_after_write: bool = False,
+                 known_error: str | None = None) -> None:
+    """Temp file in the same folder, re-read and check it, then rename over the destination.
+
+    known_error: the first line of the checker's complaint about the original model; the same complaint about
+    the written file does not stop the write (the fix did not cause it)."""
     dest = Path(dest)
     fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
     try:
@@ -103,7 +107,11 @@ def atomic_write(model: onnx.ModelProto, dest: Path, _fail_after_write: bool = F
         if _fail_after_write:
             raise OSError("injected failure after writing the temporary file")
         onnx.load(tmp, load_external_data=False)  # reads back as a model
-        onnx.checker.check_model(tmp)  # by path: external data resolves beside it (stat only)
+        try:
+            onnx.checker.check_model(tmp)  # by path: external data resolves beside it (stat only)
+        except onnx.checker.ValidationError as exc:
+            if known_error is None or (str(exc).splitlines() or [""])[0] != known_error:
+                raise
         os.replace(tmp, dest)
     except BaseException:
         if os.path.exists(tmp):
