@@ -6,7 +6,13 @@ the public API (`onnxlint.fix`, safe fixes, default targets) and linted again. P
 of which marked fixable (safe), fixed, fixable left after (with the reason the fix notes give), whether the
 file was rewritten, and the numeric check's result. Each model runs in a child process with a time limit.
 
+Issue 16's check, made independently of what `--fix` says about itself: every rewritten file is re-read from
+disk and must pass `onnx.checker` (full check) and give the original file's outputs on ORT CPU (the numeric
+comparison re-run from the two files on disk); a second copy is fixed through the CLI with `--fix --format
+json`, whose stdout must parse as JSON and list the same findings the re-lint of the first copy leaves.
+
     python benchmarks/fix_realworld.py                       # both sets, table + totals on stdout
+    python benchmarks/fix_realworld.py --split heldout     # the held-out half of the export set only
     python benchmarks/fix_realworld.py --json rows.jsonl a.onnx b.onnx
 """
 
@@ -28,15 +34,16 @@ BENCH = ROOT / "bench-out" / "models"
 CORPUS = Path("/work/shared/corpus/models")
 
 
-def models() -> list[tuple[str, Path]]:
+def models(split: str = "all") -> list[tuple[str, Path]]:
     out = []
     manifest = BENCH / "MANIFEST.tsv"
     if manifest.exists():
         for row in csv.DictReader(manifest.open(), delimiter="\t"):
             p = BENCH / row["path"]
-            if p.exists():
+            if p.exists() and split in ("all", row["split"]):
                 out.append(("exports", p))
-    out += [("corpus", p) for p in sorted(CORPUS.glob("*.onnx"))]
+    if split == "all":
+        out += [("corpus", p) for p in sorted(CORPUS.glob("*.onnx"))]
     return out
 
 
@@ -83,10 +90,17 @@ def one(src: str, work: str) -> dict:
         import onnx
 
         try:
-            onnx.checker.check_model(str(dest))
+            onnx.checker.check_model(str(dest), full_check=True)
             row["checker"] = "ok"
         except Exception as exc:
             row["checker"] = f"FAIL {str(exc).splitlines()[0][:100]}"
+        from onnxlint.fixers.equivalence import check_equivalent
+
+        try:  # re-run from the two files on disk, not from what --fix held in memory
+            row["ort_cpu"] = check_equivalent(onnx.load(str(src_p)), onnx.load(str(dest)), dest.parent)
+        except Exception as exc:
+            row["ort_cpu"] = f"FAIL {str(exc).splitlines()[0][:160]}"
+        row["json"] = _cli_json(src_p, dest.with_name("cli-" + dest.name), {(f.code, f.node) for f in after.findings if not f.suppressed})
     else:
         left = safe
         row["findings_after"] = len(res.findings)
@@ -98,6 +112,24 @@ def one(src: str, work: str) -> dict:
     numeric = [n for n in res.notes if n.startswith("numeric check") or n.startswith("fix not written")]
     row["numeric"] = numeric[0] if numeric else ("-" if not safe else "")
     return row
+
+
+def _cli_json(src: Path, copy: Path, expected: set) -> str:
+    """`onnxlint COPY --fix --format json` on a second copy: stdout parses as JSON and lists what the re-lint of
+    the first copy left (suppressed findings aside)."""
+    _copy(src, copy)
+    try:
+        p = subprocess.run([sys.executable, "-m", "onnxlint", str(copy), "--fix", "--format", "json", "--show-info"],
+                           capture_output=True, text=True, cwd=ROOT)
+        try:
+            listed = json.loads(p.stdout)
+        except ValueError as exc:
+            return f"FAIL not JSON ({exc}): {p.stdout[:80]!r}"
+        got = {(f["code"], f["node"]) for f in listed}
+        return "ok" if got == expected else f"FAIL differs: {sorted(got ^ expected)[:3]}"
+    finally:
+        for f in copy.parent.glob(copy.name + "*"):
+            f.unlink(missing_ok=True)
 
 
 def _why(r: dict) -> str:
@@ -114,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("models", nargs="*", type=Path)
     ap.add_argument("--work", type=Path, default=Path("/work/scratch/fixes/realworld"))
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--split", choices=("all", "dev", "heldout"), default="all", help="which part of the export set")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--timeout", type=float, default=900)
     ap.add_argument("--one", nargs=2, help=argparse.SUPPRESS)
@@ -121,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.one:
         print("ROW " + json.dumps(one(*args.one)))
         return 0
-    todo = [("args", p) for p in args.models] if args.models else models()
+    todo = [("args", p) for p in args.models] if args.models else models(args.split)
     if args.work.exists():
         shutil.rmtree(args.work)
 
@@ -168,6 +201,9 @@ def fmt(r: dict) -> str:
     if r.get("error") and "findings" not in r:
         return f"{name[:62]:<62} ERROR {r['error'][:100]}"
     num = (r.get("numeric") or "")[:70]
+    for key in ("checker", "ort_cpu", "json"):
+        if str(r.get(key, "")).startswith("FAIL"):
+            num += f" {key.upper()} {r[key][:80]}"
     why = _why(r)
     return (f"{name[:62]:<62} {r['findings']:>5} {r['fixable']:>5} {r['fixed']:>5} {r['left']:>4} "
             f"{'yes' if r['written'] else 'no':>5}  {num}{('  LEFT: ' + why) if why else ''}")
@@ -183,6 +219,9 @@ def totals(rows: list[dict]) -> str:
             f"{sum(r['fixed'] for r in rs):>5} {sum(r['left'] for r in rs):>4} {sum(1 for r in rs if r['written']):>5}  "
             f"{len(rs)} models, {errs} errors, checker failures {sum(1 for r in rs if str(r.get('checker', 'ok')) != 'ok')}, "
             f"numeric equal {sum(1 for r in rs if str(r.get('numeric', '')).startswith('numeric check: outputs equal'))}, "
+            f"re-checked from disk: ORT CPU equal {sum(1 for r in rs if str(r.get('ort_cpu', '')).startswith('outputs equal'))}"
+            f"/{sum(1 for r in rs if r['written'])}, --format json valid and same "
+            f"{sum(1 for r in rs if r.get('json') == 'ok')}/{sum(1 for r in rs if r['written'])}, "
             f"not written {sum(1 for r in rs if str(r.get('numeric', '')).startswith('fix not written'))}, "
             f"stdout noise {sum(1 for r in rows if r['set'] == kind and r.get('stdout_noise'))}")
     return "\n".join(lines)

@@ -17,7 +17,7 @@ import onnx
 from onnxlint import loading
 from onnxlint.errors import UsageError, first_line
 from onnxlint.linter import lint_file, lint_model
-from onnxlint.report import FileReport
+from onnxlint.report import FileReport, Finding
 from onnxlint.settings import Settings
 
 
@@ -145,15 +145,36 @@ def fix_file(path: Path, settings: Settings, res: FileReport, options: FixOption
         return
     if after is None or after.error:
         after = lint_file(dest, settings, want_placement=False)
-    remaining = {(f.code, f.node) for f in after.findings}
-    n_fixed = 0
-    for f in res.findings:  # a finding the re-lint no longer reports is fixed, whichever fixer removed it
-        if (f.code, f.node) not in remaining and not f.suppressed:
-            f.fixed = True
-            n_fixed += 1
     left = [f for f in after.findings if not f.suppressed]
+    n_fixed = mark_fixed(res.findings, left)
+    # from here the report lists what the written file holds: the fixed findings of the original, then the
+    # re-lint's findings (a fix can move a finding, e.g. folding an If inlines its branch under a new path)
+    res.findings = [f for f in res.findings if f.fixed] + list(after.findings)
     need_unsafe = sum(1 for f in left if f.fix in skipped)
     still_fixable = sum(1 for f in left if f.fix and f.fix not in skipped)
     tail = f"; {still_fixable} still marked fixable" if still_fixable else ""
     res.notes.append(f"{n_fixed} fixed, {len(left)} remaining ({need_unsafe} need --unsafe-fixes{tail}); "
                      f"wrote {dest} ({', '.join(applied)})")
+
+
+def mark_fixed(before: Sequence[Finding], after: Sequence[Finding]) -> int:
+    """Mark the findings of `before` the re-lint (`after`, unsuppressed) no longer reports as fixed; returns how
+    many. A finding whose node moved (same rule and op type, a node path the original does not have: an
+    inlined If branch) is not fixed, only moved."""
+    from collections import Counter
+
+    exact = Counter((f.code, f.node) for f in after)
+    before_keys = {(f.code, f.node) for f in before}
+    moved = Counter((f.code, f.op_type) for f in after if (f.code, f.node) not in before_keys)
+    n_fixed = 0
+    for f in before:
+        if f.suppressed:
+            continue
+        if exact[(f.code, f.node)] > 0:
+            exact[(f.code, f.node)] -= 1
+        elif moved[(f.code, f.op_type)] > 0:
+            moved[(f.code, f.op_type)] -= 1
+        else:
+            f.fixed = True
+            n_fixed += 1
+    return n_fixed

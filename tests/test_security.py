@@ -100,6 +100,24 @@ def test_external_data_symlinked_out_of_the_folder_is_a_finding_and_never_copied
     assert b"S" * 64 not in b"".join(p.read_bytes() for p in (tmp_path / "other").iterdir() if p.is_file())
 
 
+def test_fix_internals_refuse_external_data_outside_the_folder(tmp_path):
+    """Behind fix_file's own refusal: the copier and the numeric check's session check the location themselves."""
+    from onnxlint.fixers import FixError
+    from onnxlint.fixers import equivalence, write
+
+    secret = tmp_path / "secret.bin"
+    secret.write_bytes(b"S" * 64)
+    (tmp_path / "m").mkdir()
+    (tmp_path / "out").mkdir()
+    model = _ext_model(_external("w", "../secret.bin"))
+    with pytest.raises(FixError, match="outside the model's folder"):
+        write.relocate_external_data(model, tmp_path / "m", tmp_path / "out" / "fixed.onnx")
+    assert not any((tmp_path / "out").iterdir())  # the half-made data file is removed
+    with pytest.raises(FixError, match="external data"):
+        equivalence.session(model, tmp_path / "m")
+
+
+
 @pytest.mark.parametrize("location", ["../secret.bin", "/etc/passwd", "sub/../../secret.bin"])
 def test_external_location_leaving_the_folder_is_a_finding(tmp_path, lint_json, location):
     (tmp_path / "secret.bin").write_bytes(b"S" * 64)

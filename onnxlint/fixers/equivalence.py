@@ -202,6 +202,12 @@ def session(model: onnx.ModelProto, base_dir: Path | None = None) -> Callable[[d
     A model with external data loads from a temporary file in base_dir, the folder its data paths are
     relative to, so ORT reads the weights itself and Python never holds them."""
     external = base_dir is not None and has_external_data(model)
+    if external and base_dir is not None:
+        from onnxlint.loading import check_external_data
+
+        problem = check_external_data(model, base_dir)  # ORT and onnx follow any path; check first
+        if problem:
+            raise FixError(f"external data: {problem}")
     try:
         import onnxruntime as ort
     except ImportError:

@@ -15,6 +15,7 @@ from onnx import TensorProto
 from onnxlint.fixers.base import FixError
 from onnxlint.fixers.equivalence import has_external_data
 from onnxlint.graph import iter_graphs
+from onnxlint.loading import safe_external_path
 
 COPY_CHUNK = 16 * 2**20
 DATA_ALIGN = 4096
@@ -44,7 +45,10 @@ def relocate_external_data(model: onnx.ModelProto, source_dir: Path, dest: Path)
         with open(out_path, "xb") as out:
             for t in tensors:
                 info = {e.key: e.value for e in t.external_data}
-                src = source_dir / info["location"]
+                src = safe_external_path(source_dir, info.get("location", ""))
+                if src is None:  # never copy from outside the model's folder (fix_file refuses earlier too)
+                    raise FixError(f"tensor {t.name!r}: external data location {info.get('location')!r} is "
+                                   "outside the model's folder or unusable")
                 fh = handles.get(src) or handles.setdefault(src, open(src, "rb"))
                 offset = int(info.get("offset", 0) or 0)
                 length = int(info["length"]) if info.get("length") else os.fstat(fh.fileno()).st_size - offset
