@@ -122,6 +122,22 @@ for line in open(list_file):
 '''
 
 
+def read_answers(work: Path) -> tuple[dict[str, dict], dict]:
+    """Probe answers the workers wrote into work/res*.jsonl (a torn last line is skipped), and the `__ops__` row."""
+    res: dict[str, dict] = {}
+    meta: dict = {}
+    for f in sorted(work.glob("res*.jsonl")):
+        for line in open(f):
+            try:
+                row = json.loads(line)
+            except ValueError:
+                continue
+            if row.get("id") == "__ops__":
+                meta = row
+            elif "id" in row:
+                res[row["id"]] = row
+    return res, meta
+
 def run_probes(python: str, stub_dir: str | None, probes: dict[str, str], work: Path, jobs: int, ops: list[str] | None = None,
                timeout: float = 20.0) -> tuple[dict[str, dict], dict]:
     """probes: id -> model path. Returns (id -> {'v': accept|reject|crash, 'func', 'desc'}, meta)."""
@@ -131,18 +147,9 @@ def run_probes(python: str, stub_dir: str | None, probes: dict[str, str], work: 
     env = dict(os.environ)
     if stub_dir:
         env["LD_LIBRARY_PATH"] = stub_dir + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
-    results: dict[str, dict] = {}
-    meta: dict = {}
-    for f in sorted(work.glob("res*.jsonl")):  # an earlier (interrupted) run's answers: probe ids are stable
-        for line in open(f):
-            try:
-                row = json.loads(line)
-            except ValueError:
-                continue
-            if row.get("id") == "__ops__":
-                meta = row
-            elif row.get("id") in probes:
-                results[row["id"]] = row
+    # an earlier (interrupted) run's answers: probe ids are stable
+    answered, meta = read_answers(work)
+    results: dict[str, dict] = {k: row for k, row in answered.items() if k in probes}
     todo = [it for it in probes.items() if it[0] not in results]
     if ops and not meta:
         todo = todo or []
@@ -805,17 +812,7 @@ def main(argv=None) -> int:
             res = json.loads(saved.read_text())
             meta = res.pop("__meta__", {})
         elif args.reuse:  # an unfinished run: what its workers have answered so far
-            res, meta = {}, {}
-            for f in sorted((vwork / "p1").glob("res*.jsonl")):
-                for line in open(f):
-                    try:
-                        row = json.loads(line)
-                    except ValueError:
-                        continue
-                    if row.get("id") == "__ops__":
-                        meta = row
-                    elif "id" in row:
-                        res[row["id"]] = row
+            res, meta = read_answers(vwork / "p1")
             print(f"[{label}] partial: {len(res)} probe answers", flush=True)
         else:
             stub = stubs.get(label)
