@@ -132,6 +132,7 @@ def _parse_rule(raw: Any, path: Path) -> Rule:
     rid = str(raw.get("id", "?")) if isinstance(raw, dict) else "?"
 
     def fail(ln: int, msg: str) -> NoReturn:
+        msg = msg[: -len(" in rule")] if msg.endswith(" in rule") else msg  # the schema names the object "rule"
         raise RuleError(f"{path}:{ln}: {msg} in rule {rid}")
 
     if not isinstance(raw, dict):

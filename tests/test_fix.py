@@ -697,3 +697,22 @@ def test_a_checker_complaint_the_original_has_does_not_block_the_fix(tmp_path, c
     rc, text, _ = cli(p, "--fix", "--target", "tensorrt")
     assert "OLX001" in text and "wrote" in text and "fails the checker the same way" in text, text
     assert "concat" not in {n.name for n in onnx.load(p).graph.node}  # [-1, C] folded to a constant
+
+
+def test_fix_keeps_the_file_mode_and_writes_through_a_symlink(tmp_path, examples_dir, cli):
+    """--fix keeps what it does not own: the model's permission bits, and a symlink stays a symlink."""
+    import os
+    import stat
+
+    real = tmp_path / "real" / "m.onnx"
+    real.parent.mkdir()
+    real.write_bytes((examples_dir / "dropout_training.onnx").read_bytes())
+    real.chmod(0o640)
+    link = tmp_path / "link.onnx"
+    os.symlink("real/m.onnx", link)
+    rc, out, _ = cli(link, "--fix")
+    assert "wrote" in out, out
+    assert link.is_symlink() and os.readlink(link) == "real/m.onnx"
+    assert stat.S_IMODE(real.stat().st_mode) == 0o640
+    assert onnx.load(real).graph.node[0].op_type != "Dropout"
+    assert not [p for p in real.parent.iterdir() if p.name.startswith(".")]  # no temp file left

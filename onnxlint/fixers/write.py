@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import IO
@@ -80,8 +81,12 @@ def relocate_external_data(model: onnx.ModelProto, source_dir: Path, dest: Path)
 
 
 def write_fixed(model: onnx.ModelProto, dest: Path, source_dir: Path, known_error: str | None = None) -> None:
-    """Write a fixed model; one with external data gets its own data file when written into another folder."""
+    """Write a fixed model; one with external data gets its own data file when written into another folder.
+
+    A destination that is a symlink is written through (the link stays a link, its target gets the model)."""
     dest = Path(dest)
+    if dest.is_symlink():
+        dest = Path(os.path.realpath(dest))
     if has_external_data(model) and dest.resolve().parent != Path(source_dir).resolve():
         model = copy.deepcopy(model)  # the in-memory fix keeps pointing at the source data
         new_data = relocate_external_data(model, Path(source_dir), dest)
@@ -95,6 +100,16 @@ def write_fixed(model: onnx.ModelProto, dest: Path, source_dir: Path, known_erro
     atomic_write(model, dest, known_error=known_error)
 
 
+def _mode_for(dest: Path) -> int:
+    """The permission bits the written file should have: the replaced file's, else what open() would give."""
+    try:
+        return stat.S_IMODE(os.stat(dest).st_mode)
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
 def atomic_write(model: onnx.ModelProto, dest: Path, _fail_after_write: bool = False,
                  known_error: str | None = None) -> None:
     """Temp file in the same folder, re-read and check it, then rename over the destination.
@@ -104,6 +119,7 @@ def atomic_write(model: onnx.ModelProto, dest: Path, _fail_after_write: bool = F
     dest = Path(dest)
     fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
     try:
+        os.chmod(tmp, _mode_for(dest))  # mkstemp makes 0600; the file keeps the mode it had (or gets umask's)
         with os.fdopen(fd, "wb") as fh:
             fh.write(model.SerializeToString())
             fh.flush()
