@@ -8,6 +8,7 @@ descriptor level, so `--fix --format json` prints JSON only.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -68,6 +69,9 @@ def fix_file(path: Path, settings: Settings, res: FileReport, options: FixOption
     if mf.missing_external:
         res.notes.append("fix not written: external data is missing or short (see OLX003)")
         return
+    dest_real = os.path.realpath(dest)
+    if any(os.path.realpath(t.path) == dest_real for t in mf.external):
+        raise UsageError(f"-o {dest}: that is the external data file of {path}; writing it would destroy the weights")
     external = fixers.has_external_data(model)
     from onnxlint.fixers import fold_shapes
 

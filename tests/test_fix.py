@@ -160,6 +160,15 @@ def test_external_data_model_fixed_in_place_keeps_its_data_file(tmp_path, cli, l
     assert sorted(os.listdir(tmp_path / "src")) == ["m.data", "m.onnx"]  # no temp files left
 
 
+def test_output_naming_the_models_own_data_file_is_refused(tmp_path, cli):
+    """-o never clobbers an input: not the model's external data file either."""
+    p = _external_dropout_model(tmp_path / "src")
+    data_before = (tmp_path / "src" / "m.data").read_bytes()
+    rc, out, err = cli(p, "--fix", "-o", tmp_path / "src" / "m.data")
+    assert rc == 2 and "external data file" in err and len(err.strip().splitlines()) == 1, err
+    assert (tmp_path / "src" / "m.data").read_bytes() == data_before
+
+
 def test_external_data_model_fixed_into_another_folder_gets_its_own_data(tmp_path, cli, monkeypatch):
     import numpy as np
 
