@@ -5,7 +5,7 @@ Runs onnxlint with default settings (no config) over a set of real exports (`ben
 `benchmarks/make_exports.py`, `make_torchvision_exports.py`, `collect_pypi_models.py`; see benchmarks/README.md)
 and the shared corpus, and prints per model the shown findings (errors and warnings; infos are hidden by
 default) by code. Each shown finding is looked up in the committed judgement file
-`benchmarks/realworld_judgements.tsv`, one row per (rule code, model pattern, op type, message pattern):
+`benchmarks/realworld_judgements.tsv`, one row per (rule code, model glob, op types, message regex):
 verdict `true` (a deployment engineer acts on it), `false` (wrong) or `noise` (right but not worth acting on),
 with the reason. The run fails (exit 1) when a shown finding has no judgement, so new findings get judged.
 
@@ -39,14 +39,15 @@ def load_judgements(path: Path = JUDGEMENTS) -> list[dict[str, str]]:
 
 
 def judge(finding: dict, rows: list[dict[str, str]]) -> dict[str, str] | None:
-    """The first judgement row matching the finding (code exact; model, op and message as patterns)."""
+    """The first judgement row matching the finding (code exact; model a glob, op type `*` or names separated
+    by `|`, message a regex searched in the message)."""
     name = Path(finding["filename"]).name
     for r in rows:
         if r["code"] != finding["code"]:
             continue
         if not fnmatch.fnmatch(name, r["model"]):
             continue
-        if r["op_type"] not in ("*", finding.get("op_type") or "-"):
+        if r["op_type"] != "*" and (finding.get("op_type") or "-") not in r["op_type"].split("|"):
             continue
         if r["message"] != "*" and not re.search(r["message"], finding["message"]):
             continue
@@ -61,7 +62,10 @@ def manifest_split(dirs: list[Path]) -> dict[str, str]:
         if m.exists():
             with open(m, newline="") as fh:
                 for row in csv.DictReader(fh, delimiter="\t"):
-                    out[Path(row["path"]).name] = row.get("split", "dev")
+                    # bench-out's manifest names files by `path`; the shared corpus's by `filename`
+                    name = row.get("path") or row.get("filename")
+                    if name:
+                        out[Path(name).name] = row.get("split") or "dev"
     return out
 
 

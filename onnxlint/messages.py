@@ -2,6 +2,9 @@
 
 Templates are parsed once; every placeholder is checked field by field when the rule file loads (an unknown
 root or field is a `file:line` error), and rendered by one renderer for lint and verification findings alike.
+
+An optional segment `[[ ... ]]` is left out when a placeholder inside it has no value (it would render `?`):
+`runs in training mode[[ (training_mode input {input[2].name})]]` reads well for a node without that input.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ if TYPE_CHECKING:
     from onnxlint.ruleset import Rule
 
 PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+OPTIONAL = re.compile(r"\[\[(.*?)\]\]", re.S)
 _PATH = re.compile(r"^([a-z_]+)(?:\[(\d+)\])?(?:\.(\w+))?$")
 
 MODEL_FIELDS = ("checker_error", "inference_error", "strict_error", "inference_skipped", "size_mb", "protobuf_mb", "ir_version",
@@ -39,17 +43,29 @@ Part = tuple[str, "str | None", "str | None"]
 _TEMPLATES: dict[str, list[Any]] = {}
 
 
+def _parse_flat(template: str) -> list[Any]:
+    parts: list[Any] = []
+    last = 0
+    for m in PLACEHOLDER.finditer(template):
+        parts.append(template[last:m.start()])
+        pm = _PATH.match(m.group(1))
+        parts.append((pm.group(1), pm.group(2), pm.group(3)) if pm else None)
+        last = m.end()
+    parts.append(template[last:])
+    return parts
+
+
 def parse(template: str) -> list[Any]:
-    """Literal text and parsed placeholders (root, index, field), once per template."""
+    """Literal text, parsed placeholders (root, index, field) and optional segments (a list of those), once
+    per template."""
     parts = _TEMPLATES.get(template)
     if parts is None:
         parts, last = [], 0
-        for m in PLACEHOLDER.finditer(template):
-            parts.append(template[last:m.start()])
-            pm = _PATH.match(m.group(1))
-            parts.append((pm.group(1), pm.group(2), pm.group(3)) if pm else None)
+        for m in OPTIONAL.finditer(template):
+            parts.extend(_parse_flat(template[last:m.start()]))
+            parts.append(_parse_flat(m.group(1)))
             last = m.end()
-        parts.append(template[last:])
+        parts.extend(_parse_flat(template[last:]))
         _TEMPLATES[template] = parts
     return parts
 
@@ -57,6 +73,8 @@ def parse(template: str) -> list[Any]:
 def check(template: str, scope: str) -> str | None:
     """The first problem with a template's placeholders for a rule of this scope, or None."""
     roots = _ROOTS_BY_SCOPE[scope]
+    if "[[" in OPTIONAL.sub("", template) or "]]" in OPTIONAL.sub("", template):
+        return "an optional segment '[[ ... ]]' is not closed (or not opened)"
     for m in PLACEHOLDER.finditer(template):
         text = m.group(1)
         pm = _PATH.match(text)
@@ -114,6 +132,10 @@ def render_with(template: str, lookup: Callable[[Part], str]) -> str:
     for part in parse(template):
         if part.__class__ is str:
             out.append(part)
+        elif part.__class__ is list:  # optional segment: only when every placeholder in it has a value
+            seg = [p if p.__class__ is str else ("?" if p is None else lookup(p)) for p in part]
+            if not any(v == "?" for p, v in zip(part, seg) if p.__class__ is not str):
+                out.extend(seg)
         else:
             out.append("?" if part is None else lookup(part))
     return "".join(out)

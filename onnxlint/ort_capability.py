@@ -71,7 +71,7 @@ def cuda_refusal(node, since: int | None) -> str | None:
     if op in RNN_ACTIVATIONS:
         for name in ("activation_alpha", "activation_beta", "clip"):
             if node.has_attr(name):
-                return f"{op} with '{name}' set: cuDNN RNNs support neither (RNNNeedFallbackToCPU)"
+                return f"{op} sets '{name}', which cuDNN's RNN kernels do not support (RNNNeedFallbackToCPU)"
         acts = node.attr("activations")
         if acts:
             supported = RNN_ACTIVATIONS[op]

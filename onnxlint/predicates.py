@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import onnx
 
 from onnxlint import schemas
-from onnxlint.graph import STANDARD_DOMAINS, NodeRef, ValueType, value_type_of
+from onnxlint.graph import STANDARD_DOMAINS, GraphScope, NodeRef, ValueType, value_type_of
 
 if TYPE_CHECKING:
     from onnxlint.engine import LintContext
@@ -145,12 +145,35 @@ def attr_value(node: NodeRef, name: str) -> Any:
     return schemas.attribute_default(node.op_type, node.opset, node.domain, name)
 
 
+MAX_IDENTITY_HOPS = 16
+
+
+def constant_tensor(node: NodeRef, value_name: str) -> onnx.TensorProto | None:
+    """The initializer or Constant a value is, looking through Identity nodes (torch exporters emit
+    `Identity(initializer)` for shared constants; ORT's constant folding and TensorRT's parser see a constant)."""
+    scope = node.scope
+    for _ in range(MAX_IDENTITY_HOPS):
+        t = scope.constant(value_name)
+        if t is not None:
+            return t
+        prod = None
+        s: Any = scope
+        while s is not None and prod is None:
+            prod = s.producer.get(value_name)
+            s = s.parent
+        if prod is None or prod.op_type != "Identity" or prod.domain != "ai.onnx" or not prod.inputs or not prod.inputs[0]:
+            return None
+        scope, value_name = prod.scope, prod.inputs[0]
+    return None
+
+
 def constant_value(node: NodeRef, value_name: str) -> Any:
-    """Small constant (initializer or Constant node stored in the file) as a Python scalar or list."""
+    """Small constant (initializer or Constant node stored in the file, or an Identity of one) as a Python
+    scalar or list."""
     import numpy as np
     from onnx import numpy_helper
 
-    t = node.scope.constant(value_name)
+    t = constant_tensor(node, value_name)
     if t is None or t.data_location == onnx.TensorProto.EXTERNAL:
         return None
     n = int(np.prod(t.dims)) if t.dims else 1
@@ -401,6 +424,75 @@ def _tensorrt(ctx: "LintContext", node: NodeRef, spec: dict[str, Any]) -> bool:
     return _verdict_ok(ctx.prediction("tensorrt").get(node), spec)
 
 
+@predicate("node", "reported_by", {"type": "array", "items": {"type": "string", "pattern": "^[A-Z]+[0-9]+$"}, "minItems": 1,
+                                   "x-what": "rule codes"},
+           "whether one of these rules, when it runs, reports the node: a target rule names the core rule that already "
+           "reports the same cause (Dropout in training mode), so one cause is reported once", needs_prediction=True)
+def _reported_by(ctx: "LintContext", node: NodeRef, spec: list[str]) -> bool:
+    active = getattr(ctx, "active_rules", None) or {}
+    for code in spec:
+        rule = active.get(code)
+        if rule is not None and rule.scope == "node" and (rule.ops is None or node.op_type in rule.ops) \
+                and match_node(ctx, rule.match, node):
+            return True
+    return False
+
+
+def _producer(node: NodeRef, value: str) -> NodeRef | None:
+    scope: GraphScope | None = node.scope
+    while scope is not None:
+        prod = scope.producer.get(value)
+        if prod is not None:
+            return prod
+        scope = scope.parent
+    return None
+
+
+def on_cpu_shape_path(ctx: "LintContext", node: NodeRef) -> bool:
+    """Whether every input of the node is already a CPU tensor under the CUDA EP (a Shape/Size output, an output
+    of a node placed on CPU, a small constant) and at least one comes from such a node: the small shape
+    computations ORT's GetCpuPreferredNodes puts on CPU on purpose. Running one on CPU because CUDA has no
+    kernel for it costs no Memcpy on its inputs and changes nothing a user can act on."""
+    from onnxlint import placement
+
+    if "ort-cuda" not in ctx.options.targets:
+        return False
+    pl = ctx.prediction("ort-cuda")
+    from_cpu_node = False
+    for i, value in enumerate(node.inputs):
+        if not value:
+            continue
+        vt = node.input_type(i)
+        if vt.dtype in placement.HALF_TYPES or vt.dtype in ("float", "double"):
+            return False  # shape computations are integer (GetCpuPreferredNodes also skips half types)
+        t = constant_tensor(node, value)
+        if t is not None:
+            n = 1
+            for d in t.dims:
+                n *= d
+            if n > placement.SMALL_INITIALIZER:
+                return False
+            continue
+        prod = _producer(node, value)
+        if prod is None:
+            return False  # a graph input: copied to the device for a CUDA node, so not a CPU tensor here
+        pp = pl.get(prod)
+        if pp is None or pp.status in placement.GONE_STATUSES:
+            return False
+        if pp.ep == placement.CPU or (pp.ep == placement.CUDA and prod.outputs.index(value) in placement.cpu_outputs(prod.op_type)):
+            from_cpu_node = True
+            continue
+        return False
+    return from_cpu_node
+
+
+@predicate("node", "cpu_shape_path", {"type": "boolean"},
+           "under the CUDA EP, whether all the node's inputs are CPU tensors of a shape computation (Shape outputs, "
+           "nodes on CPU, small constants)", needs_prediction=True)
+def _cpu_shape_path(ctx: "LintContext", node: NodeRef, spec: bool) -> bool:
+    return on_cpu_shape_path(ctx, node) == spec
+
+
 @predicate("node", "local_function", {"type": "boolean"}, "whether the node is inside a model-local function")
 def _local_function(ctx: "LintContext", node: NodeRef, spec: bool) -> bool:
     return bool(ctx.index.is_local_function(node)) == spec
@@ -432,8 +524,8 @@ _value("dtype", cmp_schema({"type": "string"}, "dtype"), "the value's element ty
 _value("rank", cmp_schema({"type": "integer"}, "rank"), "the value's rank, when known", lambda node, value, vt: vt.rank)
 _value("static", cmp_schema({"type": "boolean"}, "static"), "whether every dim is a known number",
        lambda node, value, vt: vt.static if vt.shape is not None else None)
-_value("constant", cmp_schema({"type": "boolean"}, "constant"), "an initializer or Constant output",
-       lambda node, value, vt: node.scope.constant(value) is not None)
+_value("constant", cmp_schema({"type": "boolean"}, "constant"), "an initializer or Constant output (or an Identity of one)",
+       lambda node, value, vt: constant_tensor(node, value) is not None)
 _value("graph_input", cmp_schema({"type": "boolean"}, "graph_input"), "a graph input (not an initializer)",
        lambda node, value, vt: node.scope.is_graph_input(value))
 _value("value", cmp_schema(ANY_VALUE, "value"),
@@ -441,7 +533,7 @@ _value("value", cmp_schema(ANY_VALUE, "value"),
        lambda node, value, vt: constant_value(node, value))
 _value("computed", cmp_schema({"type": "boolean"}, "computed"),
        "computed at run time by a node (neither a constant nor a graph input)",
-       lambda node, value, vt: node.scope.constant(value) is None and not node.scope.is_graph_input(value))
+       lambda node, value, vt: constant_tensor(node, value) is None and not node.scope.is_graph_input(value))
 
 
 def _exists(ctx: "LintContext", subject: ValueSubject, spec: Any) -> bool:

@@ -339,14 +339,24 @@ def predict(index: GraphIndex, version: str | None = None) -> TrtPrediction:
 
 def _common(node: NodeRef, sig: tuple, table: dict, ver: str) -> tuple | dict:
     if node.domain not in STANDARD_DOMAINS:
-        return ("unsupported", "plugin",
-                f"{node.domain}::{node.op_type} is not an ONNX op; TensorRT needs a plugin registered under that name")
+        if RTX_LABEL.search(ver):  # TensorRT-RTX ships no plugin ops: promising a plugin would mislead
+            return ("unsupported", "plugin", f"{describe(ver)} has no importer for it, and TensorRT-RTX ships no plugin ops")
+        return "unsupported", "plugin", "TensorRT needs a plugin registered under that name"
     row = table["ops"].get(node.op_type)
     who = describe(ver)
     if row is None or (node.domain != "ai.onnx" and table.get("verified") == "parser"):
         return "unsupported", "not-listed", f"{node.op_type} is not in {who}'s operator table"
     if not row["supported"]:
         if table.get("verified") == "parser":
+            docs_ver = table.get("docs_restrictions_from") or ver
+            docs = docs_table(docs_ver)
+            if docs and (docs["ops"].get(node.op_type) or {}).get("supported"):
+                # plugin-backed importers (RoiAlign from 8.6, DeformConv): the probes load no plugin library and
+                # TensorRT-RTX ships none, so "no importer" was measured, but TensorRT proper with its plugins
+                # imports the op: too doubtful to call an error
+                return ("restricted", "matrix-restriction",
+                        f"{who} had no importer for {node.op_type} when probed without plugins, but onnx-tensorrt's "
+                        f"{docs_ver} matrix lists it (through a TensorRT plugin); TensorRT-RTX ships no plugins")
             return "unsupported", "not-supported", f"{who} has no importer for {node.op_type}"
         return "unsupported", "not-supported", f"{who} lists {node.op_type} as unsupported"
     if any(_dtype(t) == "string" for t in sig[3] + sig[4]):
@@ -381,6 +391,14 @@ def _verdict_verified(node: NodeRef, sig: tuple, table: dict, ver: str) -> tuple
             if d in no:
                 if d in const_ok and all(k == "out" or _is_constant(node, node.inputs[j]) for k, j, dd in uses if dd == d):
                     continue  # accepted when the inputs it binds are initializers
+                quantized = _dtype(sig[4][0]) if sig[4] else None
+                if not (types.get(param) or {}).get("ok") and _docs_lists_type(table, ver, op, d) \
+                        and (op != "QuantizeLinear" or _docs_lists_type(table, ver, "DequantizeLinear", quantized)):
+                    # no probe of this parameter was accepted at all (QuantizeLinear on 8.4/8.6: every probe
+                    # failed for another reason), so the failures do not show the dtype is the cause, and the
+                    # version's matrix lists it (for QuantizeLinear, its quantized output type too, as the matrix
+                    # lists it for DequantizeLinear's input: int8): not an error
+                    continue
                 if op in ("Cast", "CastLike"):
                     side = "from" if param == "T1" else "to"
                     return "unsupported", "cast-type", f"{who} cannot {op} {side} {d}"
@@ -436,6 +454,12 @@ def _verdict_verified(node: NodeRef, sig: tuple, table: dict, ver: str) -> tuple
     if cf:
         return cf
     return "supported", None, ""
+
+
+def _docs_lists_type(table: dict, ver: str, op: str, dtype: str | None) -> bool:
+    docs = docs_table(table.get("docs_restrictions_from") or ver)
+    row = (docs or {}).get("ops", {}).get(op) or {}
+    return bool(row.get("supported")) and dtype in (row.get("types") or ())
 
 
 def _graph_output_ranks(g) -> list:

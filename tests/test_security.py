@@ -102,8 +102,7 @@ def test_external_data_symlinked_out_of_the_folder_is_a_finding_and_never_copied
 
 def test_fix_internals_refuse_external_data_outside_the_folder(tmp_path):
     """Behind fix_file's own refusal: the copier and the numeric check's session check the location themselves."""
-    from onnxlint.fixers import FixError
-    from onnxlint.fixers import equivalence, write
+    from onnxlint.fixers import FixError, equivalence, write
 
     secret = tmp_path / "secret.bin"
     secret.write_bytes(b"S" * 64)

@@ -329,3 +329,35 @@ def test_pad_axes_input_rejected_on_8_6():
                           opset=18)
     assert rejected(pad(True), "8.6")["pad"][0] == "attribute"
     assert rejected(pad(False), "8.6") == {}
+
+
+def test_plugin_backed_importer_missing_only_in_probes_is_no_error():
+    """RoiAlign: onnx-tensorrt imports it through a plugin (8.6 and the 10.x matrices list it); the probes load no
+    plugin library, so the 8.6 and RTX tables say "no importer". That is doubtful for TensorRT proper: no error.
+    Where neither the parser nor the matrix has it (8.4), it stays an error."""
+    m = make_model([h.make_node("RoiAlign", ["x", "rois", "bi"], ["y"], name="roi", output_height=7, output_width=7)],
+                   [vi("x", T.FLOAT, ["N", 256, 32, 32]), vi("rois", T.FLOAT, ["R", 4]), vi("bi", T.INT64, ["R"])],
+                   [vi("y", T.FLOAT, ["R", 256, 7, 7])], opset=16)
+    for v in ("8.6", RTX):
+        assert rejected(m, v) == {}, v
+        assert verdicts(m, v)["roi"].status == "restricted", v
+    assert rejected(m, "8.4")["roi"][0] == "not-supported"
+
+
+def test_int8_qdq_is_accepted_by_8x_and_uint8_dequantize_is_not():
+    """The 8.4/8.6 tables have no accepted QuantizeLinear probe at all (every probe failed for another reason) and
+    list float as rejected; TensorRT 8.x imports int8 Q/DQ (its matrix: QuantizeLinear on float, DequantizeLinear
+    on int8), so a float -> int8 QuantizeLinear is no error. uint8 DequantizeLinear stays one."""
+    def qdq(zp_type, zp_value):
+        return make_model([h.make_node("QuantizeLinear", ["x", "sc", "zp"], ["q"], name="q"),
+                           h.make_node("DequantizeLinear", ["q", "sc", "zp"], ["y"], name="dq")],
+                          [vi("x", T.FLOAT, ["N", 4])], [vi("y", T.FLOAT, ["N", 4])],
+                          [init("sc", np.array(0.1, np.float32)), init("zp", np.array(zp_value, zp_type))], opset=13)
+    for v in ("8.4", "8.6"):
+        assert rejected(qdq(np.int8, 0), v) == {}, v
+        assert rejected(qdq(np.uint8, 128), v).get("dq", ("",))[0] == "dtype", v
+    # a uint8 QuantizeLinear alone (the node itself, not only its DequantizeLinear) stays rejected on 8.x
+    q_only = make_model([h.make_node("QuantizeLinear", ["x", "sc", "zp"], ["q"], name="q")], [vi("x", T.FLOAT, ["N", 4])],
+                        [vi("q", T.UINT8, ["N", 4])], [init("sc", np.array(0.1, np.float32)), init("zp", np.array(128, np.uint8))],
+                        opset=13)
+    assert rejected(q_only, "8.6").get("q", ("",))[0] == "dtype"

@@ -45,8 +45,11 @@ def _without_location(f: Any) -> str:
 
 
 def _worth_saying(summary: str) -> bool:
-    """A placement summary says something when a node leaves the preferred provider."""
-    return " 0 fall back" not in summary or "no provider" in summary
+    """A placement summary says something when a node really leaves the preferred provider (not only the shape
+    computations ORT puts on CPU on purpose), a node has no provider, or ORT refuses the model."""
+    if "no provider" in summary or summary.startswith("ORT refuses"):
+        return True
+    return " 0 fall back" not in summary and "(0 real," not in summary
 
 
 def _cause(f: Any) -> tuple[str, str | None, str]:
@@ -89,7 +92,7 @@ def render(report: Any, colour: bool = False, show_hints: bool = True, statistic
                 locs = ", ".join(esc(display_location(m.node)) for m in members[1:SHOWN_LOCATIONS])
                 text += f" (×{len(members)}; also {locs}" + (f" and {more} more; --expand lists them" if more > 0 else "") + ")"
             lines.append(f"{c(BOLD, where)}: {c(COLOURS[f.severity], f.code)} {text}")
-            if show_hints and not quiet and f.hint and f.hint != NO_FIX and f.code not in hinted:
+            if show_hints and not quiet and f.hint and not f.hint.startswith(NO_FIX) and f.code not in hinted:
                 hinted.add(f.code)
                 lines.append(c(DIM, f"    hint: {esc(f.hint)}"))
         if not quiet:
