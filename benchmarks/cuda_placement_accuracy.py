@@ -19,6 +19,7 @@ model copy and compares every original node of a session ORT built:
     removed it - every node onnxlint reports on CPU should be on CPU in ORT's session;
   * miss: ORT runs the node on CPU, onnxlint says CUDA (or that it is gone);
   * other: onnxlint says CUDA but ORT removed the node (harmless for findings; counted against agreement).
+A node of an If branch ORT inlined (constant condition) is judged by the EP of the renamed copy ORT made.
 It also compares session failures (ORT refused the model; does onnxlint call a node unsupported?) and the
 number of Memcpy nodes with onnxlint's boundaries. With --cpu it also runs the CPU-EP benchmark
 (placement_accuracy.py: onnx's node tests against the installed onnxruntime's CPU provider).
@@ -126,6 +127,12 @@ def measure(set_name, version, level, path, named_dir: Path) -> dict:
                 src = r["message"][5:].rsplit(" by ", 1)[0] if r["message"].startswith("from ") else r["name"].split("_token_")[0]
                 if src != r["name"]:
                     replaced.setdefault((src, r["op_type"]), r["ep"])
+        # nodes of an If branch ORT inlined (constant condition) come back under new names, `_if_<branch>_...`:
+        # their EPs by op type, consumed by the branch's original nodes in order
+        inlined: dict[str, list[str]] = defaultdict(list)
+        for r in trs:
+            if r["row"] == "new" and r["name"].startswith("_if_") and r["ep"] in ("CUDA", "CPU"):
+                inlined[r["op_type"]].append(r["ep"])
         memcpy = sum(1 for r in trs if r["row"] == "memcpy")
         res["memcpy_truth"] += memcpy
         res["boundaries"] += len(pl.boundaries)
@@ -137,7 +144,9 @@ def measure(set_name, version, level, path, named_dir: Path) -> dict:
             if p is None:
                 continue  # a Constant node (onnxlint places none) or a node of a model-local function
             truth, pred = r["ep"], predicted(p)
-            if truth == "gone" and (r["name"], r["op_type"]) in replaced:
+            if truth == "gone" and pred != "gone" and ":" in r["graph"] and inlined.get(r["op_type"]):
+                truth = inlined[r["op_type"]].pop(0)  # inlined from a branch of a folded If, renamed
+            elif truth == "gone" and (r["name"], r["op_type"]) in replaced:
                 truth = replaced[r["name"], r["op_type"]]  # rewritten in place (same op), e.g. by a layout transformer
             elif truth == "gone" and r["cuda_log"] in ("cpu-preferred", "not-supported") and pred != "gone":
                 # the log shows ORT put it on CPU at partitioning; it went afterwards (RemoveDuplicateCastTransformer

@@ -11,20 +11,24 @@ Modelled (read from ORT's source):
     all constant initializers becomes an initializer, provided a CPU kernel exists; DequantizeLinear is never
     folded (QDQ); Shape is folded when the requested dims of its input are all known, and a Gather/Slice of a
     Shape output is folded when the dims it picks are known; the node chain that only fed a folded node is
-    removed with it. Shapes are the ones onnx infers with data propagation (ORT re-runs shape inference
-    after each fold).
+    removed with it; an If on a constant condition is inlined (its other branch dropped). Shapes are the
+    ones onnx infers with data propagation, and, where those leave dims unknown, onnx's inference of the
+    producer again with the folded values as input data (ORT re-runs shape inference on each node after a
+    fold); folded values are computed on demand (onnx.reference, shape-sized tensors only).
   * ConstantSharing (constant_sharing.cc): initializers of <= 8 elements with the same dtype, shape and bytes
     become one, so CommonSubexpressionElimination sees them as one value.
   * CommonSubexpressionElimination (common_subexpression_elimination.cc): a deterministic node with the same
     op, domain, attributes and inputs as an earlier one is removed; its consumers read the earlier outputs.
   * Rewrite rules: EliminateIdentity, EliminateDropout, CastElimination (Cast to its input's type),
-    NoopElimination (Add/Sub 0, Mul/Div 1), EliminateSlice (a Slice that keeps everything), ExpandElimination
-    (Expand to a shape of ones), ConvBNFusion / ConvAddFusion / ConvMulFusion (a BatchNormalization / Add /
-    Mul with constant per-channel operands after a Conv with constant weights).
+    NoopElimination (Add/Sub 0, Mul/Div 1, one-element constants), EliminateSlice (a Slice that keeps
+    everything), ExpandElimination (a target shape the input already has), ConvBNFusion / ConvAddFusion /
+    ConvMulFusion (a BatchNormalization / Add / Mul with constant per-channel operands after a Conv with
+    constant weights), BatchNormalizationMulFusion / BatchNormalizationAddFusion (BatchNormalization-7).
+  * MatMulAddFusion (matmul_add_fusion.cc): MatMul + Add of a bias become one Gemm.
   * ReshapeFusion (reshape_fusion.cc): the Shape->Gather->Unsqueeze->Concat subgraph that builds a Reshape's
     shape from its own input's dims (plus constants and at most one other value) becomes a constant.
-Not modelled: Level-2/3 fusions (they run after partitioning, on nodes already placed), MatMulAddFusion, QDQ
-propagation, the If/Loop rewrites of the Level-1 rules.
+Not modelled: Level-2/3 fusions (they run after partitioning, on nodes already placed), the TransposeOptimizer
+(it pushes and cancels Transposes), QDQ propagation.
 """
 
 from __future__ import annotations
@@ -66,7 +70,7 @@ class Optimized:
     removed: dict[int, Removed] = field(default_factory=dict)  # node index -> why it is gone
     alias: dict[str, str] = field(default_factory=dict)  # value -> value its consumers read instead
     constants: set[str] = field(default_factory=set)  # values that are initializers after optimization
-    shapes: dict[str, tuple] = field(default_factory=dict)  # shapes known after data propagation
+    shapes: dict[str, tuple] | RefinedShapes = field(default_factory=dict)  # shapes known after data propagation
 
     def resolve(self, value: str) -> str:
         seen = 0
@@ -79,41 +83,94 @@ class Optimized:
         return node.index in self.removed
 
 
-def _refined_shapes(index) -> dict[str, tuple]:
-    """Value shapes from onnx's shape inference with data propagation (Shape -> Gather -> Concat -> Reshape).
+class RefinedShapes:
+    """Value shapes from onnx's shape inference with data propagation (Shape -> Gather -> Concat -> Reshape),
+    name -> dims (None where not a number), read like a dict (get, in, []).
 
-    Not run past the shape-inference budget (loading.over_inference_budget), nor when an initializer whose
-    bytes were stripped is large: data propagation would materialise its values (gigabytes for a 2 GiB
-    external tensor)."""
-    from onnxlint import loading
+    Lazy: the inference (a second pass of onnx's over the whole model) runs on the first lookup, and a value's
+    dims are converted when asked for; the optimizer asks only where the index's own shape is not all numbers.
+    Not run past the shape-inference budget (loading.over_inference_budget), nor when a large integer
+    initializer exists: data propagation materialises integer tensors as shape data (gigabytes for a 2 GiB
+    int64 tensor). Float weights, however large, are never read by it: a detector with big conv weights
+    keeps its propagated shapes (they decide which shape nodes ORT keeps on CPU)."""
 
-    if loading.over_inference_budget(index.model) or _large_stripped_initializer(index.model):
-        return {}
-    try:
-        inferred = onnx.shape_inference.infer_shapes(index.model, check_type=False, strict_mode=False, data_prop=True)
-    except Exception:  # noqa: BLE001 - fall back to the index's shapes
-        return {}
-    out = {}
+    def __init__(self, model: onnx.ModelProto | None):
+        self._model = model
+        self._types: dict[str, onnx.TypeProto] | None = None if model is not None else {}
+        self._dims: dict[str, tuple] = {}
 
-    def read(graph):
-        for part in (graph.input, graph.value_info, graph.output):
+    def _load(self) -> dict[str, onnx.TypeProto]:
+        from onnxlint import loading
+
+        model, self._model, self._types = self._model, None, {}
+        if model is None or loading.over_inference_budget(model) or _large_stripped_initializer(model):
+            return self._types
+        try:
+            inferred = onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False, data_prop=True)
+        except Exception:  # noqa: BLE001 - fall back to the index's shapes
+            return self._types
+        self._types = _shaped_types(inferred.graph)
+        return self._types
+
+    def get(self, name: str, default: tuple | None = None) -> tuple | None:
+        got = self._dims.get(name)
+        if got is None:
+            t = (self._types if self._types is not None else self._load()).get(name)
+            if t is None:
+                return default
+            got = self._dims[name] = tuple(d.dim_value if d.WhichOneof("value") == "dim_value" else None
+                                           for d in t.tensor_type.shape.dim)
+        return got
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self.get(name) is not None
+
+    def __getitem__(self, name: str) -> tuple:
+        got = self.get(name)
+        if got is None:
+            raise KeyError(name)
+        return got
+
+
+def _refined_shapes(index) -> RefinedShapes:
+    return RefinedShapes(index.model)
+
+
+def _shaped_types(graph: onnx.GraphProto) -> dict[str, onnx.TypeProto]:
+    """Every tensor value of graph and its subgraphs that has a shape -> its TypeProto (the last one seen, in
+    the order a recursive walk visits them). A loop over a stack, not a recursive closure: a closure that
+    calls itself is a reference cycle, freed only by the cyclic GC, which the linter pauses."""
+    out: dict[str, onnx.TypeProto] = {}
+    graph_attr, graphs_attr = onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS
+    stack = [graph]
+    while stack:
+        g = stack.pop()
+        for part in (g.input, g.value_info, g.output):
             for vi in part:
                 t = vi.type
-                if t.WhichOneof("value") == "tensor_type" and t.tensor_type.HasField("shape"):
-                    out[vi.name] = tuple(d.dim_value if d.WhichOneof("value") == "dim_value" else None for d in t.tensor_type.shape.dim)
-        for n in graph.node:
-            for a in n.attribute:
-                if a.type == onnx.AttributeProto.GRAPH:
-                    read(a.g)
-                elif a.type == onnx.AttributeProto.GRAPHS:
-                    for g in a.graphs:
-                        read(g)
-
-    read(inferred.graph)
+                if t.HasField("tensor_type") and t.tensor_type.HasField("shape"):
+                    out[vi.name] = t
+        subgraphs = []
+        for n in g.node:
+            if n.attribute:
+                for a in n.attribute:
+                    if a.type == graph_attr:
+                        subgraphs.append(a.g)
+                    elif a.type == graphs_attr:
+                        subgraphs.extend(a.graphs)
+        stack.extend(reversed(subgraphs))  # depth first, in order: what the recursive walk did
     return out
 
 
 DATA_PROP_MAX_ELEMENTS = 1 << 20
+FOLD_EVAL_MAX_ELEMENTS = 4096  # folded values computed on demand (shape-sized tensors only)
+REINFER_MAX_DEPTH = 200  # producers walked back to find a folded value (Python's recursion limit is 1000)
+REINFER_BUDGET = 50_000  # re-inference steps per model
+_ELEM_TYPES = {f"tensor({name.lower()})": int(num) for name, num in onnx.TensorProto.DataType.items() if num}
+
+
+_INTEGER_TYPES = (onnx.TensorProto.INT64, onnx.TensorProto.INT32, onnx.TensorProto.INT16, onnx.TensorProto.INT8,
+                  onnx.TensorProto.UINT64, onnx.TensorProto.UINT32, onnx.TensorProto.UINT16, onnx.TensorProto.UINT8)
 
 
 def _large_stripped_initializer(model: onnx.ModelProto) -> bool:
@@ -121,6 +178,8 @@ def _large_stripped_initializer(model: onnx.ModelProto) -> bool:
 
     for g in iter_graphs(model):
         for t in g.initializer:
+            if t.data_type not in _INTEGER_TYPES:
+                continue
             n = 1
             for d in t.dims:
                 n *= d
@@ -184,41 +243,62 @@ def ort_topological_order(scope, opt: Optimized | None = None) -> list:
     """GraphViewer's topological order: a reverse DFS from the leaf nodes (no consumer in the graph), started
     from the last leaf, visiting each node's producers sorted by node index (pushed ascending, so the highest
     index is visited first), nodes emitted on leaving. CSE keeps the first node of this order."""
-    resolve = opt.resolve if opt is not None else (lambda v: v)
-    nodes = [n for n in scope.nodes if not (n.op_type == "Constant" and n.domain == "ai.onnx")
-             and not (opt is not None and opt.is_removed(n))]
-    live = {n.index for n in nodes}
+    removed = opt.removed if opt is not None else {}
+    alias = opt.alias if opt is not None else {}
+    resolve = opt.resolve if opt is not None else None
+    nodes = [n for n in scope.nodes if n.index not in removed and not (n.op_type == "Constant" and n.domain == "ai.onnx")]
     producer = {}
     for n in nodes:
         for o in n.outputs:
             if o:
                 producer[o] = n
+    get = producer.get
     inputs_of: dict[int, list] = {}
     has_consumer: set[int] = set()
-    for n in nodes:
-        ins = {}
+    for n in nodes:  # one pass, ~100 ns a value: it runs before every optimizer pass that follows a change
+        ins: dict[int, NodeRef] = {}
         for v in n.inputs:
-            p = producer.get(resolve(v)) if v else None
-            if p is not None and p.index in live:
+            if not v:
+                continue
+            if v in alias and resolve is not None:
+                v = resolve(v)
+            p = get(v)
+            if p is not None:
                 ins[p.index] = p
-                has_consumer.add(p.index)
-        inputs_of[n.index] = sorted(ins.values(), key=lambda x: x.index)
-    leaves = [n for n in nodes if n.index not in has_consumer]
-    order, visited = [], set()
-    stack = [(n, False) for n in leaves]
+        if ins:
+            has_consumer.update(ins)
+            inputs_of[n.index] = [ins[k] for k in sorted(ins)] if len(ins) > 1 else list(ins.values())
+    order: list = []
+    visited: set[int] = set()
+    stack = [(n, False) for n in nodes if n.index not in has_consumer]
+    pop, push, emit, seen = stack.pop, stack.append, order.append, visited.add
     while stack:
-        n, leave = stack.pop()
+        n, leave = pop()
         if leave:
-            order.append(n)
+            emit(n)
             continue
-        if n.index in visited:
+        i = n.index
+        if i in visited:
             continue
-        visited.add(n.index)
-        stack.append((n, True))
-        for p in inputs_of[n.index]:
+        seen(i)
+        push((n, True))
+        for p in inputs_of.get(i, ()):
             if p.index not in visited:
-                stack.append((p, False))
+                push((p, False))
     return order
+
+
+def _cse_attributes(n) -> tuple | None:
+    """A node's attributes as CSE compares them (sorted name, bytes), None when CSE never merges it (random
+    ops, control flow)."""
+    if n.op_type in NON_DETERMINISTIC:
+        return None
+    attrs = n.proto.attribute
+    if not attrs:
+        return ()
+    if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in attrs):
+        return None
+    return tuple(sorted((a.name, a.SerializeToString()) for a in attrs))
 
 
 class _Optimizer:
@@ -233,6 +313,17 @@ class _Optimizer:
             for name, nodes in scope.consumers.items():
                 self.readers.setdefault(name, []).extend(nodes)
         self.ir = index.model.ir_version
+        # per (scope, value): canon()'s answer; it reads only the index, never what the passes change (a weight
+        # shared by every block was otherwise checked against all its readers per reader: quadratic)
+        self._canon: dict[tuple[int, str], object] = {}
+        # the passes' node order is recomputed only after a removal or an alias (all it depends on): a pass that
+        # changed nothing hands the next one the same order (a 100k-node graph: 16 orders became ~6)
+        self._changes = 0
+        self._orders: dict[int, tuple[int, list]] = {}
+        self._cse_attrs: dict[int, tuple | None] = {}  # node index -> its attributes for CSE (None: never merged)
+        self._folded_values: dict[tuple[int, str], object] = {}  # folded_value's answers
+        self._reinfer: dict[tuple[int, str], tuple] = {}  # reinferred's answers: (graph change count, dims or None)
+        self._reinfer_steps = 0
 
     # ------------------------------------------------------------------ value facts
     def tensor(self, scope, value: str) -> onnx.TensorProto | None:
@@ -258,16 +349,145 @@ class _Optimizer:
         return value in self.out.constants or self.tensor(scope, value) is not None
 
     def shape(self, scope, value: str):
+        """Dims (None where unknown): data propagation's (RefinedShapes, inferred on first use), else the index's;
+        where some are unknown, what ORT's shape inference learns again after folding (`reinferred`)."""
         value = self.out.resolve(value)
+        base = self._base_shape(scope, value)
+        if base is not None and all(isinstance(d, int) for d in base):
+            return base
+        again = self.reinferred(scope, value)
+        return again if again is not None else base
+
+    def _base_shape(self, scope, value: str):
         s = self.out.shapes.get(value)
         if s is not None:
             return s
-        vt = scope.type_of(value)
-        shp = vt.shape
+        shp = scope.type_of(value).shape
         return None if shp is None else tuple(d if isinstance(d, int) else None for d in shp)
 
+    def reinferred(self, scope, value: str, depth: int = 0):
+        """ConstantFolding re-runs shape inference on each node after one before it was folded
+        (Graph::UpdateShapeInference): a Pad whose pads were computed, a Reshape/Expand of a computed shape get
+        static output shapes, which lets later Shape nodes fold. This is onnx's inference of the producer with
+        the folded values as input data (infer_node_outputs), on demand; None when it learns nothing new."""
+        key = (id(scope), value)
+        got_before = self._reinfer.get(key)
+        if got_before is not None and (got_before[1] is not None or got_before[0] == self._changes):
+            return got_before[1]  # a shape learnt stays learnt; "nothing new" holds until the graph changes
+        self._reinfer[key] = (self._changes, None)  # a cycle answers None
+        self._reinfer_steps += 1
+        if self._reinfer_steps > REINFER_BUDGET:
+            return None  # bounded: a huge dynamic graph is not re-inferred node by node forever
+        p = scope.producer.get(value)
+        if p is None or depth > REINFER_MAX_DEPTH or self.out.is_removed(p) or p.op_type == "Constant" \
+                or any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in p.proto.attribute):
+            return None
+        types: dict[str, onnx.TypeProto] = {}
+        data: dict[str, onnx.TensorProto] = {}
+        new = False
+        for v in p.inputs:
+            if not v or v in types:
+                continue
+            r = self.out.resolve(v)
+            elem = _ELEM_TYPES.get(scope.type_of(r).type_str or "")
+            if elem is None:
+                return None
+            dims = self._base_shape(scope, r)
+            if dims is None or not all(isinstance(d, int) for d in dims):
+                better = self.reinferred(scope, r, depth + 1)
+                if better is not None:
+                    dims, new = better, True
+            arr = self.value(scope, r)
+            if arr is not None:
+                data[v] = numpy_helper.from_array(np.asarray(arr), v)
+                new = new or (r in self.out.constants and self.tensor(scope, r) is None)  # folded, not an initializer
+            types[v] = onnx.helper.make_tensor_type_proto(elem, None if dims is None else [d if isinstance(d, int) else None
+                                                                                              for d in dims])
+        if not new:
+            return None
+        try:
+            schema = onnx.defs.get_schema(p.op_type, p.opset, "" if p.domain == "ai.onnx" else p.domain)
+            out = onnx.shape_inference.infer_node_outputs(schema, p.proto, types, data)
+        except Exception:  # noqa: BLE001 - onnx cannot infer this node: nothing learnt
+            return None
+        t = out.get(value)
+        if t is None or t.WhichOneof("value") != "tensor_type" or not t.tensor_type.HasField("shape"):
+            return None
+        got = tuple(d.dim_value if d.WhichOneof("value") == "dim_value" else None for d in t.tensor_type.shape.dim)
+        base = self._base_shape(scope, value)
+        if base is not None and sum(isinstance(d, int) for d in got) <= sum(isinstance(d, int) for d in base):
+            return None
+        self._reinfer[key] = (self._changes, got)
+        return got
+
     def value(self, scope, value: str):
-        return _small_array(self.tensor(scope, self.out.resolve(value)))
+        value = self.out.resolve(value)
+        got = _small_array(self.tensor(scope, value))
+        if got is None and value in self.out.constants:
+            got = self.folded_value(scope, value)
+        return got
+
+    def folded_value(self, scope, value: str, depth: int = 0):
+        """The value of an output constant folding replaced, computed on demand from its inputs' values (small
+        tensors only: what ORT's re-run shape inference and later rules read, e.g. an Expand's or a Reshape's
+        shape, an If's condition). None when it cannot be had cheaply."""
+        key = (id(scope), value)
+        if key in self._folded_values:
+            return self._folded_values[key]
+        self._folded_values[key] = None  # a cycle or a failure answers None
+        s, p = scope, None
+        while s is not None and p is None:
+            p = s.producer.get(value)
+            s = s.parent
+        got = None
+        if p is not None and depth < 64:
+            got = self._evaluate(p, value, depth)
+        self._folded_values[key] = got
+        return got
+
+    def _evaluate(self, node, value: str, depth: int):
+        scope = node.scope
+        if node.op_type == "Shape" and node.domain == "ai.onnx":
+            shp = self.shape(scope, node.inputs[0]) if node.inputs else None
+            if shp is None:
+                return None
+            rank = len(shp)
+            start, end = node.attr("start") or 0, node.attr("end")
+            start = max(0, min(rank, start + rank if start < 0 else start))
+            end = rank if end is None else max(0, min(rank, end + rank if end < 0 else end))
+            picked = shp[start:end]
+            return np.array(picked, np.int64) if all(isinstance(d, int) for d in picked) else None
+        feeds = {}
+        for v in node.inputs:
+            if not v:
+                continue
+            r = self.out.resolve(v)
+            arr = _small_array(self.tensor(scope, r), FOLD_EVAL_MAX_ELEMENTS)
+            if arr is None and r in self.out.constants:
+                arr = self.folded_value(scope, r, depth + 1)
+            if arr is None:
+                return None
+            feeds[v] = arr
+        try:
+            from onnx.reference import ReferenceEvaluator
+
+            proto = onnx.NodeProto()
+            proto.CopyFrom(node.proto)
+            graph = onnx.helper.make_graph(
+                [proto], "fold", [onnx.helper.make_tensor_value_info(k, onnx.helper.np_dtype_to_tensor_dtype(a.dtype), a.shape)
+                                  for k, a in feeds.items()],
+                [onnx.helper.make_tensor_value_info(o, onnx.TensorProto.UNDEFINED, None) for o in node.outputs if o])
+            model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid(node.domain if node.domain != "ai.onnx"
+                                                                                           else "", node.opset)])
+            outs = ReferenceEvaluator(model).run(None, feeds)
+        except Exception:  # noqa: BLE001 - an op onnx.reference cannot run: the value stays unknown
+            return None
+        names = [o for o in node.outputs if o]
+        for name, arr in zip(names, outs):
+            if name == value:
+                arr = np.asarray(arr)
+                return arr if arr.size <= FOLD_EVAL_MAX_ELEMENTS else None
+        return None
 
     def live(self, value: str, scope) -> bool:
         if value in scope.outputs:
@@ -286,26 +506,47 @@ class _Optimizer:
                 changed |= self.rewrite_rules(scope)
                 changed |= self.constant_folding(scope)
                 changed |= self.reshape_fusion(scope)
+                changed |= self.matmul_add_fusion(scope)
                 if not changed:
                     break
         return self.out
 
     def remove(self, node, status: str, reason: str, detail: str, alias: dict | None = None) -> None:
+        self._changes += 1
         self.out.removed[node.index] = Removed(status, reason, detail)
         for k, v in (alias or {}).items():
             if k and v and k != v:
                 self.out.alias[k] = v
+                # ORT rewires k's consumers to v: later rules that count v's consumers see them
+                moved = self.readers.get(k, ())
+                if moved:
+                    have = self.readers.setdefault(v, [])
+                    have.extend(r for r in moved if r not in have)
 
-    def nodes(self, scope):
-        return [n for n in ort_topological_order(scope, self.out) if not self.out.is_removed(n)]
+    def nodes(self, scope) -> list:
+        """The scope's live nodes in ORT's order (shared by passes between changes: never mutate it)."""
+        got = self._orders.get(id(scope))
+        if got is not None and got[0] == self._changes:
+            return got[1]
+        order = [n for n in ort_topological_order(scope, self.out) if not self.out.is_removed(n)]
+        self._orders[id(scope)] = (self._changes, order)
+        return order
 
     # ------------------------------------------------------------------ CSE (+ constant sharing)
     SHARE_TYPES = (1, 10, 11, 6, 7)  # float, float16, double, int32, int64 (constant_sharing.cc)
 
     def canon(self, scope, value: str):
+        """What CSE compares an input by: a small shareable constant by its bytes, anything else by name."""
         if not value:
             return ""
         value = self.out.resolve(value)
+        k = (id(scope), value)
+        got = self._canon.get(k)
+        if got is None:
+            got = self._canon[k] = self._canon_of(scope, value)
+        return got
+
+    def _canon_of(self, scope, value: str):
         t = self.tensor(scope, value)
         if t is not None and t.data_type in self.SHARE_TYPES and value not in scope.outputs \
                 and (value in scope.initializers or value in scope.constants or value in scope.producer) \
@@ -323,11 +564,12 @@ class _Optimizer:
         seen: dict[tuple, NodeRef] = {}
         changed = False
         for n in self.nodes(scope):
-            if n.op_type in NON_DETERMINISTIC or any(a.type in (onnx.AttributeProto.GRAPH,
-                                                                onnx.AttributeProto.GRAPHS) for a in n.proto.attribute):
+            attrs = self._cse_attrs.get(n.index, False)
+            if attrs is False:
+                attrs = self._cse_attrs[n.index] = _cse_attributes(n)
+            if attrs is None:
                 continue
-            key = (n.domain, n.op_type, n.opset, tuple(sorted((a.name, a.SerializeToString()) for a in n.proto.attribute)),
-                   tuple(self.canon(scope, v) for v in n.inputs), len(n.outputs))
+            key = (n.domain, n.op_type, n.opset, attrs, tuple(self.canon(scope, v) for v in n.inputs), len(n.outputs))
             first = seen.get(key)
             if first is None:
                 seen[key] = n
@@ -368,21 +610,17 @@ class _Optimizer:
                 dst = scope.type_of(n.outputs[0]).dtype
                 if src and dst and src == dst:
                     why = ("cast", f"Cast to its input's own type ({src}): ORT's CastElimination removes it")
-            elif op in ("Add", "Sub", "Mul", "Div") and len(n.inputs) == 2 and self._bypass_ok(scope, n):
+            elif op in ("Add", "Sub", "Mul", "Div") and len(n.inputs) == 2 and self._bypass_ok(scope, n) \
+                    and self._noop(scope, n) is not None:
                 why = self._noop(scope, n)
             elif op == "Slice" and self._bypass_ok(scope, n):
                 why = self._noop_slice(scope, n)
             elif op == "Expand" and len(n.inputs) == 2 and self._bypass_ok(scope, n):
-                v = self.value(scope, n.inputs[1])
-                ishape = self.shape(scope, n.inputs[0])
-                oshape = self.shape(scope, n.outputs[0])
-                if v is not None and ishape is not None and v.ndim == 1 and len(v) <= len(ishape) and all(int(x) == 1 for x in v):
-                    why = ("expand", "Expand to a shape of ones: ORT's ExpandElimination removes it")
-                elif self.is_constant(scope, n.inputs[1]) and ishape is not None and oshape == ishape \
-                        and all(isinstance(d, int) and d >= 0 for d in ishape):
-                    why = ("expand", "Expand to the shape its input already has: ORT's ExpandElimination removes it")
+                why = self._noop_expand(scope, n)
             elif op in ("BatchNormalization", "Add", "Mul"):
                 why = self._conv_fusion(scope, n)
+                if why is None and op in ("Add", "Mul"):
+                    why = self._bn_fusion(scope, n)
             if why is None:
                 continue
             reason, detail = why
@@ -405,11 +643,13 @@ class _Optimizer:
         op = n.op_type
         ident = 0 if op in ("Add", "Sub") else 1
         sides = (0, 1) if op in ("Add", "Mul") else (1,)
-        out_shape = self.shape(scope, n.outputs[0])
+        out_shape: tuple | None = None
         for k in sides:
             c = self.value(scope, n.inputs[k])
-            if c is None or c.size == 0 or not np.all(c == ident):
-                continue
+            if c is None or c.size != 1 or not np.all(c == ident):
+                continue  # noop_elimination.cc: a one-element initializer only
+            if out_shape is None:  # asked only here: a shape may start data propagation (RefinedShapes)
+                out_shape = self.shape(scope, n.outputs[0])
             other = n.inputs[1 - k]
             oshape = self.shape(scope, other)
             if self.is_constant(scope, other):
@@ -423,6 +663,20 @@ class _Optimizer:
                 continue  # the rule rewires input 0 only in ORT's NoopElimination for the first operand
             return ("noop", f"{op} by the constant {ident}: ORT's NoopElimination removes it")
         return None
+
+    def _noop_expand(self, scope, n):
+        """expand_elimination.cc: a constant int64 target shape no longer than the input's rank whose every
+        trailing entry is 1 or the input's (known) dim."""
+        ishape = self.shape(scope, n.inputs[0])
+        v = self.value(scope, n.inputs[1])
+        if ishape is None or v is None or v.dtype != np.int64 or v.ndim != 1 or v.size == 0 or v.size > len(ishape):
+            return None
+        for d, t in zip(reversed(ishape), reversed([int(x) for x in v])):
+            if t > 1 and d != t:
+                return None
+        if all(int(x) == 1 for x in v):
+            return ("expand", "Expand to a shape of ones: ORT's ExpandElimination removes it")
+        return ("expand", "Expand to the shape its input already has: ORT's ExpandElimination removes it")
 
     def _noop_slice(self, scope, n):
         if len(n.inputs) < 3:
@@ -466,6 +720,114 @@ class _Optimizer:
             return None
         name = "ConvAddFusion" if n.op_type == "Add" else "ConvMulFusion"
         return ("fusion-" + n.op_type.lower(), f"{n.op_type} of a per-channel constant after a Conv: ORT's {name} folds it into the Conv")
+
+    def _bn_fusion(self, scope, n):
+        """BatchNormalizationMulFusion / BatchNormalizationAddFusion (bn_mul_fusion.cc, bn_add_fusion.cc): a Mul /
+        Add by a per-channel float constant right after a BatchNormalization with constant scale and B, whose
+        only reader it is, is folded into the BatchNormalization's scale and B. BatchNormalization-7 and Mul-7 /
+        Add-7 only (measured: a BatchNormalization-9 keeps its Mul and Add)."""
+        src = self.out.resolve(n.inputs[0])
+        bn = scope.producer.get(src)
+        if bn is None or not self._is(bn, "BatchNormalization", (7,)) or self._since(n) != 7:
+            return None
+        if sum(1 for o in bn.outputs if o for r in self.readers.get(o, ()) if not self.out.is_removed(r)) != 1 \
+                or any(o in scope.outputs for o in bn.outputs if o):
+            return None
+        if len(n.inputs) < 2 or not n.inputs[1] or not self.is_constant(scope, n.inputs[1]) \
+                or any(o in scope.outputs for o in n.outputs if o):
+            return None
+        if len(bn.inputs) < 3 or not all(self.is_constant(scope, v) for v in bn.inputs[1:3]):
+            return None
+        floats = ("tensor(float)", "tensor(double)", "tensor(float16)", "tensor(bfloat16)")
+        types = {scope.type_of(v).type_str for v in (n.inputs[1], bn.inputs[2])}
+        if len(types) != 1 or not types <= set(floats) or (n.op_type == "Mul" and scope.type_of(bn.inputs[1]).type_str not in types):
+            return None
+        scale, bias, other = (self.shape(scope, v) for v in (bn.inputs[1], bn.inputs[2], n.inputs[1]))
+        if scale is None or bias is None or other is None or len(scale) != 1 or len(bias) != 1:
+            return None
+        if n.op_type == "Mul" and len(other) == 0:
+            ok = True  # a scalar scales every channel
+        elif 3 <= len(other) <= 4:
+            axis = len(other) - 3
+            ok = other[axis] == scale[0] and all(d == 1 for i, d in enumerate(other) if i != axis)
+        else:
+            ok = False
+        if not ok:
+            return None
+        rule = "BatchNormalizationMulFusion" if n.op_type == "Mul" else "BatchNormalizationAddFusion"
+        return ("fusion-bn-" + n.op_type.lower(),
+                f"{n.op_type} of a per-channel constant after a BatchNormalization: ORT's {rule} folds it into it")
+
+    # ------------------------------------------------------------------ MatMulAddFusion
+    def _dims(self, scope, value: str) -> tuple | None:
+        """Dims as ORT's inference has them: numbers where known (data propagation included), else the symbol."""
+        declared = scope.type_of(self.out.resolve(value)).shape
+        refined = self.shape(scope, value)
+        if declared is None:
+            return refined
+        if refined is None or len(refined) != len(declared):
+            return declared
+        return tuple(r if isinstance(r, int) else d for r, d in zip(refined, declared))
+
+    def matmul_add_fusion(self, scope) -> bool:
+        """matmul_add_fusion.cc: MatMul (1/9/13) whose only reader is an Add (7/13/14), float/float16/bfloat16,
+        B of rank 2 with the bias (N), (1, N), (M, 1) or (M, N); an A of another rank needs a static shape (ORT
+        reshapes around the Gemm), and the attention pattern (MatMuls after a LayerNormalization) is left for
+        AttentionFusion. Both nodes become one Gemm, which runs wherever MatMul did."""
+        changed = False
+        for mm in self.nodes(scope):
+            if not self._is(mm, "MatMul", (1, 9, 13)) or len(mm.inputs) < 2 or not mm.outputs or not mm.outputs[0]:
+                continue
+            out = mm.outputs[0]
+            if out in scope.outputs:
+                continue
+            readers = [r for r in self.readers.get(out, ()) if not self.out.is_removed(r)]
+            if len(readers) != 1 or sum(1 for v in readers[0].inputs if v and self.out.resolve(v) == out) != 1:
+                continue
+            add = readers[0]
+            if not self._is(add, "Add", (7, 13, 14)) or add.scope is not scope or len(add.inputs) != 2:
+                continue
+            mtype = scope.type_of(mm.inputs[0]).type_str
+            if mtype != scope.type_of(add.inputs[0]).type_str or mtype not in ("tensor(float)", "tensor(float16)",
+                                                                                "tensor(bfloat16)"):
+                continue
+            a, b = self._dims(scope, mm.inputs[0]), self._dims(scope, mm.inputs[1])
+            if a is None or b is None or len(b) != 2:
+                continue
+            need_reshape = len(a) != 2
+            if need_reshape:
+                if self._attention_input(scope, mm) or not all(isinstance(d, int) and d >= 0 for d in a) \
+                        or not all(isinstance(d, int) for d in b):
+                    continue
+            bias_v = add.inputs[1] if self.out.resolve(add.inputs[0]) == out else add.inputs[0]
+            bias = self._dims(scope, bias_v)
+            n = b[1]
+
+            def same(x, y) -> bool:
+                return x is not None and x == y
+
+            if bias is None:
+                continue
+            valid = (len(bias) == 1 and same(bias[0], n)) or (
+                not need_reshape and len(bias) == 2 and bias[0] == 1 and same(bias[1], n)) or (
+                not need_reshape and len(bias) == 2 and same(bias[0], a[0]) and (bias[1] == 1 or same(bias[1], n)))
+            if not valid:
+                continue
+            detail = "MatMul followed by an Add of a bias: ORT's MatMulAddFusion makes them one Gemm (which runs where MatMul did)"
+            self.remove(mm, "eliminated", "fusion", detail)
+            self.remove(add, "eliminated", "fusion", detail)
+            changed = True
+        return changed
+
+    def _attention_input(self, scope, mm) -> bool:
+        """AttentionPatternCache: A comes from a LayerNormalization read by exactly one Add, three MatMuls and
+        otherwise only Shape nodes."""
+        ln = scope.producer.get(self.out.resolve(mm.inputs[0]))
+        if ln is None or ln.op_type != "LayerNormalization" or not ln.outputs:
+            return False
+        readers = [r for o in ln.outputs if o for r in self.readers.get(o, ()) if not self.out.is_removed(r)]
+        kinds = [r.op_type for r in readers]
+        return kinds.count("Add") == 1 and kinds.count("MatMul") == 3 and kinds.count("Shape") == len(kinds) - 4
 
     # ------------------------------------------------------------------ ReshapeFusion
     def _since(self, n) -> int | None:
@@ -603,6 +965,9 @@ class _Optimizer:
             if n.op_type == "Shape":
                 changed |= self._fold_shape(scope, n)
                 continue
+            if n.op_type == "If":
+                changed |= self._fold_if(scope, n)
+                continue
             if n.op_type in NON_DETERMINISTIC or any(a.type in (onnx.AttributeProto.GRAPH,
                                                                 onnx.AttributeProto.GRAPHS) for a in n.proto.attribute):
                 continue
@@ -617,6 +982,29 @@ class _Optimizer:
                        f"{n.op_type} of constant inputs: ORT's constant folding replaces it by an initializer")
             changed = True
         return changed
+
+    def _fold_if(self, scope, n) -> bool:
+        """ConstantFoldIfNode: an If whose condition is a constant is replaced by the nodes of the branch it takes
+        (Graph::InlineIfSubgraph, under new names); the other branch is dropped. The taken branch's nodes keep
+        their placement here: they run, in the enclosing graph."""
+        cond = self.value(scope, n.inputs[0]) if n.inputs and n.inputs[0] else None
+        if cond is None or cond.size != 1:
+            return False
+        taken = "then_branch" if bool(np.asarray(cond).reshape(-1)[0]) else "else_branch"
+        branches = {s.path.rsplit(":", 1)[-1]: s for s in self.index.scopes if s.owner is n}
+        if taken not in branches:
+            return False
+        self.remove(n, "folded", "if-constant",
+                    f"If on a constant condition: ORT's constant folding inlines its {taken} and drops the other branch",
+                    dict(zip(n.outputs, branches[taken].outputs)))
+        dropped = [s for k, s in branches.items() if k != taken]
+        while dropped:
+            s = dropped.pop()
+            for m in s.nodes:
+                if not self.out.is_removed(m):
+                    self.remove(m, "eliminated", "if-constant", "in the If branch ORT's constant folding drops")
+            dropped.extend(c for c in self.index.scopes if c.owner is not None and c.owner.scope is s)
+        return True
 
     def _fold(self, scope, n, reason: str, detail: str) -> None:
         self.remove(n, "folded", reason, detail)

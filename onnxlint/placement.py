@@ -45,6 +45,7 @@ REASONS = (
     "function", "function-cpu", "function-body",
     # Level-1 graph transformers (ort_optimizer)
     "constant-folding", "shape-folding", "cse", "identity", "dropout", "cast", "noop", "slice", "expand", "fusion",
+    "if-constant",
     # the whole model
     "model-opset", "model-ir",
 )

@@ -386,3 +386,94 @@ def test_reshape_fusion_removes_the_shape_subgraph_of_a_reshape():
     assert by["reshape"].status == "device" and not pl.boundaries
     by, _ = _place(m, "disabled")
     assert [by[n].status for n in ("gather", "unsq", "concat")] == ["deliberate"] * 3
+
+
+def test_data_propagation_survives_large_float_weights_but_not_large_integer_tensors():
+    """Shapes from data propagation decide which shape nodes ORT keeps on CPU; a detector's big conv weights
+    (float, bytes stripped for inference) must not switch it off, a large int64 tensor (which it would
+    materialise) does."""
+    import onnx
+
+    from onnxlint import ort_optimizer
+    from onnxlint.graph import GraphIndex
+
+    def model(big_dtype):
+        big = onnx.TensorProto(name="big", data_type=big_dtype, dims=[1100, 1000])  # stripped: dims, no bytes
+        nodes = [h.make_node("Shape", ["x"], ["s"], name="shape"),
+                 h.make_node("Reshape", ["x", "s"], ["r"], name="reshape"),  # Reshape-14 reads propagated data
+                 h.make_node("Relu", ["r"], ["y"], name="relu"),
+                 h.make_node("Identity", ["big"], ["b"], name="keep")]
+        return make_model(nodes, [vi("x", T.FLOAT, [2, 3])], [vi("y", T.FLOAT, None), vi("b", big_dtype, None)],
+                          [big], opset=14)
+
+    shapes = ort_optimizer._refined_shapes(GraphIndex(model(T.FLOAT)))
+    assert shapes.get("r") == (2, 3)  # Reshape to Shape(x): only data propagation knows this
+    assert ort_optimizer._refined_shapes(GraphIndex(model(T.INT64))).get("r") is None  # not run at all
+
+
+# ----------------------------------------------------------------------------- Level-1 transformers measured
+
+def _removed(model, level="all"):
+    index = GraphIndex(onnx.shape_inference.infer_shapes(model))
+    opt = ort_optimizer.optimize(index, level)
+    return {n.name: opt.removed[n.index] for s in index.scopes for n in s.nodes if n.index in opt.removed}
+
+
+def test_conv_mul_and_add_fusion_with_two_input_mul_and_add():
+    """Conv -> Mul(per-channel) -> Add(per-channel): ConvMulFusion and ConvAddFusion (a two-input Mul/Add that is
+    no no-op must still reach the fusion rules)."""
+    nodes = [h.make_node("Conv", ["x", "w"], ["c"], name="conv"),
+             h.make_node("Mul", ["c", "s"], ["m"], name="mul"),
+             h.make_node("Add", ["m", "b"], ["y"], name="add")]
+    m = make_model(nodes, [vi("x", T.FLOAT, ["n", 2, 4, 4])], [vi("y", T.FLOAT, None)],
+                   [init("w", np.ones((3, 2, 1, 1), np.float32)), init("s", np.full((3, 1, 1), 2, np.float32)),
+                    init("b", np.ones((3, 1, 1), np.float32))], opset=13)
+    gone = _removed(m)
+    assert {k: v.reason for k, v in gone.items()} == {"mul": "fusion", "add": "fusion"}
+    assert not _removed(m, "disabled")
+
+
+def test_matmul_add_becomes_one_gemm_only_with_a_valid_bias():
+    def model(bias_shape):
+        nodes = [h.make_node("MatMul", ["x", "w"], ["mm"], name="matmul"), h.make_node("Add", ["mm", "b"], ["y"], name="add")]
+        return make_model(nodes, [vi("x", T.FLOAT, [2, 4])], [vi("y", T.FLOAT, None)],
+                          [init("w", np.ones((4, 3), np.float32)), init("b", np.ones(bias_shape, np.float32))], opset=13)
+
+    assert set(_removed(model((3,)))) == {"matmul", "add"}
+    assert set(_removed(model((1, 3)))) == {"matmul", "add"}
+    assert not _removed(model((2, 2, 3)))  # a bias Gemm cannot broadcast: both stay
+
+
+def test_if_on_a_folded_condition_is_inlined_and_the_other_branch_dropped():
+    then_g = h.make_graph([h.make_node("Neg", ["x"], ["t"], name="neg")], "then", [], [vi("t", T.FLOAT, [2])])
+    else_g = h.make_graph([h.make_node("Abs", ["x"], ["e"], name="abs")], "else", [], [vi("e", T.FLOAT, [2])])
+    nodes = [h.make_node("Equal", ["a", "b"], ["cond"], name="eq"),
+             h.make_node("If", ["cond"], ["y"], name="if", then_branch=then_g, else_branch=else_g)]
+    m = make_model(nodes, [vi("x", T.FLOAT, [2])], [vi("y", T.FLOAT, [2])],
+                   [init("a", np.array(1, np.int64)), init("b", np.array(1, np.int64))], opset=13)
+    gone = _removed(m)
+    assert gone["eq"].reason == "constant-folding" and gone["if"].reason == "if-constant"
+    assert gone["abs"].status == "eliminated" and "neg" not in gone  # the taken branch runs, inlined
+
+
+def test_shape_after_a_pad_with_computed_pads_folds_once_the_pads_are_known():
+    """ORT re-runs shape inference after folding: Pad(x, Concat(...constants)) gets a static shape and the
+    Shape of it folds (torchvision detectors pad their images this way)."""
+    nodes = [h.make_node("Concat", ["p0", "p1"], ["pads"], name="concat", axis=0),
+             h.make_node("Pad", ["x", "pads"], ["padded"], name="pad"),
+             h.make_node("Shape", ["padded"], ["s"], name="shape"),
+             h.make_node("Reshape", ["padded", "s"], ["y"], name="reshape")]
+    m = make_model(nodes, [vi("x", T.FLOAT, [3, 4])], [vi("y", T.FLOAT, None)],
+                   [init("p0", np.array([0, 1], np.int64)), init("p1", np.array([0, 1], np.int64))], opset=13)
+    gone = _removed(m)
+    assert gone["concat"].reason == "constant-folding" and gone["shape"].reason == "shape-folding"
+    assert "pad" not in gone
+
+
+def test_noop_elimination_needs_a_one_element_constant():
+    def model(const):
+        nodes = [h.make_node("Add", ["x", "z"], ["a"], name="add"), h.make_node("Relu", ["a"], ["y"], name="relu")]
+        return make_model(nodes, [vi("x", T.FLOAT, [2, 3])], [vi("y", T.FLOAT, [2, 3])], [init("z", const)], opset=13)
+
+    assert _removed(model(np.zeros((1,), np.float32)))["add"].reason == "noop"
+    assert not _removed(model(np.zeros((3,), np.float32)))  # noop_elimination.cc: more than one element stays
