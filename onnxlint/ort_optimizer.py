@@ -382,29 +382,34 @@ class _Optimizer:
         if p is None or depth > REINFER_MAX_DEPTH or self.out.is_removed(p) or p.op_type == "Constant" \
                 or any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in p.proto.attribute):
             return None
-        types: dict[str, onnx.TypeProto] = {}
-        data: dict[str, onnx.TensorProto] = {}
+        # first, cheaply: does any input know more than the first inference did (a folded value, a shape learnt)?
+        known: dict[str, tuple] = {}
         new = False
         for v in p.inputs:
-            if not v or v in types:
+            if not v or v in known:
                 continue
             r = self.out.resolve(v)
-            elem = _ELEM_TYPES.get(scope.type_of(r).type_str or "")
-            if elem is None:
-                return None
             dims = self._base_shape(scope, r)
             if dims is None or not all(isinstance(d, int) for d in dims):
                 better = self.reinferred(scope, r, depth + 1)
                 if better is not None:
                     dims, new = better, True
+            if r in self.out.constants and self.tensor(scope, r) is None:
+                new = True  # folded: an initializer for ORT now, with a value
+            known[v] = (r, dims)
+        if not new:
+            return None
+        types: dict[str, onnx.TypeProto] = {}
+        data: dict[str, onnx.TensorProto] = {}
+        for v, (r, dims) in known.items():
+            elem = _ELEM_TYPES.get(scope.type_of(r).type_str or "")
+            if elem is None:
+                return None
             arr = self.value(scope, r)
             if arr is not None:
                 data[v] = numpy_helper.from_array(np.asarray(arr), v)
-                new = new or (r in self.out.constants and self.tensor(scope, r) is None)  # folded, not an initializer
             types[v] = onnx.helper.make_tensor_type_proto(elem, None if dims is None else [d if isinstance(d, int) else None
                                                                                               for d in dims])
-        if not new:
-            return None
         try:
             schema = onnx.defs.get_schema(p.op_type, p.opset, "" if p.domain == "ai.onnx" else p.domain)
             out = onnx.shape_inference.infer_node_outputs(schema, p.proto, types, data)
