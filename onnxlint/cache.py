@@ -29,7 +29,9 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
@@ -64,19 +66,41 @@ def _stat_stamp(path: str | os.PathLike) -> list[Any]:
     return [st.st_size, st.st_mtime_ns]
 
 
+_DIGESTS: dict[tuple[str, int, int], str | None] = {}
+
+
 def _file_digest(path: str | os.PathLike) -> str | None:
-    """blake2b of the file's bytes, read in 1 MiB chunks (a large model never sits in memory whole)."""
+    """blake2b of a rule or config file's bytes, once per process per (path, size, mtime): the rule set's key
+    and every settings key hash the same rule files."""
+    st = _stat_stamp(path)
+    k = (os.fspath(path), st[0], st[1])
+    if k in _DIGESTS:
+        return _DIGESTS[k]
     got = _scan(path)
-    return None if got is None else got[0]
+    digest = None if got is None else got[0]
+    if st[1] is not None and time.time_ns() - st[1] > 2_000_000_000:  # older than the mtime's granularity: racy-clean
+        _DIGESTS[k] = digest
+    return digest
 
 
 def _scan(path: str | os.PathLike) -> tuple[str, bool] | None:
-    """(blake2b of the file's bytes, whether they spell b'location' anywhere: external data is named so)."""
+    """(blake2b of the file's bytes, whether they spell b'location' anywhere: external data is named so).
+
+    None for anything but a readable regular file: a FIFO would block and a device never ends (opened
+    non-blocking and checked with fstat, as loading.load does; the linter then reports the file)."""
     h = blake2b(digest_size=32)
     seen = False
     tail = b""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        with open(path, "rb") as fh:
+        fd = os.open(path, flags)
+    except (OSError, ValueError):
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(fd, "rb") as fh:
+            fd = -1
             while True:
                 chunk = fh.read(_CHUNK)
                 if not chunk:
@@ -87,7 +111,15 @@ def _scan(path: str | os.PathLike) -> tuple[str, bool] | None:
                     tail = chunk[-8:]
     except OSError:
         return None
+    finally:
+        if fd >= 0:
+            os.close(fd)
     return h.hexdigest(), seen
+
+
+def _enc(text: str) -> bytes:
+    """Text for the hash: a file name that is not UTF-8 (lone surrogates in Python) is hashed as its bytes."""
+    return text.encode("utf-8", "surrogateescape")
 
 
 def _walk_files(root: Path, suffixes: tuple[str, ...] | None = None) -> list[str]:
@@ -124,10 +156,10 @@ def _package_stamp() -> str:
 
         pkg = Path(__file__).resolve().parent
         h = blake2b(digest_size=32)
-        h.update(f"onnxlint {__version__} format {FORMAT} python {sys.version_info[:2]}\n".encode())
+        h.update(_enc(f"onnxlint {__version__} format {FORMAT} python {sys.version_info[:2]}\n"))
         for f in _walk_files(pkg):
-            h.update(f"{os.path.relpath(f, pkg)}\0{_stat_stamp(f)}\n".encode())
-        h.update("\0".join(_distributions()).encode())
+            h.update(_enc(f"{os.path.relpath(f, pkg)}\0{_stat_stamp(f)}\n"))
+        h.update(_enc("\0".join(_distributions())))
         _PACKAGE_STAMP = h.hexdigest()
     return _PACKAGE_STAMP
 
@@ -184,13 +216,13 @@ def settings_fingerprint(settings: Settings) -> str:
     if hit is not None and hit[0] is settings:
         return hit[1]
     h = blake2b(digest_size=32)
-    h.update(_package_stamp().encode())
-    h.update(_settings_repr(settings).encode())
-    h.update(f"\0cwd {os.getcwd()}".encode())  # relative rule folders and per-file-ignores resolve from here
+    h.update(_enc(_package_stamp()))
+    h.update(_enc(_settings_repr(settings)))
+    h.update(_enc(f"\0cwd {os.getcwd()}"))  # relative rule folders and per-file-ignores resolve from here
     cfg_path = getattr(settings.config, "path", None)
-    h.update(f"\0config {cfg_path} {_file_digest(cfg_path) if cfg_path else None}".encode())
+    h.update(_enc(f"\0config {cfg_path} {_file_digest(cfg_path) if cfg_path else None}"))
     for f in _rule_files(settings):
-        h.update(f"\0rule {f} {_file_digest(f) if not f.startswith('<') else None}".encode())
+        h.update(_enc(f"\0rule {f} {_file_digest(f) if not f.startswith('<') else None}"))
     digest = h.hexdigest()
     _STATIC[id(settings)] = (settings, digest)
     return digest
@@ -207,16 +239,16 @@ def _key(path: str | os.PathLike, settings: Settings) -> tuple[str, bool] | None
     if scanned is None:
         return None
     h = blake2b(digest_size=32)
-    h.update(settings_fingerprint(settings).encode())
-    h.update(f"\0{os.fspath(path)}\0{os.path.abspath(path)}\0{scanned[0]}".encode())
+    h.update(_enc(settings_fingerprint(settings)))
+    h.update(_enc(f"\0{os.fspath(path)}\0{os.path.abspath(path)}\0{scanned[0]}"))
     return h.hexdigest(), scanned[1]
 
 
 # ----------------------------------------------------------------------------- entries
 
 
-def _entry_path(cache_dir: Path, k: str) -> Path:
-    return cache_dir / f"v{FORMAT}" / k[:2] / f"{k}.json"
+def _entry_path(cache_dir: Path, k: str) -> str:
+    return os.path.join(cache_dir, f"v{FORMAT}", k[:2], f"{k}.json")  # a str: pathlib's joins cost a hit ~10 %
 
 
 def report_to_json(report: FileReport) -> dict[str, Any]:
@@ -227,8 +259,31 @@ def report_to_json(report: FileReport) -> dict[str, Any]:
 def report_from_json(data: dict[str, Any]) -> FileReport:
     from onnxlint.report import FileReport, Finding
 
+    fields = _finding_fields()
+    findings = []
+    for f in data["findings"]:
+        if f.keys() != fields:
+            raise KeyError("finding fields")  # another layout: a miss
+        obj = object.__new__(Finding)  # Finding(**f) without the keyword binding: a third of a hit's time
+        obj.__dict__.update(f)
+        findings.append(obj)
     return FileReport(filename=data["filename"], error=data["error"], notes=list(data["notes"]),
-                      placement=dict(data["placement"]), findings=[Finding(**f) for f in data["findings"]])
+                      placement=dict(data["placement"]), findings=findings)
+
+
+_FIELDS: Any = None
+
+
+def _finding_fields() -> Any:
+    """Finding's field names (a keys view compares as a set): a stored finding must have exactly these."""
+    global _FIELDS
+    if _FIELDS is None:
+        from dataclasses import fields
+
+        from onnxlint.report import Finding
+
+        _FIELDS = {f.name: None for f in fields(Finding)}.keys()
+    return _FIELDS
 
 
 def lookup(path: str | os.PathLike, settings: Settings, cache_dir: str | os.PathLike | None = None) -> FileReport | None:
@@ -318,7 +373,7 @@ def _atomic_write(target: Path, data: bytes) -> None:
 def _write(cache_dir: Path, k: str, data: bytes) -> bool:
     try:
         _prepare(cache_dir)
-        target = _entry_path(cache_dir, k)
+        target = Path(_entry_path(cache_dir, k))
         target.parent.mkdir(parents=True, exist_ok=True)
         _atomic_write(target, data)
         return True
@@ -368,52 +423,107 @@ def _from_json(v: Any) -> Any:
     return v
 
 
-def cached_ruleset(rule_dirs: Sequence[str | os.PathLike], load: Callable[[tuple[Path, ...]], Any],
-                   cache_dir: str | os.PathLike | None = None) -> Any:
-    """The RuleSet of rule_dirs (built-in rules included) from a JSON copy in the cache folder, keyed by the
-    rule files' bytes and the package; on a miss load(rule_dirs) parses and validates the YAML and the result
-    is stored. A hit neither parses YAML nor imports yaml, the schema, the predicates or onnx (provided
-    onnxlint.ruleset imports those lazily). JSON, not pickle: an entry is data, never code. A rule's match
-    loses its per-key line numbers (only validation reports them, and a stored rule set was valid)."""
+def _ruleset_entry(rule_dirs: Sequence[str | os.PathLike], cache_dir: str | os.PathLike | None) -> tuple[str, Path]:
+    """(key, entry path) of the rule set of rule_dirs: the rule files' bytes, the package and the cwd."""
     dirs = tuple(Path(d) for d in rule_dirs)
     h = blake2b(digest_size=32)
-    h.update(f"ruleset\0{_package_stamp()}\0cwd {os.getcwd()}".encode())
+    h.update(_enc(f"ruleset\0{_package_stamp()}\0cwd {os.getcwd()}"))
 
     class _Dirs:  # _rule_files only reads .rule_dirs
         rule_dirs = dirs
 
     for f in _rule_files(_Dirs):  # type: ignore[arg-type]
-        h.update(f"\0rule {f} {_file_digest(f) if not f.startswith('<') else None}".encode())
+        h.update(_enc(f"\0rule {f} {_file_digest(f) if not f.startswith('<') else None}"))
     k = h.hexdigest()
     d = Path(cache_dir) if cache_dir is not None else default_dir()
-    path = d / f"v{FORMAT}" / "rulesets" / f"{k}.json"
+    return k, d / f"v{FORMAT}" / "rulesets" / f"{k}.json"
+
+
+def _read_ruleset(k: str, path: Path) -> list[dict[str, Any]] | None:
     try:
         data = json.loads(path.read_bytes())
-        if data.get("key") == k:
-            from onnxlint.ruleset import Rule, RuleSet
-
-            rules = []
-            for r in data["rules"]:
-                r["match"] = _from_json(r["match"])
+        if isinstance(data, dict) and data.get("key") == k and isinstance(data["rules"], list):
+            rules = data["rules"]
+            for r in rules:
                 for name in _TUPLE_FIELDS:
                     if isinstance(r.get(name), list):
                         r[name] = tuple(r[name])
-                rules.append(Rule(**r))
-            return RuleSet(rules)
+            return rules
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         pass
+    return None
+
+
+def cached_ruleset(rule_dirs: Sequence[str | os.PathLike], load: Callable[[tuple[Path, ...]], Any],
+                   cache_dir: str | os.PathLike | None = None) -> Any:
+    """The RuleSet of rule_dirs (built-in rules included) from a JSON copy in the cache folder, keyed by the
+    rule files' bytes and the package; on a miss load(rule_dirs) parses and validates the YAML and the result
+    is stored. A hit does not parse YAML (onnxlint.ruleset, which it imports, still imports yaml and, through
+    the rule schema, onnx: a caller that must stay light uses rule_index). JSON, not pickle: an entry is data,
+    never code. A rule's match loses its per-key line numbers (only validation reports them, and a stored
+    rule set was valid)."""
+    dirs = tuple(Path(d) for d in rule_dirs)
+    k, path = _ruleset_entry(dirs, cache_dir)
+    stored = _read_ruleset(k, path)
+    if stored is not None:
+        try:
+            from onnxlint.ruleset import Rule, RuleSet
+
+            return RuleSet([Rule(**{**r, "match": _from_json(r["match"])}) for r in stored])
+        except (KeyError, TypeError):
+            pass  # a field renamed since: parse again
     ruleset = load(dirs)
     try:
         body = json.dumps({"key": k, "rules": [{**vars(r), "match": _to_json(r.match)} for r in ruleset.rules]}, separators=(",", ":"))
     except (TypeError, ValueError):
         return ruleset  # something in a rule is not JSON: not cached
     try:
-        _prepare(d)
+        _prepare(path.parent.parent.parent)
         path.parent.mkdir(parents=True, exist_ok=True)
         _atomic_write(path, body.encode())
     except OSError:
         pass
     return ruleset
+
+
+class RuleInfo:
+    """A stored rule's fields as attributes (id, name, severity, targets, summary, explanation, fix, tags, ...):
+    what check_selection and the output formats read of a Rule, without importing onnxlint.ruleset."""
+
+    def __init__(self, fields: dict[str, Any]):
+        self.__dict__.update(fields)
+        self.default = bool(fields.get("default", True))
+        self.id = str(fields["id"])
+
+    def __repr__(self) -> str:
+        return f"RuleInfo({self.id})"
+
+
+class RuleIndex:
+    """The rules of a stored rule set, read without parsing YAML or importing the rule schema (and so onnx):
+    what a run whose models are all cache hits needs of its rules (selection checks, report.rules)."""
+
+    def __init__(self, rules: list[RuleInfo]):
+        self.rules = rules
+
+    def by_id(self) -> dict[str, RuleInfo]:
+        return {r.id: r for r in self.rules}
+
+    def knows(self, code: str) -> bool:
+        return any(r.id.startswith(code) for r in self.rules)
+
+
+def rule_index(rule_dirs: Sequence[str | os.PathLike], cache_dir: str | os.PathLike | None = None) -> RuleIndex | None:
+    """The stored rule set of rule_dirs (see cached_ruleset) as a RuleIndex, or None when none is stored for
+    the rule files as they are now (then the caller loads them, through cached_ruleset, which stores it)."""
+    k, path = _ruleset_entry(rule_dirs, cache_dir)
+    stored = _read_ruleset(k, path)
+    if stored is None:
+        return None
+    try:
+        return RuleIndex([RuleInfo(r) for r in stored])
+    except (KeyError, TypeError):
+        return None
 
 
 # ----------------------------------------------------------------------------- wiring

@@ -1,7 +1,11 @@
 """Command line: parses arguments, builds Settings, dispatches to the core and sets the exit code.
 
-`onnxlint [PATHS]` lints (ruff-like); `placement`, `verify`, `doctor` are subcommands. Exit codes: 0 clean,
-1 findings at or above --fail-on (or a failed check), 2 usage or input error.
+`onnxlint [PATHS]` lints (ruff-like); `placement`, `verify`, `doctor`, `clean` are subcommands. Exit codes:
+0 clean, 1 findings at or above --fail-on (or a failed check), 2 usage or input error.
+
+Start-up is most of a small model's cost, so this module imports only argparse and onnxlint's light modules
+(no onnx, numpy or yaml): arguments are parsed first, and a run whose models are all in the result cache
+(`onnxlint.cache`) renders their stored reports without importing the linter's heavy half at all.
 """
 
 from __future__ import annotations
@@ -27,12 +31,32 @@ SUBCOMMANDS = {
     "placement": "predict, per node, which execution provider ORT assigns",
     "verify": "build a real ORT session and compare where nodes ran with the prediction",
     "doctor": "check that onnxruntime-gpu, its providers and the CUDA/cuDNN libraries are usable",
+    "clean": "remove the result cache folder (.onnxlint_cache, or --cache-dir / $ONNXLINT_CACHE_DIR)",
 }
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> Any:
         raise UsageError(message)
+
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        """argparse builds a formatter per add_argument (to check metavars), and its default width imports
+        shutil (~3 ms, most of a cached run's own work): the width is read here as shutil would."""
+        return self.formatter_class(prog=self.prog, width=_columns() - 2)  # type: ignore[call-arg]
+
+
+def _columns() -> int:
+    """shutil.get_terminal_size().columns: $COLUMNS when a positive number, else the terminal's, else 80."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns > 0:
+        return columns
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80  # type: ignore[union-attr]
+    except (AttributeError, ValueError, OSError):
+        return 80
 
 
 def _positive_float(text: str) -> float:
@@ -99,6 +123,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --verify or --fix: dynamic input dims for the sessions, e.g. x=1x3x224x224 (default: 1)")
     p.add_argument("--no-progress", action="store_true", help="never draw a progress bar")
     p.add_argument("--jobs", type=int, default=0, help="worker processes (default: one per core when it pays)")
+    p.add_argument("--no-cache", action="store_true",
+                   help="lint every model again: neither read nor write the result cache")
+    p.add_argument("--cache-dir", type=Path, metavar="DIR",
+                   help="result cache folder (default: $ONNXLINT_CACHE_DIR or .onnxlint_cache in the current folder)")
     p.add_argument("--version", action="version", version=f"onnxlint {__version__}")
     return p
 
@@ -123,6 +151,13 @@ def _verify_parser() -> argparse.ArgumentParser:
     p.add_argument("--ort-version", type=_version_arg("ORT"),
                    help="kernel tables of this ORT version for the prediction (default: installed)")
     p.add_argument("--fix", action="store_true", help="apply safe fixes in place, verify again, show before/after")
+    return p
+
+
+def _clean_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="onnxlint clean", description=SUBCOMMANDS["clean"])
+    p.add_argument("--cache-dir", type=Path, metavar="DIR",
+                   help="the cache folder to remove (default: $ONNXLINT_CACHE_DIR or .onnxlint_cache)")
     return p
 
 
@@ -185,17 +220,64 @@ def _progress(enabled: bool):
     return show
 
 
-def _lint(argv: list[str]) -> int:
-    from onnxlint import fixing, linter, loading
+def _cache_dir(args: argparse.Namespace) -> Path | None:
+    """The result cache folder of this run, None when the run must lint afresh: --no-cache, and anything that
+    writes a model or needs a live session (--fix, --diff, --verify)."""
+    if args.no_cache or args.fix or args.verify:
+        return None
+    if args.cache_dir is not None:
+        return Path(args.cache_dir)
+    from onnxlint import cache
+
+    return cache.default_dir()
+
+
+def _ruleset(settings: Settings, cache_dir: Path | None) -> Any:
+    """The rules in force: from the cache's stored copy when there is one (a RuleIndex: no YAML, no onnx), else
+    parsed and validated (a malformed rule file is a usage error here, before any model is read) and stored."""
+    from onnxlint import cache
+
+    if cache_dir is None:
+        from onnxlint.ruleset import get_ruleset
+
+        return get_ruleset(settings.rule_dirs)
+    index = cache.rule_index(settings.rule_dirs, cache_dir)
+    if index is not None:
+        return index
     from onnxlint.ruleset import get_ruleset
+
+    return cache.cached_ruleset(settings.rule_dirs, get_ruleset, cache_dir)
+
+
+def _rules_from_cache(cache_dir: Path) -> None:
+    """Lint with the cache folder's copy of the parsed rules (cache.cached_ruleset): a model that misses does
+    not pay for parsing and validating every rule file again while the rule files are unchanged."""
+    from onnxlint import cache, linter
+    from onnxlint.ruleset import get_ruleset
+
+    loaded: dict[tuple[Path, ...], Any] = {}
+
+    def source(dirs: tuple[Path, ...]) -> Any:
+        if dirs not in loaded:
+            loaded[dirs] = cache.cached_ruleset(dirs, get_ruleset, cache_dir)
+        return loaded[dirs]
+
+    linter.RULESET_SOURCE = source
+
+
+def _lint(argv: list[str]) -> int:
+    from onnxlint import linter, loading
+    from onnxlint.report import Report
 
     args = build_parser().parse_args(argv)
     if args.diff:
         args.fix = True
     cfg = config_mod.load_file(args.config) if args.config else config_mod.find_for(Path.cwd(), args.config_above_repo)
     settings = settings_from_args(args, cfg)
-    ruleset = get_ruleset(settings.rule_dirs)  # a malformed rule file is a usage error before any model is read
     if args.list_rules or args.explain:
+        from onnxlint.ruleset import get_ruleset
+
+        ruleset = get_ruleset(settings.rule_dirs)
         if args.explain:
             rule = ruleset.by_id().get(args.explain.upper())
             if rule is None:
@@ -210,16 +292,23 @@ def _lint(argv: list[str]) -> int:
                 fix = " [fix]" if r.fix else ""
                 print(f"{r.id}  {r.name:<34} {r.severity:<8} {','.join(r.targets):<20} {r.summary}{fix}")
         return 0
+    cache_dir = _cache_dir(args)
+    ruleset = _ruleset(settings, cache_dir)  # a malformed rule file is a usage error before any model is read
     if not args.paths:
         raise UsageError("no paths given (try: onnxlint model.onnx, onnxlint models/, onnxlint --help)")
     linter.check_selection(settings, ruleset)
     cache: dict[int, Settings] = {}
+    by_dir: dict[str, Settings] = {}  # a folder of models shares one config search (a realpath per folder, not per file)
 
     def settings_of(p: Path) -> Settings:
-        c = config_mod.load_file(args.config) if args.config else config_mod.find_for(p.parent, args.config_above_repo)
-        if id(c) not in cache:
-            cache[id(c)] = settings_from_args(args, c)
-        return cache[id(c)]
+        d = os.fspath(p.parent)
+        got = by_dir.get(d)
+        if got is None:
+            c = config_mod.load_file(args.config) if args.config else config_mod.find_for(p.parent, args.config_above_repo)
+            if id(c) not in cache:
+                cache[id(c)] = settings_from_args(args, c)
+            got = by_dir[d] = cache[id(c)]
+        return got
 
     files = loading.expand_paths([str(p) for p in args.paths])
     _check_output(args.output, files, args.fix)
@@ -228,7 +317,7 @@ def _lint(argv: list[str]) -> int:
             print(f"onnxlint: config in force: {esc(str(path)) if str(path) != '-' else 'none (defaults)'}", file=sys.stderr)
     show = not args.no_progress and sys.stderr.isatty() and args.format == "text" and linter.show_progress(files)
     if args.fix:
-        from onnxlint.report import Report
+        from onnxlint import fixing
         from onnxlint.verify.command import check_shape_names, parse_shapes
 
         report = Report()
@@ -242,6 +331,14 @@ def _lint(argv: list[str]) -> int:
                 fixing.fix_file(f, s, res, fix_options)
             report.files.append(res)
             _progress(show)(i, len(files), str(f))
+    elif cache_dir is not None:
+        from onnxlint import cache as cache_mod
+
+        def lint_misses(misses: list[Path]) -> list[Any]:
+            _rules_from_cache(cache_dir)
+            return linter.lint_paths(misses, settings_of, jobs=args.jobs, progress=_progress(show)).files
+
+        report = Report(files=cache_mod.lint_with_cache(files, settings_of, lint_misses, cache_dir))
     else:
         report = linter.lint_paths(files, settings_of, jobs=args.jobs, progress=_progress(show))
     if args.verify:
@@ -251,7 +348,8 @@ def _lint(argv: list[str]) -> int:
         check_shape_names(files, shapes)
         verify_report(report, _providers(args.providers), shapes, settings_of)
     first = settings_of(files[0]) if files else settings
-    report.rules = [r for r in get_ruleset(first.rule_dirs).rules if first.selected(r.id, r.default)]
+    rules = ruleset if first.rule_dirs == settings.rule_dirs else _ruleset(first, cache_dir)
+    report.rules = [r for r in rules.rules if first.selected(r.id, r.default)]
     report.fail_on = first.fail_on
     if args.baseline:
         from onnxlint import baseline
@@ -346,11 +444,32 @@ def _doctor(argv: list[str]) -> int:
     return 0 if all(c.ok for c in checks) else 1
 
 
-_COMMANDS = {"placement": _placement, "verify": _verify, "doctor": _doctor}
+def _clean(argv: list[str]) -> int:
+    """Remove the cache folder, saying what went; a folder that is not onnxlint's cache is left alone (exit 2)."""
+    from onnxlint import cache
+
+    args = _clean_parser().parse_args(argv)
+    d = Path(args.cache_dir) if args.cache_dir is not None else cache.default_dir()
+    if not d.exists():
+        print(f"onnxlint: no cache folder at {esc(str(d))}; nothing to remove")
+        return 0
+    files = sum(len(names) for _, _, names in os.walk(d))
+    if not cache.clean(d):
+        if d.exists():
+            raise UsageError(f"{d}: not an onnxlint cache folder (no onnxlint CACHEDIR.TAG); not removed")
+        raise UsageError(f"{d}: could not be removed")
+    print(f"onnxlint: removed cache folder {esc(str(d))} ({files} file(s))")
+    return 0
+
+
+_COMMANDS = {"placement": _placement, "verify": _verify, "doctor": _doctor, "clean": _clean}
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv == ["--version"]:  # what argparse would print, without building the parser (its target list)
+        print(f"onnxlint {__version__}")
+        return 0
     try:
         if argv and argv[0] in _COMMANDS:
             return _COMMANDS[argv[0]](argv[1:])
@@ -363,3 +482,7 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    finally:
+        linter = sys.modules.get("onnxlint.linter")
+        if linter is not None:  # main() called in-process (tests, tools): leave the library as it was
+            linter.RULESET_SOURCE = None  # type: ignore[attr-defined]

@@ -16,9 +16,6 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-import tomllib
-
-from onnxlint import yaml_safe
 from onnxlint.errors import RuleError
 from onnxlint.report import SEVERITIES
 from onnxlint.targets import names as target_names
@@ -141,11 +138,30 @@ def parse(data: dict, path: Path) -> Config:
     return cfg
 
 
+def _read_text(path: Path) -> str:
+    """A config file's text: UTF-8 (a BOM is allowed), else a RuleError naming the file. yaml_safe.read_text's
+    twin, kept here so that reading a pyproject.toml does not import yaml."""
+    try:
+        data = Path(path).read_bytes()
+    except IsADirectoryError:
+        raise RuleError(f"{path}: cannot read config: is a directory") from None
+    except OSError as exc:
+        raise RuleError(f"{path}: cannot read config: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise RuleError(f"{path}:{line}: config is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})") from None
+
+
 def _toml_section(path: Path, text: str | None = None) -> dict | None:
     """The [tool.onnxlint] table of a pyproject.toml, None when it has none; RuleError naming the file when
-    it cannot be read or parsed, or when `tool` or `tool.onnxlint` is not a table."""
+    it cannot be read or parsed, or when `tool` or `tool.onnxlint` is not a table. tomllib is imported here,
+    only when a pyproject.toml exists (~4 ms a process otherwise)."""
+    import tomllib
+
     if text is None:
-        text = yaml_safe.read_text(path, "config")
+        text = _read_text(path)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -165,12 +181,15 @@ def _toml_section(path: Path, text: str | None = None) -> dict | None:
 
 def load_file(path: Path) -> Config:
     """A config file named by the user (or found by find_for): `.toml` is a pyproject.toml whose
-    [tool.onnxlint] table is read (none: defaults, path still recorded); anything else is YAML."""
+    [tool.onnxlint] table is read (none: defaults, path still recorded); anything else is YAML. yaml is
+    imported only here (a run without a YAML config never loads it)."""
     path = Path(path)
-    text = yaml_safe.read_text(path, "config")
+    text = _read_text(path)
     if path.suffix == ".toml":
         data = _toml_section(path, text) or {}
     else:
+        from onnxlint import yaml_safe
+
         data = yaml_safe.load(text, str(path))
         if data is None:
             data = {}

@@ -9,20 +9,19 @@ import gc
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable
-
-import onnx
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from onnxlint import loading
 from onnxlint import targets as targets_mod
 from onnxlint.errors import InputError, RuleError, UsageError, did_you_mean, first_line
 from onnxlint.report import FileReport, Report
-from onnxlint.ruleset import RuleSet, get_ruleset
 from onnxlint.settings import Settings, matches
 
 _SUPPRESS = re.compile(r"onnxlint:\s*ignore\[([^\]]*)\]")
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # imported where used: the CLI imports this module on a cache hit, which must not load onnx
+    import onnx
+
     from onnxlint import engine
 
 Progress = Callable[[int, int, str], None]
@@ -72,11 +71,25 @@ def lint_loaded(mf: loading.ModelFile, settings: Settings, want_placement: bool,
     return res
 
 
+# where lint gets its RuleSet; the CLI points it at the result cache's copy of the parsed rules (1 ms instead of
+# ~50 ms of YAML parsing and validation per process); None: ruleset.get_ruleset. Workers forked by the pool inherit it.
+RULESET_SOURCE: Callable[[tuple[Path, ...]], Any] | None = None
+
+
+def ruleset_for(rule_dirs: tuple[Path, ...]) -> Any:
+    """The RuleSet of rule_dirs (built-in rules included), through RULESET_SOURCE when one is set."""
+    if RULESET_SOURCE is not None:
+        return RULESET_SOURCE(tuple(rule_dirs))
+    from onnxlint.ruleset import get_ruleset
+
+    return get_ruleset(rule_dirs)
+
+
 def _lint(mf: loading.ModelFile, settings: Settings, want_placement: bool, res: FileReport) -> None:
     from onnxlint import engine
 
     try:
-        ruleset = get_ruleset(settings.rule_dirs)
+        ruleset = ruleset_for(settings.rule_dirs)
         rules = [r for r in ruleset.rules if settings.selected(r.id, r.default)]
         index = loading.index_model(mf)
         ctx = engine.LintContext(mf, index, options_for(settings), ruleset)
@@ -116,8 +129,10 @@ def _post_process(res: FileReport, mf: loading.ModelFile, settings: Settings) ->
                     f.suppressed = "doc_string"
 
 
-def check_selection(settings: Settings, ruleset: RuleSet) -> None:
-    """Every code or prefix in select/ignore/extend-select and per-file-ignores names some rule."""
+def check_selection(settings: Settings, ruleset: Any) -> None:
+    """Every code or prefix in select/ignore/extend-select and per-file-ignores names some rule.
+
+    ruleset: a RuleSet, or the cache's RuleIndex (its rules' ids and knows() are all this reads)."""
     codes = list(settings.selection_codes())
     for pattern_codes in settings.config.per_file_ignores.values():
         codes += pattern_codes
@@ -136,13 +151,19 @@ def _size(p: Path) -> int:
         return 0
 
 
+POOL_MIN_BYTES = 4_000_000  # below this a folder is linted faster than worker processes start
+
+
 def lint_paths(paths: Iterable[Path | str], settings_for: Callable[[Path], Settings], jobs: int = 0,
                progress: Progress | None = None) -> Report:
-    """Lint files, folders and globs; a folder of 16 or more models is linted by a process pool."""
+    """Lint files, folders and globs; 16 or more models are linted by a process pool when it pays: with
+    jobs > 1, or by default (one worker per core) when they hold POOL_MIN_BYTES or more. A worker starts by
+    importing onnx and numpy (~0.3 s of CPU): measured on 2 cores, 200 tiny models lint at 287/s in one
+    process and 248/s with the pool, 24 real ones (1-7 MB) at 22/s and 31/s."""
     files = loading.expand_paths([str(p) for p in paths])
     report = Report()
     workers = jobs or (os.cpu_count() or 1)
-    if workers > 1 and len(files) >= 16:
+    if workers > 1 and len(files) >= 16 and (jobs > 1 or sum(_size(f) for f in files) >= POOL_MIN_BYTES):
         from concurrent.futures import ProcessPoolExecutor
 
         with ProcessPoolExecutor(max_workers=workers) as pool:

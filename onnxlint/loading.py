@@ -9,12 +9,12 @@ import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import onnx
-from google.protobuf.message import DecodeError
+from typing import TYPE_CHECKING
 
 from onnxlint.errors import InputError
-from onnxlint.graph import iter_graphs
+
+if TYPE_CHECKING:  # imported in the functions that parse: expand_paths serves the CLI's cache hits, onnx-free
+    import onnx
 
 PROTOBUF_LIMIT = 2**31 - 1  # protobuf cannot parse a message of 2 GiB or more: such a file is refused unread
 
@@ -254,6 +254,9 @@ def load(path: Path, display: str | None = None) -> ModelFile:
     finally:
         if fd >= 0:
             os.close(fd)
+    import onnx
+    from google.protobuf.message import DecodeError
+
     model = onnx.ModelProto()
     try:
         model.ParseFromString(data)
@@ -353,6 +356,8 @@ def _external_tensors(model: onnx.ModelProto, base: Path) -> list[ExternalTensor
 
     Every tensor that can hold external data is looked at: initializers, sparse initializers and tensor
     attributes (Constant values), in every graph, subgraph and local function."""
+    import onnx
+
     out = []
     sizes: dict[Path, int | str] = {}
     base_real = os.path.realpath(base)
@@ -402,7 +407,11 @@ def _external_tensors(model: onnx.ModelProto, base: Path) -> list[ExternalTensor
 
 def _all_tensors(model: onnx.ModelProto):
     """Every TensorProto of the model that may point at external data."""
+    import onnx
+
     A = onnx.AttributeProto
+    from onnxlint.graph import iter_graphs
+
     graphs = list(iter_graphs(model))
     node_lists = [g.node for g in graphs]
     for g in graphs:
@@ -447,6 +456,10 @@ def weightless_bytes(model: onnx.ModelProto) -> bytes:
     """The model serialized without the bytes of its large in-file initializers (dims and dtype kept).
 
     onnx's shape inference copies the whole model in and out; weights are most of it and it never reads them."""
+    import onnx
+
+    from onnxlint.graph import iter_graphs
+
     raw, typed = [], []
     try:
         for g in iter_graphs(model):
@@ -490,6 +503,8 @@ def inference_cost(model: onnx.ModelProto, limit: int | None = None) -> int:
 
 def _inference_work(model: onnx.ModelProto, limit: int | None = None) -> tuple[int, int]:
     """(inference_cost, nodes in the model's graphs and subgraphs), counting stopped once past limit."""
+    import onnx
+
     A = onnx.AttributeProto
     cap = limit if limit is not None else 2**62
     fn_cost = _function_costs(model, cap)
@@ -521,6 +536,8 @@ def _function_costs(model: onnx.ModelProto, cap: int) -> dict:
     """(domain, name, overload) -> nodes inferred for one call of that local function, calls expanded.
 
     A function that calls itself, directly or not, costs cap + 1 (onnx cannot infer it)."""
+    import onnx
+
     A = onnx.AttributeProto
     funcs = {(f.domain, f.name, f.overload): f for f in model.functions}
     if not funcs:
@@ -601,6 +618,8 @@ def _infer(mf: ModelFile, data: bytes) -> None:
     """Strict first (type checks, every node's inference function must succeed: what ORT's graph resolution
     requires, so a failure is "ORT will refuse this model"), then, only when that fails, lenient inference for
     the rules. One pass in the common case."""
+    import onnx
+
     try:
         mf.inferred = onnx.shape_inference.infer_shapes(data, check_type=True, strict_mode=True)
         return
@@ -630,6 +649,8 @@ def check_model(mf: ModelFile) -> str | None:
 
     Checked from the file itself: the checker then resolves external data against the model's folder (and
     only stats it), and does not pay for re-serializing the weights."""
+    import onnx
+
     try:
         if mf.external and not mf.outside_external:  # nothing outside the folder is even stat()ed
             onnx.checker.check_model(str(mf.path), full_check=False)

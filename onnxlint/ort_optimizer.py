@@ -165,7 +165,7 @@ def _shaped_types(graph: onnx.GraphProto) -> dict[str, onnx.TypeProto]:
 DATA_PROP_MAX_ELEMENTS = 1 << 20
 FOLD_EVAL_MAX_ELEMENTS = 4096  # folded values computed on demand (shape-sized tensors only)
 REINFER_MAX_DEPTH = 200  # producers walked back to find a folded value (Python's recursion limit is 1000)
-REINFER_BUDGET = 50_000  # re-inference steps per model
+REINFER_BUDGET = 10_000  # re-inference steps per model (a detector of a few thousand nodes needs ~3k)
 _ELEM_TYPES = {f"tensor({name.lower()})": int(num) for name, num in onnx.TensorProto.DataType.items() if num}
 
 
@@ -320,7 +320,8 @@ class _Optimizer:
         # changed nothing hands the next one the same order (a 100k-node graph: 16 orders became ~6)
         self._changes = 0
         self._orders: dict[int, tuple[int, list]] = {}
-        self._cse_attrs: dict[int, tuple | None] = {}  # node index -> its attributes for CSE (None: never merged)
+        # node index -> its attributes for CSE (None: never merged; False: not read yet); a list: 8 bytes a node
+        self._cse_attrs: list[tuple | None | bool] = [False] * len(index.nodes)
         self._folded_values: dict[tuple[int, str], object] = {}  # folded_value's answers
         self._reinfer: dict[tuple[int, str], tuple] = {}  # reinferred's answers: (graph change count, dims or None)
         self._reinfer_steps = 0
@@ -545,15 +546,17 @@ class _Optimizer:
         if not value:
             return ""
         value = self.out.resolve(value)
-        k = (id(scope), value)
+        t = self.tensor(scope, value)
+        if t is None:
+            return value
+        k = (id(scope), value)  # only constants are remembered: one entry per initializer, not per value
         got = self._canon.get(k)
         if got is None:
-            got = self._canon[k] = self._canon_of(scope, value)
+            got = self._canon[k] = self._canon_of(scope, value, t)
         return got
 
-    def _canon_of(self, scope, value: str):
-        t = self.tensor(scope, value)
-        if t is not None and t.data_type in self.SHARE_TYPES and value not in scope.outputs \
+    def _canon_of(self, scope, value: str, t):
+        if t.data_type in self.SHARE_TYPES and value not in scope.outputs \
                 and (value in scope.initializers or value in scope.constants or value in scope.producer) \
                 and all(r.scope is scope for r in self.readers.get(value, ())):
             n = 1
@@ -569,7 +572,7 @@ class _Optimizer:
         seen: dict[tuple, NodeRef] = {}
         changed = False
         for n in self.nodes(scope):
-            attrs = self._cse_attrs.get(n.index, False)
+            attrs = self._cse_attrs[n.index]
             if attrs is False:
                 attrs = self._cse_attrs[n.index] = _cse_attributes(n)
             if attrs is None:
@@ -665,7 +668,9 @@ class _Optimizer:
             if scope.type_of(n.inputs[k]).dtype != scope.type_of(other).dtype:
                 continue
             if k == 0:
-                continue  # the rule rewires input 0 only in ORT's NoopElimination for the first operand
+                # noop_elimination.cc accepts a constant first operand too, but modelling that removes far more
+                # than ORT does on the exports measured (CSE then merges what ORT keeps): left out, measured
+                continue
             return ("noop", f"{op} by the constant {ident}: ORT's NoopElimination removes it")
         return None
 

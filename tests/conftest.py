@@ -71,3 +71,10 @@ def examples_dir(tmp_path_factory):
     d = tmp_path_factory.mktemp("examples")
     make_examples.main(str(d))
     return d
+
+
+@pytest.fixture(autouse=True)
+def _own_result_cache(tmp_path_factory, monkeypatch):
+    """Each test gets its own result cache folder: an in-process CLI run must never answer from an entry an
+    earlier test (or a developer's run in the checkout) left behind."""
+    monkeypatch.setenv("ONNXLINT_CACHE_DIR", str(tmp_path_factory.mktemp("onnxlint-cache")))

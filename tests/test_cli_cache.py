@@ -1,0 +1,287 @@
+"""The result cache as the command line uses it: a second run over an unchanged model prints the same and exits
+the same without importing onnx, numpy or yaml; anything that can change the report lints again."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import onnx
+import pytest
+from conftest import make_model, vi
+from onnx import TensorProto as T
+from onnx import helper as h
+
+from onnxlint import cache, linter
+
+HEAVY = ("onnx", "numpy", "yaml", "onnxruntime")
+
+
+def _model(node_name: str = "eq") -> onnx.ModelProto:
+    """Equal on float vs int32 (OLX015, an error) and a Dropout (findings of several rules)."""
+    nodes = [h.make_node("Dropout", ["x"], ["d"], name="drop"), h.make_node("Equal", ["x", "k"], ["e"], name=node_name),
+             h.make_node("Cast", ["e"], ["y"], name="cast", to=T.FLOAT)]
+    return make_model(nodes, [vi("x", T.FLOAT, [4]), vi("k", T.INT32, [4])], [vi("y", T.FLOAT, [4])])
+
+
+@pytest.fixture
+def model(tmp_path) -> Path:
+    p = tmp_path / "m.onnx"
+    onnx.save(_model(), p)
+    return p
+
+
+def _env() -> dict:
+    env = dict(os.environ)
+    env.pop(cache.ENV_DIR, None)
+    env["NO_COLOR"] = "1"
+    return env
+
+
+def _process(cwd: Path, *args: str) -> tuple[int, str, set[str]]:
+    """`python -X importtime -m onnxlint ARGS` in cwd: exit code, stdout, top-level packages it imported."""
+    p = subprocess.run([sys.executable, "-X", "importtime", "-m", "onnxlint", *args], cwd=cwd, env=_env(),
+                       capture_output=True, text=True, timeout=300)
+    imported = {line.split("|")[-1].strip().split(".")[0] for line in p.stderr.splitlines() if line.startswith("import time:")}
+    return p.returncode, p.stdout, imported
+
+
+@pytest.mark.parametrize("fmt", [[], ["--format", "json"]])
+def test_second_run_is_the_same_output_without_onnx_numpy_or_yaml(tmp_path, model, fmt):
+    rc1, out1, imported1 = _process(tmp_path, "m.onnx", *fmt)
+    assert {"onnx", "yaml"} <= imported1  # the probe sees a miss import them
+    assert rc1 == 1 and "OLX015" in out1
+    rc2, out2, imported2 = _process(tmp_path, "m.onnx", *fmt)
+    assert (rc2, out2) == (rc1, out1)
+    assert not imported2 & set(HEAVY), sorted(imported2 & set(HEAVY))
+    assert (tmp_path / ".onnxlint_cache" / "CACHEDIR.TAG").is_file()
+
+
+def test_version_and_help_import_no_onnx(tmp_path):
+    rc, out, imported = _process(tmp_path, "--version")
+    assert rc == 0 and out.startswith("onnxlint ") and not imported & set(HEAVY)
+    rc, out, imported = _process(tmp_path, "--help")
+    assert rc == 0 and "onnxlint clean" in out and "--no-cache" in out and not imported & set(HEAVY)
+
+
+class _Spy:
+    """Counts the models the linter is asked to lint (a cache hit asks for none)."""
+
+    def __init__(self, monkeypatch):
+        self.linted: list[str] = []
+        real = linter.lint_file
+
+        def lint_file(path, settings, *a, **k):
+            self.linted.append(Path(path).name)
+            return real(path, settings, *a, **k)
+
+        monkeypatch.setattr(linter, "lint_file", lint_file)
+
+
+@pytest.fixture
+def spy(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(cache.ENV_DIR, raising=False)
+    return _Spy(monkeypatch)
+
+
+@pytest.mark.parametrize("extra", [[], ["--format", "json"], ["--format", "sarif"], ["--format", "github"],
+                                   ["--statistics"], ["--show-info", "--expand"], ["-q"], ["--fail-on", "error"],
+                                   ["--select", "OLX015"]])
+def test_hit_prints_and_exits_as_the_miss(cli, spy, model, extra):
+    first = cli(model, "--no-progress", *extra)
+    second = cli(model, "--no-progress", *extra)
+    assert spy.linted == ["m.onnx"]  # the second run was a hit
+    assert second == first and first[1]
+
+
+def test_hit_with_a_baseline_is_the_same(cli, spy, model, tmp_path):
+    base = tmp_path / "baseline.json"
+    rc, _, err = cli(model, "--baseline", base)
+    assert rc == 0 and "recorded" in err and base.is_file()
+    first = cli(model, "--baseline", base)
+    second = cli(model, "--baseline", base)
+    assert spy.linted == ["m.onnx"] and first == second and first[0] == 0
+    onnx.save(_model("eq2"), model)  # a finding on a node the baseline does not know
+    rc, out, _ = cli(model, "--baseline", base)
+    assert rc == 1 and "eq2" in out and spy.linted == ["m.onnx", "m.onnx"]
+
+
+def test_no_cache_neither_reads_nor_writes(cli, spy, model, tmp_path):
+    a = cli(model, "--no-cache")
+    b = cli(model, "--no-cache")
+    assert a == b and spy.linted == ["m.onnx", "m.onnx"]
+    assert not (tmp_path / ".onnxlint_cache").exists()
+    cli(model)
+    cli(model, "--no-cache")
+    assert spy.linted == ["m.onnx"] * 4
+
+
+def test_cache_dir_option_and_environment(cli, spy, model, tmp_path, monkeypatch):
+    cli(model, "--cache-dir", tmp_path / "c1")
+    assert (tmp_path / "c1" / "CACHEDIR.TAG").is_file() and not (tmp_path / ".onnxlint_cache").exists()
+    cli(model, "--cache-dir", tmp_path / "c1")
+    assert spy.linted == ["m.onnx"]
+    monkeypatch.setenv(cache.ENV_DIR, str(tmp_path / "c2"))
+    cli(model)  # another folder: a miss
+    assert (tmp_path / "c2" / "CACHEDIR.TAG").is_file() and spy.linted == ["m.onnx"] * 2
+    cli(model)
+    cli(model, "--cache-dir", tmp_path / "c1")  # the option wins over the environment
+    assert spy.linted == ["m.onnx"] * 2
+
+
+def test_clean_removes_the_folder_and_says_so(cli, spy, model, tmp_path, monkeypatch):
+    cli(model)
+    d = tmp_path / ".onnxlint_cache"
+    assert d.is_dir()
+    rc, out, _ = cli("clean")
+    assert rc == 0 and ".onnxlint_cache" in out and "removed" in out and not d.exists()
+    rc, out, _ = cli("clean")
+    assert rc == 0 and "nothing to remove" in out
+    cli(model)
+    assert spy.linted == ["m.onnx"] * 2  # linted again after clean
+    cli(model, "--cache-dir", tmp_path / "other")
+    rc, out, _ = cli("clean", "--cache-dir", tmp_path / "other")
+    assert rc == 0 and "other" in out and not (tmp_path / "other").exists() and d.is_dir()
+    monkeypatch.setenv(cache.ENV_DIR, str(d))
+    rc, out, _ = cli("clean")
+    assert rc == 0 and not d.exists()
+
+
+def test_clean_leaves_a_folder_that_is_not_a_cache(cli, spy, tmp_path):
+    mine = tmp_path / "precious"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep")
+    rc, out, err = cli("clean", "--cache-dir", mine)
+    assert rc == 2 and "not an onnxlint cache" in err and "Traceback" not in err
+    assert (mine / "notes.txt").read_text() == "keep"
+    rc, _, err = cli("clean", "stray")
+    assert rc == 2 and "unrecognized arguments" in err
+
+
+def test_changed_model_bytes_lint_again(cli, spy, model):
+    _, out1, _ = cli(model, "--format", "json")
+    onnx.save(_model("renamed"), model)
+    _, out2, _ = cli(model, "--format", "json")
+    assert spy.linted == ["m.onnx"] * 2
+    assert "renamed" in out2 and "renamed" not in out1
+    assert json.loads(out1) != json.loads(out2)
+
+
+def test_changed_config_lints_again(cli, spy, model, tmp_path):
+    from onnxlint import config
+
+    def run():  # each run a fresh process would be: the config search is remembered per process
+        config.find_for.cache_clear()
+        return cli(model)
+
+    rc1, out1, _ = run()
+    assert rc1 == 1 and "OLX015" in out1
+    cfg = tmp_path / ".onnxlint.yaml"
+    cfg.write_text("ignore: [OLX015, OLX007]\n")
+    _, out2, _ = run()
+    assert "OLX015" not in out2 and spy.linted == ["m.onnx"] * 2
+    cfg.write_text("ignore: [OLX007]\n")
+    _, out3, _ = run()
+    assert "OLX015" in out3 and spy.linted == ["m.onnx"] * 3
+    run()
+    assert spy.linted == ["m.onnx"] * 3
+    cfg.write_text("ignore: [OLX007]\nseverity: {OLX015: warning}\n")
+    _, out4, _ = run()
+    assert "OLX015 [warning]" in out4 or "1 warning" in out4, out4
+    assert spy.linted == ["m.onnx"] * 4
+
+
+def test_changed_rule_file_lints_again(cli, spy, model, tmp_path):
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    rule = textwrap.dedent("""\
+        - id: XTR001
+          name: no-cast
+          severity: warning
+          targets: any
+          summary: no Cast
+          explanation: a Cast node
+          match: {op: Cast}
+          message: a Cast here
+        """)
+    from onnxlint import ruleset
+
+    def run():  # each run a fresh process would be: rule files are parsed once per process
+        ruleset._CACHE.clear()
+        return cli(model, "--rules", rules)
+
+    (rules / "mine.yaml").write_text(rule)
+    _, out1, _ = run()
+    assert "a Cast here" in out1
+    _, again, _ = run()
+    assert again == out1 and spy.linted == ["m.onnx"]
+    (rules / "mine.yaml").write_text(rule.replace("a Cast here", "a Cast node here"))
+    _, out2, _ = run()
+    assert "a Cast node here" in out2 and spy.linted == ["m.onnx"] * 2
+    (rules / "mine.yaml").write_text(rule.replace("id: XTR001", "id: XTR001\n  bogus: 1"))
+    rc, out3, err = run()  # a malformed rule file is still an error, cached or not
+    assert rc == 2 and "bogus" in err and out3 == ""
+
+
+def test_unknown_select_code_is_an_error_on_a_hit_too(cli, spy, model):
+    cli(model)
+    rc, out, err = cli(model, "--select", "OLX9999")
+    assert rc == 2 and "unknown rule code or prefix" in err and out == ""
+
+
+def test_unreadable_model_is_not_cached(cli, spy, tmp_path):
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"\x08\x07garbage that is not a model")
+    first = cli(bad)
+    second = cli(bad)
+    assert first == second and first[0] == 2 and "bad.onnx" in first[2]
+    assert spy.linted == ["bad.onnx"] * 2
+
+
+def test_fix_and_verify_bypass_the_cache(cli, spy, model, tmp_path, monkeypatch):
+    cli(model)
+    assert spy.linted == ["m.onnx"]
+
+    def no_cache(*a, **k):
+        raise AssertionError("the cache was consulted")
+
+    monkeypatch.setattr(cache, "lint_with_cache", no_cache)
+    rc, out, err = cli(model, "--fix", "-o", tmp_path / "fixed.onnx")
+    assert (tmp_path / "fixed.onnx").is_file() and rc in (0, 1), err
+    rc, out, err = cli(model, "--diff")
+    assert "Traceback" not in err
+    assert spy.linted == ["m.onnx"] * 3
+    pytest.importorskip("onnxruntime")
+    rc, out, err = cli(model, "--verify", "--providers", "CPUExecutionProvider")
+    assert spy.linted == ["m.onnx"] * 4 and "Traceback" not in err
+
+
+def test_a_miss_lints_with_the_stored_rules_not_the_yaml(cli, spy, model, monkeypatch):
+    """With the cache on, a model that changed is linted again with the cache's copy of the parsed rules
+    (no YAML parsed or validated); the findings are those of a run with the cache off."""
+    from onnxlint import ruleset
+
+    cli(model)  # stores the report and the rule set
+    onnx.save(_model("eq2"), model)
+    ruleset._CACHE.clear()  # a fresh process parses nothing yet
+    parsed: list = []
+    real = ruleset.load_ruleset
+
+    def load_ruleset(*a, **k):
+        parsed.append(a)
+        return real(*a, **k)
+
+    monkeypatch.setattr(ruleset, "load_ruleset", load_ruleset)
+    rc, out, _ = cli(model, "--format", "json")
+    assert parsed == [] and spy.linted == ["m.onnx"] * 2 and "eq2" in out
+    from onnxlint import linter
+
+    assert linter.RULESET_SOURCE is None  # main() leaves the library as it found it
+    ruleset._CACHE.clear()
+    assert cli(model, "--format", "json", "--no-cache") == (rc, out, "")
+    assert parsed  # the run without the cache parsed the rule files
