@@ -369,6 +369,11 @@ def _lint(argv: list[str]) -> int:
         args.output.write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)
+    if args.fix and args.format != "text":
+        # text output carries the fix notes; the machine formats stay pure, so what was written goes to stderr
+        for res in report.files:
+            for note in res.notes:
+                print(f"onnxlint: {esc(res.filename)}: {esc(note)}", file=sys.stderr)
     for res in report.errors:
         print(f"onnxlint: error: {esc(res.filename)}: {esc(res.error)}", file=sys.stderr)
     if report.errors:

@@ -725,3 +725,11 @@ def test_fix_keeps_the_file_mode_and_writes_through_a_symlink(tmp_path, examples
     assert stat.S_IMODE(real.stat().st_mode) == 0o640
     assert onnx.load(real).graph.node[0].op_type != "Dropout"
     assert not [p for p in real.parent.iterdir() if p.name.startswith(".")]  # no temp file left
+
+
+def test_fix_with_a_machine_format_says_on_stderr_what_it_wrote(tmp_path, examples_dir, cli):
+    p = tmp_path / "d.onnx"
+    p.write_bytes((examples_dir / "dropout_training.onnx").read_bytes())
+    rc, out, err = cli(p, "--fix", "--format", "json")
+    assert not any(f["code"] == "OLX010" for f in json.loads(out))  # stdout stays one JSON document
+    assert "wrote" in err and "d.onnx" in err, err
