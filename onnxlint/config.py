@@ -19,6 +19,7 @@ from pathlib import Path
 from onnxlint.errors import RuleError
 from onnxlint.report import SEVERITIES
 from onnxlint.targets import names as target_names
+from onnxlint.textfile import read_text
 
 KEYS = {"select", "ignore", "extend-select", "targets", "severity", "per-file-ignores", "rules", "fail-on",
         "ort-version", "trt-version", "ort-optimization"}
@@ -138,22 +139,6 @@ def parse(data: dict, path: Path) -> Config:
     return cfg
 
 
-def _read_text(path: Path) -> str:
-    """A config file's text: UTF-8 (a BOM is allowed), else a RuleError naming the file. yaml_safe.read_text's
-    twin, kept here so that reading a pyproject.toml does not import yaml."""
-    try:
-        data = Path(path).read_bytes()
-    except IsADirectoryError:
-        raise RuleError(f"{path}: cannot read config: is a directory") from None
-    except OSError as exc:
-        raise RuleError(f"{path}: cannot read config: {exc.strerror or exc}") from None
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[:exc.start].count(b"\n") + 1
-        raise RuleError(f"{path}:{line}: config is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})") from None
-
-
 def _toml_section(path: Path, text: str | None = None) -> dict | None:
     """The [tool.onnxlint] table of a pyproject.toml, None when it has none; RuleError naming the file when
     it cannot be read or parsed, or when `tool` or `tool.onnxlint` is not a table. tomllib is imported here,
@@ -161,7 +146,7 @@ def _toml_section(path: Path, text: str | None = None) -> dict | None:
     import tomllib
 
     if text is None:
-        text = _read_text(path)
+        text = read_text(path, "config")
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -184,7 +169,7 @@ def load_file(path: Path) -> Config:
     [tool.onnxlint] table is read (none: defaults, path still recorded); anything else is YAML. yaml is
     imported only here (a run without a YAML config never loads it)."""
     path = Path(path)
-    text = _read_text(path)
+    text = read_text(path, "config")
     if path.suffix == ".toml":
         data = _toml_section(path, text) or {}
     else:

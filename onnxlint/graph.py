@@ -157,14 +157,22 @@ class GraphScope:
     _input_set: set | None = None
     index_ref: Any = None  # weakref to the GraphIndex (a strong one would be a cycle)
 
-    def type_of(self, name: str) -> ValueType:
+    def _visible(self, table: str, name: str) -> Any:
+        """`name` in this graph's `table` or an enclosing graph's: a body sees its outer scopes' values."""
         scope: GraphScope | None = self
         while scope is not None:
-            vt = scope.types.get(name)
-            if vt is not None:
-                return vt
+            got = getattr(scope, table).get(name)
+            if got is not None:
+                return got
             scope = scope.parent
-        return UNKNOWN
+        return None
+
+    def type_of(self, name: str) -> ValueType:
+        return self._visible("types", name) or UNKNOWN
+
+    def producer_of(self, name: str) -> "NodeRef | None":
+        """The node that makes `name`, in this graph or an enclosing one (an implicit input of a body)."""
+        return self._visible("producer", name)
 
     def constant(self, name: str) -> onnx.TensorProto | None:
         """Initializer or Constant-node value visible from this scope (ORT turns Constant nodes into initializers)."""

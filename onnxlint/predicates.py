@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import onnx
 
 from onnxlint import schemas
-from onnxlint.graph import STANDARD_DOMAINS, GraphScope, NodeRef, ValueType, value_type_of
+from onnxlint.graph import STANDARD_DOMAINS, NodeRef, ValueType, value_type_of
 
 if TYPE_CHECKING:
     from onnxlint.engine import LintContext
@@ -439,13 +439,7 @@ def _reported_by(ctx: "LintContext", node: NodeRef, spec: list[str]) -> bool:
 
 
 def _producer(node: NodeRef, value: str) -> NodeRef | None:
-    scope: GraphScope | None = node.scope
-    while scope is not None:
-        prod = scope.producer.get(value)
-        if prod is not None:
-            return prod
-        scope = scope.parent
-    return None
+    return node.scope.producer_of(value)
 
 
 def on_cpu_shape_path(ctx: "LintContext", node: NodeRef) -> bool:

@@ -13,33 +13,17 @@ the alias budget, nesting too deep, more than one document.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any
 
 import yaml
 
 from onnxlint.errors import RuleError, first_line
+from onnxlint.textfile import read_text  # noqa: F401 - re-exported: callers read rule files through here
 
 ALIAS_BUDGET = 100_000  # nodes that aliases may add to a document once expanded
 MAX_DEPTH = 200  # nested collections; PyYAML composes and constructs recursively
 
 SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml parses when present
-
-
-def read_text(path: str | os.PathLike, what: str = "file") -> str:
-    """A config or rule file's text: UTF-8 (a BOM is allowed); anything else is a RuleError naming the file."""
-    path = Path(path)
-    try:
-        data = path.read_bytes()
-    except IsADirectoryError:
-        raise RuleError(f"{path}: cannot read {what}: is a directory") from None
-    except OSError as exc:
-        raise RuleError(f"{path}: cannot read {what}: {exc.strerror or exc}") from None
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[:exc.start].count(b"\n") + 1
-        raise RuleError(f"{path}:{line}: {what} is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})") from None
 
 
 def load(text: str, name: str, loader_cls: type = SafeLoader, alias_budget: int = ALIAS_BUDGET) -> Any:

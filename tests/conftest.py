@@ -17,6 +17,19 @@ sys.path.insert(0, str(ROOT / "examples"))
 CORPUS = ROOT.parent / "shared" / "corpus" / "models"
 
 
+# a user rule file (flags every Cast), for tests that edit rule files
+CAST_RULE = """\
+- id: XTR001
+  name: no-cast
+  severity: warning
+  targets: any
+  summary: no Cast
+  explanation: a Cast node
+  match: {op: Cast}
+  message: a Cast here
+"""
+
+
 def make_model(nodes, inputs, outputs, inits=(), opset=17, extra_opsets=(), ir=8, functions=()):
     g = h.make_graph(nodes, "g", inputs, outputs, initializer=list(inits))
     m = h.make_model(g, opset_imports=[h.make_opsetid("", opset), *[h.make_opsetid(d, v) for d, v in extra_opsets]],

@@ -6,13 +6,12 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import numpy as np
 import onnx
 import pytest
-from conftest import ROOT, init, make_model, vi
+from conftest import CAST_RULE, ROOT, init, make_model, vi
 from onnx import TensorProto as T
 from onnx import helper as h
 
@@ -111,22 +110,13 @@ def test_changed_rule_file_misses(tmp_path, cdir):
     onnx.save(_model(), p)
     rules = tmp_path / "rules"
     rules.mkdir()
-    rule = textwrap.dedent("""\
-        - id: XTR001
-          name: no-cast
-          severity: warning
-          targets: any
-          summary: no Cast
-          explanation: a Cast node
-          match: {op: Cast}
-          message: a Cast
-        """)
+    rule = CAST_RULE
     (rules / "mine.yaml").write_text(rule)
     s = Settings.from_config(None, rule_dirs=[rules])
     res = _run([p], s, cdir)
     assert any(f.code == "XTR001" for f in res[0].findings)
     assert cache.lookup(p, Settings.from_config(None, rule_dirs=[rules]), cdir) is not None
-    (rules / "mine.yaml").write_text(rule.replace("message: a Cast", "message: a Cast node"))
+    (rules / "mine.yaml").write_text(rule.replace("message: a Cast here", "message: a Cast node"))
     assert cache.lookup(p, Settings.from_config(None, rule_dirs=[rules]), cdir) is None
     (rules / "mine.yaml").write_text(rule)
     assert cache.lookup(p, Settings.from_config(None, rule_dirs=[rules]), cdir) is not None

@@ -7,12 +7,11 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import onnx
 import pytest
-from conftest import make_model, vi
+from conftest import CAST_RULE, make_model, vi
 from onnx import TensorProto as T
 from onnx import helper as h
 
@@ -199,16 +198,7 @@ def test_changed_config_lints_again(cli, spy, model, tmp_path):
 def test_changed_rule_file_lints_again(cli, spy, model, tmp_path):
     rules = tmp_path / "rules"
     rules.mkdir()
-    rule = textwrap.dedent("""\
-        - id: XTR001
-          name: no-cast
-          severity: warning
-          targets: any
-          summary: no Cast
-          explanation: a Cast node
-          match: {op: Cast}
-          message: a Cast here
-        """)
+    rule = CAST_RULE
     from onnxlint import ruleset
 
     def run():  # each run a fresh process would be: rule files are parsed once per process
