@@ -38,6 +38,7 @@ def _onnxslim_fold(model: onnx.ModelProto) -> onnx.ModelProto:
 # when the onnxslim result fails the numeric check or the checker)
 ENGINE = {"mode": "onnxslim"}
 MAX_FOLD_ELEMENTS = 4096  # fold_known makes Constants of shape-sized values only
+MAX_FOLD_FLOATS = 16  # float values folded: scales and sizes computed in float, never weights
 
 
 def fold(model: onnx.ModelProto, mode: str | None = None) -> onnx.ModelProto:
@@ -152,6 +153,9 @@ def fold_once(model: onnx.ModelProto) -> onnx.ModelProto:
         arrays = _evaluate(ref, value)
         if arrays is None or any(np.asarray(a).size > MAX_FOLD_ELEMENTS for a in arrays):
             continue  # weights are not this fixer's business (and ORT rejects big Constants in bodies)
+        if any(np.asarray(a).dtype.kind in "fc" and np.asarray(a).size > MAX_FOLD_FLOATS for a in arrays):
+            continue  # a slice of float weights (an LSTM's gates), not a shape: ORT 1.24 fails to load such
+            # folded initializers inside If bodies, and folding them gains nothing
         for o, arr in zip(ref.outputs, arrays):
             if o:
                 values[(id(ref.scope), o)] = arr
