@@ -39,6 +39,7 @@ class LintContext:
         self._predictions: dict[str, Any] = {}
         self._checker: str | None | bool = False
         self.active_rules: dict[str, Rule] = {}  # the rules this run evaluates (the `reported_by` predicate asks)
+        self.suppressed_codes: list[str] = []  # codes suppressed for the whole file (per-file-ignores, metadata)
 
     # model-level facts
     def checker_error(self) -> str | None:

@@ -140,6 +140,8 @@ def fix_file(path: Path, settings: Settings, res: FileReport, options: FixOption
             from onnxlint.fixers.equivalence import validity_error
 
             known = validity_error(model)
+        elif external:  # the checker could only run by path: what it says against the original file
+            known = _checker_complaint(path)
         fixers.write_fixed(fixed, dest, path.parent, known_error=known)
     except OSError as exc:
         res.notes.append(f"fix not written to {dest}: {exc.strerror or exc}")
@@ -159,6 +161,18 @@ def fix_file(path: Path, settings: Settings, res: FileReport, options: FixOption
     tail = f"; {still_fixable} still marked fixable" if still_fixable else ""
     res.notes.append(f"{n_fixed} fixed, {len(left)} remaining ({need_unsafe} need --unsafe-fixes{tail}); "
                      f"wrote {dest} ({', '.join(applied)})")
+
+
+def _checker_complaint(path: Path) -> str | None:
+    """The first line of onnx.checker's complaint about a model file (by path: its external data is stat'ed,
+    not read), or None when it passes."""
+    try:
+        onnx.checker.check_model(str(path))
+    except onnx.checker.ValidationError as exc:
+        return (str(exc).splitlines() or [""])[0]
+    except Exception:
+        return None
+    return None
 
 
 def mark_fixed(before: Sequence[Finding], after: Sequence[Finding]) -> int:

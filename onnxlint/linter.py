@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import gc
 import os
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
@@ -15,9 +14,7 @@ from onnxlint import loading
 from onnxlint import targets as targets_mod
 from onnxlint.errors import InputError, RuleError, UsageError, did_you_mean, first_line
 from onnxlint.report import FileReport, Report
-from onnxlint.settings import Settings, matches
-
-_SUPPRESS = re.compile(r"onnxlint:\s*ignore\[([^\]]*)\]")
+from onnxlint.settings import Settings, doc_string_suppresses, matches
 
 if TYPE_CHECKING:  # imported where used: the CLI imports this module on a cache hit, which must not load onnx
     import onnx
@@ -93,6 +90,10 @@ def _lint(mf: loading.ModelFile, settings: Settings, want_placement: bool, res: 
         rules = [r for r in ruleset.rules if settings.selected(r.id, r.default)]
         index = loading.index_model(mf)
         ctx = engine.LintContext(mf, index, options_for(settings), ruleset)
+        # a finding that will be suppressed does not count as "reported" (`reported_by`): the user would see
+        # neither it nor the target finding it stands for
+        file_ignores, model_ignores = file_suppressions(mf, settings, res.filename)
+        ctx.suppressed_codes = [*file_ignores, *model_ignores]
         res.findings = engine.lint(ctx, rules)
         _post_process(res, mf, settings)
         if want_placement:
@@ -111,11 +112,16 @@ def _lint(mf: loading.ModelFile, settings: Settings, want_placement: bool, res: 
         res.error = f"internal error while linting ({type(exc).__name__}: {first_line(exc)})"
 
 
-def _post_process(res: FileReport, mf: loading.ModelFile, settings: Settings) -> None:
-    """Severity overrides and suppressions (per-file-ignores, model metadata, node doc_string)."""
+def file_suppressions(mf: loading.ModelFile, settings: Settings, filename: str) -> tuple[list[str], list[str]]:
+    """(per-file-ignores codes for this file, codes the model's metadata ignores)."""
     meta = {p.key: p.value for p in mf.model.metadata_props}
     model_ignores = [c.strip() for c in meta.get("onnxlint:ignore", "").split(",") if c.strip()]
-    file_ignores = settings.config.ignored_for(res.filename)
+    return settings.config.ignored_for(filename), model_ignores
+
+
+def _post_process(res: FileReport, mf: loading.ModelFile, settings: Settings) -> None:
+    """Severity overrides and suppressions (per-file-ignores, model metadata, node doc_string)."""
+    file_ignores, model_ignores = file_suppressions(mf, settings, res.filename)
     for f in res.findings:
         if f.code in settings.config.severity:
             f.severity = settings.config.severity[f.code]
@@ -123,10 +129,8 @@ def _post_process(res: FileReport, mf: loading.ModelFile, settings: Settings) ->
             f.suppressed = "per-file-ignores"
         elif matches(f.code, model_ignores):
             f.suppressed = "metadata"
-        elif f.doc_string and "onnxlint:" in f.doc_string:
-            for m in _SUPPRESS.finditer(f.doc_string):
-                if matches(f.code, [c.strip() for c in m.group(1).split(",") if c.strip()]):
-                    f.suppressed = "doc_string"
+        elif doc_string_suppresses(f.doc_string, f.code):
+            f.suppressed = "doc_string"
 
 
 def check_selection(settings: Settings, ruleset: Any) -> None:

@@ -185,6 +185,32 @@ def _large_stripped_initializer(model: onnx.ModelProto) -> bool:
                 n *= d
             if n > DATA_PROP_MAX_ELEMENTS:
                 return True
+        if _long_constant_range(g):
+            return True
+    return False
+
+
+def _long_constant_range(graph: onnx.GraphProto) -> bool:
+    """A Range over constants longer than DATA_PROP_MAX_ELEMENTS: onnx's data propagation spells its whole output
+    out as shape dims (20M elements took 5.6 GB), so such a model gets no data propagation. A Range with a
+    computed bound cannot be sized here and is let through (data propagation only runs on what it can compute)."""
+    if not any(n.op_type == "Range" for n in graph.node):
+        return False
+    small = {t.name: t for t in graph.initializer if len(t.dims) == 0 or (len(t.dims) == 1 and t.dims[0] == 1)}
+    for n in graph.node:
+        if n.op_type == "Constant":
+            for a in n.attribute:
+                if a.name == "value" and a.t.ByteSize() < 64:
+                    small[n.output[0]] = a.t
+    for n in graph.node:
+        if n.op_type != "Range" or len(n.input) < 3 or not all(v in small for v in n.input[:3]):
+            continue
+        try:
+            start, limit, delta = (float(numpy_helper.to_array(small[v]).reshape(-1)[0]) for v in n.input[:3])
+        except Exception:  # noqa: BLE001 - an odd tensor: cannot size it, play safe
+            return True
+        if delta == 0 or abs((limit - start) / delta) > DATA_PROP_MAX_ELEMENTS:
+            return True
     return False
 
 
@@ -325,6 +351,8 @@ class _Optimizer:
         self._folded_values: dict[tuple[int, str], object] = {}  # folded_value's answers
         self._reinfer: dict[tuple[int, str], tuple] = {}  # reinferred's answers: (graph change count, dims or None)
         self._reinfer_steps = 0
+        self._bodies: dict[int, list] | None = None  # node -> the bodies it holds (_bodies_of)
+        self._reader_ids: dict[str, set[int]] = {}  # value -> ids of the nodes in readers[value] (merges)
 
     # ------------------------------------------------------------------ value facts
     def tensor(self, scope, value: str) -> onnx.TensorProto | None:
@@ -463,6 +491,13 @@ class _Optimizer:
             end = rank if end is None else max(0, min(rank, end + rank if end < 0 else end))
             picked = shp[start:end]
             return np.array(picked, np.int64) if all(isinstance(d, int) for d in picked) else None
+        for o in node.outputs:  # sized before running anything: a ConstantOfShape or Range may ask for gigabytes
+            if not o:
+                continue
+            dims = self.shape(scope, o)
+            if dims is None or not all(isinstance(d, int) and d >= 0 for d in dims) \
+                    or int(np.prod(dims, dtype=np.int64)) > FOLD_EVAL_MAX_ELEMENTS:
+                return None
         feeds = {}
         for v in node.inputs:
             if not v:
@@ -527,7 +562,13 @@ class _Optimizer:
                 moved = self.readers.get(k, ())
                 if moved:
                     have = self.readers.setdefault(v, [])
-                    have.extend(r for r in moved if r not in have)
+                    ids = self._reader_ids.get(v)
+                    if ids is None:
+                        ids = self._reader_ids[v] = {id(r) for r in have}
+                    for r in moved:
+                        if id(r) not in ids:
+                            ids.add(id(r))
+                            have.append(r)
 
     def nodes(self, scope) -> list:
         """The scope's live nodes in ORT's order (shared by passes between changes: never mutate it)."""
@@ -599,7 +640,7 @@ class _Optimizer:
         src = self.out.resolve(node.inputs[0]) if node.inputs else ""
         if not src or src not in scope.producer or src in scope.outputs:
             return False
-        return len(self.readers.get(src, ())) == 1
+        return sum(1 for r in self.readers.get(src, ()) if not self.out.is_removed(r)) == 1
 
     def rewrite_rules(self, scope) -> bool:
         changed = False
@@ -783,7 +824,8 @@ class _Optimizer:
         """matmul_add_fusion.cc: MatMul (1/9/13) whose only reader is an Add (7/13/14), float/float16/bfloat16,
         B of rank 2 with the bias (N), (1, N), (M, 1) or (M, N); an A of another rank needs a static shape (ORT
         reshapes around the Gemm), and the attention pattern (MatMuls after a LayerNormalization) is left for
-        AttentionFusion. Both nodes become one Gemm, which runs wherever MatMul did."""
+        AttentionFusion. Both nodes become one Gemm; here the MatMul stands for it (placed as MatMul would be:
+        Gemm has a CUDA kernel for each of these types) and the Add is removed."""
         changed = False
         for mm in self.nodes(scope):
             if not self._is(mm, "MatMul", (1, 9, 13)) or len(mm.inputs) < 2 or not mm.outputs or not mm.outputs[0]:
@@ -823,9 +865,10 @@ class _Optimizer:
                 not need_reshape and len(bias) == 2 and same(bias[0], a[0]) and (bias[1] == 1 or same(bias[1], n)))
             if not valid:
                 continue
-            detail = "MatMul followed by an Add of a bias: ORT's MatMulAddFusion makes them one Gemm (which runs where MatMul did)"
-            self.remove(mm, "eliminated", "fusion", detail)
-            self.remove(add, "eliminated", "fusion", detail)
+            # the MatMul stands for the Gemm (same inputs, placed where MatMul would be); the Add goes
+            self.remove(add, "eliminated", "fusion",
+                        "Add of a bias after a MatMul: ORT's MatMulAddFusion makes them one Gemm",
+                        {add.outputs[0]: out})
             changed = True
         return changed
 
@@ -1001,7 +1044,7 @@ class _Optimizer:
         if cond is None or cond.size != 1:
             return False
         taken = "then_branch" if bool(np.asarray(cond).reshape(-1)[0]) else "else_branch"
-        branches = {s.path.rsplit(":", 1)[-1]: s for s in self.index.scopes if s.owner is n}
+        branches = {s.path.rsplit(":", 1)[-1]: s for s in self._bodies_of(n)}
         if taken not in branches:
             return False
         self.remove(n, "folded", "if-constant",
@@ -1013,8 +1056,17 @@ class _Optimizer:
             for m in s.nodes:
                 if not self.out.is_removed(m):
                     self.remove(m, "eliminated", "if-constant", "in the If branch ORT's constant folding drops")
-            dropped.extend(c for c in self.index.scopes if c.owner is not None and c.owner.scope is s)
+            dropped.extend(b for m in s.nodes for b in self._bodies_of(m))
         return True
+
+    def _bodies_of(self, node) -> list:
+        """The graph bodies a node holds (If branches, a Loop body), from a map built once."""
+        if self._bodies is None:
+            self._bodies = {}
+            for s in self.index.scopes:
+                if s.owner is not None:
+                    self._bodies.setdefault(id(s.owner), []).append(s)
+        return self._bodies.get(id(node), [])
 
     def _fold(self, scope, n, reason: str, detail: str) -> None:
         self.remove(n, "folded", reason, detail)

@@ -429,8 +429,13 @@ def _tensorrt(ctx: "LintContext", node: NodeRef, spec: dict[str, Any]) -> bool:
            "whether one of these rules, when it runs, reports the node: a target rule names the core rule that already "
            "reports the same cause (Dropout in training mode), so one cause is reported once", needs_prediction=True)
 def _reported_by(ctx: "LintContext", node: NodeRef, spec: list[str]) -> bool:
+    from onnxlint.settings import doc_string_suppresses, matches
+
     active = getattr(ctx, "active_rules", None) or {}
+    suppressed = getattr(ctx, "suppressed_codes", None) or []
     for code in spec:
+        if matches(code, suppressed) or doc_string_suppresses(node.proto.doc_string, code):
+            continue  # its finding will not be shown: this node's target finding must be
         rule = active.get(code)
         if rule is not None and rule.scope == "node" and (rule.ops is None or node.op_type in rule.ops) \
                 and match_node(ctx, rule.match, node):

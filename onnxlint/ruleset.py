@@ -13,7 +13,7 @@ from typing import Any, NoReturn
 import yaml
 
 from onnxlint import messages, resources, rule_schema
-from onnxlint.errors import RuleError
+from onnxlint.errors import RuleError, did_you_mean
 
 _BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml parses when present
 
@@ -201,8 +201,47 @@ def load_ruleset(extra_dirs: list[Path] | tuple[Path, ...] | None = None, includ
                 raise RuleError(f"{f}:{rule.line}: duplicate rule id {rule.id} (first defined at {seen[rule.id].origin})")
             seen[rule.id] = rule
             rules.append(rule)
+    _check_reported_by(seen)
     rules.sort(key=lambda r: r.id)
     return RuleSet(rules)
+
+
+def _reported_by_codes(match: Any) -> list[str]:
+    """Every code a match names in `reported_by`, nested any/all/not included."""
+    out: list[str] = []
+    stack = [match]
+    while stack:
+        m = stack.pop()
+        if isinstance(m, dict):
+            for k, v in m.items():
+                if k == "reported_by" and isinstance(v, list):
+                    out.extend(str(c) for c in v)
+                else:
+                    stack.append(v)
+        elif isinstance(m, list):
+            stack.extend(m)
+    return out
+
+
+def _check_reported_by(rules: dict[str, Rule]) -> None:
+    """`reported_by` names rules that exist and never leads back to the rule itself (a typo would silently
+    never match; a cycle would recurse forever)."""
+    names = {rid: _reported_by_codes(r.match) for rid, r in rules.items()}
+    for rid, codes in names.items():
+        for code in codes:
+            if code not in rules:
+                r = rules[rid]
+                raise RuleError(f"{r.origin}: reported_by names {code!r}, which no rule has{did_you_mean(code, rules)} "
+                                f"in rule {rid}")
+    for start in names:
+        stack, seen = list(names[start]), set()
+        while stack:
+            code = stack.pop()
+            if code == start:
+                raise RuleError(f"{rules[start].origin}: reported_by leads back to {start} itself in rule {start}")
+            if code not in seen:
+                seen.add(code)
+                stack.extend(names.get(code, ()))
 
 
 _CACHE: dict[tuple[str, ...], RuleSet] = {}

@@ -5,6 +5,7 @@ No argparse here: the CLI turns its arguments into keyword overrides, a library 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable
@@ -31,6 +32,16 @@ def split_codes(values: Iterable[str] | str | None) -> list[str]:
 
 def matches(code: str, prefixes: Iterable[str]) -> bool:
     return any(code.startswith(p) for p in prefixes)
+
+
+_SUPPRESS = re.compile(r"onnxlint:\s*ignore\[([^\]]*)\]")
+
+
+def doc_string_suppresses(doc_string: str | None, code: str) -> bool:
+    """Whether a node's doc_string says `onnxlint: ignore[CODE, ...]` for code."""
+    if not doc_string or "onnxlint:" not in doc_string:
+        return False
+    return any(matches(code, [c.strip() for c in m.group(1).split(",") if c.strip()]) for m in _SUPPRESS.finditer(doc_string))
 
 
 @dataclass(frozen=True)

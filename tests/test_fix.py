@@ -123,7 +123,7 @@ def test_read_only_folder_simulated(tmp_path, examples_dir, cli, monkeypatch):
     assert p.read_bytes() == before
 
 
-def _external_dropout_model(folder):
+def _external_dropout_model(folder, output_shape=("n", 1024)):
     import numpy as np
     from onnx import TensorProto as T
     from onnx import helper as h
@@ -134,7 +134,7 @@ def _external_dropout_model(folder):
     b = nh.from_array(np.full(1024, 3.0, np.float32), "b")
     g = h.make_graph([h.make_node("Dropout", ["x", "ratio", "tm"], ["d"], name="drop"),
                       h.make_node("Add", ["d", "w"], ["s"], name="add"), h.make_node("Mul", ["s", "b"], ["y"], name="mul")],
-                     "g", [h.make_tensor_value_info("x", T.FLOAT, ["n", 1024])], [h.make_tensor_value_info("y", T.FLOAT, ["n", 1024])],
+                     "g", [h.make_tensor_value_info("x", T.FLOAT, ["n", 1024])], [h.make_tensor_value_info("y", T.FLOAT, output_shape)],
                      [w, b, nh.from_array(np.array(0.5, np.float32), "ratio"), nh.from_array(np.array(True), "tm")])
     m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
     m.ir_version = 8  # onnxruntime 1.24 (the test pin) reads IR <= 13
@@ -733,3 +733,30 @@ def test_fix_with_a_machine_format_says_on_stderr_what_it_wrote(tmp_path, exampl
     rc, out, err = cli(p, "--fix", "--format", "json")
     assert not any(f["code"] == "OLX010" for f in json.loads(out))  # stdout stays one JSON document
     assert "wrote" in err and "d.onnx" in err, err
+
+
+def test_external_data_model_fixed_through_a_symlink_keeps_loading_through_it(tmp_path, cli, lint_json):
+    """A -> B link to a model with external data beside both: fixed in place through the link, the model still
+    loads (ORT resolves the data from the link's folder) and no data file is copied."""
+    real = _external_dropout_model(tmp_path / "B")
+    (tmp_path / "A").mkdir()
+    os.symlink(real, tmp_path / "A" / "m.onnx")
+    (tmp_path / "A" / "m.data").write_bytes((tmp_path / "B" / "m.data").read_bytes())
+    rc, text, _ = cli(tmp_path / "A" / "m.onnx", "--fix")
+    assert "wrote" in text, text
+    assert (tmp_path / "A" / "m.onnx").is_symlink()
+    assert sorted(os.listdir(tmp_path / "A")) == ["m.data", "m.onnx"]
+    codes = {f["code"] for f in lint_json(tmp_path / "A" / "m.onnx")[1]}
+    assert "OLX003" not in codes and "OLX010" not in codes
+    _outputs(tmp_path / "A" / "m.onnx")  # loads and runs
+
+
+def test_external_data_model_with_an_inherited_checker_complaint_is_fixed(tmp_path, cli, monkeypatch):
+    """The checker complains about the original already (an output without a shape); with external data it can
+    only run by path, and the fix still lands."""
+    from onnxlint.fixers import fold_shapes
+
+    monkeypatch.setitem(fold_shapes.ENGINE, "mode", "own")  # onnxslim would add the missing shape
+    p = _external_dropout_model(tmp_path / "src", output_shape=None)
+    rc, text, _ = cli(p, "--fix")
+    assert "wrote" in text and "OLX001" in text, text

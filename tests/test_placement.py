@@ -439,9 +439,32 @@ def test_matmul_add_becomes_one_gemm_only_with_a_valid_bias():
         return make_model(nodes, [vi("x", T.FLOAT, [2, 4])], [vi("y", T.FLOAT, None)],
                           [init("w", np.ones((4, 3), np.float32)), init("b", np.ones(bias_shape, np.float32))], opset=13)
 
-    assert set(_removed(model((3,)))) == {"matmul", "add"}
-    assert set(_removed(model((1, 3)))) == {"matmul", "add"}
+    assert set(_removed(model((3,)))) == {"add"}  # the MatMul stands for the Gemm: it is still placed
+    assert set(_removed(model((1, 3)))) == {"add"}
     assert not _removed(model((2, 2, 3)))  # a bias Gemm cannot broadcast: both stay
+
+
+def test_a_fused_matmul_still_counts_for_placement_and_copies():
+    """Asin (no CUDA kernel) -> MatMul -> Add(bias) -> Asin: the Gemm runs on CUDA between two CPU nodes, so
+    two Memcpy boundaries, as with any other CUDA op there."""
+    tables = _tables(cuda_extra={"MatMul": [[13, INF, ANY]], "Add": [[14, INF, ANY]]},
+                     cpu_extra={"Asin": [[7, INF, ANY]], "MatMul": [[13, INF, ANY]], "Add": [[14, INF, ANY]]})
+    nodes = [h.make_node("Asin", ["x"], ["a"], name="asin1"), h.make_node("MatMul", ["a", "w"], ["mm"], name="matmul"),
+             h.make_node("Add", ["mm", "b"], ["s"], name="add"), h.make_node("Asin", ["s"], ["y"], name="asin2")]
+    m = make_model(nodes, [vi("x", T.FLOAT, [2, 4])], [vi("y", T.FLOAT, [2, 3])],
+                   [init("w", np.ones((4, 3), np.float32)), init("b", np.ones((3,), np.float32))], opset=14)
+    by, pl = _place(m, optimization="all", tables=tables)
+    assert by["matmul"].ep == placement.CUDA and by["add"].status == "eliminated"
+    assert len(pl.boundaries) == 2
+
+
+def test_identities_before_a_graph_output_all_go():
+    """Relu -> Identity -> Identity -> output: ORT keeps only the Relu (the second Identity's input, once the
+    first is gone, has one live reader)."""
+    nodes = [h.make_node("Relu", ["x"], ["r"], name="relu"), h.make_node("Identity", ["r"], ["i1"], name="id1"),
+             h.make_node("Identity", ["i1"], ["y"], name="id2")]
+    m = make_model(nodes, [vi("x", T.FLOAT, [2])], [vi("y", T.FLOAT, [2])], opset=13)
+    assert set(_removed(m)) == {"id1", "id2"}
 
 
 def test_if_on_a_folded_condition_is_inlined_and_the_other_branch_dropped():
@@ -477,3 +500,16 @@ def test_noop_elimination_needs_a_one_element_constant():
 
     assert _removed(model(np.zeros((1,), np.float32)))["add"].reason == "noop"
     assert not _removed(model(np.zeros((3,), np.float32)))  # noop_elimination.cc: more than one element stays
+
+
+def test_no_data_propagation_over_a_long_constant_range():
+    """onnx's data propagation writes a Range's whole output out as dims (20M elements: 5.6 GB): a Range over
+    constants longer than the limit switches it off; a short one does not."""
+    def model(limit):
+        nodes = [h.make_node("Range", ["s", "l", "d"], ["r"], name="range"), h.make_node("Cast", ["r"], ["y"], to=T.FLOAT)]
+        return make_model(nodes, [], [vi("y", T.FLOAT, None)],
+                          [init("s", np.array(0, np.int64)), init("l", np.array(limit, np.int64)),
+                           init("d", np.array(1, np.int64))], opset=13)
+
+    assert ort_optimizer._large_stripped_initializer(model(200_000_000))
+    assert not ort_optimizer._large_stripped_initializer(model(16))

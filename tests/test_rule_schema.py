@@ -109,3 +109,19 @@ def test_published_schema_accepts_the_builtin_rules_and_rejects_a_typo():
         assert not errors, f"{path}: {errors[0].message[:200]}"
     for case in ("status-typo", "fix-is-a-list", "unknown-predicate", "references-string"):
         assert list(validator.iter_errors(_string_keys(yaml.safe_load(BAD[case][0])))), case
+
+
+@pytest.mark.parametrize("codes, why", [(["OLX019"], "which no rule has"), (["USR900"], "leads back to USR900")])
+def test_reported_by_names_existing_rules_and_no_cycle(tmp_path, cli, examples_dir, codes, why):
+    (tmp_path / "r.yaml").write_text(f"""\
+- id: USR900
+  name: self-ref
+  severity: warning
+  targets: [any]
+  summary: s
+  explanation: e
+  match: {{op: Relu, not: {{reported_by: {codes}}}}}
+  message: "relu {{node}}"
+""")
+    rc, out, err = cli(examples_dir / "clean_conv.onnx", "--rules", tmp_path)
+    assert rc == 2 and why in err and "r.yaml" in err and len(err.strip().splitlines()) == 1, err

@@ -131,6 +131,28 @@ def test_training_mode_dropout_is_reported_once():
     assert ("OLX300", "graph/drop") in shown(m, ignore=["OLX010"])
 
 
+def test_a_suppressed_core_finding_does_not_hide_the_target_finding(tmp_path):
+    """per-file-ignores, model metadata or the node's doc_string silencing OLX010 must not silence what TensorRT
+    says about the same node: nothing would be shown and CI would pass a model TensorRT refuses."""
+    def model():
+        return make_model([h.make_node("Dropout", ["x", "r", "t"], ["y"], name="drop")], [vi("x", T.FLOAT, ["N", 3])],
+                          [vi("y", T.FLOAT, ["N", 3])], [init("r", np.array(0.5, np.float32)), init("t", np.array(True))])
+
+    p = tmp_path / "m.onnx"
+    onnx.save(model(), p)
+    cfg = tmp_path / "pyproject.toml"
+    cfg.write_text('[tool.onnxlint.per-file-ignores]\n"m.onnx" = ["OLX010"]\n')
+    res = onnxlint.lint(p, Settings.from_config(cfg))
+    assert {(f.code, f.suppressed) for f in res.findings if f.code in ("OLX010", "OLX300")} == {
+        ("OLX010", "per-file-ignores"), ("OLX300", None)}
+    m = model()
+    onnx.helper.set_model_props(m, {"onnxlint:ignore": "OLX010"})
+    assert ("OLX300", "graph/drop") in shown(m)
+    m = model()
+    m.graph.node[0].doc_string = "onnxlint: ignore[OLX010]"
+    assert ("OLX300", "graph/drop") in shown(m)
+
+
 def test_training_mode_batchnorm_is_reported_once():
     c = [init(n, np.full(3, v, np.float32)) for n, v in (("s", 1), ("b", 0), ("mean", 0), ("var", 1))]
     m = make_model([h.make_node("BatchNormalization", ["x", "s", "b", "mean", "var"], ["y"], name="bn", training_mode=1)],

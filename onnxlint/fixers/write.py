@@ -50,6 +50,8 @@ def relocate_external_data(model: onnx.ModelProto, source_dir: Path, dest: Path)
                 if src is None:  # never copy from outside the model's folder (fix_file refuses earlier too)
                     raise FixError(f"tensor {t.name!r}: external data location {info.get('location')!r} is "
                                    "outside the model's folder or unusable")
+                if not handles:  # the new data file is as private as the weights it copies
+                    os.chmod(out_path, stat.S_IMODE(os.stat(src).st_mode))
                 fh = handles.get(src) or handles.setdefault(src, open(src, "rb"))
                 offset = int(info.get("offset", 0) or 0)
                 length = int(info["length"]) if info.get("length") else os.fstat(fh.fileno()).st_size - offset
@@ -85,11 +87,14 @@ def write_fixed(model: onnx.ModelProto, dest: Path, source_dir: Path, known_erro
 
     A destination that is a symlink is written through (the link stays a link, its target gets the model)."""
     dest = Path(dest)
+    # where the data must be: beside the path the user named (ORT resolves a model's data from the folder of
+    # the path it is given, a link's folder for a link), whatever file that path leads to
+    named_dir = dest.parent.resolve()
     if dest.is_symlink():
         dest = Path(os.path.realpath(dest))
-    if has_external_data(model) and dest.resolve().parent != Path(source_dir).resolve():
+    if has_external_data(model) and named_dir != Path(source_dir).resolve():
         model = copy.deepcopy(model)  # the in-memory fix keeps pointing at the source data
-        new_data = relocate_external_data(model, Path(source_dir), dest)
+        new_data = relocate_external_data(model, Path(source_dir), named_dir / dest.name)
         try:
             atomic_write(model, dest, known_error=known_error)
         except BaseException:
