@@ -760,3 +760,53 @@ def test_external_data_model_with_an_inherited_checker_complaint_is_fixed(tmp_pa
     p = _external_dropout_model(tmp_path / "src", output_shape=None)
     rc, text, _ = cli(p, "--fix")
     assert "wrote" in text and "OLX001" in text, text
+
+
+def test_a_constant_if_condition_inside_a_body_is_left_to_ort():
+    """Inside an If body, Shape(x)[0] -> Cast(bool) -> inner If condition: ORT folds that chain itself and
+    inlines the inner If; a fold that leaves the condition as an initializer there makes onnxruntime 1.24 fail
+    to load the model, so the fixer neither claims nor folds it; a chain feeding real work is still folded."""
+    import numpy as np
+    import onnxruntime as ort
+    from onnx import TensorProto as T
+    from onnx import helper as h
+    from onnx import numpy_helper as nh
+
+    from onnxlint.fixers import fold_shapes
+    from onnxlint.graph import GraphIndex
+
+    inner_then = h.make_graph([h.make_node("Identity", ["x"], ["it"])], "it", [], [h.make_tensor_value_info("it", T.FLOAT, [2, 3])])
+    inner_else = h.make_graph([h.make_node("Neg", ["x"], ["ie"])], "ie", [], [h.make_tensor_value_info("ie", T.FLOAT, [2, 3])])
+    body = h.make_graph([h.make_node("Shape", ["x"], ["s"], name="shape"),
+                         h.make_node("Gather", ["s", "zero"], ["d"], name="gather", axis=0),
+                         h.make_node("Cast", ["d"], ["c"], name="cast", to=T.BOOL),
+                         h.make_node("If", ["c"], ["r"], name="inner", then_branch=inner_then, else_branch=inner_else),
+                         h.make_node("Gather", ["s", "one"], ["w"], name="gather_w", axis=0),
+                         h.make_node("Unsqueeze", ["w", "ax"], ["w1"], name="unsq"),
+                         h.make_node("Concat", ["minus1", "w1"], ["shp"], name="concat", axis=0),
+                         h.make_node("Reshape", ["r", "shp"], ["o"], name="reshape")],
+                        "body", [], [h.make_tensor_value_info("o", T.FLOAT, [2, 3])],
+                        [nh.from_array(np.array(0, np.int64), "zero"), nh.from_array(np.array(1, np.int64), "one"),
+                         nh.from_array(np.array([0], np.int64), "ax"), nh.from_array(np.array([-1], np.int64), "minus1")])
+    other = h.make_graph([h.make_node("Identity", ["x"], ["o2"])], "other", [], [h.make_tensor_value_info("o2", T.FLOAT, [2, 3])])
+    g = h.make_graph([h.make_node("If", ["flag"], ["y"], name="outer", then_branch=body, else_branch=other)], "g",
+                     [h.make_tensor_value_info("x", T.FLOAT, [2, 3]), h.make_tensor_value_info("flag", T.BOOL, [])],
+                     [h.make_tensor_value_info("y", T.FLOAT, [2, 3])])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+    m.ir_version = 8
+    idx = GraphIndex(onnx.shape_inference.infer_shapes(m))
+    by = {n.name: n for n in idx.nodes}
+    assert not fold_shapes.can_fold(by["cast"]) and not fold_shapes.can_fold(by["gather"])
+    assert fold_shapes.can_fold(by["concat"])  # feeds a Reshape: real work
+    folded = fold_shapes.fold(m, "own")
+    names = {n.name for gr in _graphs_of(folded) for n in gr.node}
+    assert "concat" not in names and {"gather", "cast"} <= names
+    sess = ort.InferenceSession(folded.SerializeToString(), providers=["CPUExecutionProvider"])  # loads at default options
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_array_equal(sess.run(None, {"x": x, "flag": np.array(True)})[0], x)
+
+
+def _graphs_of(model):
+    from onnxlint.graph import iter_graphs
+
+    return list(iter_graphs(model))

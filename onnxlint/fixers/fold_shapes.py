@@ -442,13 +442,56 @@ def _combine(node, scope, states):
 def can_fold(node, input_indices=None) -> bool:
     """Whether folding makes these inputs of node constants (None: the node's outputs, i.e. the node itself
     folds away)."""
+    if _in_branch_ort_inlines(node.scope):
+        return False
     if input_indices is None:
         outs = [o for o in node.outputs if o]
-        return bool(outs) and all(_state(node.scope, o) == CONST for o in outs)
+        if not outs or not all(_state(node.scope, o) == CONST for o in outs):
+            return False
+        # inside a body, a constant chain that only ends in an If's condition is left to ORT: ORT folds it with
+        # its own initializers and inlines the If, while a folded initializer there makes onnxruntime 1.24 fail
+        # to load the model ("HasExternalDataInMemory", measured on silero VAD)
+        return node.scope.parent is None or _feeds_work(node, set())
     names = [node.inputs[i] for i in input_indices if i < len(node.inputs) and node.inputs[i]]
     if node.op_type == "Reshape" and list(input_indices) == [1] and len(names) == 1:
         return reshape_zeros(node) is not None
     return all(_state(node.scope, n) == CONST for n in names)
+
+
+def _feeds_work(node, seen: set) -> bool:
+    """Whether a constant node's value reaches something besides If conditions: a node that does not fold, or
+    the body's outputs (through other constant nodes)."""
+    if id(node) in seen:
+        return False
+    seen.add(id(node))
+    scope = node.scope
+    for o in node.outputs:
+        if not o:
+            continue
+        if o in scope.outputs:
+            return True
+        for c in scope.consumers.get(o, ()):
+            if c.op_type == "If" and c.inputs and c.inputs[0] == o:
+                continue
+            outs = [x for x in c.outputs if x]
+            if not outs or not all(_state(c.scope, x) == CONST for x in outs) or _feeds_work(c, seen):
+                return True
+    return False
+
+
+def _in_branch_ort_inlines(scope) -> bool:
+    """Whether scope is (inside) a branch of an If whose condition folds to a constant: ORT's constant folding
+    inlines that branch, and onnxruntime 1.24 then fails to load the model when the branch holds initializers
+    or Constant nodes a fold put there ("HasExternalDataInMemory", measured on silero VAD). ORT folds such
+    a branch itself; this fixer leaves it alone."""
+    s = scope
+    while s is not None and s.owner is not None:
+        owner = s.owner
+        if owner.op_type == "If" and owner.inputs and owner.inputs[0] \
+                and _state(owner.scope, owner.inputs[0]) == CONST:
+            return True
+        s = owner.scope
+    return False
 
 
 def reshape_zeros(node):
