@@ -57,6 +57,11 @@ def test_repeated_findings_of_one_cause_print_once_with_count(cli, save):
     assert len([ln for ln in out.splitlines() if "OLX200" in ln]) == 6
     rc, out, _ = cli(p, "--target", "ort-cuda", "--select", "OLX200", "--format", "json")
     assert len(json.loads(out)) == 6  # JSON stays one result per node
+    # GitHub annotations: a runner shows only the first few of a step, so one per cause too
+    rc, out, _ = cli(p, "--target", "ort-cuda", "--select", "OLX200", "--format", "github")
+    assert len(out.splitlines()) == 1 and "×6" in out, out
+    rc, out, _ = cli(p, "--target", "ort-cuda", "--select", "OLX200", "--format", "github", "--expand")
+    assert len(out.splitlines()) == 6, out
 
 
 def test_location_is_readable_once(cli, save):

@@ -36,7 +36,7 @@ def display_location(node: str | None) -> str:
     return loc
 
 
-def _without_location(f: Any) -> str:
+def without_location(f: Any) -> str:
     """The message without the node path the line already starts with ("Dropout graph/d runs ..." ->
     "Dropout runs ...")."""
     if not f.node or f.node not in f.message:
@@ -52,7 +52,7 @@ def _worth_saying(summary: str) -> bool:
     return " 0 fall back" not in summary and "(0 real," not in summary
 
 
-def _cause(f: Any) -> tuple[str, str | None, str]:
+def cause(f: Any) -> tuple[str, str | None, str]:
     """Findings of one rule whose messages differ only in node and value names share one cause."""
     msg = f.message
     for name in (f.node, getattr(f, "node_name", None)):
@@ -81,12 +81,12 @@ def render(report: Any, colour: bool = False, show_hints: bool = True, statistic
                 lines.append(c(DIM, f"{name}: {target}: {esc(summary)}"))
         groups: dict[tuple[str, str | None, str], list[Any]] = {}
         for f in shown:
-            groups.setdefault((f.code, None, f.node or "") if expand else _cause(f), []).append(f)
+            groups.setdefault((f.code, None, f.node or "") if expand else cause(f), []).append(f)
         hinted: set[str] = set()
         for members in groups.values():
             f = members[0]
             where = f"{name}:{esc(display_location(f.node))}" if f.node else name
-            text = esc(_without_location(f))
+            text = esc(without_location(f))
             if len(members) > 1:
                 more = len(members) - SHOWN_LOCATIONS
                 locs = ", ".join(esc(display_location(m.node)) for m in members[1:SHOWN_LOCATIONS])
