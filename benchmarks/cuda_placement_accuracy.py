@@ -19,7 +19,8 @@ model copy and compares every original node of a session ORT built:
     removed it - every node onnxlint reports on CPU should be on CPU in ORT's session;
   * miss: ORT runs the node on CPU, onnxlint says CUDA (or that it is gone);
   * other: onnxlint says CUDA but ORT removed the node (harmless for findings; counted against agreement).
-A node of an If branch ORT inlined (constant condition) is judged by the EP of the renamed copy ORT made.
+A node of an If branch ORT inlined (constant condition) is judged by the EP of the renamed copy ORT made; a
+Transpose the TransposeOptimizer moved, by the EP of the Transpose it created (`Transpose_token_N`).
 It also compares session failures (ORT refused the model; does onnxlint call a node unsupported?) and the
 number of Memcpy nodes with onnxlint's boundaries. With --cpu it also runs the CPU-EP benchmark
 (placement_accuracy.py: onnx's node tests against the installed onnxruntime's CPU provider).
@@ -34,6 +35,7 @@ import argparse
 import csv
 import inspect
 import os
+import re
 import sys
 import time
 from collections import Counter, defaultdict
@@ -137,6 +139,12 @@ def measure(set_name, version, level, path, named_dir: Path) -> dict:
         # Gemm '<name>/MatMulAddFusion'): onnxlint keeps the first node standing for the fused one
         fused_into = {r["message"][5:].rsplit(" by ", 1)[0]: r["ep"] for r in trs
                       if r["row"] == "new" and r["message"].endswith(" by MatMulAddFusion") and r["ep"] in ("CUDA", "CPU")}
+        # the TransposeOptimizer removes Transposes and creates new ones elsewhere, named after the op
+        # (`Transpose_token_5`): a removed original Transpose is judged by such a copy's EP, in order
+        generated: dict[str, list[str]] = defaultdict(list)
+        for r in trs:
+            if r["row"] == "new" and r["ep"] in ("CUDA", "CPU") and re.fullmatch(rf"{r['op_type']}(_token_\d+)?", r["name"]):
+                generated[r["op_type"]].append(r["ep"])
         memcpy = sum(1 for r in trs if r["row"] == "memcpy")
         res["memcpy_truth"] += memcpy
         res["boundaries"] += len(pl.boundaries)
@@ -150,6 +158,8 @@ def measure(set_name, version, level, path, named_dir: Path) -> dict:
             truth, pred = r["ep"], predicted(p)
             if truth == "gone" and pred != "gone" and ":" in r["graph"] and inlined.get(r["op_type"]):
                 truth = inlined[r["op_type"]].pop(0)  # inlined from a branch of a folded If, renamed
+            elif truth == "gone" and pred != "gone" and r["op_type"] == "Transpose" and generated.get("Transpose"):
+                truth = generated["Transpose"].pop(0)
             elif truth == "gone" and pred != "gone" and r["name"] in fused_into:
                 truth = fused_into[r["name"]]
             elif truth == "gone" and (r["name"], r["op_type"]) in replaced:
