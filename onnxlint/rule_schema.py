@@ -223,18 +223,26 @@ def _short(value: Any) -> str:
     return f"({text[:40]}{'…' if len(text) > 40 else ''})"
 
 
-def prediction_keys(m: Any) -> list[str]:
-    """Predicates anywhere in a match that ask a target for its prediction (placement, tensorrt)."""
-    found: list[str] = []
+def match_items(m: Any) -> list[tuple[Any, Any]]:
+    """Every (key, value) pair anywhere in a match, nested any/all/not and lists included."""
+    items: list[tuple[Any, Any]] = []
     stack = [m]
     while stack:
         cur = stack.pop()
         if isinstance(cur, dict):
             for k, v in cur.items():
-                p = REGISTRY["node"].get(k) if isinstance(k, str) else None
-                if p is not None and p.needs_prediction:
-                    found.append(k)
+                items.append((k, v))
                 stack.append(v)
         elif isinstance(cur, list):
             stack.extend(cur)
+    return items
+
+
+def prediction_keys(m: Any) -> list[str]:
+    """Predicates anywhere in a match that ask a target for its prediction (placement, tensorrt)."""
+    found: list[str] = []
+    for k, _ in match_items(m):
+        p = REGISTRY["node"].get(k) if isinstance(k, str) else None
+        if p is not None and p.needs_prediction:
+            found.append(k)
     return found

@@ -208,19 +208,7 @@ def load_ruleset(extra_dirs: list[Path] | tuple[Path, ...] | None = None, includ
 
 def _reported_by_codes(match: Any) -> list[str]:
     """Every code a match names in `reported_by`, nested any/all/not included."""
-    out: list[str] = []
-    stack = [match]
-    while stack:
-        m = stack.pop()
-        if isinstance(m, dict):
-            for k, v in m.items():
-                if k == "reported_by" and isinstance(v, list):
-                    out.extend(str(c) for c in v)
-                else:
-                    stack.append(v)
-        elif isinstance(m, list):
-            stack.extend(m)
-    return out
+    return [str(c) for k, v in rule_schema.match_items(match) if k == "reported_by" and isinstance(v, list) for c in v]
 
 
 def _check_reported_by(rules: dict[str, Rule]) -> None:
