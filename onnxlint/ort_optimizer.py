@@ -548,6 +548,7 @@ class _Optimizer:
                 changed |= self.constant_folding(scope)
                 changed |= self.reshape_fusion(scope)
                 changed |= self.matmul_add_fusion(scope)
+                changed |= self.transpose_cancel(scope)
                 if not changed:
                     break
         return self.out
@@ -808,6 +809,55 @@ class _Optimizer:
         rule = "BatchNormalizationMulFusion" if n.op_type == "Mul" else "BatchNormalizationAddFusion"
         return ("fusion-bn-" + n.op_type.lower(),
                 f"{n.op_type} of a per-channel constant after a BatchNormalization: ORT's {rule} folds it into it")
+
+    # ------------------------------------------------------------------ TransposeOptimizer (cancellation only)
+    _PUSH_THROUGH = {"Relu", "Sigmoid", "Tanh", "Exp", "Log", "Neg", "Abs", "Sqrt", "Reciprocal", "Erf", "Softplus",
+                     "Softsign", "Sin", "Cos", "Floor", "Ceil", "Round", "Sign", "Not", "Identity", "Cast", "LeakyRelu",
+                     "Elu", "Selu", "HardSigmoid", "IsNaN", "IsInf"}
+    _AXIS_OPS = {"Softmax", "LogSoftmax", "Hardmax"}  # single-axis since opset 13: the axis is remapped
+
+    def transpose_cancel(self, scope) -> bool:
+        """The part of ORT's TransposeOptimizer (Level 1) that is certain: a Transpose whose output reaches, through
+        one unary elementwise op or a Softmax/LogSoftmax/Hardmax (opset 13+), a Transpose with the inverse
+        permutation is pushed through and cancels it; both go. (Pushing Transposes further, where ORT creates new
+        Transpose nodes elsewhere, is not modelled.)"""
+        changed = False
+        for t1 in self.nodes(scope):
+            if not self._is_transpose(t1) or self.out.is_removed(t1):
+                continue
+            mid, t2 = self._single_reader(scope, t1.outputs[0]), None
+            if mid is None:
+                continue
+            if self._is_transpose(mid):
+                mid, t2 = None, mid
+            elif mid.domain == "ai.onnx" and (mid.op_type in self._PUSH_THROUGH or (
+                    mid.op_type in self._AXIS_OPS and mid.opset >= 13)) and len(mid.outputs) == 1:
+                t2 = self._single_reader(scope, mid.outputs[0])
+            if t2 is None or not self._is_transpose(t2) or t2.outputs[0] in scope.outputs:
+                continue
+            p1, p2 = t1.attr("perm"), t2.attr("perm")
+            if not p1 or not p2 or len(p1) != len(p2) or [p1[i] for i in p2] != list(range(len(p1))):
+                continue
+            detail = "Transpose cancelled by the inverse Transpose after it: ORT's TransposeOptimizer removes both"
+            if mid is None:
+                self.remove(t1, "eliminated", "fusion", detail)
+                self.remove(t2, "eliminated", "fusion", detail, {t2.outputs[0]: t1.inputs[0]})
+            else:
+                self.remove(t1, "eliminated", "fusion", detail, {t1.outputs[0]: t1.inputs[0]})
+                self.remove(t2, "eliminated", "fusion", detail, {t2.outputs[0]: mid.outputs[0]})
+            changed = True
+        return changed
+
+    def _is_transpose(self, n) -> bool:
+        return n is not None and n.op_type == "Transpose" and n.domain == "ai.onnx" and len(n.inputs) == 1 \
+            and len(n.outputs) == 1 and bool(n.outputs[0])
+
+    def _single_reader(self, scope, value: str):
+        """The one live node reading value in this graph (None: several, none, or a graph output)."""
+        if not value or value in scope.outputs:
+            return None
+        readers = [r for r in self.readers.get(value, ()) if not self.out.is_removed(r)]
+        return readers[0] if len(readers) == 1 and readers[0].scope is scope else None
 
     # ------------------------------------------------------------------ MatMulAddFusion
     def _dims(self, scope, value: str) -> tuple | None:
