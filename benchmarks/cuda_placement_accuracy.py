@@ -139,6 +139,9 @@ def measure(set_name, version, level, path, named_dir: Path) -> dict:
         # Gemm '<name>/MatMulAddFusion'): onnxlint keeps the first node standing for the fused one
         fused_into = {r["message"][5:].rsplit(" by ", 1)[0]: r["ep"] for r in trs
                       if r["row"] == "new" and r["message"].endswith(" by MatMulAddFusion") and r["ep"] in ("CUDA", "CPU")}
+        # ReshapeFusion's contiguous reshapes become '<first>_new_reshape'
+        fused_into.update({r["name"][:-len("_new_reshape")]: r["ep"] for r in trs
+                           if r["row"] == "new" and r["name"].endswith("_new_reshape") and r["ep"] in ("CUDA", "CPU")})
         # the TransposeOptimizer removes Transposes and creates new ones elsewhere, named after the op
         # (`Transpose_token_5`): a removed original Transpose is judged by such a copy's EP, in order
         generated: dict[str, list[str]] = defaultdict(list)

@@ -25,10 +25,12 @@ Modelled (read from ORT's source):
     ConvMulFusion (a BatchNormalization / Add / Mul with constant per-channel operands after a Conv with
     constant weights), BatchNormalizationMulFusion / BatchNormalizationAddFusion (BatchNormalization-7).
   * MatMulAddFusion (matmul_add_fusion.cc): MatMul + Add of a bias become one Gemm.
+  * TransposeOptimizer, its certain part: a Transpose cancelled by the inverse Transpose after it, directly or
+    through one unary op or softmax. ReshapeFusion's contiguous Reshapes from 1.31 (measured there, not on 1.24).
   * ReshapeFusion (reshape_fusion.cc): the Shape->Gather->Unsqueeze->Concat subgraph that builds a Reshape's
     shape from its own input's dims (plus constants and at most one other value) becomes a constant.
-Not modelled: Level-2/3 fusions (they run after partitioning, on nodes already placed), the TransposeOptimizer
-(it pushes and cancels Transposes), QDQ propagation.
+Not modelled: Level-2/3 fusions (they run after partitioning, on nodes already placed), the rest of the
+TransposeOptimizer (pushing Transposes elsewhere), QDQ propagation.
 """
 
 from __future__ import annotations
@@ -165,6 +167,9 @@ def _shaped_types(graph: onnx.GraphProto) -> dict[str, onnx.TypeProto]:
 DATA_PROP_MAX_ELEMENTS = 1 << 20
 FOLD_EVAL_MAX_ELEMENTS = 4096  # folded values computed on demand (shape-sized tensors only)
 REINFER_MAX_DEPTH = 200  # producers walked back to find a folded value (Python's recursion limit is 1000)
+# ReshapeFusion fuses a Reshape/Squeeze/Unsqueeze chain ending in a static shape into one Reshape; measured on
+# 1.31.1, not on 1.24.4 (releases in between not measured: left out for them)
+CONTIGUOUS_RESHAPES_SINCE = (1, 31)
 REINFER_BUDGET = 10_000  # re-inference steps per model (a detector of a few thousand nodes needs ~3k)
 _ELEM_TYPES = {f"tensor({name.lower()})": int(num) for name, num in onnx.TensorProto.DataType.items() if num}
 
@@ -351,6 +356,7 @@ class _Optimizer:
         self._folded_values: dict[tuple[int, str], object] = {}  # folded_value's answers
         self._reinfer: dict[tuple[int, str], tuple] = {}  # reinferred's answers: (graph change count, dims or None)
         self._reinfer_steps = 0
+        self.release: tuple[int, int] = (99, 0)  # the ORT release modelled (major, minor)
         self._bodies: dict[int, list] | None = None  # node -> the bodies it holds (_bodies_of)
         self._reader_ids: dict[str, set[int]] = {}  # value -> ids of the nodes in readers[value] (merges)
 
@@ -549,6 +555,8 @@ class _Optimizer:
                 changed |= self.reshape_fusion(scope)
                 changed |= self.matmul_add_fusion(scope)
                 changed |= self.transpose_cancel(scope)
+                if self.release >= CONTIGUOUS_RESHAPES_SINCE:
+                    changed |= self.contiguous_reshapes(scope)
                 if not changed:
                     break
         return self.out
@@ -632,6 +640,11 @@ class _Optimizer:
         return changed
 
     # ------------------------------------------------------------------ rewrite rules
+    def _can_remove(self, scope, node) -> bool:
+        """graph_utils::CanRemoveNode as the rewrite rules other than EliminateIdentity use it: a node whose
+        output is a graph output stays (measured: a Cast to its own type feeding a graph output is kept)."""
+        return not any(o in scope.outputs for o in node.outputs if o)
+
     def _bypass_ok(self, scope, node) -> bool:
         """graph_utils::CanRemoveNode: a node whose output is a graph output can only go when its input can take
         over that name (produced by a node of this graph, used nowhere else)."""
@@ -653,19 +666,19 @@ class _Optimizer:
             if op == "Identity" and self._bypass_ok(scope, n):
                 why = ("identity", "Identity: ORT's EliminateIdentity removes it")
             elif op == "Dropout" and (len(n.outputs) < 2 or not n.outputs[1] or not self.live(n.outputs[1], scope)) \
-                    and self._bypass_ok(scope, n) and not self._training(scope, n):
+                    and self._can_remove(scope, n) and not self._training(scope, n):
                 why = ("dropout", "Dropout at inference: ORT's EliminateDropout removes it")
-            elif op == "Cast" and self._bypass_ok(scope, n):
+            elif op == "Cast" and self._can_remove(scope, n):
                 src = scope.type_of(n.inputs[0]).dtype
                 dst = scope.type_of(n.outputs[0]).dtype
                 if src and dst and src == dst:
                     why = ("cast", f"Cast to its input's own type ({src}): ORT's CastElimination removes it")
-            elif op in ("Add", "Sub", "Mul", "Div") and len(n.inputs) == 2 and self._bypass_ok(scope, n) \
+            elif op in ("Add", "Sub", "Mul", "Div") and len(n.inputs) == 2 and self._can_remove(scope, n) \
                     and self._noop(scope, n) is not None:
                 why = self._noop(scope, n)
-            elif op == "Slice" and self._bypass_ok(scope, n):
+            elif op == "Slice" and self._can_remove(scope, n):
                 why = self._noop_slice(scope, n)
-            elif op == "Expand" and len(n.inputs) == 2 and self._bypass_ok(scope, n):
+            elif op == "Expand" and len(n.inputs) == 2 and self._can_remove(scope, n):
                 why = self._noop_expand(scope, n)
             elif op in ("BatchNormalization", "Add", "Mul"):
                 why = self._conv_fusion(scope, n)
@@ -678,7 +691,10 @@ class _Optimizer:
                 conv = scope.producer[self.out.resolve(n.inputs[0])]
                 self.remove(n, "eliminated", "fusion", detail, {n.outputs[0]: conv.outputs[0]})
             else:
-                self.remove(n, "eliminated", reason, detail, {n.outputs[0]: n.inputs[0]})
+                keep = n.inputs[0]
+                if reason == "noop" and self.is_constant(scope, n.inputs[0]):
+                    keep = n.inputs[1]  # 0 + x: the consumers read x (RemoveNode follows the one input edge)
+                self.remove(n, "eliminated", reason, detail, {n.outputs[0]: keep})
             changed = True
         return changed
 
@@ -708,10 +724,6 @@ class _Optimizer:
                     out_shape is not None and oshape is not None and oshape != out_shape):
                 continue
             if scope.type_of(n.inputs[k]).dtype != scope.type_of(other).dtype:
-                continue
-            if k == 0:
-                # noop_elimination.cc accepts a constant first operand too, but modelling that removes far more
-                # than ORT does on the exports measured (CSE then merges what ORT keeps): left out, measured
                 continue
             return ("noop", f"{op} by the constant {ident}: ORT's NoopElimination removes it")
         return None
@@ -858,6 +870,44 @@ class _Optimizer:
             return None
         readers = [r for r in self.readers.get(value, ()) if not self.out.is_removed(r)]
         return readers[0] if len(readers) == 1 and readers[0].scope is scope else None
+
+    # ------------------------------------------------------------------ ReshapeFusion: contiguous reshapes
+    _RESHAPE_LIKE = ("Reshape", "Squeeze", "Unsqueeze")
+
+    def contiguous_reshapes(self, scope) -> bool:
+        """FuseContiguousReshapes: Reshape/Squeeze/Unsqueeze nodes in a row, each the only reader of the one before,
+        whose last output has a static shape, become one Reshape (`<first>_new_reshape`). The first node stands for
+        it here; the others go."""
+        changed = False
+        for first in self.nodes(scope):
+            if not self._reshape_like(first) or first.op_type != "Reshape" or self.out.is_removed(first):
+                continue  # measured: a run that starts with Squeeze/Unsqueeze (small shape tensors) stays
+            before = scope.producer.get(self.out.resolve(first.inputs[0]))
+            if self._reshape_like(before) and not self.out.is_removed(before) \
+                    and self._single_reader(scope, before.outputs[0]) is first:
+                continue  # not the head of its chain
+            chain = [first]
+            while True:
+                nxt = self._single_reader(scope, chain[-1].outputs[0])
+                if not self._reshape_like(nxt) or nxt.inputs[0] != chain[-1].outputs[0]:
+                    break
+                chain.append(nxt)
+            if len(chain) < 2:
+                continue
+            last = chain[-1].outputs[0]
+            dims = self.shape(scope, last)
+            if dims is None or not all(isinstance(d, int) and d >= 0 for d in dims):
+                continue
+            for m in chain[1:]:
+                self.remove(m, "eliminated", "fusion",
+                            f"{m.op_type} after {chain[0].op_type}: ORT's ReshapeFusion makes the run one Reshape",
+                            {m.outputs[0]: first.outputs[0]})
+            changed = True
+        return changed
+
+    def _reshape_like(self, n) -> bool:
+        return n is not None and n.op_type in self._RESHAPE_LIKE and n.domain == "ai.onnx" and bool(n.inputs) \
+            and len(n.outputs) == 1 and bool(n.outputs[0])
 
     # ------------------------------------------------------------------ MatMulAddFusion
     def _dims(self, scope, value: str) -> tuple | None:
@@ -1100,6 +1150,14 @@ class _Optimizer:
         self.remove(n, "folded", "if-constant",
                     f"If on a constant condition: ORT's constant folding inlines its {taken} and drops the other branch",
                     dict(zip(n.outputs, branches[taken].outputs)))
+        kept = branches[taken]
+        for m in kept.nodes:  # inlined, an Identity is an ordinary node again: EliminateIdentity removes it
+            if m.op_type == "Identity" and m.domain == "ai.onnx" and m.inputs and m.outputs and not self.out.is_removed(m):
+                pos = kept.outputs.index(m.outputs[0]) if m.outputs[0] in kept.outputs else -1
+                if pos >= 0 and pos < len(n.outputs) and n.outputs[pos] in scope.outputs:
+                    continue  # it would produce the enclosing graph's output
+                self.remove(m, "eliminated", "identity", "Identity of an If branch ORT inlines: EliminateIdentity removes it",
+                            {m.outputs[0]: m.inputs[0]})
         dropped = [s for k, s in branches.items() if k != taken]
         while dropped:
             s = dropped.pop()
@@ -1185,8 +1243,18 @@ class _Optimizer:
         return changed
 
 
-def optimize(index, level: str = "all", has_cpu_kernel=None) -> Optimized:
-    """Which nodes of `index` ORT's Level-1 transformers remove at `level` (disabled | basic | all)."""
+def optimize(index, level: str = "all", has_cpu_kernel=None, ort_version: str | None = None) -> Optimized:
+    """Which nodes of `index` ORT's Level-1 transformers remove at `level` (disabled | basic | all), for the
+    ORT release `ort_version` (None: the newest behaviour modelled)."""
     if level not in LEVELS:
         raise ValueError(f"optimization level must be one of {', '.join(LEVELS)}, not {level!r}")
-    return _Optimizer(index, level, has_cpu_kernel or (lambda node: True)).run()
+    opt = _Optimizer(index, level, has_cpu_kernel or (lambda node: True))
+    opt.release = _minor(ort_version)
+    return opt.run()
+
+
+def _minor(version: str | None) -> tuple[int, int]:
+    import re
+
+    nums = [int(x) for x in re.findall(r"\d+", version or "")[:2]]
+    return (nums[0], nums[1]) if len(nums) == 2 else (99, 0)

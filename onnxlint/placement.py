@@ -203,7 +203,8 @@ class Simulator:
         if self.optimization != "disabled":
             cpu = self.tables.get(CPU)
             self.opt = ort_optimizer.optimize(self.index, self.optimization,
-                                              (lambda n: self._lookup(n, CPU).ok) if cpu is not None else None)
+                                              (lambda n: self._lookup(n, CPU).ok) if cpu is not None else None,
+                                              ort_version=self.version)
         removed = self.opt.removed if self.opt else {}
         expanded_subgraphs: set[int] = set()
         for node in self.index.nodes:

@@ -528,3 +528,43 @@ def test_transposes_cancelled_through_a_softmax():
 
     assert set(_removed(model([0, 2, 1]))) == {"t1", "t2"}
     assert not _removed(model([1, 0, 2]))
+
+
+def test_cast_to_its_own_type_feeding_a_graph_output_stays():
+    """CanRemoveNode: a rewrite rule other than EliminateIdentity keeps a node producing a graph output."""
+    nodes = [h.make_node("Relu", ["x"], ["r"], name="relu"), h.make_node("Cast", ["r"], ["c"], name="mid", to=T.FLOAT),
+             h.make_node("Cast", ["c"], ["y"], name="last", to=T.FLOAT)]
+    m = make_model(nodes, [vi("x", T.FLOAT, [2])], [vi("y", T.FLOAT, [2])], opset=13)
+    assert set(_removed(m)) == {"mid"}
+
+
+def test_zero_plus_x_is_removed_and_its_readers_read_x():
+    """NoopElimination with the constant first: the Add goes and its consumers read x, so a Cast after it is no
+    constant (folding it would be wrong)."""
+    nodes = [h.make_node("Relu", ["x"], ["r"], name="relu"), h.make_node("Add", ["z", "r"], ["a"], name="add"),
+             h.make_node("Cast", ["a"], ["c"], name="cast", to=T.INT64), h.make_node("Relu", ["c"], ["y"], name="out")]
+    m = make_model(nodes, [vi("x", T.FLOAT, [2])], [vi("y", T.INT64, [2])], [init("z", np.zeros((1,), np.float32))],
+                   opset=13)
+    gone = _removed(m)
+    assert gone["add"].reason == "noop" and "cast" not in gone
+
+
+def test_identity_of_an_inlined_if_branch_goes():
+    then_g = h.make_graph([h.make_node("Identity", ["x"], ["t"], name="id_then")], "then", [], [vi("t", T.FLOAT, [2])])
+    else_g = h.make_graph([h.make_node("Abs", ["x"], ["e"], name="abs")], "else", [], [vi("e", T.FLOAT, [2])])
+    nodes = [h.make_node("If", ["cond"], ["i"], name="if", then_branch=then_g, else_branch=else_g),
+             h.make_node("Relu", ["i"], ["y"], name="relu")]
+    m = make_model(nodes, [vi("x", T.FLOAT, [2])], [vi("y", T.FLOAT, [2])], [init("cond", np.array(True))], opset=13)
+    gone = _removed(m)
+    assert gone["id_then"].reason == "identity" and gone["abs"].status == "eliminated"
+
+
+def test_contiguous_reshapes_fuse_from_ort_1_31():
+    nodes = [h.make_node("Reshape", ["x", "s1"], ["a"], name="r1"), h.make_node("Reshape", ["a", "s2"], ["b"], name="r2"),
+             h.make_node("Relu", ["b"], ["y"], name="relu")]
+    m = make_model(nodes, [vi("x", T.FLOAT, [2, 6])], [vi("y", T.FLOAT, [3, 4])],
+                   [init("s1", np.array([12], np.int64)), init("s2", np.array([3, 4], np.int64))], opset=13)
+    index = GraphIndex(onnx.shape_inference.infer_shapes(m))
+    by = {n.index: n.name for n in index.nodes}
+    assert {by[i] for i in ort_optimizer.optimize(index, "all", ort_version="1.31.1").removed} == {"r2"}
+    assert not ort_optimizer.optimize(index, "all", ort_version="1.24.4").removed  # measured: not fused there
