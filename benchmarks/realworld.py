@@ -92,9 +92,9 @@ def main(argv: list[str] | None = None) -> int:
     rows = load_judgements()
     from types import SimpleNamespace
 
-    from onnxlint.formats.text_format import _cause  # the text output's grouping: one line per rule and cause
+    from onnxlint.formats.text_format import cause  # the text output's grouping: one line per rule and cause
 
-    lines = {(f["filename"], *_cause(SimpleNamespace(**f))) for f in shown}
+    lines = {(f["filename"], *cause(SimpleNamespace(**f))) for f in shown}
     lines_per_model = Counter(key[0] for key in lines)
     per_model: dict[str, Counter] = defaultdict(Counter)
     verdicts: Counter = Counter()
