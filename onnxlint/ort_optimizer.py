@@ -567,8 +567,10 @@ class _Optimizer:
         for k, v in (alias or {}).items():
             if k and v and k != v:
                 self.out.alias[k] = v
-                # ORT rewires k's consumers to v: later rules that count v's consumers see them
-                moved = self.readers.get(k, ())
+                # ORT rewires k's consumers to v: later rules that count v's consumers see them. Main graph only:
+                # `readers` is keyed by name, and bodies reuse names (5,000 If branches each with a `t`), so a
+                # merge there would copy every body's readers each time (quadratic)
+                moved = self.readers.get(k, ()) if node.scope.parent is None else ()
                 if moved:
                     have = self.readers.setdefault(v, [])
                     ids = self._reader_ids.get(v)
