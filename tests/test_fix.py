@@ -810,3 +810,22 @@ def _graphs_of(model):
     from onnxlint.graph import iter_graphs
 
     return list(iter_graphs(model))
+
+
+def test_a_new_fixed_file_gets_the_umask_mode(tmp_path, examples_dir, cli):
+    """-o to a new file: the mode open() would give (the umask read, not set: a host's threads may race)."""
+    import os
+    import stat
+
+    from onnxlint.fixers import write
+
+    old = os.umask(0o027)
+    try:
+        assert write._umask() == 0o027
+        src = tmp_path / "d.onnx"
+        src.write_bytes((examples_dir / "dropout_training.onnx").read_bytes())
+        rc, out, _ = cli(src, "--fix", "-o", tmp_path / "new.onnx")
+        assert "wrote" in out, out
+        assert stat.S_IMODE((tmp_path / "new.onnx").stat().st_mode) == 0o640
+    finally:
+        os.umask(old)
