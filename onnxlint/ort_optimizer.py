@@ -572,6 +572,7 @@ class _Optimizer:
                 # merge there would copy every body's readers each time (quadratic)
                 moved = self.readers.get(k, ()) if node.scope.parent is None else ()
                 if moved:
+                    v = self.out.resolve(v)  # the value the consumers end up reading (an Identity chain's head)
                     have = self.readers.setdefault(v, [])
                     ids = self._reader_ids.get(v)
                     if ids is None:
@@ -1014,8 +1015,8 @@ class _Optimizer:
             c = scope.producer.get(shp)
             if not self._is(c, "Concat", (1, 4, 11, 13)) or (c.attr("axis") or 0) != 0:
                 continue
-            if shp in scope.outputs or len(self.readers.get(shp, ())) != 1:
-                continue
+            if shp in scope.outputs or sum(1 for x in self.readers.get(shp, ()) if not self.out.is_removed(x)) != 1:
+                continue  # CheckOutputEdges(concat, 1), counted through eliminated Identities
             root = self.out.resolve(r.inputs[0])
             values: list = []
             ok = True

@@ -568,3 +568,17 @@ def test_contiguous_reshapes_fuse_from_ort_1_31():
     by = {n.index: n.name for n in index.nodes}
     assert {by[i] for i in ort_optimizer.optimize(index, "all", ort_version="1.31.1").removed} == {"r2"}
     assert not ort_optimizer.optimize(index, "all", ort_version="1.24.4").removed  # measured: not fused there
+
+
+def test_reshape_fusion_sees_through_eliminated_identities():
+    """Concat -> Identity -> Identity -> Reshape (paddle2onnx exports): once EliminateIdentity removed both, the
+    Concat has one consumer, the Reshape, and ReshapeFusion replaces it."""
+    nodes = [h.make_node("Shape", ["x"], ["s"], name="shape"), h.make_node("Gather", ["s", "i0"], ["g"], name="gather", axis=0),
+             h.make_node("Unsqueeze", ["g"], ["u"], name="unsq", axes=[0]),
+             h.make_node("Concat", ["u", "tail"], ["c"], name="concat", axis=0),
+             h.make_node("Identity", ["c"], ["c1"], name="id1"), h.make_node("Identity", ["c1"], ["c2"], name="id2"),
+             h.make_node("Reshape", ["x", "c2"], ["y"], name="reshape")]
+    m = make_model(nodes, [vi("x", T.FLOAT, ["n", 4])], [vi("y", T.FLOAT, ["n", 2, 2])],
+                   [init("i0", np.array(0, np.int64)), init("tail", np.array([2, 2], np.int64))], opset=11)
+    gone = _removed(m)
+    assert gone["concat"].reason == "fusion" and {"id1", "id2"} <= set(gone)
