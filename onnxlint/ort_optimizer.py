@@ -539,7 +539,11 @@ class _Optimizer:
     def live(self, value: str, scope) -> bool:
         if value in scope.outputs:
             return True
-        return any(not self.out.is_removed(r) for r in self.readers.get(value, ()))
+        return any(not self.out.is_removed(r) for r in self.readers.get(value, ()))  # live_readers, short-circuited
+
+    def live_readers(self, value: str) -> list:
+        """The nodes still reading value (rewired ones included, removed ones not)."""
+        return [r for r in self.readers.get(value, ()) if not self.out.is_removed(r)]
 
     # ------------------------------------------------------------------ driver
     def run(self) -> Optimized:
@@ -657,7 +661,7 @@ class _Optimizer:
         src = self.out.resolve(node.inputs[0]) if node.inputs else ""
         if not src or src not in scope.producer or src in scope.outputs:
             return False
-        return sum(1 for r in self.readers.get(src, ()) if not self.out.is_removed(r)) == 1
+        return len(self.live_readers(src)) == 1
 
     def rewrite_rules(self, scope) -> bool:
         changed = False
@@ -765,7 +769,7 @@ class _Optimizer:
             return None
         if len(conv.inputs) > 2 and conv.inputs[2] and not self.is_constant(scope, conv.inputs[2]):
             return None
-        if src in scope.outputs or sum(1 for r in self.readers.get(src, ()) if not self.out.is_removed(r)) != 1:
+        if src in scope.outputs or len(self.live_readers(src)) != 1:
             return None
         if n.op_type == "BatchNormalization":
             if len(n.outputs) > 1 and any(o for o in n.outputs[1:]):
@@ -797,7 +801,7 @@ class _Optimizer:
         bn = scope.producer.get(src)
         if bn is None or not self._is(bn, "BatchNormalization", (7,)) or self._since(n) != 7:
             return None
-        if sum(1 for o in bn.outputs if o for r in self.readers.get(o, ()) if not self.out.is_removed(r)) != 1 \
+        if sum(len(self.live_readers(o)) for o in bn.outputs if o) != 1 \
                 or any(o in scope.outputs for o in bn.outputs if o):
             return None
         if len(n.inputs) < 2 or not n.inputs[1] or not self.is_constant(scope, n.inputs[1]) \
@@ -871,7 +875,7 @@ class _Optimizer:
         """The one live node reading value in this graph (None: several, none, or a graph output)."""
         if not value or value in scope.outputs:
             return None
-        readers = [r for r in self.readers.get(value, ()) if not self.out.is_removed(r)]
+        readers = self.live_readers(value)
         return readers[0] if len(readers) == 1 and readers[0].scope is scope else None
 
     # ------------------------------------------------------------------ ReshapeFusion: contiguous reshapes
@@ -936,7 +940,7 @@ class _Optimizer:
             out = mm.outputs[0]
             if out in scope.outputs:
                 continue
-            readers = [r for r in self.readers.get(out, ()) if not self.out.is_removed(r)]
+            readers = self.live_readers(out)
             if len(readers) != 1 or sum(1 for v in readers[0].inputs if v and self.out.resolve(v) == out) != 1:
                 continue
             add = readers[0]
@@ -981,7 +985,7 @@ class _Optimizer:
         ln = scope.producer.get(self.out.resolve(mm.inputs[0]))
         if ln is None or ln.op_type != "LayerNormalization" or not ln.outputs:
             return False
-        readers = [r for o in ln.outputs if o for r in self.readers.get(o, ()) if not self.out.is_removed(r)]
+        readers = [r for o in ln.outputs if o for r in self.live_readers(o)]
         kinds = [r.op_type for r in readers]
         return kinds.count("Add") == 1 and kinds.count("MatMul") == 3 and kinds.count("Shape") == len(kinds) - 4
 
@@ -1015,7 +1019,7 @@ class _Optimizer:
             c = scope.producer.get(shp)
             if not self._is(c, "Concat", (1, 4, 11, 13)) or (c.attr("axis") or 0) != 0:
                 continue
-            if shp in scope.outputs or sum(1 for x in self.readers.get(shp, ()) if not self.out.is_removed(x)) != 1:
+            if shp in scope.outputs or len(self.live_readers(shp)) != 1:
                 continue  # CheckOutputEdges(concat, 1), counted through eliminated Identities
             root = self.out.resolve(r.inputs[0])
             values: list = []
