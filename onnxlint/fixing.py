@@ -169,7 +169,7 @@ def _checker_complaint(path: Path) -> str | None:
     try:
         onnx.checker.check_model(str(path))
     except onnx.checker.ValidationError as exc:
-        return (str(exc).splitlines() or [""])[0]
+        return first_line(exc, limit=1 << 20)
     except Exception:
         return None
     return None

@@ -22,7 +22,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
-from onnxlint.errors import ort_message
+from onnxlint.errors import first_line, ort_message
 from onnxlint.fixers.base import REGISTRY, FixError
 from onnxlint.graph import iter_graphs
 
@@ -386,7 +386,7 @@ def validity_error(model: onnx.ModelProto) -> str | None:
             onnx.checker.check_model(model)  # else checked from the written file, where its data paths resolve
         onnx.shape_inference.infer_shapes(model, strict_mode=True)
     except Exception as exc:
-        return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return first_line(exc, limit=1 << 20)  # compared whole with the written file's complaint (write.atomic_write)
     return None
 
 

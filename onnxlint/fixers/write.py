@@ -13,6 +13,7 @@ from typing import IO
 import onnx
 from onnx import TensorProto
 
+from onnxlint.errors import first_line
 from onnxlint.fixers.base import FixError
 from onnxlint.fixers.equivalence import has_external_data
 from onnxlint.graph import iter_graphs
@@ -148,7 +149,7 @@ def atomic_write(model: onnx.ModelProto, dest: Path, _fail_after_write: bool = F
         try:
             onnx.checker.check_model(tmp)  # by path: external data resolves beside it (stat only)
         except onnx.checker.ValidationError as exc:
-            if known_error is None or (str(exc).splitlines() or [""])[0] != known_error:
+            if known_error is None or first_line(exc, limit=1 << 20) != known_error:
                 raise
         os.replace(tmp, dest)
     except BaseException:
