@@ -92,10 +92,10 @@ def _lint(mf: loading.ModelFile, settings: Settings, want_placement: bool, res: 
         ctx = engine.LintContext(mf, index, options_for(settings), ruleset)
         # a finding that will be suppressed does not count as "reported" (`reported_by`): the user would see
         # neither it nor the target finding it stands for
-        file_ignores, model_ignores = file_suppressions(mf, settings, res.filename)
+        file_ignores, model_ignores = _file_suppressions(mf, settings, res.filename)
         ctx.suppressed_codes = [*file_ignores, *model_ignores]
         res.findings = engine.lint(ctx, rules)
-        _post_process(res, mf, settings)
+        _post_process(res, settings, file_ignores, model_ignores)
         if want_placement:
             for name in settings.targets:
                 target = targets_mod.get(name)
@@ -112,16 +112,15 @@ def _lint(mf: loading.ModelFile, settings: Settings, want_placement: bool, res: 
         res.error = f"internal error while linting ({type(exc).__name__}: {first_line(exc)})"
 
 
-def file_suppressions(mf: loading.ModelFile, settings: Settings, filename: str) -> tuple[list[str], list[str]]:
+def _file_suppressions(mf: loading.ModelFile, settings: Settings, filename: str) -> tuple[list[str], list[str]]:
     """(per-file-ignores codes for this file, codes the model's metadata ignores)."""
     meta = {p.key: p.value for p in mf.model.metadata_props}
     model_ignores = [c.strip() for c in meta.get("onnxlint:ignore", "").split(",") if c.strip()]
     return settings.config.ignored_for(filename), model_ignores
 
 
-def _post_process(res: FileReport, mf: loading.ModelFile, settings: Settings) -> None:
-    """Severity overrides and suppressions (per-file-ignores, model metadata, node doc_string)."""
-    file_ignores, model_ignores = file_suppressions(mf, settings, res.filename)
+def _post_process(res: FileReport, settings: Settings, file_ignores: list[str], model_ignores: list[str]) -> None:
+    """Severity overrides and suppressions (per-file-ignores, model metadata: file_suppressions; node doc_string)."""
     for f in res.findings:
         if f.code in settings.config.severity:
             f.severity = settings.config.severity[f.code]
