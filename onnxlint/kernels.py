@@ -124,6 +124,12 @@ def version_key(v: str) -> tuple[int, ...]:
     return tuple(int(x) for x in re.findall(r"\d+", v))
 
 
+def release(version: str | None) -> tuple[int, int] | None:
+    """An ORT version's (major, minor), e.g. "1.24.4" -> (1, 24); None when it has no two numbers."""
+    nums = version_key(version or "")[:2]
+    return (nums[0], nums[1]) if len(nums) == 2 else None
+
+
 def merge_defs(defs) -> dict[str, dict[str, list]]:
     """KernelDefs [[domain, op, since, end, {param: [types]}], ...] -> {domain: {op: [[since, end, cons], ...]}}.
 

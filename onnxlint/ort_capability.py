@@ -8,7 +8,7 @@ ORT's own partitioner (onnxruntime-gpu 1.20.2, 1.24.4, 1.31.1 under stub CUDA li
 
 from __future__ import annotations
 
-import re
+from onnxlint.kernels import release
 
 STRING = 8  # TensorProto.STRING
 
@@ -22,15 +22,10 @@ MAX_SUPPORTED = {
 }
 
 
-def _minor(version: str | None) -> tuple[int, int] | None:
-    nums = [int(x) for x in re.findall(r"\d+", version or "")[:2]]
-    return (nums[0], nums[1]) if len(nums) == 2 else None
-
-
 def model_limits(version: str | None) -> tuple[int, int] | None:
     """(max ai.onnx opset, max IR version) ORT `version` loads, or None when unknown (newer than the data)."""
-    minor = _minor(version)
-    return MAX_SUPPORTED.get(minor) if minor is not None else None
+    rel = release(version)
+    return MAX_SUPPORTED.get(rel) if rel is not None else None
 
 
 def refuses_model(model, version: str | None) -> tuple[str, str] | None:

@@ -1256,12 +1256,7 @@ def optimize(index, level: str = "all", has_cpu_kernel=None, ort_version: str | 
     if level not in LEVELS:
         raise ValueError(f"optimization level must be one of {', '.join(LEVELS)}, not {level!r}")
     opt = _Optimizer(index, level, has_cpu_kernel or (lambda node: True))
-    opt.release = _minor(ort_version)
+    from onnxlint.kernels import release
+
+    opt.release = release(ort_version) or (99, 0)  # unknown: the newest behaviour modelled
     return opt.run()
-
-
-def _minor(version: str | None) -> tuple[int, int]:
-    import re
-
-    nums = [int(x) for x in re.findall(r"\d+", version or "")[:2]]
-    return (nums[0], nums[1]) if len(nums) == 2 else (99, 0)

@@ -9,7 +9,6 @@ to CPU on purpose. The partition then implies where Memcpy nodes are inserted.
 from __future__ import annotations
 
 import heapq
-import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -478,8 +477,8 @@ class Simulator:
                     push_consumers(out)
 
     def _expanded_is_cpu_in_first_pass(self) -> bool:
-        nums = [int(x) for x in re.findall(r"\d+", self.version or "")[:2]]
-        return len(nums) == 2 and (nums[0], nums[1]) <= (1, 30)
+        rel = kernels.release(self.version)
+        return rel is not None and rel <= (1, 30)
 
     def _outer(self, scope, value: str) -> bool:
         """A value of an enclosing graph (an implicit input of a control-flow body)."""
