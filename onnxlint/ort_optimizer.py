@@ -52,10 +52,6 @@ MAX_ITERATIONS = 10  # GraphTransformerManager's steps per level
 # Folding a Gather/Slice of the known dims of a partly symbolic Shape ("enhanced shape constant folding") exists in
 # ORT's source behind a session option; the releases measured (1.20.2, 1.24.4, 1.31.1) do not do it by default.
 ENHANCED_SHAPE_FOLDING = False
-# ReshapeFusion also turns one computed one-element input of the Concat into -1; when that applies is not modelled
-# precisely enough (measured: fusing those over-predicts removals in torchvision detectors), so only fully matched
-# shape subgraphs are fused (0); 1 allows one computed input.
-RESHAPE_FUSION_DYNAMIC = 0
 SHAPE_VERSIONS = (1, 13, 15, 19, 21, 23, 24, 25)  # measured: 1.24.4 fuses Shape-15 subgraphs
 
 
@@ -105,7 +101,7 @@ class RefinedShapes:
         from onnxlint import loading
 
         model, self._model, self._types = self._model, None, {}
-        if model is None or loading.over_inference_budget(model) or _large_stripped_initializer(model):
+        if model is None or loading.over_inference_budget(model) or _data_propagation_too_costly(model):
             return self._types
         try:
             inferred = onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False, data_prop=True)
@@ -178,7 +174,9 @@ _INTEGER_TYPES = (onnx.TensorProto.INT64, onnx.TensorProto.INT32, onnx.TensorPro
                   onnx.TensorProto.UINT64, onnx.TensorProto.UINT32, onnx.TensorProto.UINT16, onnx.TensorProto.UINT8)
 
 
-def _large_stripped_initializer(model: onnx.ModelProto) -> bool:
+def _data_propagation_too_costly(model: onnx.ModelProto) -> bool:
+    """An integer initializer or a constant Range over DATA_PROP_MAX_ELEMENTS: onnx's data propagation would
+    spell it out as shape data (RefinedShapes skips the inference then)."""
     from onnxlint.graph import iter_graphs
 
     for g in iter_graphs(model):

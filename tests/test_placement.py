@@ -511,8 +511,8 @@ def test_no_data_propagation_over_a_long_constant_range():
                           [init("s", np.array(0, np.int64)), init("l", np.array(limit, np.int64)),
                            init("d", np.array(1, np.int64))], opset=13)
 
-    assert ort_optimizer._large_stripped_initializer(model(200_000_000))
-    assert not ort_optimizer._large_stripped_initializer(model(16))
+    assert ort_optimizer._data_propagation_too_costly(model(200_000_000))
+    assert not ort_optimizer._data_propagation_too_costly(model(16))
 
 
 def test_transposes_cancelled_through_a_softmax():
