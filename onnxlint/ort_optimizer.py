@@ -331,7 +331,7 @@ def _cse_attributes(n) -> tuple | None:
 
 
 class _Optimizer:
-    def __init__(self, index, level: str, has_cpu_kernel):
+    def __init__(self, index, level: str, has_cpu_kernel, release: tuple[int, int] = (99, 0)):
         self.index = index
         self.level = level
         self.has_cpu_kernel = has_cpu_kernel
@@ -354,7 +354,7 @@ class _Optimizer:
         self._folded_values: dict[tuple[int, str], object] = {}  # folded_value's answers
         self._reinfer: dict[tuple[int, str], tuple] = {}  # reinferred's answers: (graph change count, dims or None)
         self._reinfer_steps = 0
-        self.release: tuple[int, int] = (99, 0)  # the ORT release modelled (major, minor)
+        self.release = release  # the ORT release modelled (major, minor); (99, 0): the newest behaviour
         self._bodies: dict[int, list] | None = None  # node -> the bodies it holds (_bodies_of)
         self._reader_ids: dict[str, set[int]] = {}  # value -> ids of the nodes in readers[value] (merges)
 
@@ -1253,8 +1253,6 @@ def optimize(index, level: str = "all", has_cpu_kernel=None, ort_version: str | 
     ORT release `ort_version` (None: the newest behaviour modelled)."""
     if level not in LEVELS:
         raise ValueError(f"optimization level must be one of {', '.join(LEVELS)}, not {level!r}")
-    opt = _Optimizer(index, level, has_cpu_kernel or (lambda node: True))
     from onnxlint.kernels import release
 
-    opt.release = release(ort_version) or (99, 0)  # unknown: the newest behaviour modelled
-    return opt.run()
+    return _Optimizer(index, level, has_cpu_kernel or (lambda node: True), release(ort_version) or (99, 0)).run()
