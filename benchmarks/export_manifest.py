@@ -4,14 +4,25 @@ bench-out/models/MANIFEST.tsv. Needs only `onnx` (not torch), so every script's 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
 import time
+import warnings
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "bench-out" / "models"
 LOGDIR = ROOT / "bench-out" / "logs"
 PART_COLUMNS = ("name", "path", "source", "opset", "exporter", "family", "notes")
+
+
+@contextlib.contextmanager
+def quiet():
+    """An exporter's chatter (warnings, stdout) kept off the progress lines."""
+    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+        warnings.simplefilter("ignore")
+        yield
 
 
 def read_part(part: Path) -> dict[str, tuple]:

@@ -19,18 +19,15 @@ Weights are random (torch.manual_seed(0)); the linter only looks at graphs.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import sys
 import time
 import traceback
-import warnings
 from pathlib import Path
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from export_manifest import OUT, first_error_line, merge_manifest, read_part, write_part
+from export_manifest import OUT, first_error_line, merge_manifest, quiet, read_part, write_part
 from export_manifest import log_fail as _log_fail
 
 TS_SRC = "torch2.13-torchscript"
@@ -520,9 +517,7 @@ def run(args):
                 continue
             t0 = time.time()
             try:
-                buf = io.StringIO()
-                with warnings.catch_warnings(), contextlib.redirect_stdout(buf):
-                    warnings.simplefilter("ignore")
+                with quiet():
                     fn(name, spec, opset, path)
                 ok += 1
                 rows[src].append(_opset_note(row, path, opset))

@@ -15,16 +15,13 @@ No weights are downloaded: weights=None and weights_backbone=None everywhere.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import time
 import traceback
-import warnings
 from pathlib import Path
 
 import torch
 import torchvision
-from export_manifest import LOGDIR, OUT, first_error_line, merge_manifest, read_part, write_part
+from export_manifest import LOGDIR, OUT, first_error_line, merge_manifest, quiet, read_part, write_part
 from export_manifest import log_fail as _log_fail
 from torchvision import models as M
 
@@ -204,9 +201,7 @@ def main():
             continue
         t0 = time.time()
         try:
-            buf = io.StringIO()
-            with warnings.catch_warnings(), contextlib.redirect_stdout(buf):
-                warnings.simplefilter("ignore")
+            with quiet():
                 export(make, inputs, in_names, out_names, dyn, opset, dynamo, path)
             rows[name] = row
             print(f"ok   {name} ({time.time() - t0:.1f}s, {path.stat().st_size / 1e6:.1f} MB)", flush=True)
