@@ -16,10 +16,13 @@ Modelled (read from ORT's source):
     producer again with the folded values as input data (ORT re-runs shape inference on each node after a
     fold); folded values are computed on demand (onnx.reference, shape-sized tensors only).
   * ConstantSharing (constant_sharing.cc): initializers of <= 8 elements with the same dtype, shape and bytes
-    become one, so CommonSubexpressionElimination sees them as one value.
+    become one, so CommonSubexpressionElimination sees them as one value. It runs once (the first step, right
+    after the rule-based pass) and on the main graph only; an initializer a subgraph reads at that moment is
+    left alone (verbose transformer log of 1.24.4: ConstantSharing appears in step 1 only).
   * CommonSubexpressionElimination (common_subexpression_elimination.cc): a deterministic node with the same
     op, domain, attributes and inputs as an earlier one is removed; its consumers read the earlier outputs.
   * Rewrite rules: EliminateIdentity, EliminateDropout, CastElimination (Cast to its input's type),
+    UnsqueezeElimination (an Unsqueeze, axes as an attribute, of an initializer),
     NoopElimination (Add/Sub 0, Mul/Div 1, one-element constants), EliminateSlice (a Slice that keeps
     everything), ExpandElimination (a target shape the input already has), ConvBNFusion / ConvAddFusion /
     ConvMulFusion (a BatchNormalization / Add / Mul with constant per-channel operands after a Conv with
@@ -28,7 +31,8 @@ Modelled (read from ORT's source):
   * TransposeOptimizer, its certain part: a Transpose cancelled by the inverse Transpose after it, directly or
     through one unary op or softmax. ReshapeFusion's contiguous Reshapes from 1.31 (measured there, not on 1.24).
   * ReshapeFusion (reshape_fusion.cc): the Shape->Gather->Unsqueeze->Concat subgraph that builds a Reshape's
-    shape from its own input's dims (plus constants and at most one other value) becomes a constant.
+    shape from its own input's dims (plus constants and at most one other value) becomes a constant; from 1.31
+    a dim of another tensor counts when that one dim is known to be the same.
 Not modelled: Level-2/3 fusions (they run after partitioning, on nodes already placed), the rest of the
 TransposeOptimizer (pushing Transposes elsewhere), QDQ propagation.
 """
@@ -166,6 +170,10 @@ REINFER_MAX_DEPTH = 200  # producers walked back to find a folded value (Python'
 # ReshapeFusion fuses a Reshape/Squeeze/Unsqueeze chain ending in a static shape into one Reshape; measured on
 # 1.31.1, not on 1.24.4 (releases in between not measured: left out for them)
 CONTIGUOUS_RESHAPES_SINCE = (1, 31)
+# ReshapeFusion's "copy this dim" (0) for Gather(Shape(x'), k) when x' is not the Reshape's input: 1.24.4 wants
+# x' of the very same shape (CompareShape); 1.31.1 fuses when dim k alone is the same (measured: a qkv Reshape
+# [B, T, 3, 4, C/4] of x [B, T, 64] becomes [0, 0, 3, 4, -1]); releases in between not measured
+DIM_MATCH_SINCE = (1, 31)
 REINFER_BUDGET = 10_000  # re-inference steps per model (a detector of a few thousand nodes needs ~3k)
 _ELEM_TYPES = {f"tensor({name.lower()})": int(num) for name, num in onnx.TensorProto.DataType.items() if num}
 
@@ -215,6 +223,15 @@ def _long_constant_range(graph: onnx.GraphProto) -> bool:
         if delta == 0 or abs((limit - start) / delta) > DATA_PROP_MAX_ELEMENTS:
             return True
     return False
+
+
+def _same_dim(x, y) -> bool:
+    """Two dims ORT's shape inference knows to be equal: the same value, or the same symbolic name from the
+    model. onnx's inference names the dims it cannot know (unk__N) and shares a name along one path; ORT's leaves
+    them unnamed, so such a name proves nothing."""
+    if isinstance(x, int):
+        return x == y
+    return isinstance(x, str) and x == y and bool(x) and not x.startswith("unk__")
 
 
 def constant_tensor(scope, value: str) -> onnx.TensorProto | None:
@@ -345,6 +362,7 @@ class _Optimizer:
         # per (scope, value): canon()'s answer; it reads only the index, never what the passes change (a weight
         # shared by every block was otherwise checked against all its readers per reader: quadratic)
         self._canon: dict[tuple[int, str], object] = {}
+        self._shareable: set[str] | None = None  # main-graph initializers ConstantSharing merges (_share_once)
         # the passes' node order is recomputed only after a removal or an alias (all it depends on): a pass that
         # changed nothing hands the next one the same order (a 100k-node graph: 16 orders became ~6)
         self._changes = 0
@@ -412,7 +430,9 @@ class _Optimizer:
         if self._reinfer_steps > REINFER_BUDGET:
             return None  # bounded: a huge dynamic graph is not re-inferred node by node forever
         p = scope.producer.get(value)
-        if p is None or depth > REINFER_MAX_DEPTH or self.out.is_removed(p) or p.op_type == "Constant" \
+        gone = self.out.removed.get(p.index) if p is not None else None
+        # a folded producer's output is an initializer now, its shape what inference gives on the folded inputs
+        if p is None or depth > REINFER_MAX_DEPTH or (gone is not None and gone.status != "folded") or p.op_type == "Constant" \
                 or any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in p.proto.attribute):
             return None
         # first, cheaply: does any input know more than the first inference did (a folded value, a shape learnt)?
@@ -547,21 +567,43 @@ class _Optimizer:
     def run(self) -> Optimized:
         if self.level == "disabled":
             return self.out
-        for scope in self.index.scopes:
-            if scope.is_function:
-                continue  # model-local functions are inlined at load; their copies are not indexed here
-            for _ in range(MAX_ITERATIONS):
-                changed = self.cse(scope)
-                changed |= self.rewrite_rules(scope)
-                changed |= self.constant_folding(scope)
-                changed |= self.reshape_fusion(scope)
-                changed |= self.matmul_add_fusion(scope)
-                changed |= self.transpose_cancel(scope)
-                if self.release >= CONTIGUOUS_RESHAPES_SINCE:
-                    changed |= self.contiguous_reshapes(scope)
-                if not changed:
-                    break
+        # model-local functions are inlined at load; their copies are not indexed here
+        order = [scope for scope in self.index.scopes if not scope.is_function]
+        for scope in order:  # step 1 opens with the rule-based transformer, recursing into every subgraph
+            self.rewrite_rules(scope)
+        self._share_once()
+        pending = {id(scope) for scope in order}
+        for _ in range(MAX_ITERATIONS):
+            changed_bodies = [scope for scope in order if id(scope) in pending and self._converge(scope)
+                              and scope.parent is not None]
+            # ORT's transformers recurse into subgraphs in every step: what a body lost (a folded reader of an
+            # outer constant) lets the graphs around it share and fold more, so those run again
+            pending = set()
+            for scope in changed_bodies:
+                up = scope.parent
+                while up is not None:
+                    pending.add(id(up))
+                    up = up.parent
+            if not pending:
+                break
         return self.out
+
+    def _converge(self, scope) -> bool:
+        """One graph's passes until nothing changes (GraphTransformerManager's steps); True if any did."""
+        any_change = False
+        for _ in range(MAX_ITERATIONS):
+            changed = self.cse(scope)
+            changed |= self.rewrite_rules(scope)
+            changed |= self.constant_folding(scope)
+            changed |= self.reshape_fusion(scope)
+            changed |= self.matmul_add_fusion(scope)
+            changed |= self.transpose_cancel(scope)
+            if self.release >= CONTIGUOUS_RESHAPES_SINCE:
+                changed |= self.contiguous_reshapes(scope)
+            if not changed:
+                break
+            any_change = True
+        return any_change
 
     def remove(self, node, status: str, reason: str, detail: str, alias: dict | None = None) -> None:
         self._changes += 1
@@ -611,9 +653,7 @@ class _Optimizer:
         return got
 
     def _canon_of(self, scope, value: str, t):
-        if t.data_type in self.SHARE_TYPES and value not in scope.outputs \
-                and (value in scope.initializers or value in scope.constants or value in scope.producer) \
-                and all(r.scope is scope for r in self.readers.get(value, ())):
+        if self._shareable is not None and value in self._shareable:
             n = 1
             for d in t.dims:
                 n *= d
@@ -622,6 +662,24 @@ class _Optimizer:
                 if arr is not None:
                     return ("const", t.data_type, tuple(t.dims), arr.tobytes())
         return value
+
+    def _share_once(self) -> None:
+        """ConstantSharing as ORT applies it: once (ShouldOnlyApplyOnce), in the first step right after the
+        rule-based pass, on the main graph only (it does not recurse into subgraphs). An initializer a subgraph
+        still reads at that moment (an implicit input of an If/Loop; PrepareInputPortsToReplace) is never shared,
+        even when that reader is folded later; one that only a rule of the first pass removed (UnsqueezeElimination
+        in a branch) is."""
+        main = next((s for s in self.index.scopes if s.parent is None and not s.is_function), None)
+        self._shareable = set()
+        if main is None:
+            return
+        for value in (*main.initializers, *main.constants):
+            t = self.tensor(main, value)
+            if t is None or t.data_type not in self.SHARE_TYPES or value in main.outputs:
+                continue
+            if all(r.scope is main or self.out.is_removed(r) for r in self.readers.get(value, ())):
+                self._shareable.add(value)
+        self._canon.clear()
 
     def cse(self, scope) -> bool:
         seen: dict[tuple, NodeRef] = {}
@@ -681,6 +739,15 @@ class _Optimizer:
             elif op in ("Add", "Sub", "Mul", "Div") and len(n.inputs) == 2 and self._can_remove(scope, n) \
                     and self._noop(scope, n) is not None:
                 why = self._noop(scope, n)
+            elif op == "Unsqueeze" and len(n.inputs) == 1 and n.attr("axes") is not None and self._can_remove(scope, n) \
+                    and self.tensor(scope, self.out.resolve(n.inputs[0])) is not None:
+                # UnsqueezeElimination (axes as an attribute, opset < 13): an Unsqueeze of an initializer, from this
+                # graph or an outer one, becomes an initializer
+                self.remove(n, "folded", "unsqueeze",
+                            "Unsqueeze of an initializer: ORT's UnsqueezeElimination replaces it by an initializer")
+                self.out.constants.add(n.outputs[0])
+                changed = True
+                continue
             elif op == "Slice" and self._can_remove(scope, n):
                 why = self._noop_slice(scope, n)
             elif op == "Expand" and len(n.inputs) == 2 and self._can_remove(scope, n):
@@ -725,7 +792,7 @@ class _Optimizer:
             oshape = self.shape(scope, other)
             if self.is_constant(scope, other):
                 continue
-            if c.ndim > (len(oshape) if oshape is not None else 0) or (
+            if oshape is None or c.ndim > len(oshape) or (  # NodeArg::Shape() null: rank unknown, kept
                     out_shape is not None and oshape is not None and oshape != out_shape):
                 continue
             if scope.type_of(n.inputs[k]).dtype != scope.type_of(other).dtype:
@@ -1068,7 +1135,11 @@ class _Optimizer:
             return True
         # optimizer_utils::CompareShape: same rank, every dim the same value or the same symbolic name
         a, b = scope.type_of(src).shape, scope.type_of(root).shape
-        return a is not None and b is not None and len(a) == len(b) and all(x == y and x not in (None, "") for x, y in zip(a, b))
+        if a is None or b is None:
+            return False
+        if self.release >= DIM_MATCH_SINCE:
+            return k < len(a) and k < len(b) and _same_dim(a[k], b[k])
+        return len(a) == len(b) and all(_same_dim(x, y) for x, y in zip(a, b))
 
     def _slice_of_shape(self, scope, v, root) -> bool:
         """Shape(root) -> Slice to one element -> Squeeze."""
