@@ -71,6 +71,7 @@ def render(report: Any, colour: bool = False, show_hints: bool = True, statistic
 
     if statistics:
         return _statistics(report)
+    problem_lines = 0  # finding lines printed: one per group (rule, cause, model)
     for res in report.files:
         if res.error:
             continue  # reported once, on stderr, by the command
@@ -92,6 +93,7 @@ def render(report: Any, colour: bool = False, show_hints: bool = True, statistic
                 locs = ", ".join(esc(display_location(m.node)) for m in members[1:SHOWN_LOCATIONS])
                 text += f" (×{len(members)}; also {locs}" + (f" and {more} more; --expand lists them" if more > 0 else "") + ")"
             lines.append(f"{c(BOLD, where)}: {c(COLOURS[f.severity], f.code)} {text}")
+            problem_lines += 1
             if show_hints and not quiet and f.hint and not f.hint.startswith(NO_FIX) and f.code not in hinted:
                 hinted.add(f.code)
                 lines.append(c(DIM, f"    hint: {esc(f.hint)}"))
@@ -104,11 +106,13 @@ def render(report: Any, colour: bool = False, show_hints: bool = True, statistic
     if not quiet:
         lines.extend(c(DIM, f"note: {esc(n)}") for n in run_notes)
     if show_summary and not quiet:
-        lines.append(summary_line(report, show_info))
+        lines.append(summary_line(report, show_info, problem_lines))
     return "\n".join(map(_guard, lines)) + ("\n" if lines else "")
 
 
-def summary_line(report: Any, show_info: bool = False) -> str:
+def summary_line(report: Any, show_info: bool = False, problem_lines: int | None = None) -> str:
+    """`Found N findings in F files: ...`; when grouping printed fewer lines than findings, how many: the
+    number a reader compares with what is on the screen (every finding is one node; a line is one cause)."""
     active = report.active
     sev = Counter(f.severity for f in active)
 
@@ -127,8 +131,10 @@ def summary_line(report: Any, show_info: bool = False) -> str:
     tail = (f", {suppressed} suppressed" if suppressed else "") + (f", {fixed} fixed" if fixed else "")
     bad = f", {len(report.errors)} file(s) could not be linted" if report.errors else ""
     files = len(report.files)
+    grouped = (f"; {problem_lines} line{'s' if problem_lines != 1 else ''} after grouping, --expand lists every node"
+               if problem_lines is not None and 0 < problem_lines < shown else "")
     return (f"Found {shown} finding{'s' if shown != 1 else ''} in {files} file{'s' if files != 1 else ''}: "
-            f"{', '.join(parts)}{tail}{bad}.")
+            f"{', '.join(parts)}{tail}{bad}{grouped}.")
 
 
 def _statistics(report: Any) -> str:
