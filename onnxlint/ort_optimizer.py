@@ -533,6 +533,25 @@ class _Optimizer:
             if arr is None:
                 return None
             feeds[v] = arr
+        from onnxlint import fold_eval
+
+        got = fold_eval.evaluate(node.proto, node.opset, [feeds.get(v) if v else None for v in node.inputs])
+        if got is not None:
+            outs: list = got
+        else:
+            outs = self._reference(node, feeds)
+            if outs is None:
+                return None
+        names = [o for o in node.outputs if o]
+        for name, arr in zip(names, outs):
+            if name == value:
+                arr = np.asarray(arr)
+                return arr if arr.size <= FOLD_EVAL_MAX_ELEMENTS else None
+        return None
+
+    @staticmethod
+    def _reference(node, feeds: dict):
+        """onnx.reference for the ops fold_eval does not compute (imported only then: it costs ~50 ms)."""
         try:
             from onnx.reference import ReferenceEvaluator
 
@@ -544,15 +563,9 @@ class _Optimizer:
                 [onnx.helper.make_tensor_value_info(o, onnx.TensorProto.UNDEFINED, None) for o in node.outputs if o])
             model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid(node.domain if node.domain != "ai.onnx"
                                                                                            else "", node.opset)])
-            outs = ReferenceEvaluator(model).run(None, feeds)
+            return list(ReferenceEvaluator(model).run(None, feeds))
         except Exception:  # noqa: BLE001 - an op onnx.reference cannot run: the value stays unknown
             return None
-        names = [o for o in node.outputs if o]
-        for name, arr in zip(names, outs):
-            if name == value:
-                arr = np.asarray(arr)
-                return arr if arr.size <= FOLD_EVAL_MAX_ELEMENTS else None
-        return None
 
     def live(self, value: str, scope) -> bool:
         if value in scope.outputs:

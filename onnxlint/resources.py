@@ -21,5 +21,5 @@ def rules_dir() -> Path:
 
 
 def data_dir() -> Path:
-    """Generated data tables: kernels/, tensorrt/, ort-cuda-memory.yaml."""
+    """Generated data tables: kernels/, tensorrt/, ort-cuda-memory.json."""
     return _HERE / "data"

@@ -341,9 +341,7 @@ def test_yaml_alias_bomb_is_refused_quickly(tmp_path, cli):
 def test_yaml_safe_keeps_line_numbers_with_a_custom_loader(tmp_path):
     from onnxlint import ruleset
 
-    loader = getattr(ruleset, "_LineLoader", None)
-    if loader is None:
-        pytest.skip("ruleset._LineLoader renamed")
+    loader = ruleset._line_loader()
     f = tmp_path / "r.yaml"
     f.write_text("rules:\n  - id: X\n    name: y\n")
     data = yaml_safe.load_path(f, loader)
