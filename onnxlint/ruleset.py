@@ -49,7 +49,7 @@ def _line_loader() -> Any:
         import yaml
 
         base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml parses when present
-        loader = type("_LineLoader", (base,), {"__doc__": _line_loader.__doc__})
+        loader: Any = type("_LineLoader", (base,), {"__doc__": _line_loader.__doc__})
         loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
         _LINE_LOADER = loader
     return _LINE_LOADER
