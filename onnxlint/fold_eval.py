@@ -21,13 +21,24 @@ _NUMERIC = {onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE, onnx.TensorProto.FL
             onnx.TensorProto.UINT8, onnx.TensorProto.UINT16, onnx.TensorProto.UINT32, onnx.TensorProto.UINT64}
 
 
+MAX_ELEMENTS = 1 << 20  # a result larger than this is no shape computation: left alone (and never allocated)
+
+
 class _Unsupported(Exception):
     """This node, these inputs: leave it to onnx.reference."""
 
 
+class _TooLarge(Exception):
+    """The result would exceed MAX_ELEMENTS: nobody should compute it."""
+
+
+TOO_LARGE: list[np.ndarray] = []  # evaluate's answer for a result too large to compute (the caller must not try)
+
+
 def evaluate(node: onnx.NodeProto, opset: int, inputs: list[np.ndarray | None]) -> list[np.ndarray] | None:
-    """The outputs of an ai.onnx node given its input values (None for an absent optional input), or None
-    when this module does not compute that op or those inputs."""
+    """The outputs of an ai.onnx node given its input values (None for an absent optional input), None when
+    this module does not compute that op or those inputs, or TOO_LARGE (compare with `is`) when the result
+    would exceed MAX_ELEMENTS."""
     if node.domain not in ("", "ai.onnx"):
         return None
     fn = _OPS.get(node.op_type)
@@ -37,7 +48,10 @@ def evaluate(node: onnx.NodeProto, opset: int, inputs: list[np.ndarray | None]) 
     try:
         with np.errstate(all="raise"):
             out = fn(attrs, opset, inputs)
-    except (_Unsupported, ValueError, IndexError, TypeError, FloatingPointError, ZeroDivisionError, OverflowError):
+    except _TooLarge:
+        return TOO_LARGE
+    except (_Unsupported, ValueError, IndexError, TypeError, FloatingPointError, ZeroDivisionError, OverflowError,
+            MemoryError):
         return None
     return [np.asarray(o) for o in out]
 
@@ -46,6 +60,14 @@ def _need(inputs: list, k: int) -> np.ndarray:
     if k >= len(inputs) or inputs[k] is None:
         raise _Unsupported
     return np.asarray(inputs[k])
+
+
+def _capped(shape: Any) -> None:
+    n = 1
+    for d in shape:
+        n *= int(d)
+    if n > MAX_ELEMENTS:
+        raise _TooLarge
 
 
 def _ints(a: np.ndarray) -> list[int]:
@@ -75,7 +97,9 @@ def _cast(attrs: dict, opset: int, x: list) -> list:
 def _reshape(attrs: dict, opset: int, x: list) -> list:
     data, shape = _need(x, 0), _ints(_need(x, 1))
     if not attrs.get("allowzero", 0):
-        shape = [data.shape[i] if d == 0 and i < data.ndim else d for i, d in enumerate(shape)]
+        if any(d == 0 and i >= data.ndim for i, d in enumerate(shape)):
+            raise _Unsupported  # a 0 copies a dim the input does not have: invalid (onnx.reference and ORT refuse)
+        shape = [data.shape[i] if d == 0 else d for i, d in enumerate(shape)]
     if any(d < -1 for d in shape) or shape.count(-1) > 1:
         raise _Unsupported
     return [data.reshape(shape)]
@@ -127,6 +151,7 @@ def _constant_of_shape(attrs: dict, opset: int, x: list) -> list:
     fill = numpy_helper.to_array(value).reshape(-1) if value is not None else np.zeros(1, np.float32)
     if fill.size != 1 or any(d < 0 for d in shape):
         raise _Unsupported
+    _capped(shape)
     return [np.full(shape, fill[0], dtype=fill.dtype)]
 
 
@@ -190,24 +215,22 @@ def _where(attrs: dict, opset: int, x: list) -> list:
 def _expand(attrs: dict, opset: int, x: list) -> list:
     data, shape = _need(x, 0), _ints(_need(x, 1))
     out_shape = np.broadcast_shapes(data.shape, tuple(shape))
+    _capped(out_shape)
     return [np.array(np.broadcast_to(data, out_shape))]
 
 
 def _range(attrs: dict, opset: int, x: list) -> list:
     start, limit, delta = _need(x, 0), _need(x, 1), _need(x, 2)
     if start.size != 1 or limit.size != 1 or delta.size != 1 or not start.dtype == limit.dtype == delta.dtype \
-            or start.dtype.kind not in "if":
-        raise _Unsupported
+            or start.dtype.kind != "i":
+        raise _Unsupported  # float Ranges: the length depends on rounding (onnx.reference, ORT differ): not here
     s, lim, d = start.reshape(-1)[0], limit.reshape(-1)[0], delta.reshape(-1)[0]
     if d == 0:
         raise _Unsupported
-    if start.dtype.kind == "i":
-        span, step = int(lim) - int(s), int(d)
-        n = max(-(-span // step), 0)  # ceil((limit - start) / delta), exactly
-    else:
-        n = max(int(np.ceil((lim - s) / d)), 0)
-    if n > 1 << 24:
-        raise _Unsupported
+    span, step = int(lim) - int(s), int(d)
+    n = max(-(-span // step), 0)  # ceil((limit - start) / delta), exactly
+    if n > MAX_ELEMENTS:
+        raise _TooLarge
     return [(s + d * np.arange(n, dtype=start.dtype)).astype(start.dtype)]
 
 
@@ -246,6 +269,7 @@ def _tile(attrs: dict, opset: int, x: list) -> list:
     data, reps = _need(x, 0), _ints(_need(x, 1))
     if len(reps) != data.ndim or any(r < 0 for r in reps):
         raise _Unsupported
+    _capped([d * r for d, r in zip(data.shape, reps)])
     return [np.tile(data, reps)]
 
 

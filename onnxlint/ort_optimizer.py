@@ -176,6 +176,9 @@ CONTIGUOUS_RESHAPES_SINCE = (1, 31)
 DIM_MATCH_SINCE = (1, 31)
 REINFER_BUDGET = 10_000  # re-inference steps per model (a detector of a few thousand nodes needs ~3k)
 _ELEM_TYPES = {f"tensor({name.lower()})": int(num) for name, num in onnx.TensorProto.DataType.items() if num}
+_NP_TO_ONNX = {np.dtype(t).str: int(k) for k, t in ((onnx.TensorProto.FLOAT, np.float32), (onnx.TensorProto.FLOAT16, np.float16),
+                                                   (onnx.TensorProto.DOUBLE, np.float64), (onnx.TensorProto.INT32, np.int32),
+                                                   (onnx.TensorProto.INT64, np.int64))}
 
 
 _INTEGER_TYPES = (onnx.TensorProto.INT64, onnx.TensorProto.INT32, onnx.TensorProto.INT16, onnx.TensorProto.INT8,
@@ -536,6 +539,8 @@ class _Optimizer:
         from onnxlint import fold_eval
 
         got = fold_eval.evaluate(node.proto, node.opset, [feeds.get(v) if v else None for v in node.inputs])
+        if got is fold_eval.TOO_LARGE:
+            return None  # a value_info that lies about the size: onnx.reference would try to allocate it
         if got is not None:
             outs: list = got
         else:
@@ -585,25 +590,12 @@ class _Optimizer:
         for scope in order:  # step 1 opens with the rule-based transformer, recursing into every subgraph
             self.rewrite_rules(scope)
         self._share_once()
-        pending = {id(scope) for scope in order}
-        for _ in range(MAX_ITERATIONS):
-            changed_bodies = [scope for scope in order if id(scope) in pending and self._converge(scope)
-                              and scope.parent is not None]
-            # ORT's transformers recurse into subgraphs in every step: what a body lost (a folded reader of an
-            # outer constant) lets the graphs around it share and fold more, so those run again
-            pending = set()
-            for scope in changed_bodies:
-                up = scope.parent
-                while up is not None:
-                    pending.add(id(up))
-                    up = up.parent
-            if not pending:
-                break
+        for scope in order:  # a graph before its bodies: what a body sees of the graph around it is settled
+            self._converge(scope)
         return self.out
 
-    def _converge(self, scope) -> bool:
-        """One graph's passes until nothing changes (GraphTransformerManager's steps); True if any did."""
-        any_change = False
+    def _converge(self, scope) -> None:
+        """One graph's passes until nothing changes (GraphTransformerManager's steps)."""
         for _ in range(MAX_ITERATIONS):
             changed = self.cse(scope)
             changed |= self.rewrite_rules(scope)
@@ -615,8 +607,6 @@ class _Optimizer:
                 changed |= self.contiguous_reshapes(scope)
             if not changed:
                 break
-            any_change = True
-        return any_change
 
     def remove(self, node, status: str, reason: str, detail: str, alias: dict | None = None) -> None:
         self._changes += 1
@@ -652,46 +642,53 @@ class _Optimizer:
     SHARE_TYPES = (1, 10, 11, 6, 7)  # float, float16, double, int32, int64 (constant_sharing.cc)
 
     def canon(self, scope, value: str):
-        """What CSE compares an input by: a small shareable constant by its bytes, anything else by name."""
+        """What CSE compares an input by: a shared constant by its dtype, shape and bytes, anything else by name."""
         if not value:
             return ""
         value = self.out.resolve(value)
-        t = self.tensor(scope, value)
-        if t is None:
+        if not self._shareable or value not in self._shareable:
             return value
-        k = (id(scope), value)  # only constants are remembered: one entry per initializer, not per value
+        k = (id(scope), value)
         got = self._canon.get(k)
         if got is None:
-            got = self._canon[k] = self._canon_of(scope, value, t)
+            got = self._canon[k] = self._canon_of(scope, value)
         return got
 
-    def _canon_of(self, scope, value: str, t):
-        if self._shareable is not None and value in self._shareable:
+    def _canon_of(self, scope, value: str):
+        t = self.tensor(scope, value)
+        if t is not None:
             n = 1
             for d in t.dims:
                 n *= d
-            if n <= SHARE_MAX_ELEMENTS:
-                arr = _small_array(t, SHARE_MAX_ELEMENTS)
-                if arr is not None:
-                    return ("const", t.data_type, tuple(t.dims), arr.tobytes())
-        return value
+            arr = _small_array(t, SHARE_MAX_ELEMENTS) if n <= SHARE_MAX_ELEMENTS else None
+            return value if arr is None else ("const", t.data_type, tuple(t.dims), arr.tobytes())
+        arr = self.value(scope, value)  # an initializer the first rule pass made (UnsqueezeElimination)
+        if arr is None or arr.size > SHARE_MAX_ELEMENTS:
+            return value
+        dtype = _NP_TO_ONNX.get(arr.dtype.str)
+        return value if dtype not in self.SHARE_TYPES else ("const", dtype, tuple(arr.shape), arr.tobytes())
 
     def _share_once(self) -> None:
         """ConstantSharing as ORT applies it: once (ShouldOnlyApplyOnce), in the first step right after the
-        rule-based pass, on the main graph only (it does not recurse into subgraphs). An initializer a subgraph
-        still reads at that moment (an implicit input of an If/Loop; PrepareInputPortsToReplace) is never shared,
-        even when that reader is folded later; one that only a rule of the first pass removed (UnsqueezeElimination
-        in a branch) is."""
+        rule-based pass, on the main graph only (it does not recurse into subgraphs), over the initializers
+        there at that moment (those the rules just made included). One a subgraph still reads then (an implicit
+        input of an If/Loop, directly or through a body node a rule bypassed; PrepareInputPortsToReplace) is
+        never shared, even when that reader is folded later; one whose only subgraph reader a rule of the first
+        pass removed (UnsqueezeElimination in a branch) is."""
         main = next((s for s in self.index.scopes if s.parent is None and not s.is_function), None)
         self._shareable = set()
         if main is None:
             return
-        for value in (*main.initializers, *main.constants):
-            t = self.tensor(main, value)
-            if t is None or t.data_type not in self.SHARE_TYPES or value in main.outputs:
+        body_reads = {self.out.resolve(v) for s in self.index.scopes if s is not main and not s.is_function
+                      for n in s.nodes if not self.out.is_removed(n) for v in n.inputs if v}
+        made = [v for v in self.out.constants if v in main.producer]  # folded by the first rule pass
+        for value in (*main.initializers, *main.constants, *made):
+            if value in main.outputs or value in body_reads:
                 continue
-            if all(r.scope is main or self.out.is_removed(r) for r in self.readers.get(value, ())):
-                self._shareable.add(value)
+            t = self.tensor(main, value)
+            if t is not None and t.data_type not in self.SHARE_TYPES:
+                continue
+            self._shareable.add(value)
         self._canon.clear()
 
     def cse(self, scope) -> bool:
@@ -806,7 +803,7 @@ class _Optimizer:
             if self.is_constant(scope, other):
                 continue
             if oshape is None or c.ndim > len(oshape) or (  # NodeArg::Shape() null: rank unknown, kept
-                    out_shape is not None and oshape is not None and oshape != out_shape):
+                    out_shape is not None and oshape != out_shape):
                 continue
             if scope.type_of(n.inputs[k]).dtype != scope.type_of(other).dtype:
                 continue

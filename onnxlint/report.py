@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +33,8 @@ class Finding:
 
     def fingerprint(self) -> str:
         """Stable across re-runs and weight changes: rule id + file + node path only."""
+        import hashlib  # here: loading OpenSSL costs a cache-hit run ~3 ms, and only SARIF and baselines ask
+
         key = f"{self.code}\0{self.filename}\0{self.node or ''}"
         return hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]
 

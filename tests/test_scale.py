@@ -170,9 +170,9 @@ def test_cse_checks_a_shared_constant_once_not_once_per_reader(monkeypatch):
     asked: list = []
     real = ort_optimizer._Optimizer._canon_of
 
-    def canon_of(self, scope, value, t):
+    def canon_of(self, scope, value):
         asked.append(value)
-        return real(self, scope, value, t)
+        return real(self, scope, value)
 
     monkeypatch.setattr(ort_optimizer._Optimizer, "_canon_of", canon_of)
     gi = GraphIndex(_shared_weight_blocks(300))

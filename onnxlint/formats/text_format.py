@@ -81,8 +81,10 @@ def render(report: Any, colour: bool = False, show_hints: bool = True, statistic
             for target, summary in res.placement.items():  # a clean model prints nothing
                 lines.append(c(DIM, f"{name}: {target}: {esc(summary)}"))
         groups: dict[tuple[str, str | None, str], list[Any]] = {}
-        for f in shown:
-            groups.setdefault((f.code, None, f.node or "") if expand else cause(f), []).append(f)
+        repeated = Counter(f.code for f in shown)
+        for f in shown:  # a code seen once in the file is its own group: no need to work out its cause
+            alone = expand or repeated[f.code] == 1
+            groups.setdefault((f.code, None, f.node or "") if alone else cause(f), []).append(f)
         hinted: set[str] = set()
         for members in groups.values():
             f = members[0]
@@ -106,7 +108,7 @@ def render(report: Any, colour: bool = False, show_hints: bool = True, statistic
     if not quiet:
         lines.extend(c(DIM, f"note: {esc(n)}") for n in run_notes)
     if show_summary and not quiet:
-        lines.append(summary_line(report, show_info, problem_lines))
+        lines.append(summary_line(report, show_info, None if expand else problem_lines))
     return "\n".join(map(_guard, lines)) + ("\n" if lines else "")
 
 
