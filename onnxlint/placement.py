@@ -508,7 +508,14 @@ class Simulator:
 
     # -------------------------------------------------------------- Memcpy boundaries
     def _boundaries(self, pl: Placement) -> None:
+        """Memcpy nodes as ORT's MemcpyTransformer (transformer_memcpy.cc) inserts them: one per value a node
+        on one side produces and a node on the other side reads (a CUDA kernel's host-memory inputs and outputs
+        count as host side). A graph's own input, or an outer value a body reads, gets one only when host-side
+        and device-side readers share it; otherwise the session copies it in (CopyInputsAcrossDevices).
+        Initializers never do: ORT duplicates them per device."""
         seen: set[tuple[str, str]] = set()
+        # scope id -> value -> [host-side reader, device-side reader] for the scope's inputs and outer values
+        fed: dict[int, dict[str, list]] = {}
         for p in pl.nodes.values():
             node = p.node
             if p.ep is None or p.status in GONE_STATUSES:
@@ -522,7 +529,11 @@ class Simulator:
                     continue  # an initializer now: copied by the session state, not a Memcpy node
                 prod = producer.get(value)
                 if prod is None:
-                    continue  # initializer, graph input or outer-scope value: copied in by the caller, not a Memcpy node
+                    if value and not self._is_initializer(node.scope, value):
+                        side = fed.setdefault(id(node.scope), {}).setdefault(value, [None, None])
+                        k = 0 if (p.ep == CPU or i in host_inputs) else 1
+                        side[k] = side[k] or node
+                    continue  # an initializer: duplicated per device by ORT, never a Memcpy node
                 pp = pl.nodes.get(prod.index)
                 if pp is None or pp.ep is None or pp.status in GONE_STATUSES:
                     continue  # Constant nodes become initializers
@@ -538,6 +549,23 @@ class Simulator:
                 n = vt.numel()
                 size = n * DTYPE_BYTES[vt.dtype] if n is not None and vt.dtype in DTYPE_BYTES else None
                 pl.boundaries.append(Boundary(value, direction, prod, node, size))
+        for values in fed.values():
+            for value, (host_reader, device_reader) in values.items():
+                if host_reader is not None and device_reader is not None:
+                    vt = device_reader.scope.type_of(value)
+                    n = vt.numel()
+                    size = n * DTYPE_BYTES[vt.dtype] if n is not None and vt.dtype in DTYPE_BYTES else None
+                    pl.boundaries.append(Boundary(value, "to-device", None, device_reader, size))
+
+    @staticmethod
+    def _is_initializer(scope, value: str) -> bool:
+        """An initializer or Constant output of this graph or one around it (ORT turns Constant nodes into
+        initializers)."""
+        while scope is not None:
+            if value in scope.initializers or value in scope.constants:
+                return True
+            scope = scope.parent
+        return False
 
 
 

@@ -702,3 +702,24 @@ def test_constant_sharing_sees_body_reads_through_bypassed_nodes_and_shares_what
     gone = _removed(m)
     assert gone["ua"].reason == "unsqueeze" and gone["ub"].reason == "unsqueeze"
     assert len([k for k in ("g1", "g2") if k in gone and gone[k].reason == "cse"]) == 1
+
+
+def test_a_graph_input_read_on_both_sides_gets_one_memcpy():
+    """transformer_memcpy.cc: a graph input read by a CPU node and a CUDA node gets one MemcpyFromHost (the
+    attention node tests: Q read by a CPU Shape computation and a CUDA MatMul); read by CUDA nodes only it gets
+    none (the session copies it in); an initializer never does (duplicated per device)."""
+    def model(cpu_reader: bool, x_is_init: bool = False):
+        nodes = [h.make_node("Relu", ["x"], ["r"], name="relu")]
+        if cpu_reader:
+            nodes.append(h.make_node("Sin", ["x"], ["s"], name="sin"))  # a CPU kernel only (tables below)
+        inputs = [] if x_is_init else [vi("x", T.FLOAT, [2, 8])]
+        inits = [init("x", np.ones((2, 8), np.float32))] if x_is_init else []
+        outs = [vi("r", T.FLOAT, [2, 8])] + ([vi("s", T.FLOAT, [2, 8])] if cpu_reader else [])
+        return make_model(nodes, inputs, outs, inits)
+
+    tables = _tables(cpu_extra={"Sin": [[7, INF, {"T": FLOATS}]]})
+    by, pl = _place(model(cpu_reader=True), tables=tables)
+    assert by["sin"].ep == placement.CPU and by["relu"].ep == placement.CUDA
+    assert [(b.value, b.direction, b.producer, b.consumer.name, b.bytes) for b in pl.boundaries] == [("x", "to-device", None, "relu", 64)]
+    assert not _place(model(cpu_reader=False), tables=tables)[1].boundaries
+    assert not _place(model(cpu_reader=True, x_is_init=True), tables=tables)[1].boundaries
