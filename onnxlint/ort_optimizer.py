@@ -337,15 +337,24 @@ def ort_topological_order(scope, opt: Optimized | None = None) -> list:
     return order
 
 
-def _cse_attributes(n) -> tuple | None:
+# CSE compares a tensor-valued attribute by its raw bytes only, before 1.31: two ConstantOfShape nodes whose
+# `value` is stored in float_data stay apart on 1.20.2 and 1.24.4 and are merged on 1.31.1 (measured with ORT's
+# optimized-model output on one-node-pair models; with raw_data they are merged on all three)
+TYPED_TENSOR_ATTRIBUTE_CSE_SINCE = (1, 31)
+
+
+def _cse_attributes(n, release: tuple[int, int] = (99, 0)) -> tuple | None:
     """A node's attributes as CSE compares them (sorted name, bytes), None when CSE never merges it (random
-    ops, control flow)."""
+    ops, control flow, and before TYPED_TENSOR_ATTRIBUTE_CSE_SINCE a tensor attribute not stored as raw bytes)."""
     if n.op_type in NON_DETERMINISTIC:
         return None
     attrs = n.proto.attribute
     if not attrs:
         return ()
     if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in attrs):
+        return None
+    if release < TYPED_TENSOR_ATTRIBUTE_CSE_SINCE and any(
+            a.type == onnx.AttributeProto.TENSOR and not a.t.HasField("raw_data") for a in attrs):
         return None
     return tuple(sorted((a.name, a.SerializeToString()) for a in attrs))
 
@@ -697,7 +706,7 @@ class _Optimizer:
         for n in self.nodes(scope):
             attrs = self._cse_attrs[n.index]
             if attrs is False:
-                attrs = self._cse_attrs[n.index] = _cse_attributes(n)
+                attrs = self._cse_attrs[n.index] = _cse_attributes(n, self.release)
             if attrs is None:
                 continue
             key = (n.domain, n.op_type, n.opset, attrs, tuple(self.canon(scope, v) for v in n.inputs), len(n.outputs))

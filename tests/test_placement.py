@@ -723,3 +723,28 @@ def test_a_graph_input_read_on_both_sides_gets_one_memcpy():
     assert [(b.value, b.direction, b.producer, b.consumer.name, b.bytes) for b in pl.boundaries] == [("x", "to-device", None, "relu", 64)]
     assert not _place(model(cpu_reader=False), tables=tables)[1].boundaries
     assert not _place(model(cpu_reader=True, x_is_init=True), tables=tables)[1].boundaries
+
+
+def test_cse_of_tensor_attributes_in_typed_fields_from_ort_1_31():
+    """Two ConstantOfShape nodes on equal shapes: with `value` as raw bytes CSE merges them on every release;
+    with `value` in float_data (older exporters, e.g. the light_inception models on PyPI) ORT 1.20.2 and 1.24.4
+    keep both and 1.31.1 merges them (measured with ORT's optimized-model output)."""
+    def model(value):
+        nodes = [h.make_node("ConstantOfShape", ["s1"], ["c1"], name="cos1", value=value),
+                 h.make_node("ConstantOfShape", ["s2"], ["c2"], name="cos2", value=value),
+                 h.make_node("Mul", ["x", "c1"], ["m1"], name="mul1"), h.make_node("Mul", ["x", "c2"], ["m2"], name="mul2"),
+                 h.make_node("Add", ["m1", "m2"], ["y"], name="add")]
+        return make_model(nodes, [vi("x", T.FLOAT, ["n", 3, 4])], [vi("y", T.FLOAT, None)],
+                          [init("s1", np.array([2, 3, 4], np.int64)), init("s2", np.array([2, 3, 4], np.int64))], opset=17)
+
+    def merged(m, version):
+        index = GraphIndex(onnx.shape_inference.infer_shapes(m))
+        by = {n.index: n.name for n in index.nodes}
+        gone = ort_optimizer.optimize(index, "all", ort_version=version).removed
+        return {by[i] for i, r in gone.items() if r.reason == "cse"}
+
+    typed = model(h.make_tensor("v", T.FLOAT, [1], [0.02]))
+    raw = model(init("v", np.array([0.02], np.float32)))
+    assert merged(typed, "1.24.4") == set() and merged(typed, "1.20.2") == set()
+    # measured: ORT keeps mul2 and removes mul1
+    assert "mul1" in merged(typed, "1.31.1") and "mul1" in merged(raw, "1.24.4") and "mul1" in merged(raw, "1.20.2")
