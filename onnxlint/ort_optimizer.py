@@ -337,6 +337,7 @@ def ort_topological_order(scope, opt: Optimized | None = None) -> list:
     return order
 
 
+DROPOUT_IGNORES_TRAINING_MODE_UNTIL = (1, 31)  # newest release measured; see _Optimizer._training
 # CSE compares a tensor-valued attribute by its raw bytes only, before 1.31: two ConstantOfShape nodes whose
 # `value` is stored in float_data stay apart on 1.20.2 and 1.24.4 and are merged on 1.31.1 (measured with ORT's
 # optimized-model output on one-node-pair models; with raw_data they are merged on all three)
@@ -790,6 +791,12 @@ class _Optimizer:
         return changed
 
     def _training(self, scope, n) -> bool:
+        """A Dropout EliminateDropout keeps for its training_mode input. Up to 1.31 it never looks at that input
+        (measured: a training-mode Dropout with a constant True is gone at default options on 1.20.2, 1.24.4 and
+        1.31.1, so ORT's outputs there are deterministic while every other runtime's are random); later sources
+        keep one whose training_mode is not a constant false."""
+        if self.release <= DROPOUT_IGNORES_TRAINING_MODE_UNTIL:
+            return False
         if len(n.inputs) >= 3 and n.inputs[2]:
             v = self.value(scope, n.inputs[2])
             return v is None or bool(np.asarray(v).reshape(-1)[0])

@@ -748,3 +748,20 @@ def test_cse_of_tensor_attributes_in_typed_fields_from_ort_1_31():
     assert merged(typed, "1.24.4") == set() and merged(typed, "1.20.2") == set()
     # measured: ORT keeps mul2 and removes mul1
     assert "mul1" in merged(typed, "1.31.1") and "mul1" in merged(raw, "1.24.4") and "mul1" in merged(raw, "1.20.2")
+
+
+def test_ort_removes_a_training_mode_dropout_at_default_options():
+    """EliminateDropout up to 1.31 never reads training_mode (measured on the torch 2.13 exports of a CNN with
+    a training-mode Dropout: gone on 1.20.2, 1.24.4 and 1.31.1); its mask output still keeps it."""
+    def model(mask_used):
+        nodes = [h.make_node("Dropout", ["x", "ratio", "train"], ["d", "mask"] if mask_used else ["d"], name="drop"),
+                 h.make_node("Relu", ["d"], ["y"], name="relu")]
+        outs = [vi("y", T.FLOAT, [2, 3])] + ([vi("mask", T.BOOL, [2, 3])] if mask_used else [])
+        return make_model(nodes, [vi("x", T.FLOAT, [2, 3])], outs,
+                          [init("ratio", np.array(0.5, np.float32)), init("train", np.array(True))], opset=13)
+
+    index = GraphIndex(onnx.shape_inference.infer_shapes(model(False)))
+    by = {n.index: n.name for n in index.nodes}
+    for version in ("1.20.2", "1.24.4", "1.31.1"):
+        assert {by[i] for i in ort_optimizer.optimize(index, "all", ort_version=version).removed} == {"drop"}
+    assert not _removed(model(True))
