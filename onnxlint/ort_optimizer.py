@@ -423,10 +423,12 @@ class _Optimizer:
         return again if again is not None else base
 
     def _base_shape(self, scope, value: str):
+        shp = scope.type_of(value).shape
+        if shp is not None and all(isinstance(d, int) for d in shp):
+            return tuple(shp)  # static already: data propagation (a second inference) cannot add to it
         s = self.out.shapes.get(value)
         if s is not None:
             return s
-        shp = scope.type_of(value).shape
         return None if shp is None else tuple(d if isinstance(d, int) else None for d in shp)
 
     def reinferred(self, scope, value: str, depth: int = 0):
