@@ -32,6 +32,8 @@ SMALL_INITIALIZER = 100  # kSmallInitializerThreshold in fallback_cpu_capability
 #   skipped: not placed because ORT refuses the model
 STATUSES = ("device", "fallback", "deliberate", "unsupported", "expanded", "folded", "eliminated", "refused", "skipped")
 GONE_STATUSES = ("expanded", "folded", "eliminated")  # the node does not exist in ORT's partitioned graph
+# for Memcpy boundaries an expanded node stands for its function body, on the provider that body runs on
+_REMOVED = ("folded", "eliminated")
 REASONS = (
     # kernel lookup
     "not-registered", "opset", "dtype", "contrib-op", "custom-domain", "fp16-cast",
@@ -518,7 +520,7 @@ class Simulator:
         fed: dict[int, dict[str, list]] = {}
         for p in pl.nodes.values():
             node = p.node
-            if p.ep is None or p.status in GONE_STATUSES:
+            if p.ep is None or p.status in _REMOVED:
                 continue
             since = schemas.since_version(node.op_type, node.opset, node.domain) if p.ep == CUDA else None
             host_inputs = cpu_inputs(node.op_type, since) if p.ep == CUDA else set()
@@ -535,7 +537,7 @@ class Simulator:
                         side[k] = side[k] or node
                     continue  # an initializer: duplicated per device by ORT, never a Memcpy node
                 pp = pl.nodes.get(prod.index)
-                if pp is None or pp.ep is None or pp.status in GONE_STATUSES:
+                if pp is None or pp.ep is None or pp.status in _REMOVED:
                     continue  # Constant nodes become initializers
                 src_host = pp.ep == CPU or (pp.ep == CUDA and prod.outputs.index(value) in cpu_outputs(prod.op_type))
                 dst_host = p.ep == CPU or i in host_inputs

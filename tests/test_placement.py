@@ -765,3 +765,15 @@ def test_ort_removes_a_training_mode_dropout_at_default_options():
     for version in ("1.20.2", "1.24.4", "1.31.1"):
         assert {by[i] for i in ort_optimizer.optimize(index, "all", ort_version=version).removed} == {"drop"}
     assert not _removed(model(True))
+
+
+def test_an_expanded_function_counts_copies_on_the_provider_its_body_runs_on():
+    """ORT expands a CastLike with no kernel into a Cast on CUDA: its output read by a CPU node needs a
+    MemcpyToHost (the attention `_expanded` node tests: 2,124 -> 2,320 of ORT's 2,332 Memcpy nodes on 1.24.4)."""
+    nodes = [h.make_node("CastLike", ["x", "like"], ["c"], name="castlike"),
+             h.make_node("Sin", ["c"], ["y"], name="sin")]
+    m = make_model(nodes, [vi("x", T.FLOAT, [2, 8]), vi("like", T.FLOAT16, [1])], [vi("y", T.FLOAT16, [2, 8])], opset=19)
+    by, pl = _place(m, tables=_tables(cpu_extra={"Sin": [[7, INF, {"T": FLOATS}]]}))
+    assert by["castlike"].status == "expanded" and by["castlike"].ep == placement.CUDA and by["sin"].ep == placement.CPU
+    assert [(b.value, b.direction, b.producer.name, b.consumer.name, b.bytes) for b in pl.boundaries] == [
+        ("c", "to-host", "castlike", "sin", 32)]
