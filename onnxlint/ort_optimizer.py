@@ -73,6 +73,8 @@ class Optimized:
     alias: dict[str, str] = field(default_factory=dict)  # value -> value its consumers read instead
     constants: set[str] = field(default_factory=set)  # values that are initializers after optimization
     shapes: dict[str, tuple] | RefinedShapes = field(default_factory=dict)  # shapes known after data propagation
+    # (id(scope), value) -> dims ORT's shape inference learns again after folding (_Optimizer.reinferred)
+    reinferred: dict[tuple[int, str], tuple] = field(default_factory=dict)
 
     def resolve(self, value: str) -> str:
         seen = 0
@@ -491,6 +493,7 @@ class _Optimizer:
         if base is not None and sum(isinstance(d, int) for d in got) <= sum(isinstance(d, int) for d in base):
             return None
         self._reinfer[key] = (self._changes, got)
+        self.out.reinferred[key] = got
         return got
 
     def value(self, scope, value: str):
@@ -604,7 +607,22 @@ class _Optimizer:
         self._share_once()
         for scope in order:  # a graph before its bodies: what a body sees of the graph around it is settled
             self._converge(scope)
+        self._size_folded_inputs(order)
         return self.out
+
+    def _size_folded_inputs(self, order) -> None:
+        """The shapes ORT knows for folded values that remaining nodes read and onnx's inference left open:
+        GetCpuPreferredNodes treats a small initializer as a CPU input, so placement needs their size
+        (out.reinferred; bounded by REINFER_BUDGET like every re-inference)."""
+        for scope in order:
+            for n in self.nodes(scope):
+                for v in n.inputs:
+                    r = self.out.resolve(v) if v else v
+                    if not r or r not in self.out.constants:
+                        continue
+                    known = scope.type_of(r).shape
+                    if known is None or not all(isinstance(d, int) for d in known):
+                        self.shape(scope, r)
 
     def _converge(self, scope) -> None:
         """One graph's passes until nothing changes (GraphTransformerManager's steps)."""

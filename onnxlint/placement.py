@@ -495,6 +495,8 @@ class Simulator:
             n = vt.numel()
             if n is None and self.opt is not None:
                 shp = self.opt.shapes.get(value)
+                if shp is None or not all(isinstance(d, int) for d in shp):
+                    shp = self.opt.reinferred.get((id(scope), value))  # learnt again after folding, as ORT does
                 if shp is not None and all(isinstance(d, int) for d in shp):
                     n = 1
                     for d in shp:

@@ -777,3 +777,22 @@ def test_an_expanded_function_counts_copies_on_the_provider_its_body_runs_on():
     assert by["castlike"].status == "expanded" and by["castlike"].ep == placement.CUDA and by["sin"].ep == placement.CPU
     assert [(b.value, b.direction, b.producer.name, b.consumer.name, b.bytes) for b in pl.boundaries] == [
         ("c", "to-host", "castlike", "sin", 32)]
+
+
+def test_a_folded_value_whose_size_is_learnt_after_folding_counts_as_a_small_initializer():
+    """fasterrcnn op11's image padding: Concat(CPU shape values, ConstantOfShape(folded)) -> ... -> Pad pads.
+    onnx's inference cannot size the ConstantOfShape; ORT, re-inferring after folding it, can, so the Concat
+    reads a small initializer and a CPU tensor and is CPU-preferred (was predicted on CUDA: 5 misses)."""
+    nodes = [h.make_node("Shape", ["x"], ["sx"], name="shape_x"),
+             h.make_node("Gather", ["sx", "i0"], ["g"], name="gather_x", axis=0),
+             h.make_node("Abs", ["g"], ["a"], name="abs"),  # no data propagation through Abs
+             h.make_node("ConstantOfShape", ["a"], ["ones"], name="cos", value=init("v", np.array([1], np.int64))),
+             h.make_node("Shape", ["z"], ["sz"], name="shape_z"),
+             h.make_node("Gather", ["sz", "i01"], ["nz"], name="gather_z", axis=0),
+             h.make_node("Concat", ["nz", "ones"], ["shp"], name="concat", axis=0),
+             h.make_node("Reshape", ["z", "shp"], ["y"], name="reshape")]
+    m = make_model(nodes, [vi("x", T.FLOAT, [1, 2]), vi("z", T.FLOAT, ["n", 3])], [vi("y", T.FLOAT, None)],
+                   [init("i0", np.array([0], np.int64)), init("i01", np.array([0, 1], np.int64))], opset=17)
+    extra = {"Abs": [[13, INF, ANY]], "ConstantOfShape": [[9, INF, ANY]]}
+    by, _ = _place(m, "all", tables=_tables(cuda_extra=extra, cpu_extra=extra))
+    assert by["cos"].status == "folded" and by["concat"].status == "deliberate" and by["concat"].ep == placement.CPU
