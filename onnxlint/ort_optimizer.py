@@ -359,7 +359,17 @@ def _cse_attributes(n, release: tuple[int, int] = (99, 0)) -> tuple | None:
     if release < TYPED_TENSOR_ATTRIBUTE_CSE_SINCE and any(
             a.type == onnx.AttributeProto.TENSOR and not a.t.HasField("raw_data") for a in attrs):
         return None
-    return tuple(sorted((a.name, a.SerializeToString()) for a in attrs))
+    return tuple(sorted((a.name, _tensor_key(a.t) if a.type == onnx.AttributeProto.TENSOR else a.SerializeToString())
+                        for a in attrs))
+
+
+def _tensor_key(t: onnx.TensorProto) -> tuple:
+    """A tensor attribute as CSE compares it: dtype, dims and value, not its name (measured: two ConstantOfShape
+    values named differently are merged; on 1.31.1 a typed-field value and an equal raw one are too)."""
+    try:
+        return (t.data_type, tuple(t.dims), numpy_helper.to_array(t).tobytes())
+    except Exception:  # noqa: BLE001 - an undecodable tensor: compared by its bytes
+        return (t.data_type, tuple(t.dims), t.SerializeToString())
 
 
 class _Optimizer:
@@ -743,10 +753,29 @@ class _Optimizer:
         return changed
 
     # ------------------------------------------------------------------ rewrite rules
-    def _can_remove(self, scope, node) -> bool:
+    def _can_remove(self, scope, node, replaced_by_initializer: bool = False) -> bool:
         """graph_utils::CanRemoveNode as the rewrite rules other than EliminateIdentity use it: a node whose
-        output is a graph output stays (measured: a Cast to its own type feeding a graph output is kept)."""
-        return not any(o in scope.outputs for o in node.outputs if o)
+        output is a graph output stays (measured: a Cast to its own type feeding a graph output is kept), and
+        RemoveNode must know what its consumers read instead: the node has exactly one input edge (an input
+        produced by a node of this graph; initializers and graph inputs are no edges), or no edge and a single
+        input (measured: Dropout(graph input, ratio, training_mode) stays). A node replaced by a new
+        initializer (UnsqueezeElimination) needs no input edge."""
+        if any(o in scope.outputs for o in node.outputs if o):
+            return False
+        if replaced_by_initializer:
+            return True
+        ins = [v for v in node.inputs if v]
+        edges = sum(1 for v in ins if self._is_edge(scope, v))
+        return edges == 1 or (edges == 0 and len(ins) == 1)
+
+    def _is_edge(self, scope, value: str) -> bool:
+        """Whether value reaches its reader along a graph edge: produced by a node of this graph that is still
+        there (a folded node's output is an initializer now)."""
+        r = self.out.resolve(value)
+        if r in self.out.constants or self.tensor(scope, r) is not None:
+            return False  # folded, an initializer, or a Constant node's output (ORT makes those initializers)
+        p = scope.producer.get(r)
+        return p is not None and not self.out.is_removed(p)
 
     def _bypass_ok(self, scope, node) -> bool:
         """graph_utils::CanRemoveNode: a node whose output is a graph output can only go when its input can take
@@ -779,7 +808,8 @@ class _Optimizer:
             elif op in ("Add", "Sub", "Mul", "Div") and len(n.inputs) == 2 and self._can_remove(scope, n) \
                     and self._noop(scope, n) is not None:
                 why = self._noop(scope, n)
-            elif op == "Unsqueeze" and len(n.inputs) == 1 and n.attr("axes") is not None and self._can_remove(scope, n) \
+            elif op == "Unsqueeze" and len(n.inputs) == 1 and n.attr("axes") is not None \
+                    and self._can_remove(scope, n, replaced_by_initializer=True) \
                     and self.tensor(scope, self.out.resolve(n.inputs[0])) is not None:
                 # UnsqueezeElimination (axes as an attribute, opset < 13): an Unsqueeze of an initializer, from this
                 # graph or an outer one, becomes an initializer

@@ -34,6 +34,11 @@ STATUSES = ("device", "fallback", "deliberate", "unsupported", "expanded", "fold
 GONE_STATUSES = ("expanded", "folded", "eliminated")  # the node does not exist in ORT's partitioned graph
 # for Memcpy boundaries an expanded node stands for its function body, on the provider that body runs on
 _REMOVED = ("folded", "eliminated")
+
+
+def _mixed_body(p) -> bool:
+    """An expanded function whose body runs partly on CPU: which of its edges cross is not known here."""
+    return p.status == "expanded" and p.reason != "function"
 REASONS = (
     # kernel lookup
     "not-registered", "opset", "dtype", "contrib-op", "custom-domain", "fp16-cast",
@@ -520,13 +525,20 @@ class Simulator:
         seen: set[tuple[str, str]] = set()
         # scope id -> value -> [host-side reader, device-side reader] for the scope's inputs and outer values
         fed: dict[int, dict[str, list]] = {}
+        # the branch of an If ORT inlined (constant condition) runs in the graph around it: one producer map
+        merged: dict[int, dict] = {}
+        for sc in self.index.scopes:
+            eff = self._effective(sc)
+            if eff is not sc:
+                merged.setdefault(id(eff), dict(eff.producer)).update(sc.producer)
         for p in pl.nodes.values():
             node = p.node
-            if p.ep is None or p.status in _REMOVED:
+            if p.ep is None or p.status in _REMOVED or _mixed_body(p):
                 continue
             since = schemas.since_version(node.op_type, node.opset, node.domain) if p.ep == CUDA else None
             host_inputs = cpu_inputs(node.op_type, since) if p.ep == CUDA else set()
-            producer = node.scope.producer
+            scope = self._effective(node.scope) if merged else node.scope
+            producer = merged.get(id(scope), scope.producer)
             for i, value in enumerate(node.inputs):
                 value = self._resolve(value)
                 if self._folded(value):
@@ -534,13 +546,13 @@ class Simulator:
                 prod = producer.get(value)
                 if prod is None:
                     if value and not self._is_initializer(node.scope, value):
-                        side = fed.setdefault(id(node.scope), {}).setdefault(value, [None, None])
+                        side = fed.setdefault(id(scope), {}).setdefault(value, [None, None])
                         k = 0 if (p.ep == CPU or i in host_inputs) else 1
                         side[k] = side[k] or node
                     continue  # an initializer: duplicated per device by ORT, never a Memcpy node
                 pp = pl.nodes.get(prod.index)
-                if pp is None or pp.ep is None or pp.status in _REMOVED:
-                    continue  # Constant nodes become initializers
+                if pp is None or pp.ep is None or pp.status in _REMOVED or _mixed_body(pp):
+                    continue  # Constant nodes become initializers; a body on both providers: unknown edges
                 src_host = pp.ep == CPU or (pp.ep == CUDA and prod.outputs.index(value) in cpu_outputs(prod.op_type))
                 dst_host = p.ep == CPU or i in host_inputs
                 if src_host == dst_host:
@@ -560,6 +572,15 @@ class Simulator:
                     n = vt.numel()
                     size = n * DTYPE_BYTES[vt.dtype] if n is not None and vt.dtype in DTYPE_BYTES else None
                     pl.boundaries.append(Boundary(value, "to-device", None, device_reader, size))
+
+    def _effective(self, scope):
+        """The graph a scope's nodes run in: an If branch ORT inlined runs in the graph around the If."""
+        while scope.parent is not None and scope.owner is not None and self.opt is not None:
+            gone = self.opt.removed.get(scope.owner.index)
+            if gone is None or gone.reason != "if-constant":
+                break
+            scope = scope.parent
+        return scope
 
     @staticmethod
     def _is_initializer(scope, value: str) -> bool:

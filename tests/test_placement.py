@@ -494,12 +494,17 @@ def test_shape_after_a_pad_with_computed_pads_folds_once_the_pads_are_known():
 
 
 def test_noop_elimination_needs_a_one_element_constant():
-    def model(const):
-        nodes = [h.make_node("Add", ["x", "z"], ["a"], name="add"), h.make_node("Relu", ["a"], ["y"], name="relu")]
-        return make_model(nodes, [vi("x", T.FLOAT, [2, 3])], [vi("y", T.FLOAT, [2, 3])], [init("z", const)], opset=13)
+    def model(const, from_input=False):
+        nodes = [h.make_node("Relu", ["x"], ["r"], name="relu0"),
+                 h.make_node("Add", ["x" if from_input else "r", "z"], ["a"], name="add"),
+                 h.make_node("Relu", ["a"], ["y"], name="relu")]
+        return make_model(nodes, [vi("x", T.FLOAT, [2, 3])], [vi("y", T.FLOAT, [2, 3]), vi("r", T.FLOAT, [2, 3])],
+                          [init("z", const)], opset=13)
 
     assert _removed(model(np.zeros((1,), np.float32)))["add"].reason == "noop"
     assert not _removed(model(np.zeros((3,), np.float32)))  # noop_elimination.cc: more than one element stays
+    # CanRemoveNode: a graph input plus the constant is no input edge and two inputs (measured on 1.24.4: kept)
+    assert not _removed(model(np.zeros((1,), np.float32), from_input=True))
 
 
 def test_no_data_propagation_over_a_long_constant_range():
@@ -752,11 +757,14 @@ def test_cse_of_tensor_attributes_in_typed_fields_from_ort_1_31():
 
 def test_ort_removes_a_training_mode_dropout_at_default_options():
     """EliminateDropout up to 1.31 never reads training_mode (measured on the torch 2.13 exports of a CNN with
-    a training-mode Dropout: gone on 1.20.2, 1.24.4 and 1.31.1); its mask output still keeps it."""
-    def model(mask_used):
-        nodes = [h.make_node("Dropout", ["x", "ratio", "train"], ["d", "mask"] if mask_used else ["d"], name="drop"),
+    a training-mode Dropout: gone on 1.20.2, 1.24.4 and 1.31.1); its mask output still keeps it, and so does
+    reading a graph input directly (CanRemoveNode: no input edge and three inputs; measured on 1.24.4/1.31.1)."""
+    def model(mask_used, after_relu=True):
+        src = "r" if after_relu else "x"
+        nodes = [h.make_node("Relu", ["x"], ["r"], name="relu0"),
+                 h.make_node("Dropout", [src, "ratio", "train"], ["d", "mask"] if mask_used else ["d"], name="drop"),
                  h.make_node("Relu", ["d"], ["y"], name="relu")]
-        outs = [vi("y", T.FLOAT, [2, 3])] + ([vi("mask", T.BOOL, [2, 3])] if mask_used else [])
+        outs = [vi("y", T.FLOAT, [2, 3]), vi("r", T.FLOAT, [2, 3])] + ([vi("mask", T.BOOL, [2, 3])] if mask_used else [])
         return make_model(nodes, [vi("x", T.FLOAT, [2, 3])], outs,
                           [init("ratio", np.array(0.5, np.float32)), init("train", np.array(True))], opset=13)
 
@@ -765,6 +773,7 @@ def test_ort_removes_a_training_mode_dropout_at_default_options():
     for version in ("1.20.2", "1.24.4", "1.31.1"):
         assert {by[i] for i in ort_optimizer.optimize(index, "all", ort_version=version).removed} == {"drop"}
     assert not _removed(model(True))
+    assert not _removed(model(False, after_relu=False))
 
 
 def test_an_expanded_function_counts_copies_on_the_provider_its_body_runs_on():
@@ -796,3 +805,36 @@ def test_a_folded_value_whose_size_is_learnt_after_folding_counts_as_a_small_ini
     extra = {"Abs": [[13, INF, ANY]], "ConstantOfShape": [[9, INF, ANY]]}
     by, _ = _place(m, "all", tables=_tables(cuda_extra=extra, cpu_extra=extra))
     assert by["cos"].status == "folded" and by["concat"].status == "deliberate" and by["concat"].ep == placement.CPU
+
+
+def test_cse_compares_a_tensor_attribute_by_value_not_name():
+    """Measured on 1.24.4 and 1.31.1: ConstantOfShape values named `v` and `w` with one value are merged."""
+    nodes = [h.make_node("ConstantOfShape", ["s1"], ["c1"], name="cos1", value=init("v", np.array([2.0], np.float32))),
+             h.make_node("ConstantOfShape", ["s1"], ["c2"], name="cos2", value=init("w", np.array([2.0], np.float32))),
+             h.make_node("Shape", ["x"], ["s1"], name="shape"),
+             h.make_node("Add", ["c1", "c2"], ["y"], name="add")]
+    m = make_model(nodes[2:3] + nodes[:2] + nodes[3:], [vi("x", T.FLOAT, ["n", 3])], [vi("y", T.FLOAT, None)], opset=17)
+    gone = _removed(m)
+    assert [k for k in ("cos1", "cos2") if k in gone and gone[k].reason == "cse"]
+
+
+def test_memcpy_of_an_inlined_if_branch_is_counted_in_the_graph_around_it():
+    """ORT inlines the branch of an If on a constant condition into the enclosing graph (checked with 1.24.4's
+    optimized model): a graph input read by a CUDA node outside and a CPU node inside the branch gets one copy,
+    and the If's output, made by a CUDA node in the branch and read by a CPU node, one MemcpyToHost."""
+    tables = _tables(cpu_extra={"Sin": [[7, INF, {"T": FLOATS}]]})
+    else_g = h.make_graph([h.make_node("Relu", ["x"], ["eo"], name="erelu")], "else", [], [vi("eo", T.FLOAT, [2, 8])])
+    then_b = h.make_graph([h.make_node("Sin", ["x"], ["to"], name="tsin")], "then", [], [vi("to", T.FLOAT, [2, 8])])
+    m = make_model([h.make_node("Relu", ["x"], ["r"], name="relu"),
+                    h.make_node("If", ["c"], ["io"], name="if", then_branch=then_b, else_branch=else_g)],
+                   [vi("x", T.FLOAT, [2, 8])], [vi("r", T.FLOAT, [2, 8]), vi("io", T.FLOAT, [2, 8])],
+                   [init("c", np.array(True))], opset=17)
+    _, pl = _place(m, "all", tables=tables)
+    assert [(b.value, b.direction, b.producer, b.consumer.name) for b in pl.boundaries] == [("x", "to-device", None, "relu")]
+    then_c = h.make_graph([h.make_node("Relu", ["x"], ["to"], name="trelu")], "then", [], [vi("to", T.FLOAT, [2, 8])])
+    m = make_model([h.make_node("If", ["c"], ["io"], name="if", then_branch=then_c, else_branch=else_g),
+                    h.make_node("Sin", ["io"], ["s"], name="sin"), h.make_node("Relu", ["io"], ["r"], name="relu")],
+                   [vi("x", T.FLOAT, [2, 8])], [vi("s", T.FLOAT, [2, 8]), vi("r", T.FLOAT, [2, 8])],
+                   [init("c", np.array(True))], opset=17)
+    _, pl = _place(m, "all", tables=tables)
+    assert [(b.value, b.direction, b.producer.name, b.consumer.name) for b in pl.boundaries] == [("to", "to-host", "trelu", "sin")]
