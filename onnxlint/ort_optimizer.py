@@ -40,7 +40,7 @@ TransposeOptimizer (pushing Transposes elsewhere), QDQ propagation.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 import onnx
@@ -73,8 +73,12 @@ class Optimized:
     alias: dict[str, str] = field(default_factory=dict)  # value -> value its consumers read instead
     constants: set[str] = field(default_factory=set)  # values that are initializers after optimization
     shapes: dict[str, tuple] | RefinedShapes = field(default_factory=dict)  # shapes known after data propagation
-    # (id(scope), value) -> dims ORT's shape inference learns again after folding (_Optimizer.reinferred)
-    reinferred: dict[tuple[int, str], tuple] = field(default_factory=dict)
+    # (scope, value) -> dims as ORT knows them after folding, asked on demand (GetCpuPreferredNodes needs the size
+    # of a folded input); it holds the optimizer: release() it when done (the pair is a reference cycle)
+    sizer: Callable[[Any, str], Any] | None = field(default=None, repr=False, compare=False)
+
+    def release(self) -> None:
+        self.sizer = None
 
     def resolve(self, value: str) -> str:
         seen = 0
@@ -503,7 +507,6 @@ class _Optimizer:
         if base is not None and sum(isinstance(d, int) for d in got) <= sum(isinstance(d, int) for d in base):
             return None
         self._reinfer[key] = (self._changes, got)
-        self.out.reinferred[key] = got
         return got
 
     def value(self, scope, value: str):
@@ -617,22 +620,8 @@ class _Optimizer:
         self._share_once()
         for scope in order:  # a graph before its bodies: what a body sees of the graph around it is settled
             self._converge(scope)
-        self._size_folded_inputs(order)
+        self.out.sizer = self.shape
         return self.out
-
-    def _size_folded_inputs(self, order) -> None:
-        """The shapes ORT knows for folded values that remaining nodes read and onnx's inference left open:
-        GetCpuPreferredNodes treats a small initializer as a CPU input, so placement needs their size
-        (out.reinferred; bounded by REINFER_BUDGET like every re-inference)."""
-        for scope in order:
-            for n in self.nodes(scope):
-                for v in n.inputs:
-                    r = self.out.resolve(v) if v else v
-                    if not r or r not in self.out.constants:
-                        continue
-                    known = scope.type_of(r).shape
-                    if known is None or not all(isinstance(d, int) for d in known):
-                        self.shape(scope, r)
 
     def _converge(self, scope) -> None:
         """One graph's passes until nothing changes (GraphTransformerManager's steps)."""

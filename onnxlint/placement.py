@@ -236,6 +236,8 @@ class Simulator:
         if preferred == CUDA:
             for scope in self.index.scopes:
                 self._cpu_preferred(scope, pl)
+        if self.opt is not None:
+            self.opt.release()  # the optimizer model is not asked again: drop it now
         if len(self.tables) > 1:
             self._boundaries(pl)  # one provider: every tensor stays where it is, no Memcpy
         return pl
@@ -500,8 +502,8 @@ class Simulator:
             n = vt.numel()
             if n is None and self.opt is not None:
                 shp = self.opt.shapes.get(value)
-                if shp is None or not all(isinstance(d, int) for d in shp):
-                    shp = self.opt.reinferred.get((id(scope), value))  # learnt again after folding, as ORT does
+                if (shp is None or not all(isinstance(d, int) for d in shp)) and self.opt.sizer is not None:
+                    shp = self.opt.sizer(scope, value)  # learnt again after folding, as ORT does
                 if shp is not None and all(isinstance(d, int) for d in shp):
                     n = 1
                     for d in shp:
