@@ -620,6 +620,9 @@ class _Optimizer:
         self._share_once()
         for scope in order:  # a graph before its bodies: what a body sees of the graph around it is settled
             self._converge(scope)
+        # placement may still ask for shapes (out.sizer): keep what shape() reads, drop the passes' indexes
+        self.readers, self._reader_ids, self._orders, self._canon, self._cse_attrs = {}, {}, {}, {}, []
+        self._shareable, self._bodies = set(), None
         self.out.sizer = self.shape
         return self.out
 

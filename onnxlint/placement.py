@@ -527,12 +527,13 @@ class Simulator:
         seen: set[tuple[str, str]] = set()
         # scope id -> value -> [host-side reader, device-side reader] for the scope's inputs and outer values
         fed: dict[int, dict[str, list]] = {}
-        # the branch of an If ORT inlined (constant condition) runs in the graph around it: one producer map
+        # the branch of an If ORT inlined (constant condition) runs in the graph around it: its producers are
+        # looked up there too (an overlay: the enclosing graph's own map may hold a million entries)
         merged: dict[int, dict] = {}
         for sc in self.index.scopes:
             eff = self._effective(sc)
             if eff is not sc:
-                merged.setdefault(id(eff), dict(eff.producer)).update(sc.producer)
+                merged.setdefault(id(eff), {}).update(sc.producer)
         for p in pl.nodes.values():
             node = p.node
             if p.ep is None or p.status in _REMOVED or _mixed_body(p):
@@ -540,12 +541,14 @@ class Simulator:
             since = schemas.since_version(node.op_type, node.opset, node.domain) if p.ep == CUDA else None
             host_inputs = cpu_inputs(node.op_type, since) if p.ep == CUDA else set()
             scope = self._effective(node.scope) if merged else node.scope
-            producer = merged.get(id(scope), scope.producer)
+            producer, inlined = scope.producer, merged.get(id(scope))
             for i, value in enumerate(node.inputs):
                 value = self._resolve(value)
                 if self._folded(value):
                     continue  # an initializer now: copied by the session state, not a Memcpy node
                 prod = producer.get(value)
+                if prod is None and inlined:
+                    prod = inlined.get(value)
                 if prod is None:
                     if value and not self._is_initializer(node.scope, value):
                         side = fed.setdefault(id(scope), {}).setdefault(value, [None, None])
