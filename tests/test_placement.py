@@ -838,3 +838,19 @@ def test_memcpy_of_an_inlined_if_branch_is_counted_in_the_graph_around_it():
                    [init("c", np.array(True))], opset=17)
     _, pl = _place(m, "all", tables=tables)
     assert [(b.value, b.direction, b.producer.name, b.consumer.name) for b in pl.boundaries] == [("to", "to-host", "trelu", "sin")]
+
+
+def test_constant_folding_needs_a_cpu_kernel_for_the_exact_float16_type():
+    """ORT folds with a CPU kernel for the node's own types; the float16<->float Casts its InsertCastTransformer
+    adds come after the Level-1 transformers (measured on 1.24.4: a float16 ReduceMax-20 of constants is kept
+    and runs on CPU)."""
+    nodes = [h.make_node("ReduceMax", ["c", "axes"], ["m"], name="rmax", keepdims=1),
+             h.make_node("Add", ["x", "m"], ["y"], name="add")]
+    m = make_model(nodes, [vi("x", T.FLOAT16, [2, 3])], [vi("y", T.FLOAT16, [2, 3])],
+                   [init("c", np.ones((2, 3), np.float16)), init("axes", np.array([1], np.int64))], opset=20)
+    float_only = {"ReduceMax": [[20, INF, {"T": ["tensor(float)"]}]]}
+    by, _ = _place(m, "all", tables=_tables(cpu_extra=float_only))
+    assert by["rmax"].status != "folded" and by["rmax"].ep == placement.CPU
+    with_half = {"ReduceMax": [[20, INF, {"T": ["tensor(float)", "tensor(float16)"]}]]}
+    by, _ = _place(m, "all", tables=_tables(cpu_extra=with_half))
+    assert by["rmax"].status == "folded"
