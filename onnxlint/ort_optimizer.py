@@ -182,9 +182,6 @@ CONTIGUOUS_RESHAPES_SINCE = (1, 31)
 DIM_MATCH_SINCE = (1, 31)
 REINFER_BUDGET = 10_000  # re-inference steps per model (a detector of a few thousand nodes needs ~3k)
 _ELEM_TYPES = {f"tensor({name.lower()})": int(num) for name, num in onnx.TensorProto.DataType.items() if num}
-_NP_TO_ONNX = {np.dtype(t).str: int(k) for k, t in ((onnx.TensorProto.FLOAT, np.float32), (onnx.TensorProto.FLOAT16, np.float16),
-                                                   (onnx.TensorProto.DOUBLE, np.float64), (onnx.TensorProto.INT32, np.int32),
-                                                   (onnx.TensorProto.INT64, np.int64))}
 
 
 _INTEGER_TYPES = (onnx.TensorProto.INT64, onnx.TensorProto.INT32, onnx.TensorProto.INT16, onnx.TensorProto.INT8,
@@ -689,15 +686,15 @@ class _Optimizer:
     def _canon_of(self, scope, value: str):
         t = self.tensor(scope, value)
         if t is not None:
-            n = 1
-            for d in t.dims:
-                n *= d
-            arr = _small_array(t, SHARE_MAX_ELEMENTS) if n <= SHARE_MAX_ELEMENTS else None
+            arr = _small_array(t, SHARE_MAX_ELEMENTS)
             return value if arr is None else ("const", t.data_type, tuple(t.dims), arr.tobytes())
         arr = self.value(scope, value)  # an initializer the first rule pass made (UnsqueezeElimination)
         if arr is None or arr.size > SHARE_MAX_ELEMENTS:
             return value
-        dtype = _NP_TO_ONNX.get(arr.dtype.str)
+        try:
+            dtype = onnx.helper.np_dtype_to_tensor_dtype(arr.dtype)
+        except (KeyError, TypeError, ValueError):
+            return value
         return value if dtype not in self.SHARE_TYPES else ("const", dtype, tuple(arr.shape), arr.tobytes())
 
     def _share_once(self) -> None:

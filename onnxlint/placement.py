@@ -34,11 +34,6 @@ STATUSES = ("device", "fallback", "deliberate", "unsupported", "expanded", "fold
 GONE_STATUSES = ("expanded", "folded", "eliminated")  # the node does not exist in ORT's partitioned graph
 # for Memcpy boundaries an expanded node stands for its function body, on the provider that body runs on
 _REMOVED = ("folded", "eliminated")
-
-
-def _mixed_body(p) -> bool:
-    """An expanded function whose body runs partly on CPU: which of its edges cross is not known here."""
-    return p.status == "expanded" and p.reason != "function"
 REASONS = (
     # kernel lookup
     "not-registered", "opset", "dtype", "contrib-op", "custom-domain", "fp16-cast",
@@ -134,6 +129,18 @@ class Placement(StatusIndex):
         if self.refused:
             line = f"ORT refuses this model: {self.refused}"
         return line
+
+
+def _mixed_body(p) -> bool:
+    """An expanded function whose body runs partly on CPU: which of its edges cross is not known here."""
+    return p.status == "expanded" and p.reason != "function"
+
+
+def _bytes(scope, value: str) -> int | None:
+    """What one copy of value moves, when its dtype and shape are known."""
+    vt = scope.type_of(value)
+    n = vt.numel()
+    return n * DTYPE_BYTES[vt.dtype] if n is not None and vt.dtype in DTYPE_BYTES else None
 
 
 @lru_cache(maxsize=1)
@@ -557,7 +564,7 @@ class Simulator:
                 if prod is None and inlined:
                     prod = inlined.get(value)
                 if prod is None:
-                    if value and not self._is_initializer(node.scope, value):
+                    if value and node.scope.constant(value) is None:
                         side = fed.setdefault(id(scope), {}).setdefault(value, [None, None])
                         k = 0 if (p.ep == CPU or i in host_inputs) else 1
                         side[k] = side[k] or node
@@ -573,17 +580,11 @@ class Simulator:
                 if (value, direction) in seen:
                     continue
                 seen.add((value, direction))
-                vt = node.scope.type_of(value)
-                n = vt.numel()
-                size = n * DTYPE_BYTES[vt.dtype] if n is not None and vt.dtype in DTYPE_BYTES else None
-                pl.boundaries.append(Boundary(value, direction, prod, node, size))
+                pl.boundaries.append(Boundary(value, direction, prod, node, _bytes(node.scope, value)))
         for values in fed.values():
             for value, (host_reader, device_reader) in values.items():
                 if host_reader is not None and device_reader is not None:
-                    vt = device_reader.scope.type_of(value)
-                    n = vt.numel()
-                    size = n * DTYPE_BYTES[vt.dtype] if n is not None and vt.dtype in DTYPE_BYTES else None
-                    pl.boundaries.append(Boundary(value, "to-device", None, device_reader, size))
+                    pl.boundaries.append(Boundary(value, "to-device", None, device_reader, _bytes(device_reader.scope, value)))
 
     def _effective(self, scope):
         """The graph a scope's nodes run in: an If branch ORT inlined runs in the graph around the If."""
@@ -594,15 +595,6 @@ class Simulator:
             scope = scope.parent
         return scope
 
-    @staticmethod
-    def _is_initializer(scope, value: str) -> bool:
-        """An initializer or Constant output of this graph or one around it (ORT turns Constant nodes into
-        initializers)."""
-        while scope is not None:
-            if value in scope.initializers or value in scope.constants:
-                return True
-            scope = scope.parent
-        return False
 
 
 
