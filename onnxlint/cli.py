@@ -470,11 +470,26 @@ def _clean(argv: list[str]) -> int:
 _COMMANDS = {"placement": _placement, "verify": _verify, "doctor": _doctor, "clean": _clean}
 
 
+# numpy's OpenBLAS starts a thread per core when numpy is imported, and they spin: ~80 ms of CPU on 2 cores (more
+# on more), before a single matrix product, in every process and every pool worker. onnxlint multiplies no large
+# matrices (folded values are shape-sized), so the CLI asks for one BLAS thread unless the user chose a number.
+_BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
+
+
+def _one_blas_thread() -> str | None:
+    """Set OPENBLAS_NUM_THREADS=1 before numpy loads; the name set (to undo after main), or None."""
+    if "numpy" in sys.modules or any(os.environ.get(v) for v in _BLAS_THREADS):
+        return None
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
+    return "OPENBLAS_NUM_THREADS"
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv == ["--version"]:  # what argparse would print, without building the parser (its target list)
         print(f"onnxlint {__version__}")
         return 0
+    blas = _one_blas_thread()
     try:
         if argv and argv[0] in _COMMANDS:
             return _COMMANDS[argv[0]](argv[1:])
@@ -488,6 +503,8 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     finally:
+        if blas is not None:  # main() called in-process: the caller's environment as it was
+            os.environ.pop(blas, None)
         linter = sys.modules.get("onnxlint.linter")
         if linter is not None:  # main() called in-process (tests, tools): leave the library as it was
             linter.RULESET_SOURCE = None  # type: ignore[attr-defined]

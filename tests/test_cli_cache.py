@@ -298,3 +298,31 @@ def test_a_miss_with_cached_rules_imports_no_yaml(tmp_path):
     assert first.stdout.strip().splitlines()[-1] == "True"  # rules parsed and stored
     second = subprocess.run(run + [str(tmp_path / "m1.onnx")], capture_output=True, text=True, cwd=tmp_path)
     assert second.returncode == 0 and second.stdout.strip().splitlines()[-1] == "False", second.stdout + second.stderr
+
+
+def _threads_after_lint(tmp_path: Path, env: dict) -> list[str]:
+    """Run the CLI in a fresh process on a model (numpy loads during the run) and report the process's threads
+    (Linux /proc) and the BLAS variable as the process sees it after main() returned."""
+    onnx.save(_model(), tmp_path / "m.onnx")
+    code = ("import os, sys; from onnxlint.cli import main; rc = main(['--no-cache', sys.argv[1]]); "
+            "assert 'numpy' in sys.modules; print(len(os.listdir('/proc/self/task')), os.environ.get('OPENBLAS_NUM_THREADS'))")
+    p = subprocess.run([sys.executable, "-c", code, str(tmp_path / "m.onnx")], capture_output=True, text=True,
+                       cwd=tmp_path, env=env, timeout=300)
+    assert p.returncode == 0, p.stderr
+    return p.stdout.split()[-2:]
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="counts threads through Linux /proc")
+def test_cli_runs_numpy_with_one_blas_thread_and_restores_the_environment(tmp_path):
+    """OpenBLAS starts a spinning thread per core when numpy loads (~80 ms of CPU per process on 2 cores) and
+    onnxlint multiplies no large matrices: the CLI asks for one thread, then leaves os.environ as it found it."""
+    env = {k: v for k, v in _env().items() if k not in ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")}
+    threads, blas = _threads_after_lint(tmp_path, env)
+    assert (threads, blas) == ("1", "None")
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir() or (os.cpu_count() or 1) < 2, reason="needs Linux /proc, 2 cores")
+def test_a_blas_thread_count_the_user_set_is_kept(tmp_path):
+    env = {**_env(), "OPENBLAS_NUM_THREADS": "2"}
+    threads, blas = _threads_after_lint(tmp_path, env)
+    assert (int(threads), blas) == (2, "2")
