@@ -266,7 +266,7 @@ def _rules_from_cache(cache_dir: Path) -> None:
 
 
 def _lint(argv: list[str]) -> int:
-    from onnxlint import linter, loading
+    from onnxlint import linter, paths
     from onnxlint.report import Report
 
     args = build_parser().parse_args(argv)
@@ -310,7 +310,7 @@ def _lint(argv: list[str]) -> int:
             got = by_dir[d] = cache[id(c)]
         return got
 
-    files = loading.expand_paths([str(p) for p in args.paths])
+    files = paths.expand_paths([str(p) for p in args.paths])
     _check_output(args.output, files, args.fix)
     if args.show_config:
         for path in sorted({settings_of(f).config.path or Path("-") for f in files}, key=str):

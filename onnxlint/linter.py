@@ -10,16 +10,16 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
-from onnxlint import loading
 from onnxlint import targets as targets_mod
 from onnxlint.errors import InputError, RuleError, UsageError, did_you_mean, first_line
+from onnxlint.paths import expand_paths
 from onnxlint.report import FileReport, Report
 from onnxlint.settings import Settings, doc_string_suppresses, matches
 
 if TYPE_CHECKING:  # imported where used: the CLI imports this module on a cache hit, which must not load onnx
     import onnx
 
-    from onnxlint import engine
+    from onnxlint import engine, loading
 
 Progress = Callable[[int, int, str], None]
 
@@ -33,6 +33,8 @@ def options_for(settings: Settings) -> "engine.Options":
 
 def model_file(model: onnx.ModelProto, display: str = "<model>", base_dir: Path | None = None) -> loading.ModelFile:
     """A ModelFile for an in-memory model; external data (if any) resolves in base_dir, never elsewhere."""
+    from onnxlint import loading
+
     mf = loading.ModelFile(path=Path(base_dir or ".") / display, display=display, model=model,
                            file_size=model.ByteSize())
     if base_dir is not None:
@@ -43,6 +45,8 @@ def model_file(model: onnx.ModelProto, display: str = "<model>", base_dir: Path 
 def lint_file(path: Path, settings: Settings, want_placement: bool = True) -> FileReport:
     """Lint one model file. The cyclic GC is paused meanwhile: indexing allocates an object per node and
     value, and generation scans over them cost a third of the walk on large models."""
+    from onnxlint import loading
+
     res = FileReport(str(path))
     try:
         mf = loading.load(path)
@@ -83,7 +87,7 @@ def ruleset_for(rule_dirs: tuple[Path, ...]) -> Any:
 
 
 def _lint(mf: loading.ModelFile, settings: Settings, want_placement: bool, res: FileReport) -> None:
-    from onnxlint import engine
+    from onnxlint import engine, loading
 
     try:
         ruleset = ruleset_for(settings.rule_dirs)
@@ -163,7 +167,7 @@ def lint_paths(paths: Iterable[Path | str], settings_for: Callable[[Path], Setti
     jobs > 1, or by default (one worker per core) when they hold POOL_MIN_BYTES or more. A worker starts by
     importing onnx and numpy (~0.3 s of CPU): measured on 2 cores, 200 tiny models lint at 287/s in one
     process and 248/s with the pool, 24 real ones (1-7 MB) at 22/s and 31/s."""
-    files = loading.expand_paths([str(p) for p in paths])
+    files = expand_paths([str(p) for p in paths])
     report = Report()
     workers = jobs or (os.cpu_count() or 1)
     if workers > 1 and len(files) >= 16 and (jobs > 1 or sum(_size(f) for f in files) >= POOL_MIN_BYTES):
