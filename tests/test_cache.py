@@ -304,3 +304,58 @@ def test_ruleset_copy_is_the_same_rules_and_follows_rule_files(tmp_path, cdir):
     (rules / "x.yaml").write_text("[]\n# changed\n")
     cache.cached_ruleset((rules,), load, cdir)
     assert len(calls) == 3
+
+
+def test_a_run_of_several_models_is_read_back_from_one_entry(tmp_path, cdir, monkeypatch):
+    """A second run over an unchanged folder opens one run entry, not one entry per model; a changed model
+    lints again alone (the others come from their own entries) and the run is stored anew."""
+    paths = []
+    for k in range(3):
+        p = tmp_path / f"m{k}.onnx"
+        onnx.save(_model(extra_dropout=k != 1), p)
+        paths.append(p)
+    s = Settings.from_config(None)
+    first = _run(paths, s, cdir)
+    opened: list[str] = []
+    real_open = open
+
+    def spy(file, *a, **k):
+        opened.append(os.fspath(file))
+        return real_open(file, *a, **k)
+
+    monkeypatch.setattr("builtins.open", spy)
+    calls: list = []
+    second = _run(paths, s, cdir, calls)
+    entries = [f for f in opened if f.startswith(str(cdir))]
+    assert calls == [] and _json(second) == _json(first)
+    assert len(entries) == 1 and os.sep + "runs" + os.sep in entries[0]
+    clean = make_model([h.make_node("Relu", ["x"], ["y"], name="r")], [vi("x", T.FLOAT, [4])], [vi("y", T.FLOAT, [4])])
+    onnx.save(clean, paths[0])  # one model changes
+    opened.clear()
+    third = _run(paths, s, cdir, calls)
+    assert calls == [paths[0]]
+    assert _json(third[1:]) == _json(first[1:])
+    assert {f.code for f in first[0].findings} >= {"OLX007", "OLX015"} and "OLX015" not in {f.code for f in third[0].findings}
+    calls.clear()
+    opened.clear()
+    assert _json(_run(paths, s, cdir, calls)) == _json(third) and calls == []
+    assert len([f for f in opened if f.startswith(str(cdir))]) == 1
+
+
+def test_a_run_entry_checks_each_models_external_data(tmp_path, cdir):
+    m = make_model([h.make_node("MatMul", ["x", "w"], ["y"], name="mm")], [vi("x", T.FLOAT, [1, 64])],
+                   [vi("y", T.FLOAT, [1, 64])], [init("w", np.ones((64, 64), np.float32))])
+    p = tmp_path / "ext.onnx"
+    onnx.save(m, p, save_as_external_data=True, all_tensors_to_one_file=True, location="ext.data", size_threshold=0)
+    q = tmp_path / "plain.onnx"
+    onnx.save(_model(), q)
+    s = Settings.from_config(None)
+    _run([p, q], s, cdir)
+    calls: list = []
+    _run([p, q], s, cdir, calls)
+    assert calls == []
+    data = tmp_path / "ext.data"
+    st = os.stat(data)
+    os.utime(data, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    _run([p, q], s, cdir, calls)
+    assert calls == [p]  # the run entry is stale; the plain model still comes from its own entry
