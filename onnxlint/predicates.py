@@ -224,18 +224,38 @@ def candidates(ctx: "LintContext", m: dict[str, Any], ops: tuple[str, ...] | Non
     sets: list[list[NodeRef]] = []
     if ops is not None:
         sets.append([n for op in ops for n in index.by_op.get(op, ())])
-    for key, spec in m.items():
-        p = REGISTRY["node"].get(key)
-        if p is None or p.candidates is None or (key == "op" and ops is not None):
-            continue
-        got = p.candidates(ctx, spec)
-        if got is not None:
-            if not got:
-                return []
-            sets.append(got)
+    got = _indexed(ctx, m, skip_op=ops is not None)
+    if got is not None:
+        sets.append(got)
     if not sets:
         return index.nodes
     return min(sets, key=len)
+
+
+def _indexed(ctx: "LintContext", m: dict[str, Any], skip_op: bool = False) -> list[NodeRef] | None:
+    """The smallest candidate list of m's indexed predicates; an `any` counts when each alternative is indexed
+    (the union of theirs: OLX201's two placement verdicts look at the nodes with those, not at every node).
+    None: nothing in m narrows the nodes."""
+    best: list[NodeRef] | None = None
+    for key, spec in m.items():
+        if key == "any" and isinstance(spec, list) and spec:
+            alternatives = [_indexed(ctx, sub) for sub in spec]
+            if any(a is None for a in alternatives):
+                continue
+            seen: set[int] = set()
+            got = [n for a in alternatives for n in a if not (id(n) in seen or seen.add(id(n)))]  # type: ignore[union-attr]
+        else:
+            p = REGISTRY["node"].get(key)
+            if p is None or p.candidates is None or (key == "op" and skip_op):
+                continue
+            got = p.candidates(ctx, spec)
+            if got is None:
+                continue
+        if not got:
+            return []
+        if best is None or len(got) < len(best):
+            best = got
+    return best
 
 
 # ----------------------------------------------------------------------------- node predicates

@@ -136,3 +136,36 @@ def test_versions_compare_as_versions_not_floats():
     from onnxlint.predicates import compare
 
     assert compare(Version("10.10"), {"gt": "10.9"}) and not compare(Version("10.1"), {"gt": "10.9"})
+
+
+def test_an_any_of_indexed_predicates_narrows_the_nodes_a_rule_looks_at():
+    """A rule whose match is `any: [placement ..., placement ...]` (OLX200, OLX205) is evaluated on the nodes
+    that carry one of those verdicts, not on every node: 40 Relus on CUDA are never matched, and the findings
+    are the ones a walk over every node gives (Unique has no CUDA kernel: OLX200)."""
+    import onnx.parser
+
+    from onnxlint import engine, linter, loading, predicates
+    from onnxlint.settings import Settings
+
+    relus = " ".join(f"[r{k}] h{k + 1} = Relu(h{k})" for k in range(40))
+    model = onnx.parser.parse_model(f"""
+      <ir_version: 8, opset_import: ["" : 17]>
+      agraph (float[N,4] h0) => (float[N,4] h40, int64[1] y, float[M] u) <int64 zero = {{0}}, int64[1] ax = {{0}}>
+      {{ {relus} [shape] s = Shape(h0) [gather] n = Gather(s, zero) [unsq] y = Unsqueeze(n, ax)
+        [unique] u = Unique(h40) }}""")
+    settings = Settings.from_config(None, targets=["ort-cuda"], ort_version="1.24.4")
+    ruleset = linter.ruleset_for(settings.rule_dirs)
+    mf = linter.model_file(model)
+    ctx = engine.LintContext(mf, loading.index_model(mf), linter.options_for(settings), ruleset)
+    anys = [r for r in ruleset.rules if r.scope == "node" and "any" in r.match
+            and all(set(alt) == {"placement"} for alt in r.match["any"])]
+    assert {"OLX200", "OLX205"} <= {r.id for r in anys}
+    found = {}
+    for rule in anys:
+        narrowed = predicates.candidates(ctx, rule.match, rule.ops)
+        assert not any(n.op_type == "Relu" for n in narrowed)
+        matched = [n.name for n in narrowed if predicates.match_node(ctx, rule.match, n)]
+        assert matched == [n.name for n in ctx.index.nodes if predicates.match_node(ctx, rule.match, n)]
+        found[rule.id] = matched
+    assert found["OLX200"] == ["unique"]
+    assert {f.code for f in engine.lint(ctx, ruleset.rules)} >= {"OLX200", "OLX201"}
