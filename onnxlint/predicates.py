@@ -242,15 +242,21 @@ def _indexed(ctx: "LintContext", m: dict[str, Any], skip_op: bool = False) -> li
             alternatives = [_indexed(ctx, sub) for sub in spec]
             if any(a is None for a in alternatives):
                 continue
+            got: list[NodeRef] = []
             seen: set[int] = set()
-            got = [n for a in alternatives for n in a if not (id(n) in seen or seen.add(id(n)))]  # type: ignore[union-attr]
+            for alt in alternatives:
+                for n in alt or ():
+                    if id(n) not in seen:
+                        seen.add(id(n))
+                        got.append(n)
         else:
             p = REGISTRY["node"].get(key)
             if p is None or p.candidates is None or (key == "op" and skip_op):
                 continue
-            got = p.candidates(ctx, spec)
-            if got is None:
+            narrowed = p.candidates(ctx, spec)
+            if narrowed is None:
                 continue
+            got = narrowed
         if not got:
             return []
         if best is None or len(got) < len(best):
