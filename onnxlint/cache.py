@@ -10,7 +10,9 @@ External data is never read: the entry records the size and mtime (ns) of each e
 names, and a lookup whose stat() of them differs is a miss.
 
 Value: the `FileReport` as JSON (findings, notes, placement lines). Reports with an error are not stored (an
-unreadable or half-written file must be looked at again).
+unreadable or half-written file must be looked at again). A run over several models also stores their reports
+together, as one run entry keyed by all their keys in order (`runs/`): a repeat over an unchanged folder opens
+one file, not one per model, and still hashes every model, so nothing but the bytes decides a hit.
 
 Folder: `.onnxlint_cache/` in the current directory, like ruff's `.ruff_cache/`: per project, visible, easy to
 delete (`onnxlint clean`) and to keep between CI runs (cache the folder by path), and the per-file-ignores and

@@ -471,14 +471,29 @@ _COMMANDS = {"placement": _placement, "verify": _verify, "doctor": _doctor, "cle
 
 
 # numpy's OpenBLAS starts a thread per core when numpy is imported, and they spin: ~80 ms of CPU on 2 cores (more
-# on more), before a single matrix product, in every process and every pool worker. onnxlint multiplies no large
-# matrices (folded values are shape-sized), so the CLI asks for one BLAS thread unless the user chose a number.
+# on more), before a single matrix product, in every process and every pool worker. Linting multiplies no large
+# matrices (folded values are shape-sized), so the CLI asks for one BLAS thread unless the user chose a number,
+# or the command runs a model (--fix checks its rewrite numerically, verify runs sessions; onnx.reference, the
+# fallback without onnxruntime, multiplies real weights).
 _BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
+_RUNS_MODELS = ("--fix", "--diff", "--verify", "--unsafe-fixes")
 
 
-def _one_blas_thread() -> str | None:
+def _runs_models(argv: list[str]) -> bool:
+    if argv and argv[0] == "verify":
+        return True
+    for tok in argv:
+        if tok == "--":
+            break
+        opt = tok.split("=", 1)[0]
+        if len(opt) > 2 and opt.startswith("--") and any(name.startswith(opt) for name in _RUNS_MODELS):
+            return True  # argparse takes an unambiguous prefix (--fi for --fix)
+    return False
+
+
+def _one_blas_thread(argv: list[str]) -> str | None:
     """Set OPENBLAS_NUM_THREADS=1 before numpy loads; the name set (to undo after main), or None."""
-    if "numpy" in sys.modules or any(os.environ.get(v) for v in _BLAS_THREADS):
+    if "numpy" in sys.modules or any(os.environ.get(v) for v in _BLAS_THREADS) or _runs_models(argv):
         return None
     os.environ["OPENBLAS_NUM_THREADS"] = "1"
     return "OPENBLAS_NUM_THREADS"
@@ -489,7 +504,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv == ["--version"]:  # what argparse would print, without building the parser (its target list)
         print(f"onnxlint {__version__}")
         return 0
-    blas = _one_blas_thread()
+    blas = _one_blas_thread(argv)
     try:
         if argv and argv[0] in _COMMANDS:
             return _COMMANDS[argv[0]](argv[1:])

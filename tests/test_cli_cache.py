@@ -326,3 +326,15 @@ def test_a_blas_thread_count_the_user_set_is_kept(tmp_path):
     env = {**_env(), "OPENBLAS_NUM_THREADS": "2"}
     threads, blas = _threads_after_lint(tmp_path, env)
     assert (int(threads), blas) == (2, "2")
+
+
+def test_commands_that_run_a_model_keep_numpys_blas_threads():
+    """--fix checks its rewrite by running both models (onnx.reference multiplies real weights when onnxruntime
+    is absent) and verify runs sessions: those keep numpy's default threads."""
+    from onnxlint import cli
+
+    for argv in (["--fix", "m.onnx"], ["m.onnx", "--diff"], ["--fi", "m.onnx"], ["--verify=CPUExecutionProvider", "m"],
+                 ["verify", "m.onnx"], ["m.onnx", "--unsafe-fixes", "--fix"]):
+        assert cli._runs_models(argv), argv
+    for argv in (["m.onnx"], ["--format", "json", "m.onnx"], ["--", "--fix"], ["--no-cache", "models/"]):
+        assert not cli._runs_models(argv), argv
