@@ -277,26 +277,31 @@ def _lint(argv: list[str]) -> int:
     if args.list_rules or args.explain:
         from onnxlint.ruleset import get_ruleset
 
-        ruleset = get_ruleset(settings.rule_dirs)
+        listed = get_ruleset(settings.rule_dirs)
         if args.explain:
-            rule = ruleset.by_id().get(args.explain.upper())
+            rule = listed.by_id().get(args.explain.upper())
             if rule is None:
                 raise UsageError(f"no rule {args.explain!r}; see --list-rules")
             sys.stdout.write(explain(rule))
             return 0
         if args.format == "json":
             print(json.dumps([{"code": r.id, "name": r.name, "severity": r.severity, "targets": list(r.targets),
-                               "summary": r.summary, "fix": r.fix} for r in ruleset.rules], indent=2))
+                               "summary": r.summary, "fix": r.fix} for r in listed.rules], indent=2))
         else:
-            for r in ruleset.rules:
+            for r in listed.rules:
                 fix = " [fix]" if r.fix else ""
                 print(f"{r.id}  {r.name:<34} {r.severity:<8} {','.join(r.targets):<20} {r.summary}{fix}")
         return 0
     cache_dir = _cache_dir(args)
-    ruleset = _ruleset(settings, cache_dir)  # a malformed rule file is a usage error before any model is read
+    # a malformed rule file is a usage error before any model is linted. With the result cache on, the rules are
+    # read only when something needs them (codes to check, SARIF's rule list, a model to lint): a run of hits
+    # needs none of them, its keys already hold every rule file's bytes as they were when those reports were made
+    names_codes = bool(settings.selection_codes()) or any(settings.config.per_file_ignores.values())
+    ruleset: Any = _ruleset(settings, cache_dir) if cache_dir is None or names_codes or args.format == "sarif" else None
     if not args.paths:
         raise UsageError("no paths given (try: onnxlint model.onnx, onnxlint models/, onnxlint --help)")
-    linter.check_selection(settings, ruleset)
+    if ruleset is not None:
+        linter.check_selection(settings, ruleset)
     cache: dict[int, Settings] = {}
     by_dir: dict[str, Settings] = {}  # a folder of models shares one config search (a realpath per folder, not per file)
 
@@ -335,6 +340,9 @@ def _lint(argv: list[str]) -> int:
         from onnxlint import cache as cache_mod
 
         def lint_misses(misses: list[Path]) -> list[Any]:
+            nonlocal ruleset
+            if ruleset is None:
+                ruleset = _ruleset(settings, cache_dir)  # a malformed rule file stops the run here, before any lint
             _rules_from_cache(cache_dir)
             return linter.lint_paths(misses, settings_of, jobs=args.jobs, progress=_progress(show)).files
 
@@ -348,8 +356,9 @@ def _lint(argv: list[str]) -> int:
         check_shape_names(files, shapes)
         verify_report(report, _providers(args.providers), shapes, settings_of)
     first = settings_of(files[0]) if files else settings
-    rules = ruleset if first.rule_dirs == settings.rule_dirs else _ruleset(first, cache_dir)
-    report.rules = [r for r in rules.rules if first.selected(r.id, r.default)]
+    if ruleset is not None or args.format == "sarif":  # SARIF lists the rules; the other formats do not read them
+        rules = ruleset if ruleset is not None and first.rule_dirs == settings.rule_dirs else _ruleset(first, cache_dir)
+        report.rules = [r for r in rules.rules if first.selected(r.id, r.default)]
     report.fail_on = first.fail_on
     if args.baseline:
         from onnxlint import baseline

@@ -338,3 +338,20 @@ def test_commands_that_run_a_model_keep_numpys_blas_threads():
         assert cli._runs_models(argv), argv
     for argv in (["m.onnx"], ["--format", "json", "m.onnx"], ["--", "--fix"], ["--no-cache", "models/"]):
         assert not cli._runs_models(argv), argv
+
+
+@pytest.mark.parametrize("fmt, reads_rules", [("text", False), ("json", False), ("sarif", True)])
+def test_a_run_of_hits_reads_the_rules_only_when_the_output_lists_them(cli, spy, model, monkeypatch, fmt, reads_rules):
+    """The keys of a hit already hold every rule file's bytes: text and JSON output need no rule set, SARIF lists
+    the rules (tool.driver.rules)."""
+    first = cli(model, "--format", fmt)
+    reads: list[str] = []
+    real = cache._read_ruleset
+
+    def spy_read(k, path):
+        reads.append(k)
+        return real(k, path)
+
+    monkeypatch.setattr(cache, "_read_ruleset", spy_read)
+    assert cli(model, "--format", fmt) == first and spy.linted == ["m.onnx"]
+    assert bool(reads) == reads_rules
