@@ -102,14 +102,16 @@ def _scan(path: str | os.PathLike) -> tuple[str, bool] | None:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             return None
-        if st.st_size < _CHUNK:  # most models: one read, no file object (a 200-model hit run reads them all)
-            want = st.st_size + 1  # one byte more: a short read proves the end
-            data = os.read(fd, want)
-            if len(data) < want:
-                h.update(data)
-                return h.hexdigest(), b"location" in data
-            h.update(data)  # it grew meanwhile: read the rest below
-            seen, tail = b"location" in data, data[-8:]
+        if st.st_size < _CHUNK:  # most models: read whole, no file object (a 200-model hit run reads them all)
+            parts = []
+            while True:  # until read() says end of file: a short read is not the end on every file system
+                part = os.read(fd, st.st_size + 1)
+                if not part:
+                    break
+                parts.append(part)
+            data = b"".join(parts)
+            h.update(data)
+            return h.hexdigest(), b"location" in data
         with os.fdopen(fd, "rb") as fh:
             fd = -1
             while True:

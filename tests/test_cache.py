@@ -359,3 +359,20 @@ def test_a_run_entry_checks_each_models_external_data(tmp_path, cdir):
     os.utime(data, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
     _run([p, q], s, cdir, calls)
     assert calls == [p]  # the run entry is stale; the plain model still comes from its own entry
+
+
+@pytest.mark.parametrize("size", [0, 1, 4096, (1 << 20) - 1, 1 << 20, (1 << 20) * 2 + 5])
+def test_the_key_hashes_every_byte_of_small_and_large_files(tmp_path, size):
+    """Small models are read whole, large ones in chunks: either way the digest is of the whole file, and a
+    `location` string is seen wherever it lies (across a chunk boundary too)."""
+    from hashlib import blake2b
+
+    data = bytearray(os.urandom(size))
+    if size >= 16:
+        at = min(size - 8, (1 << 20) - 4)
+        data[at:at + 8] = b"location"
+    p = tmp_path / "m.onnx"
+    p.write_bytes(bytes(data))
+    digest, seen = cache._scan(p)
+    assert digest == blake2b(bytes(data), digest_size=32).hexdigest()
+    assert seen == (b"location" in data)
