@@ -56,7 +56,7 @@ PY = sys.executable
 
 CHECKER = "import onnx, sys; onnx.checker.check_model(sys.argv[1])"
 LOAD = "import onnx, sys; onnx.load(sys.argv[1], load_external_data=False)"
-LINT = "import sys; from onnxlint.cli import main; sys.exit(main(sys.argv[1:]))"  # what the onnxlint script runs
+LINT = "import sys; from onnxlint.cli import main; sys.exit(main())"  # what the onnxlint script runs
 
 
 # ----------------------------------------------------------------------------- models

@@ -104,8 +104,9 @@ def _scan(path: str | os.PathLike) -> tuple[str, bool] | None:
             return None
         if st.st_size < _CHUNK:  # most models: read whole, no file object (a 200-model hit run reads them all)
             parts = []
+            block = max(st.st_size + 1, 1 << 16)  # a file that says size 0 (procfs) is still read in blocks
             while True:  # until read() says end of file: a short read is not the end on every file system
-                part = os.read(fd, st.st_size + 1)
+                part = os.read(fd, block)
                 if not part:
                     break
                 parts.append(part)
@@ -311,8 +312,8 @@ def lookup(path: str | os.PathLike, settings: Settings, cache_dir: str | os.Path
     return None if hit is None else hit[0]
 
 
-def _read(cache_dir: Path, k: str) -> tuple[FileReport, list[str]] | None:
-    """(the stored report, the external-data files its entry names) or None: a miss."""
+def _read(cache_dir: Path, k: str) -> tuple[FileReport, list[list[Any]]] | None:
+    """(the stored report, its [external-data file, [size, mtime]] pairs as just checked) or None: a miss."""
     try:
         with open(_entry_path(cache_dir, k), "rb") as fh:
             data = json.loads(fh.read())
@@ -321,7 +322,7 @@ def _read(cache_dir: Path, k: str) -> tuple[FileReport, list[str]] | None:
         for dep, stamp in data["external"]:
             if _stat_stamp(dep) != stamp:
                 return None
-        return report_from_json(data["report"]), [dep for dep, _ in data["external"]]
+        return report_from_json(data["report"]), [[dep, stamp] for dep, stamp in data["external"]]
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None  # missing, unreadable, truncated or from another layout: a miss
 
@@ -336,8 +337,8 @@ def store(path: str | os.PathLike, settings: Settings, report: FileReport,
 
 
 def _store(path: str | os.PathLike, got: tuple[str, bool], report: FileReport, cache_dir: str | os.PathLike | None,
-           external: Iterable[str | os.PathLike] | None) -> list[str] | None:
-    """Write the entry; the external-data files it names, or None when it was not stored."""
+           external: Iterable[str | os.PathLike] | None) -> list[list[Any]] | None:
+    """Write the entry; the [external-data file, [size, mtime]] pairs it holds, or None when it was not stored."""
     if report.error:
         return None
     k, mentions_location = got
@@ -350,10 +351,11 @@ def _store(path: str | os.PathLike, got: tuple[str, bool], report: FileReport, c
         if found is None:
             return None
         ext = found
-    entry = {"key": k, "external": [[e, _stat_stamp(e)] for e in ext], "report": report_to_json(report)}
+    stamps = [[e, _stat_stamp(e)] for e in ext]
+    entry = {"key": k, "external": stamps, "report": report_to_json(report)}
     stored = _write(Path(cache_dir) if cache_dir is not None else default_dir(), k,
                     json.dumps(entry, separators=(",", ":")).encode())
-    return ext if stored else None
+    return stamps if stored else None
 
 
 def external_files(path: str | os.PathLike) -> list[str] | None:
@@ -568,7 +570,7 @@ def lint_with_cache(files: Sequence[Path], settings_of: Callable[[Path], Setting
         if stored is not None:
             return stored
     out: list[FileReport | None] = []
-    externals: list[list[str] | None] = []
+    externals: list[list[list[Any]] | None] = []  # per file: the stamps its entry holds (checked or just taken)
     misses: list[int] = []
     for i, k in enumerate(keys):
         hit = _read(d, k[0]) if k is not None else None
@@ -615,9 +617,10 @@ def _read_run(cache_dir: Path, k: str, files: Sequence[Path]) -> list[FileReport
         return None
 
 
-def _write_run(cache_dir: Path, k: str, reports: list[FileReport], externals: list[list[str]]) -> bool:
-    files = [{"external": [[e, _stat_stamp(e)] for e in ext], "report": report_to_json(r)}
-             for r, ext in zip(reports, externals)]
+def _write_run(cache_dir: Path, k: str, reports: list[FileReport], externals: list[list[list[Any]]]) -> bool:
+    """The stamps are those each per-file entry holds, never taken again here: an external file that changed
+    while the misses were linted must make the run entry miss, as it makes that model's own entry miss."""
+    files = [{"external": stamps, "report": report_to_json(r)} for r, stamps in zip(reports, externals)]
     try:
         _prepare(cache_dir)
         target = Path(_run_path(cache_dir, k))

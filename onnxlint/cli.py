@@ -293,11 +293,13 @@ def _lint(argv: list[str]) -> int:
                 print(f"{r.id}  {r.name:<34} {r.severity:<8} {','.join(r.targets):<20} {r.summary}{fix}")
         return 0
     cache_dir = _cache_dir(args)
-    # a malformed rule file is a usage error before any model is linted. With the result cache on, the rules are
-    # read only when something needs them (codes to check, SARIF's rule list, a model to lint): a run of hits
-    # needs none of them, its keys already hold every rule file's bytes as they were when those reports were made
-    names_codes = bool(settings.selection_codes()) or any(settings.config.per_file_ignores.values())
-    ruleset: Any = _ruleset(settings, cache_dir) if cache_dir is None or names_codes or args.format == "sarif" else None
+    # a malformed rule file is a usage error before any model is linted. With the result cache on and only the
+    # built-in rules (they come with the package, in every key), the rules are read only when something needs
+    # them (codes to check, SARIF's rule list, a model to lint): a run of hits needs none. A user's rule folder is
+    # always read: a model whose own config does not use it would otherwise hide that folder's error on a hit
+    eager = cache_dir is None or bool(settings.rule_dirs) or args.format == "sarif" \
+        or bool(settings.selection_codes()) or any(settings.config.per_file_ignores.values())
+    ruleset: Any = _ruleset(settings, cache_dir) if eager else None
     if not args.paths:
         raise UsageError("no paths given (try: onnxlint model.onnx, onnxlint models/, onnxlint --help)")
     if ruleset is not None:
@@ -502,18 +504,21 @@ def _runs_models(argv: list[str]) -> bool:
 
 def _one_blas_thread(argv: list[str]) -> str | None:
     """Set OPENBLAS_NUM_THREADS=1 before numpy loads; the name set (to undo after main), or None."""
-    if "numpy" in sys.modules or any(os.environ.get(v) for v in _BLAS_THREADS) or _runs_models(argv):
+    if "numpy" in sys.modules or any(v in os.environ for v in _BLAS_THREADS) or _runs_models(argv):
         return None
     os.environ["OPENBLAS_NUM_THREADS"] = "1"
     return "OPENBLAS_NUM_THREADS"
 
 
 def main(argv: list[str] | None = None) -> int:
+    from_command_line = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv == ["--version"]:  # what argparse would print, without building the parser (its target list)
         print(f"onnxlint {__version__}")
         return 0
-    blas = _one_blas_thread(argv)
+    # only as the process's entry point (the onnxlint script, python -m onnxlint: no argv given); a caller of
+    # main(argv) keeps numpy's threads, which would stay at one for the rest of its process
+    blas = _one_blas_thread(argv) if from_command_line else None
     try:
         if argv and argv[0] in _COMMANDS:
             return _COMMANDS[argv[0]](argv[1:])

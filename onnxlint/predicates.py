@@ -232,14 +232,20 @@ def candidates(ctx: "LintContext", m: dict[str, Any], ops: tuple[str, ...] | Non
     return min(sets, key=len)
 
 
-def _indexed(ctx: "LintContext", m: dict[str, Any], skip_op: bool = False) -> list[NodeRef] | None:
-    """The smallest candidate list of m's indexed predicates; an `any` counts when each alternative is indexed
-    (the union of theirs: OLX201's two placement verdicts look at the nodes with those, not at every node).
-    None: nothing in m narrows the nodes."""
+# predicates whose candidate list holds every node the predicate accepts, whatever the settings: only these may
+# narrow an `any` (a union is wrong as soon as one list misses a node its predicate accepts; `tensorrt` lists no
+# node when TensorRT is not a target yet still answers, `inputs` lists only values with a known type)
+EXACT_CANDIDATES = frozenset({"op", "placement"})
+
+
+def _indexed(ctx: "LintContext", m: dict[str, Any], skip_op: bool = False, exact: bool = False) -> list[NodeRef] | None:
+    """The smallest candidate list of m's indexed predicates; an `any` counts when each alternative is narrowed
+    by an EXACT_CANDIDATES predicate (the union of theirs: OLX200's two placement verdicts look at the nodes
+    with those, not at every node). None: nothing in m narrows the nodes."""
     best: list[NodeRef] | None = None
     for key, spec in m.items():
         if key == "any" and isinstance(spec, list) and spec:
-            alternatives = [_indexed(ctx, sub) for sub in spec]
+            alternatives = [_indexed(ctx, sub, exact=True) for sub in spec]
             if any(a is None for a in alternatives):
                 continue
             got: list[NodeRef] = []
@@ -251,7 +257,7 @@ def _indexed(ctx: "LintContext", m: dict[str, Any], skip_op: bool = False) -> li
                         got.append(n)
         else:
             p = REGISTRY["node"].get(key)
-            if p is None or p.candidates is None or (key == "op" and skip_op):
+            if p is None or p.candidates is None or (key == "op" and skip_op) or (exact and key not in EXACT_CANDIDATES):
                 continue
             narrowed = p.candidates(ctx, spec)
             if narrowed is None:

@@ -169,3 +169,23 @@ def test_an_any_of_indexed_predicates_narrows_the_nodes_a_rule_looks_at():
         found[rule.id] = matched
     assert found["OLX200"] == ["unique"]
     assert {f.code for f in engine.lint(ctx, ruleset.rules)} >= {"OLX200", "OLX201"}
+
+
+def test_an_any_with_an_alternative_whose_index_is_not_exact_is_not_narrowed():
+    """`tensorrt` lists no node when TensorRT is not a target, yet still answers; `inputs` lists only typed
+    values: an `any` holding one of them looks at every node, so a user rule finds what it found before."""
+    import onnx.parser
+
+    from onnxlint import engine, linter, loading, predicates
+    from onnxlint.settings import Settings
+
+    model = onnx.parser.parse_model("""
+      <ir_version: 8, opset_import: ["" : 17]>
+      agraph (float[N,4] x) => (float[N,4] y) { [relu] y = Relu(x) }""")
+    settings = Settings.from_config(None, targets=["ort-cuda"], ort_version="1.24.4")
+    mf = linter.model_file(model)
+    ctx = engine.LintContext(mf, loading.index_model(mf), linter.options_for(settings), linter.ruleset_for(()))
+    for alt in ({"tensorrt": {"status": "supported"}}, {"inputs": {"any": {"dtype": {"exists": False}}}}):
+        m = {"any": [alt, {"op": "NotThere"}]}
+        assert predicates._indexed(ctx, m) is None
+        assert [n.name for n in predicates.candidates(ctx, m, None)] == ["relu"]

@@ -376,3 +376,26 @@ def test_the_key_hashes_every_byte_of_small_and_large_files(tmp_path, size):
     digest, seen = cache._scan(p)
     assert digest == blake2b(bytes(data), digest_size=32).hexdigest()
     assert seen == (b"location" in data)
+
+
+def test_a_run_entry_keeps_the_stamps_its_models_were_checked_with(tmp_path, cdir):
+    """A hit's external data checked, then changed while the other models are linted: the run entry must carry
+    the stamp that was checked (and so miss next time), not one taken after the change."""
+    m = make_model([h.make_node("MatMul", ["x", "w"], ["y"], name="mm")], [vi("x", T.FLOAT, [1, 64])],
+                   [vi("y", T.FLOAT, [1, 64])], [init("w", np.ones((64, 64), np.float32))])
+    a = tmp_path / "a.onnx"
+    onnx.save(m, a, save_as_external_data=True, all_tensors_to_one_file=True, location="a.bin", size_threshold=0)
+    b = tmp_path / "b.onnx"
+    onnx.save(_model(), b)
+    s = Settings.from_config(None)
+    _run([a, b], s, cdir)
+    onnx.save(_model(extra_dropout=False), b)  # b misses next run, a hits
+
+    def lint_misses(fs):
+        (tmp_path / "a.bin").unlink()  # a's data goes while b is being linted
+        return [_lint(f, s) for f in fs]
+
+    cache.lint_with_cache([a, b], lambda p: s, lint_misses, cdir)
+    calls: list = []
+    again = _run([a, b], s, cdir, calls)
+    assert calls == [a] and any(f.code == "OLX003" for f in again[0].findings)

@@ -300,11 +300,13 @@ def test_a_miss_with_cached_rules_imports_no_yaml(tmp_path):
     assert second.returncode == 0 and second.stdout.strip().splitlines()[-1] == "False", second.stdout + second.stderr
 
 
-def _threads_after_lint(tmp_path: Path, env: dict) -> list[str]:
-    """Run the CLI in a fresh process on a model (numpy loads during the run) and report the process's threads
+def _threads_after_lint(tmp_path: Path, env: dict, call: str = "main()") -> list[str]:
+    """Run the CLI in a fresh process on a model (numpy loads during the run), as the onnxlint script does
+    (main() reading sys.argv) or as a library caller does (main([...])), and report the process's threads
     (Linux /proc) and the BLAS variable as the process sees it after main() returned."""
     onnx.save(_model(), tmp_path / "m.onnx")
-    code = ("import os, sys; from onnxlint.cli import main; rc = main(['--no-cache', sys.argv[1]]); "
+    code = ("import os, sys; from onnxlint.cli import main; sys.argv[1:] = ['--no-cache', sys.argv[1]]; "
+            f"rc = {call}; "
             "assert 'numpy' in sys.modules; print(len(os.listdir('/proc/self/task')), os.environ.get('OPENBLAS_NUM_THREADS'))")
     p = subprocess.run([sys.executable, "-c", code, str(tmp_path / "m.onnx")], capture_output=True, text=True,
                        cwd=tmp_path, env=env, timeout=300)
@@ -326,6 +328,15 @@ def test_a_blas_thread_count_the_user_set_is_kept(tmp_path):
     env = {**_env(), "OPENBLAS_NUM_THREADS": "2"}
     threads, blas = _threads_after_lint(tmp_path, env)
     assert (int(threads), blas) == (2, "2")
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir() or (os.cpu_count() or 1) < 2, reason="needs Linux /proc, 2 cores")
+def test_a_library_caller_of_main_keeps_numpys_threads(tmp_path):
+    """main(argv) called from a program (not the onnxlint script) must not leave that program's numpy on one
+    BLAS thread for the rest of its life."""
+    env = {k: v for k, v in _env().items() if k not in ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")}
+    threads, blas = _threads_after_lint(tmp_path, env, call="main(sys.argv[1:])")
+    assert int(threads) >= 2 and blas == "None"
 
 
 def test_commands_that_run_a_model_keep_numpys_blas_threads():
@@ -355,3 +366,22 @@ def test_a_run_of_hits_reads_the_rules_only_when_the_output_lists_them(cli, spy,
     monkeypatch.setattr(cache, "_read_ruleset", spy_read)
     assert cli(model, "--format", fmt) == first and spy.linted == ["m.onnx"]
     assert bool(reads) == reads_rules
+
+
+def test_a_broken_rule_folder_of_the_config_in_force_is_an_error_on_a_hit_too(cli, spy, tmp_path):
+    """The cwd config names a rule folder; the model's own (subfolder) config does not. A malformed rule file
+    there is exit 2 whether the model is a cache hit or not."""
+    from onnxlint import ruleset
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "myrules").mkdir()
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "pyproject.toml").write_text('[tool.onnxlint]\nrules = ["myrules"]\n')
+    (tmp_path / "myrules" / "r.yaml").write_text("rules: []\n")
+    (tmp_path / "sub" / "pyproject.toml").write_text('[tool.onnxlint]\nfail-on = "error"\n')
+    onnx.save(_model(), tmp_path / "sub" / "m.onnx")
+    assert cli("sub/m.onnx")[0] == 1
+    (tmp_path / "myrules" / "r.yaml").write_text("rules: [ {id: BROKEN\n")
+    ruleset._CACHE.clear()
+    rc, out, err = cli("sub/m.onnx")
+    assert rc == 2 and "r.yaml" in err and out == ""
