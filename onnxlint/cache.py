@@ -315,16 +315,24 @@ def lookup(path: str | os.PathLike, settings: Settings, cache_dir: str | os.Path
 def _read(cache_dir: Path, k: str) -> tuple[FileReport, list[list[Any]]] | None:
     """(the stored report, its [external-data file, [size, mtime]] pairs as just checked) or None: a miss."""
     try:
-        with open(_entry_path(cache_dir, k), "rb") as fh:
-            data = json.loads(fh.read())
-        if not isinstance(data, dict) or data.get("key") != k:
+        data = _load_entry(_entry_path(cache_dir, k), k)
+        if data is None or not _stamps_hold(data["external"]):
             return None
-        for dep, stamp in data["external"]:
-            if _stat_stamp(dep) != stamp:
-                return None
         return report_from_json(data["report"]), [[dep, stamp] for dep, stamp in data["external"]]
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None  # missing, unreadable, truncated or from another layout: a miss
+
+
+def _load_entry(path: str | os.PathLike, k: str) -> dict[str, Any] | None:
+    """An entry's JSON when it is one stored under key k (raises on an unreadable or truncated file)."""
+    with open(path, "rb") as fh:
+        data = json.loads(fh.read())
+    return data if isinstance(data, dict) and data.get("key") == k else None
+
+
+def _stamps_hold(external: list[list[Any]]) -> bool:
+    """Every external-data file an entry names still has the size and mtime it had when the entry was made."""
+    return all(_stat_stamp(dep) == stamp for dep, stamp in external)
 
 
 def store(path: str | os.PathLike, settings: Settings, report: FileReport,
@@ -353,8 +361,8 @@ def _store(path: str | os.PathLike, got: tuple[str, bool], report: FileReport, c
         ext = found
     stamps = [[e, _stat_stamp(e)] for e in ext]
     entry = {"key": k, "external": stamps, "report": report_to_json(report)}
-    stored = _write(Path(cache_dir) if cache_dir is not None else default_dir(), k,
-                    json.dumps(entry, separators=(",", ":")).encode())
+    root = Path(cache_dir) if cache_dir is not None else default_dir()
+    stored = _write(root, _entry_path(root, k), json.dumps(entry, separators=(",", ":")).encode())
     return stamps if stored else None
 
 
@@ -392,10 +400,11 @@ def _atomic_write(target: Path, data: bytes) -> None:
             pass
 
 
-def _write(cache_dir: Path, k: str, data: bytes) -> bool:
+def _write(cache_dir: Path, target: str | os.PathLike, data: bytes) -> bool:
+    """Write an entry (a model's, a run's, a rule set's) at target inside cache_dir; False when it cannot be."""
     try:
         _prepare(cache_dir)
-        target = Path(_entry_path(cache_dir, k))
+        target = Path(target)
         target.parent.mkdir(parents=True, exist_ok=True)
         _atomic_write(target, data)
         return True
@@ -463,8 +472,8 @@ def _ruleset_entry(rule_dirs: Sequence[str | os.PathLike], cache_dir: str | os.P
 
 def _read_ruleset(k: str, path: Path) -> list[dict[str, Any]] | None:
     try:
-        data = json.loads(path.read_bytes())
-        if isinstance(data, dict) and data.get("key") == k and isinstance(data["rules"], list):
+        data = _load_entry(path, k)
+        if data is not None and isinstance(data["rules"], list):
             rules = data["rules"]
             for r in rules:
                 for name in _TUPLE_FIELDS:
@@ -499,12 +508,7 @@ def cached_ruleset(rule_dirs: Sequence[str | os.PathLike], load: Callable[[tuple
         body = json.dumps({"key": k, "rules": [{**vars(r), "match": _to_json(r.match)} for r in ruleset.rules]}, separators=(",", ":"))
     except (TypeError, ValueError):
         return ruleset  # something in a rule is not JSON: not cached
-    try:
-        _prepare(path.parent.parent.parent)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        _atomic_write(path, body.encode())
-    except OSError:
-        pass
+    _write(path.parent.parent.parent, path, body.encode())
     return ruleset
 
 
@@ -604,14 +608,9 @@ def _run_path(cache_dir: Path, k: str) -> str:
 
 def _read_run(cache_dir: Path, k: str, files: Sequence[Path]) -> list[FileReport] | None:
     try:
-        with open(_run_path(cache_dir, k), "rb") as fh:
-            data = json.loads(fh.read())
-        if not isinstance(data, dict) or data.get("key") != k or len(data["files"]) != len(files):
+        data = _load_entry(_run_path(cache_dir, k), k)
+        if data is None or len(data["files"]) != len(files) or not all(_stamps_hold(e["external"]) for e in data["files"]):
             return None
-        for entry in data["files"]:
-            for dep, stamp in entry["external"]:
-                if _stat_stamp(dep) != stamp:
-                    return None
         return [report_from_json(entry["report"]) for entry in data["files"]]
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
@@ -621,11 +620,4 @@ def _write_run(cache_dir: Path, k: str, reports: list[FileReport], externals: li
     """The stamps are those each per-file entry holds, never taken again here: an external file that changed
     while the misses were linted must make the run entry miss, as it makes that model's own entry miss."""
     files = [{"external": stamps, "report": report_to_json(r)} for r, stamps in zip(reports, externals)]
-    try:
-        _prepare(cache_dir)
-        target = Path(_run_path(cache_dir, k))
-        target.parent.mkdir(parents=True, exist_ok=True)
-        _atomic_write(target, json.dumps({"key": k, "files": files}, separators=(",", ":")).encode())
-        return True
-    except OSError:
-        return False
+    return _write(cache_dir, _run_path(cache_dir, k), json.dumps({"key": k, "files": files}, separators=(",", ":")).encode())

@@ -28,6 +28,15 @@ def _model(extra_dropout: bool = True) -> onnx.ModelProto:
     return make_model(nodes, [vi("x", T.FLOAT, [4]), vi("k", T.INT32, [4])], [vi("y", T.FLOAT, [4])])
 
 
+def _external_model(folder: Path, name: str = "ext.onnx", location: str = "ext.data") -> Path:
+    """A MatMul whose 64x64 weight lives in folder/location (external data)."""
+    m = make_model([h.make_node("MatMul", ["x", "w"], ["y"], name="mm")], [vi("x", T.FLOAT, [1, 64])],
+                   [vi("y", T.FLOAT, [1, 64])], [init("w", np.ones((64, 64), np.float32))])
+    p = folder / name
+    onnx.save(m, p, save_as_external_data=True, all_tensors_to_one_file=True, location=location, size_threshold=0)
+    return p
+
+
 @pytest.fixture
 def cdir(tmp_path):
     return tmp_path / "cache"
@@ -125,10 +134,7 @@ def test_changed_rule_file_misses(tmp_path, cdir):
 
 
 def test_external_data_changed_by_size_or_mtime_misses(tmp_path, cdir):
-    m = make_model([h.make_node("MatMul", ["x", "w"], ["y"], name="mm")], [vi("x", T.FLOAT, [1, 64])],
-                   [vi("y", T.FLOAT, [1, 64])], [init("w", np.ones((64, 64), np.float32))])
-    p = tmp_path / "ext.onnx"
-    onnx.save(m, p, save_as_external_data=True, all_tensors_to_one_file=True, location="ext.data", size_threshold=0)
+    p = _external_model(tmp_path)
     data = tmp_path / "ext.data"
     s = Settings.from_config(None)
     _run([p], s, cdir)
@@ -148,10 +154,7 @@ def test_external_data_changed_by_size_or_mtime_misses(tmp_path, cdir):
 
 
 def test_external_data_is_never_read(tmp_path, cdir, monkeypatch):
-    m = make_model([h.make_node("MatMul", ["x", "w"], ["y"], name="mm")], [vi("x", T.FLOAT, [1, 64])],
-                   [vi("y", T.FLOAT, [1, 64])], [init("w", np.ones((64, 64), np.float32))])
-    p = tmp_path / "ext.onnx"
-    onnx.save(m, p, save_as_external_data=True, all_tensors_to_one_file=True, location="ext.data", size_threshold=0)
+    p = _external_model(tmp_path)
     s = Settings.from_config(None)
     report = _lint(p, s)
     opened: list = []
@@ -343,10 +346,7 @@ def test_a_run_of_several_models_is_read_back_from_one_entry(tmp_path, cdir, mon
 
 
 def test_a_run_entry_checks_each_models_external_data(tmp_path, cdir):
-    m = make_model([h.make_node("MatMul", ["x", "w"], ["y"], name="mm")], [vi("x", T.FLOAT, [1, 64])],
-                   [vi("y", T.FLOAT, [1, 64])], [init("w", np.ones((64, 64), np.float32))])
-    p = tmp_path / "ext.onnx"
-    onnx.save(m, p, save_as_external_data=True, all_tensors_to_one_file=True, location="ext.data", size_threshold=0)
+    p = _external_model(tmp_path)
     q = tmp_path / "plain.onnx"
     onnx.save(_model(), q)
     s = Settings.from_config(None)
@@ -381,10 +381,7 @@ def test_the_key_hashes_every_byte_of_small_and_large_files(tmp_path, size):
 def test_a_run_entry_keeps_the_stamps_its_models_were_checked_with(tmp_path, cdir):
     """A hit's external data checked, then changed while the other models are linted: the run entry must carry
     the stamp that was checked (and so miss next time), not one taken after the change."""
-    m = make_model([h.make_node("MatMul", ["x", "w"], ["y"], name="mm")], [vi("x", T.FLOAT, [1, 64])],
-                   [vi("y", T.FLOAT, [1, 64])], [init("w", np.ones((64, 64), np.float32))])
-    a = tmp_path / "a.onnx"
-    onnx.save(m, a, save_as_external_data=True, all_tensors_to_one_file=True, location="a.bin", size_threshold=0)
+    a = _external_model(tmp_path, "a.onnx", "a.bin")
     b = tmp_path / "b.onnx"
     onnx.save(_model(), b)
     s = Settings.from_config(None)
