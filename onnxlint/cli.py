@@ -323,6 +323,8 @@ def _lint(argv: list[str]) -> int:
         for path in sorted({settings_of(f).config.path or Path("-") for f in files}, key=str):
             print(f"onnxlint: config in force: {esc(str(path)) if str(path) != '-' else 'none (defaults)'}", file=sys.stderr)
     show = not args.no_progress and sys.stderr.isatty() and args.format == "text" and linter.show_progress(files)
+    colour = args.format == "text" and args.output is None and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    view: str | None = None  # set when what this run prints is kept in the cache
     if args.fix:
         from onnxlint import fixing
         from onnxlint.verify.command import check_shape_names, parse_shapes
@@ -348,7 +350,14 @@ def _lint(argv: list[str]) -> int:
             _rules_from_cache(cache_dir)
             return linter.lint_paths(misses, settings_of, jobs=args.jobs, progress=_progress(show)).files
 
-        report = Report(files=cache_mod.lint_with_cache(files, settings_of, lint_misses, cache_dir))
+        cached_run = cache_mod.CachedRun(files, settings_of, cache_dir)
+        # what a repeat printed is printed again, unless the run does more than print a report of its models
+        view = None if args.verify or args.baseline or args.format == "sarif" else _view(args, colour)
+        shown = cached_run.shown(view) if view is not None else None
+        if shown is not None:
+            _emit(shown[0], args)
+            return shown[1]
+        report = Report(files=cached_run.reports(lint_misses))
     else:
         report = linter.lint_paths(files, settings_of, jobs=args.jobs, progress=_progress(show))
     if args.verify:
@@ -373,13 +382,9 @@ def _lint(argv: list[str]) -> int:
         baseline.apply(report, args.baseline, baseline.load(args.baseline))
     from onnxlint import formats
 
-    colour = args.format == "text" and args.output is None and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     text = formats.render(args.format, report, colour=colour, statistics=args.statistics, quiet=args.quiet,
                           show_info=args.show_info, expand=args.expand, config_file=first.config.path)
-    if args.output and not args.fix:
-        args.output.write_text(text, encoding="utf-8")
-    else:
-        sys.stdout.write(text)
+    _emit(text, args)
     if args.fix and args.format != "text":
         # text output carries the fix notes; the machine formats stay pure, so what was written goes to stderr
         for res in report.files:
@@ -389,7 +394,23 @@ def _lint(argv: list[str]) -> int:
         print(f"onnxlint: error: {esc(res.filename)}: {esc(res.error)}", file=sys.stderr)
     if report.errors:
         return 2
-    return 1 if report.worst() >= SEVERITY_RANK[report.fail_on] else 0
+    rc = 1 if report.worst() >= SEVERITY_RANK[report.fail_on] else 0
+    if view is not None:
+        cached_run.remember_shown(view, text, rc)
+    return rc
+
+
+def _view(args: argparse.Namespace, colour: bool) -> str:
+    """The output options a lint report is rendered with, as part of the key of what a run printed (the
+    config file, the fail-on level and the paths shown are in the files' keys already)."""
+    return json.dumps([args.format, colour, args.statistics, args.quiet, args.show_info, args.expand])
+
+
+def _emit(text: str, args: argparse.Namespace) -> None:
+    if args.output and not args.fix:
+        args.output.write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
 
 
 def _check_output(output: Path | None, inputs: list[Path], fix: bool) -> None:

@@ -385,3 +385,28 @@ def test_a_broken_rule_folder_of_the_config_in_force_is_an_error_on_a_hit_too(cl
     ruleset._CACHE.clear()
     rc, out, err = cli("sub/m.onnx")
     assert rc == 2 and "r.yaml" in err and out == ""
+
+
+@pytest.mark.parametrize("extra", [[], ["--format", "json"], ["--format", "github"], ["--statistics"], ["-q"]])
+def test_an_unchanged_repeat_prints_what_was_printed_without_rendering(cli, spy, model, tmp_path, monkeypatch, extra):
+    """The third run prints the second's text and exit code from the cache: no report decoded, none rendered.
+    Other output options are another view: they render their own."""
+    from onnxlint import formats
+
+    other = tmp_path / "other.onnx"
+    onnx.save(_model("eq_other"), other)
+    first = cli(model, other, "--no-progress", *extra)
+    assert cli(model, other, "--no-progress", *extra) == first
+
+    def no(*a, **k):
+        raise AssertionError("decoded or rendered again")
+
+    monkeypatch.setattr(cache, "report_from_json", no)
+    monkeypatch.setattr(formats, "render", no)
+    assert cli(model, other, "--no-progress", *extra) == first and first[0] == 1
+    out = tmp_path / "report.txt"
+    assert cli(model, other, "--no-progress", *extra, "-o", out)[:2] == (1, "")
+    assert out.read_text(encoding="utf-8") == first[1]
+    with pytest.raises(AssertionError, match="rendered again"):
+        cli(model, other, "--no-progress", *extra, "--show-info")
+    assert spy.linted == ["m.onnx", "other.onnx"]
