@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import re
 from typing import Iterable
 
@@ -45,5 +44,7 @@ def ort_message(exc: BaseException, limit: int = 240) -> str:
 
 def did_you_mean(word: str, options: Iterable[object]) -> str:
     """' (did you mean 'x'?)' for the closest option, or '' when none is close."""
+    import difflib  # only for a usage error's suggestion: ~1 ms of every lint process otherwise
+
     close = difflib.get_close_matches(word, sorted(str(o) for o in options), n=1)
     return f" (did you mean '{close[0]}'?)" if close else ""

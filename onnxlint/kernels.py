@@ -10,11 +10,11 @@ from the same registry) is still parsed here, as the generator's fallback for a 
 
 from __future__ import annotations
 
-import gzip
 import json
 import re
 import subprocess
 import sys
+import zlib
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -339,7 +339,7 @@ def _packed(ep: str) -> dict | None:
     path = kernels_dir() / f"ort-{ep}.json.gz"
     if not path.exists():
         return None
-    data = json.loads(gzip.decompress(path.read_bytes()))
+    data = json.loads(zlib.decompress(path.read_bytes(), wbits=31))  # gzip's format; the gzip module costs an import
     if data.get("format") != PACKED_FORMAT:
         raise ValueError(f"{path}: unknown kernel-table format {data.get('format')!r}")
     return data
