@@ -47,10 +47,9 @@ class LintContext:
         initializers are not listed as graph inputs (onnxruntime's own sample mul_1.onnx). Such a model is
         checked again with them listed, so a real complaint behind that one is still reported."""
         if self._checker is False:
-            from onnxlint.loading import check_model
+            from onnxlint.loading import checker_result
 
-            self._checker = check_model(self.mf)
-            self.mf.raw = None  # the file's bytes were kept for the checker only
+            self._checker = checker_result(self.mf)
             if self._checker and self.mf.model.ir_version < 4 and self._checker.endswith(IR3_INITIALIZER_COMPLAINT):
                 self._checker = _check_with_initializers_as_inputs(self.mf.model)
         return self._checker  # type: ignore[return-value]

@@ -41,6 +41,7 @@ class ModelFile:
     inference_skipped: str | None = None  # why onnx shape inference was not run (past the budget), or None
     strict_error: str | None = None  # strict shape inference / type check failed: ORT refuses the model
     raw: bytes | None = None  # the file's bytes, for the checker (saves re-serializing the weights)
+    checked: str | None | bool = False  # the checker's complaint once asked (checker_result); False: not yet
 
     @property
     def external_bytes(self) -> int:
@@ -504,6 +505,14 @@ def index_model(mf: ModelFile):
 
 _EXTERNAL_COMPLAINT = re.compile(r"should be stored in|^Data of TensorProto|^Location of external TensorProto|"
                                  r"external data", re.I)
+
+
+def checker_result(mf: ModelFile) -> str | None:
+    """check_model(mf), run once; the file's bytes, kept for it only, are dropped after."""
+    if mf.checked is False:
+        mf.checked = check_model(mf)
+        mf.raw = None
+    return mf.checked  # type: ignore[return-value]
 
 
 def check_model(mf: ModelFile) -> str | None:

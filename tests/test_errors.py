@@ -123,3 +123,35 @@ def test_ort_messages_lose_their_cpp_frames():
            "Unsupported model IR version: 14, max supported IR version: 13")
     assert strip_cpp_frames(raw) == ("[ONNXRuntimeError] : 1 : FAIL : Load model from m.onnx failed:Unsupported model IR "
                                       "version: 14, max supported IR version: 13")
+
+
+def test_the_checker_runs_before_the_index_and_only_when_a_selected_rule_asks(save, tmp_path, monkeypatch):
+    """The checker's own copy of the model is made while only the parsed model is in memory (not the index and
+    the inferred copy too), the file's bytes are dropped before indexing, and with no rule reading the checker's
+    verdict it does not run at all."""
+    from onnxlint import linter, loading
+    from onnxlint.settings import Settings
+
+    m = make_model([h.make_node("Relu", ["x"], ["y"], name="r")], [vi("x", T.FLOAT, [2])], [vi("y", T.FLOAT, [2])])
+    m.graph.node[0].input[0] = "undefined_value"
+    path = save(m)
+    seen: list = []
+    real_index, real_check = loading.index_model, loading.check_model
+
+    def index_model(mf):
+        seen.append(("index", mf.raw is None, mf.checked))
+        return real_index(mf)
+
+    def check_model(mf):
+        seen.append(("check",))
+        return real_check(mf)
+
+    monkeypatch.setattr(loading, "index_model", index_model)
+    monkeypatch.setattr(loading, "check_model", check_model)
+    res = linter.lint_file(path, Settings.from_config(None))
+    assert [s[0] for s in seen] == ["check", "index"]
+    assert seen[1][1] and "undefined_value" in seen[1][2]
+    assert [f.code for f in res.findings if f.code == "OLX001"] == ["OLX001"]
+    seen.clear()
+    res = linter.lint_file(path, Settings.from_config(None, select=["OLX015"]))
+    assert seen == [("index", False, False)] and not res.findings
