@@ -260,6 +260,8 @@ def _key(path: str | os.PathLike, settings: Settings, cwd: str | None = None) ->
     h.update(_enc(settings_fingerprint(settings)))
     absolute = os.path.normpath(os.path.join(cwd, path)) if cwd is not None else os.path.abspath(path)
     h.update(_enc(f"\0{os.fspath(path)}\0{absolute}\0{scanned[0]}"))
+    if settings.config.per_file_ignores:  # its patterns match the resolved path: a symbolic link's target counts
+        h.update(_enc(f"\0real {os.path.realpath(absolute)}"))
     return h.hexdigest(), scanned[1]
 
 
@@ -333,8 +335,18 @@ def _load_entry(path: str | os.PathLike, k: str) -> dict[str, Any] | None:
 
 
 def _stamps_hold(external: list[list[Any]]) -> bool:
-    """Every external-data file an entry names still has the size and mtime it had when the entry was made."""
-    return all(_stat_stamp(dep) == stamp for dep, stamp in external)
+    """Every external-data file an entry names still has the size and mtime it had when the entry was made, and
+    every location the model names through a symbolic link still leads to the same file."""
+    for dep, stamp in external:
+        if stamp and stamp[0] == _LEADS_TO:
+            if os.path.realpath(dep) != stamp[1]:
+                return False
+        elif _stat_stamp(dep) != stamp:
+            return False
+    return True
+
+
+_LEADS_TO = "->"  # a stamp [_LEADS_TO, realpath]: the location as the model names it, and where it led
 
 
 def store(path: str | os.PathLike, settings: Settings, report: FileReport,
@@ -361,7 +373,8 @@ def _store(path: str | os.PathLike, got: tuple[str, bool], report: FileReport, c
         if found is None:
             return None
         ext = found
-    stamps = [[e, _stat_stamp(e)] for e in ext]
+    stamps = [[e, _stat_stamp(e)] if e == real else [e, [_LEADS_TO, real]]
+              for e, real in ((e, os.path.realpath(e)) for e in ext)]
     entry = {"key": k, "external": stamps, "report": report_to_json(report)}
     root = Path(cache_dir) if cache_dir is not None else default_dir()
     stored = _write(root, _entry_path(root, k), json.dumps(entry, separators=(",", ":")).encode())
@@ -369,15 +382,20 @@ def _store(path: str | os.PathLike, got: tuple[str, bool], report: FileReport, c
 
 
 def external_files(path: str | os.PathLike) -> list[str] | None:
-    """The external-data files the model names (resolved inside its folder), for their size and mtime.
-    Parses the model (onnx): called only when its bytes spell `location`. None: unreadable or unparsable."""
+    """The external-data files the model names, resolved inside its folder (for their size and mtime), and
+    each location as named (its folder joined with it) where that is not the file itself: a symbolic link, whose
+    target may change. Parses the model (onnx): called only when its bytes spell `location`. None: unreadable or
+    unparsable."""
     from onnxlint import loading
 
     try:
         mf = loading.load(Path(path))
     except Exception:  # noqa: BLE001 - an unparsable model is not stored
         return None
-    return sorted({os.fspath(t.path) for t in mf.external if not t.outside})
+    found = {os.fspath(t.path) for t in mf.external if not t.outside}
+    found |= {os.path.normpath(os.path.join(os.path.abspath(Path(path).parent), t.location))
+              for t in mf.external if not t.outside and t.location}
+    return sorted(found)
 
 
 def _prepare(cache_dir: Path) -> None:

@@ -421,3 +421,22 @@ def test_what_a_run_printed_is_kept_with_its_models_external_data(tmp_path, cdir
     run = cache.CachedRun([bad, q], lambda f: s, cdir)
     assert run.reports(lambda fs: [_lint(f, s) for f in fs])[0].error
     assert not run.remember_shown("text", "x", 1) and run.shown("text") is None
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="no symbolic links")
+def test_external_data_reached_through_a_link_that_now_leads_elsewhere_misses(tmp_path, cdir):
+    """The data file's own size and mtime are unchanged when the link the model names is pointed at another
+    file: the entry records where the named location led, and a link that leads elsewhere is a miss."""
+    p = _external_model(tmp_path, location="w.data")
+    (tmp_path / "w.data").rename(tmp_path / "good.data")
+    (tmp_path / "short.data").write_bytes((tmp_path / "good.data").read_bytes()[:8])
+    os.symlink("good.data", tmp_path / "w.data")
+    s = Settings.from_config(None)
+    calls: list = []
+    _run([p], s, cdir, calls)
+    _run([p], s, cdir, calls)
+    assert calls == [p]
+    os.unlink(tmp_path / "w.data")
+    os.symlink("short.data", tmp_path / "w.data")
+    again = _run([p], s, cdir, calls)
+    assert calls == [p, p] and any(f.code == "OLX003" for f in again[0].findings)

@@ -410,3 +410,47 @@ def test_an_unchanged_repeat_prints_what_was_printed_without_rendering(cli, spy,
     with pytest.raises(AssertionError, match="rendered again"):
         cli(model, other, "--no-progress", *extra, "--show-info")
     assert spy.linted == ["m.onnx", "other.onnx"]
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="no symbolic links")
+def test_per_file_ignores_follow_a_model_link_to_its_new_target(cli, spy, tmp_path):
+    """per-file-ignores match the model's resolved path: a link pointed at a byte-identical copy in a folder
+    the ignores do not cover lints again."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "pyproject.toml").write_text('[tool.onnxlint.per-file-ignores]\n"a/*" = ["OLX015", "OLX007"]\n')
+    for d in ("a", "b"):
+        (tmp_path / d).mkdir()
+        onnx.save(_model(), tmp_path / d / "m.onnx")
+    os.symlink(os.path.join("a", "m.onnx"), tmp_path / "link.onnx")
+    rc, out, _ = cli("link.onnx")
+    assert "OLX015" not in out
+    os.unlink(tmp_path / "link.onnx")
+    os.symlink(os.path.join("b", "m.onnx"), tmp_path / "link.onnx")
+    rc, out, _ = cli("link.onnx")
+    assert rc == 1 and "OLX015" in out and spy.linted == ["link.onnx", "link.onnx"]
+
+
+def test_each_view_of_one_run_is_kept_apart(cli, spy, model, tmp_path, monkeypatch):
+    """One cache folder, one pair of models, the output options changed run after run: every run prints what
+    a run without the cache prints (a view that shared another's stored text would not)."""
+    other = tmp_path / "other.onnx"
+    onnx.save(_model("eq_other"), other)
+    views = [[], ["--statistics"], ["-q"], ["--format", "json"], ["--format", "github"], ["--show-info"],
+             ["--show-info", "--expand"], ["--fail-on", "error"], ["--statistics", "-q"], []]
+    for extra in views:
+        fresh = cli(model, other, "--no-progress", "--no-cache", *extra)
+        assert cli(model, other, "--no-progress", *extra) == fresh, extra
+        assert cli(model, other, "--no-progress", *extra) == fresh, extra
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)  # a terminal: colour
+    coloured = cli(model, other, "--no-progress")
+    assert "\033[" in coloured[1] and coloured == cli(model, other, "--no-progress", "--no-cache")
+
+
+def test_a_changed_baseline_is_read_on_a_cached_run(cli, spy, model, tmp_path):
+    base = tmp_path / "baseline.json"
+    assert cli(model, "--baseline", base)[0] == 0  # records the findings
+    assert cli(model, "--baseline", base)[0] == 0
+    base.write_text(json.dumps(json.loads(base.read_text()) | {"fingerprints": []}))  # forget every finding
+    rc, out, _ = cli(model, "--baseline", base)
+    assert rc == 1 and "OLX015" in out and spy.linted == ["m.onnx"]
