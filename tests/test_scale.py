@@ -6,6 +6,7 @@ import json
 
 import numpy as np
 import onnx
+import pytest
 from conftest import init, make_model, vi
 from onnx import TensorProto as T
 from onnx import helper as h
@@ -225,3 +226,75 @@ def test_optimizer_passes_share_one_order_between_changes(monkeypatch):
     assert [r.reason for r in opt.removed.values()] == ["cse"]
     passes = 4 * 2  # two rounds of the four passes: the first removes r2, the second finds nothing
     assert 0 < len([p for p in orders if p == "graph"]) <= 3 < passes
+
+
+def _foldable_blocks(n: int) -> onnx.ModelProto:
+    """n blocks over a symbolic batch: a Shape -> Gather -> Unsqueeze -> Concat -> Reshape shape computation,
+    a constant chain (Cast -> Mul of initializers) feeding an Add, an Identity, and an If on a constant
+    condition whose taken branch reads a folded value; what constant folding, ReshapeFusion and the If rule
+    work on together."""
+    nodes, inits = [], [init("two", np.array([2.0], np.float32)), init("zero", np.array([0], np.int64)),
+                        init("four", np.array([4], np.int64)), init("c", np.array(True))]
+    x = "x"
+    for i in range(n):
+        p = f"b{i}_"
+        nodes += [h.make_node("Shape", [x], [p + "s"]), h.make_node("Gather", [p + "s", "zero"], [p + "g"], axis=0),
+                  h.make_node("Concat", [p + "g", "four"], [p + "shape"], axis=0),
+                  h.make_node("Reshape", [x, p + "shape"], [p + "r"]),
+                  h.make_node("Cast", ["two"], [p + "t"], to=T.FLOAT), h.make_node("Mul", [p + "t", "two"], [p + "k"]),
+                  h.make_node("Identity", [p + "k"], [p + "ki"]),
+                  h.make_node("Add", [p + "r", p + "ki"], [p + "a"])]
+        then_g = h.make_graph([h.make_node("Add", [p + "a", p + "ki"], [p + "o1"])], p + "then", [],
+                              [vi(p + "o1", T.FLOAT, None)])
+        else_g = h.make_graph([h.make_node("Sub", [p + "a", p + "ki"], [p + "o2"])], p + "else", [],
+                              [vi(p + "o2", T.FLOAT, None)])
+        nodes.append(h.make_node("If", ["c"], [p + "y"], then_branch=then_g, else_branch=else_g))
+        x = p + "y"
+    return make_model(nodes, [vi("x", T.FLOAT, ["batch", 4])], [vi(x, T.FLOAT, None)], inits, opset=14)
+
+
+@pytest.mark.parametrize("blocks", [1, 12])
+def test_later_folding_runs_look_only_at_changed_nodes_with_the_same_answer(monkeypatch, blocks):
+    """After its first run over the main graph, constant folding skips the nodes none of whose inputs were
+    made constant or rewired since: what it removes, rewires and makes constant is what a run over every node
+    gives, and it asks about fewer inputs."""
+    from onnxlint import ort_optimizer
+    from onnxlint.graph import GraphIndex
+
+    asked = [0]
+    real = ort_optimizer._Optimizer.is_constant
+
+    def is_constant(self, scope, value):
+        asked[0] += 1
+        return real(self, scope, value)
+
+    monkeypatch.setattr(ort_optimizer._Optimizer, "is_constant", is_constant)
+    results = {}
+    for incremental in (False, True):
+        monkeypatch.setattr(ort_optimizer, "INCREMENTAL_FOLDING", incremental)
+        asked[0] = 0
+        opt = ort_optimizer.optimize(GraphIndex(_foldable_blocks(blocks)))
+        results[incremental] = ({k: vars(r) for k, r in opt.removed.items()}, opt.alias, opt.constants, asked[0])
+    full, inc = results[False], results[True]
+    assert inc[:3] == full[:3]
+    reasons = {r["reason"] for r in full[0].values()}
+    assert {"constant-folding", "if-constant", "identity", "fusion"} <= reasons, reasons
+    assert inc[3] < full[3]
+
+
+def test_a_node_rewired_to_a_constant_after_a_folding_run_is_folded_on_the_next():
+    """What lets the later runs skip nodes: every change to a node's inputs (a value made constant, a value
+    rewired by a removal) marks its readers; a reader marked since the last run is looked at again."""
+    from onnxlint import ort_optimizer
+    from onnxlint.graph import GraphIndex
+
+    nodes = [h.make_node("Identity", ["x"], ["i"], name="ident"), h.make_node("Neg", ["i"], ["y"], name="neg")]
+    m = make_model(nodes, [vi("x", T.FLOAT, [4])], [vi("y", T.FLOAT, [4])], [init("k", np.ones(4, np.float32))])
+    gi = GraphIndex(m)
+    opt = ort_optimizer._Optimizer(gi, "all", lambda n: True)
+    main = gi.scopes[0]
+    opt._tracking = True
+    assert not opt.constant_folding(main) and not opt.constant_folding(main)
+    ident, neg = main.nodes
+    opt.remove(ident, "eliminated", "test", "a later pass rewires its readers to k", {"i": "k"})
+    assert opt.constant_folding(main) and opt.out.removed[neg.index].reason == "constant-folding"
