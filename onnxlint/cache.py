@@ -450,28 +450,6 @@ def clean(cache_dir: str | os.PathLike | None = None) -> bool:
 # ----------------------------------------------------------------------------- rule set
 
 _TUPLE_FIELDS = ("targets", "references", "tags", "ops")
-_KEYED = "__onnxlint_items__"  # a dict with a key JSON cannot keep (an input index: int)
-
-
-def _to_json(v: Any) -> Any:
-    if isinstance(v, dict):
-        if all(isinstance(k, str) for k in v) and _KEYED not in v:
-            return {k: _to_json(x) for k, x in v.items()}
-        return {_KEYED: [[k, _to_json(x)] for k, x in v.items()]}
-    if isinstance(v, (list, tuple)):
-        return [_to_json(x) for x in v]
-    return v
-
-
-def _from_json(v: Any) -> Any:
-    if isinstance(v, dict):
-        items = v.get(_KEYED)
-        if items is not None and len(v) == 1:
-            return {k: _from_json(x) for k, x in items}
-        return {k: _from_json(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [_from_json(x) for x in v]
-    return v
 
 
 def _ruleset_entry(rule_dirs: Sequence[str | os.PathLike], cache_dir: str | os.PathLike | None) -> tuple[str, Path]:
@@ -518,14 +496,16 @@ def cached_ruleset(rule_dirs: Sequence[str | os.PathLike], load: Callable[[tuple
     stored = _read_ruleset(k, path)
     if stored is not None:
         try:
-            from onnxlint.ruleset import Rule, RuleSet
+            from onnxlint.ruleset import RuleSet, rule_from_json
 
-            return RuleSet([Rule(**{**r, "match": _from_json(r["match"])}) for r in stored])
+            return RuleSet([rule_from_json(r) for r in stored])
         except (KeyError, TypeError):
             pass  # a field renamed since: parse again
     ruleset = load(dirs)
+    from onnxlint.ruleset import rule_to_json
+
     try:
-        body = json.dumps({"key": k, "rules": [{**vars(r), "match": _to_json(r.match)} for r in ruleset.rules]}, separators=(",", ":"))
+        body = json.dumps({"key": k, "rules": [rule_to_json(r) for r in ruleset.rules]}, separators=(",", ":"))
     except (TypeError, ValueError):
         return ruleset  # something in a rule is not JSON: not cached
     _write(path.parent.parent.parent, path, body.encode())

@@ -6,6 +6,7 @@ checked field by field, fixers and targets must exist.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
@@ -178,6 +179,79 @@ def _parse_rule(raw: Any, path: Path) -> Rule:
     )
 
 
+# ---------------------------------------------------------------------------- JSON form (cache, bundled rules)
+_TUPLE_FIELDS = ("targets", "references", "tags", "ops")
+_KEYED = "__onnxlint_items__"  # a dict with a key JSON cannot keep (an input index: int)
+
+
+def _to_json(v: Any) -> Any:
+    if isinstance(v, dict):
+        if all(isinstance(k, str) for k in v) and _KEYED not in v:
+            return {k: _to_json(x) for k, x in v.items()}
+        return {_KEYED: [[k, _to_json(x)] for k, x in v.items()]}
+    if isinstance(v, (list, tuple)):
+        return [_to_json(x) for x in v]
+    return v
+
+
+def _from_json(v: Any) -> Any:
+    if isinstance(v, dict):
+        items = v.get(_KEYED)
+        if items is not None and len(v) == 1:
+            return {k: _from_json(x) for k, x in items}
+        return {k: _from_json(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_from_json(x) for x in v]
+    return v
+
+
+def rule_to_json(rule: Rule) -> dict[str, Any]:
+    """A validated rule as JSON data. Its match loses the per-key line numbers (only validation reports them)."""
+    return {**vars(rule), "match": _to_json(rule.match)}
+
+
+def rule_from_json(data: dict[str, Any]) -> Rule:
+    """rule_to_json's inverse (raises KeyError or TypeError for another layout)."""
+    fields = {k: (tuple(v) if k in _TUPLE_FIELDS and isinstance(v, list) else v) for k, v in data.items()}
+    return Rule(**{**fields, "match": _from_json(data["match"])})
+
+
+BUNDLED_RULES = "bundled-rules.json"  # in data_dir(): tools/gen_bundled_rules.py writes it
+
+
+def bundled_rules_json(rules: list[Rule], folder: Path) -> str:
+    """The built-in rules as parsed and validated from the files in folder, with each file's digest."""
+    return json.dumps({"format": 1, "files": {f.name: _digest(f) for f in rule_files(folder, recursive=False)},
+                       "rules": [{**rule_to_json(r), "source": Path(r.source).name} for r in rules]},
+                      indent=1, sort_keys=True) + "\n"
+
+
+def _digest(path: Path) -> str:
+    try:  # _blake2 is built in; hashlib would load OpenSSL
+        from _blake2 import blake2b
+    except ImportError:  # pragma: no cover - other interpreters
+        from hashlib import blake2b
+    return blake2b(path.read_bytes(), digest_size=32).hexdigest()
+
+
+def _bundled_rules() -> list[Rule] | None:
+    """The built-in rules as parsed and validated when the package was built, while every bundled rule file
+    still has the bytes it had then (~1 ms against ~80 ms of YAML parsing and validation, in every process that
+    has no cached rule set: --no-cache, a fresh CI checkout, a pool worker, the API). None: parse the YAML
+    (a rule file edited in a checkout, added or removed, or no bundled copy)."""
+    try:
+        folder = resources.rules_dir()
+        data = json.loads((resources.data_dir() / BUNDLED_RULES).read_bytes())
+        files = rule_files(folder, recursive=False)
+        if data.get("format") != 1 or sorted(data["files"]) != sorted(f.name for f in files):
+            return None
+        if any(_digest(f) != data["files"][f.name] for f in files):
+            return None
+        return [rule_from_json({**r, "source": str(folder / r["source"])}) for r in data["rules"]]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
 def _line(d: Any, key: Any, default: int) -> int:
     return int(d.line_of(key)) if isinstance(d, LineDict) else default
 
@@ -187,10 +261,20 @@ def rule_files(directory: Path, recursive: bool = True) -> list[Path]:
     return sorted(p for p in found if p.suffix in (".yaml", ".yml") and p.is_file())
 
 
-def load_ruleset(extra_dirs: list[Path] | tuple[Path, ...] | None = None, include_builtin: bool = True) -> RuleSet:
+def load_ruleset(extra_dirs: list[Path] | tuple[Path, ...] | None = None, include_builtin: bool = True,
+                 bundled: bool = True) -> RuleSet:
+    """The built-in rules (their bundled parsed copy when it matches the files and bundled is True) and the
+    rules under extra_dirs, validated; a duplicate id or a dangling reported_by is a RuleError."""
     files: list[Path] = []
+    rules: list[Rule] = []
+    seen: dict[str, Rule] = {}
     if include_builtin:
-        files += rule_files(resources.rules_dir(), recursive=False)
+        builtin = _bundled_rules() if bundled else None
+        if builtin is None:
+            files += rule_files(resources.rules_dir(), recursive=False)
+        else:
+            rules += builtin
+            seen.update((r.id, r) for r in builtin)
     for d in extra_dirs or []:
         d = Path(d)
         if d.is_file():
@@ -199,8 +283,6 @@ def load_ruleset(extra_dirs: list[Path] | tuple[Path, ...] | None = None, includ
             files += rule_files(d)
         else:
             raise RuleError(f"{d}: rules directory does not exist")
-    rules: list[Rule] = []
-    seen: dict[str, Rule] = {}
     for f in files:
         for rule in parse_rules(load_yaml(f), f):
             if rule.id in seen:

@@ -52,7 +52,7 @@ def _process(cwd: Path, *args: str) -> tuple[int, str, set[str]]:
 @pytest.mark.parametrize("fmt", [[], ["--format", "json"]])
 def test_second_run_is_the_same_output_without_onnx_numpy_or_yaml(tmp_path, model, fmt):
     rc1, out1, imported1 = _process(tmp_path, "m.onnx", *fmt)
-    assert {"onnx", "yaml"} <= imported1  # the probe sees a miss import them
+    assert "onnx" in imported1  # the probe sees a miss import it (the built-in rules come parsed: no yaml)
     assert rc1 == 1 and "OLX015" in out1
     rc2, out2, imported2 = _process(tmp_path, "m.onnx", *fmt)
     assert (rc2, out2) == (rc1, out1)
@@ -279,7 +279,8 @@ def test_a_miss_lints_with_the_stored_rules_not_the_yaml(cli, spy, model, monkey
 
 def test_a_miss_with_cached_rules_imports_no_yaml(tmp_path):
     """Pre-commit's usual run: a changed model, the parsed rules already in the cache folder. Parsing no YAML,
-    the process does not import yaml at all (its import and regexes cost ~25 ms of a ~0.4 s run)."""
+    the process does not import yaml at all (its import and regexes cost ~25 ms of a ~0.4 s run). Nor does the
+    first run, on an empty cache folder: it reads the bundled parsed copy of the built-in rules."""
     import subprocess
     import sys
 
@@ -295,7 +296,7 @@ def test_a_miss_with_cached_rules_imports_no_yaml(tmp_path):
             "print('yaml' in sys.modules); sys.exit(rc)")
     run = [sys.executable, "-c", code, "--cache-dir", str(tmp_path / "c")]
     first = subprocess.run(run + [str(tmp_path / "m0.onnx")], capture_output=True, text=True, cwd=tmp_path)
-    assert first.stdout.strip().splitlines()[-1] == "True"  # rules parsed and stored
+    assert first.returncode == 0 and first.stdout.strip().splitlines()[-1] == "False", first.stdout + first.stderr
     second = subprocess.run(run + [str(tmp_path / "m1.onnx")], capture_output=True, text=True, cwd=tmp_path)
     assert second.returncode == 0 and second.stdout.strip().splitlines()[-1] == "False", second.stdout + second.stderr
 

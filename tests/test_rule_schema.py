@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from onnxlint.errors import RuleError
+
 ROOT = Path(__file__).resolve().parent.parent
 
 HEAD = ("- id: ACME001\n  name: my-rule\n  severity: warning\n  targets: [ort-cuda]\n  summary: s\n"
@@ -125,3 +127,45 @@ def test_reported_by_names_existing_rules_and_no_cycle(tmp_path, cli, examples_d
 """)
     rc, out, err = cli(examples_dir / "clean_conv.onnx", "--rules", tmp_path)
     assert rc == 2 and why in err and "r.yaml" in err and len(err.strip().splitlines()) == 1, err
+
+
+def _gen_bundled():
+    spec = importlib.util.spec_from_file_location("gen_bundled_rules", ROOT / "tools" / "gen_bundled_rules.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.render()
+
+
+def test_bundled_rules_copy_is_current_and_gives_the_rules_the_yaml_gives():
+    """onnxlint/data/bundled-rules.json is the built-in rules parsed and validated (tools/gen_bundled_rules.py):
+    a process with no cached rule set reads it, and gets field for field what parsing the YAML gives."""
+    from onnxlint import resources, ruleset
+
+    assert (resources.data_dir() / ruleset.BUNDLED_RULES).read_text(encoding="utf-8") == _gen_bundled(), \
+        "run tools/gen_bundled_rules.py"
+    bundled = ruleset._bundled_rules()
+    parsed = ruleset.load_ruleset(bundled=False).rules
+    assert bundled is not None and [vars(r) for r in bundled] == [vars(r) for r in parsed]
+    assert [vars(r) for r in ruleset.load_ruleset().rules] == [vars(r) for r in parsed]
+
+
+def test_an_edited_bundled_rule_file_is_parsed_not_read_from_the_bundled_copy(tmp_path, monkeypatch):
+    """The bundled copy holds only while every rule file has the bytes it was made from: an edited, added or
+    removed file in a checkout is parsed (and validated) as before."""
+    import shutil
+
+    from onnxlint import resources, ruleset
+
+    folder = tmp_path / "rules"
+    shutil.copytree(resources.rules_dir(), folder)
+    monkeypatch.setattr(resources, "rules_dir", lambda: folder)
+    assert ruleset._bundled_rules() is not None
+    core = folder / "core.yaml"
+    core.write_text(core.read_text().replace("name: checker-failed", "name: checker-refuses"))
+    assert ruleset._bundled_rules() is None
+    assert ruleset.load_ruleset().by_id()["OLX001"].name == "checker-refuses"
+    core.write_text(core.read_text().replace("id: OLX001", "id: OLX001\n    bogus: 1", 1))
+    with pytest.raises(RuleError, match="core.yaml"):
+        ruleset.load_ruleset()
+    core.unlink()
+    assert ruleset._bundled_rules() is None
