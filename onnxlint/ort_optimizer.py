@@ -409,6 +409,10 @@ class _Optimizer:
         self._clock = 0
         self._tracking = False  # while the main graph converges (bodies are folded whole every run)
         self._fold_started: int | None = None  # the clock when the main graph's last folding run began
+        # a body node rewired while the main graph converges (an If inlined, its branch's Identity removed): a
+        # main-graph reader of the If's output now reads through a body value, whose readers `readers` does not
+        # follow (bodies reuse names); folding then looks at every main-graph node again, as ORT does
+        self._fold_all = False
 
     # ------------------------------------------------------------------ value facts
     def tensor(self, scope, value: str) -> onnx.TensorProto | None:
@@ -653,7 +657,8 @@ class _Optimizer:
                 break
 
     def _touch(self, value: str) -> None:
-        """The readers of value (rewired ones included) see an input change: made constant, or rewired."""
+        """The readers of value (main-graph readers rewired to it included: `remove` merges them) see an input
+        change: made constant, or rewired."""
         if self._tracking:
             self._clock += 1
             for r in self.readers.get(value, ()):
@@ -669,6 +674,8 @@ class _Optimizer:
         for k, v in (alias or {}).items():
             if k and v and k != v:
                 self.out.alias[k] = v
+                if self._tracking and node.scope.parent is not None:
+                    self._fold_all = True
                 self._touch(k)
                 # ORT rewires k's consumers to v: later rules that count v's consumers see them. Main graph only:
                 # `readers` is keyed by name, and bodies reuse names (5,000 If branches each with a `t`), so a
@@ -1280,7 +1287,7 @@ class _Optimizer:
         changed = False
         since = None
         if self._tracking and INCREMENTAL_FOLDING:  # the main graph: after its first run, a node whose inputs did not change is skipped
-            since, self._fold_started = self._fold_started, self._clock
+            since, self._fold_started = (None if self._fold_all else self._fold_started), self._clock
         kinds, touched = self._fold_kind, self._touched
         for n in self.nodes(scope):
             kind = kinds[n.index]

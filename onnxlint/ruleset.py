@@ -221,9 +221,9 @@ BUNDLED_RULES = "bundled-rules.json"  # in data_dir(): tools/gen_bundled_rules.p
 
 def bundled_rules_json(rules: list[Rule], folder: Path) -> str:
     """The built-in rules as parsed and validated from the files in folder, with each file's digest."""
+    # keys in the order parsed (no sort_keys): a match's keys are evaluated in order, the first failing one ends it
     return json.dumps({"format": 1, "files": {f.name: _digest(f) for f in rule_files(folder, recursive=False)},
-                       "rules": [{**rule_to_json(r), "source": Path(r.source).name} for r in rules]},
-                      indent=1, sort_keys=True) + "\n"
+                       "rules": [{**rule_to_json(r), "source": Path(r.source).name} for r in rules]}, indent=1) + "\n"
 
 
 def _digest(path: Path) -> str:

@@ -148,6 +148,11 @@ def test_bundled_rules_copy_is_current_and_gives_the_rules_the_yaml_gives():
     assert bundled is not None and [vars(r) for r in bundled] == [vars(r) for r in parsed]
     assert [vars(r) for r in ruleset.load_ruleset().rules] == [vars(r) for r in parsed]
 
+    def in_order(rules):  # a match's keys are evaluated in order: the copy keeps the YAML's order, not a sorted one
+        return [json.dumps(ruleset.rule_to_json(r)) for r in rules]
+
+    assert in_order(bundled) == in_order(parsed)
+
 
 def test_an_edited_bundled_rule_file_is_parsed_not_read_from_the_bundled_copy(tmp_path, monkeypatch):
     """The bundled copy holds only while every rule file has the bytes it was made from: an edited, added or

@@ -253,8 +253,28 @@ def _foldable_blocks(n: int) -> onnx.ModelProto:
     return make_model(nodes, [vi("x", T.FLOAT, ["batch", 4])], [vi(x, T.FLOAT, None)], inits, opset=14)
 
 
-@pytest.mark.parametrize("blocks", [1, 12])
-def test_later_folding_runs_look_only_at_changed_nodes_with_the_same_answer(monkeypatch, blocks):
+def _if_fold_chain() -> onnx.ModelProto:
+    """X reads the output of an If on a constant condition whose taken branch is Identity(s), s an outer value
+    that only folds two runs later (each If inlined leaves one node to fold in the next run: an If's implicit
+    inputs are no edges of the order). Once If_A is inlined, X reads s through the branch's Identity."""
+    def vb(name):
+        return vi(name, T.BOOL, [1])
+
+    def if_node(cond, src, y, tag):
+        branch = [h.make_graph([h.make_node("Identity", [src], [f"{side}{tag}"])], f"{tag}_{side}", [], [vb(f"{side}{tag}")])
+                  for side in ("t", "e")]
+        return h.make_node("If", [cond], [y], name=f"If_{tag}", then_branch=branch[0], else_branch=branch[1])
+
+    nodes = [if_node("cT", "ra", "y_a", "a"), h.make_node("Not", ["y_a"], ["ca"], name="C_a"),
+             h.make_node("Not", ["kF"], ["ra"], name="R_a"), if_node("ca", "rb", "y_b", "b"),
+             h.make_node("Not", ["y_b"], ["s"], name="C_b"), h.make_node("Not", ["ca"], ["rb"], name="R_b"),
+             if_node("cT", "s", "y_A", "A"), h.make_node("Not", ["y_A"], ["out"], name="X")]
+    inits = [h.make_tensor("cT", T.BOOL, [], [True]), h.make_tensor("kF", T.BOOL, [1], [False])]
+    return make_model(nodes, [], [vb("out")], inits, opset=17)
+
+
+@pytest.mark.parametrize("build", [lambda: _foldable_blocks(1), lambda: _foldable_blocks(12), _if_fold_chain])
+def test_later_folding_runs_look_only_at_changed_nodes_with_the_same_answer(monkeypatch, build):
     """After its first run over the main graph, constant folding skips the nodes none of whose inputs were
     made constant or rewired since: what it removes, rewires and makes constant is what a run over every node
     gives, and it asks about fewer inputs."""
@@ -273,13 +293,13 @@ def test_later_folding_runs_look_only_at_changed_nodes_with_the_same_answer(monk
     for incremental in (False, True):
         monkeypatch.setattr(ort_optimizer, "INCREMENTAL_FOLDING", incremental)
         asked[0] = 0
-        opt = ort_optimizer.optimize(GraphIndex(_foldable_blocks(blocks)))
+        opt = ort_optimizer.optimize(GraphIndex(build()))
         results[incremental] = ({k: vars(r) for k, r in opt.removed.items()}, opt.alias, opt.constants, asked[0])
     full, inc = results[False], results[True]
     assert inc[:3] == full[:3]
     reasons = {r["reason"] for r in full[0].values()}
-    assert {"constant-folding", "if-constant", "identity", "fusion"} <= reasons, reasons
-    assert inc[3] < full[3]
+    assert {"constant-folding", "if-constant", "identity"} <= reasons, reasons
+    assert inc[3] < full[3] or (build is _if_fold_chain and inc[3] == full[3])  # its runs all find work
 
 
 def test_a_node_rewired_to_a_constant_after_a_folding_run_is_folded_on_the_next():
