@@ -236,7 +236,7 @@ def _digest(path: Path) -> str:
 
 def _bundled_rules() -> list[Rule] | None:
     """The built-in rules as parsed and validated when the package was built, while every bundled rule file
-    still has the bytes it had then (~1 ms against ~80 ms of YAML parsing and validation, in every process that
+    still has the bytes it had then (~5 ms against ~80 ms of YAML parsing and validation, in every process that
     has no cached rule set: --no-cache, a fresh CI checkout, a pool worker, the API). None: parse the YAML
     (a rule file edited in a checkout, added or removed, or no bundled copy)."""
     try:
