@@ -449,7 +449,6 @@ def clean(cache_dir: str | os.PathLike | None = None) -> bool:
 
 # ----------------------------------------------------------------------------- rule set
 
-_TUPLE_FIELDS = ("targets", "references", "tags", "ops")
 
 
 def _ruleset_entry(rule_dirs: Sequence[str | os.PathLike], cache_dir: str | os.PathLike | None) -> tuple[str, Path]:
@@ -472,12 +471,9 @@ def _read_ruleset(k: str, path: Path) -> list[dict[str, Any]] | None:
     try:
         data = _load_entry(path, k)
         if data is not None and isinstance(data["rules"], list):
-            rules = data["rules"]
-            for r in rules:
-                for name in _TUPLE_FIELDS:
-                    if isinstance(r.get(name), list):
-                        r[name] = tuple(r[name])
-            return rules
+            from onnxlint.rule_json import rule_fields
+
+            return [rule_fields(r) for r in data["rules"]]
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         pass
     return None
@@ -613,11 +609,7 @@ class CachedRun:
         return out  # type: ignore[return-value]
 
     def _shown_key(self, view: str) -> str | None:
-        if not self.files or any(k is None for k in self.keys):
-            return None
-        h = blake2b(digest_size=32)
-        h.update(_enc("shown\0" + view + "\0" + "\0".join(k[0] for k in self.keys)))  # type: ignore[index]
-        return h.hexdigest()
+        return _run_key(self.keys, f"shown\0{view}") if self.files else None
 
     def shown(self, view: str) -> tuple[str, int] | None:
         """(text, exit code) this run printed before in view, its models and external data unchanged; or None."""
@@ -648,11 +640,13 @@ def _shown_path(cache_dir: Path, k: str) -> str:
     return os.path.join(cache_dir, f"v{FORMAT}", "shown", k[:2], f"{k}.json")
 
 
-def _run_key(keys: list[tuple[str, bool] | None]) -> str | None:
+def _run_key(keys: list[tuple[str, bool] | None], kind: str = "run") -> str | None:
+    """The key of an entry about all these files together (kind: a run entry, or what a run printed in a view);
+    None when a file could not be read."""
     if any(k is None for k in keys):
         return None
     h = blake2b(digest_size=32)
-    h.update(_enc("run\0" + "\0".join(k[0] for k in keys)))  # type: ignore[index]
+    h.update(_enc(kind + "\0" + "\0".join(k[0] for k in keys)))  # type: ignore[index]
     return h.hexdigest()
 
 

@@ -324,6 +324,10 @@ def _lint(argv: list[str]) -> int:
             print(f"onnxlint: config in force: {esc(str(path)) if str(path) != '-' else 'none (defaults)'}", file=sys.stderr)
     show = not args.no_progress and sys.stderr.isatty() and args.format == "text" and linter.show_progress(files)
     colour = args.format == "text" and args.output is None and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    # how the report is rendered: with the format, the key of what a run printed (the config file, the fail-on
+    # level and the paths shown are in the files' keys already)
+    shown_as = {"colour": colour, "statistics": args.statistics, "quiet": args.quiet, "show_info": args.show_info,
+                "expand": args.expand}
     view: str | None = None  # set when what this run prints is kept in the cache
     if args.fix:
         from onnxlint import fixing
@@ -352,7 +356,7 @@ def _lint(argv: list[str]) -> int:
 
         cached_run = cache_mod.CachedRun(files, settings_of, cache_dir)
         # what a repeat printed is printed again, unless the run does more than print a report of its models
-        view = None if args.verify or args.baseline or args.format == "sarif" else _view(args, colour)
+        view = None if args.verify or args.baseline or args.format == "sarif" else json.dumps([args.format, shown_as])
         shown = cached_run.shown(view) if view is not None else None
         if shown is not None:
             _emit(shown[0], args)
@@ -382,8 +386,7 @@ def _lint(argv: list[str]) -> int:
         baseline.apply(report, args.baseline, baseline.load(args.baseline))
     from onnxlint import formats
 
-    text = formats.render(args.format, report, colour=colour, statistics=args.statistics, quiet=args.quiet,
-                          show_info=args.show_info, expand=args.expand, config_file=first.config.path)
+    text = formats.render(args.format, report, **shown_as, config_file=first.config.path)
     _emit(text, args)
     if args.fix and args.format != "text":
         # text output carries the fix notes; the machine formats stay pure, so what was written goes to stderr
@@ -398,12 +401,6 @@ def _lint(argv: list[str]) -> int:
     if view is not None:
         cached_run.remember_shown(view, text, rc)
     return rc
-
-
-def _view(args: argparse.Namespace, colour: bool) -> str:
-    """The output options a lint report is rendered with, as part of the key of what a run printed (the
-    config file, the fail-on level and the paths shown are in the files' keys already)."""
-    return json.dumps([args.format, colour, args.statistics, args.quiet, args.show_info, args.expand])
 
 
 def _emit(text: str, args: argparse.Namespace) -> None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
-from onnxlint import messages, resources, rule_schema
+from onnxlint import messages, resources, rule_json, rule_schema
 from onnxlint.errors import RuleError, did_you_mean
 
 
@@ -180,40 +180,14 @@ def _parse_rule(raw: Any, path: Path) -> Rule:
 
 
 # ---------------------------------------------------------------------------- JSON form (cache, bundled rules)
-_TUPLE_FIELDS = ("targets", "references", "tags", "ops")
-_KEYED = "__onnxlint_items__"  # a dict with a key JSON cannot keep (an input index: int)
-
-
-def _to_json(v: Any) -> Any:
-    if isinstance(v, dict):
-        if all(isinstance(k, str) for k in v) and _KEYED not in v:
-            return {k: _to_json(x) for k, x in v.items()}
-        return {_KEYED: [[k, _to_json(x)] for k, x in v.items()]}
-    if isinstance(v, (list, tuple)):
-        return [_to_json(x) for x in v]
-    return v
-
-
-def _from_json(v: Any) -> Any:
-    if isinstance(v, dict):
-        items = v.get(_KEYED)
-        if items is not None and len(v) == 1:
-            return {k: _from_json(x) for k, x in items}
-        return {k: _from_json(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [_from_json(x) for x in v]
-    return v
-
-
 def rule_to_json(rule: Rule) -> dict[str, Any]:
     """A validated rule as JSON data. Its match loses the per-key line numbers (only validation reports them)."""
-    return {**vars(rule), "match": _to_json(rule.match)}
+    return {**vars(rule), "match": rule_json.to_json(rule.match)}
 
 
 def rule_from_json(data: dict[str, Any]) -> Rule:
     """rule_to_json's inverse (raises KeyError or TypeError for another layout)."""
-    fields = {k: (tuple(v) if k in _TUPLE_FIELDS and isinstance(v, list) else v) for k, v in data.items()}
-    return Rule(**{**fields, "match": _from_json(data["match"])})
+    return Rule(**{**rule_json.rule_fields(dict(data)), "match": rule_json.from_json(data["match"])})
 
 
 BUNDLED_RULES = "bundled-rules.json"  # in data_dir(): tools/gen_bundled_rules.py writes it
@@ -227,6 +201,8 @@ def bundled_rules_json(rules: list[Rule], folder: Path) -> str:
 
 
 def _digest(path: Path) -> str:
+    """blake2b of a rule file (the digest cache._scan takes; the cache module cannot be imported here: it
+    imports this one)."""
     try:  # _blake2 is built in; hashlib would load OpenSSL
         from _blake2 import blake2b
     except ImportError:  # pragma: no cover - other interpreters
