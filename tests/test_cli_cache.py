@@ -301,6 +301,12 @@ def test_a_miss_with_cached_rules_imports_no_yaml(tmp_path):
     assert second.returncode == 0 and second.stdout.strip().splitlines()[-1] == "False", second.stdout + second.stderr
 
 
+def _env_without_blas_threads() -> dict:
+    from onnxlint import cli
+
+    return {k: v for k, v in _env().items() if k not in cli._BLAS_THREADS}
+
+
 def _threads_after_lint(tmp_path: Path, env: dict, call: str = "main()") -> list[str]:
     """Run the CLI in a fresh process on a model (numpy loads during the run), as the onnxlint script does
     (main() reading sys.argv) or as a library caller does (main([...])), and report the process's threads
@@ -319,7 +325,7 @@ def _threads_after_lint(tmp_path: Path, env: dict, call: str = "main()") -> list
 def test_cli_runs_numpy_with_one_blas_thread_and_restores_the_environment(tmp_path):
     """OpenBLAS starts a spinning thread per core when numpy loads (~80 ms of CPU per process on 2 cores) and
     onnxlint multiplies no large matrices: the CLI asks for one thread, then leaves os.environ as it found it."""
-    env = {k: v for k, v in _env().items() if k not in ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")}
+    env = _env_without_blas_threads()
     threads, blas = _threads_after_lint(tmp_path, env)
     assert (threads, blas) == ("1", "None")
 
@@ -335,7 +341,7 @@ def test_a_blas_thread_count_the_user_set_is_kept(tmp_path):
 def test_a_library_caller_of_main_keeps_numpys_threads(tmp_path):
     """main(argv) called from a program (not the onnxlint script) must not leave that program's numpy on one
     BLAS thread for the rest of its life."""
-    env = {k: v for k, v in _env().items() if k not in ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")}
+    env = _env_without_blas_threads()
     threads, blas = _threads_after_lint(tmp_path, env, call="main(sys.argv[1:])")
     assert int(threads) >= 2 and blas == "None"
 

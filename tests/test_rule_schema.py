@@ -82,15 +82,16 @@ def test_yaml_only_user_rule_with_placement_and_values_works(tmp_path, examples_
     assert findings[0]["message"].startswith("Equal graph/") and "runs on CPU (" in findings[0]["message"]
 
 
-def _gen_schema():
-    spec = importlib.util.spec_from_file_location("gen_rule_schema", ROOT / "tools" / "gen_rule_schema.py")
+def _tool_render(name: str) -> str:
+    """What tools/NAME.py would write (its render())."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod.render()
 
 
 def test_published_schema_is_current():
-    assert (ROOT / "docs" / "rule-schema.json").read_text() == _gen_schema(), "run tools/gen_rule_schema.py"
+    assert (ROOT / "docs" / "rule-schema.json").read_text() == _tool_render("gen_rule_schema"), "run tools/gen_rule_schema.py"
 
 
 def _string_keys(o):
@@ -129,19 +130,12 @@ def test_reported_by_names_existing_rules_and_no_cycle(tmp_path, cli, examples_d
     assert rc == 2 and why in err and "r.yaml" in err and len(err.strip().splitlines()) == 1, err
 
 
-def _gen_bundled():
-    spec = importlib.util.spec_from_file_location("gen_bundled_rules", ROOT / "tools" / "gen_bundled_rules.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.render()
-
-
 def test_bundled_rules_copy_is_current_and_gives_the_rules_the_yaml_gives():
     """onnxlint/data/bundled-rules.json is the built-in rules parsed and validated (tools/gen_bundled_rules.py):
     a process with no cached rule set reads it, and gets field for field what parsing the YAML gives."""
     from onnxlint import resources, ruleset
 
-    assert (resources.data_dir() / ruleset.BUNDLED_RULES).read_text(encoding="utf-8") == _gen_bundled(), \
+    assert (resources.data_dir() / ruleset.BUNDLED_RULES).read_text(encoding="utf-8") == _tool_render("gen_bundled_rules"), \
         "run tools/gen_bundled_rules.py"
     bundled = ruleset._bundled_rules()
     parsed = ruleset.load_ruleset(bundled=False).rules
