@@ -102,22 +102,26 @@ class RefinedShapes:
     int64 tensor). Float weights, however large, are never read by it: a detector with big conv weights
     keeps its propagated shapes (they decide which shape nodes ORT keeps on CPU)."""
 
-    def __init__(self, model: onnx.ModelProto | None):
+    def __init__(self, model: onnx.ModelProto | None, flat: bool = False, has_range: bool = True):
         self._model = model
         self._types: dict[str, onnx.TypeProto] | None = None if model is not None else {}
         self._dims: dict[str, tuple] = {}
+        # what the graph index already knows, so that no walk over every node asks again: no control-flow body
+        # and no local function (flat), no Range node anywhere (has_range False)
+        self._flat, self._has_range = flat, has_range
 
     def _load(self) -> dict[str, onnx.TypeProto]:
         from onnxlint import loading
 
         model, self._model, self._types = self._model, None, {}
-        if model is None or loading.over_inference_budget(model) or _data_propagation_too_costly(model):
+        if model is None or loading.over_inference_budget(model, flat=self._flat) \
+                or _data_propagation_too_costly(model, self._flat, self._has_range):
             return self._types
         try:
             inferred = onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False, data_prop=True)
         except Exception:  # noqa: BLE001 - fall back to the index's shapes
             return self._types
-        self._types = _shaped_types(inferred.graph)
+        self._types = _shaped_types(inferred.graph, self._flat)
         return self._types
 
     def get(self, name: str, default: tuple | None = None) -> tuple | None:
@@ -141,23 +145,24 @@ class RefinedShapes:
 
 
 def _refined_shapes(index) -> RefinedShapes:
-    return RefinedShapes(index.model)
+    return RefinedShapes(index.model, flat=len(index.scopes) == 1, has_range="Range" in index.by_op)
 
 
-def _shaped_types(graph: onnx.GraphProto) -> dict[str, onnx.TypeProto]:
+def _shaped_types(graph: onnx.GraphProto, flat: bool = False) -> dict[str, onnx.TypeProto]:
     """Every tensor value of graph and its subgraphs that has a shape -> its TypeProto (the last one seen, in
     the order a recursive walk visits them). A loop over a stack, not a recursive closure: a closure that
-    calls itself is a reference cycle, freed only by the cyclic GC, which the linter pauses."""
+    calls itself is a reference cycle, freed only by the cyclic GC, which the linter pauses. flat: the caller
+    knows graph holds no subgraph (its nodes are not walked)."""
     out: dict[str, onnx.TypeProto] = {}
     graph_attr, graphs_attr = onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS
     stack = [graph]
     while stack:
         g = stack.pop()
         for part in (g.input, g.value_info, g.output):
-            for vi in part:
-                t = vi.type
-                if t.HasField("tensor_type") and t.tensor_type.HasField("shape"):
-                    out[vi.name] = t
+            # a type that is not a tensor reads an empty tensor_type, which has no shape
+            out.update({vi.name: t for vi in part if (t := vi.type).tensor_type.HasField("shape")})
+        if flat:
+            break
         subgraphs = []
         for n in g.node:
             if n.attribute:
@@ -188,12 +193,13 @@ _INTEGER_TYPES = (onnx.TensorProto.INT64, onnx.TensorProto.INT32, onnx.TensorPro
                   onnx.TensorProto.UINT64, onnx.TensorProto.UINT32, onnx.TensorProto.UINT16, onnx.TensorProto.UINT8)
 
 
-def _data_propagation_too_costly(model: onnx.ModelProto) -> bool:
+def _data_propagation_too_costly(model: onnx.ModelProto, flat: bool = False, has_range: bool = True) -> bool:
     """An integer initializer or a constant Range over DATA_PROP_MAX_ELEMENTS: onnx's data propagation would
-    spell it out as shape data (RefinedShapes skips the inference then)."""
+    spell it out as shape data (RefinedShapes skips the inference then). flat: no subgraph (the main graph
+    alone is read); has_range False: no Range node anywhere (none is looked for)."""
     from onnxlint.graph import iter_graphs
 
-    for g in iter_graphs(model):
+    for g in ([model.graph] if flat else iter_graphs(model)):
         for t in g.initializer:
             if t.data_type not in _INTEGER_TYPES:
                 continue
@@ -202,7 +208,7 @@ def _data_propagation_too_costly(model: onnx.ModelProto) -> bool:
                 n *= d
             if n > DATA_PROP_MAX_ELEMENTS:
                 return True
-        if _long_constant_range(g):
+        if has_range and _long_constant_range(g):
             return True
     return False
 
@@ -829,8 +835,8 @@ class _Optimizer:
                 if src and dst and src == dst:
                     why = ("cast", f"Cast to its input's own type ({src}): ORT's CastElimination removes it")
             elif op in ("Add", "Sub", "Mul", "Div") and len(n.inputs) == 2 and self._can_remove(scope, n) \
-                    and self._noop(scope, n) is not None:
-                why = self._noop(scope, n)
+                    and (why := self._noop(scope, n)) is not None:
+                pass  # why is set; an Add or Mul that is no no-op goes on to the fusions below
             elif op == "Unsqueeze" and len(n.inputs) == 1 and n.attr("axes") is not None \
                     and self._can_remove(scope, n, replaced_by_initializer=True) \
                     and self.tensor(scope, self.out.resolve(n.inputs[0])) is not None:

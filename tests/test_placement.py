@@ -520,6 +520,42 @@ def test_no_data_propagation_over_a_long_constant_range():
     assert not ort_optimizer._data_propagation_too_costly(model(16))
 
 
+def test_refined_shapes_read_what_the_index_knows_instead_of_walking():
+    """RefinedShapes skips the walks over every node (inference budget, Range search, subgraph search) when the
+    graph index says there is nothing to find; the answers are those of the walks."""
+    from onnxlint import loading
+
+    def model(with_if, with_range):
+        nodes = [h.make_node("Shape", ["x"], ["s"], name="shape"), h.make_node("Reshape", ["x", "s"], ["r"], name="reshape")]
+        if with_range:
+            nodes.append(h.make_node("Range", ["a", "b", "c"], ["q"], name="range"))
+        if with_if:
+            then_g = h.make_graph([h.make_node("Identity", ["r"], ["t"])], "then", [], [vi("t", T.FLOAT, None)])
+            else_g = h.make_graph([h.make_node("Neg", ["r"], ["e"])], "else", [], [vi("e", T.FLOAT, None)])
+            nodes.append(h.make_node("If", ["cond"], ["y"], name="if", then_branch=then_g, else_branch=else_g))
+        else:
+            nodes.append(h.make_node("Relu", ["r"], ["y"], name="relu"))
+        inits = [init("a", np.array(0, np.int64)), init("b", np.array(10 ** 8, np.int64)), init("c", np.array(1, np.int64))]
+        return make_model(nodes, [vi("x", T.FLOAT, [2, 3]), vi("cond", T.BOOL, [])], [vi("y", T.FLOAT, None)],
+                          inits, opset=17)  # Shape's data propagation: opset 15 on
+
+    for with_if in (False, True):
+        for with_range in (False, True):
+            m = model(with_if, with_range)
+            inferred = onnx.shape_inference.infer_shapes(m)
+            refined = ort_optimizer._refined_shapes(GraphIndex(inferred))
+            assert refined._flat is not with_if and refined._has_range is with_range
+            assert loading.over_inference_budget(inferred, budget=3, flat=refined._flat) \
+                == loading.over_inference_budget(inferred, budget=3)
+            assert ort_optimizer._data_propagation_too_costly(inferred, refined._flat, refined._has_range) \
+                is ort_optimizer._data_propagation_too_costly(inferred) is with_range
+            shaped = ort_optimizer._shaped_types(inferred.graph, refined._flat)
+            assert shaped == ort_optimizer._shaped_types(inferred.graph) and ("t" in shaped) is with_if
+            assert GraphIndex(inferred).scopes[0].type_of("r").shape == ("unk__0", "unk__1")
+            # data propagation gives the Reshape its shape; not past a long constant Range
+            assert refined.get("r") == (None if with_range else (2, 3))
+
+
 def test_transposes_cancelled_through_a_softmax():
     """Transpose(perm) -> LogSoftmax (opset 13+, last axis) -> Transpose(inverse perm): ORT's TransposeOptimizer
     pushes the first through and cancels both (the expanded SoftmaxCrossEntropyLoss); a non-inverse pair stays."""
