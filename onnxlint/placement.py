@@ -431,15 +431,18 @@ class Simulator:
             return  # nothing can be CPU-preferred without a CPU tensor to start from
         # GraphViewer's order of the graph ORT partitions (after the Level-1 transformers): the candidate queue
         # pops nodes by it, and a node is judged once, so a producer moved by CSE must come first
-        order = ort_optimizer.ort_topological_order(scope, self.opt)
+        order = self.opt.orders.get(id(scope)) if self.opt is not None else None
+        if order is None:
+            order = ort_optimizer.ort_topological_order(scope, self.opt)
         pos = {n.index: i for i, n in enumerate(order)}
         cpu_args: set[str] = set()
         heap: list[tuple[int, int]] = []
         consumers: dict[str, list] = {}
+        alias, resolve = (self.opt.alias if self.opt is not None else {}), self._resolve
         for n in scope.nodes:
             for v in n.inputs:
                 if v:
-                    consumers.setdefault(self._resolve(v), []).append(n)
+                    consumers.setdefault(resolve(v) if v in alias else v, []).append(n)
 
         def push_consumers(value):
             for c in consumers.get(value, ()):
@@ -484,7 +487,8 @@ class Simulator:
                 if vt is not None and vt.dtype in HALF_TYPES:
                     place = False
                     break
-                value = self._resolve(value)
+                if value in alias:
+                    value = resolve(value)
                 if value and (self._small_initializer(scope, value) or scope.is_graph_input(value) or self._outer(scope, value)):
                     continue
                 if not value or value not in cpu_args:
@@ -548,17 +552,29 @@ class Simulator:
             eff = self._effective(sc)
             if eff is not sc:
                 merged.setdefault(id(eff), {}).update(sc.producer)
+        # read once here, not per input (a million inputs at 1M nodes)
+        alias = self.opt.alias if self.opt is not None else {}
+        folded = self.opt.constants if self.opt is not None else set()
+        resolve = self._resolve
+        host_inputs_of: dict[tuple, frozenset[int]] = {}  # (op, opset, domain) -> a CUDA kernel's host-memory inputs
+        no_host_inputs: frozenset[int] = frozenset()
         for p in pl.nodes.values():
             node = p.node
             if p.ep is None or p.status in _REMOVED or _mixed_body(p):
                 continue
-            since = schemas.since_version(node.op_type, node.opset, node.domain) if p.ep == CUDA else None
-            host_inputs = cpu_inputs(node.op_type, since) if p.ep == CUDA else set()
+            if p.ep == CUDA:
+                key = (node.op_type, node.opset, node.domain)
+                host_inputs = host_inputs_of.get(key)
+                if host_inputs is None:
+                    host_inputs = host_inputs_of[key] = cpu_inputs(node.op_type, schemas.since_version(*key))
+            else:
+                host_inputs = no_host_inputs
             scope = self._effective(node.scope) if merged else node.scope
             producer, inlined = scope.producer, merged.get(id(scope))
             for i, value in enumerate(node.inputs):
-                value = self._resolve(value)
-                if self._folded(value):
+                if value in alias:
+                    value = resolve(value)
+                if value in folded:
                     continue  # an initializer now: copied by the session state, not a Memcpy node
                 prod = producer.get(value)
                 if prod is None and inlined:

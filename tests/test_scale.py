@@ -302,6 +302,63 @@ def test_later_folding_runs_look_only_at_changed_nodes_with_the_same_answer(monk
     assert inc[3] < full[3] or (build is _if_fold_chain and inc[3] == full[3])  # its runs all find work
 
 
+def _transformer_blocks() -> onnx.ModelProto:
+    """The benchmark's transformer blocks (Shape-computed Reshapes, shared weights CSE merges, MatMul + Add,
+    a constant-condition If at the end): every pass of the optimizer model has work in it."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    try:
+        import bench_lint
+    finally:
+        sys.path.pop(0)
+    return bench_lint.transformer(400)
+
+
+def _cse_after_a_rewrite() -> onnx.ModelProto:
+    """Relu(If(true: Identity(x))) beside Relu(x): CSE finds nothing in the first round; constant folding then
+    inlines the If, the next round's EliminateIdentity rewires the first Relu to x, and the round after that
+    CSE merges the two Relus."""
+    then_g = h.make_graph([h.make_node("Identity", ["x"], ["t"], name="id_then")], "then", [], [vi("t", T.FLOAT, [4])])
+    else_g = h.make_graph([h.make_node("Neg", ["x"], ["e"], name="neg")], "else", [], [vi("e", T.FLOAT, [4])])
+    nodes = [h.make_node("If", ["c"], ["i"], name="if", then_branch=then_g, else_branch=else_g),
+             h.make_node("Relu", ["i"], ["a"], name="relu_a"), h.make_node("Relu", ["x"], ["b"], name="relu_b"),
+             h.make_node("Add", ["a", "b"], ["y"], name="add")]
+    return make_model(nodes, [vi("x", T.FLOAT, [4])], [vi("y", T.FLOAT, [4])], [init("c", np.array(True))], opset=17)
+
+
+@pytest.mark.parametrize("build", [lambda: _foldable_blocks(12), _if_fold_chain, _transformer_blocks, _cse_after_a_rewrite])
+def test_a_pass_that_found_nothing_is_not_run_again_until_something_changes(monkeypatch, build):
+    """_Optimizer._pass: a pass that found nothing in a graph is skipped there until a removal or
+    ConstantSharing changes what it reads; what the optimizer model removes, rewires and makes constant is what
+    running every pass in every round gives, with fewer passes run."""
+    from onnxlint import ort_optimizer
+    from onnxlint.graph import GraphIndex
+
+    ran = [0]
+    for name in ("cse", "rewrite_rules", "constant_folding", "reshape_fusion", "matmul_add_fusion", "transpose_cancel",
+                 "contiguous_reshapes"):
+        real = getattr(ort_optimizer._Optimizer, name)
+
+        def counted(self, scope, real=real):
+            ran[0] += 1
+            return real(self, scope)
+
+        monkeypatch.setattr(ort_optimizer._Optimizer, name, counted)
+    results = {}
+    for skip in (False, True):
+        monkeypatch.setattr(ort_optimizer, "SKIP_UNCHANGED_PASSES", skip)
+        ran[0] = 0
+        out = ort_optimizer.optimize(GraphIndex(build()))
+        results[skip] = ({k: vars(r) for k, r in out.removed.items()}, dict(out.alias), set(out.constants), ran[0])
+    every, skipping = results[False], results[True]
+    assert skipping[:3] == every[:3] and every[0]
+    assert skipping[3] < every[3]
+    if build is _cse_after_a_rewrite:
+        assert sorted(r["reason"] for r in every[0].values()) == ["cse", "identity", "if-constant", "if-constant"]
+
+
 def test_a_node_rewired_to_a_constant_after_a_folding_run_is_folded_on_the_next():
     """What lets the later runs skip nodes: every change to a node's inputs (a value made constant, a value
     rewired by a removal) marks its readers; a reader marked since the last run is looked at again."""
