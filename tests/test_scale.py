@@ -359,6 +359,21 @@ def test_a_pass_that_found_nothing_is_not_run_again_until_something_changes(monk
         assert sorted(r["reason"] for r in every[0].values()) == ["cse", "identity", "if-constant", "if-constant"]
 
 
+@pytest.mark.parametrize("build", [_if_fold_chain, _transformer_blocks, _cse_after_a_rewrite])
+def test_the_order_the_passes_leave_is_the_order_of_the_optimized_graph(build):
+    """Optimized.orders, which the partitioner's queue reuses, is ORT's node order of each graph as the passes
+    left it (computed afresh, it is the same list), for the main graph at least."""
+    from onnxlint import ort_optimizer
+    from onnxlint.graph import GraphIndex
+
+    gi = GraphIndex(build())
+    out = ort_optimizer.optimize(gi)
+    assert id(gi.scopes[0]) in out.orders
+    for scope in gi.scopes:
+        if id(scope) in out.orders:
+            assert out.orders[id(scope)] == ort_optimizer.ort_topological_order(scope, out)
+
+
 def test_a_node_rewired_to_a_constant_after_a_folding_run_is_folded_on_the_next():
     """What lets the later runs skip nodes: every change to a node's inputs (a value made constant, a value
     rewired by a removal) marks its readers; a reader marked since the last run is looked at again."""
