@@ -82,6 +82,7 @@ class Optimized:
 
     def release(self) -> None:
         self.sizer = None
+        self.orders = {}  # read by the partitioner's queue only, before this
 
     def resolve(self, value: str) -> str:
         seen = 0
@@ -636,7 +637,8 @@ class _Optimizer:
         order = [scope for scope in self.index.scopes if not scope.is_function]
         for scope in order:  # step 1 opens with the rule-based transformer, recursing into every subgraph
             self._pass(self.rewrite_rules, scope)
-        self._share_once()  # before any run of CSE, the one pass that reads what it sets
+        self._share_once()
+        self._found_nothing.clear()  # what a pass found before ConstantSharing no longer says what it would find
         for scope in order:  # a graph before its bodies: what a body sees of the graph around it is settled
             self._converge(scope)
         self.out.orders = {sid: order for sid, (changes, order) in self._orders.items() if changes == self._changes}
