@@ -450,7 +450,6 @@ def clean(cache_dir: str | os.PathLike | None = None) -> bool:
 # ----------------------------------------------------------------------------- rule set
 
 
-
 def _ruleset_entry(rule_dirs: Sequence[str | os.PathLike], cache_dir: str | os.PathLike | None) -> tuple[str, Path]:
     """(key, entry path) of the rule set of rule_dirs: the rule files' bytes, the package and the cwd."""
     dirs = tuple(Path(d) for d in rule_dirs)

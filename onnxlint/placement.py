@@ -556,19 +556,12 @@ class Simulator:
         alias = self.opt.alias if self.opt is not None else {}
         folded = self.opt.constants if self.opt is not None else set()
         resolve = self._resolve
-        host_inputs_of: dict[tuple, frozenset[int]] = {}  # (op, opset, domain) -> a CUDA kernel's host-memory inputs
-        no_host_inputs: frozenset[int] = frozenset()
         for p in pl.nodes.values():
             node = p.node
             if p.ep is None or p.status in _REMOVED or _mixed_body(p):
                 continue
-            if p.ep == CUDA:
-                key = (node.op_type, node.opset, node.domain)
-                host_inputs = host_inputs_of.get(key)
-                if host_inputs is None:
-                    host_inputs = host_inputs_of[key] = cpu_inputs(node.op_type, schemas.since_version(*key))
-            else:
-                host_inputs = no_host_inputs
+            since = schemas.since_version(node.op_type, node.opset, node.domain) if p.ep == CUDA else None
+            host_inputs = cpu_inputs(node.op_type, since) if p.ep == CUDA else frozenset()
             scope = self._effective(node.scope) if merged else node.scope
             producer, inlined = scope.producer, merged.get(id(scope))
             for i, value in enumerate(node.inputs):
