@@ -79,7 +79,7 @@ def transformer(n_nodes: int, d: int = 64) -> onnx.ModelProto:
 
 
 def _shared_inits(d: int) -> list:
-    return [nh.from_array(np.array([0], np.int64), "idx0"), nh.from_array(np.array([-1, 4, d // 4], np.int64), "tail"),
+    return [nh.from_array(np.array([0], np.int64), "idx0"), nh.from_array(np.array([4, d // 4], np.int64), "tail"),
             nh.from_array(np.array([-1, d], np.int64), "flat"), nh.from_array(np.ones(d, np.float32), "gamma"),
             nh.from_array(np.zeros(d, np.float32), "beta")]
 

@@ -315,17 +315,18 @@ WEIGHT_BYTES = 4096  # in-file tensors above this are weights: shape inference n
 _DATA_FIELDS = ("raw_data", "float_data", "int32_data", "string_data", "int64_data", "double_data", "uint64_data")
 
 
-def weightless_bytes(model: onnx.ModelProto) -> bytes:
+def weightless_bytes(model: onnx.ModelProto, graphs: list | None = None) -> bytes:
     """The model serialized without the bytes of its large in-file initializers (dims and dtype kept).
 
-    onnx's shape inference copies the whole model in and out; weights are most of it and it never reads them."""
+    onnx's shape inference copies the whole model in and out; weights are most of it and it never reads them.
+    graphs: every graph of the model, when a walk has listed them already."""
     import onnx
 
     from onnxlint.graph import iter_graphs
 
     raw, typed = [], []
     try:
-        for g in iter_graphs(model):
+        for g in (graphs if graphs is not None else iter_graphs(model)):
             for t in g.initializer:
                 if t.data_location == onnx.TensorProto.EXTERNAL:
                     continue
@@ -364,8 +365,10 @@ def inference_cost(model: onnx.ModelProto, limit: int | None = None) -> int:
     return _inference_work(model, limit)[0]
 
 
-def _inference_work(model: onnx.ModelProto, limit: int | None = None) -> tuple[int, int]:
-    """(inference_cost, nodes in the model's graphs and subgraphs), counting stopped once past limit."""
+def _inference_work(model: onnx.ModelProto, limit: int | None = None,
+                    graphs: list | None = None) -> tuple[int, int]:
+    """(inference_cost, nodes in the model's graphs and subgraphs), counting stopped once past limit. graphs: a
+    list that gets every graph walked (all of them when the cost is within limit), for the next walk."""
     import onnx
 
     A = onnx.AttributeProto
@@ -375,6 +378,8 @@ def _inference_work(model: onnx.ModelProto, limit: int | None = None) -> tuple[i
     stack = [(model.graph, 0)]
     while stack:
         g, outer = stack.pop()
+        if graphs is not None:
+            graphs.append(g)
         visible = outer + len(g.input) + len(g.initializer) + len(g.value_info)
         nodes += len(g.node)
         cost += len(g.node)
@@ -452,26 +457,27 @@ def infer_shapes(mf: ModelFile, budget: int | None = None) -> None:
 
     A model whose inference would cost more than the budget (inference_cost, INFER_BUDGET, INFER_MAX_NODES)
     is not inferred: mf.inferred stays None and mf.inference_skipped says why (a rule reports it)."""
-    mf.inference_skipped = over_inference_budget(mf.model, budget)
+    graphs: list = []  # the budget walk lists every graph; the stripping below reads the list
+    mf.inference_skipped = over_inference_budget(mf.model, budget, graphs=graphs)
     if mf.inference_skipped:
         mf.inferred = None
         return
-    _infer(mf, weightless_bytes(mf.model))
+    _infer(mf, weightless_bytes(mf.model, graphs))
 
 
 def over_inference_budget(model: onnx.ModelProto, budget: int | None = None,
-                          max_nodes: int | None = None, flat: bool = False) -> str | None:
+                          max_nodes: int | None = None, flat: bool = False, graphs: list | None = None) -> str | None:
     """Why onnx shape inference must not run on this model (past the budget), or None when it may.
 
     Every caller of onnx.shape_inference.infer_shapes on a user's model checks this first. flat: the caller
     knows the model holds no control-flow body and no local function (a graph index of one scope): its cost is
-    then its node count, read without the walk (~0.1 s at 100k nodes)."""
+    then its node count, read without the walk (~0.1 s at 100k nodes). graphs: see _inference_work."""
     limit = INFER_BUDGET if budget is None else budget
     most = INFER_MAX_NODES if max_nodes is None else max_nodes
     if flat:
         cost = nodes = len(model.graph.node)
     else:
-        cost, nodes = _inference_work(model, limit)
+        cost, nodes = _inference_work(model, limit, graphs)
     if nodes > most:
         return (f"onnx shape inference skipped: {nodes:,} nodes, past the budget of {most:,} (its time and memory); "
                 f"types and shapes come from the file's own value_info")

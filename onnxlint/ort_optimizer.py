@@ -198,20 +198,28 @@ _INTEGER_TYPES = (onnx.TensorProto.INT64, onnx.TensorProto.INT32, onnx.TensorPro
 
 
 def _data_propagation_too_costly(model: onnx.ModelProto, flat: bool = False, has_range: bool = True) -> bool:
-    """An integer initializer or a constant Range over DATA_PROP_MAX_ELEMENTS: onnx's data propagation would
-    spell it out as shape data (RefinedShapes skips the inference then). flat: no subgraph (the main graph
-    alone is read); has_range False: no Range node anywhere (none is looked for)."""
+    """An integer initializer, a constant Range, or a 1-D value of a known length over DATA_PROP_MAX_ELEMENTS:
+    onnx's data propagation would spell it out as shape data (RefinedShapes skips the inference then). Every
+    op with a data propagation function (Add, Mul, Cast, Gather, Slice, Concat, ...) does so for a 1-D input
+    of a known length, whatever its type: measured ~150 bytes an element (a flattened 5M-element tensor into an
+    Add: +700 MB). model is the inferred one, so its value_info has the lengths. flat: no subgraph (the main
+    graph alone is read); has_range False: no Range node anywhere (none is looked for)."""
     from onnxlint.graph import iter_graphs
 
     for g in ([model.graph] if flat else iter_graphs(model)):
         for t in g.initializer:
-            if t.data_type not in _INTEGER_TYPES:
+            if t.data_type not in _INTEGER_TYPES and len(t.dims) != 1:
                 continue
             n = 1
             for d in t.dims:
                 n *= d
             if n > DATA_PROP_MAX_ELEMENTS:
                 return True
+        for part in (g.input, g.value_info, g.output):
+            for vi in part:
+                dims = vi.type.tensor_type.shape.dim
+                if len(dims) == 1 and dims[0].dim_value > DATA_PROP_MAX_ELEMENTS:
+                    return True
         if has_range and _long_constant_range(g):
             return True
     return False

@@ -520,6 +520,37 @@ def test_no_data_propagation_over_a_long_constant_range():
     assert not ort_optimizer._data_propagation_too_costly(model(16))
 
 
+def test_no_data_propagation_over_a_long_one_dimensional_value(monkeypatch):
+    """onnx's data propagation spells out every 1-D input of a known length to an op that propagates data (Add,
+    Cast, Gather, ...), whatever its type: a flattened 5M-element tensor into an Add took +700 MB. Such a
+    value in the inferred model, or such an initializer, switches RefinedShapes' inference off."""
+    from onnxlint import loading
+
+    monkeypatch.setattr(ort_optimizer, "DATA_PROP_MAX_ELEMENTS", 1000)
+
+    def model(n, as_initializer=False):
+        nodes = [h.make_node("Reshape", ["x", "flat"], ["r"], name="flatten"),
+                 h.make_node("Add", ["r", "b" if as_initializer else "r"], ["y"], name="add"),
+                 h.make_node("Shape", ["z"], ["zs"], name="shape"), h.make_node("Reshape", ["z", "zs"], ["w"], name="reshape")]
+        inits = [init("flat", np.array([-1], np.int64))]
+        if as_initializer:
+            inits.append(init("b", np.zeros(n, np.float32)))
+        return make_model(nodes, [vi("x", T.FLOAT, [1, n]), vi("z", T.FLOAT, ["n", 4])],
+                          [vi("y", T.FLOAT, None), vi("w", T.FLOAT, None)], inits, opset=17)
+
+    calls = []
+    real = onnx.shape_inference.infer_shapes
+    monkeypatch.setattr(onnx.shape_inference, "infer_shapes", lambda *a, **k: calls.append(k) or real(*a, **k))
+    for n, as_init, costly in ((500, False, False), (2000, False, True), (2000, True, True)):
+        mf = loading.ModelFile(path=None, display="m", model=model(n, as_init), file_size=0)
+        index = loading.index_model(mf)
+        assert ort_optimizer._data_propagation_too_costly(index.model) is costly
+        calls.clear()
+        refined = ort_optimizer._refined_shapes(index).get("w")
+        assert bool([k for k in calls if k.get("data_prop")]) is not costly
+        assert refined == (None if costly else (None, 4))
+
+
 def test_refined_shapes_read_what_the_index_knows_instead_of_walking():
     """RefinedShapes skips the walks over every node (inference budget, Range search, subgraph search) when the
     graph index says there is nothing to find; the answers are those of the walks."""
