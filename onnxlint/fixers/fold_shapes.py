@@ -326,6 +326,18 @@ def _int_values(t) -> list[int] | None:
         return None
 
 
+def _const_ints(scope, name: str) -> list[int] | None:
+    """_int_values of the constant `name` as scope sees it (None: no constant, or not integers), decoded once
+    per scope: a shared shape constant (a `[-1, 64]` every block reshapes with) is read by every block's
+    finding. The list is shared: never mutate it."""
+    memo = scope.__dict__.setdefault("_onnxlint_const_ints", {})
+    got = memo.get(name, memo)
+    if got is memo:
+        t = scope.constant(name)
+        got = memo[name] = _int_values(t) if t is not None else None
+    return got
+
+
 def _lookup(scope, name):
     """(producer NodeRef or None, scope it lives in, constant TensorProto or None) for a value name."""
     s = scope
@@ -406,8 +418,7 @@ def _combine(node, scope, states):
     if op in _PASS_SHAPE and first != CONST and all(s == CONST for s in states[1:]):
         return first
     if op == "Gather" and first != CONST and states[1] == CONST:
-        t = scope.constant(node.inputs[1])
-        idx = _int_values(t) if t is not None else None
+        idx = _const_ints(scope, node.inputs[1])
         if idx is None:
             return None
         dims = first[1]
@@ -417,7 +428,7 @@ def _combine(node, scope, states):
             return None
         return CONST if all(isinstance(d, int) for d in picked) else ("shape", picked)
     if op == "Slice" and first != CONST and all(s == CONST for s in states[1:]):
-        vals = [(_int_values(scope.constant(n)) if scope.constant(n) is not None else None) for n in node.inputs[1:]]
+        vals = [_const_ints(scope, n) for n in node.inputs[1:]]
         if any(v is None for v in vals[:2]) or len(vals) < 2:
             return None
         starts, ends = vals[0], vals[1]
@@ -430,8 +441,7 @@ def _combine(node, scope, states):
         dims: list = []
         for n, s in zip((i for i in node.inputs if i), states):
             if s == CONST:
-                t = scope.constant(n)
-                vals = _int_values(t) if t is not None else None
+                vals = _const_ints(scope, n)
                 dims.extend(vals if vals is not None else [None])
             else:
                 dims.extend(s[1])
