@@ -309,6 +309,9 @@ class GraphIndex:
         self._signatures: list | None = None
         self._distinct_sigs: dict[tuple, tuple] = {}
         self._ref = weakref.ref(self)
+        # (cost, nodes, control-flow bodies) of onnx's inference as loading's budget walk counted it on the model
+        # before inference, when this index is of the inferred model (loading.index_model); else None
+        self.inference_work: tuple[int, int, int] | None = None
         self._walk(model.graph)
 
     def __del__(self) -> None:

@@ -40,6 +40,8 @@ class ModelFile:
     inference_error: str | None = None
     inference_skipped: str | None = None  # why onnx shape inference was not run (past the budget), or None
     strict_error: str | None = None  # strict shape inference / type check failed: ORT refuses the model
+    # what infer_shapes' budget walk counted before inference: (cost, nodes, control-flow bodies), or None
+    inference_work: tuple[int, int, int] | None = None
     raw: bytes | None = None  # the file's bytes, for the checker (saves re-serializing the weights)
     checked: str | None | bool = False  # the checker's complaint once asked (checker_result); False: not yet
 
@@ -457,27 +459,32 @@ def infer_shapes(mf: ModelFile, budget: int | None = None) -> None:
 
     A model whose inference would cost more than the budget (inference_cost, INFER_BUDGET, INFER_MAX_NODES)
     is not inferred: mf.inferred stays None and mf.inference_skipped says why (a rule reports it)."""
-    graphs: list = []  # the budget walk lists every graph; the stripping below reads the list
-    mf.inference_skipped = over_inference_budget(mf.model, budget, graphs=graphs)
+    graphs: list = []  # the budget walk lists every graph (the stripping below reads them) and counts the work
+    work: list = []
+    mf.inference_skipped = over_inference_budget(mf.model, budget, graphs=graphs, work=work)
     if mf.inference_skipped:
         mf.inferred = None
         return
+    mf.inference_work = (work[0], work[1], len(graphs) - 1)
     _infer(mf, weightless_bytes(mf.model, graphs))
 
 
-def over_inference_budget(model: onnx.ModelProto, budget: int | None = None,
-                          max_nodes: int | None = None, flat: bool = False, graphs: list | None = None) -> str | None:
+def over_inference_budget(model: onnx.ModelProto, budget: int | None = None, max_nodes: int | None = None,
+                          flat: bool = False, graphs: list | None = None, work: list | None = None) -> str | None:
     """Why onnx shape inference must not run on this model (past the budget), or None when it may.
 
     Every caller of onnx.shape_inference.infer_shapes on a user's model checks this first. flat: the caller
     knows the model holds no control-flow body and no local function (a graph index of one scope): its cost is
-    then its node count, read without the walk (~0.1 s at 100k nodes). graphs: see _inference_work."""
+    then its node count, read without the walk (~0.1 s at 100k nodes). graphs: see _inference_work; work: a
+    list that gets the cost and the node count."""
     limit = INFER_BUDGET if budget is None else budget
     most = INFER_MAX_NODES if max_nodes is None else max_nodes
     if flat:
         cost = nodes = len(model.graph.node)
     else:
         cost, nodes = _inference_work(model, limit, graphs)
+    if work is not None:
+        work[:] = (cost, nodes)
     if nodes > most:
         return (f"onnx shape inference skipped: {nodes:,} nodes, past the budget of {most:,} (its time and memory); "
                 f"types and shapes come from the file's own value_info")
@@ -511,7 +518,10 @@ def index_model(mf: ModelFile):
     from onnxlint.graph import GraphIndex
 
     infer_shapes(mf)
-    return GraphIndex(mf.inferred or mf.model)
+    index = GraphIndex(mf.inferred or mf.model)
+    if mf.inferred is not None:
+        index.inference_work = mf.inference_work
+    return index
 
 
 _EXTERNAL_COMPLAINT = re.compile(r"should be stored in|^Data of TensorProto|^Location of external TensorProto|"

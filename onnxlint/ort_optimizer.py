@@ -106,20 +106,33 @@ class RefinedShapes:
     int64 tensor). Float weights, however large, are never read by it: a detector with big conv weights
     keeps its propagated shapes (they decide which shape nodes ORT keeps on CPU)."""
 
-    def __init__(self, model: onnx.ModelProto | None, flat: bool = False, has_range: bool = True):
+    def __init__(self, model: onnx.ModelProto | None, flat: bool = False, has_range: bool = True,
+                 graphs: list | None = None, work: tuple[int, int, int] | None = None):
         self._model = model
         self._types: dict[str, onnx.TypeProto] | None = None if model is not None else {}
         self._dims: dict[str, tuple] = {}
         # what the graph index already knows, so that no walk over every node asks again: no control-flow body
-        # and no local function (flat), no Range node anywhere (has_range False)
-        self._flat, self._has_range = flat, has_range
+        # and no local function (flat), no Range node anywhere (has_range False), the model's graphs (graphs),
+        # and what the budget walk before the first inference counted (work: cost, nodes, bodies)
+        self._flat, self._has_range, self._graphs, self._work = flat, has_range, graphs, work
 
-    def _load(self) -> dict[str, onnx.TypeProto]:
+    def _over_budget(self, model: onnx.ModelProto) -> bool:
+        """loading.over_inference_budget on the inferred model, without its walk where the count made before
+        inference bounds it: inference adds no node, only value_info, and each body's cost is the values visible
+        to it, so the cost grows by at most bodies x the value_info entries now in the model."""
         from onnxlint import loading
 
+        if not self._flat and self._work is not None and self._graphs is not None:
+            cost, nodes, bodies = self._work
+            added = sum(len(g.value_info) for g in self._graphs)
+            if nodes <= loading.INFER_MAX_NODES and cost + bodies * added <= loading.INFER_BUDGET:
+                return False
+        return loading.over_inference_budget(model, flat=self._flat) is not None
+
+    def _load(self) -> dict[str, onnx.TypeProto]:
         model, self._model, self._types = self._model, None, {}
-        if model is None or loading.over_inference_budget(model, flat=self._flat) \
-                or _data_propagation_too_costly(model, self._flat, self._has_range):
+        if model is None or self._over_budget(model) \
+                or _data_propagation_too_costly(model, self._flat, self._has_range, self._graphs):
             return self._types
         try:
             inferred = onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False, data_prop=True)
@@ -149,7 +162,23 @@ class RefinedShapes:
 
 
 def _refined_shapes(index) -> RefinedShapes:
-    return RefinedShapes(index.model, flat=len(index.scopes) == 1, has_range="Range" in index.by_op)
+    return RefinedShapes(index.model, flat=len(index.scopes) == 1, has_range="Range" in index.by_op,
+                         graphs=_model_graphs(index), work=index.inference_work)
+
+
+def _model_graphs(index) -> list:
+    """The graphs graph.iter_graphs(index.model) yields (the main graph and its control-flow bodies, not those
+    inside a local function), read from the index's scopes instead of a walk over every node."""
+    out = []
+    for s in index.scopes:
+        if s.graph is None:
+            continue
+        root = s
+        while root.parent is not None:
+            root = root.parent
+        if not root.is_function:
+            out.append(s.graph)
+    return out
 
 
 def _shaped_types(graph: onnx.GraphProto, flat: bool = False) -> dict[str, onnx.TypeProto]:
@@ -197,16 +226,18 @@ _INTEGER_TYPES = (onnx.TensorProto.INT64, onnx.TensorProto.INT32, onnx.TensorPro
                   onnx.TensorProto.UINT64, onnx.TensorProto.UINT32, onnx.TensorProto.UINT16, onnx.TensorProto.UINT8)
 
 
-def _data_propagation_too_costly(model: onnx.ModelProto, flat: bool = False, has_range: bool = True) -> bool:
+def _data_propagation_too_costly(model: onnx.ModelProto, flat: bool = False, has_range: bool = True,
+                                 graphs: list | None = None) -> bool:
     """An integer initializer, a constant Range, or a 1-D value of a known length over DATA_PROP_MAX_ELEMENTS:
     onnx's data propagation would spell it out as shape data (RefinedShapes skips the inference then). Every
     op with a data propagation function (Add, Mul, Cast, Gather, Slice, Concat, ...) does so for a 1-D input
     of a known length, whatever its type: measured ~150 bytes an element (a flattened 5M-element tensor into an
     Add: +700 MB). model is the inferred one, so its value_info has the lengths. flat: no subgraph (the main
-    graph alone is read); has_range False: no Range node anywhere (none is looked for)."""
+    graph alone is read); has_range False: no Range node anywhere (none is looked for); graphs: the model's
+    graphs as iter_graphs lists them, when known (_model_graphs)."""
     from onnxlint.graph import iter_graphs
 
-    for g in ([model.graph] if flat else iter_graphs(model)):
+    for g in ([model.graph] if flat else graphs if graphs is not None else iter_graphs(model)):
         for t in g.initializer:
             if t.data_type not in _INTEGER_TYPES and len(t.dims) != 1:
                 continue

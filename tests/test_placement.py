@@ -587,6 +587,47 @@ def test_refined_shapes_read_what_the_index_knows_instead_of_walking():
             assert refined.get("r") == (None if with_range else (2, 3))
 
 
+def test_refined_shapes_bound_the_budget_by_the_count_made_before_inference(monkeypatch):
+    """With bodies, RefinedShapes' budget check on the inferred model is answered from loading's count before
+    inference (its cost plus bodies x value_info) when that bound is within the budget: no second walk, the
+    same shapes. Over it, the walk decides as before."""
+    from onnxlint import loading
+
+    nodes = [h.make_node("Shape", ["x"], ["s"], name="shape"), h.make_node("Reshape", ["x", "s"], ["r"], name="reshape")]
+    # a body value too: the bound counts it for every body, though only bodies nested in this one see it
+    then_g = h.make_graph([h.make_node("Identity", ["r"], ["t0"]), h.make_node("Relu", ["t0"], ["t"])], "then", [],
+                          [vi("t", T.FLOAT, None)])
+    else_g = h.make_graph([h.make_node("Neg", ["r"], ["e"])], "else", [], [vi("e", T.FLOAT, None)])
+    nodes.append(h.make_node("If", ["cond"], ["y"], name="if", then_branch=then_g, else_branch=else_g))
+    m = make_model(nodes, [vi("x", T.FLOAT, [2, 3]), vi("cond", T.BOOL, [])], [vi("y", T.FLOAT, None)], [], opset=17)
+    walks = []
+    real = loading._inference_work
+    monkeypatch.setattr(loading, "_inference_work", lambda *a, **k: walks.append(1) or real(*a, **k))
+
+    def refined(budget):
+        monkeypatch.setattr(loading, "INFER_BUDGET", budget)
+        index = loading.index_model(loading.ModelFile(path=None, display="m", model=m, file_size=0))
+        cost, n, bodies = index.inference_work
+        assert (n, bodies) == (6, 2) and cost <= budget
+        added = sum(len(g.value_info) for g in ort_optimizer._model_graphs(index))
+        walks.clear()
+        got = ort_optimizer._refined_shapes(index).get("r")
+        return got, len(walks), cost + bodies * added
+
+    got, walked, bound = refined(loading.INFER_BUDGET)
+    assert (got, walked) == ((2, 3), 0)  # data propagation ran, with no second walk
+    exact = loading.inference_cost(loading.index_model(loading.ModelFile(path=None, display="m", model=m,
+                                                                         file_size=0)).model)
+    assert exact <= bound
+    # a budget the count before inference fits but the bound does not: the walk decides, and it may run
+    assert exact < bound
+    got, walked, _ = refined(bound - 1)
+    assert (got, walked) == ((2, 3), 1)
+    assert loading.inference_cost(m) < exact  # inference adds value_info: the inferred model costs more
+    got, walked, _ = refined(exact - 1)
+    assert (got, walked) == (None, 1)  # over the budget on the inferred model: no data propagation
+
+
 def test_transposes_cancelled_through_a_softmax():
     """Transpose(perm) -> LogSoftmax (opset 13+, last axis) -> Transpose(inverse perm): ORT's TransposeOptimizer
     pushes the first through and cancels both (the expanded SoftmaxCrossEntropyLoss); a non-inverse pair stays."""
