@@ -459,6 +459,7 @@ def infer_shapes(mf: ModelFile, budget: int | None = None) -> None:
 
     A model whose inference would cost more than the budget (inference_cost, INFER_BUDGET, INFER_MAX_NODES)
     is not inferred: mf.inferred stays None and mf.inference_skipped says why (a rule reports it)."""
+    mf.inference_work = None
     graphs: list = []  # the budget walk lists every graph (the stripping below reads them) and counts the work
     work: list = []
     mf.inference_skipped = over_inference_budget(mf.model, budget, graphs=graphs, work=work)

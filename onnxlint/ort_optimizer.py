@@ -228,31 +228,70 @@ _INTEGER_TYPES = (onnx.TensorProto.INT64, onnx.TensorProto.INT32, onnx.TensorPro
 
 def _data_propagation_too_costly(model: onnx.ModelProto, flat: bool = False, has_range: bool = True,
                                  graphs: list | None = None) -> bool:
-    """An integer initializer, a constant Range, or a 1-D value of a known length over DATA_PROP_MAX_ELEMENTS:
-    onnx's data propagation would spell it out as shape data (RefinedShapes skips the inference then). Every
-    op with a data propagation function (Add, Mul, Cast, Gather, Slice, Concat, ...) does so for a 1-D input
-    of a known length, whatever its type: measured ~150 bytes an element (a flattened 5M-element tensor into an
-    Add: +700 MB). model is the inferred one, so its value_info has the lengths. flat: no subgraph (the main
-    graph alone is read); has_range False: no Range node anywhere (none is looked for); graphs: the model's
-    graphs as iter_graphs lists them, when known (_model_graphs)."""
+    """An integer initializer, a constant Range, or a 1-D value over DATA_PROP_MAX_ELEMENTS: onnx's data
+    propagation would spell it out as shape data (RefinedShapes skips the inference then). Every op with a data
+    propagation function (Add, Mul, Sub, Cast, Concat, Gather, Slice, Squeeze, Unsqueeze) does so for a 1-D
+    input of a known length that is not an initializer, whatever its dtype: measured ~140 bytes an element (a
+    5M-element graph input into an Add: +686 MB). model is the inferred one: its value_info has the lengths
+    plain inference knows, and a 1-D Reshape output of a length only data propagation would find (a flatten
+    to a computed `[N]`) is sized by the Reshape's data input. A long 1-D length that only data propagation
+    finds otherwise (Expand, ConstantOfShape or Range to a computed length) is not caught. flat: no subgraph
+    (the main graph alone is read); has_range False: no Range node anywhere (none is looked for); graphs: the
+    model's graphs as iter_graphs lists them, when known (_model_graphs)."""
     from onnxlint.graph import iter_graphs
 
     for g in ([model.graph] if flat else graphs if graphs is not None else iter_graphs(model)):
         for t in g.initializer:
-            if t.data_type not in _INTEGER_TYPES and len(t.dims) != 1:
+            if t.data_type not in _INTEGER_TYPES:
                 continue
             n = 1
             for d in t.dims:
                 n *= d
             if n > DATA_PROP_MAX_ELEMENTS:
                 return True
+        unsized: set[str] = set()  # 1-D values of a length plain inference does not know
         for part in (g.input, g.value_info, g.output):
             for vi in part:
                 dims = vi.type.tensor_type.shape.dim
-                if len(dims) == 1 and dims[0].dim_value > DATA_PROP_MAX_ELEMENTS:
-                    return True
+                if len(dims) == 1:
+                    if dims[0].dim_value > DATA_PROP_MAX_ELEMENTS:
+                        return True
+                    if dims[0].WhichOneof("value") != "dim_value":
+                        unsized.add(vi.name)
+        if unsized and _long_flatten(g, unsized):
+            return True
         if has_range and _long_constant_range(g):
             return True
+    return False
+
+
+def _long_flatten(graph: onnx.GraphProto, unsized: set[str]) -> bool:
+    """A Reshape in graph whose output is one of the 1-D values `unsized` (length unknown to plain inference)
+    and whose data input has more than DATA_PROP_MAX_ELEMENTS elements by its static shape: data propagation
+    would learn the length and spell the value out."""
+    wanted = {n.input[0] for n in graph.node if n.op_type == "Reshape" and n.input and n.output
+              and n.output[0] in unsized}
+    if not wanted:
+        return False
+    for part in (graph.input, graph.value_info, graph.output):
+        for vi in part:
+            if vi.name not in wanted:
+                continue
+            n = 1
+            for d in vi.type.tensor_type.shape.dim:
+                if d.WhichOneof("value") != "dim_value":
+                    break
+                n *= d.dim_value
+            else:
+                if n > DATA_PROP_MAX_ELEMENTS:
+                    return True
+    for t in graph.initializer:
+        if t.name in wanted:
+            n = 1
+            for d in t.dims:
+                n *= d
+            if n > DATA_PROP_MAX_ELEMENTS:
+                return True
     return False
 
 

@@ -829,3 +829,27 @@ def test_a_new_fixed_file_gets_the_umask_mode(tmp_path, examples_dir, cli):
         assert stat.S_IMODE((tmp_path / "new.onnx").stat().st_mode) == 0o640
     finally:
         os.umask(old)
+
+
+def test_fold_shapes_check_declines_a_slice_with_a_zero_step():
+    """Slice with a step of 0 is invalid ONNX: the fold-shapes check says it cannot fold the shape it feeds
+    (it raised ValueError from Python's slice before), and the finding stays unfixable."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+    from onnx import numpy_helper as nh
+
+    from onnxlint.fixers import fold_shapes
+    from onnxlint.graph import GraphIndex
+
+    def model(step):
+        nodes = [h.make_node("Shape", ["x"], ["s"], name="shape"),
+                 h.make_node("Slice", ["s", "st", "en", "ax", "stp"], ["sl"], name="slice"),
+                 h.make_node("Reshape", ["x", "sl"], ["y"], name="reshape")]
+        inits = [nh.from_array(np.array([v], np.int64), n) for n, v in (("st", 0), ("en", 2), ("ax", 0), ("stp", step))]
+        g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", T.FLOAT, ["n", 4])],
+                         [h.make_tensor_value_info("y", T.FLOAT, None)], inits)
+        return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+
+    for step, zeros in ((1, [0, 4]), (0, None)):
+        index = GraphIndex(model(step))  # kept: its nodes' producer maps go with it
+        assert fold_shapes.reshape_zeros(index.by_op["Reshape"][0]) == zeros

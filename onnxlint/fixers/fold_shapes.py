@@ -433,7 +433,7 @@ def _combine(node, scope, states):
             return None
         starts, ends = vals[0], vals[1]
         steps = vals[3] if len(vals) > 3 and vals[3] else [1]
-        if len(starts) != 1 or len(ends) != 1:
+        if len(starts) != 1 or len(ends) != 1 or not steps or steps[0] == 0:  # a step of 0 is invalid ONNX
             return None
         picked = first[1][slice(starts[0], ends[0], steps[0])]
         return CONST if all(isinstance(d, int) for d in picked) else ("shape", picked)
