@@ -460,40 +460,54 @@ def infer_shapes(mf: ModelFile, budget: int | None = None) -> None:
     A model whose inference would cost more than the budget (inference_cost, INFER_BUDGET, INFER_MAX_NODES)
     is not inferred: mf.inferred stays None and mf.inference_skipped says why (a rule reports it)."""
     mf.inference_work = None
-    graphs: list = []  # the budget walk lists every graph (the stripping below reads them) and counts the work
-    work: list = []
-    mf.inference_skipped = over_inference_budget(mf.model, budget, graphs=graphs, work=work)
+    graphs: list = []  # the budget walk lists every graph: the stripping below reads them
+    mf.inference_skipped, cost, nodes = _budget_verdict(mf.model, budget, None, False, graphs)
     if mf.inference_skipped:
         mf.inferred = None
         return
-    mf.inference_work = (work[0], work[1], len(graphs) - 1)
+    mf.inference_work = (cost, nodes, len(graphs) - 1)
     _infer(mf, weightless_bytes(mf.model, graphs))
 
 
 def over_inference_budget(model: onnx.ModelProto, budget: int | None = None, max_nodes: int | None = None,
-                          flat: bool = False, graphs: list | None = None, work: list | None = None) -> str | None:
+                          flat: bool = False) -> str | None:
     """Why onnx shape inference must not run on this model (past the budget), or None when it may.
 
     Every caller of onnx.shape_inference.infer_shapes on a user's model checks this first. flat: the caller
     knows the model holds no control-flow body and no local function (a graph index of one scope): its cost is
-    then its node count, read without the walk (~0.1 s at 100k nodes). graphs: see _inference_work; work: a
-    list that gets the cost and the node count."""
+    then its node count, read without the walk (~0.1 s at 100k nodes)."""
+    return _budget_verdict(model, budget, max_nodes, flat)[0]
+
+
+def _budget_verdict(model: onnx.ModelProto, budget: int | None, max_nodes: int | None, flat: bool,
+                    graphs: list | None = None) -> tuple[str | None, int, int]:
+    """(over_inference_budget's answer, inference cost, nodes); graphs: see _inference_work."""
     limit = INFER_BUDGET if budget is None else budget
     most = INFER_MAX_NODES if max_nodes is None else max_nodes
     if flat:
         cost = nodes = len(model.graph.node)
     else:
         cost, nodes = _inference_work(model, limit, graphs)
-    if work is not None:
-        work[:] = (cost, nodes)
     if nodes > most:
         return (f"onnx shape inference skipped: {nodes:,} nodes, past the budget of {most:,} (its time and memory); "
-                f"types and shapes come from the file's own value_info")
+                f"types and shapes come from the file's own value_info"), cost, nodes
     if cost <= limit:
-        return None
+        return None, cost, nodes
     return (f"onnx shape inference skipped: the model's control-flow bodies and function calls would cost it over "
             f"{limit:,} steps (it re-reads the outer scope for every body and re-infers every function call); "
-            f"types and shapes come from the file's own value_info")
+            f"types and shapes come from the file's own value_info"), cost, nodes
+
+
+def reinference_within_budget(work: tuple[int, int, int], graphs: list) -> bool:
+    """Whether inferring the inferred model again is within the default budget, told without a walk over its
+    nodes from work (cost, nodes, control-flow bodies: ModelFile.inference_work, counted before the first
+    inference) and graphs (the inferred model's graphs, as iter_graphs lists them). Inference adds no node, only
+    value_info, and _inference_work charges each body the values visible to it, so the cost grows by at most
+    bodies x the value_info entries now in the model. False: not known this way (over_inference_budget's walk
+    decides)."""
+    cost, nodes, bodies = work
+    added = sum(len(g.value_info) for g in graphs)
+    return nodes <= INFER_MAX_NODES and cost + bodies * added <= INFER_BUDGET
 
 
 def _infer(mf: ModelFile, data: bytes) -> None:

@@ -118,15 +118,12 @@ class RefinedShapes:
 
     def _over_budget(self, model: onnx.ModelProto) -> bool:
         """loading.over_inference_budget on the inferred model, without its walk where the count made before
-        inference bounds it: inference adds no node, only value_info, and each body's cost is the values visible
-        to it, so the cost grows by at most bodies x the value_info entries now in the model."""
+        the first inference bounds it (loading.reinference_within_budget)."""
         from onnxlint import loading
 
-        if not self._flat and self._work is not None and self._graphs is not None:
-            cost, nodes, bodies = self._work
-            added = sum(len(g.value_info) for g in self._graphs)
-            if nodes <= loading.INFER_MAX_NODES and cost + bodies * added <= loading.INFER_BUDGET:
-                return False
+        if not self._flat and self._work is not None and self._graphs is not None \
+                and loading.reinference_within_budget(self._work, self._graphs):
+            return False
         return loading.over_inference_budget(model, flat=self._flat) is not None
 
     def _load(self) -> dict[str, onnx.TypeProto]:
