@@ -107,14 +107,19 @@ class RefinedShapes:
     keeps its propagated shapes (they decide which shape nodes ORT keeps on CPU)."""
 
     def __init__(self, model: onnx.ModelProto | None, flat: bool = False, has_range: bool = True,
-                 graphs: list | None = None, work: tuple[int, int, int] | None = None):
+                 graphs: list | None = None, work: tuple[int, int, int] | None = None, bodies: tuple | None = None):
         self._model = model
-        self._types: dict[str, onnx.TypeProto] | None = None if model is not None else {}
+        # name -> the last value_info of that name in the inferred model (None: not inferred yet); its type is
+        # the answer when it has a shape, else _types (the last one that has one) decides
+        self._infos: dict[str, onnx.ValueInfoProto] | None = None if model is not None else {}
+        self._types: dict[str, onnx.TypeProto] | None = None
+        self._inferred: onnx.GraphProto | None = None
         self._dims: dict[str, tuple] = {}
         # what the graph index already knows, so that no walk over every node asks again: no control-flow body
         # and no local function (flat), no Range node anywhere (has_range False), the model's graphs (graphs),
-        # and what the budget walk before the first inference counted (work: cost, nodes, bodies)
-        self._flat, self._has_range, self._graphs, self._work = flat, has_range, graphs, work
+        # what the budget walk before the first inference counted (work: cost, nodes, bodies), and where the
+        # bodies are (bodies: _body_positions)
+        self._flat, self._has_range, self._graphs, self._work, self._bodies = flat, has_range, graphs, work, bodies
 
     def _over_budget(self, model: onnx.ModelProto) -> bool:
         """loading.over_inference_budget on the inferred model, without its walk where the count made before
@@ -126,22 +131,38 @@ class RefinedShapes:
             return False
         return loading.over_inference_budget(model, flat=self._flat) is not None
 
-    def _load(self) -> dict[str, onnx.TypeProto]:
-        model, self._model, self._types = self._model, None, {}
+    def _load(self) -> dict[str, onnx.ValueInfoProto]:
+        model, self._model, self._infos = self._model, None, {}
         if model is None or self._over_budget(model) \
                 or _data_propagation_too_costly(model, self._flat, self._has_range, self._graphs):
-            return self._types
+            return self._infos
         try:
             inferred = onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False, data_prop=True)
         except Exception:  # noqa: BLE001 - fall back to the index's shapes
-            return self._types
-        self._types = _shaped_types(inferred.graph, self._flat)
-        return self._types
+            return self._infos
+        self._inferred = inferred.graph
+        # the last entry of each name, its shape checked when asked (the optimizer asks for a fifth of them)
+        self._infos = {vi.name: vi for g in _walk_order(inferred.graph, self._flat, self._bodies)
+                       for part in (g.input, g.value_info, g.output) for vi in part}
+        return self._infos
+
+    def _type(self, name: str) -> onnx.TypeProto | None:
+        """_shaped_types(inferred)[name]: the last entry of that name, or, when it has no shape (a name given
+        twice, the later one unshaped), the last one that has one."""
+        vi = (self._infos if self._infos is not None else self._load()).get(name)
+        if vi is None:
+            return None
+        t = vi.type
+        if t.tensor_type.HasField("shape"):
+            return t
+        if self._types is None:
+            self._types = _shaped_types(self._inferred, self._flat, self._bodies) if self._inferred is not None else {}
+        return self._types.get(name)
 
     def get(self, name: str, default: tuple | None = None) -> tuple | None:
         got = self._dims.get(name)
         if got is None:
-            t = (self._types if self._types is not None else self._load()).get(name)
+            t = self._type(name)
             if t is None:
                 return default
             got = self._dims[name] = tuple(d.dim_value if d.WhichOneof("value") == "dim_value" else None
@@ -160,7 +181,28 @@ class RefinedShapes:
 
 def _refined_shapes(index) -> RefinedShapes:
     return RefinedShapes(index.model, flat=len(index.scopes) == 1, has_range="Range" in index.by_op,
-                         graphs=_model_graphs(index), work=index.inference_work)
+                         graphs=_model_graphs(index), work=index.inference_work, bodies=_body_positions(index))
+
+
+def _body_positions(index) -> tuple | None:
+    """Where the control-flow bodies of index.model are, to find them in a copy of the model (the inferred
+    one: inference adds no node) without a walk over every node: (the main graph's scope, id(scope) ->
+    {position of a node in that graph -> [the scopes of its bodies, in attribute order]}); None when there is
+    no body. Bodies inside local functions are left out (iter_graphs does not list them)."""
+    out: dict[int, dict[int, list]] = {}
+    for s in index.scopes:
+        owner = s.owner
+        if owner is None or s.graph is None:
+            continue
+        root = s
+        while root.parent is not None:
+            root = root.parent
+        if root.is_function:
+            continue
+        around = owner.scope
+        # a scope's nodes are indexed one after another (GraphIndex._walk): the first one's index is its start
+        out.setdefault(id(around), {}).setdefault(owner.index - around.nodes[0].index, []).append(s)
+    return (index.scopes[0], out) if out else None
 
 
 def _model_graphs(index) -> list:
@@ -178,21 +220,36 @@ def _model_graphs(index) -> list:
     return out
 
 
-def _shaped_types(graph: onnx.GraphProto, flat: bool = False) -> dict[str, onnx.TypeProto]:
+def _shaped_types(graph: onnx.GraphProto, flat: bool = False, bodies: tuple | None = None) -> dict[str, onnx.TypeProto]:
     """Every tensor value of graph and its subgraphs that has a shape -> its TypeProto (the last one seen, in
-    the order a recursive walk visits them). A loop over a stack, not a recursive closure: a closure that
-    calls itself is a reference cycle, freed only by the cyclic GC, which the linter pauses. flat: the caller
-    knows graph holds no subgraph (its nodes are not walked)."""
+    the order a recursive walk visits them). flat: the caller knows graph holds no subgraph; bodies: where
+    they are (_body_positions of an index of graph's model or of a copy of it)."""
     out: dict[str, onnx.TypeProto] = {}
+    for g in _walk_order(graph, flat, bodies):
+        for part in (g.input, g.value_info, g.output):
+            # a type that is not a tensor reads an empty tensor_type, which has no shape
+            out.update({vi.name: t for vi in part if (t := vi.type).tensor_type.HasField("shape")})
+    return out
+
+
+def _walk_order(graph: onnx.GraphProto, flat: bool = False, bodies: tuple | None = None) -> list:
+    """graph and its control-flow bodies in the order a recursive walk visits them (depth first, in node and
+    attribute order). A loop over a stack, not a recursive closure: a closure that calls itself is a reference
+    cycle, freed only by the cyclic GC, which the linter pauses. flat: graph holds no subgraph (its nodes are
+    not walked); bodies: _body_positions, which names the nodes holding one (the others are not read), unless
+    graph does not match it (then every node is)."""
+    if flat:
+        return [graph]
+    if bodies:
+        found = _bodies_at(graph, bodies)
+        if found is not None:
+            return found
+    out = []
     graph_attr, graphs_attr = onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS
     stack = [graph]
     while stack:
         g = stack.pop()
-        for part in (g.input, g.value_info, g.output):
-            # a type that is not a tensor reads an empty tensor_type, which has no shape
-            out.update({vi.name: t for vi in part if (t := vi.type).tensor_type.HasField("shape")})
-        if flat:
-            break
+        out.append(g)
         subgraphs = []
         for n in g.node:
             if n.attribute:
@@ -202,6 +259,36 @@ def _shaped_types(graph: onnx.GraphProto, flat: bool = False) -> dict[str, onnx.
                     elif a.type == graphs_attr:
                         subgraphs.extend(a.graphs)
         stack.extend(reversed(subgraphs))  # depth first, in order: what the recursive walk did
+    return out
+
+
+def _bodies_at(graph: onnx.GraphProto, bodies: tuple) -> list | None:
+    """_walk_order(graph) read only at the nodes _body_positions names; None when graph's nodes there are not
+    those of the index (another op, another number of bodies, a node missing)."""
+    graph_attr, graphs_attr = onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS
+    main, at = bodies
+    out = []
+    stack = [(graph, main)]
+    while stack:
+        g, scope = stack.pop()
+        out.append(g)
+        found = []
+        nodes = g.node
+        for pos, scopes in sorted(at.get(id(scope), {}).items()):
+            if pos >= len(nodes) or nodes[pos].op_type != scopes[0].owner.op_type:
+                return None
+            subgraphs = []
+            for a in nodes[pos].attribute:
+                if a.type == graph_attr:
+                    subgraphs.append(a.g)
+                elif a.type == graphs_attr:
+                    subgraphs.extend(a.graphs)
+            if len(subgraphs) != len(scopes):
+                return None
+            found.extend(zip(subgraphs, scopes))
+        stack.extend(reversed(found))
+    if len(out) != 1 + sum(len(scopes) for per_graph in at.values() for scopes in per_graph.values()):
+        return None  # a body the walk did not reach (its owner inside a body that is not there)
     return out
 
 

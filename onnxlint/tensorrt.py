@@ -311,29 +311,33 @@ def predict(index: GraphIndex, version: str | None = None) -> TrtPrediction:
     pred = TrtPrediction(ver, note, verified=table.get("verified") == "parser")
     verdict_fn = _verdict_verified if pred.verified else _verdict_docs
     shared: dict[tuple, tuple] = {}  # nodes with one signature, constant pattern and attributes get one verdict
-    for node in index.nodes:
-        if index.is_local_function(node):
+    ops, signature, record = table["ops"].get, index.signature, pred.record
+    local = index.is_local_function if index.functions else None
+    for node in index.nodes:  # one pass over every node: comprehensions, not generators (~1 us a node less)
+        if local is not None and local(node):
             continue
-        sig = index.signature(node)
-        row = table["ops"].get(node.op_type)
+        sig = signature(node)
+        row = ops(node.op_type)
         key: tuple = sig
         if row:
-            key += (tuple(bool(n) and _is_constant(node, n) for n in node.inputs),)
+            ins = node.inputs
+            key += (tuple([bool(n) and _is_constant(node, n) for n in ins]),)
             if row.get("input_value_limits"):
-                key += (tuple(_constant_value(node, n) if n else None for n in node.inputs),)
+                key += (tuple([_constant_value(node, n) if n else None for n in ins]),)
             if row.get("bad_ranks") or row.get("crash_ranks"):
-                key += (tuple(_rank(node, i) for i in range(len(node.inputs))),)
+                key += (tuple([_rank(node, i) for i in range(len(ins))]),)
             if node.scope.parent is None:
-                key += (tuple(node.scope.is_graph_input(n) for n in node.inputs),)
+                is_input = node.scope.is_graph_input
+                key += (tuple([is_input(n) for n in ins]),)
             if row.get("attr_limits") or node.op_type in ("Cast", "CastLike"):
-                key += (tuple((a.name, a.SerializeToString()) for a in node.proto.attribute if a.type not in (5, 10)),)
-            key += (sum(1 for o in node.outputs if o),)
+                key += (tuple([(a.name, a.SerializeToString()) for a in node.proto.attribute if a.type not in (5, 10)]),)
+            key += (len([o for o in node.outputs if o]),)
         if node.op_type in ("If", "Loop"):
             key += (node.index,)
         verdict = shared.get(key)
         if verdict is None:
             verdict = shared[key] = verdict_fn(node, sig, table, ver)
-        pred.record(node.index, TrtNode(node, *verdict))
+        record(node.index, TrtNode(node, *verdict))
     return pred
 
 

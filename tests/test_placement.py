@@ -593,6 +593,62 @@ def test_refined_shapes_read_what_the_index_knows_instead_of_walking():
             assert refined.get("r") == (None if with_range else (2, 3))
 
 
+def test_refined_shapes_find_bodies_where_the_index_says_and_read_entries_when_asked():
+    """RefinedShapes finds the inferred model's bodies at the nodes the index names (no walk over every node)
+    and keeps each name's last entry, reading its shape when asked: the answers are _shaped_types' over the
+    full walk, a name given twice whose later entry has no shape included; bodies that do not match the index
+    fall back to the full walk."""
+    def branch(tag, inner=None):
+        nodes = [h.make_node("Relu", ["r"], [f"{tag}_a"])]
+        if inner is not None:
+            nodes.append(h.make_node("If", ["cond"], [f"{tag}_o"], then_branch=inner[0], else_branch=inner[1]))
+            nodes.append(h.make_node("Add", [f"{tag}_a", f"{tag}_o"], [f"{tag}_y"]))
+        else:
+            nodes.append(h.make_node("Identity", [f"{tag}_a"], [f"{tag}_y"]))
+        return h.make_graph(nodes, tag, [], [vi(f"{tag}_y", T.FLOAT, None)])
+
+    nodes = [h.make_node("Shape", ["x"], ["s"]), h.make_node("Reshape", ["x", "s"], ["r"])]
+    nodes += [h.make_node("Neg", ["r"], [f"n{i}"]) for i in range(5)]  # nodes before, between and after bodies
+    nodes.append(h.make_node("If", ["cond"], ["y1"], then_branch=branch("t1", (branch("t1t"), branch("t1e"))),
+                             else_branch=branch("e1")))
+    nodes += [h.make_node("Neg", ["r"], [f"m{i}"]) for i in range(3)]
+    nodes.append(h.make_node("If", ["cond"], ["y2"], then_branch=branch("t2"), else_branch=branch("e2")))
+    nodes.append(h.make_node("Sum", ["y1", "y2", "n0", "m0"], ["y"]))
+    m = make_model(nodes, [vi("x", T.FLOAT, [2, 3]), vi("cond", T.BOOL, [])], [vi("y", T.FLOAT, None)], opset=17)
+    inferred = onnx.shape_inference.infer_shapes(m)
+    # "r" once more, later, without a shape: the answer stays the shaped entry before it
+    inferred.graph.output.append(onnx.helper.make_value_info("r", onnx.TypeProto()))
+    gi = GraphIndex(inferred)
+    bodies = ort_optimizer._body_positions(gi)
+    full = ort_optimizer._walk_order(inferred.graph)
+    assert len(full) == 7 and [g.name for g in ort_optimizer._walk_order(inferred.graph, bodies=bodies)] \
+        == [g.name for g in full]
+    assert [g.name for g in ort_optimizer._bodies_at(inferred.graph, bodies)] == [g.name for g in full]
+    assert ort_optimizer._shaped_types(inferred.graph, bodies=bodies) == ort_optimizer._shaped_types(inferred.graph)
+    refined = ort_optimizer._refined_shapes(gi)
+    again = onnx.shape_inference.infer_shapes(inferred, data_prop=True)
+    expected = ort_optimizer._shaped_types(again.graph)
+    names = {vi_.name for g in full for part in (g.input, g.value_info, g.output) for vi_ in part} | {"nope"}
+    for name in sorted(names):
+        t = expected.get(name)
+        want = None if t is None else tuple(d.dim_value if d.HasField("dim_value") else None for d in t.tensor_type.shape.dim)
+        assert refined.get(name) == want, name
+    assert refined._types is None  # every last entry had its shape: no full dict was built
+    # a name given twice, the later entry without a shape (inference fills a graph output's, so set by hand)
+    g = h.make_graph([], "g", [vi("a", T.FLOAT, [2, 3])], [vi("a", T.FLOAT, None)])
+    assert not g.output[0].type.tensor_type.HasField("shape")
+    lone = ort_optimizer.RefinedShapes(None)
+    lone._inferred, lone._infos = g, {v.name: v for v in (*g.input, *g.output)}
+    assert lone.get("a") == (2, 3) and lone._types == ort_optimizer._shaped_types(g)
+    # a copy whose bodies are not where the index says: the full walk answers
+    other = onnx.ModelProto()
+    other.CopyFrom(inferred)
+    del other.graph.node[2]  # every node after it moves up one place
+    assert ort_optimizer._bodies_at(other.graph, bodies) is None
+    assert [g.name for g in ort_optimizer._walk_order(other.graph, bodies=bodies)] \
+        == [g.name for g in ort_optimizer._walk_order(other.graph)] == [g.name for g in full]
+
+
 def test_refined_shapes_bound_the_budget_by_the_count_made_before_inference(monkeypatch):
     """With bodies, RefinedShapes' budget check on the inferred model is answered from loading's count before
     inference (its cost plus bodies x value_info) when that bound is within the budget: no second walk, the

@@ -192,7 +192,7 @@ def test_refined_shapes_are_lazy_and_leave_no_cycle():
 
     gi = GraphIndex(_chain_with_if(50))
     shapes = ort_optimizer._refined_shapes(gi)
-    assert shapes._types is None  # nothing inferred yet
+    assert shapes._infos is None  # nothing inferred yet
     assert shapes.get("v50") == (2,) and shapes.get("t") == (2,) and "e" in shapes and shapes.get("nope") is None
     gc.collect()
     gc.disable()
