@@ -49,7 +49,7 @@ def lint_file(path: Path, settings: Settings, want_placement: bool = True) -> Fi
 
     res = FileReport(str(path))
     try:
-        mf = loading.load(path)
+        mf = loading.load(path, check=_checker_wanted(settings))
     except InputError as exc:
         res.error = exc.message
         return res
@@ -93,9 +93,11 @@ def _lint(mf: loading.ModelFile, settings: Settings, want_placement: bool, res: 
         ruleset = ruleset_for(settings.rule_dirs)
         rules = [r for r in ruleset.rules if settings.selected(r.id, r.default)]
         options = options_for(settings)
-        if mf.raw is not None and any(_asks_checker(r) for r in rules if r.applies_to(options.targets)):
+        mf.checker_wanted = any(_asks_checker(r) for r in rules if r.applies_to(options.targets))
+        if mf.raw is not None and mf.checker_wanted:  # not already checked by load
             # before the index: the checker's own copy of the model then adds to the parsed model alone, not to
-            # the index and the inferred copy too (1M nodes: 2.84 -> 2.38 GB peak), and the bytes go before both
+            # the index and the inferred copy too (1M nodes: 2.84 -> 2.38 GB peak); the bytes go once inference
+            # has cut its weight-less copy out of them, before onnx's copies of the model and the index
             loading.checker_result(mf)
         index = loading.index_model(mf)
         ctx = engine.LintContext(mf, index, options, ruleset)
@@ -119,6 +121,17 @@ def _lint(mf: loading.ModelFile, settings: Settings, want_placement: bool, res: 
         raise
     except Exception as exc:  # a defect in onnxlint must not hide the other files' findings
         res.error = f"internal error while linting ({type(exc).__name__}: {first_line(exc)})"
+
+
+def _checker_wanted(settings: Settings) -> bool:
+    """Whether a rule this lint runs reads onnx.checker's verdict (load then checks the bytes before parsing
+    them). False when the rules cannot be had here: _lint then reports why, and checks after parsing if need be."""
+    try:
+        rules = ruleset_for(settings.rule_dirs).rules
+        targets = options_for(settings).targets
+    except Exception:  # noqa: BLE001 - _lint raises it again, where it is reported
+        return False
+    return any(_asks_checker(r) for r in rules if settings.selected(r.id, r.default) and r.applies_to(targets))
 
 
 def _asks_checker(rule: Any) -> bool:

@@ -7,7 +7,7 @@ import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from onnxlint.errors import InputError
 from onnxlint.paths import expand_paths  # noqa: F401 - the public name stays here too
@@ -42,8 +42,11 @@ class ModelFile:
     strict_error: str | None = None  # strict shape inference / type check failed: ORT refuses the model
     # what infer_shapes' budget walk counted before inference: (cost, nodes, control-flow bodies), or None
     inference_work: tuple[int, int, int] | None = None
-    raw: bytes | None = None  # the file's bytes, for the checker (saves re-serializing the weights)
+    # the file's bytes, for the checker and for inference's weight-less copy (neither re-serializes the weights)
+    raw: bytes | None = None
     checked: str | None | bool = False  # the checker's complaint once asked (checker_result); False: not yet
+    inference_done: bool = False  # infer_shapes has run (the bytes are not needed for it any more)
+    checker_wanted: bool = True  # False: nothing will ask checker_result (the bytes are not kept for it)
 
     @property
     def external_bytes(self) -> int:
@@ -78,11 +81,15 @@ def _require_regular(display: str, st: os.stat_result) -> None:
     raise InputError(display, f"not a regular file ({kind}); not read")
 
 
-def load(path: Path, display: str | None = None) -> ModelFile:
+def load(path: Path, display: str | None = None, check: bool = False) -> ModelFile:
     """Read and parse one model file; every failure is an InputError (one line).
 
     Only a regular file is opened (a FIFO would block, a device never ends), and only after stat() shows
-    it is within protobuf's 2 GiB limit: a larger file is refused unread."""
+    it is within protobuf's 2 GiB limit: a larger file is refused unread.
+
+    check: run onnx.checker too (mf.checked), on the bytes before they are parsed, when no tensor of the file
+    names external data (the checker would stat it from the current folder then): its own copy of the model
+    and the parsed one are not in memory together (a 346 MB model: 1.04 -> 0.70 GB peak)."""
     path = Path(path)
     display = display or str(path)
     try:
@@ -122,6 +129,8 @@ def load(path: Path, display: str | None = None) -> ModelFile:
     import onnx
     from google.protobuf.message import DecodeError
 
+    checked = check and _LOCATION_KEY not in data
+    early = _checker_message(data) if checked else None
     model = onnx.ModelProto()
     try:
         model.ParseFromString(data)
@@ -131,7 +140,14 @@ def load(path: Path, display: str | None = None) -> ModelFile:
         raise InputError(display, "not an ONNX model: the file parsed but holds no graph, IR version or opset import")
     mf = ModelFile(path=path, display=display, model=model, file_size=size, raw=data)
     mf.external = _external_tensors(model, path.parent)
+    if checked:
+        mf.checked = _complaint(mf, early)
     return mf
+
+
+# an external_data entry's key "location" as protobuf writes it (field 1, 8 bytes): every tensor whose data lives
+# in another file has one, so bytes without it name no file for the checker to look for
+_LOCATION_KEY = b"\x0a\x08location"
 
 
 def _require_size(display: str, size: int) -> None:
@@ -314,41 +330,146 @@ def _all_tensors(model: onnx.ModelProto):
 
 
 WEIGHT_BYTES = 4096  # in-file tensors above this are weights: shape inference needs their dims, not their bytes
-_DATA_FIELDS = ("raw_data", "float_data", "int32_data", "string_data", "int64_data", "double_data", "uint64_data")
+# field numbers of onnx.proto: ModelProto.graph, GraphProto.initializer, TensorProto's data fields
+_MODEL_GRAPH, _GRAPH_INITIALIZER, _RAW_DATA = 7, 5, 9
+_TYPED_DATA = frozenset({4, 5, 6, 7, 10, 11})  # float_data, int32_data, string_data, int64_data, double_data, uint64_data
 
 
-def weightless_bytes(model: onnx.ModelProto, graphs: list | None = None) -> bytes:
+def weightless_bytes(model: onnx.ModelProto, raw: bytes | None = None) -> bytes:
     """The model serialized without the bytes of its large in-file initializers (dims and dtype kept).
 
     onnx's shape inference copies the whole model in and out; weights are most of it and it never reads them.
-    graphs: every graph of the model, when a walk has listed them already."""
+    Cut out of the serialized model (raw: the file's bytes, when at hand) at the protobuf wire level, the main
+    graph's initializers only (weights in a control-flow body are rare; inference reads them, its answer is
+    the same). Neither the model nor its weights are copied into Python objects: clearing a field of a parsed
+    model and setting it again grew the model's memory by the size of every weight."""
+    data = raw if raw is not None else model.SerializeToString()
+    try:
+        return _strip_initializers(data, model)
+    except (IndexError, ValueError):  # the graph given in parts (merged on parsing), or not model's bytes: as is
+        return bytes(data)
+
+
+def _varint(buf: bytes, pos: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        b = buf[pos]
+        pos += 1
+        value |= (b & 0x7F) << shift
+        if b < 0x80:
+            return value, pos
+        shift += 7
+        if shift > 63:
+            raise ValueError("varint too long")
+
+
+def _encode_varint(value: int) -> bytes:
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _skip(buf: bytes, pos: int, key: int) -> tuple[int, int]:
+    """(start of the value, end of the field) of a field whose key ended at pos."""
+    kind = key & 7
+    if kind == 2:
+        n, pos = _varint(buf, pos)
+        return pos, pos + n
+    if kind == 0:
+        return pos, _varint(buf, pos)[1]
+    if kind == 1:
+        return pos, pos + 8
+    if kind == 5:
+        return pos, pos + 4
+    raise ValueError(f"wire type {kind}")  # groups: onnx.proto has none
+
+
+def _strip_initializers(buf: bytes, model: onnx.ModelProto) -> bytes:
+    """buf (model serialized) with the data fields of the main graph's large initializers left out: the
+    initializers of model.graph, in order, decide which (a field of buf's graph at a time, copied as it is)."""
     import onnx
 
-    from onnxlint.graph import iter_graphs
+    graphs = 0
+    pos, end = 0, len(buf)
+    while pos < end:
+        at = pos
+        key, pos = _varint(buf, pos)
+        start, pos = _skip(buf, pos, key)
+        if key == (_MODEL_GRAPH << 3 | 2):
+            graphs += 1
+            graph_at, graph_start, graph_end = at, start, pos
+    if pos != end or graphs != 1:  # no graph, or one given in parts (merged on parsing): leave it
+        raise ValueError("graph field")
+    inits = model.graph.initializer
+    external = onnx.TensorProto.EXTERNAL
+    view = memoryview(buf)
+    body: list = []  # the graph's new bytes: ranges of buf and rewritten initializers
+    copied, k = graph_start, 0  # buf[copied:] is not in body yet; k: the initializer next met
+    pos = graph_start
+    for_init = _GRAPH_INITIALIZER << 3 | 2
+    while pos < graph_end:
+        at = pos
+        key = buf[pos]  # most keys are one byte
+        pos += 1
+        if key >= 0x80:
+            key, pos = _varint(buf, at)
+        if key & 7 == 2:
+            n = buf[pos]
+            if n < 0x80:
+                pos += 1
+            else:
+                n, pos = _varint(buf, pos)
+            start, pos = pos, pos + n
+        else:
+            start, pos = _skip(buf, pos, key)
+        if key != for_init:
+            continue
+        t = inits[k]
+        k += 1
+        if t.data_location == external:
+            continue
+        drop = _drop_fields(buf, start, pos, t)
+        if drop is None:
+            continue
+        tensor = b"".join([view[a:b] for a, b in drop])
+        body += [view[copied:at], _encode_varint(for_init), _encode_varint(len(tensor)), tensor]
+        copied = pos
+    if pos != graph_end or k != len(inits):
+        raise ValueError("initializers")
+    if not body:
+        return bytes(buf)
+    body.append(view[copied:graph_end])
+    graph = b"".join(body)
+    return b"".join([view[:graph_at], _encode_varint(_MODEL_GRAPH << 3 | 2), _encode_varint(len(graph)), graph,
+                     view[graph_end:]])
 
-    raw, typed = [], []
-    try:
-        for g in (graphs if graphs is not None else iter_graphs(model)):
-            for t in g.initializer:
-                if t.data_location == onnx.TensorProto.EXTERNAL:
-                    continue
-                if t.HasField("raw_data"):
-                    data = t.raw_data
-                    if len(data) > WEIGHT_BYTES:
-                        raw.append((t, data))
-                        t.ClearField("raw_data")
-                elif t.ByteSize() > WEIGHT_BYTES:
-                    keep = onnx.TensorProto()
-                    keep.CopyFrom(t)
-                    typed.append((t, keep))
-                    for f in _DATA_FIELDS:
-                        t.ClearField(f)
-        return model.SerializeToString()
-    finally:
-        for t, data in raw:
-            t.raw_data = data
-        for t, keep in typed:
-            t.CopyFrom(keep)
+
+def _drop_fields(buf: bytes, start: int, end: int, t: onnx.TensorProto) -> list[tuple[int, int]] | None:
+    """The byte ranges of the serialized tensor buf[start:end] to keep without its data, or None to keep it
+    whole: raw_data over WEIGHT_BYTES goes (every occurrence: the last one is the value), or, with no
+    raw_data and the tensor over WEIGHT_BYTES, the typed data fields."""
+    fields = []
+    pos = start
+    while pos < end:
+        at = pos
+        key, pos = _varint(buf, pos)
+        value, pos = _skip(buf, pos, key)
+        fields.append((key >> 3, at, value, pos))
+    if pos != end:
+        raise ValueError("tensor")
+    raws = [f for f in fields if f[0] == _RAW_DATA]
+    if raws:
+        if raws[-1][3] - raws[-1][2] <= WEIGHT_BYTES:
+            return None
+        gone = frozenset({_RAW_DATA})
+    elif t.ByteSize() > WEIGHT_BYTES:
+        gone = _TYPED_DATA
+    else:
+        return None
+    return [(a, b) for f, a, _, b in fields if f not in gone]
 
 
 # onnx shape inference re-reads the whole outer scope for every control-flow body (If/Loop/Scan) and
@@ -460,13 +581,23 @@ def infer_shapes(mf: ModelFile, budget: int | None = None) -> None:
     A model whose inference would cost more than the budget (inference_cost, INFER_BUDGET, INFER_MAX_NODES)
     is not inferred: mf.inferred stays None and mf.inference_skipped says why (a rule reports it)."""
     mf.inference_work = None
-    graphs: list = []  # the budget walk lists every graph: the stripping below reads them
+    graphs: list = []  # the graphs the budget walk met (their number: the control-flow bodies)
     mf.inference_skipped, cost, nodes = _budget_verdict(mf.model, budget, None, False, graphs)
     if mf.inference_skipped:
         mf.inferred = None
+        _inference_done(mf)
         return
     mf.inference_work = (cost, nodes, len(graphs) - 1)
-    _infer(mf, weightless_bytes(mf.model, graphs))
+    data = weightless_bytes(mf.model, mf.raw)
+    _inference_done(mf)  # the file's bytes may go before onnx's copies of the model are made
+    _infer(mf, data)
+
+
+def _inference_done(mf: ModelFile) -> None:
+    """The file's bytes serve the checker and the weight-less copy for inference: dropped once both are done."""
+    mf.inference_done = True
+    if mf.checked is not False or not mf.checker_wanted:
+        mf.raw = None
 
 
 def over_inference_budget(model: onnx.ModelProto, budget: int | None = None, max_nodes: int | None = None,
@@ -544,10 +675,11 @@ _EXTERNAL_COMPLAINT = re.compile(r"should be stored in|^Data of TensorProto|^Loc
 
 
 def checker_result(mf: ModelFile) -> str | None:
-    """check_model(mf), run once; the file's bytes, kept for it only, are dropped after."""
+    """check_model(mf), run once; the file's bytes are dropped after, when inference has had them too."""
     if mf.checked is False:
         mf.checked = check_model(mf)
-        mf.raw = None
+        if mf.inference_done:
+            mf.raw = None
     return mf.checked  # type: ignore[return-value]
 
 
@@ -556,19 +688,26 @@ def check_model(mf: ModelFile) -> str | None:
 
     Checked from the file itself: the checker then resolves external data against the model's folder (and
     only stats it), and does not pay for re-serializing the weights."""
+    if mf.external and not mf.outside_external:  # nothing outside the folder is even stat()ed
+        msg = _checker_message(str(mf.path))
+    else:
+        msg = _checker_message(mf.raw if mf.raw is not None else mf.model)
+    return _complaint(mf, msg)
+
+
+def _checker_message(target: Any) -> str | None:
+    """onnx.checker.check_model(target)'s complaint on one line, or None."""
     import onnx
 
     try:
-        if mf.external and not mf.outside_external:  # nothing outside the folder is even stat()ed
-            onnx.checker.check_model(str(mf.path), full_check=False)
-        elif mf.raw is not None:
-            onnx.checker.check_model(mf.raw, full_check=False)
-        else:
-            onnx.checker.check_model(mf.model, full_check=False)
+        onnx.checker.check_model(target, full_check=False)
     except Exception as exc:  # ValidationError and friends
         # the checker's messages span lines ("input 'x' of node: \nname: a OpType: Add\n is not ..."): one line
-        msg = (" ".join(str(exc).split()) or type(exc).__name__)[:300]
-        if mf.missing_external and _EXTERNAL_COMPLAINT.search(msg):
-            return None  # missing, short or outside external data is its own finding (OLX003)
-        return msg
+        return (" ".join(str(exc).split()) or type(exc).__name__)[:300]
     return None
+
+
+def _complaint(mf: ModelFile, msg: str | None) -> str | None:
+    if msg and mf.missing_external and _EXTERNAL_COMPLAINT.search(msg):
+        return None  # missing, short or outside external data is its own finding (OLX003)
+    return msg

@@ -272,7 +272,7 @@ def _bodies_at(graph: onnx.GraphProto, bodies: tuple) -> list | None:
     while stack:
         g, scope = stack.pop()
         out.append(g)
-        found = []
+        found: list[tuple] = []
         nodes = g.node
         for pos, scopes in sorted(at.get(id(scope), {}).items()):
             if pos >= len(nodes) or nodes[pos].op_type != scopes[0].owner.op_type:

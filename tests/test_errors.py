@@ -125,10 +125,15 @@ def test_ort_messages_lose_their_cpp_frames():
                                       "version: 14, max supported IR version: 13")
 
 
-def test_the_checker_runs_before_the_index_and_only_when_a_selected_rule_asks(save, tmp_path, monkeypatch):
-    """The checker's own copy of the model is made while only the parsed model is in memory (not the index and
-    the inferred copy too), the file's bytes are dropped before indexing, and with no rule reading the checker's
-    verdict it does not run at all."""
+def test_the_checker_runs_before_the_parse_and_only_when_a_selected_rule_asks(save, tmp_path, monkeypatch):
+    """The checker's own copy of the model is made from the file's bytes before they are parsed (the two are
+    not in memory together, nor with the index and the inferred copy), the bytes are dropped once inference
+    has cut its weight-less copy out of them (before onnx's inference and the index), and with no rule reading
+    the checker's verdict it does not run at all. A file naming external data is parsed first (the checker
+    would look for the data from the current folder) and checked from its path, before the index."""
+    import numpy as np
+    from conftest import init
+
     from onnxlint import linter, loading
     from onnxlint.settings import Settings
 
@@ -136,22 +141,40 @@ def test_the_checker_runs_before_the_index_and_only_when_a_selected_rule_asks(sa
     m.graph.node[0].input[0] = "undefined_value"
     path = save(m)
     seen: list = []
-    real_index, real_check = loading.index_model, loading.check_model
+    real_index, real_check, real_infer = loading.index_model, loading._checker_message, loading._infer
+    real_external = loading._external_tensors
 
     def index_model(mf):
         seen.append(("index", mf.raw is None, mf.checked))
         return real_index(mf)
 
-    def check_model(mf):
-        seen.append(("check",))
-        return real_check(mf)
+    def check(target):
+        seen.append(("check", type(target).__name__))
+        return real_check(target)
+
+    def infer(mf, data):
+        seen.append(("infer", mf.raw is None))
+        return real_infer(mf, data)
+
+    def external(model, base):
+        seen.append(("parsed",))
+        return real_external(model, base)
 
     monkeypatch.setattr(loading, "index_model", index_model)
-    monkeypatch.setattr(loading, "check_model", check_model)
+    monkeypatch.setattr(loading, "_checker_message", check)
+    monkeypatch.setattr(loading, "_infer", infer)
+    monkeypatch.setattr(loading, "_external_tensors", external)
     res = linter.lint_file(path, Settings.from_config(None))
-    assert [s[0] for s in seen] == ["check", "index"]
-    assert seen[1][1] and "undefined_value" in seen[1][2]
+    assert [s[0] for s in seen] == ["check", "parsed", "index", "infer"] and seen[0] == ("check", "bytes")
+    assert not seen[2][1] and "undefined_value" in seen[2][2] and seen[3] == ("infer", True)
     assert [f.code for f in res.findings if f.code == "OLX001"] == ["OLX001"]
     seen.clear()
     res = linter.lint_file(path, Settings.from_config(None, select=["OLX015"]))
-    assert seen == [("index", False, False)] and not res.findings
+    assert seen == [("parsed",), ("index", False, False), ("infer", True)] and not res.findings
+    m.graph.initializer.append(init("w", np.ones(2, np.float32)))
+    onnx.external_data_helper.convert_model_to_external_data(m, size_threshold=0, location="w.bin")
+    onnx.save(m, tmp_path / "ext.onnx")
+    seen.clear()
+    res = linter.lint_file(tmp_path / "ext.onnx", Settings.from_config(None))
+    assert [s[0] for s in seen] == ["parsed", "check", "index", "infer"] and seen[1] == ("check", "str")
+    assert [f.code for f in res.findings if f.code == "OLX001"] == ["OLX001"]

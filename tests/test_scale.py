@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import onnx
@@ -47,6 +48,93 @@ def test_typed_field_weights_are_restored(save):
     loading.infer_shapes(mf)
     assert len(mf.model.graph.initializer[0].float_data) == 64 * 64
     assert mf.inferred is not None and mf.inference_error is None
+
+
+def _weightless_reference(model: onnx.ModelProto) -> onnx.ModelProto:
+    """What inference gets: the main graph's initializers over loading.WEIGHT_BYTES without their data."""
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    for t in m.graph.initializer:
+        if t.data_location == onnx.TensorProto.EXTERNAL:
+            continue
+        if t.HasField("raw_data"):
+            if len(t.raw_data) > loading.WEIGHT_BYTES:
+                t.ClearField("raw_data")
+        elif t.ByteSize() > loading.WEIGHT_BYTES:
+            for f in ("float_data", "int32_data", "string_data", "int64_data", "double_data", "uint64_data"):
+                t.ClearField(f)
+    return m
+
+
+def test_weightless_bytes_are_cut_from_the_file_bytes(save):
+    """Inference's weight-less copy is cut out of the serialized model at the wire level: large raw and typed
+    weights lose their data, small constants, external tensors and everything else stay, a raw_data given
+    twice on the wire goes whole (the last one is the value), a graph given in two parts is left as it is,
+    and the parsed model is not touched. From the file's bytes and from the model alone: the same bytes."""
+    rng = np.random.default_rng(0)
+    ext = init("e", np.zeros(4, np.float32))
+    ext.ClearField("raw_data")
+    ext.data_location = onnx.TensorProto.EXTERNAL
+    ext.external_data.add(key="location", value="w.bin")
+    inits = [init("w", rng.standard_normal((64, 64)).astype(np.float32)),  # raw, large
+             h.make_tensor("t", T.FLOAT, [64, 64], np.ones(64 * 64, np.float32).tolist()),  # typed, large
+             init("k", np.array([1, 2], np.int64)), ext]
+    nodes = [h.make_node("MatMul", ["x", "w"], ["a"]), h.make_node("Add", ["a", "t"], ["b"]),
+             h.make_node("Add", ["b", "e"], ["c"]), h.make_node("Reshape", ["c", "k"], ["y"])]
+    m = make_model(nodes, [vi("x", T.FLOAT, [64, 64])], [vi("y", T.FLOAT, None)], inits)
+    before = m.SerializeToString()
+    cut = loading.weightless_bytes(m)
+    got = onnx.ModelProto()
+    got.ParseFromString(cut)
+    assert got == _weightless_reference(m) and m.SerializeToString() == before
+    assert len(cut) < len(before) - 2 * 64 * 64 * 4 + 200
+    assert loading.weightless_bytes(m, before) == cut
+    # raw_data twice on the wire: the parsed value is the last one; both go
+    w2 = onnx.TensorProto()
+    w2.raw_data = np.ones(2048, np.float32).tobytes()
+    tensor = m.graph.initializer[0].SerializeToString() + w2.SerializeToString()
+    rest = onnx.GraphProto()
+    rest.CopyFrom(m.graph)
+    del rest.initializer[0]
+    graph = rest.SerializeToString() + b"\x2a" + loading._encode_varint(len(tensor)) + tensor  # field 5
+    shell = onnx.ModelProto()
+    shell.CopyFrom(m)
+    shell.ClearField("graph")
+    wire = shell.SerializeToString() + b"\x3a" + loading._encode_varint(len(graph)) + graph  # field 7
+    parsed = onnx.ModelProto()
+    parsed.ParseFromString(wire)
+    assert parsed.graph.initializer[-1].name == "w" and parsed.graph.initializer[-1].raw_data == w2.raw_data
+    got.ParseFromString(loading.weightless_bytes(parsed, wire))
+    assert got == _weightless_reference(parsed) and not got.graph.initializer[-1].HasField("raw_data")
+    # the graph in two parts (protobuf merges them): left whole
+    extra = onnx.ModelProto()
+    extra.graph.doc_string = "second part"
+    split = before + extra.SerializeToString()
+    parsed.ParseFromString(split)
+    assert loading.weightless_bytes(parsed, split) == split
+
+
+def test_weightless_bytes_leave_the_parsed_model_its_memory(save):
+    """Clearing a weight of the parsed model and setting it again (the old way) grew the model by the weight's
+    size for good (protobuf's arena keeps the cleared bytes): 3 x 64 MiB here; cut from the file's bytes,
+    nothing grows."""
+    def rss_mb() -> float:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+    if not os.path.exists("/proc/self/statm"):
+        pytest.skip("needs /proc")
+    w = init("w", np.ones((4096, 4096), np.float32))  # 64 MiB
+    m = make_model([h.make_node("MatMul", ["x", "w"], ["y"])], [vi("x", T.FLOAT, [1, 4096])],
+                   [vi("y", T.FLOAT, [1, 4096])], [w])
+    mf = loading.load(save(m))
+    data = mf.raw
+    del m, w
+    start = rss_mb()
+    for _ in range(3):
+        mf.raw = data  # as a lint has it: the file's bytes at hand (the old way did not read them)
+        loading.infer_shapes(mf)
+    assert mf.inferred is not None and rss_mb() - start < 48
 
 
 def test_rule_on_input_dtype_sees_subgraph_reads_of_outer_values(save, lint_json):
