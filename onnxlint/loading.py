@@ -287,14 +287,37 @@ def _external_tensors(model: onnx.ModelProto, base: Path) -> list[ExternalTensor
 
 
 def _all_tensors(model: onnx.ModelProto):
-    """Every TensorProto of the model that may point at external data."""
+    """Every TensorProto of the model that may point at external data: the initializers and sparse
+    initializers of the main graph and its control-flow bodies, then the tensor attributes of their nodes and
+    of local functions' nodes (their bodies included). One walk over every node's attributes finds the bodies
+    and the tensor attributes both."""
     import onnx
 
     A = onnx.AttributeProto
-    from onnxlint.graph import iter_graphs
+    graph_kind, graphs_kind = A.GRAPH, A.GRAPHS
+    tensor_kinds = (A.TENSOR, A.TENSORS, A.SPARSE_TENSOR, A.SPARSE_TENSORS)
 
-    graphs = list(iter_graphs(model))
-    node_lists = [g.node for g in graphs]
+    def scan(nodes, push, extend, found: list) -> None:
+        for n in nodes:
+            attrs = n.attribute
+            if not attrs:
+                continue
+            for a in attrs:
+                kind = a.type
+                if kind == graph_kind:
+                    push(a.g)
+                elif kind == graphs_kind:
+                    extend(a.graphs)
+                elif kind in tensor_kinds:
+                    found.append(a)
+
+    graphs: list = []
+    found: list = []  # tensor attributes, in node order of the graphs in walk order, then of the functions
+    stack = [model.graph]
+    while stack:  # graph.iter_graphs' order
+        g = stack.pop()
+        graphs.append(g)
+        scan(g.node, stack.append, stack.extend, found)
     for g in graphs:
         yield from g.initializer
         for sp in g.sparse_initializer:
@@ -302,31 +325,20 @@ def _all_tensors(model: onnx.ModelProto):
             yield sp.indices
     fstack = [f.node for f in model.functions]
     while fstack:  # local function bodies, their subgraphs included
-        nodes = fstack.pop()
-        node_lists.append(nodes)
-        for n in nodes:
-            for a in n.attribute:
-                if a.type == A.GRAPH:
-                    fstack.append(a.g.node)
-                elif a.type == A.GRAPHS:
-                    fstack.extend(g.node for g in a.graphs)
-    for nodes in node_lists:
-        for n in nodes:
-            if not n.attribute:
-                continue
-            for a in n.attribute:
-                kind = a.type
-                if kind == A.TENSOR:
-                    yield a.t
-                elif kind == A.TENSORS:
-                    yield from a.tensors
-                elif kind == A.SPARSE_TENSOR:
-                    yield a.sparse_tensor.values
-                    yield a.sparse_tensor.indices
-                elif kind == A.SPARSE_TENSORS:
-                    for sp in a.sparse_tensors:
-                        yield sp.values
-                        yield sp.indices
+        scan(fstack.pop(), lambda g: fstack.append(g.node), lambda gs: fstack.extend(g.node for g in gs), found)
+    for a in found:
+        kind = a.type
+        if kind == A.TENSOR:
+            yield a.t
+        elif kind == A.TENSORS:
+            yield from a.tensors
+        elif kind == A.SPARSE_TENSOR:
+            yield a.sparse_tensor.values
+            yield a.sparse_tensor.indices
+        else:
+            for sp in a.sparse_tensors:
+                yield sp.values
+                yield sp.indices
 
 
 WEIGHT_BYTES = 4096  # in-file tensors above this are weights: shape inference needs their dims, not their bytes

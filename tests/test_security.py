@@ -136,6 +136,39 @@ def test_external_data_in_a_constant_attribute_is_checked_too(tmp_path):
     assert [t.name for t in mf.outside_external] == ["cval"]
 
 
+def test_every_tensor_that_can_name_external_data_is_found_in_order(tmp_path):
+    """Initializers and sparse initializers of the main graph and its bodies, then the tensor attributes of
+    their nodes (Constant values, a TENSORS attribute), then those of local functions' nodes and their bodies:
+    each external tensor is found once, in that order (the first problem found is the one reported)."""
+    def ext(name: str) -> onnx.TensorProto:
+        return _external(name, f"{name}.bin")
+
+    def const(name: str) -> onnx.NodeProto:
+        return h.make_node("Constant", [], [f"{name}_out"], value=ext(name))
+
+    inner = h.make_graph([const("inner_const"), h.make_node("Identity", ["inner_const_out"], ["io"])], "inner", [],
+                         [vi("io", T.FLOAT, [4, 4])], [ext("inner_init")])
+    then_g = h.make_graph([const("then_const"), h.make_node("If", ["c"], ["ti"], then_branch=inner, else_branch=inner)],
+                          "then", [], [vi("ti", T.FLOAT, [4, 4])], [ext("then_init")])
+    else_g = h.make_graph([h.make_node("Identity", ["x"], ["eo"])], "else", [], [vi("eo", T.FLOAT, [4, 4])])
+    sparse = onnx.SparseTensorProto(values=ext("sparse_values"), indices=ext("sparse_indices"), dims=[4, 4])
+    many = h.make_node("Custom", ["x"], ["cu"], domain="custom", tensors=[ext("list_a"), ext("list_b")])
+    body = h.make_graph([const("fn_body_const"), h.make_node("Identity", ["fn_body_const_out"], ["fb"])], "fbody", [],
+                        [vi("fb", T.FLOAT, [4, 4])])
+    fn = onnx.helper.make_function("local", "f", ["x"], ["y"], [const("fn_const"), h.make_node(
+        "If", ["x"], ["y"], then_branch=body, else_branch=body)], [h.make_opsetid("", 17)])
+    m = make_model([const("main_const"), h.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g), many],
+                   [vi("x", T.FLOAT, [4, 4]), vi("c", T.BOOL, [])], [vi("y", T.FLOAT, [4, 4])], [ext("main_init")])
+    m.graph.sparse_initializer.append(sparse)
+    m.functions.append(fn)
+    found = [t.location for t in loading._external_tensors(m, tmp_path)]
+    assert found == [f"{n}.bin" for n in (
+        "main_init", "sparse_values", "sparse_indices",  # the main graph's initializers
+        "then_init", "inner_init", "inner_init",  # bodies in walk order (inner twice: both branches of its If)
+        "main_const", "list_a", "list_b", "then_const", "inner_const", "inner_const",  # attributes, same order
+        "fn_const", "fn_body_const", "fn_body_const")]  # local functions and their bodies
+
+
 @pytest.mark.parametrize("offset,length,why", [("abc", "64", "offset"), ("0", "1e3", "length"), ("-1", "64", "offset"),
                                                ("0", "9" * 5000, "length"), ("0x10", None, "offset")])
 def test_non_integer_offset_or_length_is_a_finding_not_a_traceback(tmp_path, cli, offset, length, why):
