@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # onnx is imported where a proto is read, not on import: `imp
 
 # AttributeProto.AttributeType values (fixed by the ONNX IR spec)
 _TENSOR, _GRAPH, _GRAPHS = 4, 5, 10
+_TENSOR_KINDS = (_TENSOR, 9, 11, 12)  # TENSOR, TENSORS, SPARSE_TENSOR, SPARSE_TENSORS
 
 STANDARD_DOMAINS = {"ai.onnx", "ai.onnx.ml", "ai.onnx.training", "ai.onnx.preview.training", "ai.onnx.preview"}
 ORT_DOMAINS = {"com.microsoft", "com.microsoft.nchwc", "com.ms.internal.nhwc", "com.microsoft.mlfeaturizers", "com.microsoft.dml"}
@@ -29,16 +30,24 @@ def iter_graphs(model: onnx.ModelProto) -> Iterator[onnx.GraphProto]:
     while stack:
         g = stack.pop()
         yield g
-        for node in g.node:
-            attrs = node.attribute
-            if not attrs:
-                continue
-            for a in attrs:
-                kind = a.type
-                if kind == _GRAPH:
-                    stack.append(a.g)
-                elif kind == _GRAPHS:
-                    stack.extend(a.graphs)
+        scan_attributes(g.node, stack)
+
+
+def scan_attributes(nodes, bodies: list, tensors: list | None = None) -> None:
+    """Append the graphs the nodes hold (If branches, Loop and Scan bodies) to bodies, in node and attribute
+    order, and, when tensors is given, their tensor-valued attributes (TENSOR(S), SPARSE_TENSOR(S)) to it."""
+    for node in nodes:
+        attrs = node.attribute
+        if not attrs:
+            continue
+        for a in attrs:
+            kind = a.type
+            if kind == _GRAPH:
+                bodies.append(a.g)
+            elif kind == _GRAPHS:
+                bodies.extend(a.graphs)
+            elif tensors is not None and kind in _TENSOR_KINDS:
+                tensors.append(a)
 
 
 _intern = sys.intern

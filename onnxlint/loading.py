@@ -293,31 +293,16 @@ def _all_tensors(model: onnx.ModelProto):
     and the tensor attributes both."""
     import onnx
 
+    from onnxlint.graph import scan_attributes
+
     A = onnx.AttributeProto
-    graph_kind, graphs_kind = A.GRAPH, A.GRAPHS
-    tensor_kinds = (A.TENSOR, A.TENSORS, A.SPARSE_TENSOR, A.SPARSE_TENSORS)
-
-    def scan(nodes, push, extend, found: list) -> None:
-        for n in nodes:
-            attrs = n.attribute
-            if not attrs:
-                continue
-            for a in attrs:
-                kind = a.type
-                if kind == graph_kind:
-                    push(a.g)
-                elif kind == graphs_kind:
-                    extend(a.graphs)
-                elif kind in tensor_kinds:
-                    found.append(a)
-
     graphs: list = []
     found: list = []  # tensor attributes, in node order of the graphs in walk order, then of the functions
     stack = [model.graph]
     while stack:  # graph.iter_graphs' order
         g = stack.pop()
         graphs.append(g)
-        scan(g.node, stack.append, stack.extend, found)
+        scan_attributes(g.node, stack, found)
     for g in graphs:
         yield from g.initializer
         for sp in g.sparse_initializer:
@@ -325,7 +310,9 @@ def _all_tensors(model: onnx.ModelProto):
             yield sp.indices
     fstack = [f.node for f in model.functions]
     while fstack:  # local function bodies, their subgraphs included
-        scan(fstack.pop(), lambda g: fstack.append(g.node), lambda gs: fstack.extend(g.node for g in gs), found)
+        bodies: list = []
+        scan_attributes(fstack.pop(), bodies, found)
+        fstack.extend(g.node for g in bodies)
     for a in found:
         kind = a.type
         if kind == A.TENSOR:
