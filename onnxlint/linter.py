@@ -49,7 +49,7 @@ def lint_file(path: Path, settings: Settings, want_placement: bool = True) -> Fi
 
     res = FileReport(str(path))
     try:
-        mf = loading.load(path, check=_checker_wanted(settings))
+        mf = loading.load(path, check=_checker_wanted(settings), lean=True)
     except InputError as exc:
         res.error = exc.message
         return res

@@ -114,6 +114,25 @@ def test_weightless_bytes_are_cut_from_the_file_bytes(save):
     assert loading.weightless_bytes(parsed, split) == split
 
 
+def test_a_lint_parses_the_model_without_its_weights(save):
+    """load(lean=True), what a lint uses: the parsed model has no data for its large initializers (small
+    constants keep theirs), inference gets the very bytes it was parsed from, and infers what a whole parse
+    gives; an IR < 4 model (the checker is run again on the parsed model) is parsed whole."""
+    m = _big_weight_model()
+    path = save(m)
+    lean, whole = loading.load(path, lean=True), loading.load(path)
+    w = {t.name: t for t in lean.model.graph.initializer}
+    assert not w["w"].HasField("raw_data") and list(w["w"].dims) == [64, 64]
+    assert w["flat"].HasField("raw_data") or w["flat"].int64_data
+    assert lean.weightless == loading.weightless_bytes(whole.model, whole.raw)
+    loading.infer_shapes(lean)
+    loading.infer_shapes(whole)
+    assert lean.weightless is None and lean.inferred == whole.inferred
+    m.ir_version = 3
+    old = loading.load(save(m, "ir3.onnx"), lean=True)
+    assert old.weightless is None and old.model.graph.initializer[0].HasField("raw_data")
+
+
 def test_weightless_bytes_leave_the_parsed_model_its_memory(save):
     """Clearing a weight of the parsed model and setting it again (the old way) grew the model by the weight's
     size for good (protobuf's arena keeps the cleared bytes): 3 x 64 MiB here; cut from the file's bytes,
