@@ -24,13 +24,14 @@ STANDARD_DOMAINS = {"ai.onnx", "ai.onnx.ml", "ai.onnx.training", "ai.onnx.previe
 ORT_DOMAINS = {"com.microsoft", "com.microsoft.nchwc", "com.ms.internal.nhwc", "com.microsoft.mlfeaturizers", "com.microsoft.dml"}
 
 
-def iter_graphs(model: onnx.ModelProto) -> Iterator[onnx.GraphProto]:
-    """The main graph and every control-flow body, iteratively (no recursion limit)."""
+def iter_graphs(model: onnx.ModelProto, tensors: list | None = None) -> Iterator[onnx.GraphProto]:
+    """The main graph and every control-flow body, iteratively (no recursion limit); tensors: a list that gets
+    the tensor-valued attributes of their nodes, in the order the graphs are yielded (scan_attributes)."""
     stack = [model.graph]
     while stack:
         g = stack.pop()
         yield g
-        scan_attributes(g.node, stack)
+        scan_attributes(g.node, stack, tensors)
 
 
 def scan_attributes(nodes, bodies: list, tensors: list | None = None) -> None:
@@ -175,6 +176,14 @@ class GraphScope:
                 return got
             scope = scope.parent
         return None
+
+    @property
+    def root(self) -> "GraphScope":
+        """The outermost scope around this one: the main graph, or the local function a body is in."""
+        scope = self
+        while scope.parent is not None:
+            scope = scope.parent
+        return scope
 
     def type_of(self, name: str) -> ValueType:
         return self._visible("types", name) or UNKNOWN

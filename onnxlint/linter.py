@@ -93,7 +93,7 @@ def _lint(mf: loading.ModelFile, settings: Settings, want_placement: bool, res: 
         ruleset = ruleset_for(settings.rule_dirs)
         rules = [r for r in ruleset.rules if settings.selected(r.id, r.default)]
         options = options_for(settings)
-        mf.checker_wanted = any(_asks_checker(r) for r in rules if r.applies_to(options.targets))
+        mf.checker_wanted = _wants_checker(rules, options.targets)
         if mf.raw is not None and mf.checker_wanted:  # not already checked by load
             # before the index: the checker's own copy of the model then adds to the parsed model alone, not to
             # the index and the inferred copy too (1M nodes: 2.84 -> 2.38 GB peak); the bytes go once inference
@@ -127,11 +127,16 @@ def _checker_wanted(settings: Settings) -> bool:
     """Whether a rule this lint runs reads onnx.checker's verdict (load then checks the bytes before parsing
     them). False when the rules cannot be had here: _lint then reports why, and checks after parsing if need be."""
     try:
-        rules = ruleset_for(settings.rule_dirs).rules
+        rules = [r for r in ruleset_for(settings.rule_dirs).rules if settings.selected(r.id, r.default)]
         targets = options_for(settings).targets
     except Exception:  # noqa: BLE001 - _lint raises it again, where it is reported
         return False
-    return any(_asks_checker(r) for r in rules if settings.selected(r.id, r.default) and r.applies_to(targets))
+    return _wants_checker(rules, targets)
+
+
+def _wants_checker(rules: list[Any], targets: set[str]) -> bool:
+    """Whether one of the selected rules that applies to the targets reads the checker's verdict."""
+    return any(_asks_checker(r) for r in rules if r.applies_to(targets))
 
 
 def _asks_checker(rule: Any) -> bool:

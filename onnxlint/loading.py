@@ -309,16 +309,11 @@ def _all_tensors(model: onnx.ModelProto):
     and the tensor attributes both."""
     import onnx
 
-    from onnxlint.graph import scan_attributes
+    from onnxlint.graph import iter_graphs, scan_attributes
 
     A = onnx.AttributeProto
-    graphs: list = []
     found: list = []  # tensor attributes, in node order of the graphs in walk order, then of the functions
-    stack = [model.graph]
-    while stack:  # graph.iter_graphs' order
-        g = stack.pop()
-        graphs.append(g)
-        scan_attributes(g.node, stack, found)
+    graphs = list(iter_graphs(model, found))
     for g in graphs:
         yield from g.initializer
         for sp in g.sparse_initializer:

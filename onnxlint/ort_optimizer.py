@@ -39,12 +39,15 @@ TransposeOptimizer (pushing Transposes elsewhere), QDQ propagation.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 import onnx
 from onnx import numpy_helper
+
+from onnxlint.graph import scan_attributes
 
 if TYPE_CHECKING:
     from onnxlint.graph import NodeRef
@@ -192,12 +195,7 @@ def _body_positions(index) -> tuple | None:
     out: dict[int, dict[int, list]] = {}
     for s in index.scopes:
         owner = s.owner
-        if owner is None or s.graph is None:
-            continue
-        root = s
-        while root.parent is not None:
-            root = root.parent
-        if root.is_function:
+        if owner is None or s.graph is None or s.root.is_function:
             continue
         around = owner.scope
         # a scope's nodes are indexed one after another (GraphIndex._walk): the first one's index is its start
@@ -208,16 +206,7 @@ def _body_positions(index) -> tuple | None:
 def _model_graphs(index) -> list:
     """The graphs graph.iter_graphs(index.model) yields (the main graph and its control-flow bodies, not those
     inside a local function), read from the index's scopes instead of a walk over every node."""
-    out = []
-    for s in index.scopes:
-        if s.graph is None:
-            continue
-        root = s
-        while root.parent is not None:
-            root = root.parent
-        if not root.is_function:
-            out.append(s.graph)
-    return out
+    return [s.graph for s in index.scopes if s.graph is not None and not s.root.is_function]
 
 
 def _shaped_types(graph: onnx.GraphProto, flat: bool = False, bodies: tuple | None = None) -> dict[str, onnx.TypeProto]:
@@ -245,19 +234,12 @@ def _walk_order(graph: onnx.GraphProto, flat: bool = False, bodies: tuple | None
         if found is not None:
             return found
     out = []
-    graph_attr, graphs_attr = onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS
     stack = [graph]
     while stack:
         g = stack.pop()
         out.append(g)
-        subgraphs = []
-        for n in g.node:
-            if n.attribute:
-                for a in n.attribute:
-                    if a.type == graph_attr:
-                        subgraphs.append(a.g)
-                    elif a.type == graphs_attr:
-                        subgraphs.extend(a.graphs)
+        subgraphs: list = []
+        scan_attributes(g.node, subgraphs)
         stack.extend(reversed(subgraphs))  # depth first, in order: what the recursive walk did
     return out
 
@@ -265,7 +247,6 @@ def _walk_order(graph: onnx.GraphProto, flat: bool = False, bodies: tuple | None
 def _bodies_at(graph: onnx.GraphProto, bodies: tuple) -> list | None:
     """_walk_order(graph) read only at the nodes _body_positions names; None when graph's nodes there are not
     those of the index (another op, another number of bodies, a node missing)."""
-    graph_attr, graphs_attr = onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS
     main, at = bodies
     out = []
     stack = [(graph, main)]
@@ -277,12 +258,8 @@ def _bodies_at(graph: onnx.GraphProto, bodies: tuple) -> list | None:
         for pos, scopes in sorted(at.get(id(scope), {}).items()):
             if pos >= len(nodes) or nodes[pos].op_type != scopes[0].owner.op_type:
                 return None
-            subgraphs = []
-            for a in nodes[pos].attribute:
-                if a.type == graph_attr:
-                    subgraphs.append(a.g)
-                elif a.type == graphs_attr:
-                    subgraphs.extend(a.graphs)
+            subgraphs: list = []
+            scan_attributes([nodes[pos]], subgraphs)
             if len(subgraphs) != len(scopes):
                 return None
             found.extend(zip(subgraphs, scopes))
@@ -326,12 +303,7 @@ def _data_propagation_too_costly(model: onnx.ModelProto, flat: bool = False, has
 
     for g in ([model.graph] if flat else graphs if graphs is not None else iter_graphs(model)):
         for t in g.initializer:
-            if t.data_type not in _INTEGER_TYPES:
-                continue
-            n = 1
-            for d in t.dims:
-                n *= d
-            if n > DATA_PROP_MAX_ELEMENTS:
+            if t.data_type in _INTEGER_TYPES and math.prod(t.dims) > DATA_PROP_MAX_ELEMENTS:
                 return True
         unsized: set[str] = set()  # 1-D values of a length plain inference does not know
         for part in (g.input, g.value_info, g.output):
@@ -359,24 +331,12 @@ def _long_flatten(graph: onnx.GraphProto, unsized: set[str]) -> bool:
         return False
     for part in (graph.input, graph.value_info, graph.output):
         for vi in part:
-            if vi.name not in wanted:
-                continue
-            n = 1
-            for d in vi.type.tensor_type.shape.dim:
-                if d.WhichOneof("value") != "dim_value":
-                    break
-                n *= d.dim_value
-            else:
-                if n > DATA_PROP_MAX_ELEMENTS:
+            if vi.name in wanted:
+                dims = vi.type.tensor_type.shape.dim
+                if all(d.WhichOneof("value") == "dim_value" for d in dims) \
+                        and math.prod(d.dim_value for d in dims) > DATA_PROP_MAX_ELEMENTS:
                     return True
-    for t in graph.initializer:
-        if t.name in wanted:
-            n = 1
-            for d in t.dims:
-                n *= d
-            if n > DATA_PROP_MAX_ELEMENTS:
-                return True
-    return False
+    return any(t.name in wanted and math.prod(t.dims) > DATA_PROP_MAX_ELEMENTS for t in graph.initializer)
 
 
 def _long_constant_range(graph: onnx.GraphProto) -> bool:
@@ -519,6 +479,9 @@ DROPOUT_IGNORES_TRAINING_MODE_UNTIL = (1, 31)  # newest release measured; see _O
 TYPED_TENSOR_ATTRIBUTE_CSE_SINCE = (1, 31)
 
 
+_GRAPH, _GRAPHS, _TENSOR = onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS, onnx.AttributeProto.TENSOR
+
+
 def _cse_attributes(n, release: tuple[int, int] = (99, 0)) -> tuple | None:
     """A node's attributes as CSE compares them (sorted name, bytes), None when CSE never merges it (random
     ops, control flow, and before TYPED_TENSOR_ATTRIBUTE_CSE_SINCE a tensor attribute not stored as raw bytes)."""
@@ -542,9 +505,6 @@ def _cse_attributes(n, release: tuple[int, int] = (99, 0)) -> tuple | None:
     if len(items) > 1:
         items.sort()
     return tuple(items)
-
-
-_GRAPH, _GRAPHS, _TENSOR = onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS, onnx.AttributeProto.TENSOR
 
 
 def _tensor_key(t: onnx.TensorProto) -> tuple:

@@ -108,9 +108,7 @@ def fix_for(rule: Any, node: NodeRef | None, model: onnx.ModelProto | None = Non
             return name
         asked = _ModelNode(model)
     elif model is not None:
-        root = node.scope
-        while root.parent is not None:
-            root = root.parent
+        root = node.scope.root
         if getattr(root, "_onnxlint_model", None) is not model:
             root.__dict__["_onnxlint_model"] = model  # what a fixer asks about the whole model (upgrade-opset)
     try:
@@ -120,10 +118,16 @@ def fix_for(rule: Any, node: NodeRef | None, model: onnx.ModelProto | None = Non
 
 
 class _ModelScope:
+    """The scope a model-level finding's fixer is asked about: its own root (GraphScope.root)."""
+
     parent = None
 
     def __init__(self, model: onnx.ModelProto):
         self._onnxlint_model = model
+
+    @property
+    def root(self) -> "_ModelScope":
+        return self
 
 
 class _ModelNode:

@@ -357,10 +357,7 @@ def _lookup(scope, name):
 def _state(scope, name: str):
     """CONST (computable from constants and fixed dims), ("shape", dims) (a shape vector some of whose
     entries are unknown, dims: int or None each), or None (depends on run-time data)."""
-    root = scope
-    while root.parent is not None:
-        root = root.parent
-    memo = root.__dict__.setdefault("_onnxlint_fold_memo", {})
+    memo = scope.root.__dict__.setdefault("_onnxlint_fold_memo", {})
     stack = [(scope, name)]
     while stack:
         sc, nm = stack[-1]

@@ -42,10 +42,7 @@ def can_convert(model: onnx.ModelProto) -> bool:
 
 
 def can_fix(node, rule=None) -> bool:
-    root = node.scope
-    while root.parent is not None:
-        root = root.parent
-    model = getattr(root, "_onnxlint_model", None)
+    model = getattr(node.scope.root, "_onnxlint_model", None)
     return True if model is None else can_convert(model)
 
 
