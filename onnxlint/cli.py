@@ -555,3 +555,16 @@ def main(argv: list[str] | None = None) -> int:
         linter = sys.modules.get("onnxlint.linter")
         if linter is not None:  # main() called in-process (tests, tools): leave the library as it was
             linter.RULESET_SOURCE = None  # type: ignore[attr-defined]
+        if from_command_line:
+            _quick_exit()
+
+
+def _quick_exit() -> None:
+    """The process ends after main returns: keep Python's shutdown from walking every object left (onnx's and
+    numpy's modules, the model) with the cyclic collector, ~0.1 s of a ~0.5 s lint (measured: `import onnx`
+    alone, 0.44-0.48 s with a normal exit, 0.31-0.35 s with the objects frozen). Frozen objects are left to
+    the operating system; atexit handlers still run and the standard streams are still flushed. Nothing
+    onnxlint writes depends on a collection at exit: its files are closed where they are written."""
+    import gc
+
+    gc.freeze()

@@ -270,6 +270,7 @@ def _bodies_at(graph: onnx.GraphProto, bodies: tuple) -> list | None:
 
 
 DATA_PROP_MAX_ELEMENTS = 1 << 20
+VALUE_MAX_ELEMENTS = 64  # an initializer's value is read (_small_array) up to this many elements
 FOLD_EVAL_MAX_ELEMENTS = 4096  # folded values computed on demand (shape-sized tensors only)
 REINFER_MAX_DEPTH = 200  # producers walked back to find a folded value (Python's recursion limit is 1000)
 # ReshapeFusion fuses a Reshape/Squeeze/Unsqueeze chain ending in a static shape into one Reshape; measured on
@@ -409,7 +410,7 @@ def _constant_node_tensor(proto) -> onnx.TensorProto | None:
     return None
 
 
-def _small_array(t: onnx.TensorProto | None, limit: int = 64):
+def _small_array(t: onnx.TensorProto | None, limit: int = VALUE_MAX_ELEMENTS):
     if t is None:
         return None
     n = 1
@@ -668,6 +669,17 @@ class _Optimizer:
         if got is None and value in self.out.constants:
             got = self.folded_value(scope, value)
         return got
+
+    def _one_element_value(self, scope, value: str):
+        """value(scope, value) when it has one element, else None: a constant of 2 to 64 elements, which value()
+        would convert only to be turned down, is not converted (NoopElimination asks of every Add/Sub/Mul/Div)."""
+        t = self.tensor(scope, self.out.resolve(value))
+        if t is not None and t.data_location != onnx.TensorProto.EXTERNAL:
+            elements = math.prod(t.dims)
+            if elements != 1 and elements <= VALUE_MAX_ELEMENTS:
+                return None
+        got = self.value(scope, value)
+        return got if got is not None and got.size == 1 else None
 
     def folded_value(self, scope, value: str, depth: int = 0):
         """The value of an output constant folding replaced, computed on demand from its inputs' values (small
@@ -1043,8 +1055,8 @@ class _Optimizer:
         sides = (0, 1) if op in ("Add", "Mul") else (1,)
         out_shape: tuple | None = None
         for k in sides:
-            c = self.value(scope, n.inputs[k])
-            if c is None or c.size != 1 or not np.all(c == ident):
+            c = self._one_element_value(scope, n.inputs[k])
+            if c is None or c.reshape(-1)[0] != ident:
                 continue  # noop_elimination.cc: a one-element initializer only
             if out_shape is None:  # asked only here: a shape may start data propagation (RefinedShapes)
                 out_shape = self.shape(scope, n.outputs[0])

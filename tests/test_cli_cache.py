@@ -321,6 +321,22 @@ def _threads_after_lint(tmp_path: Path, env: dict, call: str = "main()") -> list
     return p.stdout.split()[-2:]
 
 
+_FROZEN_AFTER = ("import gc, sys; from onnxlint.cli import main; sys.argv[1:] = ['--no-cache', '--format', 'json', sys.argv[1]]; "
+                 "rc = {call}; print(gc.get_freeze_count() > 0, gc.isenabled(), file=sys.stderr); sys.exit(rc)")
+
+
+@pytest.mark.parametrize("call, frozen", [("main()", "True"), ("main(sys.argv[1:])", "False")])
+def test_the_cli_process_leaves_its_objects_to_the_os_and_a_library_caller_keeps_its_collector(tmp_path, call, frozen):
+    """As the onnxlint script (main() reading sys.argv), the process ends right after: its objects are frozen so
+    that Python's shutdown does not walk them all with the cyclic collector; the output is complete all the
+    same. A program calling main(argv) keeps its collector as it was."""
+    onnx.save(_model(), tmp_path / "m.onnx")
+    p = subprocess.run([sys.executable, "-c", _FROZEN_AFTER.format(call=call), str(tmp_path / "m.onnx")],
+                       capture_output=True, text=True, cwd=tmp_path, env=_env(), timeout=300)
+    assert p.returncode == 1 and json.loads(p.stdout), p.stderr
+    assert p.stderr.split()[-2:] == [frozen, "True"]
+
+
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="counts threads through Linux /proc")
 def test_cli_runs_numpy_with_one_blas_thread_and_restores_the_environment(tmp_path):
     """OpenBLAS starts a spinning thread per core when numpy loads (~80 ms of CPU per process on 2 cores) and

@@ -865,3 +865,43 @@ def test_fold_shapes_check_declines_a_slice_with_a_zero_step():
     for step, zeros in ((1, [0, 4]), (0, None)):
         index = GraphIndex(model(step))  # kept: its nodes' producer maps go with it
         assert fold_shapes.reshape_zeros(index.by_op["Reshape"][0]) == zeros
+
+
+def test_the_builtin_fixer_table_names_the_module_that_registers_each_fixer():
+    """base.BUILTIN decides which module a lint imports for a fixer its findings name: every module of the
+    package that registers a fixer is in it, under the very names it registers."""
+    import importlib
+    import pkgutil
+
+    from onnxlint.fixers.base import BUILTIN, REGISTRY
+
+    registered = {}
+    for info in pkgutil.iter_modules(fixers.__path__):
+        mod = importlib.import_module(f"onnxlint.fixers.{info.name}")
+        for name in list(REGISTRY._fixers):
+            if REGISTRY._fixers[name].apply.__module__ == mod.__name__:
+                registered[name] = info.name
+    assert registered == BUILTIN
+    assert list(REGISTRY) == list(BUILTIN)  # a listing is complete, in the table's order
+    assert len(REGISTRY) == len(BUILTIN)
+
+
+_FIXER_IMPORTS = r"""
+import sys
+from onnxlint.cli import main
+rc = main(["--no-cache", "--no-progress", "--format", "json", sys.argv[1]])
+print(sorted(m.rsplit(".", 1)[1] for m in sys.modules if m.startswith("onnxlint.fixers.")), file=sys.stderr)
+"""
+
+
+def test_a_lint_imports_only_the_fixers_its_findings_name(tmp_path, examples_dir):
+    import subprocess
+    import sys
+
+    p = _copy(examples_dir, tmp_path, "dropout_training.onnx")
+    proc = subprocess.run([sys.executable, "-c", _FIXER_IMPORTS, str(p)], capture_output=True, text=True, timeout=120)
+    fixes = {f["fix"] for f in json.loads(proc.stdout) if f["fix"]}
+    assert fixes == {"dropout-inference"}, proc.stdout
+    from onnxlint.fixers.base import BUILTIN
+
+    assert proc.stderr.strip().splitlines()[-1] == str(sorted(["base", BUILTIN["dropout-inference"]]))

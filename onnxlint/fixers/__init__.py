@@ -8,26 +8,31 @@ If/Loop/Scan bodies too), located again in the current working copy before it ru
 from __future__ import annotations
 
 import copy
+import importlib
 from dataclasses import dataclass
-from typing import Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import onnx
 
-from onnxlint.fixers import (  # noqa: F401  (each module registers its fixer)
-    batchnorm,
-    double_inputs,
-    dropout,
-    equal_cast,
-    fold_shapes,
-    gridsample,
-    int64_to_int32,
-    resize_sizes,
-    upgrade_opset,
-)
+# the fixer modules register themselves when REGISTRY is first asked for them (base.BUILTIN); the numeric
+# check and the write are imported when first used: a lint needs neither
 from onnxlint.fixers.base import REGISTRY, FixContext, Fixer, FixError, resolve
-from onnxlint.fixers.equivalence import check_equivalent, has_external_data, verify
-from onnxlint.fixers.write import atomic_write, write_fixed
 from onnxlint.graph import GraphIndex, iter_graphs
+
+if TYPE_CHECKING:
+    from onnxlint.fixers.equivalence import check_equivalent, has_external_data, verify
+    from onnxlint.fixers.write import atomic_write, write_fixed
+
+_LAZY = {"check_equivalent": "equivalence", "has_external_data": "equivalence", "verify": "equivalence",
+         "atomic_write": "write", "write_fixed": "write"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+
 
 __all__ = ["REGISTRY", "FixContext", "FixError", "FixRequest", "Fixer", "apply", "atomic_write", "check_equivalent", "has_external_data",
            "verify", "write_fixed"]

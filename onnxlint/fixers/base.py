@@ -7,6 +7,8 @@ that finds nothing it can change safely returns the model unchanged, and the cal
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Iterator, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -47,7 +49,58 @@ class Fixer:
     can_fix: Callable[[NodeRef, Any], bool] | None = None
 
 
-REGISTRY: dict[str, Fixer] = {}
+# The built-in fixers: name -> the module of onnxlint.fixers whose @fixer registers it. A lint asks only for
+# the fixers its findings name (fix_for), so only their modules are imported: all nine cost ~15 ms of a
+# process's start-up. tests/test_fix.py checks this table against what the modules register.
+BUILTIN = {
+    "batchnorm-inference": "batchnorm",
+    "double-inputs-to-float": "double_inputs",
+    "dropout-inference": "dropout",
+    "equal-cast": "equal_cast",
+    "fold-shapes": "fold_shapes",
+    "gridsample-standard": "gridsample",
+    "int64-to-int32": "int64_to_int32",
+    "resize-sizes": "resize_sizes",
+    "upgrade-opset": "upgrade_opset",
+}
+
+
+class FixerRegistry(MutableMapping[str, Fixer]):
+    """Fixers by name. A built-in fixer's module is imported when that fixer is first asked for; listing the
+    registry (iterating, len) imports them all, so a listing is always complete."""
+
+    def __init__(self, builtin: dict[str, str]) -> None:
+        self._fixers: dict[str, Fixer] = {}
+        self._builtin = builtin
+
+    def _import(self, name: str) -> None:
+        module = self._builtin.get(name)
+        if module is not None and name not in self._fixers:
+            importlib.import_module(f"onnxlint.fixers.{module}")
+
+    def __getitem__(self, name: str) -> Fixer:
+        if name not in self._fixers:
+            self._import(name)
+        return self._fixers[name]
+
+    def __setitem__(self, name: str, fx: Fixer) -> None:
+        self._fixers[name] = fx
+
+    def __delitem__(self, name: str) -> None:
+        del self._fixers[name]
+
+    def __iter__(self) -> Iterator[str]:
+        for name in self._builtin:
+            self._import(name)
+        # the built-in ones in the table's order (whichever was asked for first), then any other
+        names = [n for n in self._builtin if n in self._fixers]
+        return iter(names + [n for n in self._fixers if n not in self._builtin])
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+REGISTRY = FixerRegistry(BUILTIN)
 
 
 FixFn = Callable[[FixContext], onnx.ModelProto]
