@@ -281,6 +281,7 @@ CONTIGUOUS_RESHAPES_SINCE = (1, 31)
 # [B, T, 3, 4, C/4] of x [B, T, 64] becomes [0, 0, 3, 4, -1]); releases in between not measured
 DIM_MATCH_SINCE = (1, 31)
 REINFER_BUDGET = 10_000  # re-inference steps per model (a detector of a few thousand nodes needs ~3k)
+FORGET_BUDGET = 100_000  # names looked at when dropping reinferred's kept answers after changes, per model
 _ELEM_TYPES = {f"tensor({name.lower()})": int(num) for name, num in onnx.TensorProto.DataType.items() if num}
 
 
@@ -541,8 +542,14 @@ class _Optimizer:
         # node index -> its attributes for CSE (None: never merged; False: not read yet); a list: 8 bytes a node
         self._cse_attrs: list[tuple | None | bool] = [False] * len(index.nodes)
         self._folded_values: dict[tuple[int, str], object] = {}  # folded_value's answers
-        self._reinfer: dict[tuple[int, str], tuple] = {}  # reinferred's answers: (graph change count, dims or None)
+        # reinferred's answers: (graph change count, dims or None, whether None holds only until the graph changes)
+        self._reinfer: dict[tuple[int, str], tuple] = {}
         self._reinfer_steps = 0
+        self._bases: dict[tuple[int, str], tuple] = {}  # _base's answers
+        self._rewired_to: dict[str, list[str]] = {}  # v -> the names rewired to v (alias k -> v): resolve's chains backwards
+        self._durable = DURABLE_REINFERENCE  # reinferred's "nothing new" kept until something up its inputs changes
+        self._forget_steps = 0  # names _forget_reinferred looked at, against FORGET_BUDGET
+        self._kept = 0  # kept "nothing new" answers in _reinfer
         self.release = release  # the ORT release modelled (major, minor); (99, 0): the newest behaviour
         self._bodies: dict[int, list] | None = None  # node -> the bodies it holds (_bodies_of)
         self._reader_ids: dict[str, set[int]] = {}  # value -> ids of the nodes in readers[value] (merges)
@@ -586,13 +593,27 @@ class _Optimizer:
         """Dims (None where unknown): data propagation's (RefinedShapes, inferred on first use), else the index's;
         where some are unknown, what ORT's shape inference learns again after folding (`reinferred`)."""
         value = self.out.resolve(value)
-        base = self._base_shape(scope, value)
-        if base is not None and all(isinstance(d, int) for d in base):
+        base, static = self._base(scope, value)
+        if static:
             return base
         again = self.reinferred(scope, value)
         return again if again is not None else base
 
     def _base_shape(self, scope, value: str):
+        return self._base(scope, value)[0]
+
+    def _base(self, scope, value: str) -> tuple:
+        """(_base_shape's dims, whether every dim is a number). Both read only the index and data propagation's
+        answers, which stay as they are while the optimizer runs: kept per value (reinferred asks again about
+        every value up a shape computation after each change of the graph)."""
+        key = (id(scope), value)
+        got = self._bases.get(key)
+        if got is None:
+            dims = self._index_or_propagated_shape(scope, value)
+            got = self._bases[key] = (dims, dims is not None and all(isinstance(d, int) for d in dims))
+        return got
+
+    def _index_or_propagated_shape(self, scope, value: str):
         shp = scope.type_of(value).shape
         if shp is not None and all(isinstance(d, int) for d in shp):
             return tuple(shp)  # static already: data propagation (a second inference) cannot add to it
@@ -608,41 +629,57 @@ class _Optimizer:
         the folded values as input data (infer_node_outputs), on demand; None when it learns nothing new."""
         key = (id(scope), value)
         got_before = self._reinfer.get(key)
-        if got_before is not None and (got_before[1] is not None or got_before[0] == self._changes):
+        if got_before is not None and (got_before[1] is not None or not got_before[2] or got_before[0] == self._changes):
             return got_before[1]  # a shape learnt stays learnt; "nothing new" holds until the graph changes
-        self._reinfer[key] = (self._changes, None)  # a cycle answers None
+        self._reinfer[key] = (self._changes, None, True)  # a cycle answers None, for now
         self._reinfer_steps += 1
         if self._reinfer_steps > REINFER_BUDGET:
             return None  # bounded: a huge dynamic graph is not re-inferred node by node forever
+        got, for_now = self._reinfer_node(scope, value, depth)
+        if got is not None or (self._durable and not for_now):
+            self._reinfer[key] = (self._changes, got, for_now)
+            self._kept += got is None
+        return got
+
+    def _reinfer_node(self, scope, value: str, depth: int) -> tuple:
+        """reinferred's answer for value, and whether a None answer holds only until the graph next changes (it
+        met the depth limit, the budget or a cycle, itself or up its inputs) rather than until something up its
+        inputs changes (`_forget_reinferred`)."""
         p = scope.producer.get(value)
-        gone = self.out.removed.get(p.index) if p is not None else None
+        if p is None:
+            return None, False
+        if depth > REINFER_MAX_DEPTH:
+            return None, True
+        gone = self.out.removed.get(p.index)
         # a folded producer's output is an initializer now, its shape what inference gives on the folded inputs
-        if p is None or depth > REINFER_MAX_DEPTH or (gone is not None and gone.status != "folded") or p.op_type == "Constant" \
+        if (gone is not None and gone.status != "folded") or p.op_type == "Constant" \
                 or any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in p.proto.attribute):
-            return None
+            return None, False
         # first, cheaply: does any input know more than the first inference did (a folded value, a shape learnt)?
         known: dict[str, tuple] = {}
-        new = False
+        new = for_now = False
         for v in p.inputs:
             if not v or v in known:
                 continue
             r = self.out.resolve(v)
-            dims = self._base_shape(scope, r)
-            if dims is None or not all(isinstance(d, int) for d in dims):
+            dims, static = self._base(scope, r)
+            if not static:
                 better = self.reinferred(scope, r, depth + 1)
                 if better is not None:
                     dims, new = better, True
+                elif self._reinfer[(id(scope), r)][2]:
+                    for_now = True
             if r in self.out.constants and self.tensor(scope, r) is None:
                 new = True  # folded: an initializer for ORT now, with a value
             known[v] = (r, dims)
         if not new:
-            return None
+            return None, for_now
         types: dict[str, onnx.TypeProto] = {}
         data: dict[str, onnx.TensorProto] = {}
         for v, (r, dims) in known.items():
             elem = _ELEM_TYPES.get(scope.type_of(r).type_str or "")
             if elem is None:
-                return None
+                return None, for_now
             arr = self.value(scope, r)
             if arr is not None:
                 data[v] = numpy_helper.from_array(np.asarray(arr), v)
@@ -652,16 +689,57 @@ class _Optimizer:
             schema = onnx.defs.get_schema(p.op_type, p.opset, "" if p.domain == "ai.onnx" else p.domain)
             out = onnx.shape_inference.infer_node_outputs(schema, p.proto, types, data)
         except Exception:  # noqa: BLE001 - onnx cannot infer this node: nothing learnt
-            return None
+            return None, for_now
         t = out.get(value)
         if t is None or t.WhichOneof("value") != "tensor_type" or not t.tensor_type.HasField("shape"):
-            return None
+            return None, for_now
         got = tuple(d.dim_value if d.WhichOneof("value") == "dim_value" else None for d in t.tensor_type.shape.dim)
         base = self._base_shape(scope, value)
         if base is not None and sum(isinstance(d, int) for d in got) <= sum(isinstance(d, int) for d in base):
-            return None
-        self._reinfer[key] = (self._changes, got)
-        return got
+            return None, for_now
+        return got, for_now
+
+    def _forget_reinferred(self, changed: list[str], produced_in=None) -> None:
+        """reinferred's "nothing new" answers that may no longer hold after a change, dropped: those of the
+        readers of the changed values (made constant or rewired; produced_in: the scope whose node producing
+        them was removed, whose own answers go first), then, down the graph, of the readers of every value whose
+        answer went. An answer reads its producer's state, its inputs' states (through rewiring: a name whose
+        rewiring chain passes through a changed one reads the change too) and the answers of the inputs it asked
+        about; an input whose answer is not kept was not asked about, so the walk stops there."""
+        if not self._durable or not self._kept:
+            return  # no kept "nothing new" answer to drop
+        reinfer, readers, rewired_to = self._reinfer, self.readers, self._rewired_to
+        drop = [(produced_in, o) for o in changed] if produced_in is not None else []
+        pending = [] if produced_in is not None else list(changed)
+        expanded: set[str] = set()
+        steps = self._forget_steps
+        while drop or pending:
+            while drop:
+                scope, o = drop.pop()
+                key = (id(scope), o)
+                got = reinfer.get(key)
+                if got is None or got[1] is not None:
+                    continue  # not asked about, or a shape learnt (kept)
+                del reinfer[key]
+                self._kept -= not got[2]
+                pending.append(o)
+            while pending:
+                name = pending.pop()
+                if name in expanded:
+                    continue
+                expanded.add(name)
+                steps += 1
+                pending.extend(rewired_to.get(name, ()))
+                drop.extend((n.scope, x) for n in readers.get(name, ()) for x in n.outputs if x)
+            if steps > FORGET_BUDGET:
+                # a long rewiring chain changed at its head again and again (a 20k chain of inlined Ifs): from
+                # here on "nothing new" holds only until the next change, as without keeping it (bounded by
+                # REINFER_BUDGET); the answers so far are dropped, the shapes learnt kept
+                self._durable = False
+                self._reinfer = {k: got for k, got in reinfer.items() if got[1] is not None}
+                self._kept = 0
+                break
+        self._forget_steps = steps
 
     def value(self, scope, value: str):
         value = self.out.resolve(value)
@@ -840,13 +918,17 @@ class _Optimizer:
     def _made_constant(self, value: str) -> None:
         self.out.constants.add(value)
         self._touch(value)
+        self._forget_reinferred([value])
 
     def remove(self, node, status: str, reason: str, detail: str, alias: dict | None = None) -> None:
         self._changes += 1
         self.out.removed[node.index] = Removed(status, reason, detail)
+        self._forget_reinferred([o for o in node.outputs if o], node.scope)
         for k, v in (alias or {}).items():
             if k and v and k != v:
                 self.out.alias[k] = v
+                self._rewired_to.setdefault(v, []).append(k)
+                self._forget_reinferred([k])
                 if self._tracking and node.scope.parent is not None:
                     self._fold_all = True
                 self._touch(k)
@@ -1597,6 +1679,7 @@ class _Optimizer:
 
 _FOLD_NEVER, _FOLD_NODE, _FOLD_SHAPE, _FOLD_IF = range(4)
 INCREMENTAL_FOLDING = True  # False: every folding run looks at every node (the same answer, slower; for tests)
+DURABLE_REINFERENCE = True  # False: reinferred's "nothing new" holds only until the graph changes (the same answer, slower; for tests)
 SKIP_UNCHANGED_PASSES = True  # False: every pass runs in every round (_Optimizer._pass; the same answer, slower; for tests)
 
 

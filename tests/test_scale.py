@@ -435,6 +435,68 @@ def _cse_after_a_rewrite() -> onnx.ModelProto:
     return make_model(nodes, [vi("x", T.FLOAT, [4])], [vi("y", T.FLOAT, [4])], [init("c", np.array(True))], opset=17)
 
 
+def _anchor_blocks(n: int) -> onnx.ModelProto:
+    """n torchvision-anchor-like blocks: Range(0, Shape(x)[3]) -> Reshape(-1, 1) -> Cast -> Mul by its graph input
+    -> Add 0 -> Shape -> Expand. NoopElimination asks the Add's shape before constant folding has folded the
+    Range chain (nothing new then, up the whole chain); once folded, the Mul (which never folds) has a static
+    shape again and the Shape of it folds: an answer kept from before the fold must not be reused."""
+    nodes = [h.make_node("Shape", ["x"], ["s"], name="shape_x"), h.make_node("Gather", ["s", "i3"], ["w"], name="gather", axis=0)]
+    outs = []
+    for i in range(n):
+        p = f"b{i}_"
+        nodes += [h.make_node("Range", ["zero", "w", "one"], [p + "r"], name=p + "range"),
+                  h.make_node("Reshape", [p + "r", "col"], [p + "rc"], name=p + "reshape"),
+                  h.make_node("Cast", [p + "rc"], [p + "rcf"], name=p + "cast", to=T.FLOAT),
+                  h.make_node("Mul", [p + "rcf", p + "g"], [p + "m"], name=p + "mul"),
+                  h.make_node("Add", [p + "m", "zf"], [p + "a"], name=p + "add"),
+                  h.make_node("Shape", [p + "a"], [p + "s2"], name=p + "shape"),
+                  h.make_node("Relu", ["y"], [p + "y1"], name=p + "relu1"), h.make_node("Relu", [p + "y1"], [p + "y2"], name=p + "relu2"),
+                  h.make_node("Shape", [p + "y2"], [p + "sy"], name=p + "shape_y"),  # dynamic: asked in every folding run
+                  h.make_node("Expand", [p + "y2", p + "s2"], [p + "out"], name=p + "expand")]
+        outs += [vi(p + "out", T.FLOAT, None), vi(p + "sy", T.INT64, [2])]
+    inits = [init("i3", np.array(3, np.int64)), init("zero", np.array(0, np.int64)), init("one", np.array(1, np.int64)),
+             init("col", np.array([-1, 1], np.int64)), init("zf", np.array(0.0, np.float32))]
+    inputs = [vi("x", T.FLOAT, [1, 3, 4, 5]), vi("y", T.FLOAT, ["n", 1])] + [vi(f"b{i}_g", T.FLOAT, [1]) for i in range(n)]
+    return make_model(nodes, inputs, outs, inits, opset=13)
+
+
+@pytest.mark.parametrize("build", [lambda: _anchor_blocks(1), lambda: _anchor_blocks(20), lambda: _foldable_blocks(12),
+                                   _if_fold_chain, _transformer_blocks])
+def test_a_nothing_new_reinference_is_kept_until_something_up_its_inputs_changes(monkeypatch, build):
+    """reinferred's "nothing new" answers are dropped when something up their inputs changes instead of after
+    every change anywhere: what the optimizer model removes, rewires and makes constant is what dropping them
+    all after every change gives, with fewer re-inference steps where shapes are asked again and again."""
+    from onnxlint import ort_optimizer
+    from onnxlint.graph import GraphIndex
+
+    steps = [0]
+    real = ort_optimizer._Optimizer._reinfer_node
+
+    def counted(self, scope, value, depth):
+        steps[0] += 1
+        return real(self, scope, value, depth)
+
+    monkeypatch.setattr(ort_optimizer._Optimizer, "_reinfer_node", counted)
+    model = onnx.shape_inference.infer_shapes(build())
+    results = {}
+    for durable, budget in ((False, None), (True, None), (True, 3)):
+        monkeypatch.setattr(ort_optimizer, "DURABLE_REINFERENCE", durable)
+        if budget is not None:  # past FORGET_BUDGET it falls back to dropping them all after every change
+            monkeypatch.setattr(ort_optimizer, "FORGET_BUDGET", budget)
+        steps[0] = 0
+        out = ort_optimizer.optimize(GraphIndex(model))
+        results[durable, budget] = ({k: vars(r) for k, r in out.removed.items()}, dict(out.alias), set(out.constants), steps[0])
+    every, kept = results[False, None], results[True, None]
+    assert kept[:3] == every[:3] == results[True, 3][:3] and every[0]
+    assert kept[3] <= every[3]
+    if model.graph.node[-1].name.endswith("expand"):  # _anchor_blocks: every Shape of a Range chain folds
+        names = {n.index: n.name for n in GraphIndex(model).nodes}
+        folded = {names[i] for i, r in every[0].items() if r["reason"] == "shape-folding"}
+        assert {n.name for n in model.graph.node if n.name.endswith("_shape")} <= folded
+        if len(model.graph.node) > 20:
+            assert kept[3] < every[3]
+
+
 @pytest.mark.parametrize("build", [lambda: _foldable_blocks(12), _if_fold_chain, _transformer_blocks, _cse_after_a_rewrite])
 def test_a_pass_that_found_nothing_is_not_run_again_until_something_changes(monkeypatch, build):
     """_Optimizer._pass: a pass that found nothing in a graph is skipped there until a removal or
