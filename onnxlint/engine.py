@@ -88,17 +88,15 @@ IR3_INITIALIZER_COMPLAINT = "in initializer but not in graph input"
 def _check_with_initializers_as_inputs(model: Any) -> str | None:
     import onnx
 
+    from onnxlint.loading import checker_message
+
     m = onnx.ModelProto()
     m.CopyFrom(model)
     listed = {i.name for i in m.graph.input}
     for t in m.graph.initializer:
         if t.name not in listed:
             m.graph.input.append(onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)))
-    try:
-        onnx.checker.check_model(m, full_check=False)
-    except Exception as exc:
-        return (" ".join(str(exc).split()) or type(exc).__name__)[:300]
-    return None
+    return checker_message(m)
 
 
 def _finding(ctx: LintContext, rule: Rule, node: NodeRef | None, message: str) -> Finding:

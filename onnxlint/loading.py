@@ -137,7 +137,7 @@ def load(path: Path, display: str | None = None, check: bool = False, lean: bool
     from google.protobuf.message import DecodeError
 
     checked = check and _LOCATION_KEY not in data
-    early = _checker_message(data) if checked else None
+    early = checker_message(data) if checked else None
     weightless = None
     if lean:
         try:
@@ -701,14 +701,14 @@ def check_model(mf: ModelFile) -> str | None:
     Checked from the file itself: the checker then resolves external data against the model's folder (and
     only stats it), and does not pay for re-serializing the weights."""
     if mf.external and not mf.outside_external:  # nothing outside the folder is even stat()ed
-        msg = _checker_message(str(mf.path))
+        msg = checker_message(str(mf.path))
     else:
-        msg = _checker_message(mf.raw if mf.raw is not None else mf.model)
+        msg = checker_message(mf.raw if mf.raw is not None else mf.model)
     return _complaint(mf, msg)
 
 
-def _checker_message(target: Any) -> str | None:
-    """onnx.checker.check_model(target)'s complaint on one line, or None."""
+def checker_message(target: Any) -> str | None:
+    """onnx.checker.check_model(target)'s complaint on one line (at most 300 characters), or None."""
     import onnx
 
     try:

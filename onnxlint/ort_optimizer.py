@@ -414,10 +414,7 @@ def _constant_node_tensor(proto) -> onnx.TensorProto | None:
 def _small_array(t: onnx.TensorProto | None, limit: int = VALUE_MAX_ELEMENTS):
     if t is None:
         return None
-    n = 1
-    for d in t.dims:
-        n *= d
-    if n > limit or t.data_location == onnx.TensorProto.EXTERNAL:
+    if math.prod(t.dims) > limit or t.data_location == onnx.TensorProto.EXTERNAL:
         return None
     try:
         return numpy_helper.to_array(t)
@@ -599,13 +596,11 @@ class _Optimizer:
         again = self.reinferred(scope, value)
         return again if again is not None else base
 
-    def _base_shape(self, scope, value: str):
-        return self._base(scope, value)[0]
-
     def _base(self, scope, value: str) -> tuple:
-        """(_base_shape's dims, whether every dim is a number). Both read only the index and data propagation's
-        answers, which stay as they are while the optimizer runs: kept per value (reinferred asks again about
-        every value up a shape computation after each change of the graph)."""
+        """(dims, whether every dim is a number): the index's when static, else data propagation's, else the
+        index's (None where unknown). Both read only the index and data propagation's answers, which stay as
+        they are while the optimizer runs: kept per value (reinferred asks again about every value up a shape
+        computation after changes of the graph)."""
         key = (id(scope), value)
         got = self._bases.get(key)
         if got is None:
@@ -630,7 +625,9 @@ class _Optimizer:
         key = (id(scope), value)
         got_before = self._reinfer.get(key)
         if got_before is not None and (got_before[1] is not None or not got_before[2] or got_before[0] == self._changes):
-            return got_before[1]  # a shape learnt stays learnt; "nothing new" holds until the graph changes
+            # a shape learnt stays learnt; "nothing new" holds until something up its inputs changes
+            # (_forget_reinferred drops it then), or, answered "for now", until the graph changes
+            return got_before[1]
         self._reinfer[key] = (self._changes, None, True)  # a cycle answers None, for now
         self._reinfer_steps += 1
         if self._reinfer_steps > REINFER_BUDGET:
@@ -694,7 +691,7 @@ class _Optimizer:
         if t is None or t.WhichOneof("value") != "tensor_type" or not t.tensor_type.HasField("shape"):
             return None, for_now
         got = tuple(d.dim_value if d.WhichOneof("value") == "dim_value" else None for d in t.tensor_type.shape.dim)
-        base = self._base_shape(scope, value)
+        base = self._base(scope, value)[0]
         if base is not None and sum(isinstance(d, int) for d in got) <= sum(isinstance(d, int) for d in base):
             return None, for_now
         return got, for_now
@@ -706,8 +703,8 @@ class _Optimizer:
         answer went. An answer reads its producer's state, its inputs' states (through rewiring: a name whose
         rewiring chain passes through a changed one reads the change too) and the answers of the inputs it asked
         about; an input whose answer is not kept was not asked about, so the walk stops there."""
-        if not self._durable or not self._kept:
-            return  # no kept "nothing new" answer to drop
+        if not self._kept:
+            return  # no kept "nothing new" answer to drop (none is kept unless _durable)
         reinfer, readers, rewired_to = self._reinfer, self.readers, self._rewired_to
         drop = [(produced_in, o) for o in changed] if produced_in is not None else []
         pending = [] if produced_in is not None else list(changed)
@@ -908,17 +905,18 @@ class _Optimizer:
         return changed
 
     def _touch(self, value: str) -> None:
-        """The readers of value (main-graph readers rewired to it included: `remove` merges them) see an input
-        change: made constant, or rewired."""
+        """The readers of value see an input change: made constant, or rewired. Constant folding looks at them
+        again (main-graph readers rewired to value included: `remove` merges them), and reinferred's answers
+        that read value go."""
         if self._tracking:
             self._clock += 1
             for r in self.readers.get(value, ()):
                 self._touched[r.index] = self._clock
+        self._forget_reinferred([value])
 
     def _made_constant(self, value: str) -> None:
         self.out.constants.add(value)
         self._touch(value)
-        self._forget_reinferred([value])
 
     def remove(self, node, status: str, reason: str, detail: str, alias: dict | None = None) -> None:
         self._changes += 1
@@ -927,8 +925,7 @@ class _Optimizer:
         for k, v in (alias or {}).items():
             if k and v and k != v:
                 self.out.alias[k] = v
-                self._rewired_to.setdefault(v, []).append(k)
-                self._forget_reinferred([k])
+                self._rewired_to.setdefault(v, []).append(k)  # before _touch(k): k's rewired names read the change
                 if self._tracking and node.scope.parent is not None:
                     self._fold_all = True
                 self._touch(k)

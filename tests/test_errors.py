@@ -141,7 +141,7 @@ def test_the_checker_runs_before_the_parse_and_only_when_a_selected_rule_asks(sa
     m.graph.node[0].input[0] = "undefined_value"
     path = save(m)
     seen: list = []
-    real_index, real_check, real_infer = loading.index_model, loading._checker_message, loading._infer
+    real_index, real_check, real_infer = loading.index_model, loading.checker_message, loading._infer
     real_external = loading._external_tensors
 
     def index_model(mf):
@@ -161,7 +161,7 @@ def test_the_checker_runs_before_the_parse_and_only_when_a_selected_rule_asks(sa
         return real_external(model, base)
 
     monkeypatch.setattr(loading, "index_model", index_model)
-    monkeypatch.setattr(loading, "_checker_message", check)
+    monkeypatch.setattr(loading, "checker_message", check)
     monkeypatch.setattr(loading, "_infer", infer)
     monkeypatch.setattr(loading, "_external_tensors", external)
     res = linter.lint_file(path, Settings.from_config(None))
