@@ -36,6 +36,7 @@ Not run in CI; budget about 10 minutes on 2 cores (--skip-1m: about 5).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -186,24 +187,47 @@ class Run:
         self.cpu, self.wall, self.rss_mb, self.rc = cpu, wall, rss_mb, rc
 
 
-def run(argv: list[str], env: dict, timeout: float = 600, cwd: Path | None = None) -> Run:
-    """One child process: CPU (user+sys, its children included), wall, peak RSS (ru_maxrss), exit code."""
+# Every measured process is started by one small spawner process, not by this one. Linux carries a process's
+# peak RSS across fork and exec (exec records the high-water mark of the memory it replaces; with vfork, what
+# subprocess uses, that is this process's own peak), so a child started from here reports at least this
+# process's peak: after building the 1M-node model that was ~1.47 GB for a `onnx.load` child whose own peak is
+# ~0.72 GB. The spawner stays ~10 MB, so its children's ru_maxrss is their own.
+SPAWNER = r"""
+import json, os, signal, subprocess, sys, time
+for line in sys.stdin:
+    job = json.loads(line)
     t0 = time.perf_counter()
-    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=cwd,
-                         start_new_session=True)
-    deadline = t0 + timeout
+    p = subprocess.Popen(job["argv"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=job["env"],
+                         cwd=job["cwd"], start_new_session=True)
+    deadline, rc = t0 + job["timeout"], None
     while True:
         pid, status, ru = os.wait4(p.pid, os.WNOHANG)
         if pid:
+            rc, wall = os.waitstatus_to_exitcode(status), time.perf_counter() - t0
             break
         if time.perf_counter() > deadline:
-            os.killpg(p.pid, 9)
+            os.killpg(p.pid, signal.SIGKILL)
             pid, status, ru = os.wait4(p.pid, 0)
-            return Run(ru.ru_utime + ru.ru_stime, float("inf"), ru.ru_maxrss / 1024, None)
+            wall = None
+            break
         time.sleep(0.005)
-    wall = time.perf_counter() - t0
-    p.returncode = os.waitstatus_to_exitcode(status)
-    return Run(ru.ru_utime + ru.ru_stime, wall, ru.ru_maxrss / 1024, p.returncode)
+    print(json.dumps([ru.ru_utime + ru.ru_stime, wall, ru.ru_maxrss, rc]), flush=True)
+"""
+_spawner: subprocess.Popen | None = None
+
+
+def run(argv: list[str], env: dict, timeout: float = 600, cwd: Path | None = None) -> Run:
+    """One child process (started by the spawner): CPU (user+sys, its children included), wall, peak RSS
+    (ru_maxrss), exit code (None when stopped at the timeout)."""
+    global _spawner
+    if _spawner is None or _spawner.poll() is not None:
+        _spawner = subprocess.Popen([PY, "-c", SPAWNER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert _spawner.stdin is not None and _spawner.stdout is not None
+    _spawner.stdin.write(json.dumps({"argv": [str(a) for a in argv], "env": env, "timeout": timeout,
+                                     "cwd": str(cwd) if cwd is not None else None}) + "\n")
+    _spawner.stdin.flush()
+    cpu, wall, rss_kb, rc = json.loads(_spawner.stdout.readline())
+    return Run(cpu, float("inf") if wall is None else wall, rss_kb / 1024, rc)
 
 
 def side_by_side(a: list[str], b: list[str], env: dict, repeat: int, timeout: float = 600) -> tuple[Run, Run]:
