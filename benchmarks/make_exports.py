@@ -565,7 +565,9 @@ QUANT = [
 
 def quantize(args):
     import numpy as np
-    from onnxruntime.quantization import CalibrationDataReader
+    import onnx
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_dynamic, quantize_static
+    from onnxruntime.quantization.shape_inference import quant_pre_process
 
     class Reader(CalibrationDataReader):
         def __init__(self, model):
@@ -584,32 +586,13 @@ def quantize(args):
 
     d = OUT / "quantized"
     d.mkdir(parents=True, exist_ok=True)
-    # onnxruntime's symbolic shape inference (quant_pre_process) writes sym_shape_infer_temp.onnx and its
-    # <uuid>.data files into the working directory: run in a temporary one, not the checkout
-    here = os.getcwd()
-    with tempfile.TemporaryDirectory(prefix="quantize_") as work:
-        os.chdir(work)
-        try:
-            rows = _quantize_all(args, d, Reader)
-        finally:
-            os.chdir(here)
-    for p in d.glob(".*.pre.onnx"):
-        p.unlink()
-    write_part(d / "_manifest.part.tsv", rows)
-
-
-def _quantize_all(args, d: Path, Reader) -> list:
-    import onnx
-    import onnxruntime
-    from onnxruntime.quantization import QuantFormat, QuantType, quantize_dynamic, quantize_static
-    from onnxruntime.quantization.shape_inference import quant_pre_process
-
     rows = []
     for rel, kind in QUANT:
         src = OUT / rel
         stem = Path(rel).stem
         mname = f"{stem}_{kind}"
         dst = d / f"{mname}.onnx"
+        import onnxruntime
         exporter = f"onnxruntime {onnxruntime.__version__} " + (
             "quantize_dynamic(QInt8 weights)" if kind == "dynamic" else
             f"quantize_static({'QDQ' if kind.endswith('qdq') else 'QOperator'}, QUInt8 act/QInt8 w)")
@@ -645,7 +628,9 @@ def _quantize_all(args, d: Path, Reader) -> list:
             msg = f"FAIL quantized/{mname}: {first_error_line(e)}"
             print(msg)
             log_fail(msg)
-    return rows
+    for p in d.glob(".*.pre.onnx"):
+        p.unlink()
+    write_part(d / "_manifest.part.tsv", rows)
 
 
 # --------------------------------------------------------------------------- validation
@@ -696,7 +681,16 @@ def main():
     if args.manifest_only:
         pass
     elif args.quantize:
-        quantize(args)
+        # onnxruntime's symbolic shape inference (quant_pre_process) writes sym_shape_infer_temp.onnx and its
+        # <uuid>.data files into the working directory and leaves them when it fails on a model (measured:
+        # transformer_encoder, unet_bilinear): run in a temporary one, not the checkout
+        here = os.getcwd()
+        with tempfile.TemporaryDirectory(prefix="quantize_") as work:
+            os.chdir(work)
+            try:
+                quantize(args)
+            finally:
+                os.chdir(here)
     else:
         run(args)
     merge_manifest()
