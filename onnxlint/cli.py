@@ -151,6 +151,8 @@ def _verify_parser() -> argparse.ArgumentParser:
     p.add_argument("--ort-version", type=_version_arg("ORT"),
                    help="kernel tables of this ORT version for the prediction (default: installed)")
     p.add_argument("--fix", action="store_true", help="apply safe fixes in place, verify again, show before/after")
+    p.add_argument("--ort-optimization", choices=OPTIMIZATION_LEVELS, default="all",
+                   help="the session's graph optimization level, and the prediction's (default: all, as ORT's)")
     return p
 
 
@@ -461,7 +463,8 @@ def _verify(argv: list[str]) -> int:
 
     args = _verify_parser().parse_args(argv)
     options = VerifyOptions(providers=tuple(_providers(args.providers)), shapes=parse_shapes(args.shape),
-                            timeout=args.timeout, ort_version=args.ort_version, fix=args.fix)
+                            timeout=args.timeout, ort_version=args.ort_version, fix=args.fix,
+                            optimization=args.ort_optimization)
     results = verify_paths([str(m) for m in args.models], options)
     sarif = lint_report(results, args.ort_version) if args.format == "sarif" else None
     sys.stdout.write(verify_output.render(args.format, results, sarif))

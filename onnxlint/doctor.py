@@ -1,15 +1,15 @@
-"""`onnxlint doctor`: is the GPU stack usable? onnxruntime wheels, providers, EP libraries, CUDA/cuDNN.
+"""`onnxlint doctor`: can this environment run a CUDA session? Checked by building one.
 
+The probe is the thing itself: a one-node model in an `InferenceSession` with the CUDA EP, in a child process
+with a time limit (a provider library can abort or hang the process that loads it). Loading the provider
+library alone proves nothing (it needs symbols of ORT itself), and library scans guess where ORT looks.
 Each check is a `Check` (ok, text, fix); the front end renders them through `formats/` and exits 1 when one
-fails. Every probe that could abort (loading a provider library) runs in a child process.
+fails. Nothing here imports onnxruntime into the calling process.
 """
 
 from __future__ import annotations
 
-import glob
 import json
-import os
-import re
 import shutil
 import subprocess
 import sys
@@ -17,7 +17,35 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from onnxlint.verify.logs import MISSING_SO
+from onnxlint.verify import cuda_status
+
+PROBE_TIMEOUT = 120.0
+SMI_TIMEOUT = 10.0
+
+# the child: import onnxruntime, build a one-node CUDA session (ORT's fallbacks off), say what happened as JSON
+_PROBE = r"""
+import json, os, sys
+try:
+    import onnxruntime as ort
+except BaseException as exc:
+    print(json.dumps({"import_error": f"{type(exc).__name__}: {exc}"}), flush=True)
+    sys.exit(0)
+from onnx import TensorProto, helper
+capi = os.path.join(os.path.dirname(ort.__file__), "capi")
+print(json.dumps({"version": ort.__version__, "available": ort.get_available_providers(), "capi": capi}), flush=True)
+g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="probe")], "probe",
+                      [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+so = ort.SessionOptions()
+so.log_severity_level = 1
+try:
+    s = ort.InferenceSession(m.SerializeToString(), so, providers=["CUDAExecutionProvider", "CPUExecutionProvider"],
+                             enable_fallback=0)
+    print(json.dumps({"providers": s.get_providers()}), flush=True)
+except Exception as exc:
+    print(json.dumps({"session_error": " ".join(str(exc).split())[:400]}), flush=True)
+"""
 
 
 @dataclass(frozen=True)
@@ -33,107 +61,91 @@ class Check:
         return f"{'✓' if self.ok else '✗'} {self.text}" + (f" — fix: {self.fix}" if self.fix and not self.ok else "")
 
 
-def _check(ok: bool, text: str, fix: str = "") -> Check:
-    return Check(ok, text, fix)
-
-
-def _build_cuda_version() -> str | None:
-    """The CUDA version an onnxruntime-gpu build was made for (None: not a CUDA build, or no onnxruntime)."""
+def _probe(timeout: float) -> tuple[dict[str, Any], str, str | None]:
+    """(what the child said, its stderr, why it gave no answer or None)."""
     try:
-        from onnxruntime.capi import build_and_package_info as info
-    except Exception:
-        return None
-    return getattr(info, "cuda_version", None)
+        proc = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, errors="replace",
+                              timeout=timeout)
+    except subprocess.TimeoutExpired as exc:
+        err = exc.stderr.decode("utf-8", "replace") if isinstance(exc.stderr, bytes) else (exc.stderr or "")
+        out = exc.stdout.decode("utf-8", "replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+        return _json_lines(out), err, f"the probe session did not finish within {timeout:g} s"
+    data = _json_lines(proc.stdout)
+    if proc.returncode < 0:
+        return data, proc.stderr, f"onnxruntime crashed creating a CUDA session (signal {-proc.returncode})"
+    return data, proc.stderr, None
 
 
-def _cuda_major() -> str:
-    return str(_build_cuda_version() or "12").split(".")[0]
+def _json_lines(text: str) -> dict[str, Any]:
+    data: dict[str, Any] = {}
+    for line in text.splitlines():
+        if line.startswith("{"):
+            try:
+                data.update(json.loads(line))
+            except ValueError:
+                continue
+    return data
 
 
-def _library_dirs(capi: Path | None) -> list[str]:
-    dirs = [d for d in os.environ.get("LD_LIBRARY_PATH", "").split(":") if d]
-    dirs += ["/usr/local/cuda/lib64", "/usr/lib/x86_64-linux-gnu", "/usr/lib64"]
-    if capi is not None:  # pip's nvidia-*-cu12 wheels, which onnxruntime-gpu can preload
-        dirs += glob.glob(str(capi.parent.parent / "nvidia" / "*" / "lib"))
-    return dirs
-
-
-def _majors(dirs: list[str], stem: str) -> dict[int, str]:
-    found: dict[int, str] = {}
-    for d in dirs:
-        for path in glob.glob(os.path.join(d, f"{stem}.so.*")):
-            m = re.match(rf"{stem}\.so\.(\d+)", os.path.basename(path))
-            if m:
-                found.setdefault(int(m.group(1)), path)
-    return found
-
-
-def _cuda_library_checks(capi: Path | None) -> list[Check]:
-    """The CUDA and cuDNN versions the onnxruntime-gpu build expects against the libraries on this machine."""
-    expected = _build_cuda_version()
-    dirs = _library_dirs(capi)
-    cudart, cudnn = _majors(dirs, "libcudart"), _majors(dirs, "libcudnn")
-    found_rt = ", ".join(f"libcudart.so.{k}" for k in sorted(cudart)) or "none"
-    if not expected:
-        return [_check(bool(cudart), f"CUDA runtime found: {found_rt} (this onnxruntime build is not a CUDA build)",
-                       "pip install onnxruntime-gpu")]
-    want = int(str(expected).split(".")[0])
-    out = [_check(want in cudart, f"onnxruntime-gpu is built for CUDA {expected}; CUDA runtimes found: {found_rt}",
-                  f"install CUDA {want}.x runtime libraries (e.g. pip install 'nvidia-cuda-runtime-cu{want}' "
-                  f"'nvidia-cublas-cu{want}') or an onnxruntime-gpu build for the CUDA you have")]
-    # ORT's own message for CUDA 12 builds: "Require cuDNN 9.* and CUDA 12.*"
-    want_dnn = 9 if want >= 12 else 8
-    found_dnn = ", ".join(f"libcudnn.so.{k}" for k in sorted(cudnn)) or "none"
-    out.append(_check(want_dnn in cudnn, f"cuDNN {want_dnn} expected by this build; found: {found_dnn}",
-                      f"pip install 'nvidia-cudnn-cu{want}'"))
+def _session_checks(timeout: float) -> list[Check]:
+    wheels = cuda_status.installed_wheels()
+    if not wheels:
+        return [Check(False, "onnxruntime is not installed", "pip install 'onnxlint[gpu]' (onnxruntime-gpu)")]
+    out = [Check(True, f"onnxruntime installed: {', '.join(f'{k} {v}' for k, v in wheels.items())}")]
+    both = cuda_status.both_wheels(wheels)
+    if both:
+        out.append(Check(False, both[0], both[1]))
+    data, stderr, died = _probe(timeout)
+    if "import_error" in data:
+        out.append(Check(False, f"onnxruntime does not import: {data['import_error'][:300]}",
+                         f"reinstall it: {cuda_status.UNINSTALL_BOTH}"))
+        return out
+    available = list(data.get("available", []))
+    if available:
+        out.append(Check(True, f"onnxruntime {data.get('version')}: available providers {', '.join(available)}"))
+    if died:
+        reason = cuda_status.ort_error(stderr)
+        out.append(Check(False, died + (f": {reason}" if reason else ""),
+                         "run the same session with log_severity_level=0 to see where it stops; check the driver"))
+        return out
+    if "session_error" in data:
+        out.append(Check(False, f"a one-node CUDA session fails: {data['session_error']}",
+                         "see ORT's message; reinstall onnxruntime-gpu for your CUDA version"))
+        return out
+    providers = list(data.get("providers", []))
+    if "CUDAExecutionProvider" in providers:
+        out.append(Check(True, "a one-node session runs on CUDAExecutionProvider"))
+        return out
+    capi = data.get("capi")
+    why, fix = cuda_status.diagnose(available, stderr, Path(capi) if capi else None)
+    if both and "CUDAExecutionProvider" not in available:
+        why, fix = f"this onnxruntime has no CUDA EP (available: {', '.join(available)})", both[1]
+    out.append(Check(False, f"a one-node CUDA session got only {', '.join(providers) or 'no provider'}: {why}", fix))
     return out
 
 
-def checks() -> list[Check]:
-    from importlib import metadata
-
-    lines: list[Check] = []
-    dists = {}
-    for d in ("onnxruntime", "onnxruntime-gpu"):
-        try:
-            dists[d] = metadata.version(d)
-        except metadata.PackageNotFoundError:
-            pass
-    lines.append(_check(bool(dists), f"onnxruntime installed: {', '.join(f'{k} {v}' for k, v in dists.items()) or 'none'}",
-                        "pip install 'onnxlint[gpu]'"))
-    if len(dists) == 2:
-        lines.append(_check(False, "both onnxruntime and onnxruntime-gpu are installed (they overwrite each other's files)",
-                            "pip uninstall -y onnxruntime onnxruntime-gpu && pip install onnxruntime-gpu"))
-    probe = subprocess.run([sys.executable, "-c", "import onnxruntime as o, json; print(json.dumps(o.get_available_providers()))"],
-                           capture_output=True, text=True, timeout=120)
-    providers = json.loads(probe.stdout) if probe.returncode == 0 else []
-    lines.append(_check(probe.returncode == 0, f"available providers: {', '.join(providers) or probe.stderr.strip()[-200:]}"))
-    try:
-        import onnxruntime  # noqa: F401  (only to find the package folder)
-
-        capi = Path(onnxruntime.__file__).parent / "capi"
-    except Exception:
-        capi = None
-    for ep, lib in (("CUDA", "libonnxruntime_providers_cuda.so"), ("TensorRT", "libonnxruntime_providers_tensorrt.so")):
-        path = capi / lib if capi else None
-        if path is None or not path.exists():
-            lines.append(_check(False, f"{ep} EP library not shipped by the installed wheel ({lib})",
-                                "pip install onnxruntime-gpu" if ep == "CUDA" else "install onnxruntime-gpu and TensorRT"))
-            continue
-        res = subprocess.run([sys.executable, "-c", f"import ctypes; ctypes.CDLL({str(path)!r})"],
-                             capture_output=True, text=True, timeout=60)
-        missing = ", ".join(sorted(set(MISSING_SO.findall(res.stderr)))) or res.stderr.strip()[-200:]
-        if res.returncode == 0:
-            lines.append(_check(True, f"{ep} EP library loads ({lib})"))
-        else:
-            lines.append(_check(False, f"{ep} EP library does not load: missing {missing}",
-                                "install the CUDA/cuDNN (or TensorRT) runtime libraries matching this onnxruntime-gpu build, "
-                                f"e.g. pip install 'nvidia-cudnn-cu{_cuda_major()}' 'nvidia-cublas-cu{_cuda_major()}'"))
+def _gpu_check(cuda_ok: bool, timeout: float) -> Check | None:
     smi = shutil.which("nvidia-smi")
-    if smi:
-        out = subprocess.run([smi, "--query-gpu=name,driver_version", "--format=csv,noheader"], capture_output=True, text=True, timeout=30)
-        lines.append(_check(out.returncode == 0, f"GPU visible: {out.stdout.strip() or out.stderr.strip()}"))
-    else:
-        lines.append(_check(False, "GPU visible: nvidia-smi not found", "run on a machine with an NVIDIA GPU and driver"))
-    lines.extend(_cuda_library_checks(capi))
-    return lines
+    if smi is None:
+        # informational when the CUDA session came up (a container without the tool); else a likely cause
+        return None if cuda_ok else Check(False, "no NVIDIA driver tools: nvidia-smi not found",
+                                          "run on a machine with an NVIDIA GPU and its driver")
+    try:
+        res = subprocess.run([smi, "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, errors="replace", timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return Check(False, f"nvidia-smi did not answer within {timeout:g} s (the driver may be hung)",
+                     "check the NVIDIA driver (dmesg, nvidia-smi by hand); a reboot or driver reinstall may be needed")
+    except OSError as exc:
+        return Check(False, f"nvidia-smi cannot run: {exc.strerror or exc}", "reinstall the NVIDIA driver")
+    text = " ".join((res.stdout.strip() or res.stderr.strip()).split())[:200]
+    if res.returncode != 0:
+        return Check(False, f"nvidia-smi fails: {text or f'exit {res.returncode}'}", "check the NVIDIA driver installation")
+    return Check(True, f"GPU: {text}")
+
+
+def checks(probe_timeout: float = PROBE_TIMEOUT, smi_timeout: float = SMI_TIMEOUT) -> list[Check]:
+    lines = _session_checks(probe_timeout)
+    cuda_ok = any(c.ok and "CUDAExecutionProvider" in c.text and "one-node" in c.text for c in lines)
+    gpu = _gpu_check(cuda_ok, smi_timeout)
+    return lines + ([gpu] if gpu else [])

@@ -21,6 +21,7 @@ class VerifyOptions:
     timeout: float = 300
     ort_version: str | None = None
     fix: bool = False
+    optimization: str = "all"  # the session's graph optimization level, and the prediction's (ORT's default: all)
 
     @property
     def shape_map(self) -> dict[str, list[int]]:
@@ -33,7 +34,7 @@ def parse_shapes(values: list[str] | None) -> tuple[tuple[str, tuple[int, ...]],
     for v in values or []:
         name, _, dims = v.partition("=")
         parts = dims.lower().split("x") if dims else []
-        if not name or not parts or not all(p.isdigit() for p in parts):
+        if not name or not parts or not all(p.isdigit() and int(p) > 0 for p in parts):
             raise UsageError(f"--shape wants name=1x3x224x224 (positive integers), got {v!r}")
         out.append((name, tuple(int(p) for p in parts)))
     return tuple(out)
@@ -80,11 +81,14 @@ def verify_paths(paths: list[str], options: VerifyOptions) -> list[VerifyResult 
     providers = list(options.providers)
     files = loading.expand_paths(paths)
     check_shape_names(files, options.shape_map)
-    for path in files:
-        result = verify_file(path, providers, options.shape_map, options.timeout, options.ort_version)
+    for path in files:  # verify_file never raises: one file's failure is its own result
+        result = verify_file(path, providers, options.shape_map, options.timeout, options.ort_version, options.optimization)
         if options.fix:  # also when the session failed: a training-mode BatchNorm or mismatched Equal is fixable
-            notes = fix_in_place(path, result.target, options.ort_version)
-            after = verify_file(path, providers, options.shape_map, options.timeout, options.ort_version)
+            try:
+                notes = fix_in_place(path, result.target, options.ort_version)
+            except Exception as exc:
+                notes = [f"fix not attempted: {type(exc).__name__}: {exc}"]
+            after = verify_file(path, providers, options.shape_map, options.timeout, options.ort_version, options.optimization)
             results.append(FixedVerifyResult(str(path), result, notes, after))
         else:
             results.append(result)
@@ -119,7 +123,7 @@ def verify_report(report: Report, providers: list[str], shapes: dict[str, list[i
             continue
         path = Path(res.filename)
         s = settings_of(path)
-        result = verify_file(path, providers, shapes, ort_version=s.ort_version)
+        result = verify_file(path, providers, shapes, ort_version=s.ort_version, optimization=s.ort_optimization)
         attach(res, result, get_ruleset(s.rule_dirs), s.selected)
         res.notes.append(result.summary_line())
         res.notes.extend(result.notes())

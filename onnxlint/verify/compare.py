@@ -1,26 +1,34 @@
 """The prediction against a real session: typed per-node results, no parsing of location strings.
 
-Confirmed, missed and false alarms are about CPU placement: a node predicted on CPU that ran on CPU is a
-confirmed fallback; one that ran on CPU unpredicted is a miss (OLX901); predicted CPU but ran on the device is
-a false alarm (OLX902); a session that could not be built is OLX903.
+The session runs at the optimization level the prediction is made at (ORT's default, ORT_ENABLE_ALL, unless
+told otherwise). Confirmed, missed and false alarms are about CPU placement: a node predicted on CPU that ran
+on CPU is a confirmed fallback; one that ran on CPU unpredicted is a miss (OLX901); predicted CPU but ran on
+the device is a false alarm (OLX902); a session that could not be built, or a CUDA EP that was asked for and
+not exercised, is OLX903. A node ORT's graph optimizations removed (folded, eliminated, fused) has no
+provider: predicted removed and absent is an agreement of its own, never "predicted CPU".
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 CPU = "CPUExecutionProvider"
 CUDA = "CUDAExecutionProvider"
+REMOVED = "removed"  # predicted_ep / ran_on of a node that is not in the session's graph
+COPY_OPS = ("MemcpyToHost", "MemcpyFromHost")
 
 
 @dataclass(frozen=True)
 class NodeCheck:
     location: str
     op_type: str
-    predicted_ep: str  # "no provider" when none has a kernel
-    ran_on: str
+    predicted_ep: str  # "no provider" when none has a kernel; "removed" when ORT's optimizations remove it
+    ran_on: str  # "removed": not in the session's graph
 
 
 @dataclass
@@ -28,16 +36,20 @@ class VerifyResult:
     filename: str
     target: str
     providers_requested: list[str]
+    optimization: str = "all"
     error: str | None = None
     providers_used: list[str] = field(default_factory=list)
-    cuda_unavailable: str | None = None
+    cuda_unavailable: str | None = None  # CUDA was requested and not exercised: why, with the fix
     run_error: str | None = None
     confirmed: list[NodeCheck] = field(default_factory=list)
     missed: list[NodeCheck] = field(default_factory=list)
     false_alarms: list[NodeCheck] = field(default_factory=list)
     agree_on_device: int = 0
+    removed_agree: int = 0  # predicted removed by ORT's optimizations, and absent from the session
+    removed_unpredicted: list[NodeCheck] = field(default_factory=list)  # placed by the prediction, absent (fused/folded)
+    kept_unpredicted: list[NodeCheck] = field(default_factory=list)  # predicted removed, ran on the device
     nodes_observed: int = 0
-    unmatched: int = 0  # observed nodes with no predicted node of that name
+    ort_created: dict[str, int] = field(default_factory=dict)  # provider -> nodes ORT made (fusions, expansions)
     on_cpu: int = 0
     ran_on: dict[str, str] = field(default_factory=dict)  # node location -> provider
 
@@ -47,30 +59,43 @@ class VerifyResult:
 
     @property
     def failed(self) -> bool:
-        """A failed session is not a pass; neither is a miss."""
-        return self.error is not None or bool(self.missed)
+        """A failed session is not a pass; neither is a miss, nor a CUDA EP that was asked for and not tested."""
+        return self.error is not None or self.cuda_unavailable is not None or bool(self.missed)
 
     def notes(self) -> list[str]:
-        """What the reader must know to trust the numbers: no CUDA session, or a run that failed."""
-        return [n for n in (self.cuda_unavailable, self.run_error) if n]
+        """What the reader must know to trust the numbers: a run that failed, nodes not compared."""
+        out = [n for n in (self.run_error,) if n]
+        if self.removed_unpredicted:
+            out.append(f"{len(self.removed_unpredicted)} node(s) predicted on a provider are not in the session's graph "
+                       "(ORT fused or folded them): " + ", ".join(c.location for c in self.removed_unpredicted[:5])
+                       + (" ..." if len(self.removed_unpredicted) > 5 else ""))
+        if self.kept_unpredicted:
+            out.append(f"{len(self.kept_unpredicted)} node(s) predicted removed by ORT's optimizations ran on the device: "
+                       + ", ".join(c.location for c in self.kept_unpredicted[:5]))
+        if self.ort_created.get(CPU):
+            out.append(f"ORT created {self.ort_created[CPU]} node(s) of its own on CPU (fusions or function bodies)")
+        return out
 
     def summary_line(self) -> str:
         if self.error:
             return f"verify failed: {self.error}"
-        head = (f"verify ({', '.join(self.providers_used)}): {self.nodes_observed} nodes observed, "
-                f"{self.on_cpu} on CPU; ")
-        matched = self.nodes_observed - self.unmatched
-        tail = f" ({self.unmatched} unnamed or unmatched)" if self.unmatched else ""
+        if self.cuda_unavailable:
+            return f"not verified: CUDAExecutionProvider was requested but not exercised: {self.cuda_unavailable}"
+        head = (f"verify ({', '.join(self.providers_used)}, optimization {self.optimization}): {self.nodes_observed} nodes "
+                f"in the session, {self.on_cpu} on CPU; ")
+        tail = f"; {self.removed_agree} removed by ORT as predicted" if self.removed_agree else ""
         if self.target == "ort-cpu":
-            return head + f"{self.agree}/{matched} agree with the ort-cpu prediction, missed {len(self.missed)}" + tail
+            return head + f"{self.agree} agree with the ort-cpu prediction, missed {len(self.missed)}" + tail
         return head + (f"confirmed fallbacks {len(self.confirmed)}, missed {len(self.missed)}, "
                        f"false alarms {len(self.false_alarms)}") + tail
 
     def as_json(self) -> dict[str, Any]:
         out = {k: v for k, v in asdict(self).items() if v is not None}  # absent: not applicable
-        for k in ("confirmed", "missed", "false_alarms"):
+        lists = ("confirmed", "missed", "false_alarms", "removed_unpredicted", "kept_unpredicted")
+        for k in lists:
             out[k] = [c["location"] for c in out[k]]
-        out["details"] = [asdict(c) for c in (*self.confirmed, *self.missed, *self.false_alarms)]
+        out["details"] = [asdict(c) for k in lists for c in getattr(self, k)]
+        out["verified"] = self.error is None and self.cuda_unavailable is None
         return out
 
 
@@ -96,52 +121,119 @@ def target_for(providers: list[str]) -> str:
     return "ort-cuda" if CUDA in providers else "ort-cpu"
 
 
-def verify_file(path: Path, providers: list[str], shapes: dict[str, list[int]], timeout: float = 300,
-                ort_version: str | None = None) -> VerifyResult:
-    """Predict, run a real session, compare."""
-    from onnxlint import api
-    from onnxlint.verify.session import run_session
+@contextlib.contextmanager
+def session_model(mf: Any, renamed: dict[str, str]) -> Iterator[Path]:
+    """The file the session loads: the model itself, or its renamed copy (beside it when it has external data,
+    whose paths are relative to the model's folder; else in a temporary folder)."""
+    if not renamed:
+        yield Path(mf.path)
+        return
+    folder = Path(mf.path).parent if mf.external else None
+    fd, tmp = tempfile.mkstemp(prefix=".onnxlint-verify.", suffix=".onnx", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(mf.model.SerializeToString())
+        yield Path(tmp)
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
 
-    target = target_for(providers)
-    result = VerifyResult(str(path), target, providers)
-    run = run_session(path, providers, shapes, timeout)
-    if run.error:
-        result.error = run.error
-        return result
-    if target == "ort-cuda" and CUDA not in run.providers:
-        why = run.cuda_problem or "the session did not take the CUDA EP"
-        result.cuda_unavailable = (f"CUDAExecutionProvider was requested but the session has only "
-                                   f"{', '.join(run.providers)}: {why}; `onnxlint doctor` checks the stack. "
-                                   "Verified against the ort-cpu prediction instead.")
-        target = result.target = "ort-cpu"
-    if run.run_error:
-        result.run_error = (f"the session was created but its run failed ({run.run_error}); placements come "
-                            "from the session log. Dynamic dims default to 1: pass --shape name=1x3x224x224")
-    prediction = api.predict(path, target, ort_version)
-    by_name = {p.node.name: p for p in prediction.nodes.values() if p.node.name}
-    observed = dict(run.log_nodes or run.profile_nodes)
-    if not run.log_nodes and run.all_on:
-        # the log names no nodes when one provider took them all: every main-graph node ran there
-        main = {name: run.all_on[0] for name, p in by_name.items()
-                if p.node.scope.owner is None and not p.node.scope.is_function}
-        observed = {**main, **run.profile_nodes}
-    result.providers_used = run.providers
-    result.nodes_observed = len(observed)
-    result.on_cpu = sum(1 for v in observed.values() if v == CPU)
-    for name, ran in observed.items():
-        p = by_name.get(name)
-        if p is None:
-            result.unmatched += 1
-            continue
-        record(result, NodeCheck(p.node.location, p.node.op_type, p.ep or "no provider", ran))
+
+def verify_file(path: Path, providers: list[str], shapes: dict[str, list[int]], timeout: float = 300,
+                ort_version: str | None = None, optimization: str = "all") -> VerifyResult:
+    """Predict, run a real session at the same optimization level, compare. Never raises: a file that cannot
+    be verified is a result with .error, so the other files of a folder keep theirs."""
+    from onnxlint.errors import InputError
+
+    result = VerifyResult(str(path), target_for(providers), list(providers), optimization)
+    try:
+        _verify(path, result, shapes, timeout, ort_version)
+    except InputError as exc:
+        result.error = str(exc)
+    except Exception as exc:  # one model's surprise must not end the run over a folder
+        result.error = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
     return result
 
 
+def _verify(path: Path, result: VerifyResult, shapes: dict[str, list[int]], timeout: float,
+            ort_version: str | None) -> None:
+    from onnxlint import engine, loading, targets
+    from onnxlint.ruleset import get_ruleset
+    from onnxlint.verify.naming import unique_names
+    from onnxlint.verify.session import run_session
+
+    problem = loading.external_data_problem(path)  # ORT would follow a symlink out of the model's folder
+    if problem:
+        result.error = f"not run: {problem}"
+        return
+    mf = loading.load(path)
+    renamed = unique_names(mf.model)
+    if renamed:
+        mf.raw = mf.weightless = None  # the index is made from the renamed model
+    with session_model(mf, renamed) as session_path:
+        run = run_session(session_path, result.providers_requested, shapes, timeout, result.optimization)
+    if run.error:
+        result.error = run.error
+        return
+    result.providers_used = run.providers
+    if run.cuda_problem:
+        result.cuda_unavailable = run.cuda_problem
+        return
+    if run.run_error:
+        defaulted = [n for n in run.defaulted if n not in shapes]
+        hint = (f"; dynamic dims of {', '.join(defaulted)} were fed as 1: pass --shape {defaulted[0]}=...") if defaulted else ""
+        result.run_error = (f"the session was built but its run failed ({run.run_error}); the placement comes from "
+                            f"the session's log{hint}")
+    index = loading.index_model(mf)
+    options = engine.Options(targets=targets.closure({result.target}), ort_version=ort_version,
+                             ort_optimization=result.optimization)
+    prediction = engine.LintContext(mf, index, options, get_ruleset()).prediction(result.target)
+    compare(result, run, index, prediction, renamed)
+
+
+def compare(result: VerifyResult, run: Any, index: Any, prediction: Any, renamed: dict[str, str]) -> None:
+    """Every node of the model (local function bodies aside: ORT inlines them under new names) against the log."""
+    from onnxlint.placement import GONE_STATUSES
+
+    nodes = [n for n in index.nodes if not n.scope.is_function]
+    names = {n.name for n in nodes}
+    listed = {p.name: p.ep for p in run.placements if p.op_type not in COPY_OPS}
+    all_on = run.all_on[0] if run.all_on and not run.placements else None
+    result.nodes_observed = run.all_on[1] if all_on else len(run.placements)
+    result.on_cpu = (result.nodes_observed if all_on == CPU else sum(1 for p in run.placements if p.ep == CPU))
+    for p in run.placements:
+        if p.name not in names and p.op_type not in COPY_OPS:
+            result.ort_created[p.ep] = result.ort_created.get(p.ep, 0) + 1
+    for node in nodes:
+        pred = prediction.get(node)
+        if pred is None:
+            continue
+        location = node.location
+        if node.name in renamed:
+            location = location[: len(location) - len(node.name)] + renamed[node.name]
+        removed = pred.status in GONE_STATUSES
+        predicted = REMOVED if removed else (pred.ep or "no provider")
+        if all_on:
+            ran = None if removed else all_on  # the log names no node: what it says holds for every node there
+        else:
+            ran = listed.get(node.name) if node.name else None
+        check = NodeCheck(location, node.op_type, predicted, ran or REMOVED)
+        if ran is None:
+            if removed:
+                result.removed_agree += 1
+            else:
+                result.removed_unpredicted.append(check)
+            continue
+        record(result, check)
+
+
 def record(result: VerifyResult, check: NodeCheck) -> None:
-    """Count one observed node: confirmed fallback, miss, false alarm, or agreement on the device."""
+    """Count one node found in the session: confirmed fallback, miss, false alarm, or agreement on the device."""
     result.ran_on[check.location] = check.ran_on
     predicted_cpu = check.predicted_ep in (CPU, "no provider")
-    if check.ran_on == CPU:
+    if check.predicted_ep == REMOVED and (check.ran_on != CPU or result.target == "ort-cpu"):
+        result.kept_unpredicted.append(check)  # not a CPU fallback either way (on ort-cpu every node is on CPU)
+    elif check.ran_on == CPU:
         (result.confirmed if predicted_cpu else result.missed).append(check)
     elif predicted_cpu:
         result.false_alarms.append(check)
@@ -166,12 +258,13 @@ def attach(res: Any, result: VerifyResult, ruleset: Any, selected: Any = lambda 
                                     filename=res.filename, node=node, op_type=op_type,
                                     message=render_values(rule.message, values), hint=rule.hint or ""))
 
-    if result.error:
-        add("OLX903", error=result.error)
+    if result.error or result.cuda_unavailable:
+        add("OLX903", error=result.error or f"CUDAExecutionProvider was requested but not exercised: {result.cuda_unavailable}")
         return
     for checks, code in ((result.missed, "OLX901"), (result.false_alarms, "OLX902")):
         for c in checks:
             add(code, c.location, c.op_type, provider=c.ran_on, predicted=c.predicted_ep)
     for f in res.findings:
-        if f.node in result.ran_on and f.verified is None and f.target in ("ort-cuda", "ort-cpu", "any"):
+        # a finding learns where its node ran only from a session of its own target's providers
+        if f.node in result.ran_on and f.verified is None and f.target in (result.target, "any"):
             f.verified = result.ran_on[f.node]

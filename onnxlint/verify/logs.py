@@ -1,12 +1,21 @@
-"""Reading what ORT says: the VERBOSE "Node placements" log, the profiling JSON, and why the CUDA EP did not
-come up."""
+"""Reading what ORT says: the VERBOSE "Node placements" log (session_state.cc VerifyEachNodeIsAssignedToAnEp),
+the profiling JSON, and the error line of a child that failed."""
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 from onnxlint.errors import strip_cpp_frames
+from onnxlint.verify.cuda_status import ANSI
+
+
+class Placed(NamedTuple):
+    """One line of the placement block: a node of the session's final graph (subgraphs included)."""
+
+    op_type: str
+    name: str
+    ep: str
 
 
 def parse_profile(events: list[dict[str, Any]]) -> dict[str, str]:
@@ -26,51 +35,49 @@ def parse_profile(events: list[dict[str, Any]]) -> dict[str, str]:
     return out
 
 
+_BLOCK = "VerifyEachNodeIsAssignedToAnEp]"
 _PLACED = re.compile(r"Node\(s\) placed on \[(\w+)\]\. Number of nodes: (\d+)")
 _ALL = re.compile(r"All nodes placed on \[(\w+)\]\. Number of nodes: (\d+)")
-_LINE = re.compile(r"^\s+(\w+) \((.*)\)\s*$")
+_NODE = re.compile(r"^  (\S+) \((.*)\)$")  # "  OpType (name)": two spaces after the source location's "] "
 
 
-def all_placed_on(text: str) -> tuple[str, int] | None:
-    """(provider, node count) when the log says 'All nodes placed on [X]' for the main graph (no names follow)."""
-    m = _ALL.search(text)
-    return (m.group(1), int(m.group(2))) if m else None
-
-
-def parse_verbose_log(text: str) -> dict[str, str]:
-    """Node name -> provider, from ORT's VERBOSE 'Node placements' lines (session_state.cc)."""
-    out: dict[str, str] = {}
-    current = None
-    for line in text.splitlines():
-        m = _PLACED.search(line)
-        if m:
-            current = m.group(1)
-            continue
-        m = _LINE.match(line.split("]", 1)[-1] if "] " in line and not line.startswith(" ") else line)
-        if current and m:
-            out[m.group(2)] = current
-        elif current and not line.startswith(" "):
-            current = None if not _PLACED.search(line) else current
+def _block_lines(text: str) -> list[str]:
+    """The messages of the placement block's lines, in order (the text after 'VerifyEachNodeIsAssignedToAnEp] ')."""
+    out = []
+    for line in ANSI.sub("", text).splitlines():
+        at = line.find(_BLOCK)
+        if at >= 0:
+            out.append(line[at + len(_BLOCK) + 1:].rstrip("\r"))
     return out
 
 
-_ANSI = re.compile(r"\x1b\[[0-9;]*m")
-MISSING_SO = re.compile(r"(lib[\w.+-]+\.so[.\d]*): cannot open shared object file")
-
-
-def cuda_problem(stderr: str) -> str | None:
-    """Why the CUDA EP did not come up, in one line, from ORT's own messages."""
-    text = _ANSI.sub("", stderr)
-    missing = sorted(set(MISSING_SO.findall(text)) - {"libonnxruntime_providers_cuda.so"})
-    need = re.search(r"Require ([^.]*\.\* and [^.]*\.\*)", text)
-    if "not in available provider names" in text:
-        return "this onnxruntime build has no CUDA EP (install onnxruntime-gpu)"
-    if missing or need or "Failed to create CUDAExecutionProvider" in text:
-        parts = [f"missing {', '.join(missing)}"] if missing else []
-        if need:
-            parts.append(f"ORT requires {need.group(1)}")
-        return "failed to create CUDAExecutionProvider" + (f" ({'; '.join(parts)})" if parts else "")
+def all_placed_on(text: str) -> tuple[str, int] | None:
+    """(provider, node count) when the log says 'All nodes placed on [X]' (then no node is named)."""
+    for msg in _block_lines(text):
+        m = _ALL.search(msg)
+        if m:
+            return m.group(1), int(m.group(2))
     return None
+
+
+def parse_placements(text: str) -> list[Placed]:
+    """Every node the 'Node placements' block lists, with its provider (names may repeat: ORT's Memcpy nodes)."""
+    out: list[Placed] = []
+    current = None
+    for msg in _block_lines(text):
+        m = _PLACED.search(msg)
+        if m:
+            current = m.group(1)
+            continue
+        m = _NODE.match(msg)
+        if current and m:
+            out.append(Placed(m.group(1), m.group(2), current))
+    return out
+
+
+def parse_verbose_log(text: str) -> dict[str, str]:
+    """Node name -> provider (the last one listed under a name)."""
+    return {p.name: p.ep for p in parse_placements(text)}
 
 
 _LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\d \d")
@@ -78,7 +85,7 @@ _LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\d \d")
 
 def error_line(stderr: str) -> str:
     """The exception line of the child's traceback, not ORT's log lines printed after it."""
-    lines = [ln for ln in stderr.splitlines() if ln.strip() and not ln.startswith((" ", "\t")) and not _LOG_LINE.match(ln)
-             and not ln.startswith("Traceback")]
+    lines = [ln for ln in ANSI.sub("", stderr).splitlines() if ln.strip() and not ln.startswith((" ", "\t"))
+             and not _LOG_LINE.match(ln) and not ln.startswith("Traceback")]
     line = lines[-1] if lines else ""
     return strip_cpp_frames(line.replace("onnxruntime.capi.onnxruntime_pybind11_state.", ""))

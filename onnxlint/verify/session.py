@@ -1,61 +1,104 @@
-"""Running the verification session in a child process with a time limit, and collecting its evidence."""
+"""Running the verification session in a child process with a time limit, and collecting its evidence.
+
+The child's stdout carries JSON lines as it goes (available providers, then the session's providers as soon as
+it exists, then the run's outcome), its stderr ORT's VERBOSE log. Whatever the child did before it crashed or
+ran out of time is kept: the placement is logged at session creation, before any Run.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from onnxlint.verify import logs
+from onnxlint.verify import cuda_status, logs
+
+CUDA = "CUDAExecutionProvider"
 
 
 @dataclass
 class SessionRun:
-    """What one session told: providers it took, where each named node ran, and what went wrong."""
+    """What one session told: providers it took, where each node of its graph ran, and what went wrong."""
 
-    error: str | None = None
+    error: str | None = None  # no session was built
+    available: list[str] = field(default_factory=list)
     providers: list[str] = field(default_factory=list)
-    run_error: str | None = None
-    log_nodes: dict[str, str] = field(default_factory=dict)  # node name -> provider, from the VERBOSE log
-    profile_nodes: dict[str, str] = field(default_factory=dict)  # node name -> provider, from profiling
+    run_error: str | None = None  # the session exists; its run failed, crashed or timed out
+    placements: list[logs.Placed] = field(default_factory=list)  # the log's "Node placements" block
     all_on: tuple[str, int] | None = None  # the log's "All nodes placed on [X]" (names no node)
-    cuda_problem: str | None = None
+    profile_nodes: dict[str, str] = field(default_factory=dict)  # node name -> provider, from profiling
+    defaulted: list[str] = field(default_factory=list)  # inputs whose dynamic dims were fed as 1
+    cuda_problem: str | None = None  # CUDA was requested, the session does not have it: why, with the fix
 
 
-def run_session(model: Path, providers: list[str], shapes: dict[str, list[int]], timeout: float = 300) -> SessionRun:
-    from onnxlint import loading
+def _lines(stdout: str) -> dict[str, Any]:
+    data: dict[str, Any] = {}
+    for line in stdout.splitlines():
+        if line.startswith("{"):
+            try:
+                data.update(json.loads(line))
+            except ValueError:
+                continue
+    return data
 
-    problem = loading.external_data_problem(model)  # ORT would follow a symlink out of the model's folder
-    if problem:
-        return SessionRun(error=f"not run: {problem}")
-    with tempfile.TemporaryDirectory() as tmp:
-        cmd = [sys.executable, "-m", "onnxlint.verify.session_child", str(model), json.dumps(providers),
-               json.dumps(shapes), tmp]
+
+def _signal_name(code: int) -> str:
+    try:
+        return signal.Signals(-code).name
+    except ValueError:
+        return f"signal {-code}"
+
+
+def run_session(model: Path, providers: list[str], shapes: dict[str, list[int]], timeout: float = 300,
+                level: str = "all") -> SessionRun:
+    """One session of `model` (a file whose external data paths are relative to its folder) in a child."""
+    cmd = [sys.executable, "-m", "onnxlint.verify.session_child", str(model), json.dumps(providers), json.dumps(shapes)]
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="onnxlint-verify.") as tmp:
+        proc = subprocess.Popen([*cmd, tmp, level], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                errors="replace", start_new_session=True)
+        timed_out = False
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+            stdout, stderr = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
-            return SessionRun(error=f"session did not finish within {timeout:.0f} s")
-        data: dict[str, Any] = {}
-        for line in proc.stdout.splitlines():
-            if line.startswith("{"):
-                try:
-                    data.update(json.loads(line))
-                except ValueError:
-                    continue
-        if proc.returncode != 0 or "providers" not in data:
-            why = logs.error_line(proc.stderr) or f"child exited with code {proc.returncode}"
-            if proc.returncode < 0:
-                why = f"the ORT process was killed by signal {-proc.returncode} (a provider library crashed): {why}"
-            return SessionRun(error=why[:400])
-        events = []
-        if data.get("profile") and os.path.exists(data["profile"]):
-            with open(data["profile"]) as fh:
-                events = json.load(fh)
-        return SessionRun(providers=list(data["providers"]), run_error=data.get("run_error"),
-                          log_nodes=logs.parse_verbose_log(proc.stderr), profile_nodes=logs.parse_profile(events),
-                          all_on=logs.all_placed_on(proc.stderr), cuda_problem=logs.cuda_problem(proc.stderr))
+            timed_out = True
+            os.killpg(proc.pid, signal.SIGKILL)
+            stdout, stderr = proc.communicate()
+        data = _lines(stdout)
+        run = SessionRun(available=list(data.get("available", [])), defaulted=list(data.get("defaulted", [])))
+        if "providers" not in data:  # no session
+            if timed_out:
+                run.error = f"the session was not created within {timeout:g} s"
+            elif proc.returncode < 0:
+                run.error = (f"onnxruntime crashed creating the session ({_signal_name(proc.returncode)}): "
+                             f"{cuda_status.ort_error(stderr) or 'no message'}")
+            else:
+                run.error = logs.error_line(stderr) or f"the session child exited with code {proc.returncode}"
+            run.error = run.error[:400]
+            return run
+        run.providers = list(data["providers"])
+        run.placements = logs.parse_placements(stderr)
+        run.all_on = logs.all_placed_on(stderr)
+        if timed_out:
+            run.run_error = f"the run did not finish within {timeout:g} s"
+        elif proc.returncode < 0:
+            run.run_error = f"onnxruntime crashed during the run ({_signal_name(proc.returncode)})"
+        elif data.get("run_error"):
+            run.run_error = str(data["run_error"])
+        profile = data.get("profile")
+        if profile and os.path.exists(profile):
+            try:
+                with open(profile) as fh:
+                    run.profile_nodes = logs.parse_profile(json.load(fh))
+            except (OSError, ValueError):
+                pass
+        if CUDA in providers and CUDA not in run.providers:
+            capi = data.get("capi")
+            run.cuda_problem = cuda_status.explain(run.available, stderr, Path(capi) if capi else None)
+        return run

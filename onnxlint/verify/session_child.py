@@ -1,9 +1,11 @@
 """The child process of `onnxlint verify`: builds one ORT session, runs it once, prints JSON lines.
 
-Run as `python -m onnxlint.verify.session_child MODEL PROVIDERS_JSON SHAPES_JSON OUTDIR`. It is a process of
-its own so that a provider library that aborts (onnxruntime-gpu without its CUDA libraries does) costs the
-child, never the linter. Placement is decided (and logged) at session creation, so a run that fails later
-still leaves that evidence.
+Run as `python -m onnxlint.verify.session_child MODEL PROVIDERS_JSON SHAPES_JSON OUTDIR LEVEL`. It is a process
+of its own so that a provider library that aborts (onnxruntime-gpu without its CUDA libraries does) or a
+kernel that crashes costs the child, never the linter. Placement is decided (and logged, on stderr) at session
+creation, and the child says `{"providers": ...}` on stdout as soon as the session exists, so a run that fails
+or crashes later still leaves that evidence. ORT's Python fallback (rebuild the session on the CPU EP and run
+again when the CUDA EP fails) is disabled: its second placement log and profile would override the first.
 """
 
 from __future__ import annotations
@@ -13,8 +15,14 @@ import os
 import sys
 from typing import Any
 
+# onnxlint's names for ORT's GraphOptimizationLevel values (ORT's default is ORT_ENABLE_ALL)
+LEVELS = {"disabled": "ORT_DISABLE_ALL", "basic": "ORT_ENABLE_BASIC", "extended": "ORT_ENABLE_EXTENDED",
+          "all": "ORT_ENABLE_ALL"}
+# test hook: the child kills itself with this signal once the session exists (a native crash during Run)
+CRASH_ENV = "ONNXLINT_TEST_CRASH_AFTER_SESSION"
 
-def _feeds(sess: Any, shapes: dict[str, list[int]]) -> dict[str, Any]:
+
+def _feeds(sess: Any, shapes: dict[str, list[int]], defaulted: list[str]) -> dict[str, Any]:
     import numpy as np
 
     types = {"tensor(float)": np.float32, "tensor(double)": np.float64, "tensor(float16)": np.float16,
@@ -24,6 +32,8 @@ def _feeds(sess: Any, shapes: dict[str, list[int]]) -> dict[str, Any]:
     feeds = {}
     for i in sess.get_inputs():
         shape = shapes.get(i.name) or [d if isinstance(d, int) and d > 0 else 1 for d in i.shape]
+        if i.name not in shapes and any(not (isinstance(d, int) and d > 0) for d in i.shape):
+            defaulted.append(i.name)
         if i.type == "tensor(string)":
             n = int(np.prod(shape))
             feeds[i.name] = np.array([("a", "b")[k % 2] for k in range(n)], dtype=object).reshape(shape)
@@ -33,23 +43,39 @@ def _feeds(sess: Any, shapes: dict[str, list[int]]) -> dict[str, Any]:
     return feeds
 
 
+def _say(**values: Any) -> None:
+    print(json.dumps(values), flush=True)
+
+
 def main(argv: list[str]) -> int:
     import onnxruntime as ort
 
     model, providers, shapes, outdir = argv[0], json.loads(argv[1]), json.loads(argv[2]), argv[3]
+    level = argv[4] if len(argv) > 4 else "all"
     so = ort.SessionOptions()
     so.enable_profiling = True
     so.profile_file_prefix = os.path.join(outdir, "prof")
     so.log_severity_level = 0
-    # no fusions: the session's nodes must be the model's nodes, one for one, to compare placements
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    sess = ort.InferenceSession(model, so, providers=providers)
-    print(json.dumps({"providers": sess.get_providers()}), flush=True)
+    so.graph_optimization_level = getattr(ort.GraphOptimizationLevel, LEVELS[level])
+    _say(available=ort.get_available_providers(), capi=os.path.join(os.path.dirname(ort.__file__), "capi"))
+    sess = ort.InferenceSession(model, so, providers=providers, enable_fallback=0)
+    sess.disable_fallback()  # releases without the keyword: at least no fallback on Run
+    _say(providers=sess.get_providers())
+    sys.stderr.flush()
+    crash = os.environ.get(CRASH_ENV)
+    if crash:
+        import signal
+
+        os.kill(os.getpid(), getattr(signal, crash))
+    defaulted: list[str] = []
     try:
-        sess.run(None, _feeds(sess, shapes))
+        feeds = _feeds(sess, shapes, defaulted)
+        _say(defaulted=defaulted)
+        sess.run(None, feeds)
     except Exception as exc:
-        print(json.dumps({"run_error": str(exc).strip().splitlines()[-1][:300]}), flush=True)
-    print(json.dumps({"profile": sess.end_profiling()}), flush=True)
+        text = " ".join(str(exc).split()).replace("[ONNXRuntimeError] : ", "")
+        _say(run_error=text if len(text) <= 240 else text[:240] + " ...")
+    _say(profile=sess.end_profiling())
     return 0
 
 

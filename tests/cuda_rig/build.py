@@ -120,7 +120,8 @@ def main(argv: list[str]) -> int:
     both = venv(rig / "both", ["--no-deps", f"onnxruntime=={VERSION}"])
     site = Path(out(str(both), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])").strip())
     gpu_site = Path(out(str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])").strip())
-    (site / "zz_cuda_rig.pth").write_text(f"{gpu_site}\n")  # appended after the CPU wheel: onnx, numpy, onnxlint
+    # after the CPU wheel on sys.path: onnx, numpy, onnxlint (its editable .pth too, hence addsitedir)
+    (site / "zz_cuda_rig.pth").write_text(f"import site; site.addsitedir({str(gpu_site)!r})\n")
     (rig / "ready").write_text(f"onnxruntime-gpu {VERSION}\n{sysconfig.get_python_version()}\n")
     print(f"rig ready in {rig}: LD_LIBRARY_PATH={rig / 'libs'} {py}")
     return 0

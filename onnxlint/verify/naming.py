@@ -1,0 +1,43 @@
+"""Unique node names for the session, so every node can be found in ORT's placement log.
+
+ORT logs each node as "OpType (name)", main graph and control-flow bodies together: an unnamed node logs as
+"Relu ()" and two nodes of one name (the same name in both branches of an If) cannot be told apart. Such nodes
+are renamed in the copy the session loads; the lint's location of every node stays what it was.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import onnx
+
+from onnxlint.graph import iter_graphs
+
+
+def unique_names(model: onnx.ModelProto) -> dict[str, str]:
+    """Rename, in place, every unnamed node and every repeat of a name (the first keeps it) in the main graph and
+    its control-flow bodies. Returns new name -> the last part of the node's lint location (an unnamed node's
+    `Op#i`, else its old name); {} when nothing needed renaming. Local functions are left alone: ORT inlines
+    them under names of its own."""
+    graphs = list(iter_graphs(model))
+    count = Counter(n.name for g in graphs for n in g.node if n.name)
+    if all(n.name and count[n.name] == 1 for g in graphs for n in g.node):
+        return {}
+    taken = set(count)
+    kept: set[str] = set()
+    renamed: dict[str, str] = {}
+    for g in graphs:
+        for i, node in enumerate(g.node):
+            if node.name and count[node.name] == 1:
+                continue
+            if node.name and node.name not in kept:
+                kept.add(node.name)
+                continue
+            shown = node.name or f"{node.op_type}#{i}"
+            new, k = shown, 1
+            while new in taken or (node.name and new == node.name):
+                new, k = f"{shown}~{k}", k + 1
+            taken.add(new)
+            renamed[new] = shown
+            node.name = new
+    return renamed
