@@ -1,6 +1,10 @@
 """The numeric check: a fixed model must pass the checker and strict shape inference, and a safe fix must
 give the original's outputs on the same random inputs (ORT CPU, else onnx.reference; tolerance per dtype).
 
+The runtimes never run in the linting process: check_equivalent hands both models to a child process
+(equivalence_child, one per file, with a time and memory limit), so a native crash in onnxruntime (a real
+float16 export segfaults ORT 1.24.4's CPU session) costs that file's fix, not the run over a folder.
+
 Input shapes: `--shape name=1x3x224x224` first, then the declared dims; a symbolic dim (one symbol, one value
 across all inputs) takes small sizes in turn until the original runs, and where a dim is symbolic the two
 models are compared at two sizes. Everything the runtimes print goes to a captured file descriptor
@@ -196,11 +200,17 @@ def has_external_data(model: onnx.ModelProto) -> bool:
     return any(t.data_location == TensorProto.EXTERNAL for g in iter_graphs(model) for t in g.initializer)
 
 
+# set by equivalence_child: told about each runtime session before it is created (which model, for a crash report)
+BEFORE_SESSION: list[Callable[[onnx.ModelProto], None]] = []
+
+
 def session(model: onnx.ModelProto, base_dir: Path | None = None) -> Callable[[dict], list]:
     """A runner on the CPU provider (onnx.reference without onnxruntime); made once, run on several feeds.
 
     A model with external data loads from a temporary file in base_dir, the folder its data paths are
     relative to, so ORT reads the weights itself and Python never holds them."""
+    for hook in BEFORE_SESSION:
+        hook(model)
     external = base_dir is not None and has_external_data(model)
     if external and base_dir is not None:
         from onnxlint.loading import check_external_data
@@ -329,10 +339,12 @@ def compare(i: int, x, y) -> None:
 
 def check_equivalent(before: onnx.ModelProto, after: onnx.ModelProto, base_dir: Path | None = None,
                      shapes: dict[str, Sequence[int]] | None = None) -> str:
-    """Run both models on the same inputs; raises FixError when outputs differ. Returns what was compared
-    (e.g. "outputs equal at batch=1, batch=2") or why only the fixed model was run."""
-    with capture_output():
-        return _check_equivalent(before, after, base_dir, shapes)
+    """Run both models on the same inputs, in a child process; raises FixError when outputs differ or the
+    child dies. Returns what was compared (e.g. "outputs equal at batch=1, batch=2") or why only the fixed
+    model was run."""
+    from onnxlint.fixers.equivalence_child import run_check
+
+    return run_check(before, after, base_dir, shapes)
 
 
 def _check_equivalent(before, after, base_dir, shapes) -> str:
