@@ -76,7 +76,17 @@ def fix_in_place(path: Path, target: str, ort_version: str | None) -> list[str]:
     return res.notes or ["nothing to fix"]
 
 
+def require_onnxruntime() -> None:
+    """The session needs onnxruntime in this environment (it runs in a child of this Python)."""
+    import importlib.util
+
+    if importlib.util.find_spec("onnxruntime") is None:
+        raise UsageError("verification needs onnxruntime, which is not installed: pip install 'onnxlint[gpu]' "
+                         "(onnxruntime-gpu; or onnxruntime for --providers CPUExecutionProvider)")
+
+
 def verify_paths(paths: list[str], options: VerifyOptions) -> list[VerifyResult | FixedVerifyResult]:
+    require_onnxruntime()
     results: list[VerifyResult | FixedVerifyResult] = []
     providers = list(options.providers)
     files = loading.expand_paths(paths)
@@ -118,6 +128,7 @@ def verify_report(report: Report, providers: list[str], shapes: dict[str, list[i
     """`onnxlint --verify`: one real session per linted model (each in a child process), sequentially."""
     from onnxlint.ruleset import get_ruleset
 
+    require_onnxruntime()
     for res in report.files:
         if res.error:
             continue
