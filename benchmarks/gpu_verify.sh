@@ -64,18 +64,21 @@ while i < len(text):
         i += 1
 why = next((e["cuda_unavailable"] for e in entries if "cuda_unavailable" in e), None)
 if why:
-    print(f"NOTE: no CUDA session; the table compares against the ort-cpu prediction. {why}")
+    print(f"NOTE: the CUDA EP was not exercised, nothing was compared: {why}")
 print(f"{'model':<48} {'observed':>8} {'on CPU':>6} {'confirmed':>9} {'missed':>6} {'false al.':>9}")
 for e in entries:
     name = e["filename"].rsplit("/", 1)[-1][:48]
-    if "error" in e:
-        print(f"{name:<48} session failed: {e['error'][:110]}")
+    if "error" in e or "cuda_unavailable" in e:
+        print(f"{name:<48} not verified: {e.get('error', 'CUDA EP not exercised')[:110]}")
         continue
     print(f"{name:<48} {e['nodes_observed']:>8} {e['on_cpu']:>6} {len(e['confirmed']):>9} {len(e['missed']):>6} {len(e['false_alarms']):>9}")
+    details = {d["location"]: d for d in e["details"]}
     for k in ("missed", "false_alarms"):
         for n in e[k]:
-            d = e["details"][n]
-            print(f"    {k}: {d['node']} {d['op_type']} predicted {d['predicted_ep']}, ran on {d['ran_on']}")
+            d = details[n]
+            print(f"    {k}: {n} {d['op_type']} predicted {d['predicted_ep']}, ran on {d['ran_on']}")
+    if e.get("run_error"):
+        print(f"    run failed (placement from the session log): {e['run_error'][:100]}")
     tot["confirmed"] += len(e["confirmed"]); tot["missed"] += len(e["missed"])
     tot["false_alarms"] += len(e["false_alarms"]); tot["observed"] += e["nodes_observed"]
 print(f"{'total':<48} {tot['observed']:>8} {'':>6} {tot['confirmed']:>9} {tot['missed']:>6} {tot['false_alarms']:>9}")
