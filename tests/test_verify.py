@@ -254,6 +254,15 @@ def test_every_node_is_matched_unnamed_and_same_named_ones_included(tmp_path):
     assert r.ran_on == {"graph/Relu#0": gpu, "graph/if": gpu, "graph/if:then_branch/same": cpu,
                         "graph/if:else_branch/same": gpu, "graph/Unique#2": cpu}
     assert r.nodes_observed == 6 and r.on_cpu == 2 and len(r.confirmed) == 2
+    # a node the NHWC layout transformer rewrites in place logs as `<name>_token_<n>` with its own op type
+    run.placements[0] = logs.Placed("Unique", "Unique#2_token_7", cpu)
+    again = compare.VerifyResult(str(p), "ort-cuda", [gpu, cpu])
+    compare.compare(again, run, index, pred, renamed)
+    assert again.ran_on == r.ran_on and again.ort_created == {} and again.removed_unpredicted == []
+    run.placements[0] = logs.Placed("Transpose", "Unique#2_token_7", cpu)  # another op: a node ORT made
+    again = compare.VerifyResult(str(p), "ort-cuda", [gpu, cpu])
+    compare.compare(again, run, index, pred, renamed)
+    assert again.ort_created == {cpu: 1} and [c.location for c in again.removed_unpredicted] == ["graph/Unique#2"]
 
 
 def test_removed_nodes_are_their_own_outcome_never_predicted_cpu():

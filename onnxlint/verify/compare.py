@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -21,6 +22,7 @@ CPU = "CPUExecutionProvider"
 CUDA = "CUDAExecutionProvider"
 REMOVED = "removed"  # predicted_ep / ran_on of a node that is not in the session's graph
 COPY_OPS = ("MemcpyToHost", "MemcpyFromHost")
+_TOKEN = re.compile(r"^(.*)_token_\d+$")
 
 
 @dataclass(frozen=True)
@@ -73,7 +75,7 @@ class VerifyResult:
             out.append(f"{len(self.kept_unpredicted)} node(s) predicted removed by ORT's optimizations ran on the device: "
                        + ", ".join(c.location for c in self.kept_unpredicted[:5]))
         if self.ort_created.get(CPU):
-            out.append(f"ORT created {self.ort_created[CPU]} node(s) of its own on CPU (fusions or function bodies)")
+            out.append(f"ORT created {self.ort_created[CPU]} node(s) of its own on CPU (layout Transposes, fusions or function bodies)")
         return out
 
     def summary_line(self) -> str:
@@ -196,14 +198,21 @@ def compare(result: VerifyResult, run: Any, index: Any, prediction: Any, renamed
     from onnxlint.placement import GONE_STATUSES
 
     nodes = [n for n in index.nodes if not n.scope.is_function]
-    names = {n.name for n in nodes}
+    op_of = {n.name: n.op_type for n in nodes}
     listed = {p.name: p.ep for p in run.placements if p.op_type not in COPY_OPS}
     all_on = run.all_on[0] if run.all_on and not run.placements else None
     result.nodes_observed = run.all_on[1] if all_on else len(run.placements)
     result.on_cpu = (result.nodes_observed if all_on == CPU else sum(1 for p in run.placements if p.ep == CPU))
     for p in run.placements:
-        if p.name not in names and p.op_type not in COPY_OPS:
-            result.ort_created[p.ep] = result.ort_created.get(p.ep, 0) + 1
+        if p.name in op_of or p.op_type in COPY_OPS:
+            continue
+        # a node ORT rewrote in place (the NHWC layout transformer) keeps its op type and gets the name
+        # `<name>_token_<n>` (Graph::GenerateNodeName): it is the original node, where it ran
+        m = _TOKEN.match(p.name)
+        if m and op_of.get(m.group(1)) == p.op_type and m.group(1) not in listed:
+            listed[m.group(1)] = p.ep
+            continue
+        result.ort_created[p.ep] = result.ort_created.get(p.ep, 0) + 1
     for node in nodes:
         pred = prediction.get(node)
         if pred is None:
