@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import json
 import os
+import signal
+import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -342,8 +345,6 @@ def check_equivalent(before: onnx.ModelProto, after: onnx.ModelProto, base_dir: 
     """Run both models on the same inputs, in a child process; raises FixError when outputs differ or the
     child dies. Returns what was compared (e.g. "outputs equal at batch=1, batch=2") or why only the fixed
     model was run."""
-    from onnxlint.fixers.equivalence_child import run_check
-
     return run_check(before, after, base_dir, shapes)
 
 
@@ -428,3 +429,85 @@ def verify(before: onnx.ModelProto, after: onnx.ModelProto, safe: bool, applied:
     except Exception as exc:
         raise FixError(f"could not run the numeric check: {ort_message(exc)}") from None
     return f"{result}; {inherited}" if inherited else result
+
+
+# ------------------------------------------------------------------ the child process
+
+TIMEOUT_ENV, MEMORY_ENV = "ONNXLINT_CHECK_TIMEOUT", "ONNXLINT_CHECK_MEMORY_MB"
+DEFAULT_TIMEOUT = 600.0  # seconds for both models, every size tried
+MIN_MEMORY = 8 << 30  # address space; at least this, or 8x the two models' serialized size
+
+
+def _limits() -> tuple[float, int | None]:
+    timeout = float(os.environ.get(TIMEOUT_ENV) or DEFAULT_TIMEOUT)
+    memory = os.environ.get(MEMORY_ENV)
+    return timeout, (int(memory) << 20 if memory else None)
+
+
+def _limit_memory(limit: int) -> None:
+    import resource
+
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def run_check(before: onnx.ModelProto, after: onnx.ModelProto, base_dir: Path | None,
+              shapes: dict[str, Sequence[int]] | None) -> str:
+    """check_equivalent's work in `python -m onnxlint.fixers.equivalence_child` (see that module)."""
+    external = base_dir is not None and (has_external_data(before) or has_external_data(after))
+    timeout, memory = _limits()
+    with contextlib.ExitStack() as stack:
+        tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="onnxlint-check."))
+        folder = str(base_dir) if external else tmp
+        paths = []
+        for model in (before, after):
+            fd, path = tempfile.mkstemp(prefix=".onnxlint-check.", suffix=".onnx", dir=folder)
+            stack.callback(_remove, path)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(model.SerializeToString())
+            paths.append(path)
+        size = sum(os.path.getsize(p) for p in paths)
+        limit = memory or max(MIN_MEMORY, 8 * size)
+        report = os.path.join(tmp, "report.json")
+        cmd = [sys.executable, "-m", "onnxlint.fixers.equivalence_child", *paths, str(base_dir or ""),
+               json.dumps({k: list(v) for k, v in (shapes or {}).items()}), report]
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, errors="replace",
+                                start_new_session=True, preexec_fn=lambda: _limit_memory(limit))
+        try:
+            _, stderr = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            raise FixError(f"the numeric check did not finish within {timeout:g} s ({TIMEOUT_ENV} sets the limit)") from None
+        data = _read(report)
+    if "result" in data:
+        return str(data["result"])
+    if "fix_error" in data:
+        raise FixError(str(data["fix_error"]))
+    which = "the fixed model" if data.get("stage") == "fixed" else "the original model"
+    if proc.returncode < 0:
+        try:
+            sig = signal.Signals(-proc.returncode).name
+        except ValueError:
+            sig = f"signal {-proc.returncode}"
+        raise FixError(f"onnxruntime crashed ({sig}) creating a session for {which}")
+    if "MemoryError" in stderr or "std::bad_alloc" in stderr:
+        raise FixError(f"the numeric check ran out of memory ({limit >> 20} MB address space, {MEMORY_ENV} sets it) "
+                       f"running {which}")
+    last = [ln for ln in stderr.splitlines() if ln.strip()][-1:] or [f"exit code {proc.returncode}"]
+    raise FixError(f"could not run the numeric check: {last[0][:200]}")
+
+
+def _remove(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+
+
+def _read(path: str) -> dict[str, Any]:
+    data: dict[str, Any] = {}
+    with contextlib.suppress(OSError):
+        with open(path) as fh:
+            for line in fh:
+                with contextlib.suppress(ValueError):
+                    data.update(json.loads(line))
+    return data
