@@ -176,7 +176,7 @@ def test_doctor_without_onnxruntime_is_one_line_with_the_fix(monkeypatch):
 
 def test_doctor_bounds_a_hanging_nvidia_smi(tmp_path, monkeypatch):
     smi = tmp_path / "nvidia-smi"
-    smi.write_text("#!/bin/sh\nsleep 30\n")
+    smi.write_text("#!/bin/sh\nexec sleep 30\n")
     smi.chmod(0o755)
     monkeypatch.setenv("PATH", f"{tmp_path}:{__import__('os').environ['PATH']}")
     check = doctor._gpu_check(False, timeout=0.5)
