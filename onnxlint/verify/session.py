@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -58,8 +59,6 @@ def run_session(model: Path, providers: list[str], shapes: dict[str, list[int]],
                 level: str = "all") -> SessionRun:
     """One session of `model` (a file whose external data paths are relative to its folder) in a child."""
     cmd = [sys.executable, "-m", "onnxlint.verify.session_child", str(model), json.dumps(providers), json.dumps(shapes)]
-    import tempfile
-
     with tempfile.TemporaryDirectory(prefix="onnxlint-verify.") as tmp:
         proc = subprocess.Popen([*cmd, tmp, level], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 errors="replace", start_new_session=True)
