@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from onnxlint import bounded_child
 from onnxlint.verify import cuda_status
 
 PROBE_TIMEOUT = 120.0
@@ -63,17 +64,13 @@ class Check:
 
 def _probe(timeout: float) -> tuple[dict[str, Any], str, str | None]:
     """(what the child said, its stderr, why it gave no answer or None)."""
-    try:
-        proc = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, errors="replace",
-                              timeout=timeout)
-    except subprocess.TimeoutExpired as exc:
-        err = exc.stderr.decode("utf-8", "replace") if isinstance(exc.stderr, bytes) else (exc.stderr or "")
-        out = exc.stdout.decode("utf-8", "replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
-        return _json_lines(out), err, f"the probe session did not finish within {timeout:g} s"
-    data = _json_lines(proc.stdout)
-    if proc.returncode < 0:
-        return data, proc.stderr, f"onnxruntime crashed creating a CUDA session (signal {-proc.returncode})"
-    return data, proc.stderr, None
+    code, out, err = bounded_child.run([sys.executable, "-c", _PROBE], timeout)
+    data = _json_lines(out)
+    if code is None:
+        return data, err, f"the probe session did not finish within {timeout:g} s"
+    if code < 0:
+        return data, err, f"onnxruntime crashed creating a CUDA session ({bounded_child.signal_name(code)})"
+    return data, err, None
 
 
 def _json_lines(text: str) -> dict[str, Any]:

@@ -17,7 +17,6 @@ import contextlib
 import copy
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -29,6 +28,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
+from onnxlint import bounded_child
 from onnxlint.errors import first_line, ort_message
 from onnxlint.fixers.base import REGISTRY, FixError
 from onnxlint.graph import iter_graphs
@@ -444,13 +444,6 @@ def _limits() -> tuple[float, int | None]:
     return timeout, (int(memory) << 20 if memory else None)
 
 
-def _limit_memory(limit: int) -> None:
-    import resource
-
-    with contextlib.suppress(ValueError, OSError):
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-
-
 def run_check(before: onnx.ModelProto, after: onnx.ModelProto, base_dir: Path | None,
               shapes: dict[str, Sequence[int]] | None) -> str:
     """check_equivalent's work in `python -m onnxlint.fixers.equivalence_child` (see that module)."""
@@ -471,30 +464,21 @@ def run_check(before: onnx.ModelProto, after: onnx.ModelProto, base_dir: Path | 
         report = os.path.join(tmp, "report.json")
         cmd = [sys.executable, "-m", "onnxlint.fixers.equivalence_child", *paths, str(base_dir or ""),
                json.dumps({k: list(v) for k, v in (shapes or {}).items()}), report]
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, errors="replace",
-                                start_new_session=True, preexec_fn=lambda: _limit_memory(limit))
-        try:
-            _, stderr = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
-            raise FixError(f"the numeric check did not finish within {timeout:g} s ({TIMEOUT_ENV} sets the limit)") from None
+        code, _, stderr = bounded_child.run(cmd, timeout, memory=limit, stdout=subprocess.DEVNULL)
+        if code is None:
+            raise FixError(f"the numeric check did not finish within {timeout:g} s ({TIMEOUT_ENV} sets the limit)")
         data = _read(report)
     if "result" in data:
         return str(data["result"])
     if "fix_error" in data:
         raise FixError(str(data["fix_error"]))
     which = "the fixed model" if data.get("stage") == "fixed" else "the original model"
-    if proc.returncode < 0:
-        try:
-            sig = signal.Signals(-proc.returncode).name
-        except ValueError:
-            sig = f"signal {-proc.returncode}"
-        raise FixError(f"onnxruntime crashed ({sig}) creating a session for {which}")
+    if code < 0:
+        raise FixError(f"onnxruntime crashed ({bounded_child.signal_name(code)}) creating a session for {which}")
     if "MemoryError" in stderr or "std::bad_alloc" in stderr:
         raise FixError(f"the numeric check ran out of memory ({limit >> 20} MB address space, {MEMORY_ENV} sets it) "
                        f"running {which}")
-    last = [ln for ln in stderr.splitlines() if ln.strip()][-1:] or [f"exit code {proc.returncode}"]
+    last = [ln for ln in stderr.splitlines() if ln.strip()][-1:] or [f"exit code {code}"]
     raise FixError(f"could not run the numeric check: {last[0][:200]}")
 
 

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from onnxlint import bounded_child
 from onnxlint.verify import cuda_status, logs
 
 CUDA = "CUDAExecutionProvider"
@@ -48,37 +47,23 @@ def _lines(stdout: str) -> dict[str, Any]:
     return data
 
 
-def _signal_name(code: int) -> str:
-    try:
-        return signal.Signals(-code).name
-    except ValueError:
-        return f"signal {-code}"
-
-
 def run_session(model: Path, providers: list[str], shapes: dict[str, list[int]], timeout: float = 300,
                 level: str = "all") -> SessionRun:
     """One session of `model` (a file whose external data paths are relative to its folder) in a child."""
     cmd = [sys.executable, "-m", "onnxlint.verify.session_child", str(model), json.dumps(providers), json.dumps(shapes)]
     with tempfile.TemporaryDirectory(prefix="onnxlint-verify.") as tmp:
-        proc = subprocess.Popen([*cmd, tmp, level], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                errors="replace", start_new_session=True)
-        timed_out = False
-        try:
-            stdout, stderr = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            os.killpg(proc.pid, signal.SIGKILL)
-            stdout, stderr = proc.communicate()
+        code, stdout, stderr = bounded_child.run([*cmd, tmp, level], timeout)
+        timed_out = code is None
         data = _lines(stdout)
         run = SessionRun(available=list(data.get("available", [])), defaulted=list(data.get("defaulted", [])))
         if "providers" not in data:  # no session
             if timed_out:
                 run.error = f"the session was not created within {timeout:g} s"
-            elif proc.returncode < 0:
-                run.error = (f"onnxruntime crashed creating the session ({_signal_name(proc.returncode)}): "
+            elif code is not None and code < 0:
+                run.error = (f"onnxruntime crashed creating the session ({bounded_child.signal_name(code)}): "
                              f"{cuda_status.ort_error(stderr) or 'no message'}")
             else:
-                run.error = logs.error_line(stderr) or f"the session child exited with code {proc.returncode}"
+                run.error = logs.error_line(stderr) or f"the session child exited with code {code}"
             run.error = run.error[:400]
             return run
         run.providers = list(data["providers"])
@@ -86,8 +71,8 @@ def run_session(model: Path, providers: list[str], shapes: dict[str, list[int]],
         run.all_on = logs.all_placed_on(stderr)
         if timed_out:
             run.run_error = f"the run did not finish within {timeout:g} s"
-        elif proc.returncode < 0:
-            run.run_error = f"onnxruntime crashed during the run ({_signal_name(proc.returncode)})"
+        elif code is not None and code < 0:
+            run.run_error = f"onnxruntime crashed during the run ({bounded_child.signal_name(code)})"
         elif data.get("run_error"):
             run.run_error = str(data["run_error"])
         profile = data.get("profile")

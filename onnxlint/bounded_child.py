@@ -1,0 +1,54 @@
+"""A child process with a time limit (and, on POSIX, an address-space limit) that can always be ended whole.
+
+ORT runs only in such children (verify's session, doctor's probe, the --fix numeric check): a native crash, a
+hang or a runaway allocation costs the child. On POSIX the child leads its own process group, so a timeout
+kills whatever it started too; elsewhere the child alone is killed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+from typing import Any
+
+POSIX = os.name == "posix"
+
+
+def _limit_memory(limit: int) -> None:
+    import resource
+
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def run(cmd: list[str], timeout: float, memory: int | None = None, **kwargs: Any) -> tuple[int | None, str, str]:
+    """(exit code or None when the time limit ended it, stdout, stderr); text mode, undecodable bytes replaced.
+    What the child wrote before it was killed is returned too. A negative code is the signal that ended it."""
+    extra: dict[str, Any] = {}
+    if POSIX:
+        extra["start_new_session"] = True
+        if memory:
+            extra["preexec_fn"] = lambda: _limit_memory(memory)
+    proc = subprocess.Popen(cmd, stdout=kwargs.pop("stdout", subprocess.PIPE), stderr=subprocess.PIPE, text=True,
+                            errors="replace", **extra, **kwargs)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        if POSIX:
+            with contextlib.suppress(OSError):
+                os.killpg(proc.pid, signal.SIGKILL)
+        else:
+            proc.kill()
+        out, err = proc.communicate()
+        return None, out or "", err or ""
+    return proc.returncode, out or "", err or ""
+
+
+def signal_name(code: int) -> str:
+    """'SIGSEGV' for the exit code -11."""
+    try:
+        return signal.Signals(-code).name
+    except ValueError:
+        return f"signal {-code}"
