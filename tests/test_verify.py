@@ -335,3 +335,23 @@ def test_fix_over_a_folder_survives_a_crashing_numeric_check(examples_dir, tmp_p
     assert (tmp_path / "resize_opset10.onnx").read_bytes() == before["resize_opset10.onnx"]
     for name in ("dropout_training.onnx", "batchnorm_training.onnx"):
         assert f"{name}: note: numeric check: outputs equal" in out and (tmp_path / name).read_bytes() != before[name]
+
+
+def test_renamed_copy_of_a_model_with_external_data_loads_its_weights_from_the_models_folder(tmp_path, cli):
+    """Unnamed nodes make verify write a renamed copy; with external data it goes beside the model (whose folder
+    the data paths are relative to) and is removed after."""
+    import numpy as np
+    import onnx
+
+    w = onnx.numpy_helper.from_array(np.arange(4096, dtype=np.float32).reshape(64, 64), "w")
+    m = make_model([h.make_node("MatMul", ["x", "w"], ["y"]), h.make_node("Relu", ["y"], ["z"])],
+                   [vi("x", T.FLOAT, [1, 64])], [vi("z", T.FLOAT, [1, 64])], inits=[w])
+    d = tmp_path / "m"
+    d.mkdir()
+    onnx.save(m, d / "model.onnx", save_as_external_data=True, location="weights.bin", size_threshold=0)
+    rc, out, err = cli("verify", d / "model.onnx", "--providers", "CPUExecutionProvider", "--format", "json",
+                       "--ort-optimization", "disabled")
+    r = json.loads(out)[0]
+    assert rc == 0 and "error" not in r and "run_error" not in r
+    assert sorted(r["ran_on"]) == ["graph/MatMul#0", "graph/Relu#1"] and r["missed"] == []
+    assert sorted(p.name for p in d.iterdir()) == ["model.onnx", "weights.bin"]
