@@ -16,7 +16,8 @@ from typing import Any
 POSIX = os.name == "posix"
 
 
-def _limit_memory(limit: int) -> None:
+def limit_memory(limit: int) -> None:
+    """This process may map at most `limit` bytes (RLIMIT_AS); no-op where it cannot be set."""
     import resource
 
     with contextlib.suppress(ValueError, OSError):
@@ -30,7 +31,7 @@ def run(cmd: list[str], timeout: float, memory: int | None = None, **kwargs: Any
     if POSIX:
         extra["start_new_session"] = True
         if memory:
-            extra["preexec_fn"] = lambda: _limit_memory(memory)
+            extra["preexec_fn"] = lambda: limit_memory(memory)
     proc = subprocess.Popen(cmd, stdout=kwargs.pop("stdout", subprocess.PIPE), stderr=subprocess.PIPE, text=True,
                             errors="replace", **extra, **kwargs)
     try:

@@ -355,3 +355,24 @@ def test_renamed_copy_of_a_model_with_external_data_loads_its_weights_from_the_m
     assert rc == 0 and "error" not in r and "run_error" not in r
     assert sorted(r["ran_on"]) == ["graph/MatMul#0", "graph/Relu#1"] and r["missed"] == []
     assert sorted(p.name for p in d.iterdir()) == ["model.onnx", "weights.bin"]
+
+
+@pytest.mark.parametrize("forkserver", [True, False])
+def test_numeric_check_child_with_and_without_a_forkserver(forkserver, monkeypatch):
+    """The check's child forks from a warm server where there is one, else is `python -m equivalence_child`;
+    either way a crash is a FixError naming the model being built and a normal check answers."""
+    from onnxlint.fixers import FixError, equivalence
+
+    if not forkserver:
+        monkeypatch.setattr(equivalence, "_FORKSERVER", [None])
+    elif equivalence._forkserver() is None:
+        pytest.skip("no forkserver on this platform")
+    m = make_model([h.make_node("Relu", ["x"], ["y"])], [vi("x", T.FLOAT, [2, 3])], [vi("y", T.FLOAT, [2, 3])])
+    assert equivalence.check_equivalent(m, m) == "outputs equal at fixed shapes"
+    monkeypatch.setenv(equivalence.CRASH_ENV, "g")  # make_model's graph name
+    with pytest.raises(FixError, match=r"onnxruntime crashed \(SIGSEGV\) creating a session for the fixed model"):
+        equivalence.check_equivalent(m, m)
+    monkeypatch.delenv(equivalence.CRASH_ENV)
+    monkeypatch.setenv(equivalence.TIMEOUT_ENV, "0.001")
+    with pytest.raises(FixError, match="did not finish within 0.001 s"):
+        equivalence.check_equivalent(m, m)
