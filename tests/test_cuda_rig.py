@@ -126,3 +126,13 @@ def test_verify_agrees_with_orts_placement_log_on_the_examples_and_corpus():
     built = [r for r in results if "error" not in r]
     assert len(built) >= 8 and all(r["verified"] for r in built)
     assert [(r["filename"], r["missed"], r["false_alarms"]) for r in built if r["missed"] or r["false_alarms"]] == []
+
+
+def test_a_crash_after_session_creation_keeps_the_cuda_placement(tmp_path):
+    m = make_model([h.make_node("Relu", ["x"], ["r"], name="relu"), h.make_node("Unique", ["r"], ["u"], name="uniq")],
+                   [vi("x", T.FLOAT, [8])], [vi("u", T.FLOAT, None)])
+    onnx.save(m, tmp_path / "m.onnx")
+    rc, out, _ = rig("verify", tmp_path / "m.onnx", "--format", "json", env={"ONNXLINT_TEST_CRASH_AFTER_SESSION": "SIGSEGV"})
+    [r] = json.loads(out)
+    assert "crashed during the run (SIGSEGV)" in r["run_error"] and r["ran_on"] == {"graph/relu": CUDA, "graph/uniq": CPU}
+    assert r["confirmed"] == ["graph/uniq"] and rc == 0
