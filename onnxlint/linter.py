@@ -38,7 +38,7 @@ def model_file(model: onnx.ModelProto, display: str = "<model>", base_dir: Path 
     mf = loading.ModelFile(path=Path(base_dir or ".") / display, display=display, model=model,
                            file_size=model.ByteSize())
     if base_dir is not None:
-        mf.external = loading._external_tensors(model, Path(base_dir))
+        mf.external = loading.external_tensors(model, Path(base_dir))
     return mf
 
 

@@ -201,7 +201,7 @@ def bundled_rules_json(rules: list[Rule], folder: Path) -> str:
 
 
 def _digest(path: Path) -> str:
-    """blake2b of a rule file (the digest cache._scan takes; the cache module cannot be imported here: it
+    """blake2b of a rule file (the digest cache.keys.scan takes; the cache module cannot be imported here: it
     imports this one)."""
     try:  # _blake2 is built in; hashlib would load OpenSSL
         from _blake2 import blake2b

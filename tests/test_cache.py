@@ -243,7 +243,7 @@ def test_concurrent_writers_do_not_corrupt(tmp_path, cdir, monkeypatch):
         assert proc.returncode == 0 and out.strip() == "ok", err[-2000:]
     s = Settings.from_config(None)
     monkeypatch.chdir(tmp_path)  # the key includes the working directory, as in the writers
-    monkeypatch.setattr(cache, "_PACKAGE_STAMP", None)  # as fresh as the writers' (a checkout being edited)
+    monkeypatch.setattr(cache.keys, "_PACKAGE_STAMP", None)  # as fresh as the writers' (a checkout being edited)
     assert cache.lookup(p, s, cdir) is not None
     leftovers = [f for f in cdir.rglob("*") if f.name.endswith(".tmp")]
     assert leftovers == []
@@ -268,7 +268,7 @@ def test_hit_path_imports_neither_onnx_nor_yaml(tmp_path, cdir, monkeypatch):
     p = tmp_path / "m.onnx"
     onnx.save(_model(), p)
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(cache, "_PACKAGE_STAMP", None)  # as fresh as the child's (a checkout being edited)
+    monkeypatch.setattr(cache.keys, "_PACKAGE_STAMP", None)  # as fresh as the child's (a checkout being edited)
     _run([p], Settings.from_config(None), cdir)
     proc = subprocess.run([sys.executable, "-c", _HIT_IMPORTS, str(p), str(cdir)], cwd=tmp_path,
                           capture_output=True, text=True, timeout=120)
@@ -278,9 +278,9 @@ def test_hit_path_imports_neither_onnx_nor_yaml(tmp_path, cdir, monkeypatch):
 
 
 def test_package_files_are_in_the_key():
-    stamp = cache._package_stamp()
+    stamp = cache.keys.package_stamp()
     assert len(stamp) == 64
-    files = cache._walk_files(Path(cache.__file__).resolve().parent)
+    files = cache.keys.walk_files(Path(cache.__file__).resolve().parent.parent)
     assert any(f.endswith(os.path.join("data", "kernels", "ort-cuda.json.gz")) for f in files)
     assert any(f.endswith("graph.py") for f in files)
     assert ROOT.exists()
@@ -373,7 +373,7 @@ def test_the_key_hashes_every_byte_of_small_and_large_files(tmp_path, size):
         data[at:at + 8] = b"location"
     p = tmp_path / "m.onnx"
     p.write_bytes(bytes(data))
-    digest, seen = cache._scan(p)
+    digest, seen = cache.keys.scan(p)
     assert digest == blake2b(bytes(data), digest_size=32).hexdigest()
     assert seen == (b"location" in data)
 

@@ -380,13 +380,13 @@ def test_a_run_of_hits_reads_the_rules_only_when_the_output_lists_them(cli, spy,
     the rules (tool.driver.rules)."""
     first = cli(model, "--format", fmt)
     reads: list[str] = []
-    real = cache._read_ruleset
+    real = cache.rulesets._read_ruleset
 
     def spy_read(k, path):
         reads.append(k)
         return real(k, path)
 
-    monkeypatch.setattr(cache, "_read_ruleset", spy_read)
+    monkeypatch.setattr(cache.rulesets, "_read_ruleset", spy_read)
     assert cli(model, "--format", fmt) == first and spy.linted == ["m.onnx"]
     assert bool(reads) == reads_rules
 
@@ -424,7 +424,8 @@ def test_an_unchanged_repeat_prints_what_was_printed_without_rendering(cli, spy,
     def no(*a, **k):
         raise AssertionError("decoded or rendered again")
 
-    monkeypatch.setattr(cache, "report_from_json", no)
+    monkeypatch.setattr(cache.entries, "report_from_json", no)
+    monkeypatch.setattr(cache.runs, "report_from_json", no)
     monkeypatch.setattr(formats, "render", no)
     assert cli(model, other, "--no-progress", *extra) == first and first[0] == 1
     out = tmp_path / "report.txt"

@@ -141,8 +141,10 @@ def test_the_checker_runs_before_the_parse_and_only_when_a_selected_rule_asks(sa
     m.graph.node[0].input[0] = "undefined_value"
     path = save(m)
     seen: list = []
-    real_index, real_check, real_infer = loading.index_model, loading.checker_message, loading._infer
-    real_external = loading._external_tensors
+    from onnxlint.loading import checker, inference, opening
+
+    real_index, real_check, real_infer = loading.index_model, loading.checker_message, inference._infer
+    real_external = loading.external_tensors
 
     def index_model(mf):
         seen.append(("index", mf.raw is None, mf.checked))
@@ -161,9 +163,10 @@ def test_the_checker_runs_before_the_parse_and_only_when_a_selected_rule_asks(sa
         return real_external(model, base)
 
     monkeypatch.setattr(loading, "index_model", index_model)
-    monkeypatch.setattr(loading, "checker_message", check)
-    monkeypatch.setattr(loading, "_infer", infer)
-    monkeypatch.setattr(loading, "_external_tensors", external)
+    monkeypatch.setattr(opening, "checker_message", check)
+    monkeypatch.setattr(checker, "checker_message", check)
+    monkeypatch.setattr(inference, "_infer", infer)
+    monkeypatch.setattr(opening, "external_tensors", external)
     res = linter.lint_file(path, Settings.from_config(None))
     assert [s[0] for s in seen] == ["check", "parsed", "index", "infer"] and seen[0] == ("check", "bytes")
     assert not seen[2][1] and "undefined_value" in seen[2][2] and seen[3] == ("infer", True)

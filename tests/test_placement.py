@@ -663,11 +663,11 @@ def test_refined_shapes_bound_the_budget_by_the_count_made_before_inference(monk
     nodes.append(h.make_node("If", ["cond"], ["y"], name="if", then_branch=then_g, else_branch=else_g))
     m = make_model(nodes, [vi("x", T.FLOAT, [2, 3]), vi("cond", T.BOOL, [])], [vi("y", T.FLOAT, None)], [], opset=17)
     walks = []
-    real = loading._inference_work
-    monkeypatch.setattr(loading, "_inference_work", lambda *a, **k: walks.append(1) or real(*a, **k))
+    real = loading.inference._inference_work
+    monkeypatch.setattr(loading.inference, "_inference_work", lambda *a, **k: walks.append(1) or real(*a, **k))
 
     def refined(budget):
-        monkeypatch.setattr(loading, "INFER_BUDGET", budget)
+        monkeypatch.setattr(loading.inference, "INFER_BUDGET", budget)
         index = loading.index_model(loading.ModelFile(path=None, display="m", model=m, file_size=0))
         cost, n, bodies = index.inference_work
         assert (n, bodies) == (6, 2) and cost <= budget

@@ -13,6 +13,7 @@ from onnx import TensorProto as T
 from onnx import helper as h
 
 from onnxlint import loading
+from onnxlint.loading import wire as loading_wire
 
 
 def _big_weight_model():
@@ -96,11 +97,11 @@ def test_weightless_bytes_are_cut_from_the_file_bytes(save):
     rest = onnx.GraphProto()
     rest.CopyFrom(m.graph)
     del rest.initializer[0]
-    graph = rest.SerializeToString() + b"\x2a" + loading._encode_varint(len(tensor)) + tensor  # field 5
+    graph = rest.SerializeToString() + b"\x2a" + loading_wire._encode_varint(len(tensor)) + tensor  # field 5
     shell = onnx.ModelProto()
     shell.CopyFrom(m)
     shell.ClearField("graph")
-    wire = shell.SerializeToString() + b"\x3a" + loading._encode_varint(len(graph)) + graph  # field 7
+    wire = shell.SerializeToString() + b"\x3a" + loading_wire._encode_varint(len(graph)) + graph  # field 7
     parsed = onnx.ModelProto()
     parsed.ParseFromString(wire)
     assert parsed.graph.initializer[-1].name == "w" and parsed.graph.initializer[-1].raw_data == w2.raw_data

@@ -161,7 +161,7 @@ def test_every_tensor_that_can_name_external_data_is_found_in_order(tmp_path):
                    [vi("x", T.FLOAT, [4, 4]), vi("c", T.BOOL, [])], [vi("y", T.FLOAT, [4, 4])], [ext("main_init")])
     m.graph.sparse_initializer.append(sparse)
     m.functions.append(fn)
-    found = [t.location for t in loading._external_tensors(m, tmp_path)]
+    found = [t.location for t in loading.external_tensors(m, tmp_path)]
     assert found == [f"{n}.bin" for n in (
         "main_init", "sparse_values", "sparse_indices",  # the main graph's initializers
         "then_init", "inner_init", "inner_init",  # bodies in walk order (inner twice: both branches of its If)
@@ -541,7 +541,7 @@ def test_inference_budget_counts_nested_function_calls(tmp_path):
 def test_node_count_budget(tmp_path, monkeypatch):
     chain = [h.make_node("Relu", [f"v{i}"], [f"v{i + 1}"], name=f"r{i}") for i in range(50)]
     mf = loading.load(_write(tmp_path / "m.onnx", make_model(chain, [vi("v0", T.FLOAT, [2])], [vi("v50", T.FLOAT, [2])])))
-    monkeypatch.setattr(loading, "INFER_MAX_NODES", 10)
+    monkeypatch.setattr(loading.inference, "INFER_MAX_NODES", 10)
     loading.infer_shapes(mf)
     assert mf.inferred is None and "50 nodes" in mf.inference_skipped
 

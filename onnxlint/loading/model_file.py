@@ -1,0 +1,62 @@
+"""The model-file types: a model as read (ModelFile) and where each of its external tensors' bytes are."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import onnx
+
+
+@dataclass
+class ExternalTensor:
+    name: str
+    location: str
+    offset: int
+    length: int | None
+    path: Path  # the data file as resolved (realpath) when its location is safe; else base / location, never to be opened
+    problem: str | None = None
+    outside: bool = False  # the location leaves the model's folder
+
+
+@dataclass
+class ModelFile:
+    path: Path
+    display: str
+    model: onnx.ModelProto
+    file_size: int
+    external: list[ExternalTensor] = field(default_factory=list)
+    inferred: onnx.ModelProto | None = None
+    inference_error: str | None = None
+    inference_skipped: str | None = None  # why onnx shape inference was not run (past the budget), or None
+    strict_error: str | None = None  # strict shape inference / type check failed: ORT refuses the model
+    # what infer_shapes' budget walk counted before inference: (cost, nodes, control-flow bodies), or None
+    inference_work: tuple[int, int, int] | None = None
+    # the file's bytes, for the checker and for inference's weight-less copy (neither re-serializes the weights)
+    raw: bytes | None = None
+    checked: str | None | bool = False  # the checker's complaint once asked (checker_result); False: not yet
+    inference_done: bool = False  # infer_shapes has run (the bytes are not needed for it any more)
+    checker_wanted: bool = True  # False: nothing will ask checker_result (the bytes are not kept for it)
+    # load(lean=True): the bytes model was parsed from (weightless_bytes of the file), for shape inference
+    weightless: bytes | None = None
+
+    @property
+    def external_bytes(self) -> int:
+        return sum(t.length or 0 for t in self.external)
+
+    @property
+    def total_size(self) -> int:
+        return self.file_size + self.external_bytes
+
+    @property
+    def missing_external(self) -> list[ExternalTensor]:
+        """Tensors whose external data cannot be used: missing, short, a bad offset/length, or outside the
+        model's folder. Nothing may read or copy a model's external data while this is not empty."""
+        return [t for t in self.external if t.problem]
+
+    @property
+    def outside_external(self) -> list[ExternalTensor]:
+        """Tensors whose location leaves the model's folder (absolute, `..`, or a symlink out of it)."""
+        return [t for t in self.external if t.outside]
