@@ -268,7 +268,7 @@ cfg = config_mod.find_for(folder)
 s = Settings.from_config(cfg)
 def misses(fs):
     from onnxlint import linter
-    return linter.lint_paths(fs, lambda p: s).files
+    return linter.lint_paths(fs, lambda p: s, digest=True).files
 reports = cache.lint_with_cache(files, lambda p: s, misses, cdir)
 from onnxlint.formats import render
 from onnxlint.report import Report

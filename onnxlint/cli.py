@@ -326,11 +326,9 @@ def _lint(argv: list[str]) -> int:
             print(f"onnxlint: config in force: {esc(str(path)) if str(path) != '-' else 'none (defaults)'}", file=sys.stderr)
     show = not args.no_progress and sys.stderr.isatty() and args.format == "text" and linter.show_progress(files)
     colour = args.format == "text" and args.output is None and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-    # how the report is rendered: with the format, the key of what a run printed (the config file, the fail-on
-    # level and the paths shown are in the files' keys already)
+    # how the report is rendered, with the format (a cached run renders its stored reports the same way)
     shown_as = {"colour": colour, "statistics": args.statistics, "quiet": args.quiet, "show_info": args.show_info,
                 "expand": args.expand}
-    view: str | None = None  # set when what this run prints is kept in the cache
     if args.fix:
         from onnxlint import fixing
         from onnxlint.verify.command import check_shape_names, parse_shapes
@@ -354,16 +352,9 @@ def _lint(argv: list[str]) -> int:
             if ruleset is None:
                 ruleset = _ruleset(settings, cache_dir)  # a malformed rule file stops the run here, before any lint
             _rules_from_cache(cache_dir)
-            return linter.lint_paths(misses, settings_of, jobs=args.jobs, progress=_progress(show)).files
+            return linter.lint_paths(misses, settings_of, jobs=args.jobs, progress=_progress(show), digest=True).files
 
-        cached_run = cache_mod.CachedRun(files, settings_of, cache_dir)
-        # what a repeat printed is printed again, unless the run does more than print a report of its models
-        view = None if args.verify or args.baseline or args.format == "sarif" else json.dumps([args.format, shown_as])
-        shown = cached_run.shown(view) if view is not None else None
-        if shown is not None:
-            _emit(shown[0], args)
-            return shown[1]
-        report = Report(files=cached_run.reports(lint_misses))
+        report = Report(files=cache_mod.CachedRun(files, settings_of, cache_dir).reports(lint_misses))
     else:
         report = linter.lint_paths(files, settings_of, jobs=args.jobs, progress=_progress(show))
     if args.verify:
@@ -399,10 +390,7 @@ def _lint(argv: list[str]) -> int:
         print(f"onnxlint: error: {esc(res.filename)}: {esc(res.error)}", file=sys.stderr)
     if report.errors:
         return 2
-    rc = 1 if report.worst() >= SEVERITY_RANK[report.fail_on] else 0
-    if view is not None:
-        cached_run.remember_shown(view, text, rc)
-    return rc
+    return 1 if report.worst() >= SEVERITY_RANK[report.fail_on] else 0
 
 
 def _emit(text: str, args: argparse.Namespace) -> None:
@@ -490,11 +478,15 @@ def _clean(argv: list[str]) -> int:
     if not d.exists():
         print(f"onnxlint: no cache folder at {esc(str(d))}; nothing to remove")
         return 0
-    files = sum(len(names) for _, _, names in os.walk(d))
-    if not cache.clean(d):
-        if d.exists():
-            raise UsageError(f"{d}: not an onnxlint cache folder (no onnxlint CACHEDIR.TAG); not removed")
-        raise UsageError(f"{d}: could not be removed")
+    kept: list[str] = []
+    files = cache.clean(d, kept)
+    if files is None:
+        raise UsageError(f"{d}: not an onnxlint cache folder (no onnxlint CACHEDIR.TAG); not removed")
+    if kept:  # only what onnxlint wrote goes: anything else put in the folder stays, and so does the folder
+        shown = ", ".join(esc(k) for k in kept[:5]) + (f" and {len(kept) - 5} more" if len(kept) > 5 else "")
+        print(f"onnxlint: removed {files} cache file(s) from {esc(str(d))}; kept {len(kept)} path(s) onnxlint did "
+              f"not write: {shown}", file=sys.stderr)
+        return 2
     print(f"onnxlint: removed cache folder {esc(str(d))} ({files} file(s))")
     return 0
 

@@ -151,3 +151,12 @@ def _glob(pattern: str) -> list[Path]:
             if _is_real_dir(e) and any(st < end for st in nxt):
                 stack.append((path, nxt))
     return sorted(set(hits))
+
+
+def rule_files(directory: Path, recursive: bool = True) -> list[Path]:
+    """The rule files of a folder: every *.yaml/*.yml regular file (a link to a file followed, dot-files
+    included); a recursive walk never enters a linked folder (two links to `.` would never end). The rule
+    loader reads exactly these and the result cache's key hashes exactly these: one function for both, so a
+    file one reads can never be missing from the other."""
+    found = directory.rglob("*") if recursive else directory.glob("*")
+    return sorted(p for p in found if p.suffix in (".yaml", ".yml") and p.is_file())

@@ -54,6 +54,8 @@ class FileReport:
     error: str | None = None  # one line; the file could not be linted
     notes: list[str] = field(default_factory=list)
     placement: dict[str, str] = field(default_factory=dict)  # target -> summary line
+    # the blake2b of the bytes linted, when the caller asked (the result cache stores a report only under their key)
+    digest: str | None = field(default=None, repr=False, compare=False)
 
     def __str__(self) -> str:
         if self.error:

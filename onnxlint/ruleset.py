@@ -13,6 +13,7 @@ from typing import Any, NoReturn
 
 from onnxlint import messages, resources, rule_json, rule_schema
 from onnxlint.errors import RuleError, did_you_mean
+from onnxlint.paths import rule_files
 
 
 class LineDict(dict[Any, Any]):
@@ -190,6 +191,23 @@ def rule_from_json(data: dict[str, Any]) -> Rule:
     return Rule(**{**rule_json.rule_fields(dict(data)), "match": rule_json.from_json(data["match"])})
 
 
+_AUTHORED = ("id", "name", "severity", "targets", "summary", "explanation", "match", "message", "scope", "fix", "hint",
+             "references", "tags", "fallback", "default")
+
+
+def rule_from_stored(data: dict[str, Any]) -> Rule:
+    """A rule from a result cache entry, which anyone who can write the cache folder could have forged: its
+    authored fields are validated again as a rule file's are (_parse_rule) and what parsing derives from them
+    must be what the entry says; RuleError, KeyError or TypeError otherwise (the caller parses the files)."""
+    stored = rule_from_json(data)
+    raw = {k: (list(v) if isinstance(v, tuple) else v) for k, v in vars(stored).items() if k in _AUTHORED and v is not None}
+    again = _parse_rule(raw, Path(stored.source) if isinstance(stored.source, str) else Path("?"))
+    again.line = stored.line if type(stored.line) is int else -1
+    if again != stored:
+        raise RuleError(f"stored rule {stored.id!r} is not what its fields parse to")
+    return again
+
+
 BUNDLED_RULES = "bundled-rules.json"  # in data_dir(): tools/gen_bundled_rules.py writes it
 
 
@@ -230,11 +248,6 @@ def _bundled_rules() -> list[Rule] | None:
 
 def _line(d: Any, key: Any, default: int) -> int:
     return int(d.line_of(key)) if isinstance(d, LineDict) else default
-
-
-def rule_files(directory: Path, recursive: bool = True) -> list[Path]:
-    found = directory.rglob("*") if recursive else directory.glob("*")
-    return sorted(p for p in found if p.suffix in (".yaml", ".yml") and p.is_file())
 
 
 def load_ruleset(extra_dirs: list[Path] | tuple[Path, ...] | None = None, include_builtin: bool = True,

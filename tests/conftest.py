@@ -90,4 +90,5 @@ def examples_dir(tmp_path_factory):
 def _own_result_cache(tmp_path_factory, monkeypatch):
     """Each test gets its own result cache folder: an in-process CLI run must never answer from an entry an
     earlier test (or a developer's run in the checkout) left behind."""
-    monkeypatch.setenv("ONNXLINT_CACHE_DIR", str(tmp_path_factory.mktemp("onnxlint-cache")))
+    # a folder that does not exist yet: onnxlint makes and tags it (an existing folder that is not a cache is never used)
+    monkeypatch.setenv("ONNXLINT_CACHE_DIR", str(tmp_path_factory.mktemp("onnxlint-cache") / "cache"))

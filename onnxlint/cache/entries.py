@@ -25,19 +25,20 @@ def lookup(path: str | os.PathLike, settings: Settings, cache_dir: str | os.Path
     got = scan_key(path, settings)
     if got is None:
         return None
-    hit = read_entry(Path(cache_dir) if cache_dir is not None else default_dir(), got[0])
+    hit = read_entry(Path(cache_dir) if cache_dir is not None else default_dir(), got[0], str(path))
     return None if hit is None else hit[0]
 
 
-def read_entry(cache_dir: Path, k: str) -> tuple[FileReport, list[list[Any]]] | None:
-    """(the stored report, its [external-data file, [size, mtime]] pairs as just checked) or None: a miss."""
+def read_entry(cache_dir: Path, k: str, filename: str) -> tuple[FileReport, list[list[Any]]] | None:
+    """(the stored report of filename, its [external-data file, [size, mtime]] pairs as just checked) or None:
+    a miss. Whatever the file holds, a bad entry is a miss (report_from_json checks it as data)."""
     try:
-        data = load_entry(_entry_path(cache_dir, k), k)
+        data = load_entry(cache_dir, _entry_path(cache_dir, k), k)
         if data is None or not stamps_hold(data["external"]):
             return None
-        return report_from_json(data["report"]), [[dep, stamp] for dep, stamp in data["external"]]
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return None  # missing, unreadable, truncated or from another layout: a miss
+        return report_from_json(data["report"], filename), [[dep, stamp] for dep, stamp in data["external"]]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
+        return None  # missing, unreadable, truncated, forged or from another layout: a miss
 
 
 def stamps_hold(external: list[list[Any]]) -> bool:
@@ -64,18 +65,22 @@ def store(path: str | os.PathLike, settings: Settings, report: FileReport,
     return got is not None and store_entry(path, got, report, cache_dir, external) is not None
 
 
-def store_entry(path: str | os.PathLike, got: tuple[str, bool], report: FileReport, cache_dir: str | os.PathLike | None,
-           external: Iterable[str | os.PathLike] | None) -> list[list[Any]] | None:
-    """Write the entry; the [external-data file, [size, mtime]] pairs it holds, or None when it was not stored."""
-    if report.error:
+def store_entry(path: str | os.PathLike, got: tuple[str, bool, str], report: FileReport,
+                cache_dir: str | os.PathLike | None, external: Iterable[str | os.PathLike] | None) -> list[list[Any]] | None:
+    """Write the entry; the [external-data file, [size, mtime]] pairs it holds, or None when it was not stored.
+
+    Only a report of the very bytes the key was computed from is stored: its digest (the blake2b of the bytes
+    the linter parsed, FileReport.digest) must be the key's. A file swapped between hashing and linting (a
+    checkout during the run) is not stored; a report that carries no digest is not either."""
+    k, mentions_location, digest = got
+    if report.error or report.digest != digest:
         return None
-    k, mentions_location = got
     if external is not None:
         ext = [os.fspath(p) for p in external]
     elif not mentions_location:
         ext = []
     else:
-        found = external_files(path)
+        found = external_files(path, digest)
         if found is None:
             return None
         ext = found
@@ -87,16 +92,18 @@ def store_entry(path: str | os.PathLike, got: tuple[str, bool], report: FileRepo
     return stamps if stored else None
 
 
-def external_files(path: str | os.PathLike) -> list[str] | None:
+def external_files(path: str | os.PathLike, digest: str | None = None) -> list[str] | None:
     """The external-data files the model names, resolved inside its folder (for their size and mtime), and
     each location as named (its folder joined with it) where that is not the file itself: a symbolic link, whose
     target may change. Parses the model (onnx): called only when its bytes spell `location`. None: unreadable or
-    unparsable."""
+    unparsable, or (digest given) its bytes are not those any more."""
     from onnxlint import loading
 
     try:
-        mf = loading.load(Path(path))
+        mf = loading.load(Path(path), digest=digest is not None)
     except Exception:  # noqa: BLE001 - an unparsable model is not stored
+        return None
+    if digest is not None and mf.digest != digest:
         return None
     found = {os.fspath(t.path) for t in mf.external if not t.outside}
     found |= {os.path.normpath(os.path.join(os.path.abspath(Path(path).parent), t.location))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -17,20 +19,83 @@ def default_dir() -> Path:
     return Path(os.environ.get(ENV_DIR) or DEFAULT_DIR)
 
 
-def load_entry(path: str | os.PathLike, k: str) -> dict[str, Any] | None:
-    """An entry's JSON when it is one stored under key k (raises on an unreadable or truncated file)."""
+MAX_ENTRY_BYTES = 256 << 20  # an entry over this is not read (a miss): a forged one must not cost a run its memory
+_GITIGNORE = "# created by onnxlint\n*\n"
+# what onnxlint writes inside its folder: entries (the key in hex) and, for a moment, their temporary files
+_ENTRY_NAME = re.compile(r"[0-9a-f]{64}\.json")
+_TEMP_NAME = re.compile(r"\..+\.[0-9]+\.[0-9a-f]{8}\.tmp")
+_OWNED: dict[str, bool] = {}  # folders known to be onnxlint's cache in this process
+
+
+def is_cache(cache_dir: str | os.PathLike) -> bool:
+    """Whether cache_dir is a folder onnxlint made for its cache: it holds onnxlint's CACHEDIR.TAG, a regular
+    file (never a link) with exactly the bytes onnxlint writes. Nothing is read from or written to any other."""
+    try:
+        st = os.lstat(os.path.join(cache_dir, "CACHEDIR.TAG"))
+        if not stat.S_ISREG(st.st_mode) or st.st_size != len(_TAG):
+            return False
+        with open(os.path.join(cache_dir, "CACHEDIR.TAG"), "rb") as fh:
+            return fh.read(len(_TAG) + 1) == _TAG.encode()
+    except OSError:
+        return False
+
+
+def _claim(cache_dir: Path) -> bool:
+    """Whether entries may be written in cache_dir: it is onnxlint's cache, or it did not exist and onnxlint has
+    just made it. An existing folder that is not onnxlint's cache (a project, $HOME, an empty folder made by
+    someone else) is never marked or filled: the run is then uncached.
+
+    A new folder appears with its tag: it is made under a temporary name beside it, tagged, then renamed into
+    place (a concurrent run sees no folder, or a tagged one)."""
+    d = os.path.abspath(cache_dir)
+    if d in _OWNED:
+        return True
+    if not os.path.lexists(d):
+        parent = os.path.dirname(os.path.abspath(d))
+        tmp = os.path.join(parent, f".{os.path.basename(os.path.abspath(d))}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+        try:
+            os.makedirs(parent, exist_ok=True)
+            os.mkdir(tmp)
+            for name, text in (("CACHEDIR.TAG", _TAG), (".gitignore", _GITIGNORE)):
+                with open(os.path.join(tmp, name), "x", encoding="utf-8") as fh:
+                    fh.write(text)
+            os.rename(tmp, d)  # fails when d appeared meanwhile (another run's, or not a cache: checked below)
+        except OSError:
+            pass
+        finally:
+            if os.path.isdir(tmp) and not os.path.islink(tmp):
+                for name in ("CACHEDIR.TAG", ".gitignore"):
+                    try:
+                        os.unlink(os.path.join(tmp, name))
+                    except OSError:
+                        pass
+                try:
+                    os.rmdir(tmp)
+                except OSError:
+                    pass
+    if not is_cache(d):
+        return False
+    _OWNED[d] = True
+    return True
+
+
+def load_entry(cache_dir: Path, path: str | os.PathLike, k: str) -> dict[str, Any] | None:
+    """An entry's JSON when it is one stored under key k in onnxlint's cache folder cache_dir, within
+    MAX_ENTRY_BYTES; None otherwise (raises on an unreadable or truncated file). Nesting too deep for the
+    JSON decoder is a miss too."""
+    d = os.path.abspath(cache_dir)
+    if d not in _OWNED:
+        if not is_cache(d):
+            return None
+        _OWNED[d] = True
     with open(path, "rb") as fh:
-        data = json.loads(fh.read())
+        if os.fstat(fh.fileno()).st_size > MAX_ENTRY_BYTES:
+            return None
+        try:
+            data = json.loads(fh.read())
+        except RecursionError:
+            return None
     return data if isinstance(data, dict) and data.get("key") == k else None
-
-
-def _prepare(cache_dir: Path) -> None:
-    if not cache_dir.is_dir():
-        cache_dir.mkdir(parents=True, exist_ok=True)
-    for name, text in ((".gitignore", "# created by onnxlint\n*\n"), ("CACHEDIR.TAG", _TAG)):
-        p = cache_dir / name
-        if not p.exists():
-            _atomic_write(p, text.encode())
 
 
 def _atomic_write(target: Path, data: bytes) -> None:
@@ -47,27 +112,89 @@ def _atomic_write(target: Path, data: bytes) -> None:
 
 
 def write_entry(cache_dir: Path, target: str | os.PathLike, data: bytes) -> bool:
-    """Write an entry (a model's, a run's, a rule set's) at target inside cache_dir; False when it cannot be."""
+    """Write an entry (a model's, a run's, a rule set's) at target inside cache_dir; False when it cannot be
+    (cache_dir is not onnxlint's cache, a read-only checkout, a full disk: lint still works, uncached)."""
     try:
-        _prepare(cache_dir)
+        if not _claim(cache_dir):
+            return False
         target = Path(target)
         target.parent.mkdir(parents=True, exist_ok=True)
         _atomic_write(target, data)
         return True
     except OSError:
-        return False  # read-only checkout, full disk: lint still works, uncached
-
-
-def clean(cache_dir: str | os.PathLike | None = None) -> bool:
-    """Delete the cache folder; only one onnxlint made (it holds our CACHEDIR.TAG). True when removed."""
-    import shutil
-
-    d = Path(cache_dir) if cache_dir is not None else default_dir()
-    tag = d / "CACHEDIR.TAG"
-    try:
-        if not tag.read_text(encoding="utf-8").startswith(_TAG.splitlines()[0]) or "onnxlint" not in tag.read_text(encoding="utf-8"):
-            return False
-    except OSError:
         return False
-    shutil.rmtree(d, ignore_errors=True)
-    return not d.exists()
+
+
+def clean(cache_dir: str | os.PathLike | None = None, kept: list[str] | None = None) -> int | None:
+    """Delete what onnxlint wrote in its cache folder: entries and temporary files under its v<N> folders, then
+    the tag and .gitignore and the folder itself once nothing else is left. Links are never followed and never
+    removed; a file onnxlint would not have written stays (listed in kept), and so does the folder, still tagged.
+
+    The number of files removed, or None when cache_dir is not onnxlint's cache (nothing is touched)."""
+    d = Path(cache_dir) if cache_dir is not None else default_dir()
+    _OWNED.pop(os.path.abspath(d), None)
+    if not is_cache(d) or os.path.islink(d):
+        return None
+    removed = 0
+    left: list[str] = []
+    for entry in sorted(os.scandir(d), key=lambda e: e.name):
+        if entry.name in ("CACHEDIR.TAG", ".gitignore"):
+            continue
+        if _VERSION_NAME.fullmatch(entry.name) and entry.is_dir(follow_symlinks=False):
+            removed += _clean_tree(entry.path, left)
+        elif _TEMP_NAME.fullmatch(entry.name) and entry.is_file(follow_symlinks=False):
+            removed += _unlink(entry.path, left)
+        else:
+            left.append(entry.path)
+    gitignore = d / ".gitignore"
+    if not left:  # else the folder stays a cache, tag and .gitignore included
+        try:
+            ours = not os.path.islink(gitignore) and gitignore.read_text(encoding="utf-8") == _GITIGNORE
+        except FileNotFoundError:
+            ours = True
+        except (OSError, UnicodeDecodeError):
+            ours = False
+        if not ours:
+            left.append(os.fspath(gitignore))
+        elif os.path.lexists(gitignore):
+            removed += _unlink(os.fspath(gitignore), left)
+    if not left:
+        removed += _unlink(os.fspath(d / "CACHEDIR.TAG"), left)
+        try:
+            os.rmdir(d)
+        except OSError:
+            left.append(os.fspath(d))
+    if kept is not None:
+        kept.extend(left)
+    return removed
+
+
+_VERSION_NAME = re.compile(r"v[0-9]+")
+
+
+def _clean_tree(folder: str, left: list[str]) -> int:
+    """Remove onnxlint's entries and temporary files under folder (never through a link), then every folder
+    left empty; anything else stays, listed in left."""
+    removed = 0
+    for entry in os.scandir(folder):
+        if entry.is_dir(follow_symlinks=False):
+            removed += _clean_tree(entry.path, left)
+        elif (_ENTRY_NAME.fullmatch(entry.name) or _TEMP_NAME.fullmatch(entry.name)) and \
+                entry.is_file(follow_symlinks=False):
+            removed += _unlink(entry.path, left)
+        else:
+            left.append(entry.path)
+    try:
+        os.rmdir(folder)
+    except OSError:
+        pass  # not empty: what stays in it is listed
+    return removed
+
+
+def _unlink(path: str, left: list[str]) -> int:
+    try:
+        os.unlink(path)
+        return 1
+    except OSError:
+        left.append(path)
+        return 0

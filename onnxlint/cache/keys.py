@@ -47,12 +47,13 @@ def file_digest(path: str | os.PathLike) -> str | None:
     return digest
 
 
-def scan(path: str | os.PathLike) -> tuple[str, bool] | None:
+def scan(path: str | os.PathLike, limit: int | None = None) -> tuple[str, bool] | None:
     """(blake2b of the file's bytes, whether they spell b'location' anywhere: external data is named so).
 
     None for anything but a readable regular file: a FIFO would block and a device never ends (opened
-    non-blocking and checked with fstat, as loading.load does; the linter then reports the file)."""
-    h = blake2b(digest_size=32)
+    non-blocking and checked with fstat, as loading.load does; the linter then reports the file). None too,
+    unread, for a file over limit bytes (a model over protobuf's limit: loading refuses it unread, and so
+    hashing 8 GiB first would cost 20 s for that one line); and when it grows past limit while it is read."""
     seen = False
     tail = b""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -62,8 +63,10 @@ def scan(path: str | os.PathLike) -> tuple[str, bool] | None:
         return None
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
+        if not stat.S_ISREG(st.st_mode) or (limit is not None and st.st_size > limit):
             return None
+        h = blake2b(digest_size=32)
+        budget = limit if limit is not None else 2**62
         if st.st_size < _CHUNK:  # most models: read whole, no file object (a 200-model hit run reads them all)
             parts = []
             block = max(st.st_size + 1, 1 << 16)  # a file that says size 0 (procfs) is still read in blocks
@@ -72,6 +75,9 @@ def scan(path: str | os.PathLike) -> tuple[str, bool] | None:
                 if not part:
                     break
                 parts.append(part)
+                budget -= len(part)
+                if budget < 0:
+                    return None
             data = b"".join(parts)
             h.update(data)
             return h.hexdigest(), b"location" in data
@@ -81,6 +87,9 @@ def scan(path: str | os.PathLike) -> tuple[str, bool] | None:
                 chunk = fh.read(_CHUNK)
                 if not chunk:
                     break
+                budget -= len(chunk)
+                if budget < 0:
+                    return None
                 h.update(chunk)
                 if not seen:
                     seen = b"location" in tail + chunk[:8] or b"location" in chunk
@@ -111,7 +120,7 @@ def walk_files(root: Path, suffixes: tuple[str, ...] | None = None) -> list[str]
             if e.name == "__pycache__" or e.name.startswith("."):
                 continue
             try:
-                if e.is_dir():
+                if e.is_dir(follow_symlinks=False):
                     stack.append(e.path)
                 elif suffixes is None or e.name.endswith(suffixes):
                     out.append(e.path)
@@ -158,12 +167,14 @@ def _distributions() -> list[str]:
 
 
 def rule_files(settings: Settings) -> list[str]:
-    """Every rule file the ruleset loads (a superset: every *.yaml/*.yml under the folders)."""
+    """Every rule file the rule loader reads for settings (ruleset.load_ruleset), found as it finds them
+    (paths.rule_files): the bundled folder's own files, then each rule folder's walk or the file given."""
     from onnxlint import resources
+    from onnxlint.paths import rule_files as files_of
 
     files: list[str] = []
     try:
-        files += walk_files(resources.rules_dir(), (".yaml", ".yml"))
+        files += [str(p) for p in files_of(resources.rules_dir(), recursive=False)]
     except FileNotFoundError:
         files.append("<no bundled rules>")
     for d in settings.rule_dirs:
@@ -171,7 +182,7 @@ def rule_files(settings: Settings) -> list[str]:
         if d.is_file():
             files.append(str(d))
         elif d.is_dir():
-            files += walk_files(d, (".yaml", ".yml"))
+            files += [str(p) for p in files_of(d)]
         else:
             files.append(f"<missing {d}>")
     return files
@@ -211,9 +222,14 @@ def key(path: str | os.PathLike, settings: Settings) -> str | None:
     return None if got is None else got[0]
 
 
-def scan_key(path: str | os.PathLike, settings: Settings, cwd: str | None = None) -> tuple[str, bool] | None:
-    """(key, whether the bytes spell `location`); cwd: os.getcwd() when the caller has it (one per run)."""
-    scanned = scan(path)
+# a model file over this is refused unread by loading (protobuf's limit); it is not hashed either
+MODEL_LIMIT = 2**31 - 1
+
+
+def scan_key(path: str | os.PathLike, settings: Settings, cwd: str | None = None) -> tuple[str, bool, str] | None:
+    """(key, whether the bytes spell `location`, blake2b of the bytes: what a report of them must carry to be
+    stored under the key); cwd: os.getcwd() when the caller has it (one per run)."""
+    scanned = scan(path, MODEL_LIMIT)
     if scanned is None:
         return None
     h = blake2b(digest_size=32)
@@ -222,4 +238,4 @@ def scan_key(path: str | os.PathLike, settings: Settings, cwd: str | None = None
     h.update(enc(f"\0{os.fspath(path)}\0{absolute}\0{scanned[0]}"))
     if settings.config.per_file_ignores:  # its patterns match the resolved path: a symbolic link's target counts
         h.update(enc(f"\0real {os.path.realpath(absolute)}"))
-    return h.hexdigest(), scanned[1]
+    return h.hexdigest(), scanned[1], scanned[0]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -13,31 +14,65 @@ def report_to_json(report: FileReport) -> dict[str, Any]:
             "placement": dict(report.placement), "findings": [dict(vars(f)) for f in report.findings]}
 
 
-def report_from_json(data: dict[str, Any]) -> FileReport:
-    from onnxlint.report import FileReport, Finding
+class BadEntry(ValueError):
+    """A stored report that is not one onnxlint wrote for this file: a miss."""
 
-    fields = _finding_fields()
+
+def report_from_json(data: Any, filename: str | None = None) -> FileReport:
+    """The FileReport an entry holds, every value checked as data (types, severities, the file it is about):
+    whatever the cache folder holds, a report that is not what onnxlint stores is a BadEntry (a miss), and
+    a good one is rendered by the output formats like a fresh result (their escaping included).
+
+    filename: the path as this run names it; the stored report must be about it."""
+    from onnxlint.report import SEVERITIES, FileReport, Finding
+
+    if not isinstance(data, dict) or data.keys() != _REPORT_KEYS:
+        raise BadEntry("report fields")
+    name, notes, placement, stored = data["filename"], data["notes"], data["placement"], data["findings"]
+    if not isinstance(name, str) or (filename is not None and name != filename) or data["error"] is not None:
+        raise BadEntry("report file")
+    if not isinstance(notes, list) or not all(type(n) is str for n in notes):
+        raise BadEntry("notes")
+    if not isinstance(placement, dict) or not all(type(v) is str for v in placement.values()):
+        raise BadEntry("placement")
+    if not isinstance(stored, list):
+        raise BadEntry("findings")
+    kinds = _finding_kinds()
     findings = []
-    for f in data["findings"]:
-        if f.keys() != fields:
-            raise KeyError("finding fields")  # another layout: a miss
+    for f in stored:
+        if type(f) is not dict or f.keys() != kinds.keys():
+            raise BadEntry("finding fields")  # another layout: a miss
+        for k, v in f.items():
+            if type(v) not in kinds[k]:
+                raise BadEntry(f"finding field {k}")
+        if f["severity"] not in SEVERITIES:
+            raise BadEntry("severity")
+        if not ID.match(f["code"]) or not NAME.match(f["name"]):
+            raise BadEntry("rule code or name")  # printed unquoted by the text formats: only a rule's shape passes
         obj = object.__new__(Finding)  # Finding(**f) without the keyword binding: a third of a hit's time
         obj.__dict__.update(f)
         findings.append(obj)
-    return FileReport(filename=data["filename"], error=data["error"], notes=list(data["notes"]),
-                      placement=dict(data["placement"]), findings=findings)
+    return FileReport(filename=name, error=None, notes=list(notes), placement=dict(placement), findings=findings)
 
 
-_FIELDS: Any = None
+# a rule's id and name as rule_schema.ID_PATTERN and NAME_PATTERN have them (the hit path does not import the
+# rule schema, which imports onnx; a test keeps the two the same)
+ID = re.compile(r"^[A-Z]{2,6}[0-9]{3,4}$")
+NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+_REPORT_KEYS = {"filename": None, "error": None, "notes": None, "placement": None, "findings": None}.keys()
+_TYPES: dict[str, tuple[type, ...]] = {"str": (str,), "str | None": (str, type(None)), "bool": (bool,)}
+_KINDS: dict[str, tuple[type, ...]] | None = None
 
 
-def _finding_fields() -> Any:
-    """Finding's field names (a keys view compares as a set): a stored finding must have exactly these."""
-    global _FIELDS
-    if _FIELDS is None:
+def _finding_kinds() -> dict[str, tuple[type, ...]]:
+    """Finding's field names and the exact types a stored value of each may have (from its annotations): a
+    stored finding must have exactly these fields. A field of another type is a KeyError here (a new kind of
+    field must be added to _TYPES)."""
+    global _KINDS
+    if _KINDS is None:
         from dataclasses import fields
 
         from onnxlint.report import Finding
 
-        _FIELDS = {f.name: None for f in fields(Finding)}.keys()
-    return _FIELDS
+        _KINDS = {f.name: _TYPES[str(f.type)] for f in fields(Finding)}
+    return _KINDS

@@ -14,6 +14,7 @@ except ImportError:  # pragma: no cover - other interpreters
 
 from onnxlint.cache.folder import FORMAT, default_dir, load_entry, write_entry
 from onnxlint.cache.keys import enc, file_digest, package_stamp, rule_files
+from onnxlint.cache.report_json import ID, NAME
 
 
 def _ruleset_entry(rule_dirs: Sequence[str | os.PathLike], cache_dir: str | os.PathLike | None) -> tuple[str, Path]:
@@ -34,14 +35,42 @@ def _ruleset_entry(rule_dirs: Sequence[str | os.PathLike], cache_dir: str | os.P
 
 def _read_ruleset(k: str, path: Path) -> list[dict[str, Any]] | None:
     try:
-        data = load_entry(path, k)
+        data = load_entry(path.parent.parent.parent, path, k)
         if data is not None and isinstance(data["rules"], list):
             from onnxlint.rule_json import rule_fields
 
-            return [rule_fields(r) for r in data["rules"]]
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return [_checked(rule_fields(r)) for r in data["rules"]]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
         pass
     return None
+
+
+_STR = (str,)
+_OPT = (str, type(None))
+_INFO_TYPES = {"id": _STR, "name": _STR, "severity": _STR, "summary": _STR, "explanation": _STR, "message": _STR,
+               "scope": _STR, "fix": _OPT, "hint": _OPT, "fallback": _OPT, "source": _STR, "placement_target": _OPT,
+               "default": (bool,), "line": (int,), "targets": (tuple,), "references": (tuple,), "tags": (tuple,),
+               "ops": (tuple, type(None)), "match": (dict,)}
+
+
+def _checked(rule: Any) -> dict[str, Any]:
+    """A stored rule's fields as data of the types and severities a Rule has (ValueError otherwise): what a
+    run of hits reads of its rules (selection checks, SARIF's rule list) without parsing them again."""
+    from onnxlint.report import SEVERITIES
+
+    if type(rule) is not dict or rule.keys() != _INFO_TYPES.keys():
+        raise ValueError("rule fields")
+    for k, v in rule.items():
+        if type(v) not in _INFO_TYPES[k]:
+            raise ValueError(f"rule field {k}")
+    for k in ("targets", "references", "tags", "ops"):
+        if rule[k] is not None and not all(type(x) is str for x in rule[k]):
+            raise ValueError(f"rule field {k}")
+    if rule["severity"] not in SEVERITIES:
+        raise ValueError("severity")
+    if not ID.match(rule["id"]) or not NAME.match(rule["name"]):
+        raise ValueError("rule id or name")
+    return rule
 
 
 def cached_ruleset(rule_dirs: Sequence[str | os.PathLike], load: Callable[[tuple[Path, ...]], Any],
@@ -57,11 +86,15 @@ def cached_ruleset(rule_dirs: Sequence[str | os.PathLike], load: Callable[[tuple
     stored = _read_ruleset(k, path)
     if stored is not None:
         try:
-            from onnxlint.ruleset import RuleSet, rule_from_json
+            from onnxlint.errors import RuleError
+            from onnxlint.ruleset import RuleSet, rule_from_stored
 
-            return RuleSet([rule_from_json(r) for r in stored])
-        except (KeyError, TypeError):
-            pass  # a field renamed since: parse again
+            try:
+                return RuleSet([rule_from_stored(r) for r in stored])
+            except (KeyError, TypeError, ValueError, RuleError, RecursionError):
+                pass  # a field renamed since, or a forged entry: parse the files again
+        except ImportError:  # pragma: no cover
+            pass
     ruleset = load(dirs)
     from onnxlint.ruleset import rule_to_json
 

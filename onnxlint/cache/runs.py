@@ -39,9 +39,10 @@ class CachedRun:
     Each model is still hashed, so the key of every file is its bytes exactly as for a single file; a run whose
     files differ in any way reads the per-file entries, as before.
 
-    What the run printed is kept too (`shown`/`remember_shown`), keyed by all the files' keys and the view (the
-    output format and its options): an unchanged repeat prints the stored text and exit code without decoding a
-    report or rendering it again (half of what a 200-model hit costs beyond the process start)."""
+    Stored reports are data, checked (report_from_json) and rendered by the output formats like fresh ones:
+    what a run printed is never kept and printed again (a cache folder's writer would decide the output and the
+    exit code). lint_misses must give reports that carry the digest of the bytes they linted (FileReport.digest,
+    linter.lint_paths(digest=True)): only such a report is stored, under the key of those bytes."""
 
     def __init__(self, files: Sequence[Path], settings_of: Callable[[Path], Settings],
                  cache_dir: str | os.PathLike | None = None):
@@ -63,7 +64,7 @@ class CachedRun:
         externals = self.externals
         misses: list[int] = []
         for i, k in enumerate(keys):
-            hit = read_entry(d, k[0]) if k is not None else None
+            hit = read_entry(d, k[0], str(files[i])) if k is not None else None
             out.append(hit[0] if hit is not None else None)
             externals[i] = hit[1] if hit is not None else None  # checked just now or, below, taken when stored
             if hit is None:
@@ -79,41 +80,9 @@ class CachedRun:
             _write_run(d, self.run_key, out, externals)  # type: ignore[arg-type]
         return out  # type: ignore[return-value]
 
-    def _shown_key(self, view: str) -> str | None:
-        return _run_key(self.keys, f"shown\0{view}") if self.files else None
 
-    def shown(self, view: str) -> tuple[str, int] | None:
-        """(text, exit code) this run printed before in view, its models and external data unchanged; or None."""
-        k = self._shown_key(view)
-        if k is None:
-            return None
-        try:
-            data = load_entry(_shown_path(self.dir, k), k)
-            if data is None or not stamps_hold(data["external"]):
-                return None
-            text, rc = data["text"], data["rc"]
-            return (text, rc) if isinstance(text, str) and rc in (0, 1) else None
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            return None
-
-    def remember_shown(self, view: str, text: str, rc: int) -> bool:
-        """Keep what reports() led to: only when every model's report is stored (none had an error), with the
-        external-data stamps those entries hold."""
-        k = self._shown_key(view)
-        if k is None or rc not in (0, 1) or any(e is None for e in self.externals):
-            return False
-        stamps = [pair for e in self.externals for pair in e]  # type: ignore[union-attr]
-        data = json.dumps({"key": k, "external": stamps, "text": text, "rc": rc}, separators=(",", ":"))
-        return write_entry(self.dir, _shown_path(self.dir, k), data.encode())
-
-
-def _shown_path(cache_dir: Path, k: str) -> str:
-    return os.path.join(cache_dir, f"v{FORMAT}", "shown", k[:2], f"{k}.json")
-
-
-def _run_key(keys: list[tuple[str, bool] | None], kind: str = "run") -> str | None:
-    """The key of an entry about all these files together (kind: a run entry, or what a run printed in a view);
-    None when a file could not be read."""
+def _run_key(keys: list[tuple[str, bool, str] | None], kind: str = "run") -> str | None:
+    """The key of an entry about all these files together; None when a file could not be read."""
     if any(k is None for k in keys):
         return None
     h = blake2b(digest_size=32)
@@ -128,11 +97,11 @@ def _run_path(cache_dir: Path, k: str) -> str:
 def _read_run(cache_dir: Path, k: str, files: Sequence[Path]) -> list[tuple[FileReport, list[list[Any]]]] | None:
     """Each file's (report, external-data stamps as just checked), or None: a miss."""
     try:
-        data = load_entry(_run_path(cache_dir, k), k)
+        data = load_entry(cache_dir, _run_path(cache_dir, k), k)
         if data is None or len(data["files"]) != len(files) or not all(stamps_hold(e["external"]) for e in data["files"]):
             return None
-        return [(report_from_json(entry["report"]), entry["external"]) for entry in data["files"]]
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return [(report_from_json(entry["report"], str(f)), entry["external"]) for entry, f in zip(data["files"], files)]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return None
 
 

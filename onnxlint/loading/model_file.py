@@ -41,6 +41,7 @@ class ModelFile:
     checker_wanted: bool = True  # False: nothing will ask checker_result (the bytes are not kept for it)
     # load(lean=True): the bytes model was parsed from (weightless_bytes of the file), for shape inference
     weightless: bytes | None = None
+    digest: str | None = None  # load(digest=True): blake2b of the bytes parsed (the result cache's key of them)
 
     @property
     def external_bytes(self) -> int:

@@ -28,7 +28,8 @@ def _require_regular(display: str, st: os.stat_result) -> None:
     raise InputError(display, f"not a regular file ({kind}); not read")
 
 
-def load(path: Path, display: str | None = None, check: bool = False, lean: bool = False) -> ModelFile:
+def load(path: Path, display: str | None = None, check: bool = False, lean: bool = False,
+         digest: bool = False) -> ModelFile:
     """Read and parse one model file; every failure is an InputError (one line).
 
     Only a regular file is opened (a FIFO would block, a device never ends), and only after stat() shows
@@ -41,7 +42,10 @@ def load(path: Path, display: str | None = None, check: bool = False, lean: bool
     lean: parse the model without the data of its main graph's large initializers (weightless_bytes; kept in
     mf.weightless for shape inference), for a lint, which reads no weight's values (its index is of the
     weight-less inferred copy): the parse copies no weights (~0.3 s of CPU on a 331 MB model). An IR < 4 model
-    is parsed whole (the checker is run again on the parsed model there, weights and all)."""
+    is parsed whole (the checker is run again on the parsed model there, weights and all).
+
+    digest: mf.digest is the blake2b of the very bytes parsed (as cache.keys.scan hashes a file): a result
+    cache stores the report under the key of what was linted, not of what the file holds by then."""
     path = Path(path)
     display = display or str(path)
     try:
@@ -100,6 +104,12 @@ def load(path: Path, display: str | None = None, check: bool = False, lean: bool
     if not model.HasField("graph") or (model.ir_version == 0 and not model.opset_import):
         raise InputError(display, "not an ONNX model: the file parsed but holds no graph, IR version or opset import")
     mf = ModelFile(path=path, display=display, model=model, file_size=size, raw=data, weightless=weightless)
+    if digest:
+        try:  # _blake2 is built in; hashlib would load OpenSSL
+            from _blake2 import blake2b
+        except ImportError:  # pragma: no cover - other interpreters
+            from hashlib import blake2b
+        mf.digest = blake2b(data, digest_size=32).hexdigest()
     mf.external = external_tensors(model, path.parent)
     if checked:
         mf.checked = own_complaint(mf, early)

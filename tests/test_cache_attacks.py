@@ -1,0 +1,347 @@
+"""Attacks on the result cache: it can only ever be a cache. It never marks, fills or deletes a folder that is not
+its own, a report is stored only under the key of the bytes it is about, every rule file the loader reads is in
+the key, and an entry is data: checked, rendered like a fresh result, and a bad one is a miss."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import onnx
+import pytest
+from conftest import CAST_RULE, make_model, vi
+from onnx import TensorProto as T
+from onnx import helper as h
+
+from onnxlint import cache, linter, ruleset
+from onnxlint.settings import Settings
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _model(node_name: str = "eq") -> onnx.ModelProto:
+    """Equal on float vs int32 (OLX015, an error) and a Cast."""
+    nodes = [h.make_node("Equal", ["x", "k"], ["e"], name=node_name),
+             h.make_node("Cast", ["e"], ["y"], name="cast", to=T.FLOAT)]
+    return make_model(nodes, [vi("x", T.FLOAT, [4]), vi("k", T.INT32, [4])], [vi("y", T.FLOAT, [4])])
+
+
+def _clean_model() -> onnx.ModelProto:
+    return make_model([h.make_node("Relu", ["x"], ["y"], name="r")], [vi("x", T.FLOAT, [4])], [vi("y", T.FLOAT, [4])])
+
+
+class _Spy:
+    def __init__(self, monkeypatch):
+        self.linted: list[str] = []
+        real = linter.lint_file
+
+        def lint_file(path, settings, *a, **k):
+            self.linted.append(Path(path).name)
+            return real(path, settings, *a, **k)
+
+        monkeypatch.setattr(linter, "lint_file", lint_file)
+
+
+@pytest.fixture
+def spy(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(cache.ENV_DIR, raising=False)
+    return _Spy(monkeypatch)
+
+
+def _project(tmp_path: Path) -> tuple[Path, list[Path]]:
+    """A folder with a model, a .git folder and a file: what `--cache-dir .` would point at."""
+    proj = tmp_path / "proj"
+    (proj / ".git").mkdir(parents=True)
+    (proj / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (proj / "README.md").write_text("hello\n")
+    onnx.save(_model(), proj / "m.onnx")
+    return proj, sorted(proj.rglob("*"))
+
+
+# ----------------------------------------------------------------------------- the folder
+
+
+@pytest.mark.parametrize("how", ["option", "environment", "empty-folder", "home"])
+def test_an_existing_folder_is_never_marked_filled_or_cleaned(cli, spy, tmp_path, monkeypatch, how):
+    proj, before = _project(tmp_path)
+    target = proj
+    if how == "empty-folder":
+        target = tmp_path / "made-by-someone"
+        target.mkdir()
+    if how == "home":
+        monkeypatch.setenv("HOME", str(proj))
+        target = proj
+    monkeypatch.chdir(proj)
+    args = ["m.onnx"] + (["--cache-dir", str(target)] if how == "option" else [])
+    if how != "option":
+        monkeypatch.setenv(cache.ENV_DIR, str(target))
+    first = cli(*args)
+    assert cli(*args) == first and first[0] == 1
+    assert spy.linted == ["m.onnx", "m.onnx"]  # uncached: the folder is not onnxlint's
+    assert sorted(proj.rglob("*")) == before and list(target.iterdir()) == ([] if how == "empty-folder" else list(target.iterdir()))
+    assert not (target / "CACHEDIR.TAG").exists() and not (target / ".gitignore").exists()
+    rc, out, err = cli("clean", "--cache-dir", target)
+    assert rc == 2 and "not an onnxlint cache folder" in err and "Traceback" not in err
+    assert sorted(proj.rglob("*")) == before and target.is_dir()
+
+
+def test_a_forged_tag_that_is_a_link_or_differs_is_not_a_cache(cli, spy, tmp_path):
+    proj, _ = _project(tmp_path)
+    tag = tmp_path / "real.tag"
+    tag.write_text("Signature: 8a477f597d28d172789f06886806bc55\n# onnxlint result cache (https://bford.info/cachedir/)\n")
+    os.symlink(tag, proj / "CACHEDIR.TAG")
+    rc, _, err = cli("clean", "--cache-dir", proj)
+    assert rc == 2 and (proj / ".git" / "HEAD").is_file()
+    os.unlink(proj / "CACHEDIR.TAG")
+    (proj / "CACHEDIR.TAG").write_text("Signature: 8a477f597d28d172789f06886806bc55\n# another tool\n")
+    rc, _, err = cli("clean", "--cache-dir", proj)
+    assert rc == 2 and (proj / ".git" / "HEAD").is_file() and (proj / "m.onnx").is_file()
+
+
+def test_clean_deletes_only_what_onnxlint_wrote(cli, spy, tmp_path):
+    onnx.save(_model(), tmp_path / "m.onnx")
+    d = tmp_path / ".onnxlint_cache"
+    cli("m.onnx")
+    entries = [p for p in d.rglob("*.json")]
+    assert entries and (d / "CACHEDIR.TAG").is_file()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    victim = outside / ("a" * 64 + ".json")
+    victim.write_text("{}")
+    (d / "notes.txt").write_text("mine")  # put there by someone else
+    (d / "v1" / "mine.onnx").write_bytes(b"x")
+    os.symlink(outside, d / "v1" / "ab")  # a link named like a shard folder, to a folder outside
+    os.symlink(victim, d / "v1" / ("b" * 64 + ".json"))  # a link named like an entry
+    rc, out, err = cli("clean")
+    assert rc == 2 and "kept 4 path(s)" in err and "Traceback" not in err
+    assert victim.is_file() and (d / "notes.txt").read_text() == "mine" and (d / "v1" / "mine.onnx").is_file()
+    assert all(not p.exists() for p in entries) and (d / "CACHEDIR.TAG").is_file()  # still a cache: still tagged
+    for p in (d / "notes.txt", d / "v1" / "mine.onnx", d / "v1" / "ab", d / "v1" / ("b" * 64 + ".json")):
+        os.unlink(p)
+    rc, out, err = cli("clean")
+    assert rc == 0 and "removed cache folder" in out and not d.exists() and victim.is_file()
+
+
+# ----------------------------------------------------------------------------- the key
+
+
+def test_a_model_swapped_between_hashing_and_linting_is_not_stored_under_the_old_key(tmp_path):
+    """A checkout or a stash during a run: the bytes hashed are A, the bytes linted B. B's report must never be
+    answered for A."""
+    p = tmp_path / "m.onnx"
+    onnx.save(_clean_model(), p)
+    good = p.read_bytes()
+    onnx.save(_model(), tmp_path / "bad.onnx")
+    bad = (tmp_path / "bad.onnx").read_bytes()
+    s = Settings.from_config(None)
+    cdir = tmp_path / "cache"
+
+    def swap_then_lint(fs):
+        p.write_bytes(bad)  # the file changes after it was hashed
+        try:
+            return [linter.lint_file(f, s, digest=True) for f in fs]
+        finally:
+            p.write_bytes(good)  # and back: the same bytes as hashed again
+
+    first = cache.lint_with_cache([p], lambda f: s, swap_then_lint, cdir)
+    assert any(f.code == "OLX015" for f in first[0].findings)  # the report of what was linted
+    calls: list = []
+
+    def lint(fs):
+        calls.extend(fs)
+        return [linter.lint_file(f, s, digest=True) for f in fs]
+
+    again = cache.lint_with_cache([p], lambda f: s, lint, cdir)
+    assert calls == [p] and not any(f.code == "OLX015" for f in again[0].findings)
+    assert cache.lookup(p, s, cdir) is not None  # now stored: what was linted is what was hashed
+
+
+def test_a_report_without_the_digest_of_its_bytes_is_not_stored(tmp_path):
+    p = tmp_path / "m.onnx"
+    onnx.save(_model(), p)
+    s = Settings.from_config(None)
+    assert not cache.store(p, s, linter.lint_file(p, s), tmp_path / "c")
+    assert cache.store(p, s, linter.lint_file(p, s, digest=True), tmp_path / "c")
+
+
+def _rules(folder: Path, name: str, code: str, op: str = "Cast") -> None:
+    folder.mkdir(exist_ok=True)
+    (folder / name).write_text(CAST_RULE.replace("XTR001", code).replace("{op: Cast}", f"{{op: {op}}}"))
+
+
+def test_a_dot_rule_file_is_read_and_in_the_key(cli, spy, tmp_path):
+    onnx.save(_model(), tmp_path / "m.onnx")
+    _rules(tmp_path / "rules", ".hidden.yaml", "XTR002", op="Relu")
+    rc, out, _ = cli("m.onnx", "--rules", "rules")
+    assert "XTR002" not in out
+    _rules(tmp_path / "rules", ".hidden.yaml", "XTR002", op="Equal")  # the loader reads it: the key must too
+    ruleset._CACHE.clear()  # as a new process: nothing parsed yet
+    rc, out, _ = cli("m.onnx", "--rules", "rules")
+    assert "XTR002" in out and spy.linted == ["m.onnx", "m.onnx"]
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="no symbolic links")
+def test_a_rules_folder_linking_to_itself_twice_neither_hangs_nor_escapes_the_key(tmp_path):
+    rules = tmp_path / "rules"
+    _rules(rules, "r.yaml", "XTR001")
+    os.symlink(".", rules / "loop1")
+    os.symlink("..", rules / "loop2")
+    onnx.save(_model(), tmp_path / "m.onnx")
+    env = {**os.environ, cache.ENV_DIR: str(tmp_path / "c")}
+    for _ in range(2):
+        proc = subprocess.run([sys.executable, "-m", "onnxlint", "m.onnx", "--rules", "rules", "--format", "json"],
+                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+        assert [f["code"] for f in json.loads(proc.stdout)].count("XTR001") == 1
+
+
+def test_a_model_over_the_size_limit_is_refused_before_it_is_hashed(tmp_path, monkeypatch, cli, spy):
+    big = tmp_path / "big.onnx"
+    with open(big, "wb") as fh:  # sparse: 3 GiB that take no disk
+        fh.truncate(3 << 30)
+    hashed: list = []
+    real = cache.keys.blake2b
+
+    def counting(*a, **k):
+        hashed.append(1)
+        return real(*a, **k)
+
+    monkeypatch.setattr(cache.keys, "blake2b", counting)
+    assert cache.keys.scan(big, cache.keys.MODEL_LIMIT) is None and hashed == []
+    rc, out, err = cli("big.onnx")
+    assert rc == 2 and "2 GiB limit" in err and len(err.strip().splitlines()) == 1
+
+
+# ----------------------------------------------------------------------------- entries
+
+
+def _entry_files(d: Path) -> list[Path]:
+    return [p for p in d.rglob("*.json") if "rulesets" not in p.parts]
+
+
+def _forge(d: Path, change) -> None:
+    for p in _entry_files(d):
+        data = json.loads(p.read_text())
+        reports = [data["report"]] if "report" in data else [f["report"] for f in data["files"]]
+        for r in reports:
+            change(r)
+        p.write_text(json.dumps(data))
+
+
+EVIL = "\x1b]8;;http://evil\x07click\x1b[2J\n::error file=README.md::PWNED\u202e"
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "github", "sarif"])
+@pytest.mark.parametrize("several", [False, True])
+def test_a_forged_message_is_rendered_through_the_same_escaping(cli, spy, tmp_path, fmt, several):
+    onnx.save(_model(), tmp_path / "m.onnx")
+    onnx.save(_model("other"), tmp_path / "n.onnx")
+    files = ["m.onnx", "n.onnx"] if several else ["m.onnx"]
+    fresh = cli(*files, "--format", fmt, "--no-progress")
+
+    def evil(r):
+        for f in r["findings"]:
+            f["message"] = EVIL
+            f["node"] = EVIL
+
+    _forge(tmp_path / ".onnxlint_cache", evil)
+    rc, out, err = cli(*files, "--format", fmt, "--no-progress")
+    assert spy.linted == files and rc == fresh[0] == 1 and "Traceback" not in err
+    assert "\x1b" not in out and "\x07" not in out  # JSON escapes controls itself; the text formats make them visible
+    assert not any(line.lstrip().startswith("::error file=README.md") for line in out.splitlines())
+    if fmt in ("json", "sarif"):
+        doc = json.loads(out)  # the text is data there, as a fresh result's would be
+        assert fmt != "json" or any(f["message"] == EVIL for f in doc)
+    else:
+        assert "\u202e" not in out
+
+
+BAD_ENTRIES = {
+    "bogus severity": lambda r: r["findings"][0].update(severity="fatal"),
+    "severity not a string": lambda r: r["findings"][0].update(severity=["error"]),
+    "message a number": lambda r: r["findings"][0].update(message=12),
+    "missing field": lambda r: r["findings"][0].pop("code"),
+    "extra field": lambda r: r["findings"][0].update(extra=1),
+    "deep nesting": lambda r: r["findings"][0].update(message=json.loads("[" * 50 + "]" * 50)),
+    "findings not a list": lambda r: r.update(findings={"a": 1}),
+    "notes of numbers": lambda r: r.update(notes=[1, 2]),
+    "placement of lists": lambda r: r.update(placement={"cuda": [1]}),
+    "an error report": lambda r: r.update(error="x"),
+    "another file": lambda r: r.update(filename="elsewhere.onnx"),
+    "a code with escapes": lambda r: r["findings"][0].update(code="\x1b[2JOLX001"),
+    "a name that is no rule's": lambda r: r["findings"][0].update(name="::error::x"),
+    "no findings at all": lambda r: r.clear(),
+}
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "github", "sarif"])
+@pytest.mark.parametrize("bad", sorted(BAD_ENTRIES))
+def test_a_bad_entry_is_a_miss_never_a_traceback(cli, spy, tmp_path, fmt, bad):
+    onnx.save(_model(), tmp_path / "m.onnx")
+    onnx.save(_model("other"), tmp_path / "n.onnx")
+    fresh = cli("m.onnx", "n.onnx", "--format", fmt, "--no-progress")
+    _forge(tmp_path / ".onnxlint_cache", BAD_ENTRIES[bad])
+    again = cli("m.onnx", "n.onnx", "--format", fmt, "--no-progress")
+    assert again == fresh and spy.linted == ["m.onnx", "n.onnx"] * 2  # linted again: a miss
+
+
+def test_an_entry_nested_past_the_decoder_or_over_the_size_limit_is_a_miss(cli, spy, tmp_path, monkeypatch):
+    onnx.save(_model(), tmp_path / "m.onnx")
+    fresh = cli("m.onnx")
+    (entry,) = _entry_files(tmp_path / ".onnxlint_cache")
+    k = entry.stem
+    entry.write_text('{"key": "%s", "external": [], "report": %s}' % (k, "[" * 200_000 + "]" * 200_000))
+    assert cli("m.onnx") == fresh and spy.linted == ["m.onnx"] * 2
+    monkeypatch.setattr(cache.folder, "MAX_ENTRY_BYTES", 10)
+    assert cli("m.onnx") == fresh and spy.linted == ["m.onnx"] * 3
+
+
+def test_the_exit_code_is_computed_from_the_checked_findings(cli, spy, tmp_path):
+    """A hit's exit code is never stored: it follows from the findings, as for a fresh result."""
+    onnx.save(_clean_model(), tmp_path / "m.onnx")
+    assert cli("m.onnx")[0] == 0
+    entries = _entry_files(tmp_path / ".onnxlint_cache")
+    assert entries and all('"rc"' not in p.read_text() for p in entries)
+    assert not list((tmp_path / ".onnxlint_cache").rglob("shown"))
+
+
+FORGED_RULES = {
+    "bogus severity": lambda r: r.update(severity="fatal"),
+    "match of another shape": lambda r: r.update(match={"op": 5}),
+    "a match that matches nothing": lambda r: r.update(match={"op": "NoSuchOp"}),
+    "derived fields that disagree": lambda r: r.update(ops=["NoSuchOp"]),
+    "targets not a list": lambda r: r.update(targets=7),
+    "missing field": lambda r: r.pop("message"),
+}
+
+
+@pytest.mark.parametrize("fmt", ["text", "sarif"])
+@pytest.mark.parametrize("bad", sorted(FORGED_RULES))
+def test_a_forged_rule_set_entry_is_a_miss(cli, spy, tmp_path, fmt, bad):
+    """The stored rule set decides what is linted: its rules are validated again as a rule file's are, and
+    what parsing derives must be what the entry says; otherwise the rule files are parsed again."""
+    onnx.save(_model(), tmp_path / "m.onnx")
+    onnx.save(_model("other"), tmp_path / "n.onnx")
+    fresh = cli("n.onnx", "--format", fmt, "--no-progress")
+    (stored,) = (tmp_path / ".onnxlint_cache").rglob("rulesets/*.json")
+    data = json.loads(stored.read_text())
+    for r in data["rules"]:
+        FORGED_RULES[bad](r)
+    stored.write_text(json.dumps(data))
+    for p in _entry_files(tmp_path / ".onnxlint_cache"):
+        p.unlink()  # the model misses: it is linted with the rules
+    rc, out, err = cli("n.onnx", "--format", fmt, "--no-progress")
+    assert (rc, out, err) == fresh and "Traceback" not in err
+    rc, out, err = cli("m.onnx", "--format", fmt, "--no-progress")  # a run of hits reads the stored rules too
+    assert rc == 1 and "Traceback" not in err and spy.linted == ["n.onnx", "n.onnx", "m.onnx"]
+
+
+def test_the_shapes_a_stored_rule_code_and_name_must_have_are_the_rule_schemas():
+    from onnxlint import rule_schema
+    from onnxlint.cache import report_json
+
+    assert (report_json.ID.pattern, report_json.NAME.pattern) == (rule_schema.ID_PATTERN, rule_schema.NAME_PATTERN)
