@@ -23,6 +23,7 @@ from onnxlint import config as config_mod
 from onnxlint.config import OPTIMIZATION_LEVELS
 from onnxlint.errors import InputError, RuleError, UsageError, did_you_mean
 from onnxlint.formats import FORMATS
+from onnxlint.formats.escape import lines as esc_lines
 from onnxlint.formats.escape import text as esc
 from onnxlint.report import SEVERITY_RANK
 from onnxlint.settings import Settings
@@ -205,16 +206,18 @@ def explain(rule: Any) -> str:
 
     fx = fixers.REGISTRY.get(rule.fix) if rule.fix else None
     fix_line = f"Fix: {fx.name} ({'safe' if fx.safe else 'unsafe: needs --unsafe-fixes'}): {fx.summary}" if fx else "Fix: no automatic fix"
-    refs = "\n".join(f"  - {r}" for r in rule.references)
-    return (f"{rule.id} ({rule.name}) [{rule.severity}] targets: {', '.join(rule.targets)}\n\n{rule.summary}\n\n"
-            f"{rule.explanation}\n\n{fix_line}\n" + (f"\nReferences:\n{refs}\n" if refs else "") + f"\nDefined in {rule.origin}\n")
+    refs = "\n".join(f"  - {esc(r)}" for r in rule.references)
+    # every piece comes from a rule file (from the repository under review): escaped like a model's text
+    return (f"{esc(rule.id)} ({esc(rule.name)}) [{esc(rule.severity)}] targets: {esc(', '.join(rule.targets))}\n\n"
+            f"{esc_lines(rule.summary)}\n\n{esc_lines(rule.explanation)}\n\n{fix_line}\n"
+            + (f"\nReferences:\n{refs}\n" if refs else "") + f"\nDefined in {esc(rule.origin)}\n")
 
 
 def _progress(enabled: bool):
     def show(i: int, n: int, name: str) -> None:
         if enabled:
             bar = "#" * int(30 * i / n)
-            sys.stderr.write(f"\r[{bar:<30}] {i}/{n} {name[-40:]:<40}")
+            sys.stderr.write(f"\r[{bar:<30}] {i}/{n} {esc(name[-40:]):<40}")
             if i == n:
                 sys.stderr.write("\n")
             sys.stderr.flush()
@@ -292,7 +295,8 @@ def _lint(argv: list[str]) -> int:
         else:
             for r in listed.rules:
                 fix = " [fix]" if r.fix else ""
-                print(f"{r.id}  {r.name:<34} {r.severity:<8} {','.join(r.targets):<20} {r.summary}{fix}")
+                print(f"{esc(r.id)}  {esc(r.name):<34} {esc(r.severity):<8} {esc(','.join(r.targets)):<20} "
+                      f"{esc(r.summary)}{fix}")
         return 0
     cache_dir = _cache_dir(args)
     # a malformed rule file is a usage error before any model is linted. With the result cache on and only the
@@ -373,7 +377,7 @@ def _lint(argv: list[str]) -> int:
 
         if args.update_baseline or not args.baseline.exists():
             n = baseline.write(args.baseline, report)
-            print(f"onnxlint: baseline {args.baseline}: recorded {n} finding(s); later runs fail only on new ones",
+            print(f"onnxlint: baseline {esc(str(args.baseline))}: recorded {n} finding(s); later runs fail only on new ones",
                   file=sys.stderr)
             return 2 if report.errors else 0
         baseline.apply(report, args.baseline, baseline.load(args.baseline))

@@ -555,3 +555,47 @@ def test_a_20k_if_chain_lints_within_60_seconds(tmp_path, cli, constant_conditio
     elapsed = time.process_time() - start
     assert "Traceback" not in err and rc in (0, 1)
     assert elapsed < 60, f"{elapsed:.0f} s"
+
+
+# ----------------------------------------------------------------------------- text from rule files
+
+EVIL_RULE = r'''
+- id: XTR009
+  name: evil-rule
+  severity: warning
+  targets: any
+  summary: "\e]8;;http://evil\a click \e[2J\u202e"
+  explanation: "first line\n::error file=README.md::PWNED\n  ##[command]x \e[31m"
+  references: ["see \e[2J here"]
+  match: {op: Cast}
+  message: "a Cast \e[31m here"
+'''
+
+
+@pytest.mark.parametrize("how", [["--list-rules"], ["--explain", "XTR009"], ["--list-rules", "--format", "json"]])
+def test_text_from_a_rule_file_is_escaped_in_every_command(cli, tmp_path, how):
+    """Rule files come from the repository under review: their text reaches the terminal and CI logs escaped
+    like a model's."""
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "evil.yaml").write_text(EVIL_RULE)
+    rc, out, err = cli("--rules", rules, *how)
+    assert rc == 0, err
+    assert "XTR009" in out and "\x1b" not in out and "\x07" not in out and "\u202e" not in out
+    assert not any(line.lstrip().startswith(("::", "##[")) for line in out.splitlines())
+    if "json" in how:
+        assert any(r["summary"].startswith("\x1b]8;;") for r in json.loads(out))  # data, escaped by JSON
+    elif "--explain" in how:
+        assert "first line\n\\x3a:error file=README.md::PWNED" in out  # its own line breaks kept
+
+
+def test_a_rule_message_is_escaped_in_the_findings(cli, tmp_path):
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "evil.yaml").write_text(EVIL_RULE)
+    m = make_model([h.make_node("Cast", ["x"], ["y"], name="c", to=T.FLOAT)], [vi("x", T.INT32, [2])],
+                   [vi("y", T.FLOAT, [2])])
+    onnx.save(m, tmp_path / "m.onnx")
+    for fmt in ("text", "github"):
+        rc, out, err = cli(tmp_path / "m.onnx", "--rules", rules, "--format", fmt, "--no-progress")
+        assert "XTR009" in out and "\x1b" not in out and "Traceback" not in err

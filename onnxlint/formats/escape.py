@@ -9,6 +9,7 @@ byte that is not UTF-8, held by Python as a lone surrogate).
   separator, bidi control and lone surrogate becomes a visible escape (`\\n`, `\\x1b`, `\\u202e`, and `\\xff`
   for a file-name byte that is not UTF-8); a leading `::` (after blanks) and any `##[` cannot start a
   workflow command. Plain text comes back unchanged (and fast).
+- `lines(s)`: text() for each line of a multi-line text (a rule's explanation): its own line breaks kept.
 - `line(s)`: the guard for a whole assembled line: no line may begin with `::` (after blanks and this
   program's own colour codes), whatever its pieces were.
 - `unicode(s)`, `unicode_tree(obj)`, `json_unicode(doc)`: for JSON and SARIF: lone surrogates only (so the
@@ -52,6 +53,11 @@ def text(s: Any) -> str:
     if s.lstrip().startswith("::"):
         s = _defuse_start(s, len(s) - len(s.lstrip()))
     return s
+
+
+def lines(s: Any) -> str:
+    """Multi-line untrusted text (a rule file's explanation): each line made safe by text(), the breaks kept."""
+    return "\n".join(text(part) for part in ("" if s is None else str(s)).split("\n"))
 
 
 def line(s: str) -> str:
