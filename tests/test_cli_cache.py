@@ -314,6 +314,9 @@ def _threads_after_lint(tmp_path: Path, env: dict, call: str = "main()") -> list
     onnx.save(_model(), tmp_path / "m.onnx")
     code = ("import os, sys; from onnxlint.cli import main; sys.argv[1:] = ['--no-cache', sys.argv[1]]; "
             f"rc = {call}; "
+            # OpenBLAS stops its threads before a fork (the native worker's, loading.native) and starts them again
+            # on its next product: one, so that the count is of the threads numpy would use from now on
+            "import numpy as np; a = np.ones((256, 256)); a @ a; "
             "assert 'numpy' in sys.modules; print(len(os.listdir('/proc/self/task')), os.environ.get('OPENBLAS_NUM_THREADS'))")
     p = subprocess.run([sys.executable, "-c", code, str(tmp_path / "m.onnx")], capture_output=True, text=True,
                        cwd=tmp_path, env=env, timeout=300)

@@ -1,8 +1,15 @@
 """Bad input: one line naming the file and the problem, exit 2, never a traceback."""
 
+import faulthandler
+import json
 import os
+import signal
+import subprocess
+import sys
 
+import numpy as np
 import onnx
+import pytest
 from conftest import make_model, vi
 from onnx import TensorProto as T
 from onnx import helper as h
@@ -181,3 +188,120 @@ def test_the_checker_runs_before_the_parse_and_only_when_a_selected_rule_asks(sa
     res = linter.lint_file(tmp_path / "ext.onnx", Settings.from_config(None))
     assert [s[0] for s in seen] == ["parsed", "check", "index", "infer"] and seen[1] == ("check", "str")
     assert [f.code for f in res.findings if f.code == "OLX001"] == ["OLX001"]
+
+
+# ----------------------------------------------------------------------------- native crashes
+
+
+def _crasher() -> onnx.ModelProto:
+    """RegexFullMatch on an input with no type: onnx 1.23's C++ shape inference dereferences the missing type
+    (signal 11; found by benchmarks/fuzz_native.py)."""
+    vi_x = onnx.ValueInfoProto()
+    vi_x.name = "x"
+    vi_y = onnx.ValueInfoProto()
+    vi_y.name = "y"
+    g = h.make_graph([h.make_node("RegexFullMatch", ["x"], ["y"], name="re", pattern="a")], "g", [vi_x], [vi_y])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 20)])
+    m.ir_version = 9
+    return m
+
+
+def _crashes_onnx(data: bytes) -> bool:
+    pid = os.fork()
+    if pid == 0:
+        try:
+            faulthandler.disable()  # pytest's: the crash is expected
+            onnx.shape_inference.infer_shapes(data)
+        finally:
+            os._exit(0)
+    return os.WIFSIGNALED(os.waitpid(pid, 0)[1])
+
+
+def _good(i: int) -> onnx.ModelProto:
+    return make_model([h.make_node("Dropout", ["x"], ["y"], name=f"drop{i}")], [vi("x", T.FLOAT, [2])],
+                      [vi("y", T.FLOAT, [2])])
+
+
+@pytest.fixture
+def crasher(tmp_path):
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork: native calls run in-process")
+    data = _crasher().SerializeToString()
+    if not _crashes_onnx(data):
+        pytest.skip(f"onnx {onnx.__version__} no longer crashes on this model")
+    p = tmp_path / "crash.onnx"
+    p.write_bytes(data)
+    return p
+
+
+def test_a_native_crash_costs_one_model_in_process(crasher, cli):
+    from onnxlint.loading import native
+
+    native.shutdown()
+    rc, out, err = cli(crasher, "--no-cache", "--no-progress")
+    assert rc == 1 and "Traceback" not in err
+    assert "onnx's shape inference crashed on this model (signal 11)" in out
+    rc, out, err = cli(crasher, "--no-cache", "--no-progress")  # a new worker after the crash
+    assert "crashed on this model (signal 11)" in out
+
+
+@pytest.mark.parametrize("mode", [[], ["--jobs", "2"], ["--no-cache"], ["--format", "json"]])
+def test_a_native_crash_costs_one_model_in_every_mode(crasher, tmp_path, mode):
+    """A folder of 20 models, one of which makes onnx segfault: 19 reports and one line about it, in a
+    subprocess (the way pre-commit and CI run it), serially and with a process pool."""
+    folder = crasher.parent
+    for i in range(19):
+        onnx.save(_good(i), folder / f"m{i:02d}.onnx")
+    env = {**os.environ, "ONNXLINT_CACHE_DIR": str(tmp_path / "cache")}
+    proc = subprocess.run([sys.executable, "-m", "onnxlint", str(folder), "--no-progress", *mode], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr and "BrokenProcessPool" not in proc.stderr, proc.stderr
+    if "json" in mode:
+        found = json.loads(proc.stdout)
+        assert {f["filename"].rsplit("/", 1)[-1] for f in found} >= {f"m{i:02d}.onnx" for i in range(19)}
+        assert any("crashed on this model (signal 11)" in f["message"] for f in found)
+    else:
+        assert proc.stdout.count("crashed on this model (signal 11)") == 1
+        assert " in 20 files" in proc.stdout and "could not be linted" not in proc.stdout
+
+
+def test_a_crash_of_the_checker_is_its_complaint(tmp_path, monkeypatch, cli):
+    """Whatever C++ call dies, and however: the checker's crash is OLX001's text, and the run goes on."""
+    from onnxlint.loading import native
+
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork")
+    real = native._run
+
+    def dies(kind, flags, payload):
+        if kind != native._INFER:
+            os.kill(os.getpid(), signal.SIGABRT)
+        return real(kind, flags, payload)
+
+    native.shutdown()  # the next worker is forked with the patch
+    monkeypatch.setattr(native, "_run", dies)
+    onnx.save(_good(0), tmp_path / "m.onnx")
+    try:
+        rc, out, err = cli(tmp_path / "m.onnx", "--no-cache", "--no-progress")
+    finally:
+        native.shutdown()
+    assert "OLX001" in out and "onnx's checker crashed on this model (signal 6)" in out and "Traceback" not in err
+
+
+def test_the_native_worker_answers_as_onnx_would(tmp_path):
+    """Results and exceptions come back as onnx gives them in-process: the inferred model, the exception's
+    class name and text; a large input goes to a child forked for the call."""
+    from onnxlint.loading import native
+
+    m = _good(0)
+    assert native.infer_shapes(m) == onnx.shape_inference.infer_shapes(m)
+    bad = _good(0)
+    bad.graph.node[0].input[0] = "nowhere"
+    with pytest.raises(Exception) as got:
+        onnx.checker.check_model(bad)
+    with pytest.raises(native.NativeError) as ours:
+        native.check_model(bad)
+    assert type(ours.value).__name__ == type(got.value).__name__ and str(ours.value) == str(got.value)
+    big = _good(0)
+    big.graph.initializer.append(onnx.numpy_helper.from_array(np.zeros(native.FORK_BYTES // 4 + 16, np.float32), "w"))
+    assert native.infer_shapes(big).graph.node[0].op_type == "Dropout"
