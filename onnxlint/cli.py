@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from onnxlint import __version__, targets
+from onnxlint import __version__, targets, write_guard
 from onnxlint import config as config_mod
 from onnxlint.config import OPTIMIZATION_LEVELS
 from onnxlint.errors import InputError, RuleError, UsageError, did_you_mean
@@ -376,6 +376,7 @@ def _lint(argv: list[str]) -> int:
         from onnxlint import baseline
 
         if args.update_baseline or not args.baseline.exists():
+            write_guard.check_target(args.baseline, files, "--baseline", "the baseline")
             n = baseline.write(args.baseline, report)
             print(f"onnxlint: baseline {esc(str(args.baseline))}: recorded {n} finding(s); later runs fail only on new ones",
                   file=sys.stderr)
@@ -414,9 +415,14 @@ def _check_output(output: Path | None, inputs: list[Path], fix: bool) -> None:
     if output.is_dir() and not fix:
         raise UsageError(f"-o {output}: is a folder; give a file for the report")
     if fix:
-        from onnxlint.fixing import check_output
+        from onnxlint.fixing import check_output, destination
 
         check_output(inputs, output)  # several models: -o must be a folder, and no two write one file
+        for f in inputs:  # no fixed model over another input or any input's external data, nor a FIFO or device
+            dest = destination(f, output)
+            write_guard.check_target(dest, [i for i in inputs if not _same_file(i, dest)], "-o", "the fixed model")
+    else:
+        write_guard.check_target(output, inputs, "-o", "the report")
     parent = output if output.is_dir() else output.parent
     if not parent.is_dir():
         raise UsageError(f"-o {output}: folder {parent} does not exist")

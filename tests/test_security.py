@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import threading
 import time
 from pathlib import Path
@@ -599,3 +600,93 @@ def test_a_rule_message_is_escaped_in_the_findings(cli, tmp_path):
     for fmt in ("text", "github"):
         rc, out, err = cli(tmp_path / "m.onnx", "--rules", rules, "--format", fmt, "--no-progress")
         assert "XTR009" in out and "\x1b" not in out and "Traceback" not in err
+
+
+# ----------------------------------------------------------------------------- writes
+
+
+def _dropout_with_external_constant(folder: Path) -> Path:
+    """A Dropout (a safe fix removes it) after an Add of a Constant whose 32x32 value lives in c.data."""
+    import onnx.external_data_helper as ext
+
+    value = np.arange(1024, dtype=np.float32).reshape(32, 32)
+    nodes = [h.make_node("Constant", [], ["c"], name="const", value=onnx.numpy_helper.from_array(value, "c")),
+             h.make_node("Add", ["x", "c"], ["a"], name="add"),
+             h.make_node("Dropout", ["a", "", "t"], ["y"], name="drop")]  # training_mode on: OLX010's fix
+    m = make_model(nodes, [vi("x", T.FLOAT, [32, 32])], [vi("y", T.FLOAT, [32, 32])], [init("t", np.array(True))])
+    ext.convert_model_to_external_data(m, all_tensors_to_one_file=True, location="c.data", size_threshold=1024,
+                                       convert_attribute=True)
+    p = folder / "m.onnx"
+    onnx.save(m, p)
+    assert (folder / "c.data").is_file()
+    return p
+
+
+def test_a_fix_written_elsewhere_moves_a_constant_nodes_external_data(tmp_path, cli, monkeypatch):
+    src = tmp_path / "src"
+    src.mkdir()
+    p = _dropout_with_external_constant(src)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "c.data").write_bytes(b"\0" * 4096)  # a decoy where the old relative location would lead
+    monkeypatch.chdir(out)  # and the numeric check must not read data relative to the current folder either
+    rc, stdout, err = cli(p, "--fix", "-o", out / "fixed.onnx", "--no-progress")
+    assert "Traceback" not in err and (out / "fixed.onnx").is_file(), stdout + err
+    fixed = onnx.load(out / "fixed.onnx", load_external_data=False)
+    const = next(n for n in fixed.graph.node if n.op_type == "Constant").attribute[0].t
+    location = {e.key: e.value for e in const.external_data}["location"]
+    assert location != "c.data" and (out / location).is_file()
+    fixed = onnx.load(out / "fixed.onnx")
+    value = onnx.numpy_helper.to_array(next(n for n in fixed.graph.node if n.op_type == "Constant").attribute[0].t)
+    assert np.array_equal(value, np.arange(1024, dtype=np.float32).reshape(32, 32))
+    assert "Dropout" not in [n.op_type for n in fixed.graph.node]  # the fix itself
+
+
+def test_report_output_onto_a_models_external_data_is_refused(tmp_path, cli):
+    p = _dropout_with_external_constant(tmp_path)
+    data = (tmp_path / "c.data").read_bytes()
+    for extra in ([], ["--fix"]):
+        rc, out, err = cli(p, *extra, "-o", tmp_path / "c.data")
+        assert rc == 2 and "external data" in err and "Traceback" not in err
+    assert (tmp_path / "c.data").read_bytes() == data
+
+
+def test_a_baseline_never_overwrites_a_model(tmp_path, cli):
+    p = _dropout_with_external_constant(tmp_path)
+    before = p.read_bytes()
+    for target in (p, tmp_path / "c.data"):
+        rc, out, err = cli(p, "--baseline", target, "--update-baseline")
+        assert rc == 2 and "--baseline" in err and "Traceback" not in err
+    assert p.read_bytes() == before
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+@pytest.mark.parametrize("extra", [[], ["--fix"], ["--baseline-fifo"]])
+def test_only_a_regular_file_is_replaced(tmp_path, cli, extra):
+    m = make_model([h.make_node("Dropout", ["x"], ["y"], name="drop")], [vi("x", T.FLOAT, [2])], [vi("y", T.FLOAT, [2])])
+    onnx.save(m, tmp_path / "m.onnx")
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    args = ["--baseline", fifo, "--update-baseline"] if extra == ["--baseline-fifo"] else [*extra, "-o", fifo]
+    done: list = []
+    t = threading.Thread(target=lambda: done.append(cli(tmp_path / "m.onnx", *args)), daemon=True)
+    t.start()
+    t.join(60)
+    assert done, "blocked on the FIFO"
+    rc, out, err = done[0]
+    assert rc == 2 and "not a regular file" in err and Path(fifo).is_fifo()
+
+
+@pytest.mark.skipif(not hasattr(os, "chown") or os.geteuid() != 0, reason="giving a file another owner needs root")
+def test_a_fix_in_place_keeps_the_files_owner_and_mode(tmp_path, cli):
+    m = make_model([h.make_node("Dropout", ["x", "", "t"], ["y"], name="drop")], [vi("x", T.FLOAT, [2])],
+                   [vi("y", T.FLOAT, [2])], [init("t", np.array(True))])
+    p = tmp_path / "m.onnx"
+    onnx.save(m, p)
+    os.chown(p, 12345, 23456)
+    os.chmod(p, 0o640)
+    rc, out, err = cli(p, "--fix", "--no-progress")
+    assert "Traceback" not in err
+    st = os.stat(p)
+    assert [n.op_type for n in onnx.load(p).graph.node] != ["Dropout"]  # fixed
+    assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (12345, 23456, 0o640)

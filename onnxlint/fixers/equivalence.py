@@ -201,7 +201,10 @@ def random_feeds(model: onnx.ModelProto, seed: int = 0) -> dict[str, Any]:
 
 
 def has_external_data(model: onnx.ModelProto) -> bool:
-    return any(t.data_location == TensorProto.EXTERNAL for g in iter_graphs(model) for t in g.initializer)
+    """Any tensor with external data, Constant values and attributes included (loading.has_external_data)."""
+    from onnxlint.loading import has_external_data as any_external
+
+    return any_external(model)
 
 
 # set by equivalence_child: told about each runtime session before it is created (which model, for a crash report)

@@ -11,13 +11,10 @@ from pathlib import Path
 from typing import IO
 
 import onnx
-from onnx import TensorProto
 
 from onnxlint.errors import first_line
 from onnxlint.fixers.base import FixError
-from onnxlint.fixers.equivalence import has_external_data
-from onnxlint.graph import iter_graphs
-from onnxlint.loading import safe_external_path
+from onnxlint.loading import external_data_tensors, has_external_data, safe_external_path
 
 COPY_CHUNK = 16 * 2**20
 DATA_ALIGN = 4096
@@ -33,11 +30,14 @@ def _new_data_name(dest: Path) -> str:
 
 
 def relocate_external_data(model: onnx.ModelProto, source_dir: Path, dest: Path) -> Path | None:
-    """Copy the external tensors the fixed model still uses into one new data file beside dest.
+    """Copy the external tensors the fixed model still uses (initializers, Constant values, tensor attributes,
+    sparse parts, in every graph and function) into one new data file beside dest.
 
     The bytes are streamed range by range (at most COPY_CHUNK in memory); tensor offsets are re-based and
     aligned. The model's references are rewritten to the new file. Returns the new file (None: nothing)."""
-    tensors = [t for g in iter_graphs(model) for t in g.initializer if t.data_location == TensorProto.EXTERNAL]
+    # every tensor with external data, not only initializers: a Constant node's value left pointing at its old
+    # location would read whatever file of that name sits beside the written model
+    tensors = external_data_tensors(model)
     if not tensors:
         return None
     name = _new_data_name(dest)
@@ -106,6 +106,31 @@ def write_fixed(model: onnx.ModelProto, dest: Path, source_dir: Path, known_erro
     atomic_write(model, dest, known_error=known_error)
 
 
+def _owner_for(dest: Path) -> tuple[int, int] | None:
+    """The (uid, gid) of the file dest replaces, or None for a new file. Only a regular file is replaced: a
+    FIFO, a device or a socket at dest is refused (renaming over it would put a regular file in its place)."""
+    try:
+        st = os.stat(dest)
+    except FileNotFoundError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        raise FixError(f"{dest} is not a regular file (a FIFO, a device or a socket); not replaced")
+    return st.st_uid, st.st_gid
+
+
+def _keep_owner(tmp: str, dest: Path, owner: tuple[int, int]) -> None:
+    """The written file gets the replaced file's owner and group; where they cannot be given (another user's
+    file, a group this user is not in), nothing is written: the rename would silently change them."""
+    st = os.stat(tmp)
+    if (st.st_uid, st.st_gid) == owner:
+        return
+    try:
+        os.chown(tmp, *owner)
+    except OSError:
+        raise FixError(f"{dest} is owned by uid {owner[0]} gid {owner[1]}; the fixed file could not be given that "
+                       "owner, so it is not replaced (run as that user, or write elsewhere with -o)") from None
+
+
 def _mode_for(dest: Path) -> int:
     """The permission bits the written file should have: the replaced file's, else what open() would give."""
     try:
@@ -136,8 +161,11 @@ def atomic_write(model: onnx.ModelProto, dest: Path, _fail_after_write: bool = F
     known_error: the first line of the checker's complaint about the original model; the same complaint about
     the written file does not stop the write (the fix did not cause it)."""
     dest = Path(dest)
+    owner = _owner_for(dest)
     fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
     try:
+        if owner is not None:  # first: a chown clears set-id bits
+            _keep_owner(tmp, dest, owner)
         os.chmod(tmp, _mode_for(dest))  # mkstemp makes 0600; the file keeps the mode it had (or gets umask's)
         with os.fdopen(fd, "wb") as fh:
             fh.write(model.SerializeToString())

@@ -13,8 +13,10 @@ from onnxlint.loading.checker import check_model, checker_message, checker_resul
 from onnxlint.loading.external import (
     OUTSIDE,
     check_external_data,
+    external_data_tensors,
     external_location_problem,
     external_tensors,
+    has_external_data,
     safe_external_path,
 )
 from onnxlint.loading.inference import (
@@ -33,5 +35,6 @@ from onnxlint.paths import expand_paths
 
 __all__ = ["INFER_BUDGET", "INFER_MAX_NODES", "OUTSIDE", "PROTOBUF_LIMIT", "WEIGHT_BYTES", "ExternalTensor",
            "ModelFile", "check_external_data", "check_model", "checker_message", "checker_result", "expand_paths",
-           "external_data_problem", "external_location_problem", "external_tensors", "index_model", "infer_shapes", "inference_cost",
-           "load", "over_inference_budget", "reinference_within_budget", "safe_external_path", "weightless_bytes"]
+           "external_data_problem", "external_data_tensors", "external_location_problem", "external_tensors",
+           "has_external_data", "index_model", "infer_shapes", "inference_cost", "load", "over_inference_budget",
+           "reinference_within_budget", "safe_external_path", "weightless_bytes"]

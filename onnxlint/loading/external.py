@@ -33,6 +33,20 @@ def safe_external_path(base_dir: str | os.PathLike, location: str) -> Path | Non
     return None if problem else path
 
 
+def external_data_tensors(model: onnx.ModelProto) -> list[onnx.TensorProto]:
+    """Every tensor of the model whose bytes live in another file: initializers and sparse ones, Constant
+    values and every other tensor attribute, in every graph, control-flow body and local function. A copier or
+    a writer that moves a model must move (or refuse) all of these, not only the initializers."""
+    import onnx
+
+    return [t for t in _all_tensors(model) if t.data_location == onnx.TensorProto.EXTERNAL]
+
+
+def has_external_data(model: onnx.ModelProto) -> bool:
+    """Whether any tensor of the model keeps its bytes in another file (see external_data_tensors)."""
+    return bool(external_data_tensors(model))
+
+
 def check_external_data(model: onnx.ModelProto, base_dir: str | os.PathLike) -> str | None:
     """The first reason the model's external data must not be read from base_dir (missing, short, bad
     offset/length, outside the folder), or None when every external tensor is usable. Stats only."""
