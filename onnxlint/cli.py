@@ -25,6 +25,7 @@ from onnxlint.errors import InputError, RuleError, UsageError, did_you_mean
 from onnxlint.formats import FORMATS
 from onnxlint.formats.escape import lines as esc_lines
 from onnxlint.formats.escape import text as esc
+from onnxlint.interrupt import signal_name, signals_interrupt
 from onnxlint.report import SEVERITY_RANK
 from onnxlint.settings import Settings
 
@@ -333,35 +334,42 @@ def _lint(argv: list[str]) -> int:
     # how the report is rendered, with the format (a cached run renders its stored reports the same way)
     shown_as = {"colour": colour, "statistics": args.statistics, "quiet": args.quiet, "show_info": args.show_info,
                 "expand": args.expand}
-    if args.fix:
-        from onnxlint import fixing
-        from onnxlint.verify.command import check_shape_names, parse_shapes
+    stopped = None  # the signal that stopped the lint, if one did: what was finished is still printed
+    report = Report()
+    try:
+        if args.fix:
+            from onnxlint import fixing
+            from onnxlint.verify.command import check_shape_names, parse_shapes
 
-        report = Report()
-        fix_shapes = {name: list(dims) for name, dims in parse_shapes(args.shape)}
-        check_shape_names(files, fix_shapes)
-        fix_options = fixing.FixOptions(unsafe=args.unsafe_fixes, diff=args.diff, output=args.output, shapes=fix_shapes)
-        for i, f in enumerate(files, 1):
-            s = settings_of(f)
-            res = linter.lint_file(f, s)
-            if not res.error:
-                fixing.fix_file(f, s, res, fix_options)
-            report.files.append(res)
-            _progress(show)(i, len(files), str(f))
-    elif cache_dir is not None:
-        from onnxlint import cache as cache_mod
+            fix_shapes = {name: list(dims) for name, dims in parse_shapes(args.shape)}
+            check_shape_names(files, fix_shapes)
+            fix_options = fixing.FixOptions(unsafe=args.unsafe_fixes, diff=args.diff, output=args.output, shapes=fix_shapes)
+            for i, f in enumerate(files, 1):
+                s = settings_of(f)
+                res = linter.lint_file(f, s)
+                if not res.error:
+                    fixing.fix_file(f, s, res, fix_options)
+                report.files.append(res)
+                _progress(show)(i, len(files), str(f))
+        elif cache_dir is not None:
+            from onnxlint import cache as cache_mod
 
-        def lint_misses(misses: list[Path]) -> list[Any]:
-            nonlocal ruleset
-            if ruleset is None:
-                ruleset = _ruleset(settings, cache_dir)  # a malformed rule file stops the run here, before any lint
-            _rules_from_cache(cache_dir)
-            return linter.lint_paths(misses, settings_of, jobs=args.jobs, progress=_progress(show), digest=True).files
+            def lint_misses(misses: list[Path]) -> list[Any]:
+                nonlocal ruleset
+                if ruleset is None:
+                    ruleset = _ruleset(settings, cache_dir)  # a malformed rule file stops the run here, before any lint
+                _rules_from_cache(cache_dir)
+                return linter.lint_paths(misses, settings_of, jobs=args.jobs, progress=_progress(show), digest=True).files
 
-        report = Report(files=cache_mod.CachedRun(files, settings_of, cache_dir).reports(lint_misses))
-    else:
-        report = linter.lint_paths(files, settings_of, jobs=args.jobs, progress=_progress(show))
-    if args.verify:
+            report = Report(files=cache_mod.CachedRun(files, settings_of, cache_dir).reports(lint_misses))
+        else:
+            report = linter.lint_paths(files, settings_of, jobs=args.jobs, progress=_progress(show))
+    except KeyboardInterrupt as exc:  # SIGINT, or SIGTERM (interrupt.signals_interrupt); pool workers are gone
+        from onnxlint.interrupt import interrupted
+
+        stopped = interrupted(exc, getattr(exc, "files", None) or report.files)
+        report = Report(files=stopped.files)
+    if args.verify and stopped is None:
         from onnxlint.verify.command import check_shape_names, parse_shapes, verify_report
 
         shapes = {name: list(dims) for name, dims in parse_shapes(args.shape)}
@@ -375,13 +383,14 @@ def _lint(argv: list[str]) -> int:
     if args.baseline:
         from onnxlint import baseline
 
-        if args.update_baseline or not args.baseline.exists():
+        if stopped is None and (args.update_baseline or not args.baseline.exists()):  # never from part of a run
             write_guard.check_target(args.baseline, files, "--baseline", "the baseline")
             n = baseline.write(args.baseline, report)
             print(f"onnxlint: baseline {esc(str(args.baseline))}: recorded {n} finding(s); later runs fail only on new ones",
                   file=sys.stderr)
             return 2 if report.errors else 0
-        baseline.apply(report, args.baseline, baseline.load(args.baseline))
+        if args.baseline.exists():
+            baseline.apply(report, args.baseline, baseline.load(args.baseline))
     from onnxlint import formats
 
     text = formats.render(args.format, report, **shown_as, config_file=first.config.path)
@@ -393,6 +402,10 @@ def _lint(argv: list[str]) -> int:
                 print(f"onnxlint: {esc(res.filename)}: {esc(note)}", file=sys.stderr)
     for res in report.errors:
         print(f"onnxlint: error: {esc(res.filename)}: {esc(res.error)}", file=sys.stderr)
+    if stopped is not None:
+        print(f"onnxlint: interrupted ({signal_name(stopped.signum)}) after {len(report.files)} of {len(files)} "
+              "model(s); the report above holds those", file=sys.stderr)
+        return stopped.exit_code
     if report.errors:
         return 2
     return 1 if report.worst() >= SEVERITY_RANK[report.fail_on] else 0
@@ -543,15 +556,16 @@ def main(argv: list[str] | None = None) -> int:
     # main(argv) keeps numpy's threads, which would stay at one for the rest of its process
     blas = _one_blas_thread(argv) if from_command_line else None
     try:
-        if argv and argv[0] in _COMMANDS:
-            return _COMMANDS[argv[0]](argv[1:])
-        return _lint(argv)
+        with signals_interrupt():  # SIGTERM (a CI timeout) stops the run as Ctrl-C does
+            if argv and argv[0] in _COMMANDS:
+                return _COMMANDS[argv[0]](argv[1:])
+            return _lint(argv)
     except (InputError, RuleError, UsageError, targets.VersionError) as exc:
         print(f"onnxlint: error: {esc(str(exc))}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         print("onnxlint: interrupted", file=sys.stderr)
-        return 130
+        return getattr(exc, "exit_code", 130)
     except BrokenPipeError:
         return 0
     finally:

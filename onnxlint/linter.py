@@ -212,20 +212,31 @@ def lint_paths(paths: Iterable[Path | str], settings_for: Callable[[Path], Setti
     files = expand_paths([str(p) for p in paths])
     report = Report()
     workers = jobs or (os.cpu_count() or 1)
+    from onnxlint import interrupt
+
     if workers > 1 and len(files) >= 16 and (jobs > 1 or sum(_size(f) for f in files) >= POOL_MIN_BYTES):
         from concurrent.futures import ProcessPoolExecutor
 
-        with ProcessPoolExecutor(max_workers=workers) as pool:
+        # not a `with`: its exit waits for every queued model; an interrupt kills the workers instead
+        pool = ProcessPoolExecutor(max_workers=workers, initializer=interrupt.pool_worker_init)
+        try:
             futures = [pool.submit(lint_file, f, settings_for(f), True, digest) for f in files]
             for i, fut in enumerate(futures, 1):
                 report.files.append(fut.result())
                 if progress:
                     progress(i, len(files), str(files[i - 1]))
+        except KeyboardInterrupt as exc:  # SIGINT, or SIGTERM as the CLI raises it (interrupt.Interrupted)
+            interrupt.stop_pool(pool)
+            raise interrupt.interrupted(exc, report.files) from None
+        pool.shutdown()
     else:
-        for i, f in enumerate(files, 1):
-            report.files.append(lint_file(f, settings_for(f), digest=digest))
-            if progress:
-                progress(i, len(files), str(f))
+        try:
+            for i, f in enumerate(files, 1):
+                report.files.append(lint_file(f, settings_for(f), digest=digest))
+                if progress:
+                    progress(i, len(files), str(f))
+        except KeyboardInterrupt as exc:
+            raise interrupt.interrupted(exc, report.files) from None
     return report
 
 

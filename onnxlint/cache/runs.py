@@ -70,7 +70,14 @@ class CachedRun:
             if hit is None:
                 misses.append(i)
         if misses:
-            linted = lint_misses([files[i] for i in misses])
+            try:
+                linted = lint_misses([files[i] for i in misses])
+            except KeyboardInterrupt as exc:  # what was finished: the hits and the misses linted so far
+                from onnxlint.interrupt import interrupted
+
+                done = dict(zip(misses, getattr(exc, "files", [])))
+                raise interrupted(exc, [r if r is not None else done[i] for i, r in enumerate(out)
+                                        if r is not None or i in done]) from None
             for i, res in zip(misses, linted):
                 out[i] = res
                 k = keys[i]

@@ -1,0 +1,80 @@
+"""Stopping a run on SIGINT or SIGTERM: within a second, printing what was finished, leaving no child process.
+
+Ctrl-C sends SIGINT to the whole foreground process group; a CI timeout sends SIGTERM (to the process, or the
+group). Python turns SIGINT into KeyboardInterrupt but dies on SIGTERM at once, printing nothing and leaving a
+process pool's workers behind; and a pool used as a context manager waits for all queued work on the way out.
+Here SIGTERM is raised like SIGINT (Interrupted), pool workers ignore SIGINT (the parent decides), and an
+interrupted pool is stopped by killing its workers (stop_pool); onnx's native children (loading.native) die
+with their parent."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from typing import Any, Iterator
+
+
+class Interrupted(KeyboardInterrupt):
+    """A run stopped by a signal; files: the reports finished before it (in order), for the caller to print."""
+
+    def __init__(self, signum: int = signal.SIGINT, files: list[Any] | None = None):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+        self.files: list[Any] = list(files or [])
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum  # as a shell reports a process a signal ended: 130 for SIGINT, 143 for SIGTERM
+
+
+def signal_name(signum: int) -> str:
+    return signal.Signals(signum).name
+
+
+def interrupted(exc: BaseException, files: list[Any]) -> Interrupted:
+    """exc (an Interrupted or a plain KeyboardInterrupt) as an Interrupted holding files, what was finished."""
+    signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
+    return Interrupted(signum, files)
+
+
+@contextlib.contextmanager
+def signals_interrupt() -> Iterator[None]:
+    """While inside: SIGTERM raises Interrupted (as SIGINT raises KeyboardInterrupt). Only the main thread can
+    set a handler: elsewhere (a library caller's thread) nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def raise_interrupted(signum: int, _frame: Any) -> None:
+        raise Interrupted(signum)
+
+    previous = signal.signal(signal.SIGTERM, raise_interrupted)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def pool_worker_init() -> None:
+    """A pool worker leaves SIGINT to the parent (the terminal sends it to the whole group) and dies on SIGTERM."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def stop_pool(pool: Any) -> None:
+    """Stop a ProcessPoolExecutor now: queued work is cancelled and running workers are killed (their native
+    children die with them), instead of shutdown's wait for every queued model."""
+    kill = getattr(pool, "terminate_workers", None)  # Python 3.14
+    if kill is None:
+        for proc in list((getattr(pool, "_processes", None) or {}).values()):
+            with contextlib.suppress(OSError, AttributeError):
+                proc.kill()
+    else:
+        with contextlib.suppress(Exception):
+            kill()
+    with contextlib.suppress(Exception):
+        pool.shutdown(wait=False, cancel_futures=True)
+    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+        with contextlib.suppress(Exception):
+            proc.join(1)

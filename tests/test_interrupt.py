@@ -1,0 +1,117 @@
+"""SIGINT and SIGTERM stop a run promptly, print what was finished, and leave no process behind (issue 33, class 5).
+
+A run in a subprocess lints a folder whose later models are slow (the linter is wrapped to sleep on them, in the
+parent and in forked pool workers alike); the test waits until a slow model has started, sends the signal, and
+checks the exit code, the report of the finished models, and that no process carrying the run's marker is left."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import onnx
+import pytest
+from conftest import make_model, vi
+from onnx import TensorProto as T
+from onnx import helper as h
+
+pytestmark = pytest.mark.skipif(not Path("/proc/self/environ").exists() or not hasattr(os, "killpg"),
+                                reason="finds the run's processes through Linux /proc")
+
+_SLOW_RUN = r"""
+import os, sys, time
+from pathlib import Path
+from onnxlint import linter
+real = linter.lint_file
+
+def lint_file(path, *a, **k):
+    if Path(path).name.startswith("slow"):
+        Path(os.environ["SLOW_STARTED"]).touch()
+        time.sleep(60)
+    return real(path, *a, **k)
+
+linter.lint_file = lint_file
+from onnxlint.cli import main
+sys.argv[0] = "onnxlint"
+sys.exit(main())
+"""
+
+
+def _folder(tmp_path: Path, fast: int = 10, slow: int = 10) -> Path:
+    d = tmp_path / "models"
+    d.mkdir()
+    m = make_model([h.make_node("Equal", ["x", "k"], ["y"], name="eq")], [vi("x", T.FLOAT, [4]), vi("k", T.INT32, [4])],
+                   [vi("y", T.BOOL, [4])])
+    for i in range(fast):
+        onnx.save(m, d / f"a{i:02d}.onnx")
+    for i in range(slow):
+        onnx.save(m, d / f"slow{i:02d}.onnx")
+    return d
+
+
+def _marked(mark: str) -> list[int]:
+    """Processes whose environment carries the run's marker (the run, its pool workers, their children)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as fh:
+                if mark.encode() in fh.read():
+                    found.append(int(entry))
+        except OSError:
+            continue
+    return found
+
+
+def _run_and_signal(tmp_path: Path, sig: int, extra: list[str], group: bool) -> tuple[int, str, str, float, list[int]]:
+    folder = _folder(tmp_path)
+    started = tmp_path / "slow-started"
+    mark = f"ONNXLINT_TEST_MARK={uuid.uuid4().hex}"
+    env = {**os.environ, "SLOW_STARTED": str(started), "ONNXLINT_TEST_MARK": mark.split("=", 1)[1],
+           "ONNXLINT_CACHE_DIR": str(tmp_path / "cache")}
+    proc = subprocess.Popen([sys.executable, "-c", _SLOW_RUN, str(folder), "--no-progress", *extra], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not started.exists():
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "no slow model started"
+            time.sleep(0.05)
+        time.sleep(0.3)
+        sent = time.monotonic()
+        if group:  # what a terminal's Ctrl-C does: the whole foreground group gets it
+            os.killpg(proc.pid, sig)
+        else:
+            os.kill(proc.pid, sig)
+        out, err = proc.communicate(timeout=30)
+        took = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+    left: list[int] = []
+    for _ in range(50):  # children end with their parent; give the kernel a moment to reap them
+        left = _marked(mark)
+        if not left:
+            break
+        time.sleep(0.1)
+    return proc.returncode, out, err, took, left
+
+
+@pytest.mark.parametrize("sig, group", [(signal.SIGINT, True), (signal.SIGTERM, False), (signal.SIGTERM, True)])
+@pytest.mark.parametrize("extra", [[], ["--jobs", "2"], ["--no-cache", "--jobs", "2"]])
+def test_a_signal_stops_the_run_prints_what_was_finished_and_leaves_no_process(tmp_path, sig, group, extra):
+    rc, out, err, took, left = _run_and_signal(tmp_path, sig, extra, group)
+    assert rc == 128 + sig, (rc, out, err)
+    assert "Traceback" not in err and f"interrupted ({signal.Signals(sig).name})" in err
+    assert took < 10  # it stopped at once, not after the queued slow models (10 x 60 s)
+    finished = int(err.split(" after ")[1].split(" of ")[0])
+    assert 10 <= finished < 20 and err.split(" of ")[1].startswith("20 model")
+    assert f" in {finished} files" in out and "OLX015" in out  # the report of what was finished
+    assert left == [], f"processes left: {left}"
