@@ -151,6 +151,10 @@ def _toml_section(path: Path, text: str | None = None) -> dict | None:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise RuleError(f"{path}: TOML syntax error: {exc}") from None
+    except RecursionError:  # tomllib recurses per nesting level: arrays nested thousands deep exhaust the stack
+        if "onnxlint" not in text:
+            return None  # not onnxlint's file to judge: it holds no [tool.onnxlint]
+        raise RuleError(f"{path}: nested too deeply to parse (arrays or tables thousands of levels deep)") from None
     tool = data.get("tool")
     if tool is None:
         return None

@@ -109,8 +109,14 @@ def _finding(ctx: LintContext, rule: Rule, node: NodeRef | None, message: str) -
         node=node.location if node else None, op_type=node.op_type if node else None, message=message,
         hint=rule.fix_hint if fix or not rule.fix else "no automatic fix for this node", fix=fix,
         node_name=(node.name if node else None),
-        doc_string=(node.proto.doc_string if node else ""),
+        doc_string=_text(node.proto.doc_string) if node else "",
     )
+
+
+def _text(value: str | bytes) -> str:
+    """A string field as text: protobuf hands one that is not UTF-8 over as bytes (kept as surrogates, which the
+    output formats escape)."""
+    return value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else value
 
 
 def lint(ctx: LintContext, rules: list[Rule]) -> list[Finding]:

@@ -88,7 +88,8 @@ def ruleset_for(rule_dirs: tuple[Path, ...]) -> Any:
     return get_ruleset(rule_dirs)
 
 
-def _lint(mf: loading.ModelFile, settings: Settings, want_placement: bool, res: FileReport) -> None:
+def _lint(mf: loading.ModelFile, settings: Settings, want_placement: bool, res: FileReport,
+          _retried: bool = False) -> None:
     from onnxlint import engine, loading
 
     try:
@@ -121,6 +122,13 @@ def _lint(mf: loading.ModelFile, settings: Settings, want_placement: bool, res: 
         res.error = "graph nesting too deep to analyse"
     except (RuleError, UsageError):
         raise
+    except TypeError as exc:  # a string field that is not UTF-8 comes as bytes: linted again with it made text
+        if _retried or not loading.repair_strings(mf.model):
+            res.error = f"internal error while linting ({type(exc).__name__}: {first_line(exc)})"
+            return
+        mf.inferred = mf.raw = mf.weightless = None  # inferred again, from the repaired model
+        res.findings, res.placement, res.notes = [], {}, []
+        _lint(mf, settings, want_placement, res, _retried=True)
     except Exception as exc:  # a defect in onnxlint must not hide the other files' findings
         res.error = f"internal error while linting ({type(exc).__name__}: {first_line(exc)})"
 

@@ -37,8 +37,10 @@ def matches(code: str, prefixes: Iterable[str]) -> bool:
 _SUPPRESS = re.compile(r"onnxlint:\s*ignore\[([^\]]*)\]")
 
 
-def doc_string_suppresses(doc_string: str | None, code: str) -> bool:
+def doc_string_suppresses(doc_string: str | bytes | None, code: str) -> bool:
     """Whether a node's doc_string says `onnxlint: ignore[CODE, ...]` for code."""
+    if isinstance(doc_string, bytes):  # protobuf hands a string field that is not UTF-8 over as bytes
+        doc_string = doc_string.decode("utf-8", "surrogateescape")
     if not doc_string or "onnxlint:" not in doc_string:
         return False
     return any(matches(code, [c.strip() for c in m.group(1).split(",") if c.strip()]) for m in _SUPPRESS.finditer(doc_string))

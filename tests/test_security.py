@@ -690,3 +690,42 @@ def test_a_fix_in_place_keeps_the_files_owner_and_mode(tmp_path, cli):
     st = os.stat(p)
     assert [n.op_type for n in onnx.load(p).graph.node] != ["Dropout"]  # fixed
     assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (12345, 23456, 0o640)
+
+
+# ----------------------------------------------------------------------------- smaller ones
+
+
+def test_a_pyproject_nested_thousands_deep_is_no_traceback(tmp_path, cli, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    m = make_model([h.make_node("Equal", ["x", "k"], ["y"], name="eq")], [vi("x", T.FLOAT, [4]), vi("k", T.INT32, [4])],
+                   [vi("y", T.BOOL, [4])])
+    onnx.save(m, tmp_path / "m.onnx")
+    deep = "[" * 100_000 + "]" * 100_000
+    (tmp_path / "pyproject.toml").write_text(f"[project]\nname = 'x'\nweird = {deep}\n")
+    rc, out, err = cli("m.onnx", "--no-cache")
+    assert rc == 1 and "OLX015" in out and "Traceback" not in err  # no [tool.onnxlint]: not onnxlint's to judge
+    other = tmp_path / "other"
+    other.mkdir()
+    onnx.save(m, other / "m.onnx")
+    (other / "pyproject.toml").write_text(f"[tool.onnxlint]\nselect = {deep}\n")
+    monkeypatch.chdir(other)
+    rc, out, err = cli("m.onnx", "--no-cache")
+    assert rc == 2 and "nested too deeply" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "github"])
+def test_string_fields_that_are_not_utf8_do_not_cost_the_findings(tmp_path, cli, fmt):
+    """protobuf hands a string field whose bytes are not UTF-8 over as bytes: a doc_string, a node name, a
+    metadata entry. The model is still linted, its findings all there, the bad bytes shown escaped."""
+    nodes = [h.make_node("Equal", ["x", "k"], ["e"], name="QQQQ", doc_string="DDDD"),
+             h.make_node("Cast", ["e"], ["y"], name="cast", to=T.FLOAT)]
+    m = make_model(nodes, [vi("x", T.FLOAT, [4]), vi("k", T.INT32, [4])], [vi("y", T.FLOAT, [4])])
+    m.doc_string = "MMMM"
+    m.metadata_props.add(key="KKKK", value="VVVV")
+    data = m.SerializeToString()
+    for tag in (b"QQQQ", b"DDDD", b"MMMM", b"KKKK", b"VVVV"):
+        data = data.replace(tag, b"\xff\xfe\xc3\x28")
+    (tmp_path / "m.onnx").write_bytes(data)
+    rc, out, err = cli(tmp_path / "m.onnx", "--no-cache", "--format", fmt, "--no-progress")
+    assert rc == 1 and "internal error" not in err + out and "Traceback" not in err
+    assert "OLX015" in out and "\\xff\\xfe" in out.replace("\\\\", "\\")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import onnx
@@ -61,3 +61,40 @@ class ModelFile:
     def outside_external(self) -> list[ExternalTensor]:
         """Tensors whose location leaves the model's folder (absolute, `..`, or a symlink out of it)."""
         return [t for t in self.external if t.outside]
+
+
+def repair_strings(model: onnx.ModelProto) -> bool:
+    """Make every string field of the model text: protobuf hands one whose bytes are not UTF-8 over as bytes
+    (a node name, a doc_string), which the linter's string handling cannot take. Each such value becomes its
+    text with the bad bytes as `\\xNN` (the same bytes give the same name everywhere, so references still
+    match). Walks every message of the model: the linter calls it only after a lint failed on such a value.
+    True when something was changed."""
+    from google.protobuf.descriptor import FieldDescriptor
+
+    string, message = FieldDescriptor.TYPE_STRING, FieldDescriptor.TYPE_MESSAGE
+    changed = False
+    stack: list = [model]
+    while stack:
+        msg = stack.pop()
+        for fd, value in msg.ListFields():
+            if fd.type == message:
+                if _repeated(fd):
+                    stack.extend(value)
+                else:
+                    stack.append(value)
+            elif fd.type == string:
+                if _repeated(fd):
+                    for i, v in enumerate(value):
+                        if isinstance(v, bytes):
+                            value[i] = v.decode("utf-8", "backslashreplace")
+                            changed = True
+                elif isinstance(value, bytes):
+                    setattr(msg, fd.name, value.decode("utf-8", "backslashreplace"))
+                    changed = True
+    return changed
+
+
+def _repeated(fd: Any) -> bool:
+    """A field descriptor's repeatedness, as protobuf 5 (label) and 6 (is_repeated) tell it."""
+    repeated = getattr(fd, "is_repeated", None)
+    return bool(repeated) if repeated is not None else fd.label == fd.LABEL_REPEATED
