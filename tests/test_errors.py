@@ -305,3 +305,27 @@ def test_the_native_worker_answers_as_onnx_would(tmp_path):
     big = _good(0)
     big.graph.initializer.append(onnx.numpy_helper.from_array(np.zeros(native.FORK_BYTES // 4 + 16, np.float32), "w"))
     assert native.infer_shapes(big).graph.node[0].op_type == "Dropout"
+
+
+def test_one_native_worker_serves_a_whole_run(tmp_path, monkeypatch, cli):
+    """onnx's exceptions (a strict inference that fails) are answers, not the end of the worker: a run forks it
+    once, not once a model (that cost ~10 ms of CPU a model)."""
+    from onnxlint.loading import native
+
+    if not native._ENABLED:
+        pytest.skip("no fork")
+    native.shutdown()
+    started: list = []
+    real = native._Worker.__init__
+
+    def counting(self):
+        started.append(1)
+        real(self)
+
+    monkeypatch.setattr(native._Worker, "__init__", counting)
+    for i in range(5):  # Equal on float and int32: strict inference raises on each
+        m = make_model([h.make_node("Equal", ["x", "k"], ["y"], name="eq")], [vi("x", T.FLOAT, [4]), vi("k", T.INT32, [4])],
+                       [vi("y", T.BOOL, [4])])
+        onnx.save(m, tmp_path / f"m{i}.onnx")
+    rc, out, err = cli(tmp_path, "--no-cache", "--no-progress")
+    assert rc == 1 and out.count("OLX015") == 5 and started == [1]

@@ -191,6 +191,8 @@ def _call(kind: int, flags: int, payload: bytes) -> bytes:
         crash = _crash(kind, worker.pid)  # reaps it
         worker.close(reap=False)
         raise crash from None
+    except NativeError:  # onnx's own exception, answered in full: the worker is fine
+        raise
     except BaseException:  # an interrupt while the worker computes: it is killed (its answer would come later)
         _WORKER = None
         _reap(worker.pid, wait=False)
