@@ -184,20 +184,24 @@ def reinference_within_budget(work: tuple[int, int, int], graphs: list) -> bool:
 def _infer(mf: ModelFile, data: bytes) -> None:
     """Strict first (type checks, every node's inference function must succeed: what ORT's graph resolution
     requires, so a failure is "ORT will refuse this model"), then, only when that fails, lenient inference for
-    the rules. One pass in the common case. Each runs in a child (native.infer_shapes): a crash of onnx's C++
-    code is recorded like a failure ("onnx's shape inference crashed on this model (signal 11)"), the run goes on."""
+    the rules. One pass in the common case. Both run in a child, in one request (native.infer_strict_then_lenient):
+    a crash of onnx's C++ code is recorded like a failure ("onnx's shape inference crashed on this model (signal
+    11)"), the run goes on."""
     from onnxlint.loading import native
 
     try:
-        mf.inferred = native.infer_shapes(data, check_type=True, strict_mode=True)
-        return
-    except Exception as exc:  # onnx raises several types here, including InferenceError and RuntimeError
-        mf.strict_error = " ".join(str(exc).split())[:300] or type(exc).__name__
-    try:
-        mf.inferred = native.infer_shapes(data, check_type=False, strict_mode=False)
-    except Exception as exc:
-        mf.inference_error = first_line(exc)
-        mf.inferred = None
+        inferred, strict, lenient = native.infer_strict_then_lenient(data)
+    except native.NativeCrash as exc:  # strict crashed (or lenient did): lenient alone, in a new child
+        strict, lenient = exc, None
+        try:
+            inferred = native.infer_shapes(data, check_type=False, strict_mode=False)
+        except Exception as again:  # onnx raises several types here, including InferenceError and RuntimeError
+            inferred, lenient = None, again
+    if strict is not None:
+        mf.strict_error = " ".join(str(strict).split())[:300] or type(strict).__name__
+    if lenient is not None:
+        mf.inference_error = first_line(lenient)
+    mf.inferred = inferred
 
 
 def index_model(mf: ModelFile):

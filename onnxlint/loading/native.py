@@ -27,8 +27,10 @@ FORK_BYTES = 16 << 20  # above this a call forks a child that already holds the 
 _ENABLED = hasattr(os, "fork") and sys.platform != "win32"
 _HEAD = struct.Struct("<BBQ")  # kind, flags, payload length
 _ANSWER = struct.Struct("<BQQ")  # status (0 answer, 1 exception), first part length, second part length
-_INFER, _CHECK_BYTES, _CHECK_PATH = 1, 2, 3
-WHAT = {_INFER: "onnx's shape inference", _CHECK_BYTES: "onnx's checker", _CHECK_PATH: "onnx's checker"}
+_INFER, _CHECK_BYTES, _CHECK_PATH, _INFER_FALLBACK = 1, 2, 3, 4
+WHAT = {_INFER: "onnx's shape inference", _CHECK_BYTES: "onnx's checker", _CHECK_PATH: "onnx's checker",
+        _INFER_FALLBACK: "onnx's shape inference"}
+_ERROR = struct.Struct("<QQ")  # an exception inside a fallback answer: its class name's length, its text's
 
 
 class NativeCrash(Exception):
@@ -50,6 +52,35 @@ def infer_shapes(model: Any, check_type: bool = False, strict_mode: bool = False
     return onnx.load_from_string(_call(_INFER, flags, data))
 
 
+def infer_strict_then_lenient(data: bytes) -> tuple[Any, Exception | None, Exception | None]:
+    """Strict inference (check_type, strict_mode) and, only when it raises, lenient inference, in one request
+    to the child (one round trip where two would be: each costs two wake-ups of a busy machine's scheduler).
+    (the inferred ModelProto or None, strict's exception or None, lenient's exception or None); NativeCrash
+    when the child dies (the caller may ask for the lenient one alone)."""
+    import onnx
+
+    answer = _call(_INFER_FALLBACK, 0, data)
+    if answer[:1] == b"\0":
+        return onnx.load_from_string(answer[1:]), None, None
+    strict, at = _unpack_error(answer, 1)
+    if answer[:1] == b"\1":
+        return onnx.load_from_string(answer[at:]), strict, None
+    lenient, _ = _unpack_error(answer, at)
+    return None, strict, lenient
+
+
+def _pack_error(exc: BaseException) -> bytes:
+    name, text = type(exc).__name__.encode(), str(exc).encode("utf-8", "surrogateescape")
+    return _ERROR.pack(len(name), len(text)) + name + text
+
+
+def _unpack_error(buf: bytes, at: int) -> tuple[Exception, int]:
+    n1, n2 = _ERROR.unpack_from(buf, at)
+    at += _ERROR.size
+    name, text = buf[at:at + n1].decode("utf-8", "replace"), buf[at + n1:at + n1 + n2]
+    return type(name, (NativeError,), {})(text.decode("utf-8", "surrogateescape")), at + n1 + n2
+
+
 def check_model(target: Any) -> None:
     """onnx.checker.check_model(target, full_check=False) in a child (target: bytes, a path or a ModelProto);
     raises what the checker raised (a NativeError of the same class name), or NativeCrash."""
@@ -65,6 +96,17 @@ def check_model(target: Any) -> None:
 def _run(kind: int, flags: int, payload: bytes) -> bytes:
     import onnx
 
+    if kind == _INFER_FALLBACK:
+        from onnx.onnx_cpp2py_export import shape_inference as C
+
+        try:
+            return b"\0" + C.infer_shapes(payload, True, True, False)
+        except Exception as strict:  # noqa: BLE001 - its text goes back; the lenient pass runs
+            first = _pack_error(strict)
+        try:
+            return b"\1" + first + C.infer_shapes(payload, False, False, False)
+        except Exception as lenient:  # noqa: BLE001
+            return b"\2" + first + _pack_error(lenient)
     if kind == _INFER:
         from onnx.onnx_cpp2py_export import shape_inference as C
 
