@@ -21,7 +21,7 @@ from typing import Any
 from onnxlint import __version__, targets, write_guard
 from onnxlint import config as config_mod
 from onnxlint.config import OPTIMIZATION_LEVELS
-from onnxlint.errors import InputError, RuleError, UsageError, did_you_mean
+from onnxlint.errors import InputError, RuleError, UsageError, did_you_mean, first_line
 from onnxlint.formats import FORMATS
 from onnxlint.formats.escape import lines as esc_lines
 from onnxlint.formats.escape import text as esc
@@ -568,6 +568,12 @@ def main(argv: list[str] | None = None) -> int:
         return getattr(exc, "exit_code", 130)
     except BrokenPipeError:
         return 0
+    except Exception as exc:
+        if not from_command_line:  # a caller of main(argv) (tests, tools) gets the exception itself
+            raise
+        # a defect in onnxlint, as the process's entry point: one line and exit 2, never 1, which means "findings"
+        print(f"onnxlint: internal error ({type(exc).__name__}: {esc(first_line(exc))}); please report it", file=sys.stderr)
+        return 2
     finally:
         if blas is not None:  # main() called in-process: the caller's environment as it was
             os.environ.pop(blas, None)

@@ -39,3 +39,40 @@ def test_node_doc_string_suppression(save, lint_json):
     m = make_model([n], [vi("a", T.INT64, ["n"]), vi("b", T.INT32, ["n"])], [vi("y", T.BOOL, ["n"])])
     rc, findings = lint_json(save(m))
     assert not any(f["code"] == "OLX015" for f in findings)
+
+
+def test_a_defect_in_onnxlint_is_one_line_and_exit_2_never_the_findings_code(examples_dir):
+    """An exception onnxlint does not expect (here: in the config search, where Python 3.10 once lacked tomllib)
+    must not read as "findings" (exit 1) to a CI script: the process prints one line naming it and exits 2.
+    A caller of main(argv) gets the exception itself."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from onnxlint import config\n"
+            "def broken(*a, **k): raise ModuleNotFoundError(\"No module named 'tomllib'\")\n"
+            "config.find_for = broken\n"
+            "from onnxlint.cli import main\n"
+            "in_process = len(sys.argv) > 2\n"
+            "sys.argv[1:] = ['--no-cache', sys.argv[1]]\n"
+            "sys.exit(main(sys.argv[1:]) if in_process else main())\n")
+    model = str(examples_dir / "dropout_training.onnx")
+    p = subprocess.run([sys.executable, "-c", code, model], capture_output=True, text=True, timeout=300)
+    assert (p.returncode, p.stdout) == (2, ""), p.stderr
+    assert p.stderr == "onnxlint: internal error (ModuleNotFoundError: No module named 'tomllib'); please report it\n"
+    p = subprocess.run([sys.executable, "-c", code, model, "argv"], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 1 and "Traceback" in p.stderr and p.stderr.endswith("No module named 'tomllib'\n")
+
+
+def test_pyproject_config_is_read_by_the_installed_command(tmp_path, examples_dir):
+    """The onnxlint process (not main() in-process) on the Python running the tests, 3.10 included (tomli there),
+    reads a [tool.onnxlint] table: the selection is applied, the exit code is the findings code."""
+    import json
+    import subprocess
+    import sys
+
+    (tmp_path / "m.onnx").write_bytes((examples_dir / "dropout_training.onnx").read_bytes())
+    (tmp_path / "pyproject.toml").write_text('[tool.onnxlint]\nselect = ["OLX010"]\n')
+    p = subprocess.run([sys.executable, "-m", "onnxlint", "--no-cache", "--format", "json", "m.onnx"],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert p.returncode == 1, p.stderr
+    assert [f["code"] for f in json.loads(p.stdout)] == ["OLX010"]
