@@ -14,7 +14,31 @@ from onnx import numpy_helper as nh
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "examples"))
-CORPUS = ROOT.parent / "shared" / "corpus" / "models"
+CORPUS = ROOT.parent / "shared" / "corpus" / "models"  # the real models, weights included, where a checkout has them
+CORPUS_GRAPHS = ROOT / "tests" / "corpus"  # their graphs, weights left out, in every clone (tools/gen_test_corpus.py)
+
+
+def _onnxruntime_dists() -> list[str]:
+    from importlib import metadata
+
+    found = []
+    for name in ("onnxruntime", "onnxruntime-gpu"):
+        try:
+            found.append(f"{name} {metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            pass
+    return found
+
+
+def pytest_configure(config):
+    """The tests run models with ONNX Runtime; the test extra leaves choosing its build to the user."""
+    dists = _onnxruntime_dists()
+    if not dists:
+        raise pytest.UsageError("the tests need ONNX Runtime: pip install '.[test,cpu]' (CPU), or onnxruntime-gpu")
+    if len(dists) == 2:  # both wheels write onnxruntime/: the one installed last won, CUDA may be gone
+        config.issue_config_time_warning(pytest.PytestConfigWarning(
+            f"{' and '.join(dists)} are both installed and share one onnxruntime/ package; for CUDA back: "
+            "pip uninstall -y onnxruntime && pip install --force-reinstall onnxruntime-gpu"), stacklevel=2)
 
 
 # a user rule file (flags every Cast), for tests that edit rule files

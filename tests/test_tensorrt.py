@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 import pytest
-from conftest import CORPUS, init, make_model, vi
+from conftest import CORPUS_GRAPHS, init, make_model, vi
 from onnx import TensorProto as T
 from onnx import helper as h
 from packaging.version import Version
@@ -292,14 +292,15 @@ def test_align_corners_with_sizes_is_exact_on_8_4_and_later(save, lint_json):
     assert not any(f["code"] == "OLX301" for f in _trt(lint_json, save(m)))
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not present")
 def test_no_false_error_on_the_corpus():
     import onnx
 
     # what the real parsers did with the corpus: the RTX parser accepts all six; TensorRT 8.6.0 rejects
     # silero_vad_16k_op15 (Slice with run-time axes) and crashes on silero_vad_op18_ifless
     not_accepted = {"8.6": {"silero_vad_16k_op15", "silero_vad_op18_ifless"}}
-    for p in sorted(CORPUS.glob("*.onnx")):
+    models = sorted(CORPUS_GRAPHS.glob("*.onnx"))
+    assert len(models) == 6 and NEW
+    for p in models:
         m = onnx.load(p, load_external_data=False)
         for v in NEW:
             if p.stem not in not_accepted.get(v, ()):
