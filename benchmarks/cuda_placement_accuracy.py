@@ -44,7 +44,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import onnxlint.loading as loading  # noqa: E402
-import onnxlint.placement as placement  # noqa: E402
+import onnxlint.ort.partitioner as placement  # noqa: E402
 
 csv.field_size_limit(10**9)
 LEVEL = {"off": "disabled", "basic": "basic", "all": "all"}
@@ -231,7 +231,7 @@ def use_tables(folder: Path) -> None:
     """Read kernel tables from plain ort-<version>-<ep>.json files (e.g. the truth harness's registry dumps)."""
     import json
 
-    import onnxlint.kernels as kernels
+    import onnxlint.ort.kernel_registry as kernels
 
     files = {}
     for path in folder.glob("ort-*-*.json"):

@@ -22,7 +22,7 @@ from onnx.backend.test.case import node as node_cases
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import onnxlint.placement as placement  # noqa: E402  (the module; `onnxlint.placement` is also an API name)
+import onnxlint.ort.partitioner as placement  # noqa: E402
 from onnxlint.graph import GraphIndex  # noqa: E402
 
 REFUSED = ("Unsupported model IR version", "ValidateOpsetForDomain", "is under development")

@@ -50,7 +50,7 @@ def fix(path: str | Path, settings: Settings | None = None, *, unsafe: bool = Fa
 
 def predict(model: str | Path | onnx.ModelProto, target: str = "ort-cuda", ort_version: str | None = None,
             trt_version: str | None = None, ort_optimization: str = "all") -> Any:
-    """A target's per-node prediction: for ort-cuda/ort-cpu the placement (`onnxlint.placement.Placement`),
+    """A target's per-node prediction: for ort-cuda/ort-cpu the placement (`onnxlint.ort.verdicts.Placement`),
     for tensorrt the parser verdicts, for ort-trt the TensorRT EP partition."""
     from onnxlint import engine, loading
     from onnxlint.ruleset import get_ruleset

@@ -1701,6 +1701,6 @@ def optimize(index, level: str = "all", has_cpu_kernel=None, ort_version: str | 
     ORT release `ort_version` (None: the newest behaviour modelled)."""
     if level not in LEVELS:
         raise ValueError(f"optimization level must be one of {', '.join(LEVELS)}, not {level!r}")
-    from onnxlint.kernels import release
+    from onnxlint.ort.releases import release
 
     return _Optimizer(index, level, has_cpu_kernel or (lambda node: True), release(ort_version) or (99, 0)).run()

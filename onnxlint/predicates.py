@@ -484,37 +484,11 @@ def on_cpu_shape_path(ctx: "LintContext", node: NodeRef) -> bool:
     of a node placed on CPU, a small constant) and at least one comes from such a node: the small shape
     computations ORT's GetCpuPreferredNodes puts on CPU on purpose. Running one on CPU because CUDA has no
     kernel for it costs no Memcpy on its inputs and changes nothing a user can act on."""
-    from onnxlint import placement
+    from onnxlint.ort import cpu_preferred
 
     if "ort-cuda" not in ctx.options.targets:
         return False
-    pl = ctx.prediction("ort-cuda")
-    from_cpu_node = False
-    for i, value in enumerate(node.inputs):
-        if not value:
-            continue
-        vt = node.input_type(i)
-        if vt.dtype in placement.HALF_TYPES or vt.dtype in ("float", "double"):
-            return False  # shape computations are integer (GetCpuPreferredNodes also skips half types)
-        t = constant_tensor(node, value)
-        if t is not None:
-            n = 1
-            for d in t.dims:
-                n *= d
-            if n > placement.SMALL_INITIALIZER:
-                return False
-            continue
-        prod = _producer(node, value)
-        if prod is None:
-            return False  # a graph input: copied to the device for a CUDA node, so not a CPU tensor here
-        pp = pl.get(prod)
-        if pp is None or pp.status in placement.GONE_STATUSES:
-            return False
-        if pp.ep == placement.CPU or (pp.ep == placement.CUDA and prod.outputs.index(value) in placement.cpu_outputs(prod.op_type)):
-            from_cpu_node = True
-            continue
-        return False
-    return from_cpu_node
+    return cpu_preferred.reads_only_cpu_tensors(ctx.prediction("ort-cuda"), node, lambda value: constant_tensor(node, value))
 
 
 @predicate("node", "cpu_shape_path", {"type": "boolean"},

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from onnxlint import kernels, placement
+from onnxlint.ort import kernel_registry as kernels
+from onnxlint.ort import partitioner as placement
 
 ROOT = Path(__file__).resolve().parent.parent
 UPSTREAM = ROOT / "data" / "upstream" / "ort"

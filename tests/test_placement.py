@@ -129,9 +129,10 @@ def test_cuda_attribute_fallback_rule(save, lint_json):
 import onnx  # noqa: E402
 import pytest  # noqa: E402
 
-import onnxlint.kernels as kernels  # noqa: E402
+import onnxlint.ort.kernel_registry as kernels  # noqa: E402
+import onnxlint.ort.partitioner as placement  # noqa: E402
+import onnxlint.ort.verdicts as verdicts  # noqa: E402
 import onnxlint.ort_optimizer as ort_optimizer  # noqa: E402
-import onnxlint.placement as placement  # noqa: E402
 from onnxlint.graph import GraphIndex  # noqa: E402
 
 INF = kernels.OPEN_END
@@ -173,11 +174,11 @@ def _place(model, optimization="disabled", tables=None, version="1.24.4", target
 
 def test_statuses_and_reasons_are_declared():
     assert {"device", "fallback", "deliberate", "unsupported", "expanded", "folded", "eliminated", "refused",
-            "skipped"} == set(placement.STATUSES)
-    assert set(placement.GONE_STATUSES) <= set(placement.STATUSES)
+            "skipped"} == set(verdicts.STATUSES)
+    assert set(verdicts.GONE_STATUSES) <= set(verdicts.STATUSES)
     for r in ("capability", "cpu-preferred", "constant-folding", "shape-folding", "cse", "identity", "model-opset", "kernel-init",
               "function-cpu"):
-        assert r in placement.REASONS
+        assert r in verdicts.REASONS
     import inspect
 
     params = list(inspect.signature(placement.simulate).parameters)

@@ -267,7 +267,7 @@ def test_ort_trt_partition_summary(save, cli):
 
 
 def test_ort_trt_uses_the_tensorrt_verdicts():
-    from onnxlint import ort_trt
+    from onnxlint.ort import tensorrt_ep as ort_trt
 
     # uint8 Add on graph values is rejected by the RTX parser: the EP leaves it out, splitting TensorRT's part in two
     nodes = [h.make_node("Relu", ["x"], ["a"], name="r1"), h.make_node("Cast", ["a"], ["u"], name="c1", to=T.UINT8),

@@ -34,7 +34,7 @@ Never edit those files by hand. Three steps, each a subcommand:
            --ort-version 1.24.4 --source "microsoft/onnxruntime@001d12d2 docs/OperatorKernels.md" --raw RAW
 
 3. ``pack``: all raw files -> one compact file per provider (rows shared across releases, each with a bit mask of
-   the releases that register it; see ``onnxlint/kernels.py``).
+   the releases that register it; see ``onnxlint/ort/kernel_registry.py``).
 
        python tools/gen_kernel_tables.py pack --raw RAW
 
@@ -59,7 +59,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from onnxlint import kernels  # noqa: E402
+from onnxlint.ort import kernel_registry as kernels  # noqa: E402
+from onnxlint.ort.releases import version_key  # noqa: E402
 
 OUT = ROOT / "onnxlint" / "data" / "kernels"
 EPS = {"cpu": "CPUExecutionProvider", "cuda": "CUDAExecutionProvider"}
@@ -145,7 +146,7 @@ def pypi_versions(package: str, python: str) -> list[str]:
     m = re.search(r"Available versions: (.*)", proc.stdout)
     if not m:
         raise RuntimeError(f"pip index versions {package}: {proc.stderr.strip()[-300:]}")
-    return sorted((v.strip() for v in m.group(1).split(",")), key=kernels.version_key)
+    return sorted((v.strip() for v in m.group(1).split(",")), key=version_key)
 
 
 def download(package: str, version: str, dest: Path, pythons: list[str]) -> tuple[Path, str]:
@@ -283,7 +284,7 @@ def pack(raw_dir: Path, out_dir: Path) -> list[Path]:
                  if r["ort_version"] not in have]
         if not raws:
             continue
-        raws.sort(key=lambda r: kernels.version_key(r["ort_version"]))
+        raws.sort(key=lambda r: version_key(r["ort_version"]))
         releases = [r["ort_version"] for r in raws]
         rows: dict[tuple, int] = {}  # (domain, op, lo, hi, cons json) -> mask
         params: dict[tuple, int] = {}  # (domain, op, params json) -> mask
@@ -340,7 +341,7 @@ def sources_table(raw_dir: Path) -> str:
             r = json.loads(p.read_text())
             by_version.setdefault(r["ort_version"], {}).setdefault(ep, r)
     lines = ["| release | CPU table read from | CUDA table read from | read on |", "| --- | --- | --- | --- |"]
-    for v in sorted(by_version, key=kernels.version_key):
+    for v in sorted(by_version, key=version_key):
         cells = []
         for ep in ("cpu", "cuda"):
             r = by_version[v].get(ep)
@@ -405,7 +406,7 @@ def main(argv=None) -> int:
         args.work.mkdir(parents=True, exist_ok=True)
         ep = PKG_EP[args.package]
         versions = args.versions or [v for v in pypi_versions(args.package, sys.executable)
-                                     if kernels.version_key(v) >= kernels.version_key(args.since)]
+                                     if version_key(v) >= version_key(args.since)]
         failed = []
         for v in versions:
             if args.skip_existing and (args.raw / f"{v}-{ep}.json").exists():

@@ -1,4 +1,4 @@
-"""ONNX Runtime's CPU and CUDA execution providers: kernel-table placement (`onnxlint.placement`)."""
+"""ONNX Runtime's CPU and CUDA execution providers: kernel-table placement (`onnxlint.ort.partitioner`)."""
 
 from __future__ import annotations
 
@@ -11,32 +11,32 @@ if TYPE_CHECKING:
 
 
 def _statuses() -> tuple[str, ...]:
-    from onnxlint import placement
+    from onnxlint.ort import verdicts
 
-    return tuple(placement.STATUSES)
+    return tuple(verdicts.STATUSES)
 
 
 def _reasons() -> tuple[str, ...]:
-    from onnxlint import placement
+    from onnxlint.ort import verdicts
 
-    return tuple(placement.REASONS)
+    return tuple(verdicts.REASONS)
 
 
 def _versions(ep: str) -> Callable[[], list[str]]:
     def versions() -> list[str]:
-        from onnxlint import kernels
+        from onnxlint.ort import kernel_registry
 
-        return list(kernels.available().get(ep, []))
+        return list(kernel_registry.available().get(ep, []))
 
     return versions
 
 
 def _predict(name: str) -> Callable[["LintContext"], Any]:
     def predict(ctx: "LintContext") -> Any:
-        from onnxlint import placement
+        from onnxlint.ort import partitioner
 
         rejects, ops = ctx.fallback_rejects(name)
-        return placement.simulate(ctx.index, name, ctx.options.ort_version, rejects, ops,
+        return partitioner.simulate(ctx.index, name, ctx.options.ort_version, rejects, ops,
                                   optimization=ctx.options.ort_optimization)
 
     return predict

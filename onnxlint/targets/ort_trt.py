@@ -11,9 +11,9 @@ if TYPE_CHECKING:
 
 
 def _predict(ctx: "LintContext") -> Any:
-    from onnxlint import ort_trt
+    from onnxlint.ort import tensorrt_ep
 
-    return ort_trt.partition(ctx.prediction("tensorrt"), ctx.prediction("ort-cuda"), ctx.index)
+    return tensorrt_ep.partition(ctx.prediction("tensorrt"), ctx.prediction("ort-cuda"), ctx.index)
 
 
 def _summary(prediction: Any) -> str:

@@ -195,7 +195,7 @@ def _verify(path: Path, result: VerifyResult, shapes: dict[str, list[int]], time
 
 def compare(result: VerifyResult, run: Any, index: Any, prediction: Any, renamed: dict[str, str]) -> None:
     """Every node of the model (local function bodies aside: ORT inlines them under new names) against the log."""
-    from onnxlint.placement import GONE_STATUSES
+    from onnxlint.ort.verdicts import GONE_STATUSES
 
     nodes = [n for n in index.nodes if not n.scope.is_function]
     op_of = {n.name: n.op_type for n in nodes}

@@ -1,5 +1,5 @@
-"""What ORT decides about a node beyond its kernel tables: CUDA GetCapability refusals, CUDA kernel
-constructors that throw at session creation, and the newest opset / IR version a release loads.
+"""What the CUDA EP decides about a node beyond its kernel table: GetCapability refusals and kernel
+constructors that throw at session creation.
 
 Read from ORT's source (onnxruntime/core/providers/cuda/cuda_execution_provider.cc: RNNNeedFallbackToCPU,
 ConvTransposeNeedFallbackToCPU, CastNeedFallbackToCPU, ArgMaxOrArgMinNeedFallbackToCPU) and checked against
@@ -8,40 +8,7 @@ ORT's own partitioner (onnxruntime-gpu 1.20.2, 1.24.4, 1.31.1 under stub CUDA li
 
 from __future__ import annotations
 
-from onnxlint.kernels import release
-
 STRING = 8  # TensorProto.STRING
-
-# Newest ai.onnx opset and IR version each onnxruntime minor line loads (model_load_utils.h ValidateOpsetForDomain
-# and model.cc's IR check; ORT's docs/Versioning.md). Measured: 1.20 -> 21/10, 1.24 -> 25/13, 1.31 -> 26/13.
-MAX_SUPPORTED = {
-    (1, 14): (18, 8), (1, 15): (19, 9), (1, 16): (19, 9), (1, 17): (20, 9), (1, 18): (21, 10), (1, 19): (21, 10),
-    (1, 20): (21, 10), (1, 21): (22, 10), (1, 22): (22, 11), (1, 23): (23, 11), (1, 24): (25, 13),
-    (1, 25): (25, 13), (1, 26): (26, 13), (1, 27): (26, 13), (1, 28): (26, 13), (1, 29): (26, 13),
-    (1, 30): (26, 13), (1, 31): (26, 13),
-}
-
-
-def model_limits(version: str | None) -> tuple[int, int] | None:
-    """(max ai.onnx opset, max IR version) ORT `version` loads, or None when unknown (newer than the data)."""
-    rel = release(version)
-    return MAX_SUPPORTED.get(rel) if rel is not None else None
-
-
-def refuses_model(model, version: str | None) -> tuple[str, str] | None:
-    """(reason, message) when ORT `version` refuses to load the model for its IR version or ai.onnx opset."""
-    limits = model_limits(version)
-    if limits is None:
-        return None
-    max_opset, max_ir = limits
-    if model.ir_version > max_ir:
-        return "model-ir", (f"IR version {model.ir_version} is newer than onnxruntime {version} loads (max {max_ir}): "
-                            f"session creation fails with 'Unsupported model IR version'")
-    for imp in model.opset_import:
-        if imp.domain in ("", "ai.onnx") and imp.version > max_opset:
-            return "model-opset", (f"ai.onnx opset {imp.version} is newer than onnxruntime {version} supports (max {max_opset}): "
-                                   f"session creation fails in ValidateOpsetForDomain")
-    return None
 
 
 def _ints(node, name):

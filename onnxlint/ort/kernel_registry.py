@@ -1,4 +1,5 @@
-"""Kernel-coverage tables: which (domain, op, since-version range, types) an ORT execution provider registers.
+"""The kernel registry (core/framework/kernel_registry.cc): which (domain, op, since-version range, types) an
+ORT execution provider registers.
 
 The tables are read from ORT's own binaries: ``tools/gen_kernel_tables.py`` reads the live kernel registry
 (``get_all_opkernel_def``) of every published onnxruntime (CPU) and onnxruntime-gpu (CUDA) wheel and packs
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from onnxlint import resources
+from onnxlint.ort.releases import version_key
 
 OPEN_END = 2147483647  # ORT's INT_MAX marker for "and later"
 PACKED_FORMAT = 2
@@ -118,16 +120,6 @@ def parse_operator_kernels_md(text: str) -> dict[str, dict]:
     for table in tables.values():
         _normalise(table)
     return tables
-
-
-def version_key(v: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in re.findall(r"\d+", v))
-
-
-def release(version: str | None) -> tuple[int, int] | None:
-    """An ORT version's (major, minor), e.g. "1.24.4" -> (1, 24); None when it has no two numbers."""
-    nums = version_key(version or "")[:2]
-    return (nums[0], nums[1]) if len(nums) == 2 else None
 
 
 def merge_defs(defs) -> dict[str, dict[str, list]]:
@@ -442,3 +434,28 @@ def installed_ort_version() -> str | None:
         except metadata.PackageNotFoundError:
             continue
     return None
+
+
+# Which inputs and outputs of a CUDA kernel live in host memory (its KernelDef's InputMemoryType /
+# OutputMemoryType): ort-cuda-memory.json
+@lru_cache(maxsize=1)
+def cuda_memory() -> dict:
+    import json  # JSON, not YAML: read in every process, and yaml's import costs ~25 ms
+
+    data: dict = json.loads((resources.data_dir() / "ort-cuda-memory.json").read_text())
+    return data
+
+
+@lru_cache(maxsize=None)
+def cpu_inputs(op: str, since: int | None) -> frozenset[int]:
+    spec = cuda_memory()["cpu_inputs"].get(op)
+    if not spec:
+        return frozenset()
+    if since is not None and since < spec.get("since", 0):
+        return frozenset()
+    return frozenset(spec["inputs"])
+
+
+@lru_cache(maxsize=None)
+def cpu_outputs(op: str) -> frozenset[int]:
+    return frozenset(cuda_memory()["cpu_outputs"].get(op, []))

@@ -1,8 +1,18 @@
-"""ORT's TensorRT EP: TensorRT takes what its parser supports, the rest falls through to CUDA, then CPU."""
+"""ORT's TensorRT EP (TensorrtExecutionProvider::GetCapability): TensorRT takes what its parser supports, the
+rest falls through to CUDA, then CPU."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from onnxlint.graph import GraphIndex, NodeRef
+
+
+class Verdicts(Protocol):
+    """A prediction read per node (a Placement, TensorRT's verdicts)."""
+
+    def get(self, node: NodeRef) -> Any: ...
 
 
 @dataclass
@@ -18,18 +28,13 @@ class TrtPartition:
                 f"to CUDA, {len(self.cpu_nodes)} to CPU" + (f", {len(self.unsupported)} with no provider" if self.unsupported else ""))
 
 
-def partition(trt, cuda=None, index=None) -> TrtPartition:
+def partition(trt: Verdicts, cuda: Verdicts, index: GraphIndex) -> TrtPartition:
     """Chain the TensorRT prediction with the CUDA/CPU placement and count TensorRT-claimed subgraphs.
 
     trt: onnxlint.tensorrt.predict()'s verdicts, the same the tensorrt target reports: ORT's TensorRT EP asks the
     parser which nodes it supports (supports_model), and a node whose verdict is `unsupported` (no importer, a
     rejected dtype, op version, attribute or output count, an input that must be constant) is left to CUDA,
-    then CPU. `partition(ctx)` (a lint context) is accepted too."""
-    if cuda is None and index is None and hasattr(trt, "index"):
-        ctx = trt
-        trt = ctx.tensorrt()
-        cuda = ctx.placement("ort-cuda") if hasattr(ctx, "placement") else ctx.prediction("ort-cuda")
-        index = ctx.index
+    then CPU (cuda: the ort-cuda placement)."""
     claimed = {n.index for n in index.nodes if (p := trt.get(n)) is not None and p.status != "unsupported"}
     part = TrtPartition(0, len(claimed))
     for n in index.nodes:

@@ -1,0 +1,180 @@
+"""GetCpuPreferredNodes (fallback_cpu_capability.cc): after the CUDA EP claimed its nodes, small shape
+computations that only read CPU tensors go back to CPU on purpose, saving the copies."""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+
+import onnx
+
+from onnxlint import schemas
+from onnxlint.graph import GraphScope, NodeRef
+from onnxlint.ort import releases
+from onnxlint.ort.kernel_registry import cpu_inputs, cpu_outputs
+from onnxlint.ort.verdicts import CPU, CUDA, GONE_STATUSES, NodePlacement, Placement
+from onnxlint.ort_optimizer import Optimized, constant_tensor, ort_topological_order
+
+HALF_TYPES = {"float16", "bfloat16", "float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz"}
+SMALL_INITIALIZER = 100  # kSmallInitializerThreshold in fallback_cpu_capability.cc
+
+
+def assign(scope: GraphScope, pl: Placement, opt: Optimized | None, version: str) -> None:
+    """Mark the nodes of scope GetCpuPreferredNodes puts on CPU (status deliberate). opt: what the Level-1
+    transformers did; version: the ORT release modelled."""
+    nodes = pl.nodes
+    seeds = []  # CPU-resident outputs of CUDA nodes (Shape, Size, ...): where shape subgraphs start
+    for n in scope.nodes:
+        p = nodes.get(n.index)
+        if p is None or p.ep != CUDA or p.status != "device":
+            continue
+        for i in cpu_outputs(n.op_type):
+            if i < len(n.outputs) and n.outputs[i]:
+                seeds.append(n.outputs[i])
+    if not seeds:
+        return  # nothing can be CPU-preferred without a CPU tensor to start from
+    # GraphViewer's order of the graph ORT partitions (after the Level-1 transformers): the candidate queue
+    # pops nodes by it, and a node is judged once, so a producer moved by CSE must come first
+    order = opt.orders.get(id(scope)) if opt is not None else None
+    if order is None:
+        order = ort_topological_order(scope, opt)
+    pos = {n.index: i for i, n in enumerate(order)}
+    cpu_args: set[str] = set()
+    heap: list[tuple[int, int]] = []
+    consumers: dict[str, list] = {}
+    alias, resolve = (opt.alias if opt is not None else {}), _resolver(opt)
+    for n in scope.nodes:
+        for v in n.inputs:
+            if v:
+                consumers.setdefault(resolve(v) if v in alias else v, []).append(n)
+
+    def push_consumers(value):
+        for c in consumers.get(value, ()):
+            if c.index in pos:
+                heapq.heappush(heap, (pos[c.index], c.index))
+
+    for value in seeds:
+        cpu_args.add(value)
+        push_consumers(value)
+    visited: set[int] = set()
+    by_index = {n.index: n for n in order}
+    while heap:
+        _, idx = heapq.heappop(heap)
+        if idx in visited:
+            continue
+        visited.add(idx)
+        node = by_index[idx]
+        p = pl.nodes.get(idx)
+        if p is not None and p.status == "expanded" and scope.parent is None and releases.row(version).function_node_cpu_in_first_pass:
+            # GetCpuPreferredNodes treats a node no EP has a kernel for as a CPU node (its outputs are CPU
+            # tensors) when the partitioner sees it before inlining its function body: measured so on 1.24.4
+            # in main graphs (not in control-flow bodies), not on 1.31.1
+            for out in node.outputs:
+                cpu_args.add(out)
+                push_consumers(out)
+            continue
+        if p is None or p.status in GONE_STATUSES:
+            continue
+        if p.ep != CUDA:
+            if p.ep in (CPU, None):
+                for out in node.outputs:
+                    cpu_args.add(out)
+                    push_consumers(out)
+            continue
+        if p.status != "device":
+            continue
+        since = schemas.since_version(node.op_type, node.opset, node.domain)
+        on_cpu = cpu_inputs(node.op_type, since)
+        place = True
+        for i, value in enumerate(node.inputs):
+            vt = scope.type_of(value) if value else None
+            if vt is not None and vt.dtype in HALF_TYPES:
+                place = False
+                break
+            if value in alias:
+                value = resolve(value)
+            if value and (_small_initializer(scope, value, opt) or scope.is_graph_input(value) or _outer(scope, value)):
+                continue
+            if not value or value not in cpu_args:
+                place = False
+                break
+            if i in on_cpu:
+                place = False
+                break
+        if place:
+            pl.record(idx, NodePlacement(node, CPU, "deliberate", "cpu-preferred",
+                                         "ORT runs this small shape computation on CPU on purpose (inputs are CPU tensors)"))
+            for out in node.outputs:
+                cpu_args.add(out)
+                push_consumers(out)
+
+
+def _outer(scope: GraphScope, value: str) -> bool:
+    """A value of an enclosing graph (an implicit input of a control-flow body)."""
+    if scope.parent is None or value in scope.producer or value in scope.initializers or value in scope.constants:
+        return False
+    return value not in scope.inputs
+
+
+def _small_initializer(scope: GraphScope, value: str, opt: Optimized | None) -> bool:
+    if opt is not None and value in opt.constants:
+        vt = scope.type_of(value)
+        n = vt.numel()
+        if n is None and opt is not None:
+            shp = opt.shapes.get(value)
+            if (shp is None or not all(isinstance(d, int) for d in shp)) and opt.sizer is not None:
+                shp = opt.sizer(scope, value)  # learnt again after folding, as ORT does
+            if shp is not None and all(isinstance(d, int) for d in shp):
+                n = 1
+                for d in shp:
+                    n *= d
+        return n is not None and n <= SMALL_INITIALIZER
+    t = constant_tensor(scope, value)
+    if t is None:
+        return False
+    n = 1
+    for d in t.dims:
+        n *= d
+    return n <= SMALL_INITIALIZER
+
+
+
+def _resolver(opt: Optimized | None):
+    def resolve(value: str) -> str:
+        return opt.resolve(value) if opt is not None and value else value
+
+    return resolve
+
+
+def reads_only_cpu_tensors(pl: Placement, node: NodeRef,
+                           constant: Callable[[str], onnx.TensorProto | None]) -> bool:
+    """Whether every input of the node is already a CPU tensor under the CUDA EP's placement pl (a Shape/Size
+    output, an output of a node placed on CPU, a small constant; constant(value) finds the constant behind a
+    value) and at least one comes from such a node: the small shape computations GetCpuPreferredNodes puts on
+    CPU on purpose."""
+    from_cpu_node = False
+    for i, value in enumerate(node.inputs):
+        if not value:
+            continue
+        vt = node.input_type(i)
+        if vt.dtype in HALF_TYPES or vt.dtype in ("float", "double"):
+            return False  # shape computations are integer (GetCpuPreferredNodes also skips half types)
+        t = constant(value)
+        if t is not None:
+            n = 1
+            for d in t.dims:
+                n *= d
+            if n > SMALL_INITIALIZER:
+                return False
+            continue
+        prod = node.scope.producer_of(value)
+        if prod is None:
+            return False  # a graph input: copied to the device for a CUDA node, so not a CPU tensor here
+        pp = pl.get(prod)
+        if pp is None or pp.status in GONE_STATUSES:
+            return False
+        if pp.ep == CPU or (pp.ep == CUDA and prod.outputs.index(value) in cpu_outputs(prod.op_type)):
+            from_cpu_node = True
+            continue
+        return False
+    return from_cpu_node

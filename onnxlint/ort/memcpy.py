@@ -1,0 +1,103 @@
+"""Memcpy boundaries: where ORT's MemcpyTransformer (transformer_memcpy.cc) copies a tensor between host and
+device after partitioning."""
+
+from __future__ import annotations
+
+from onnxlint import schemas
+from onnxlint.graph import GraphIndex, GraphScope
+from onnxlint.ort.kernel_registry import cpu_inputs, cpu_outputs
+from onnxlint.ort.verdicts import CPU, CUDA, Boundary, Placement
+from onnxlint.ort_optimizer import Optimized
+
+_REMOVED = ("folded", "eliminated")
+DTYPE_BYTES = {"float": 4, "float16": 2, "bfloat16": 2, "double": 8, "int64": 8, "int32": 4, "int16": 2, "int8": 1,
+               "uint64": 8, "uint32": 4, "uint16": 2, "uint8": 1, "bool": 1}
+
+
+def _mixed_body(p) -> bool:
+    """An expanded function whose body runs partly on CPU: which of its edges cross is not known here."""
+    return p.status == "expanded" and p.reason != "function"
+
+
+def _bytes(scope, value: str) -> int | None:
+    """What one copy of value moves, when its dtype and shape are known."""
+    vt = scope.type_of(value)
+    n = vt.numel()
+    return n * DTYPE_BYTES[vt.dtype] if n is not None and vt.dtype in DTYPE_BYTES else None
+
+
+def insert_boundaries(pl: Placement, index: GraphIndex, opt: Optimized | None) -> None:
+    """Memcpy nodes as ORT's MemcpyTransformer (transformer_memcpy.cc) inserts them: one per value a node
+    on one side produces and a node on the other side reads (a CUDA kernel's host-memory inputs and outputs
+    count as host side). A graph's own input, or an outer value a body reads, gets one only when host-side
+    and device-side readers share it; otherwise the session copies it in (CopyInputsAcrossDevices).
+    Initializers never do: ORT duplicates them per device."""
+    seen: set[tuple[str, str]] = set()
+    # scope id -> value -> [host-side reader, device-side reader] for the scope's inputs and outer values
+    fed: dict[int, dict[str, list]] = {}
+    # the branch of an If ORT inlined (constant condition) runs in the graph around it: its producers are
+    # looked up there too (an overlay: the enclosing graph's own map may hold a million entries)
+    merged: dict[int, dict] = {}
+    for sc in index.scopes:
+        eff = _effective(sc, opt)
+        if eff is not sc:
+            merged.setdefault(id(eff), {}).update(sc.producer)
+    # read once here, not per input (a million inputs at 1M nodes)
+    alias = opt.alias if opt is not None else {}
+    folded = opt.constants if opt is not None else set()
+    resolve = opt.resolve if opt is not None else _same
+    for p in pl.nodes.values():
+        node = p.node
+        if p.ep is None or p.status in _REMOVED or _mixed_body(p):
+            continue
+        since = schemas.since_version(node.op_type, node.opset, node.domain) if p.ep == CUDA else None
+        host_inputs = cpu_inputs(node.op_type, since) if p.ep == CUDA else frozenset()
+        scope = _effective(node.scope, opt) if merged else node.scope
+        producer, inlined = scope.producer, merged.get(id(scope))
+        for i, value in enumerate(node.inputs):
+            if value in alias:
+                value = resolve(value)
+            if value in folded:
+                continue  # an initializer now: copied by the session state, not a Memcpy node
+            prod = producer.get(value)
+            if prod is None and inlined:
+                prod = inlined.get(value)
+            if prod is None:
+                if value and node.scope.constant(value) is None:
+                    side = fed.setdefault(id(scope), {}).setdefault(value, [None, None])
+                    k = 0 if (p.ep == CPU or i in host_inputs) else 1
+                    side[k] = side[k] or node
+                continue  # an initializer: duplicated per device by ORT, never a Memcpy node
+            pp = pl.nodes.get(prod.index)
+            if pp is None or pp.ep is None or pp.status in _REMOVED or _mixed_body(pp):
+                continue  # Constant nodes become initializers; a body on both providers: unknown edges
+            src_host = pp.ep == CPU or (pp.ep == CUDA and prod.outputs.index(value) in cpu_outputs(prod.op_type))
+            dst_host = p.ep == CPU or i in host_inputs
+            if src_host == dst_host:
+                continue
+            direction = "to-device" if src_host else "to-host"
+            if (value, direction) in seen:
+                continue
+            seen.add((value, direction))
+            pl.boundaries.append(Boundary(value, direction, prod, node, _bytes(node.scope, value)))
+    for values in fed.values():
+        for value, (host_reader, device_reader) in values.items():
+            if host_reader is not None and device_reader is not None:
+                pl.boundaries.append(Boundary(value, "to-device", None, device_reader, _bytes(device_reader.scope, value)))
+
+
+def _effective(scope: GraphScope, opt: Optimized | None) -> GraphScope:
+    """The graph a scope's nodes run in: an If branch ORT inlined runs in the graph around the If."""
+    while scope.parent is not None and scope.owner is not None and opt is not None:
+        gone = opt.removed.get(scope.owner.index)
+        if gone is None or gone.reason != "if-constant":
+            break
+        scope = scope.parent
+    return scope
+
+
+
+
+
+def _same(value: str) -> str:
+    return value

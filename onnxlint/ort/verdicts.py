@@ -1,0 +1,115 @@
+"""The partitioner's verdicts: where each node runs (NodePlacement), the Memcpy nodes ORT inserts (Boundary),
+and a model's whole placement, with every status and reason a rule file may name."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from onnxlint.graph import NodeRef, StatusIndex
+
+CUDA = "CUDAExecutionProvider"
+CPU = "CPUExecutionProvider"
+TARGET_EPS = {"ort-cuda": [CUDA, CPU], "ort-cpu": [CPU], "ort-trt": ["TensorrtExecutionProvider", CUDA, CPU]}
+# Every status and reason a NodePlacement can carry (the target registry validates rule files against these).
+#   device: on the target's preferred EP | fallback: the preferred EP has no kernel or refuses it, another EP runs it
+#   deliberate: GetCpuPreferredNodes put a small shape computation on CPU on purpose
+#   unsupported: no EP can run it, ORT refuses the session | expanded: no kernel, ORT inlines its ONNX function body
+#   folded / eliminated: a Level-1 graph transformer removes the node before partitioning (not a finding)
+#   refused: ORT refuses the whole model (opset / IR version too new), reported once, on the first node
+#   skipped: not placed because ORT refuses the model
+STATUSES = ("device", "fallback", "deliberate", "unsupported", "expanded", "folded", "eliminated", "refused", "skipped")
+GONE_STATUSES = ("expanded", "folded", "eliminated")  # the node does not exist in ORT's partitioned graph
+# for Memcpy boundaries an expanded node stands for its function body, on the provider that body runs on
+_REMOVED = ("folded", "eliminated")
+REASONS = (
+    # kernel lookup
+    "not-registered", "opset", "dtype", "contrib-op", "custom-domain", "fp16-cast",
+    # the preferred EP has a kernel but refuses the node: GetCapability (capability) or a rule file (attribute)
+    "capability", "attribute", "kernel-init",
+    # GetCpuPreferredNodes
+    "cpu-preferred",
+    # function expansion
+    "function", "function-cpu", "function-body",
+    # Level-1 graph transformers (ort.optimizer)
+    "constant-folding", "shape-folding", "cse", "identity", "dropout", "cast", "noop", "slice", "expand", "fusion",
+    "if-constant",
+    # the whole model
+    "model-opset", "model-ir",
+)
+
+
+@dataclass
+class NodePlacement:
+    node: NodeRef
+    ep: str | None
+    status: str  # one of STATUSES
+    reason: str | None = None
+    detail: str = ""
+
+    @property
+    def deliberate(self) -> bool:
+        return self.status == "deliberate"
+
+
+@dataclass
+class Boundary:
+    value: str
+    direction: str  # to-host | to-device
+    producer: NodeRef | None
+    consumer: NodeRef
+    bytes: int | None
+
+
+@dataclass
+class Placement(StatusIndex):
+    COMMON = "device"
+
+    target: str
+    ort_version: str
+    table_versions: dict[str, str]
+    notes: list[str]
+    nodes: dict[int, NodePlacement] = field(default_factory=dict)
+    boundaries: list[Boundary] = field(default_factory=list)
+    optimization: str = "all"
+    refused: str | None = None  # why ORT refuses the whole model at this version, if it does
+
+    def get(self, node: NodeRef) -> NodePlacement | None:
+        return self.nodes.get(node.index)
+
+    def summary(self) -> dict:
+        counts = dict.fromkeys(STATUSES, 0)
+        for p in self.nodes.values():
+            counts[p.status] += 1
+        known = [b.bytes for b in self.boundaries if b.bytes is not None]
+        preferred = TARGET_EPS[self.target][0]
+        return {
+            "preferred_ep": preferred,
+            "nodes": len(self.nodes),
+            "on_preferred_ep": counts["device"] + counts["expanded"],
+            "fallback": counts["fallback"] + counts["deliberate"],
+            "real_fallback": counts["fallback"],
+            "shape_only": counts["deliberate"],
+            "unsupported": counts["unsupported"],
+            "folded": counts["folded"],
+            "eliminated": counts["eliminated"],
+            "optimization": self.optimization,
+            "refused": self.refused,
+            "boundaries": len(self.boundaries),
+            "bytes_copied": sum(known) if known else 0,
+            "bytes_unknown": len(self.boundaries) - len(known),
+        }
+
+    def summary_line(self) -> str:
+        s = self.summary()
+        ep = {CUDA: "CUDA", CPU: "CPU"}.get(s["preferred_ep"], s["preferred_ep"])
+        mb = s["bytes_copied"] / 1e6
+        copied = f"~{mb:.2f} MB copied per run" + (f" (+{s['bytes_unknown']} of unknown size)" if s["bytes_unknown"] else "")
+        line = (f"{s['on_preferred_ep']} nodes on {ep}, {s['fallback']} fall back ({s['real_fallback']} real, "
+                f"{s['shape_only']} shape-only), {s['boundaries']} boundaries, {copied}")
+        if s["unsupported"]:
+            line += f", {s['unsupported']} with no provider"
+        if s["folded"] or s["eliminated"]:
+            line += f"; {s['folded']} folded and {s['eliminated']} eliminated by ORT's graph optimizations ({self.optimization})"
+        if self.refused:
+            line = f"ORT refuses this model: {self.refused}"
+        return line
