@@ -11,9 +11,11 @@ import onnx
 from onnxlint import schemas
 from onnxlint.graph import GraphScope, NodeRef
 from onnxlint.ort import releases
+from onnxlint.ort.graph_viewer import ort_topological_order
 from onnxlint.ort.kernel_registry import cpu_inputs, cpu_outputs
+from onnxlint.ort.optimizer.initializers import constant_tensor
+from onnxlint.ort.optimizer.optimized import Optimized
 from onnxlint.ort.verdicts import CPU, CUDA, GONE_STATUSES, NodePlacement, Placement
-from onnxlint.ort_optimizer import Optimized, constant_tensor, ort_topological_order
 
 HALF_TYPES = {"float16", "bfloat16", "float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz"}
 SMALL_INITIALIZER = 100  # kSmallInitializerThreshold in fallback_cpu_capability.cc

@@ -6,8 +6,8 @@ from __future__ import annotations
 from onnxlint import schemas
 from onnxlint.graph import GraphIndex, GraphScope
 from onnxlint.ort.kernel_registry import cpu_inputs, cpu_outputs
+from onnxlint.ort.optimizer.optimized import Optimized
 from onnxlint.ort.verdicts import CPU, CUDA, Boundary, Placement
-from onnxlint.ort_optimizer import Optimized
 
 _REMOVED = ("folded", "eliminated")
 DTYPE_BYTES = {"float": 4, "float16": 2, "bfloat16": 2, "double": 8, "int64": 8, "int32": 4, "int16": 2, "int8": 1,

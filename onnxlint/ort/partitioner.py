@@ -11,14 +11,16 @@ implies where Memcpy nodes are inserted (`memcpy`).
 
 from __future__ import annotations
 
-from onnxlint import ort_optimizer, schemas
+from onnxlint import schemas
 from onnxlint.graph import ORT_DOMAINS, STANDARD_DOMAINS, GraphIndex, NodeRef
 from onnxlint.ort import cpu_preferred, cuda_capability, memcpy, model_load
 from onnxlint.ort import kernel_registry as kernels
 from onnxlint.ort.function_expansion import expand_function, function_body_gaps
+from onnxlint.ort.optimizer.graph_transformer_mgr import optimize
+from onnxlint.ort.optimizer.optimized import LEVELS, Optimized
 from onnxlint.ort.verdicts import CPU, CUDA, GONE_STATUSES, TARGET_EPS, NodePlacement, Placement
 
-OPTIMIZATION_LEVELS = ort_optimizer.LEVELS
+OPTIMIZATION_LEVELS = LEVELS
 
 
 def resolve_tables(target: str, ort_version: str | None) -> tuple[dict[str, kernels.KernelTable], str, list[str]]:
@@ -51,7 +53,7 @@ class Simulator:
         # ops rejects() may refuse; None = any op (then nothing is shared between nodes)
         self.reject_ops = reject_ops if rejects is not None else set()
         self._by_signature: dict[tuple, tuple] = {}
-        self.opt: ort_optimizer.Optimized | None = None
+        self.opt: Optimized | None = None
 
     def run(self) -> Placement:
         pl = Placement(self.target, self.version, {ep: t.ort_version for ep, t in self.tables.items()}, self.notes,
@@ -71,7 +73,7 @@ class Simulator:
             return pl
         if self.optimization != "disabled":
             cpu = self.tables.get(CPU)
-            self.opt = ort_optimizer.optimize(self.index, self.optimization,
+            self.opt = optimize(self.index, self.optimization,
                                               self._cpu_kernel_for_folding if cpu is not None else None,
                                               ort_version=self.version)
         removed = self.opt.removed if self.opt else {}

@@ -7,7 +7,7 @@ from onnx import helper as h
 from onnx import numpy_helper as nh
 from onnx.reference import ReferenceEvaluator
 
-from onnxlint import fold_eval
+from onnxlint.ort.optimizer import fold_eval
 
 I64 = np.int64
 

@@ -1,0 +1,56 @@
+"""What the Level-1 transformers did to a model, as the partitioner reads it: the nodes removed and why, the
+values rewired, the values that are initializers now, and the shapes known after optimization."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy.typing as npt
+
+if TYPE_CHECKING:
+    from onnxlint.graph import GraphScope, NodeRef
+    from onnxlint.ort.optimizer.refined_shapes import RefinedShapes
+
+LEVELS = ("disabled", "basic", "all")
+Dims = tuple[Any, ...]  # a shape: ints where known, None (or a symbolic name, as declared) where not
+Array = npt.NDArray[Any]
+NON_DETERMINISTIC = {"RandomUniform", "RandomNormal", "RandomUniformLike", "RandomNormalLike", "Multinomial", "Bernoulli"}
+
+
+@dataclass
+class Removed:
+    status: str  # folded | eliminated
+    reason: str
+    detail: str
+
+
+@dataclass
+class Optimized:
+    level: str
+    removed: dict[int, Removed] = field(default_factory=dict)  # node index -> why it is gone
+    alias: dict[str, str] = field(default_factory=dict)  # value -> value its consumers read instead
+    constants: set[str] = field(default_factory=set)  # values that are initializers after optimization
+    shapes: dict[str, Dims] | RefinedShapes = field(default_factory=dict)  # shapes known after data propagation
+    # (scope, value) -> dims as ORT knows them after folding, asked on demand (GetCpuPreferredNodes needs the size
+    # of a folded input); it holds the optimizer: release() it when done (the pair is a reference cycle)
+    sizer: Callable[[GraphScope, str], Dims | None] | None = field(default=None, repr=False, compare=False)
+    # id(scope) -> ort_topological_order(scope, self) as the passes last computed it, for the graph as they left
+    # it (the partitioner's queue orders by it: not computed again)
+    orders: dict[int, list[NodeRef]] = field(default_factory=dict, repr=False, compare=False)
+
+    def release(self) -> None:
+        self.sizer = None
+        self.orders = {}  # read by the partitioner's queue only, before this
+
+    def resolve(self, value: str) -> str:
+        seen = 0
+        while value in self.alias and seen < 100:
+            value = self.alias[value]
+            seen += 1
+        return value
+
+    def is_removed(self, node: NodeRef) -> bool:
+        return node.index in self.removed
+

@@ -1,0 +1,511 @@
+"""The optimizer's state: what the Level-1 transformers know about the graph while they rewrite it, and the one
+way they change it.
+
+Transformers receive an OptimizerState and use its methods only (value facts: constants, values, shapes as ORT
+infers them again after folding; graph facts: the live readers of a value, ORT's node order; changes: remove a
+node, make a value constant), never its fields, so that its storage can change (ids and arrays instead of
+per-node Python objects) without touching them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, cast
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+from onnxlint.ort import graph_viewer
+from onnxlint.ort.optimizer import fold_eval
+from onnxlint.ort.optimizer.initializers import VALUE_MAX_ELEMENTS, constant_node_tensor, small_array
+from onnxlint.ort.optimizer.optimized import Array, Dims, Optimized, Removed
+from onnxlint.ort.optimizer.refined_shapes import refined_shapes
+
+if TYPE_CHECKING:
+    from onnxlint.graph import GraphIndex, GraphScope, NodeRef
+
+FOLD_EVAL_MAX_ELEMENTS = 4096  # folded values computed on demand (shape-sized tensors only)
+REINFER_MAX_DEPTH = 200  # producers walked back to find a folded value (Python's recursion limit is 1000)
+REINFER_BUDGET = 10_000  # re-inference steps per model (a detector of a few thousand nodes needs ~3k)
+FORGET_BUDGET = 100_000  # names looked at when dropping reinferred's kept answers after changes, per model
+DURABLE_REINFERENCE = True  # False: reinferred's "nothing new" holds only until the graph changes (the same answer, slower; for tests)
+_ELEM_TYPES = {f"tensor({name.lower()})": int(num) for name, num in onnx.TensorProto.DataType.items() if num}
+# what CSE compares a shared constant by (constant_sharing.shared_key): (state, scope, value) -> key
+SharedKey = Callable[["OptimizerState", "GraphScope", str], object]
+
+
+class OptimizerState:
+    def __init__(self, index: GraphIndex, level: str, has_cpu_kernel: Callable[[NodeRef], bool]):
+        self.index = index
+        self._has_cpu_kernel = has_cpu_kernel
+        self.out = Optimized(level)
+        self.out.shapes = refined_shapes(index)
+        self.readers: dict[str, list[NodeRef]] = {}
+        for scope in index.scopes:
+            for name, nodes in scope.consumers.items():
+                self.readers.setdefault(name, []).extend(nodes)
+        self.ir = index.model.ir_version
+        # per (scope, value): canon()'s answer; it reads only the index, never what the passes change (a weight
+        # shared by every block was otherwise checked against all its readers per reader: quadratic)
+        self._canon: dict[tuple[int, str], object] = {}
+        self._shareable: set[str] | None = None  # main-graph initializers ConstantSharing merges (share_constants)
+        self._shared_key: SharedKey | None = None
+        # the passes' node order is recomputed only after a removal or an alias (all it depends on): a pass that
+        # changed nothing hands the next one the same order
+        self._changes = 0
+        self._orders: dict[int, tuple[int, list[NodeRef]]] = {}
+        self._folded_values: dict[tuple[int, str], Array | None] = {}  # folded_value's answers
+        # reinferred's answers: (graph change count, dims or None, whether None holds only until the graph changes)
+        self._reinfer: dict[tuple[int, str], tuple[int, Dims | None, bool]] = {}
+        self._reinfer_steps = 0
+        self._bases: dict[tuple[int, str], tuple[Dims | None, bool]] = {}  # _base's answers
+        self._rewired_to: dict[str, list[str]] = {}  # v -> the names rewired to v (alias k -> v): resolve's chains backwards
+        self._durable = DURABLE_REINFERENCE  # reinferred's "nothing new" kept until something up its inputs changes
+        self._forget_steps = 0  # names _forget_reinferred looked at, against FORGET_BUDGET
+        self._kept = 0  # kept "nothing new" answers in _reinfer
+        self._bodies: dict[int, list[GraphScope]] | None = None  # node -> the bodies it holds (bodies_of)
+        self._reader_ids: dict[str, set[int]] = {}  # value -> ids of the nodes in readers[value] (merges)
+        # when each node's inputs last changed (a value made constant or rewired: `_touch`), counted while the main
+        # graph converges: constant folding looks again only at the nodes changed since its last run
+        self._touched: list[int] = [0] * len(index.nodes)  # node index -> when an input last changed
+        self._clock = 0
+        self._tracking = False  # while the main graph converges (bodies are folded whole every run)
+        # a body node rewired while the main graph converges (an If inlined, its branch's Identity removed): a
+        # main-graph reader of the If's output now reads through a body value, whose readers `readers` does not
+        # follow (bodies reuse names); folding then looks at every main-graph node again, as ORT does
+        self._fold_all = False
+
+    # ------------------------------------------------------------------ the model
+    def scopes(self) -> list[GraphScope]:
+        return list(self.index.scopes)
+
+    def node_count(self) -> int:
+        return len(self.index.nodes)
+
+    def has_cpu_kernel(self, node: NodeRef) -> bool:
+        """Whether ConstantFolding can run the node: a CPU kernel for its exact types."""
+        return self._has_cpu_kernel(node)
+
+    def bodies_of(self, node: NodeRef) -> list[GraphScope]:
+        """The graph bodies a node holds (If branches, a Loop body), from a map built once."""
+        if self._bodies is None:
+            self._bodies = {}
+            for s in self.index.scopes:
+                if s.owner is not None:
+                    self._bodies.setdefault(id(s.owner), []).append(s)
+        return self._bodies.get(id(node), [])
+
+    def resolve(self, value: str) -> str:
+        """The value the consumers of value read now (after the rewirings of removed nodes)."""
+        return self.out.resolve(value)
+
+    def is_removed(self, node: NodeRef) -> bool:
+        return node.index in self.out.removed
+
+    def is_folded(self, value: str) -> bool:
+        """Whether value is an initializer the transformers made (a folded output)."""
+        return value in self.out.constants
+
+    def folded(self) -> list[str]:
+        """The values the transformers made initializers so far."""
+        return list(self.out.constants)
+
+    # ------------------------------------------------------------------ value facts
+    def tensor(self, scope: GraphScope, value: str) -> onnx.TensorProto | None:
+        """The constant initializer (or Constant node value) behind a value, or None."""
+        s: GraphScope | None = scope
+        while s is not None:
+            t = s.initializers.get(value)
+            if t is not None:
+                if self.ir >= 4 and s.graph is not None and value in s.inputs:
+                    return None  # an initializer that is also a graph input can be overridden: not constant
+                return t
+            t = s.constants.get(value)
+            if t is not None:
+                return t
+            p = s.producer.get(value)
+            if p is not None:
+                return constant_node_tensor(p.proto) if p.op_type == "Constant" and p.domain == "ai.onnx" else None
+            s = s.parent
+        return None
+
+    def is_constant(self, scope: GraphScope, value: str) -> bool:
+        value = self.out.resolve(value)
+        return value in self.out.constants or self.tensor(scope, value) is not None
+
+    def shape(self, scope: GraphScope, value: str) -> Dims | None:
+        """Dims (None where unknown): data propagation's (RefinedShapes, inferred on first use), else the index's;
+        where some are unknown, what ORT's shape inference learns again after folding (`reinferred`)."""
+        value = self.out.resolve(value)
+        base, static = self._base(scope, value)
+        if static:
+            return base
+        again = self.reinferred(scope, value)
+        return again if again is not None else base
+
+    def _base(self, scope: GraphScope, value: str) -> tuple[Dims | None, bool]:
+        """(dims, whether every dim is a number): the index's when static, else data propagation's, else the
+        index's (None where unknown). Both read only the index and data propagation's answers, which stay as
+        they are while the optimizer runs: kept per value (reinferred asks again about every value up a shape
+        computation after changes of the graph)."""
+        key = (id(scope), value)
+        got = self._bases.get(key)
+        if got is None:
+            dims = self._index_or_propagated_shape(scope, value)
+            got = self._bases[key] = (dims, dims is not None and all(isinstance(d, int) for d in dims))
+        return got
+
+    def _index_or_propagated_shape(self, scope: GraphScope, value: str) -> Dims | None:
+        shp = scope.type_of(value).shape
+        if shp is not None and all(isinstance(d, int) for d in shp):
+            return tuple(shp)  # static already: data propagation (a second inference) cannot add to it
+        s = self.out.shapes.get(value)
+        if s is not None:
+            return s
+        return None if shp is None else tuple(d if isinstance(d, int) else None for d in shp)
+
+    def reinferred(self, scope: GraphScope, value: str, depth: int = 0) -> Dims | None:
+        """ConstantFolding re-runs shape inference on each node after one before it was folded
+        (Graph::UpdateShapeInference): a Pad whose pads were computed, a Reshape/Expand of a computed shape get
+        static output shapes, which lets later Shape nodes fold. This is onnx's inference of the producer with
+        the folded values as input data (infer_node_outputs), on demand; None when it learns nothing new."""
+        key = (id(scope), value)
+        got_before = self._reinfer.get(key)
+        if got_before is not None and (got_before[1] is not None or not got_before[2] or got_before[0] == self._changes):
+            # a shape learnt stays learnt; "nothing new" holds until something up its inputs changes
+            # (_forget_reinferred drops it then), or, answered "for now", until the graph changes
+            return got_before[1]
+        self._reinfer[key] = (self._changes, None, True)  # a cycle answers None, for now
+        self._reinfer_steps += 1
+        if self._reinfer_steps > REINFER_BUDGET:
+            return None  # bounded: a huge dynamic graph is not re-inferred node by node forever
+        got, for_now = self._reinfer_node(scope, value, depth)
+        if got is not None or (self._durable and not for_now):
+            self._reinfer[key] = (self._changes, got, for_now)
+            self._kept += got is None
+        return got
+
+    def _reinfer_node(self, scope: GraphScope, value: str, depth: int) -> tuple[Dims | None, bool]:
+        """reinferred's answer for value, and whether a None answer holds only until the graph next changes (it
+        met the depth limit, the budget or a cycle, itself or up its inputs) rather than until something up its
+        inputs changes (`_forget_reinferred`)."""
+        p = scope.producer.get(value)
+        if p is None:
+            return None, False
+        if depth > REINFER_MAX_DEPTH:
+            return None, True
+        gone = self.out.removed.get(p.index)
+        # a folded producer's output is an initializer now, its shape what inference gives on the folded inputs
+        if (gone is not None and gone.status != "folded") or p.op_type == "Constant" \
+                or any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in p.proto.attribute):
+            return None, False
+        # first, cheaply: does any input know more than the first inference did (a folded value, a shape learnt)?
+        known: dict[str, tuple] = {}
+        new = for_now = False
+        for v in p.inputs:
+            if not v or v in known:
+                continue
+            r = self.out.resolve(v)
+            dims, static = self._base(scope, r)
+            if not static:
+                better = self.reinferred(scope, r, depth + 1)
+                if better is not None:
+                    dims, new = better, True
+                elif self._reinfer[(id(scope), r)][2]:
+                    for_now = True
+            if r in self.out.constants and self.tensor(scope, r) is None:
+                new = True  # folded: an initializer for ORT now, with a value
+            known[v] = (r, dims)
+        if not new:
+            return None, for_now
+        types: dict[str, onnx.TypeProto] = {}
+        data: dict[str, onnx.TensorProto] = {}
+        for v, (r, dims) in known.items():
+            elem = _ELEM_TYPES.get(scope.type_of(r).type_str or "")
+            if elem is None:
+                return None, for_now
+            arr = self.value(scope, r)
+            if arr is not None:
+                data[v] = numpy_helper.from_array(np.asarray(arr), v)
+            types[v] = onnx.helper.make_tensor_type_proto(elem, None if dims is None else [d if isinstance(d, int) else None
+                                                                                              for d in dims])
+        if p.opset is None:
+            return None, for_now  # get_schema cannot be asked: nothing learnt
+        try:
+            schema = onnx.defs.get_schema(p.op_type, p.opset, "" if p.domain == "ai.onnx" else p.domain)
+            out = onnx.shape_inference.infer_node_outputs(schema, p.proto, types, data)
+        except Exception:  # noqa: BLE001 - onnx cannot infer this node: nothing learnt
+            return None, for_now
+        t = out.get(value)
+        if t is None or t.WhichOneof("value") != "tensor_type" or not t.tensor_type.HasField("shape"):
+            return None, for_now
+        got = tuple(d.dim_value if d.WhichOneof("value") == "dim_value" else None for d in t.tensor_type.shape.dim)
+        base = self._base(scope, value)[0]
+        if base is not None and sum(isinstance(d, int) for d in got) <= sum(isinstance(d, int) for d in base):
+            return None, for_now
+        return got, for_now
+
+    def _forget_reinferred(self, changed: list[str], produced_in: GraphScope | None = None) -> None:
+        """reinferred's "nothing new" answers that may no longer hold after a change, dropped: those of the
+        readers of the changed values (made constant or rewired; produced_in: the scope whose node producing
+        them was removed, whose own answers go first), then, down the graph, of the readers of every value whose
+        answer went. An answer reads its producer's state, its inputs' states (through rewiring: a name whose
+        rewiring chain passes through a changed one reads the change too) and the answers of the inputs it asked
+        about; an input whose answer is not kept was not asked about, so the walk stops there."""
+        if not self._kept:
+            return  # no kept "nothing new" answer to drop (none is kept unless _durable)
+        reinfer, readers, rewired_to = self._reinfer, self.readers, self._rewired_to
+        drop = [(produced_in, o) for o in changed] if produced_in is not None else []
+        pending = [] if produced_in is not None else list(changed)
+        expanded: set[str] = set()
+        steps = self._forget_steps
+        while drop or pending:
+            while drop:
+                scope, o = drop.pop()
+                key = (id(scope), o)
+                got = reinfer.get(key)
+                if got is None or got[1] is not None:
+                    continue  # not asked about, or a shape learnt (kept)
+                del reinfer[key]
+                self._kept -= not got[2]
+                pending.append(o)
+            while pending:
+                name = pending.pop()
+                if name in expanded:
+                    continue
+                expanded.add(name)
+                steps += 1
+                pending.extend(rewired_to.get(name, ()))
+                drop.extend((n.scope, x) for n in readers.get(name, ()) for x in n.outputs if x)
+            if steps > FORGET_BUDGET:
+                # a long rewiring chain changed at its head again and again (a 20k chain of inlined Ifs): from
+                # here on "nothing new" holds only until the next change, as without keeping it (bounded by
+                # REINFER_BUDGET); the answers so far are dropped, the shapes learnt kept
+                self._durable = False
+                self._reinfer = {k: got for k, got in reinfer.items() if got[1] is not None}
+                self._kept = 0
+                break
+        self._forget_steps = steps
+
+    def value(self, scope: GraphScope, value: str) -> Array | None:
+        value = self.out.resolve(value)
+        got = small_array(self.tensor(scope, value))
+        if got is None and value in self.out.constants:
+            got = self.folded_value(scope, value)
+        return got
+
+    def one_element_value(self, scope: GraphScope, value: str) -> Array | None:
+        """value(scope, value) when it has one element, else None: a constant of 2 to 64 elements, which value()
+        would convert only to be turned down, is not converted (NoopElimination asks of every Add/Sub/Mul/Div)."""
+        t = self.tensor(scope, self.out.resolve(value))
+        if t is not None and t.data_location != onnx.TensorProto.EXTERNAL:
+            elements = math.prod(t.dims)
+            if elements != 1 and elements <= VALUE_MAX_ELEMENTS:
+                return None
+        got = self.value(scope, value)
+        return got if got is not None and got.size == 1 else None
+
+    def folded_value(self, scope: GraphScope, value: str, depth: int = 0) -> Array | None:
+        """The value of an output constant folding replaced, computed on demand from its inputs' values (small
+        tensors only: what ORT's re-run shape inference and later rules read, e.g. an Expand's or a Reshape's
+        shape, an If's condition). None when it cannot be had cheaply."""
+        key = (id(scope), value)
+        if key in self._folded_values:
+            return self._folded_values[key]
+        self._folded_values[key] = None  # a cycle or a failure answers None
+        s: GraphScope | None = scope
+        p = None
+        while s is not None and p is None:
+            p = s.producer.get(value)
+            s = s.parent
+        got = None
+        if p is not None and depth < 64:
+            got = self._evaluate(p, value, depth)
+        self._folded_values[key] = got
+        return got
+
+    def _evaluate(self, node: NodeRef, value: str, depth: int) -> Array | None:
+        scope = node.scope
+        if node.op_type == "Shape" and node.domain == "ai.onnx":
+            shp = self.shape(scope, node.inputs[0]) if node.inputs else None
+            if shp is None:
+                return None
+            rank = len(shp)
+            start, end = node.attr("start") or 0, node.attr("end")
+            start = max(0, min(rank, start + rank if start < 0 else start))
+            end = rank if end is None else max(0, min(rank, end + rank if end < 0 else end))
+            picked = shp[start:end]
+            return np.array(picked, np.int64) if all(isinstance(d, int) for d in picked) else None
+        for o in node.outputs:  # sized before running anything: a ConstantOfShape or Range may ask for gigabytes
+            if not o:
+                continue
+            dims = self.shape(scope, o)
+            if dims is None or not all(isinstance(d, int) and d >= 0 for d in dims) \
+                    or int(np.prod(dims, dtype=np.int64)) > FOLD_EVAL_MAX_ELEMENTS:
+                return None
+        feeds = {}
+        for v in node.inputs:
+            if not v:
+                continue
+            r = self.out.resolve(v)
+            arr = small_array(self.tensor(scope, r), FOLD_EVAL_MAX_ELEMENTS)
+            if arr is None and r in self.out.constants:
+                arr = self.folded_value(scope, r, depth + 1)
+            if arr is None:
+                return None
+            feeds[v] = arr
+        got = fold_eval.evaluate(node.proto, cast(int, node.opset), [feeds.get(v) if v else None for v in node.inputs])
+        if got is fold_eval.TOO_LARGE:
+            return None  # a value_info that lies about the size: onnx.reference would try to allocate it
+        outs = got if got is not None else self._reference(node, feeds)
+        if outs is None:
+            return None
+        names = [o for o in node.outputs if o]
+        for name, arr in zip(names, outs):
+            if name == value:
+                arr = np.asarray(arr)
+                return arr if arr.size <= FOLD_EVAL_MAX_ELEMENTS else None
+        return None
+
+    @staticmethod
+    def _reference(node: NodeRef, feeds: dict[str, Array]) -> list[Any] | None:
+        """onnx.reference for the ops fold_eval does not compute (imported only then: it costs ~50 ms)."""
+        try:
+            from onnx.reference import ReferenceEvaluator
+
+            proto = onnx.NodeProto()
+            proto.CopyFrom(node.proto)
+            graph = onnx.helper.make_graph(
+                [proto], "fold", [onnx.helper.make_tensor_value_info(k, onnx.helper.np_dtype_to_tensor_dtype(a.dtype), a.shape)
+                                  for k, a in feeds.items()],
+                [onnx.helper.make_tensor_value_info(o, onnx.TensorProto.UNDEFINED, None) for o in node.outputs if o])
+            model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid(node.domain if node.domain != "ai.onnx"
+                                                                                           else "", cast(int, node.opset))])
+            return list(ReferenceEvaluator(model).run(None, feeds))
+        except Exception:  # noqa: BLE001 - an op onnx.reference cannot run: the value stays unknown
+            return None
+
+    def live(self, value: str, scope: GraphScope) -> bool:
+        if value in scope.outputs:
+            return True
+        return any(not self.out.is_removed(r) for r in self.readers.get(value, ()))  # live_readers, short-circuited
+
+    def readers_of(self, value: str) -> list[NodeRef]:
+        """The nodes reading value, removed ones included (a copy)."""
+        return list(self.readers.get(value, ()))
+
+    def live_readers(self, value: str) -> list[NodeRef]:
+        """The nodes still reading value (rewired ones included, removed ones not)."""
+        return [r for r in self.readers.get(value, ()) if not self.out.is_removed(r)]
+
+    def _touch(self, value: str) -> None:
+        """The readers of value see an input change: made constant, or rewired. Constant folding looks at them
+        again (main-graph readers rewired to value included: `remove` merges them), and reinferred's answers
+        that read value go."""
+        if self._tracking:
+            self._clock += 1
+            for r in self.readers.get(value, ()):
+                self._touched[r.index] = self._clock
+        self._forget_reinferred([value])
+
+    def made_constant(self, value: str) -> None:
+        """value is an initializer now (a folded output)."""
+        self.out.constants.add(value)
+        self._touch(value)
+
+    def remove(self, node: NodeRef, status: str, reason: str, detail: str, alias: dict[str, str] | None = None) -> None:
+        """The one way a transformer changes the graph: node goes (status folded | eliminated, why), and each
+        value k of alias is read as alias[k] from now on (ORT rewires k's consumers)."""
+        self._changes += 1
+        self.out.removed[node.index] = Removed(status, reason, detail)
+        self._forget_reinferred([o for o in node.outputs if o], node.scope)
+        for k, v in (alias or {}).items():
+            if k and v and k != v:
+                self.out.alias[k] = v
+                self._rewired_to.setdefault(v, []).append(k)  # before _touch(k): k's rewired names read the change
+                if self._tracking and node.scope.parent is not None:
+                    self._fold_all = True
+                self._touch(k)
+                # ORT rewires k's consumers to v: later rules that count v's consumers see them. Main graph only:
+                # `readers` is keyed by name, and bodies reuse names (5,000 If branches each with a `t`), so a
+                # merge there would copy every body's readers each time (quadratic)
+                moved = self.readers.get(k, ()) if node.scope.parent is None else ()
+                if moved:
+                    v = self.out.resolve(v)  # the value the consumers end up reading (an Identity chain's head)
+                    have = self.readers.setdefault(v, [])
+                    ids = self._reader_ids.get(v)
+                    if ids is None:
+                        ids = self._reader_ids[v] = {id(r) for r in have}
+                    for r in moved:
+                        if id(r) not in ids:
+                            ids.add(id(r))
+                            have.append(r)
+
+    def nodes(self, scope: GraphScope) -> list[NodeRef]:
+        """The scope's live nodes in ORT's order (shared by passes between changes: never mutate it)."""
+        got = self._orders.get(id(scope))
+        if got is not None and got[0] == self._changes:
+            return got[1]
+        order = [n for n in graph_viewer.ort_topological_order(scope, self.out) if not self.out.is_removed(n)]
+        self._orders[id(scope)] = (self._changes, order)
+        return order
+
+    # ------------------------------------------------------------------ constants CSE sees as one (ConstantSharing)
+
+    def canon(self, scope: GraphScope, value: str) -> object:
+        """What CSE compares an input by: a shared constant by its dtype, shape and bytes, anything else by name."""
+        if not value:
+            return ""
+        value = self.out.resolve(value)
+        if not self._shareable or value not in self._shareable:
+            return value
+        k = (id(scope), value)
+        got = self._canon.get(k)
+        if got is None:
+            got = self._canon[k] = self._shared_key(self, scope, value) if self._shared_key is not None else value
+        return got
+
+    def share_constants(self, values: set[str], key: SharedKey) -> None:
+        """ConstantSharing's answer: CSE compares each of values by key(state, scope, value) (its dtype, shape
+        and bytes), any other value by name."""
+        self._shareable = values
+        self._shared_key = key
+        self._canon.clear()
+
+    # ------------------------------------------------------------------ the driver's
+    def changes(self) -> int:
+        """How many changes (removals) so far: a transformer that found nothing finds nothing again until this
+        moves."""
+        return self._changes
+
+    def set_tracking(self, on: bool) -> None:
+        """Count input changes per node (while the main graph converges)."""
+        self._tracking = on
+
+    def tracking(self) -> bool:
+        return self._tracking
+
+    def clock(self) -> int:
+        """The input-change clock: input_changes()[node.index] > a reading of it means changed since."""
+        return self._clock
+
+    def input_changes(self) -> Sequence[int]:
+        """node index -> the clock when one of its inputs last changed (read-only)."""
+        return self._touched
+
+    def body_rewired(self) -> bool:
+        """Whether a body node was rewired while the main graph converged (input_changes() misses its readers)."""
+        return self._fold_all
+
+    def finish(self) -> Optimized:
+        """The result, the passes' indexes dropped; placement may still ask for shapes (out.sizer)."""
+        self.out.orders = {sid: order for sid, (changes, order) in self._orders.items() if changes == self._changes}
+        self.readers, self._reader_ids, self._orders, self._canon = {}, {}, {}, {}
+        self._shareable, self._bodies = set(), None
+        self.out.sizer = self.shape
+        return self.out
+
+    def result(self) -> Optimized:
+        return self.out

@@ -1,0 +1,143 @@
+"""ConstantFolding (ort.optimizer.constant_folding), with the If inlining and Shape folding it does."""
+
+import numpy as np
+import pytest
+from conftest import init, make_model, vi
+from onnx import TensorProto as T
+from onnx import helper as h
+from ort_cases import INF, _foldable_blocks, _if_fold_chain, _place, _removed, _shape_model, _tables
+
+import onnxlint.ort.partitioner as placement
+from onnxlint.graph import GraphIndex
+from onnxlint.ort.optimizer import (
+    constant_folding,
+    graph_transformer_mgr,
+)
+from onnxlint.ort.optimizer import state as optimizer_state
+
+
+def test_default_options_fold_shape_computations_of_static_shapes():
+    m = _shape_model([2, 3, 4])
+    by, pl = _place(m, "disabled")
+    assert [by[n].status for n in ("gather", "unsq", "concat")] == ["deliberate"] * 3
+    by, pl = _place(m, "all")
+    assert {by[n].status for n in ("shape", "gather", "unsq", "concat")} == {"folded"}
+    assert by["shape"].reason == "shape-folding" and by["reshape"].status == "device" and not pl.boundaries
+    assert pl.summary()["folded"] == 4 and pl.summary()["shape_only"] == 0
+    # a stored -1 dim is a dim value for ORT too: Shape folds (rapidocr's PaddlePaddle export)
+    by, _ = _place(_shape_model([-1, 3, 4]), "all")
+    assert by["shape"].status == "folded"
+    # a symbolic dim 0: ORT folds only what the Gather picks when that dim is known - here it is not
+    by, _ = _place(_shape_model(["n", 3, 4]), "all")
+    assert by["shape"].status == "device" and by["gather"].status == "deliberate"
+
+
+def test_partial_shape_fold_of_known_dims(monkeypatch):
+    # off by default (measured: ORT 1.24.4 keeps such Gathers, on CPU by GetCpuPreferredNodes); the model exists
+    monkeypatch.setattr(constant_folding, "ENHANCED_SHAPE_FOLDING", True)
+    nodes = [h.make_node("Shape", ["x"], ["s"], name="shape"),
+             h.make_node("Gather", ["s", "i1"], ["d1"], name="gather", axis=0),
+             h.make_node("Unsqueeze", ["d1", "ax"], ["d1u"], name="unsq"),
+             h.make_node("Concat", ["minus1", "d1u"], ["newshape"], name="concat", axis=0),
+             h.make_node("Reshape", ["x", "newshape"], ["y"], name="reshape")]
+    m = make_model(nodes, [vi("x", T.FLOAT, ["n", 3])], [vi("y", T.FLOAT, None)],
+                   [init("i1", np.int64(1)), init("ax", np.array([0], np.int64)), init("minus1", np.array([-1], np.int64))], opset=19)
+    by, _ = _place(m, "all")
+    assert [by[n].status for n in ("shape", "gather", "unsq", "concat", "reshape")] == ["folded"] * 4 + ["device"]
+    monkeypatch.setattr(constant_folding, "ENHANCED_SHAPE_FOLDING", False)
+    by, _ = _place(m, "all")
+    assert [by[n].status for n in ("shape", "gather", "unsq", "concat")] == ["device"] + ["deliberate"] * 3
+
+
+def test_constant_folding_skips_dequantizelinear_and_random_ops():
+    nodes = [h.make_node("DequantizeLinear", ["q", "s", "z"], ["w"], name="dq"),
+             h.make_node("Add", ["x", "w"], ["y"], name="add"),
+             h.make_node("Mul", ["c1", "c2"], ["m"], name="mul"),
+             h.make_node("Add", ["y", "m"], ["out"], name="add2")]
+    m = make_model(nodes, [vi("x", T.FLOAT, [4])], [vi("out", T.FLOAT, [4])],
+                   [init("q", np.ones(4, np.uint8)), init("s", np.float32(0.5)), init("z", np.uint8(0)),
+                    init("c1", np.ones(4, np.float32)), init("c2", np.ones(4, np.float32))], opset=21, ir=10)
+    by, _ = _place(m, "all")
+    assert by["dq"].status == "device" and (by["mul"].status, by["mul"].reason) == ("folded", "constant-folding")
+
+
+def test_if_on_a_folded_condition_is_inlined_and_the_other_branch_dropped():
+    then_g = h.make_graph([h.make_node("Neg", ["x"], ["t"], name="neg")], "then", [], [vi("t", T.FLOAT, [2])])
+    else_g = h.make_graph([h.make_node("Abs", ["x"], ["e"], name="abs")], "else", [], [vi("e", T.FLOAT, [2])])
+    nodes = [h.make_node("Equal", ["a", "b"], ["cond"], name="eq"),
+             h.make_node("If", ["cond"], ["y"], name="if", then_branch=then_g, else_branch=else_g)]
+    m = make_model(nodes, [vi("x", T.FLOAT, [2])], [vi("y", T.FLOAT, [2])],
+                   [init("a", np.array(1, np.int64)), init("b", np.array(1, np.int64))], opset=13)
+    gone = _removed(m)
+    assert gone["eq"].reason == "constant-folding" and gone["if"].reason == "if-constant"
+    assert gone["abs"].status == "eliminated" and "neg" not in gone  # the taken branch runs, inlined
+
+
+def test_identity_of_an_inlined_if_branch_goes():
+    then_g = h.make_graph([h.make_node("Identity", ["x"], ["t"], name="id_then")], "then", [], [vi("t", T.FLOAT, [2])])
+    else_g = h.make_graph([h.make_node("Abs", ["x"], ["e"], name="abs")], "else", [], [vi("e", T.FLOAT, [2])])
+    nodes = [h.make_node("If", ["cond"], ["i"], name="if", then_branch=then_g, else_branch=else_g),
+             h.make_node("Relu", ["i"], ["y"], name="relu")]
+    m = make_model(nodes, [vi("x", T.FLOAT, [2])], [vi("y", T.FLOAT, [2])], [init("cond", np.array(True))], opset=13)
+    gone = _removed(m)
+    assert gone["id_then"].reason == "identity" and gone["abs"].status == "eliminated"
+
+
+def test_constant_folding_needs_a_cpu_kernel_for_the_exact_float16_type():
+    """ORT folds with a CPU kernel for the node's own types; the float16<->float Casts its InsertCastTransformer
+    adds come after the Level-1 transformers (measured on 1.24.4: a float16 ReduceMax-20 of constants is kept
+    and runs on CPU)."""
+    nodes = [h.make_node("ReduceMax", ["c", "axes"], ["m"], name="rmax", keepdims=1),
+             h.make_node("Add", ["x", "m"], ["y"], name="add")]
+    m = make_model(nodes, [vi("x", T.FLOAT16, [2, 3])], [vi("y", T.FLOAT16, [2, 3])],
+                   [init("c", np.ones((2, 3), np.float16)), init("axes", np.array([1], np.int64))], opset=20)
+    float_only = {"ReduceMax": [[20, INF, {"T": ["tensor(float)"]}]]}
+    by, _ = _place(m, "all", tables=_tables(cpu_extra=float_only))
+    assert by["rmax"].status != "folded" and by["rmax"].ep == placement.CPU
+    with_half = {"ReduceMax": [[20, INF, {"T": ["tensor(float)", "tensor(float16)"]}]]}
+    by, _ = _place(m, "all", tables=_tables(cpu_extra=with_half))
+    assert by["rmax"].status == "folded"
+
+
+@pytest.mark.parametrize("build", [lambda: _foldable_blocks(1), lambda: _foldable_blocks(12), _if_fold_chain])
+def test_later_folding_runs_look_only_at_changed_nodes_with_the_same_answer(monkeypatch, build):
+    """After its first run over the main graph, constant folding skips the nodes none of whose inputs were
+    made constant or rewired since: what it removes, rewires and makes constant is what a run over every node
+    gives, and it asks about fewer inputs."""
+
+    asked = [0]
+    real = optimizer_state.OptimizerState.is_constant
+
+    def is_constant(self, scope, value):
+        asked[0] += 1
+        return real(self, scope, value)
+
+    monkeypatch.setattr(optimizer_state.OptimizerState, "is_constant", is_constant)
+    results = {}
+    for incremental in (False, True):
+        monkeypatch.setattr(constant_folding, "INCREMENTAL_FOLDING", incremental)
+        asked[0] = 0
+        opt = graph_transformer_mgr.optimize(GraphIndex(build()))
+        results[incremental] = ({k: vars(r) for k, r in opt.removed.items()}, opt.alias, opt.constants, asked[0])
+    full, inc = results[False], results[True]
+    assert inc[:3] == full[:3]
+    reasons = {r["reason"] for r in full[0].values()}
+    assert {"constant-folding", "if-constant", "identity"} <= reasons, reasons
+    assert inc[3] < full[3] or (build is _if_fold_chain and inc[3] == full[3])  # its runs all find work
+
+
+def test_a_node_rewired_to_a_constant_after_a_folding_run_is_folded_on_the_next():
+    """What lets the later runs skip nodes: every change to a node's inputs (a value made constant, a value
+    rewired by a removal) marks its readers; a reader marked since the last run is looked at again."""
+
+    nodes = [h.make_node("Identity", ["x"], ["i"], name="ident"), h.make_node("Neg", ["i"], ["y"], name="neg")]
+    m = make_model(nodes, [vi("x", T.FLOAT, [4])], [vi("y", T.FLOAT, [4])], [init("k", np.ones(4, np.float32))])
+    gi = GraphIndex(m)
+    state = optimizer_state.OptimizerState(gi, "all", lambda n: True)
+    folding = constant_folding.ConstantFolding(state.node_count())
+    main = gi.scopes[0]
+    state.set_tracking(True)
+    assert not folding.apply(state, main) and not folding.apply(state, main)
+    ident, neg = main.nodes
+    state.remove(ident, "eliminated", "test", "a later pass rewires its readers to k", {"i": "k"})
+    assert folding.apply(state, main) and state.result().removed[neg.index].reason == "constant-folding"

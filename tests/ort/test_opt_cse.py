@@ -1,0 +1,49 @@
+"""CommonSubexpressionElimination (ort.optimizer.common_subexpression_elimination)."""
+
+import numpy as np
+import onnx
+from conftest import init, make_model, vi
+from onnx import TensorProto as T
+from onnx import helper as h
+from ort_cases import _removed
+
+from onnxlint.graph import GraphIndex
+from onnxlint.ort.optimizer import (
+    graph_transformer_mgr,
+)
+
+
+def test_cse_of_tensor_attributes_in_typed_fields_from_ort_1_31():
+    """Two ConstantOfShape nodes on equal shapes: with `value` as raw bytes CSE merges them on every release;
+    with `value` in float_data (older exporters, e.g. the light_inception models on PyPI) ORT 1.20.2 and 1.24.4
+    keep both and 1.31.1 merges them (measured with ORT's optimized-model output)."""
+    def model(value):
+        nodes = [h.make_node("ConstantOfShape", ["s1"], ["c1"], name="cos1", value=value),
+                 h.make_node("ConstantOfShape", ["s2"], ["c2"], name="cos2", value=value),
+                 h.make_node("Mul", ["x", "c1"], ["m1"], name="mul1"), h.make_node("Mul", ["x", "c2"], ["m2"], name="mul2"),
+                 h.make_node("Add", ["m1", "m2"], ["y"], name="add")]
+        return make_model(nodes, [vi("x", T.FLOAT, ["n", 3, 4])], [vi("y", T.FLOAT, None)],
+                          [init("s1", np.array([2, 3, 4], np.int64)), init("s2", np.array([2, 3, 4], np.int64))], opset=17)
+
+    def merged(m, version):
+        index = GraphIndex(onnx.shape_inference.infer_shapes(m))
+        by = {n.index: n.name for n in index.nodes}
+        gone = graph_transformer_mgr.optimize(index, "all", ort_version=version).removed
+        return {by[i] for i, r in gone.items() if r.reason == "cse"}
+
+    typed = model(h.make_tensor("v", T.FLOAT, [1], [0.02]))
+    raw = model(init("v", np.array([0.02], np.float32)))
+    assert merged(typed, "1.24.4") == set() and merged(typed, "1.20.2") == set()
+    # measured: ORT keeps mul2 and removes mul1
+    assert "mul1" in merged(typed, "1.31.1") and "mul1" in merged(raw, "1.24.4") and "mul1" in merged(raw, "1.20.2")
+
+
+def test_cse_compares_a_tensor_attribute_by_value_not_name():
+    """Measured on 1.24.4 and 1.31.1: ConstantOfShape values named `v` and `w` with one value are merged."""
+    nodes = [h.make_node("ConstantOfShape", ["s1"], ["c1"], name="cos1", value=init("v", np.array([2.0], np.float32))),
+             h.make_node("ConstantOfShape", ["s1"], ["c2"], name="cos2", value=init("w", np.array([2.0], np.float32))),
+             h.make_node("Shape", ["x"], ["s1"], name="shape"),
+             h.make_node("Add", ["c1", "c2"], ["y"], name="add")]
+    m = make_model(nodes[2:3] + nodes[:2] + nodes[3:], [vi("x", T.FLOAT, ["n", 3])], [vi("y", T.FLOAT, None)], opset=17)
+    gone = _removed(m)
+    assert [k for k in ("cos1", "cos2") if k in gone and gone[k].reason == "cse"]

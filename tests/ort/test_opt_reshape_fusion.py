@@ -1,0 +1,69 @@
+"""ReshapeFusion (ort.optimizer.reshape_fusion), FuseContiguousReshapes included."""
+
+import numpy as np
+import onnx
+from conftest import init, make_model, vi
+from onnx import TensorProto as T
+from onnx import helper as h
+from ort_cases import _place, _qkv_model, _removed
+
+from onnxlint.graph import GraphIndex
+from onnxlint.ort.optimizer import (
+    graph_transformer_mgr,
+)
+
+
+def test_reshape_fusion_removes_the_shape_subgraph_of_a_reshape():
+    # Reshape(x, Concat(Unsqueeze(Gather(Shape(x), 0)), [-1])): ORT's ReshapeFusion (Level 1) makes the shape the
+    # constant [0, -1]; the Shape/Gather/Unsqueeze/Concat never reach partitioning (were reported as CPU nodes)
+    nodes = [h.make_node("Shape", ["x"], ["s"], name="shape"),
+             h.make_node("Gather", ["s", "i0"], ["d0"], name="gather", axis=0),
+             h.make_node("Unsqueeze", ["d0", "ax"], ["d0u"], name="unsq"),
+             h.make_node("Concat", ["d0u", "minus1"], ["newshape"], name="concat", axis=0),
+             h.make_node("Reshape", ["x", "newshape"], ["y"], name="reshape")]
+    m = make_model(nodes, [vi("x", T.FLOAT, ["n", 3, 4])], [vi("y", T.FLOAT, ["n", 12])],
+                   [init("i0", np.array(0, np.int64)), init("ax", np.array([0], np.int64)), init("minus1", np.array([-1], np.int64))])
+    by, pl = _place(m, "all")
+    assert {by[n].status for n in ("shape", "gather", "unsq", "concat")} == {"eliminated"} and by["concat"].reason == "fusion"
+    assert by["reshape"].status == "device" and not pl.boundaries
+    by, _ = _place(m, "disabled")
+    assert [by[n].status for n in ("gather", "unsq", "concat")] == ["deliberate"] * 3
+
+
+def test_contiguous_reshapes_fuse_from_ort_1_31():
+    nodes = [h.make_node("Reshape", ["x", "s1"], ["a"], name="r1"), h.make_node("Reshape", ["a", "s2"], ["b"], name="r2"),
+             h.make_node("Relu", ["b"], ["y"], name="relu")]
+    m = make_model(nodes, [vi("x", T.FLOAT, [2, 6])], [vi("y", T.FLOAT, [3, 4])],
+                   [init("s1", np.array([12], np.int64)), init("s2", np.array([3, 4], np.int64))], opset=13)
+    index = GraphIndex(onnx.shape_inference.infer_shapes(m))
+    by = {n.index: n.name for n in index.nodes}
+    assert {by[i] for i in graph_transformer_mgr.optimize(index, "all", ort_version="1.31.1").removed} == {"r2"}
+    assert not graph_transformer_mgr.optimize(index, "all", ort_version="1.24.4").removed  # measured: not fused there
+
+
+def test_reshape_fusion_sees_through_eliminated_identities():
+    """Concat -> Identity -> Identity -> Reshape (paddle2onnx exports): once EliminateIdentity removed both, the
+    Concat has one consumer, the Reshape, and ReshapeFusion replaces it."""
+    nodes = [h.make_node("Shape", ["x"], ["s"], name="shape"), h.make_node("Gather", ["s", "i0"], ["g"], name="gather", axis=0),
+             h.make_node("Unsqueeze", ["g"], ["u"], name="unsq", axes=[0]),
+             h.make_node("Concat", ["u", "tail"], ["c"], name="concat", axis=0),
+             h.make_node("Identity", ["c"], ["c1"], name="id1"), h.make_node("Identity", ["c1"], ["c2"], name="id2"),
+             h.make_node("Reshape", ["x", "c2"], ["y"], name="reshape")]
+    m = make_model(nodes, [vi("x", T.FLOAT, ["n", 4])], [vi("y", T.FLOAT, ["n", 2, 2])],
+                   [init("i0", np.array(0, np.int64)), init("tail", np.array([2, 2], np.int64))], opset=11)
+    gone = _removed(m)
+    assert gone["concat"].reason == "fusion" and {"id1", "id2"} <= set(gone)
+
+
+def test_reshape_fusion_copies_a_dim_of_another_tensor_from_ort_1_31():
+    """A qkv Reshape [B, T, 3, 4, C/4] built from the dims of x [B, T, 64] (the Reshape reads x @ W): ORT 1.31.1
+    makes the shape [0, 0, 3, 4, -1] (dims B and T are the same named dims); 1.24.4 wants x of the very same shape
+    as the Reshape's input and keeps the subgraph. Dims onnx's inference names unk__N prove nothing."""
+    index = GraphIndex(onnx.shape_inference.infer_shapes(_qkv_model(["B", "T"])))
+    by = {n.index: n.name for n in index.nodes}
+    gone31 = {by[i] for i in graph_transformer_mgr.optimize(index, "all", ort_version="1.31.1").removed}
+    assert {"concat", "ub", "ut", "uc", "div"} <= gone31
+    assert "concat" not in {by[i] for i in graph_transformer_mgr.optimize(index, "all", ort_version="1.24.4").removed}
+    index = GraphIndex(onnx.shape_inference.infer_shapes(_qkv_model(["unk__1", "unk__2"])))
+    by = {n.index: n.name for n in index.nodes}
+    assert "concat" not in {by[i] for i in graph_transformer_mgr.optimize(index, "all", ort_version="1.31.1").removed}

@@ -1,0 +1,127 @@
+"""The rule-based transformer's rewrite rules (ort.optimizer.rule_based_graph_transformer)."""
+
+import numpy as np
+import onnx
+from conftest import init, make_model, vi
+from onnx import TensorProto as T
+from onnx import helper as h
+from ort_cases import _place, _removed
+
+from onnxlint.graph import GraphIndex
+from onnxlint.ort.optimizer import (
+    graph_transformer_mgr,
+)
+
+
+def test_default_options_eliminate_identity_dropout_noop_cast_and_duplicates():
+    nodes = [h.make_node("Identity", ["x"], ["a"], name="id"),
+             h.make_node("Dropout", ["a"], ["b"], name="drop"),
+             h.make_node("Cast", ["b"], ["c"], name="cast", to=T.FLOAT),
+             h.make_node("Unsqueeze", ["c", "ax1"], ["u1"], name="u1"),
+             h.make_node("Unsqueeze", ["c", "ax2"], ["u2"], name="u2"),  # same op, same input, equal small constant
+             h.make_node("Add", ["u1", "u2"], ["y"], name="add")]
+    m = make_model(nodes, [vi("x", T.FLOAT, ["n", 4])], [vi("y", T.FLOAT, None)],
+                   [init("ax1", np.array([0], np.int64)), init("ax2", np.array([0], np.int64))], opset=19)
+    by, pl = _place(m, "all")
+    assert (by["id"].status, by["id"].reason) == ("eliminated", "identity")
+    assert by["drop"].reason == "dropout" and by["cast"].reason == "cast"
+    # CSE keeps the first node of ORT's topological order (a reverse DFS from the leaves that visits the producer
+    # with the highest index first): u2, so u1 goes (keeping u1 put ORT's kept node on the wrong side)
+    assert (by["u1"].status, by["u1"].reason) == ("eliminated", "cse") and by["u2"].status == "device"
+    assert by["add"].status == "device"
+    by, _ = _place(m, "disabled")
+    assert all(p.status == "device" for p in by.values())
+
+
+def test_identity_feeding_a_graph_output_stays_when_its_source_is_shared():
+    # attention's present_key: Identity(Concat output also used elsewhere) -> graph output; ORT keeps it
+    nodes = [h.make_node("Relu", ["x"], ["k"], name="relu"), h.make_node("Identity", ["k"], ["present"], name="id"),
+             h.make_node("Relu", ["k"], ["y"], name="relu2")]
+    m = make_model(nodes, [vi("x", T.FLOAT, [2])], [vi("present", T.FLOAT, [2]), vi("y", T.FLOAT, [2])], opset=19)
+    by, _ = _place(m, "all")
+    assert by["id"].status == "device"
+
+
+def test_conv_mul_and_add_fusion_with_two_input_mul_and_add():
+    """Conv -> Mul(per-channel) -> Add(per-channel): ConvMulFusion and ConvAddFusion (a two-input Mul/Add that is
+    no no-op must still reach the fusion rules)."""
+    nodes = [h.make_node("Conv", ["x", "w"], ["c"], name="conv"),
+             h.make_node("Mul", ["c", "s"], ["m"], name="mul"),
+             h.make_node("Add", ["m", "b"], ["y"], name="add")]
+    m = make_model(nodes, [vi("x", T.FLOAT, ["n", 2, 4, 4])], [vi("y", T.FLOAT, None)],
+                   [init("w", np.ones((3, 2, 1, 1), np.float32)), init("s", np.full((3, 1, 1), 2, np.float32)),
+                    init("b", np.ones((3, 1, 1), np.float32))], opset=13)
+    gone = _removed(m)
+    assert {k: v.reason for k, v in gone.items()} == {"mul": "fusion", "add": "fusion"}
+    assert not _removed(m, "disabled")
+
+
+def test_identities_before_a_graph_output_all_go():
+    """Relu -> Identity -> Identity -> output: ORT keeps only the Relu (the second Identity's input, once the
+    first is gone, has one live reader)."""
+    nodes = [h.make_node("Relu", ["x"], ["r"], name="relu"), h.make_node("Identity", ["r"], ["i1"], name="id1"),
+             h.make_node("Identity", ["i1"], ["y"], name="id2")]
+    m = make_model(nodes, [vi("x", T.FLOAT, [2])], [vi("y", T.FLOAT, [2])], opset=13)
+    assert set(_removed(m)) == {"id1", "id2"}
+
+
+def test_noop_elimination_needs_a_one_element_constant():
+    def model(const, from_input=False):
+        nodes = [h.make_node("Relu", ["x"], ["r"], name="relu0"),
+                 h.make_node("Add", ["x" if from_input else "r", "z"], ["a"], name="add"),
+                 h.make_node("Relu", ["a"], ["y"], name="relu")]
+        return make_model(nodes, [vi("x", T.FLOAT, [2, 3])], [vi("y", T.FLOAT, [2, 3]), vi("r", T.FLOAT, [2, 3])],
+                          [init("z", const)], opset=13)
+
+    assert _removed(model(np.zeros((1,), np.float32)))["add"].reason == "noop"
+    assert not _removed(model(np.zeros((3,), np.float32)))  # noop_elimination.cc: more than one element stays
+    # CanRemoveNode: a graph input plus the constant is no input edge and two inputs (measured on 1.24.4: kept)
+    assert not _removed(model(np.zeros((1,), np.float32), from_input=True))
+
+
+def test_cast_to_its_own_type_feeding_a_graph_output_stays():
+    """CanRemoveNode: a rewrite rule other than EliminateIdentity keeps a node producing a graph output."""
+    nodes = [h.make_node("Relu", ["x"], ["r"], name="relu"), h.make_node("Cast", ["r"], ["c"], name="mid", to=T.FLOAT),
+             h.make_node("Cast", ["c"], ["y"], name="last", to=T.FLOAT)]
+    m = make_model(nodes, [vi("x", T.FLOAT, [2])], [vi("y", T.FLOAT, [2])], opset=13)
+    assert set(_removed(m)) == {"mid"}
+
+
+def test_zero_plus_x_is_removed_and_its_readers_read_x():
+    """NoopElimination with the constant first: the Add goes and its consumers read x, so a Cast after it is no
+    constant (folding it would be wrong)."""
+    nodes = [h.make_node("Relu", ["x"], ["r"], name="relu"), h.make_node("Add", ["z", "r"], ["a"], name="add"),
+             h.make_node("Cast", ["a"], ["c"], name="cast", to=T.INT64), h.make_node("Relu", ["c"], ["y"], name="out")]
+    m = make_model(nodes, [vi("x", T.FLOAT, [2])], [vi("y", T.INT64, [2])], [init("z", np.zeros((1,), np.float32))],
+                   opset=13)
+    gone = _removed(m)
+    assert gone["add"].reason == "noop" and "cast" not in gone
+
+
+def test_noop_elimination_needs_the_other_operands_rank():
+    """noop_elimination.cc rejects the node when the other input has no shape at all (a Div by 1 after a
+    Slice whose rank onnx cannot infer stays, measured on fasterrcnn op11)."""
+    nodes = [h.make_node("Div", ["x", "c1"], ["d"], name="div"), h.make_node("Relu", ["d"], ["y"], name="relu")]
+    m = make_model(nodes, [vi("x", T.FLOAT, None)], [vi("y", T.FLOAT, None)], [init("c1", np.array(1, np.float32))], opset=13)
+    assert "div" not in _removed(m)
+
+
+def test_ort_removes_a_training_mode_dropout_at_default_options():
+    """EliminateDropout up to 1.31 never reads training_mode (measured on the torch 2.13 exports of a CNN with
+    a training-mode Dropout: gone on 1.20.2, 1.24.4 and 1.31.1); its mask output still keeps it, and so does
+    reading a graph input directly (CanRemoveNode: no input edge and three inputs; measured on 1.24.4/1.31.1)."""
+    def model(mask_used, after_relu=True):
+        src = "r" if after_relu else "x"
+        nodes = [h.make_node("Relu", ["x"], ["r"], name="relu0"),
+                 h.make_node("Dropout", [src, "ratio", "train"], ["d", "mask"] if mask_used else ["d"], name="drop"),
+                 h.make_node("Relu", ["d"], ["y"], name="relu")]
+        outs = [vi("y", T.FLOAT, [2, 3]), vi("r", T.FLOAT, [2, 3])] + ([vi("mask", T.BOOL, [2, 3])] if mask_used else [])
+        return make_model(nodes, [vi("x", T.FLOAT, [2, 3])], outs,
+                          [init("ratio", np.array(0.5, np.float32)), init("train", np.array(True))], opset=13)
+
+    index = GraphIndex(onnx.shape_inference.infer_shapes(model(False)))
+    by = {n.index: n.name for n in index.nodes}
+    for version in ("1.20.2", "1.24.4", "1.31.1"):
+        assert {by[i] for i in graph_transformer_mgr.optimize(index, "all", ort_version=version).removed} == {"drop"}
+    assert not _removed(model(True))
+    assert not _removed(model(False, after_relu=False))

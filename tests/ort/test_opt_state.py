@@ -1,0 +1,126 @@
+"""The optimizer state (ort.optimizer.state): shapes learnt again after folding, the node order shared between passes."""
+
+import numpy as np
+import onnx
+import pytest
+from conftest import init, make_model, vi
+from onnx import TensorProto as T
+from onnx import helper as h
+from ort_cases import (
+    _anchor_blocks,
+    _computed_reshape_blocks,
+    _cse_after_a_rewrite,
+    _foldable_blocks,
+    _if_fold_chain,
+    _removed,
+    _transformer_blocks,
+)
+
+from onnxlint.graph import GraphIndex
+from onnxlint.ort import graph_viewer
+from onnxlint.ort.optimizer import (
+    graph_transformer_mgr,
+)
+from onnxlint.ort.optimizer import state as optimizer_state
+
+
+def test_shape_after_a_pad_with_computed_pads_folds_once_the_pads_are_known():
+    """ORT re-runs shape inference after folding: Pad(x, Concat(...constants)) gets a static shape and the
+    Shape of it folds (torchvision detectors pad their images this way)."""
+    nodes = [h.make_node("Concat", ["p0", "p1"], ["pads"], name="concat", axis=0),
+             h.make_node("Pad", ["x", "pads"], ["padded"], name="pad"),
+             h.make_node("Shape", ["padded"], ["s"], name="shape"),
+             h.make_node("Reshape", ["padded", "s"], ["y"], name="reshape")]
+    m = make_model(nodes, [vi("x", T.FLOAT, [3, 4])], [vi("y", T.FLOAT, None)],
+                   [init("p0", np.array([0, 1], np.int64)), init("p1", np.array([0, 1], np.int64))], opset=13)
+    gone = _removed(m)
+    assert gone["concat"].reason == "constant-folding" and gone["shape"].reason == "shape-folding"
+    assert "pad" not in gone
+
+
+def test_shape_of_a_folded_range_chain_folds_after_reinference():
+    """torchvision's anchor generators: Range(0, W) of a static feature-map width, Reshape(-1, 1), then Shape of
+    that. ORT folds the Range chain, infers its shape again and folds the Shape too (measured on ssdlite320:
+    the Concat of two such Shapes was reported as a CPU node ORT never runs)."""
+    nodes = [h.make_node("Shape", ["x"], ["s"], name="shape_x"),
+             h.make_node("Gather", ["s", "i3"], ["w"], name="gather", axis=0),
+             h.make_node("Range", ["zero", "w", "one"], ["r"], name="range"),
+             h.make_node("Reshape", ["r", "col"], ["rc"], name="reshape"),
+             h.make_node("Shape", ["rc"], ["s2"], name="shape_rc"),
+             h.make_node("Expand", ["y", "s2"], ["out"], name="expand")]
+    m = make_model(nodes, [vi("x", T.FLOAT, [1, 3, 4, 5]), vi("y", T.FLOAT, ["n", 1])], [vi("out", T.FLOAT, None)],
+                   [init("i3", np.array(3, np.int64)), init("zero", np.array(0, np.int64)), init("one", np.array(1, np.int64)),
+                    init("col", np.array([-1, 1], np.int64))], opset=13)
+    gone = _removed(m)
+    assert gone["range"].reason == "constant-folding" and gone["reshape"].reason == "constant-folding"
+    assert gone["shape_rc"].reason == "shape-folding" and "expand" not in gone
+
+
+def test_optimizer_passes_share_one_order_between_changes(monkeypatch):
+    """The node order is recomputed only after a pass removed something: a pass that changed nothing hands
+    its order to the next (a 100k-node graph: 16 orders became 5). The result is the same either way."""
+
+    nodes = [h.make_node("Relu", ["x"], ["a"], name="r1"), h.make_node("Relu", ["x"], ["b"], name="r2"),  # CSE: r2 goes
+             h.make_node("Add", ["a", "b"], ["y"], name="add")]
+    m = make_model(nodes, [vi("x", T.FLOAT, [2])], [vi("y", T.FLOAT, [2])])
+    orders: list = []
+    real = graph_viewer.ort_topological_order
+
+    def counted(scope, opt=None):
+        orders.append(scope.path)
+        return real(scope, opt)
+
+    monkeypatch.setattr(graph_viewer, "ort_topological_order", counted)
+    opt = graph_transformer_mgr.optimize(GraphIndex(m))
+    assert [r.reason for r in opt.removed.values()] == ["cse"]
+    passes = 4 * 2  # two rounds of the four passes: the first removes r2, the second finds nothing
+    assert 0 < len([p for p in orders if p == "graph"]) <= 3 < passes
+
+
+@pytest.mark.parametrize("build", [lambda: _anchor_blocks(1), lambda: _anchor_blocks(20), lambda: _computed_reshape_blocks(3),
+                                   lambda: _foldable_blocks(12),
+                                   _if_fold_chain, _transformer_blocks])
+def test_a_nothing_new_reinference_is_kept_until_something_up_its_inputs_changes(monkeypatch, build):
+    """reinferred's "nothing new" answers are dropped when something up their inputs changes instead of after
+    every change anywhere: what the optimizer model removes, rewires and makes constant is what dropping them
+    all after every change gives, with fewer re-inference steps where shapes are asked again and again."""
+
+    steps = [0]
+    real = optimizer_state.OptimizerState._reinfer_node
+
+    def counted(self, scope, value, depth):
+        steps[0] += 1
+        return real(self, scope, value, depth)
+
+    monkeypatch.setattr(optimizer_state.OptimizerState, "_reinfer_node", counted)
+    model = onnx.shape_inference.infer_shapes(build())
+    results = {}
+    for durable, budget in ((False, None), (True, None), (True, 3)):
+        monkeypatch.setattr(optimizer_state, "DURABLE_REINFERENCE", durable)
+        if budget is not None:  # past FORGET_BUDGET it falls back to dropping them all after every change
+            monkeypatch.setattr(optimizer_state, "FORGET_BUDGET", budget)
+        steps[0] = 0
+        out = graph_transformer_mgr.optimize(GraphIndex(model))
+        results[durable, budget] = ({k: vars(r) for k, r in out.removed.items()}, dict(out.alias), set(out.constants), steps[0])
+    every, kept = results[False, None], results[True, None]
+    assert kept[:3] == every[:3] == results[True, 3][:3] and every[0]
+    assert kept[3] <= every[3]
+    if model.graph.node[-1].name.endswith("expand"):  # every block's Shape folds once its shape computation has
+        names = {n.index: n.name for n in GraphIndex(model).nodes}
+        folded = {names[i] for i, r in every[0].items() if r["reason"] == "shape-folding"}
+        assert {n.name for n in model.graph.node if n.name.endswith("_shape")} <= folded
+        if len(model.graph.node) > 20:
+            assert kept[3] < every[3]
+
+
+@pytest.mark.parametrize("build", [_if_fold_chain, _transformer_blocks, _cse_after_a_rewrite])
+def test_the_order_the_passes_leave_is_the_order_of_the_optimized_graph(build):
+    """Optimized.orders, which the partitioner's queue reuses, is ORT's node order of each graph as the passes
+    left it (computed afresh, it is the same list), for the main graph at least."""
+
+    gi = GraphIndex(build())
+    out = graph_transformer_mgr.optimize(gi)
+    assert id(gi.scopes[0]) in out.orders
+    for scope in gi.scopes:
+        if id(scope) in out.orders:
+            assert out.orders[id(scope)] == graph_viewer.ort_topological_order(scope, out)
