@@ -43,14 +43,14 @@ def assign(scope: GraphScope, pl: Placement, opt: Optimized | None, version: str
     pos = {n.index: i for i, n in enumerate(order)}
     cpu_args: set[str] = set()
     heap: list[tuple[int, int]] = []
-    consumers: dict[str, list] = {}
+    consumers: dict[str, list[NodeRef]] = {}
     alias, resolve = (opt.alias if opt is not None else {}), _resolver(opt)
     for n in scope.nodes:
         for v in n.inputs:
             if v:
                 consumers.setdefault(resolve(v) if v in alias else v, []).append(n)
 
-    def push_consumers(value):
+    def push_consumers(value: str) -> None:
         for c in consumers.get(value, ()):
             if c.index in pos:
                 heapq.heappush(heap, (pos[c.index], c.index))
@@ -141,7 +141,7 @@ def _small_initializer(scope: GraphScope, value: str, opt: Optimized | None) -> 
 
 
 
-def _resolver(opt: Optimized | None):
+def _resolver(opt: Optimized | None) -> Callable[[str], str]:
     def resolve(value: str) -> str:
         return opt.resolve(value) if opt is not None and value else value
 

@@ -8,15 +8,19 @@ ORT's own partitioner (onnxruntime-gpu 1.20.2, 1.24.4, 1.31.1 under stub CUDA li
 
 from __future__ import annotations
 
+from typing import Any
+
+from onnxlint.graph import NodeRef
+
 STRING = 8  # TensorProto.STRING
 
 
-def _ints(node, name):
+def _ints(node: NodeRef, name: str) -> list[Any] | None:
     v = node.attr(name)
     return list(v) if isinstance(v, (list, tuple)) else None
 
 
-def _str(node, name) -> str | None:
+def _str(node: NodeRef, name: str) -> str | None:
     v = node.attr(name)
     return v.decode() if isinstance(v, bytes) else v
 
@@ -25,7 +29,7 @@ RNN_ACTIVATIONS = {"LSTM": ["sigmoid", "tanh", "tanh", "sigmoid", "tanh", "tanh"
                    "RNN": ["tanh", "tanh"]}
 
 
-def cuda_refusal(node, since: int | None) -> str | None:
+def cuda_refusal(node: NodeRef, since: int | None) -> str | None:
     """Why CUDAExecutionProvider::GetCapability refuses a node it has a kernel for, or None."""
     op = node.op_type
     if node.domain != "ai.onnx":
@@ -67,7 +71,7 @@ def cuda_refusal(node, since: int | None) -> str | None:
     return None
 
 
-def cuda_kernel_init_failure(node) -> str | None:
+def cuda_kernel_init_failure(node: NodeRef) -> str | None:
     """CUDA kernels whose constructor throws, so the session fails although placement succeeded."""
     if node.domain != "ai.onnx":
         return None

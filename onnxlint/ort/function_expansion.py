@@ -8,7 +8,7 @@ from collections.abc import Mapping
 import onnx
 
 from onnxlint import schemas
-from onnxlint.graph import NodeRef
+from onnxlint.graph import NodeRef, ValueType
 from onnxlint.ort.kernel_registry import KernelTable
 
 
@@ -38,10 +38,10 @@ def function_body_gaps(node: NodeRef, tables: Mapping[str, KernelTable]) -> list
     return sorted(set(gaps))
 
 
-def _type_proto(vt) -> onnx.TypeProto | None:
+def _type_proto(vt: ValueType) -> onnx.TypeProto | None:
     if not vt.type_str or not vt.type_str.startswith("tensor("):
         return None
-    elem = _ELEM.get(vt.dtype)
+    elem = _ELEM.get(vt.dtype or "")
     if elem is None:
         return None
     shape = vt.shape

@@ -16,6 +16,7 @@ import re
 import subprocess
 import sys
 import zlib
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -23,6 +24,10 @@ from typing import Any
 
 from onnxlint import resources
 from onnxlint.ort.releases import version_key
+
+Table = dict[str, Any]  # a canonical table: {"ops": {domain: {op: rows}}, "params": {...}}
+Constraints = dict[str, list[str]]  # type parameter -> the types a kernel accepts ({}: any type)
+Rows = list[list[Any]]  # [[since, end, Constraints], ...], newest range first
 
 OPEN_END = 2147483647  # ORT's INT_MAX marker for "and later"
 PACKED_FORMAT = 2
@@ -84,9 +89,9 @@ def _parse_params(text: str) -> dict[str, list[list[str]]]:
     return {"inputs": inputs, "outputs": outputs}
 
 
-def parse_operator_kernels_md(text: str) -> dict[str, dict]:
+def parse_operator_kernels_md(text: str) -> dict[str, Table]:
     """OperatorKernels.md -> {ep_name: canonical table}. Raises ValueError on a row it cannot read."""
-    tables: dict[str, dict] = {}
+    tables: dict[str, Table] = {}
     ep = domain = op = None
     for lineno, line in enumerate(text.splitlines(), 1):
         m = _SECTION.match(line)
@@ -122,7 +127,7 @@ def parse_operator_kernels_md(text: str) -> dict[str, dict]:
     return tables
 
 
-def merge_defs(defs) -> dict[str, dict[str, list]]:
+def merge_defs(defs: Iterable[list[Any]]) -> dict[str, dict[str, Rows]]:
     """KernelDefs [[domain, op, since, end, {param: [types]}], ...] -> {domain: {op: [[since, end, cons], ...]}}.
 
     ORT registers one KernelDef per type (or type family); a lookup tries every def of the op. Defs of one
@@ -130,18 +135,18 @@ def merge_defs(defs) -> dict[str, dict[str, list]]:
     the type combinations some def allows (always so for one type parameter). A def with no type constraints
     accepts every type, so its range becomes one row with ``{}`` (= any type). Otherwise the range keeps one
     row per distinct def (``lookup`` tries each). Rows newest range first."""
-    groups: dict[tuple, dict[str, dict]] = {}
+    groups: dict[tuple[Any, ...], dict[str, Constraints]] = {}
     for domain, op, lo, hi, cons in defs:
         key = json.dumps(cons, sort_keys=True)
         groups.setdefault((domain, op, lo, hi), {})[key] = {k: sorted(v) for k, v in cons.items()}
-    out: dict[str, dict[str, list]] = {}
+    out: dict[str, dict[str, Rows]] = {}
     for (domain, op, lo, hi), by_key in groups.items():
         rows = out.setdefault(domain, {}).setdefault(op, [])
         variants = [by_key[k] for k in sorted(by_key)]
         if any(not c for c in variants):
             rows.append([lo, hi, {}])
             continue
-        union: dict[str, set] = {}
+        union: dict[str, set[str]] = {}
         for c in variants:
             for k, v in c.items():
                 union.setdefault(k, set()).update(v)
@@ -156,7 +161,7 @@ def merge_defs(defs) -> dict[str, dict[str, list]]:
     return out
 
 
-def _union_is_exact(variants: list[dict], merged: dict) -> bool:
+def _union_is_exact(variants: list[Constraints], merged: Constraints) -> bool:
     names = sorted(merged)
     if any(sorted(c) != names for c in variants):
         return False
@@ -173,10 +178,10 @@ def _union_is_exact(variants: list[dict], merged: dict) -> bool:
     return len(combos) == total
 
 
-def _normalise(table: dict) -> None:
+def _normalise(table: Table) -> None:
     for ops in table["ops"].values():
         for op, rows in ops.items():
-            merged: dict[tuple[int, int], dict[str, set]] = {}
+            merged: dict[tuple[int, int], dict[str, set[str]]] = {}
             for lo, hi, cons in rows:
                 slot = merged.setdefault((lo, hi), {})
                 for k, v in cons.items():
@@ -195,7 +200,7 @@ json.dump({"ort_version": onnxruntime.__version__, "rows": rows}, sys.stdout)
 """
 
 
-def live_registry(python: str | None = None, timeout: float = 120) -> tuple[str, dict[str, dict]]:
+def live_registry(python: str | None = None, timeout: float = 120) -> tuple[str, dict[str, Table]]:
     """Kernel registry of an installed onnxruntime, read in a subprocess.
 
     A subprocess because onnxruntime-gpu without its CUDA libraries can abort the whole process when the
@@ -206,13 +211,13 @@ def live_registry(python: str | None = None, timeout: float = 120) -> tuple[str,
         last = (proc.stderr.strip().splitlines() or [f"exit code {proc.returncode}"])[-1]
         raise RuntimeError(f"onnxruntime kernel registry unavailable: {last}")
     data = json.loads(proc.stdout)
-    defs: dict[str, list] = {}
+    defs: dict[str, list[list[Any]]] = {}
     for provider, domain, op, (lo, hi), cons in data["rows"]:
         defs.setdefault(provider, []).append([domain, op, lo, hi, cons])
     return data["ort_version"], {p: {"ops": merge_defs(d), "params": {}} for p, d in defs.items()}
 
 
-def to_markdown(tables: dict[str, dict]) -> str:
+def to_markdown(tables: dict[str, Table]) -> str:
     """Render canonical tables in OperatorKernels.md's table layout (Parameters column left empty)."""
     out = []
     for ep in sorted(tables):
@@ -255,16 +260,16 @@ class KernelTable:
     ep: str
     ort_version: str
     source: str
-    ops: dict[str, dict[str, list]]
-    params: dict[str, dict[str, dict]] = field(default_factory=dict)
+    ops: dict[str, dict[str, Rows]]
+    params: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
 
     def has_domain(self, domain: str) -> bool:
         return domain in self.ops
 
-    def rows(self, domain: str, op: str) -> list | None:
+    def rows(self, domain: str, op: str) -> Rows | None:
         return self.ops.get(domain, {}).get(op)
 
-    def rows_for(self, domain: str, op: str, since_version: int | None) -> list:
+    def rows_for(self, domain: str, op: str, since_version: int | None) -> Rows:
         """Rows whose version range matches a node of this schema since-version.
 
         ORT's KernelRegistry::VerifyKernelDef: an open-ended kernel ("13+") matches only a node whose schema
@@ -274,7 +279,8 @@ class KernelTable:
         return [r for r in self.rows(domain, op) or ()
                 if r[0] == since_version or (r[0] < since_version and r[1] != OPEN_END and r[1] >= since_version)]
 
-    def lookup(self, domain: str, op: str, since_version: int, bind_types) -> KernelMatch:
+    def lookup(self, domain: str, op: str, since_version: int,
+               bind_types: Callable[[Iterable[str]], dict[str, str]]) -> KernelMatch:
         """bind_types(type_param_names) -> {param: dtype string} of the node, or {} when unknown."""
         rows = self.rows(domain, op)
         if not rows:
@@ -298,7 +304,7 @@ class KernelTable:
         return KernelMatch(False, "dtype", f"{param}={dtype.replace('tensor(', '').rstrip(')')} not supported (supported: {short})")
 
 
-def _no_version_kernel(op: str, since: int, rows, ep: str) -> str:
+def _no_version_kernel(op: str, since: int, rows: Rows, ep: str) -> str:
     """Why a registered op has no kernel for this node's op version, in words: an open-ended registration
     ("13+") reads as covering 19, but ORT matches it only for op version 13 (KernelRegistry::VerifyKernelDef)."""
     text = f"{ep.upper()} has no kernel for {op} version {since} (the node's opset picks {op}-{since}); it registers {op} {_ranges(rows)}"
@@ -309,8 +315,8 @@ def _no_version_kernel(op: str, since: int, rows, ep: str) -> str:
     return text
 
 
-def _ranges(rows) -> str:
-    def fmt(lo, hi):
+def _ranges(rows: Rows) -> str:
+    def fmt(lo: int, hi: int) -> str:
         return f"{lo}+" if hi == OPEN_END else (str(lo) if lo == hi else f"{lo}-{hi}")
 
     return ", ".join(dict.fromkeys(fmt(r[0], r[1]) for r in sorted(rows, key=lambda r: (r[0], r[1]))))
@@ -327,11 +333,11 @@ def kernels_dir() -> Path:
 
 
 @lru_cache(maxsize=None)
-def _packed(ep: str) -> dict | None:
+def _packed(ep: str) -> dict[str, Any] | None:
     path = kernels_dir() / f"ort-{ep}.json.gz"
     if not path.exists():
         return None
-    data = json.loads(zlib.decompress(path.read_bytes(), wbits=31))  # gzip's format; the gzip module costs an import
+    data: dict[str, Any] = json.loads(zlib.decompress(path.read_bytes(), wbits=31))  # gzip's format; the gzip module costs an import
     if data.get("format") != PACKED_FORMAT:
         raise ValueError(f"{path}: unknown kernel-table format {data.get('format')!r}")
     return data
@@ -367,7 +373,7 @@ def nearest(ep: str, version: str | None) -> tuple[str, bool]:
         return version, True
     want = _vkey(version)[:3] + (0,) * 3
 
-    def dist(v):
+    def dist(v: str) -> tuple[int, int, int]:
         k = _vkey(v)[:3] + (0,) * 3
         return abs((k[0] * 1000 + k[1]) - (want[0] * 1000 + want[1])), abs(k[2] - want[2]), -k[2]
 
@@ -404,7 +410,7 @@ def load(ep: str, version: str) -> KernelTable:
         raise LookupError(f"no {ep} kernel table for onnxruntime {version}")
     bit = 1 << data["releases"].index(version)
     cons = data["cons"]
-    ops: dict[str, dict[str, list]] = {}
+    ops: dict[str, dict[str, Rows]] = {}
     for domain, by_op in data["ops"].items():
         mine = {}
         for op, rows in by_op.items():
@@ -439,10 +445,10 @@ def installed_ort_version() -> str | None:
 # Which inputs and outputs of a CUDA kernel live in host memory (its KernelDef's InputMemoryType /
 # OutputMemoryType): ort-cuda-memory.json
 @lru_cache(maxsize=1)
-def cuda_memory() -> dict:
+def cuda_memory() -> dict[str, Any]:
     import json  # JSON, not YAML: read in every process, and yaml's import costs ~25 ms
 
-    data: dict = json.loads((resources.data_dir() / "ort-cuda-memory.json").read_text())
+    data: dict[str, Any] = json.loads((resources.data_dir() / "ort-cuda-memory.json").read_text())
     return data
 
 

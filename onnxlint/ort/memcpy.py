@@ -4,22 +4,22 @@ device after partitioning."""
 from __future__ import annotations
 
 from onnxlint import schemas
-from onnxlint.graph import GraphIndex, GraphScope
+from onnxlint.graph import GraphIndex, GraphScope, NodeRef
 from onnxlint.ort.kernel_registry import cpu_inputs, cpu_outputs
 from onnxlint.ort.optimizer.optimized import Optimized
-from onnxlint.ort.verdicts import CPU, CUDA, Boundary, Placement
+from onnxlint.ort.verdicts import CPU, CUDA, Boundary, NodePlacement, Placement
 
 _REMOVED = ("folded", "eliminated")
 DTYPE_BYTES = {"float": 4, "float16": 2, "bfloat16": 2, "double": 8, "int64": 8, "int32": 4, "int16": 2, "int8": 1,
                "uint64": 8, "uint32": 4, "uint16": 2, "uint8": 1, "bool": 1}
 
 
-def _mixed_body(p) -> bool:
+def _mixed_body(p: NodePlacement) -> bool:
     """An expanded function whose body runs partly on CPU: which of its edges cross is not known here."""
     return p.status == "expanded" and p.reason != "function"
 
 
-def _bytes(scope, value: str) -> int | None:
+def _bytes(scope: GraphScope, value: str) -> int | None:
     """What one copy of value moves, when its dtype and shape are known."""
     vt = scope.type_of(value)
     n = vt.numel()
@@ -34,10 +34,10 @@ def insert_boundaries(pl: Placement, index: GraphIndex, opt: Optimized | None) -
     Initializers never do: ORT duplicates them per device."""
     seen: set[tuple[str, str]] = set()
     # scope id -> value -> [host-side reader, device-side reader] for the scope's inputs and outer values
-    fed: dict[int, dict[str, list]] = {}
+    fed: dict[int, dict[str, list[NodeRef | None]]] = {}
     # the branch of an If ORT inlined (constant condition) runs in the graph around it: its producers are
     # looked up there too (an overlay: the enclosing graph's own map may hold a million entries)
-    merged: dict[int, dict] = {}
+    merged: dict[int, dict[str, NodeRef]] = {}
     for sc in index.scopes:
         eff = _effective(sc, opt)
         if eff is not sc:

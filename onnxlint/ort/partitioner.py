@@ -11,6 +11,9 @@ implies where Memcpy nodes are inserted (`memcpy`).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+from typing import Any
+
 from onnxlint import schemas
 from onnxlint.graph import ORT_DOMAINS, STANDARD_DOMAINS, GraphIndex, NodeRef
 from onnxlint.ort import cpu_preferred, cuda_capability, memcpy, model_load
@@ -21,9 +24,12 @@ from onnxlint.ort.optimizer.optimized import LEVELS, Optimized
 from onnxlint.ort.verdicts import CPU, CUDA, GONE_STATUSES, TARGET_EPS, NodePlacement, Placement
 
 OPTIMIZATION_LEVELS = LEVELS
+Rejects = Callable[[NodeRef, str], "str | None"]  # (node, target) -> why the EP refuses the node (a rule file's), or None
+# the kernel tables of the target's EPs, the version they stand for, notes on a substitution (resolve_tables)
+Tables = tuple[dict[str, kernels.KernelTable], str, list[str]]
 
 
-def resolve_tables(target: str, ort_version: str | None) -> tuple[dict[str, kernels.KernelTable], str, list[str]]:
+def resolve_tables(target: str, ort_version: str | None) -> Tables:
     """Kernel tables for the target's EPs at the requested ORT version, with notes on any substitution."""
     requested = ort_version or kernels.installed_ort_version()
     eps = [ep for ep in TARGET_EPS[target] if ep in kernels.EP_SHORT]
@@ -38,8 +44,8 @@ class Simulator:
 
     CAPABILITY_OPS = {"LSTM", "GRU", "RNN", "ConvTranspose", "Cast", "ArgMax", "ArgMin", "BatchNormalization"}
 
-    def __init__(self, index: GraphIndex, target: str, ort_version: str | None = None, rejects=None,
-                 reject_ops: set[str] | None = None, optimization: str = "all", tables=None):
+    def __init__(self, index: GraphIndex, target: str, ort_version: str | None = None, rejects: Rejects | None = None,
+                 reject_ops: set[str] | None = None, optimization: str = "all", tables: Tables | None = None):
         if optimization not in OPTIMIZATION_LEVELS:
             raise ValueError(f"optimization must be one of {', '.join(OPTIMIZATION_LEVELS)}, not {optimization!r}")
         self.index = index
@@ -49,10 +55,10 @@ class Simulator:
             self.tables, self.version, self.notes = resolve_tables(target, ort_version)
         else:
             self.tables, self.version, self.notes = tables
-        self.rejects = rejects or (lambda node, target: None)  # (node, target) -> detail str if EP rejects node
+        self.rejects: Rejects = rejects or (lambda node, target: None)  # (node, target) -> detail str if EP rejects node
         # ops rejects() may refuse; None = any op (then nothing is shared between nodes)
         self.reject_ops = reject_ops if rejects is not None else set()
-        self._by_signature: dict[tuple, tuple] = {}
+        self._by_signature: dict[tuple[Any, ...], tuple[str | None, str, str | None, str]] = {}
         self.opt: Optimized | None = None
 
     def run(self) -> Placement:
@@ -107,8 +113,9 @@ class Simulator:
         return pl
 
     # -------------------------------------------------------------- kernel assignment
-    def _bind(self, node: NodeRef, table: kernels.KernelTable, fp16_as_float: bool = False):
-        def bind(params):
+    def _bind(self, node: NodeRef, table: kernels.KernelTable,
+              fp16_as_float: bool = False) -> Callable[[Iterable[str]], dict[str, str]]:
+        def bind(params: Iterable[str]) -> dict[str, str]:
             wanted = set(params)
             formal = schemas.formal_params(node.op_type, node.opset, node.domain)
             if formal is None:
@@ -242,7 +249,7 @@ class Simulator:
                              f"no kernel; ORT expands {node.op_type} into its ONNX function body")
 
 
-def simulate(index: GraphIndex, target: str, ort_version: str | None = None, rejects=None,
+def simulate(index: GraphIndex, target: str, ort_version: str | None = None, rejects: Rejects | None = None,
              reject_ops: set[str] | None = None, optimization: str = "all") -> Placement:
     """Placement of every node by ORT `ort_version` for `target`, after ORT's Level-1 graph optimizations at
     `optimization` (disabled | basic | all; ORT's default session options are all)."""

@@ -19,9 +19,9 @@ class Verdicts(Protocol):
 class TrtPartition:
     subgraphs: int
     trt_nodes: int
-    cuda_nodes: list = field(default_factory=list)
-    cpu_nodes: list = field(default_factory=list)
-    unsupported: list = field(default_factory=list)
+    cuda_nodes: list[str] = field(default_factory=list)  # node locations
+    cpu_nodes: list[str] = field(default_factory=list)
+    unsupported: list[str] = field(default_factory=list)
 
     def summary_line(self) -> str:
         return (f"{self.trt_nodes} nodes in {self.subgraphs} TensorRT subgraph(s), {len(self.cuda_nodes)} fall through "
@@ -47,7 +47,7 @@ def partition(trt: Verdicts, cuda: Verdicts, index: GraphIndex) -> TrtPartition:
     # connected components of claimed nodes (edges through values inside a scope)
     parent = {i: i for i in claimed}
 
-    def find(i):
+    def find(i: int) -> int:
         while parent[i] != i:
             parent[i] = parent[parent[i]]
             i = parent[i]

@@ -4,6 +4,7 @@ and a model's whole placement, with every status and reason a rule file may name
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from onnxlint.graph import NodeRef, StatusIndex
 
@@ -76,7 +77,7 @@ class Placement(StatusIndex):
     def get(self, node: NodeRef) -> NodePlacement | None:
         return self.nodes.get(node.index)
 
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, Any]:
         counts = dict.fromkeys(STATUSES, 0)
         for p in self.nodes.values():
             counts[p.status] += 1

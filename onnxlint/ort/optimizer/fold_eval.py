@@ -16,6 +16,11 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
+Attrs = dict[str, Any]
+Inputs = list[Any]  # input values (None: an absent optional input)
+Outputs = list[Any]
+Op = Callable[[Attrs, int, Inputs], Outputs]
+
 _NUMERIC = {onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE, onnx.TensorProto.FLOAT16, onnx.TensorProto.BOOL,
             onnx.TensorProto.INT8, onnx.TensorProto.INT16, onnx.TensorProto.INT32, onnx.TensorProto.INT64,
             onnx.TensorProto.UINT8, onnx.TensorProto.UINT16, onnx.TensorProto.UINT32, onnx.TensorProto.UINT64}
@@ -56,7 +61,7 @@ def evaluate(node: onnx.NodeProto, opset: int, inputs: list[np.ndarray | None]) 
     return [np.asarray(o) for o in out]
 
 
-def _need(inputs: list, k: int) -> np.ndarray:
+def _need(inputs: Inputs, k: int) -> np.ndarray:
     if k >= len(inputs) or inputs[k] is None:
         raise _Unsupported
     return np.asarray(inputs[k])
@@ -82,11 +87,11 @@ def _axis(axis: int, rank: int) -> int:
     return axis + rank if axis < 0 else axis
 
 
-def _identity(attrs: dict, opset: int, x: list) -> list:
+def _identity(attrs: Attrs, opset: int, x: Inputs) -> Outputs:
     return [_need(x, 0)]
 
 
-def _cast(attrs: dict, opset: int, x: list) -> list:
+def _cast(attrs: Attrs, opset: int, x: Inputs) -> Outputs:
     to = attrs.get("to")
     a = _need(x, 0)
     if to not in _NUMERIC or a.dtype.kind not in "biuf" or attrs.get("saturate", 1) != 1:
@@ -94,7 +99,7 @@ def _cast(attrs: dict, opset: int, x: list) -> list:
     return [a.astype(helper.tensor_dtype_to_np_dtype(to))]
 
 
-def _reshape(attrs: dict, opset: int, x: list) -> list:
+def _reshape(attrs: Attrs, opset: int, x: Inputs) -> Outputs:
     data, shape = _need(x, 0), _ints(_need(x, 1))
     if not attrs.get("allowzero", 0):
         if any(d == 0 and i >= data.ndim for i, d in enumerate(shape)):
@@ -105,14 +110,14 @@ def _reshape(attrs: dict, opset: int, x: list) -> list:
     return [data.reshape(shape)]
 
 
-def _axes(attrs: dict, opset: int, x: list, since: int) -> list[int] | None:
+def _axes(attrs: Attrs, opset: int, x: Inputs, since: int) -> list[int] | None:
     if opset < since:
         axes = attrs.get("axes")
         return None if axes is None else [int(a) for a in axes]
     return _ints(np.asarray(x[1])) if len(x) > 1 and x[1] is not None else None
 
 
-def _unsqueeze(attrs: dict, opset: int, x: list) -> list:
+def _unsqueeze(attrs: Attrs, opset: int, x: Inputs) -> Outputs:
     data = _need(x, 0)
     axes = _axes(attrs, opset, x, 13)
     if not axes:
@@ -127,7 +132,7 @@ def _unsqueeze(attrs: dict, opset: int, x: list) -> list:
     return [out]
 
 
-def _squeeze(attrs: dict, opset: int, x: list) -> list:
+def _squeeze(attrs: Attrs, opset: int, x: Inputs) -> Outputs:
     data = _need(x, 0)
     axes = _axes(attrs, opset, x, 13)
     if axes is None:
@@ -138,14 +143,14 @@ def _squeeze(attrs: dict, opset: int, x: list) -> list:
     return [np.squeeze(data, axis=norm)]
 
 
-def _concat(attrs: dict, opset: int, x: list) -> list:
+def _concat(attrs: Attrs, opset: int, x: Inputs) -> Outputs:
     parts = [np.asarray(v) for v in x if v is not None]
     if not parts or len({p.dtype for p in parts}) != 1 or len({p.ndim for p in parts}) != 1 or parts[0].ndim == 0:
         raise _Unsupported
     return [np.concatenate(parts, axis=_axis(int(attrs.get("axis", 0)), parts[0].ndim))]
 
 
-def _constant_of_shape(attrs: dict, opset: int, x: list) -> list:
+def _constant_of_shape(attrs: Attrs, opset: int, x: Inputs) -> Outputs:
     shape = _ints(_need(x, 0))
     value = attrs.get("value")
     fill = numpy_helper.to_array(value).reshape(-1) if value is not None else np.zeros(1, np.float32)
@@ -155,7 +160,7 @@ def _constant_of_shape(attrs: dict, opset: int, x: list) -> list:
     return [np.full(shape, fill[0], dtype=fill.dtype)]
 
 
-def _gather(attrs: dict, opset: int, x: list) -> list:
+def _gather(attrs: Attrs, opset: int, x: Inputs) -> Outputs:
     data, idx = _need(x, 0), _need(x, 1)
     if idx.dtype.kind not in "iu" or data.ndim == 0:
         raise _Unsupported
@@ -166,8 +171,8 @@ def _gather(attrs: dict, opset: int, x: list) -> list:
     return [np.take(data, idx.astype(np.int64), axis=axis)]
 
 
-def _binary(fn: Callable[[Any, Any], Any]) -> Callable[[dict, int, list], list]:
-    def run(attrs: dict, opset: int, x: list) -> list:
+def _binary(fn: Callable[[Any, Any], Any]) -> Op:
+    def run(attrs: Attrs, opset: int, x: Inputs) -> Outputs:
         a, b = _need(x, 0), _need(x, 1)
         if a.dtype != b.dtype or a.dtype.kind not in "iuf":
             raise _Unsupported
@@ -177,15 +182,15 @@ def _binary(fn: Callable[[Any, Any], Any]) -> Callable[[dict, int, list], list]:
 
 def _int_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if a.dtype.kind == "f":
-        return a / b
+        return np.asarray(a / b)
     if np.any(b == 0):
         raise _Unsupported
     q = np.floor_divide(a, b)
     # ONNX integer Div truncates toward zero; floor_divide rounds down: one more where the signs differ
-    return q + ((np.remainder(a, b) != 0) & ((a < 0) != (b < 0)))
+    return np.asarray(q + ((np.remainder(a, b) != 0) & ((a < 0) != (b < 0))))
 
 
-def _mod(attrs: dict, opset: int, x: list) -> list:
+def _mod(attrs: Attrs, opset: int, x: Inputs) -> Outputs:
     a, b = _need(x, 0), _need(x, 1)
     if a.dtype != b.dtype or a.dtype.kind not in "iuf" or (a.dtype.kind != "f" and np.any(b == 0)):
         raise _Unsupported
@@ -196,8 +201,8 @@ def _mod(attrs: dict, opset: int, x: list) -> list:
     return [np.mod(a, b)]
 
 
-def _compare(fn: Callable[[Any, Any], Any]) -> Callable[[dict, int, list], list]:
-    def run(attrs: dict, opset: int, x: list) -> list:
+def _compare(fn: Callable[[Any, Any], Any]) -> Op:
+    def run(attrs: Attrs, opset: int, x: Inputs) -> Outputs:
         a, b = _need(x, 0), _need(x, 1)
         if a.dtype != b.dtype or a.dtype.kind not in "biuf":
             raise _Unsupported
@@ -205,21 +210,21 @@ def _compare(fn: Callable[[Any, Any], Any]) -> Callable[[dict, int, list], list]
     return run
 
 
-def _where(attrs: dict, opset: int, x: list) -> list:
+def _where(attrs: Attrs, opset: int, x: Inputs) -> Outputs:
     c, a, b = _need(x, 0), _need(x, 1), _need(x, 2)
     if c.dtype != bool or a.dtype != b.dtype:
         raise _Unsupported
     return [np.where(c, a, b)]
 
 
-def _expand(attrs: dict, opset: int, x: list) -> list:
+def _expand(attrs: Attrs, opset: int, x: Inputs) -> Outputs:
     data, shape = _need(x, 0), _ints(_need(x, 1))
     out_shape = np.broadcast_shapes(data.shape, tuple(shape))
     _capped(out_shape)
     return [np.array(np.broadcast_to(data, out_shape))]
 
 
-def _range(attrs: dict, opset: int, x: list) -> list:
+def _range(attrs: Attrs, opset: int, x: Inputs) -> Outputs:
     start, limit, delta = _need(x, 0), _need(x, 1), _need(x, 2)
     if start.size != 1 or limit.size != 1 or delta.size != 1 or not start.dtype == limit.dtype == delta.dtype \
             or start.dtype.kind != "i":
@@ -234,7 +239,7 @@ def _range(attrs: dict, opset: int, x: list) -> list:
     return [(s + d * np.arange(n, dtype=start.dtype)).astype(start.dtype)]
 
 
-def _slice(attrs: dict, opset: int, x: list) -> list:
+def _slice(attrs: Attrs, opset: int, x: Inputs) -> Outputs:
     data = _need(x, 0)
     if opset < 10:
         starts, ends = list(attrs.get("starts", [])), list(attrs.get("ends", []))
@@ -265,7 +270,7 @@ def _slice(attrs: dict, opset: int, x: list) -> list:
     return [data[tuple(index)]]
 
 
-def _tile(attrs: dict, opset: int, x: list) -> list:
+def _tile(attrs: Attrs, opset: int, x: Inputs) -> Outputs:
     data, reps = _need(x, 0), _ints(_need(x, 1))
     if len(reps) != data.ndim or any(r < 0 for r in reps):
         raise _Unsupported
@@ -273,14 +278,14 @@ def _tile(attrs: dict, opset: int, x: list) -> list:
     return [np.tile(data, reps)]
 
 
-def _transpose(attrs: dict, opset: int, x: list) -> list:
+def _transpose(attrs: Attrs, opset: int, x: Inputs) -> Outputs:
     data = _need(x, 0)
     perm = attrs.get("perm")
     return [np.transpose(data, None if perm is None else [int(p) for p in perm])]
 
 
-def _unary(fn: Callable[[Any], Any], kinds: str = "if") -> Callable[[dict, int, list], list]:
-    def run(attrs: dict, opset: int, x: list) -> list:
+def _unary(fn: Callable[[Any], Any], kinds: str = "if") -> Op:
+    def run(attrs: Attrs, opset: int, x: Inputs) -> Outputs:
         a = _need(x, 0)
         if a.dtype.kind not in kinds:
             raise _Unsupported
@@ -288,14 +293,14 @@ def _unary(fn: Callable[[Any], Any], kinds: str = "if") -> Callable[[dict, int, 
     return run
 
 
-def _not(attrs: dict, opset: int, x: list) -> list:
+def _not(attrs: Attrs, opset: int, x: Inputs) -> Outputs:
     a = _need(x, 0)
     if a.dtype != bool:
         raise _Unsupported
     return [np.logical_not(a)]
 
 
-_OPS: dict[str, Callable[[dict, int, list], list]] = {
+_OPS: dict[str, Op] = {
     "Identity": _identity, "Cast": _cast, "Reshape": _reshape, "Unsqueeze": _unsqueeze, "Squeeze": _squeeze,
     "Concat": _concat, "ConstantOfShape": _constant_of_shape, "Gather": _gather,
     "Add": _binary(np.add), "Sub": _binary(np.subtract), "Mul": _binary(np.multiply), "Div": _binary(_int_div),

@@ -47,15 +47,16 @@ def constant_node_tensor(proto: onnx.NodeProto) -> onnx.TensorProto | None:
     for a in proto.attribute:
         try:
             if a.name == "value":
-                return a.t
+                value: onnx.TensorProto = a.t
+                return value
             if a.name == "value_int":
-                return numpy_helper.from_array(np.array(a.i, np.int64))
+                return _from_array(np.array(a.i, np.int64))
             if a.name == "value_ints":
-                return numpy_helper.from_array(np.array(list(a.ints), np.int64))
+                return _from_array(np.array(list(a.ints), np.int64))
             if a.name == "value_float":
-                return numpy_helper.from_array(np.array(a.f, np.float32))
+                return _from_array(np.array(a.f, np.float32))
             if a.name == "value_floats":
-                return numpy_helper.from_array(np.array(list(a.floats), np.float32))
+                return _from_array(np.array(list(a.floats), np.float32))
             if a.name in ("value_string", "value_strings"):
                 return onnx.helper.make_tensor("s", onnx.TensorProto.STRING, [] if a.name == "value_string" else [len(a.strings)],
                                                [a.s] if a.name == "value_string" else list(a.strings))
@@ -74,3 +75,7 @@ def small_array(t: onnx.TensorProto | None, limit: int = VALUE_MAX_ELEMENTS) -> 
     except Exception:  # noqa: BLE001 - weight-less copy of a large tensor, odd dtype
         return None
 
+
+def _from_array(arr: Array) -> onnx.TensorProto:
+    t: onnx.TensorProto = numpy_helper.from_array(arr)
+    return t

@@ -116,7 +116,7 @@ def _body_positions(index: GraphIndex) -> Bodies | None:
     one: inference adds no node) without a walk over every node: (the main graph's scope, id(scope) ->
     {position of a node in that graph -> [the scopes of its bodies, in attribute order]}); None when there is
     no body. Bodies inside local functions are left out (iter_graphs does not list them)."""
-    out: dict[int, dict[int, list]] = {}
+    out: dict[int, dict[int, list[Any]]] = {}
     for s in index.scopes:
         owner = s.owner
         if owner is None or s.graph is None or s.root.is_function:
@@ -162,7 +162,7 @@ def _walk_order(graph: onnx.GraphProto, flat: bool = False, bodies: Bodies | Non
     while stack:
         g = stack.pop()
         out.append(g)
-        subgraphs: list = []
+        subgraphs: list[onnx.GraphProto] = []
         scan_attributes(g.node, subgraphs)
         stack.extend(reversed(subgraphs))  # depth first, in order: what the recursive walk did
     return out
@@ -177,12 +177,12 @@ def _bodies_at(graph: onnx.GraphProto, bodies: Bodies) -> list[onnx.GraphProto] 
     while stack:
         g, scope = stack.pop()
         out.append(g)
-        found: list[tuple] = []
+        found: list[tuple[onnx.GraphProto, Any]] = []
         nodes = g.node
         for pos, scopes in sorted(at.get(id(scope), {}).items()):
             if pos >= len(nodes) or nodes[pos].op_type != scopes[0].owner.op_type:
                 return None
-            subgraphs: list = []
+            subgraphs: list[onnx.GraphProto] = []
             scan_attributes([nodes[pos]], subgraphs)
             if len(subgraphs) != len(scopes):
                 return None

@@ -46,7 +46,7 @@ class ReshapeFusion:
             if shp in scope.outputs or len(state.live_readers(shp)) != 1:
                 continue  # CheckOutputEdges(concat, 1), counted through eliminated Identities
             root = state.resolve(r.inputs[0])
-            values: list = []
+            values: list[int | None] = []
             ok = True
             for v in c.inputs:
                 if state.is_constant(scope, v):

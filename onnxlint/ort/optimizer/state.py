@@ -202,7 +202,7 @@ class OptimizerState:
                 or any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in p.proto.attribute):
             return None, False
         # first, cheaply: does any input know more than the first inference did (a folded value, a shape learnt)?
-        known: dict[str, tuple] = {}
+        known: dict[str, tuple[str, Dims | None]] = {}
         new = for_now = False
         for v in p.inputs:
             if not v or v in known:
