@@ -1,9 +1,14 @@
 """The release table (ort.releases): the model limits and behaviours each ORT release line reads from it."""
 
+import dataclasses
+
 from conftest import make_model, vi
 from onnx import TensorProto as T
 from onnx import helper as h
 from ort_cases import _place
+
+import onnxlint.ort.kernel_registry as kernels
+from onnxlint.ort import model_load, releases
 
 
 def test_model_newer_than_the_release_is_one_finding():
@@ -17,3 +22,36 @@ def test_model_newer_than_the_release_is_one_finding():
     assert by["r1"].reason == "model-ir"  # 1.20 loads IR <= 10
     by, _ = _place(m, version="1.31.1")
     assert by["r1"].status == "device"
+
+
+def test_a_version_reads_its_own_row_or_the_newest_or_oldest_behaviour():
+    assert releases.row("1.24.4") is releases.RELEASES[(1, 24)] and releases.row("1.24.0-dev") is releases.RELEASES[(1, 24)]
+    newest = max(releases.RELEASES)
+    later = f"{newest[0]}.{newest[1] + 1}.0"
+    for version in (None, "", "nightly", later, "2.0.0"):
+        assert releases.row(version) is releases.NEWEST, version
+    assert releases.row("1.13.1") is releases.OLDEST and releases.row("0.9") is releases.OLDEST
+    assert releases.NEWEST.max_opset is None and releases.OLDEST.max_ir is None  # nothing refused: limits unknown
+    # the behaviours measured on each release the truth benchmark checks
+    r20, r24, r31 = (releases.row(v) for v in releases.measured())
+    assert releases.measured() == ["1.20.2", "1.24.4", "1.31.1"]
+    assert (r20.max_opset, r20.max_ir, r24.max_opset, r24.max_ir, r31.max_opset, r31.max_ir) == (21, 10, 25, 13, 26, 13)
+    assert not r24.contiguous_reshapes and r31.contiguous_reshapes and not r31.dropout_reads_training_mode
+    assert r24.function_node_cpu_in_first_pass and not r31.function_node_cpu_in_first_pass
+
+
+def test_the_measured_releases_have_kernel_tables_and_every_row_is_a_published_line():
+    shipped = {ep: set(versions) for ep, versions in kernels.available().items()}
+    for version in releases.measured():
+        assert version in shipped["cpu"] and version in shipped["cuda"], version
+    lines = {releases.release(v) for versions in shipped.values() for v in versions}
+    assert {rel for rel in releases.RELEASES if rel >= min(lines)} <= lines
+
+
+def test_a_model_limit_comes_from_the_row(monkeypatch):
+    """model_load reads the row: a row saying 1.24 loads opset 26 makes it load the opset-26 model."""
+    nodes = [h.make_node("Relu", ["x"], ["y"], name="r")]
+    m = make_model(nodes, [vi("x", T.FLOAT, [2])], [vi("y", T.FLOAT, [2])], opset=26, ir=13)
+    assert model_load.refuses_model(m, "1.24.4")[0] == "model-opset"
+    monkeypatch.setitem(releases.RELEASES, (1, 24), dataclasses.replace(releases.RELEASES[(1, 24)], max_opset=26))
+    assert model_load.refuses_model(m, "1.24.4") is None

@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy.typing as npt
 
+from onnxlint.ort.optimizer.refined_shapes import Dims, RefinedShapes
+
 if TYPE_CHECKING:
     from onnxlint.graph import GraphScope, NodeRef
-    from onnxlint.ort.optimizer.refined_shapes import RefinedShapes
 
 LEVELS = ("disabled", "basic", "all")
-Dims = tuple[Any, ...]  # a shape: ints where known, None (or a symbolic name, as declared) where not
 Array = npt.NDArray[Any]
 NON_DETERMINISTIC = {"RandomUniform", "RandomNormal", "RandomUniformLike", "RandomNormalLike", "Multinomial", "Bernoulli"}
 

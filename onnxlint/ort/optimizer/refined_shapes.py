@@ -11,11 +11,11 @@ import onnx
 from onnx import numpy_helper
 
 from onnxlint.graph import scan_attributes
-from onnxlint.ort.optimizer.optimized import Dims
 
 if TYPE_CHECKING:
     from onnxlint.graph import GraphIndex
 
+Dims = tuple[Any, ...]  # a shape: ints where known, None (or a symbolic name, as declared) where not
 DATA_PROP_MAX_ELEMENTS = 1 << 20
 # where the control-flow bodies of a model are (_body_positions): (the main graph's scope, id(scope) ->
 # {position of a node in that graph -> [the scopes of its bodies]})

@@ -18,7 +18,7 @@ from onnxlint.ort.optimizer.graph_utils import bypass_ok, can_remove, is_support
 
 if TYPE_CHECKING:
     from onnxlint.graph import GraphScope, NodeRef
-    from onnxlint.ort.optimizer.optimized import Dims
+    from onnxlint.ort.optimizer.refined_shapes import Dims
     from onnxlint.ort.optimizer.state import OptimizerState
     from onnxlint.ort.releases import Release
 

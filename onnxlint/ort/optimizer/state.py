@@ -20,8 +20,8 @@ from onnx import numpy_helper
 from onnxlint.ort import graph_viewer
 from onnxlint.ort.optimizer import fold_eval
 from onnxlint.ort.optimizer.initializers import VALUE_MAX_ELEMENTS, constant_node_tensor, small_array
-from onnxlint.ort.optimizer.optimized import Array, Dims, Optimized, Removed
-from onnxlint.ort.optimizer.refined_shapes import refined_shapes
+from onnxlint.ort.optimizer.optimized import Array, Optimized, Removed
+from onnxlint.ort.optimizer.refined_shapes import Dims, refined_shapes
 
 if TYPE_CHECKING:
     from onnxlint.graph import GraphIndex, GraphScope, NodeRef
