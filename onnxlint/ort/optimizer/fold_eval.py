@@ -5,7 +5,7 @@ Expand's shape, an If's condition, a Range's length). Those are shape-sized int6
 ops; onnx.reference computes them too, but importing it and building an evaluator per node cost more than the
 rest of a lint of a small model. Here the common ops run directly, with ONNX's semantics (integer Div truncates,
 Reshape's 0 copies a dim, Slice clamps per the spec); anything else returns None and the caller asks
-onnx.reference. `tests/test_fold_eval.py` checks every op here against onnx.reference.
+onnx.reference. `tests/ort/test_ort_fold_eval.py` checks every op here against onnx.reference.
 """
 
 from __future__ import annotations
