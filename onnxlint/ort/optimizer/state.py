@@ -38,15 +38,15 @@ SharedKey = Callable[["OptimizerState", "GraphScope", str], object]
 
 class OptimizerState:
     def __init__(self, index: GraphIndex, level: str, has_cpu_kernel: Callable[[NodeRef], bool]):
-        self.index = index
+        self._index = index
         self._has_cpu_kernel = has_cpu_kernel
-        self.out = Optimized(level)
-        self.out.shapes = refined_shapes(index)
-        self.readers: dict[str, list[NodeRef]] = {}
+        self._out = Optimized(level)
+        self._out.shapes = refined_shapes(index)
+        self._readers: dict[str, list[NodeRef]] = {}
         for scope in index.scopes:
             for name, nodes in scope.consumers.items():
-                self.readers.setdefault(name, []).extend(nodes)
-        self.ir = index.model.ir_version
+                self._readers.setdefault(name, []).extend(nodes)
+        self._ir = index.model.ir_version
         # per (scope, value): canon()'s answer; it reads only the index, never what the passes change (a weight
         # shared by every block was otherwise checked against all its readers per reader: quadratic)
         self._canon: dict[tuple[int, str], object] = {}
@@ -79,10 +79,10 @@ class OptimizerState:
 
     # ------------------------------------------------------------------ the model
     def scopes(self) -> list[GraphScope]:
-        return list(self.index.scopes)
+        return list(self._index.scopes)
 
     def node_count(self) -> int:
-        return len(self.index.nodes)
+        return len(self._index.nodes)
 
     def has_cpu_kernel(self, node: NodeRef) -> bool:
         """Whether ConstantFolding can run the node: a CPU kernel for its exact types."""
@@ -92,25 +92,25 @@ class OptimizerState:
         """The graph bodies a node holds (If branches, a Loop body), from a map built once."""
         if self._bodies is None:
             self._bodies = {}
-            for s in self.index.scopes:
+            for s in self._index.scopes:
                 if s.owner is not None:
                     self._bodies.setdefault(id(s.owner), []).append(s)
         return self._bodies.get(id(node), [])
 
     def resolve(self, value: str) -> str:
         """The value the consumers of value read now (after the rewirings of removed nodes)."""
-        return self.out.resolve(value)
+        return self._out.resolve(value)
 
     def is_removed(self, node: NodeRef) -> bool:
-        return node.index in self.out.removed
+        return node.index in self._out.removed
 
     def is_folded(self, value: str) -> bool:
         """Whether value is an initializer the transformers made (a folded output)."""
-        return value in self.out.constants
+        return value in self._out.constants
 
     def folded(self) -> list[str]:
         """The values the transformers made initializers so far."""
-        return list(self.out.constants)
+        return list(self._out.constants)
 
     # ------------------------------------------------------------------ value facts
     def tensor(self, scope: GraphScope, value: str) -> onnx.TensorProto | None:
@@ -119,7 +119,7 @@ class OptimizerState:
         while s is not None:
             t = s.initializers.get(value)
             if t is not None:
-                if self.ir >= 4 and s.graph is not None and value in s.inputs:
+                if self._ir >= 4 and s.graph is not None and value in s.inputs:
                     return None  # an initializer that is also a graph input can be overridden: not constant
                 return t
             t = s.constants.get(value)
@@ -132,13 +132,13 @@ class OptimizerState:
         return None
 
     def is_constant(self, scope: GraphScope, value: str) -> bool:
-        value = self.out.resolve(value)
-        return value in self.out.constants or self.tensor(scope, value) is not None
+        value = self._out.resolve(value)
+        return value in self._out.constants or self.tensor(scope, value) is not None
 
     def shape(self, scope: GraphScope, value: str) -> Dims | None:
         """Dims (None where unknown): data propagation's (RefinedShapes, inferred on first use), else the index's;
         where some are unknown, what ORT's shape inference learns again after folding (`reinferred`)."""
-        value = self.out.resolve(value)
+        value = self._out.resolve(value)
         base, static = self._base(scope, value)
         if static:
             return base
@@ -161,7 +161,7 @@ class OptimizerState:
         shp = scope.type_of(value).shape
         if shp is not None and all(isinstance(d, int) for d in shp):
             return tuple(shp)  # static already: data propagation (a second inference) cannot add to it
-        s = self.out.shapes.get(value)
+        s = self._out.shapes.get(value)
         if s is not None:
             return s
         return None if shp is None else tuple(d if isinstance(d, int) else None for d in shp)
@@ -196,7 +196,7 @@ class OptimizerState:
             return None, False
         if depth > REINFER_MAX_DEPTH:
             return None, True
-        gone = self.out.removed.get(p.index)
+        gone = self._out.removed.get(p.index)
         # a folded producer's output is an initializer now, its shape what inference gives on the folded inputs
         if (gone is not None and gone.status != "folded") or p.op_type == "Constant" \
                 or any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in p.proto.attribute):
@@ -207,7 +207,7 @@ class OptimizerState:
         for v in p.inputs:
             if not v or v in known:
                 continue
-            r = self.out.resolve(v)
+            r = self._out.resolve(v)
             dims, static = self._base(scope, r)
             if not static:
                 better = self.reinferred(scope, r, depth + 1)
@@ -215,7 +215,7 @@ class OptimizerState:
                     dims, new = better, True
                 elif self._reinfer[(id(scope), r)][2]:
                     for_now = True
-            if r in self.out.constants and self.tensor(scope, r) is None:
+            if r in self._out.constants and self.tensor(scope, r) is None:
                 new = True  # folded: an initializer for ORT now, with a value
             known[v] = (r, dims)
         if not new:
@@ -256,7 +256,7 @@ class OptimizerState:
         about; an input whose answer is not kept was not asked about, so the walk stops there."""
         if not self._kept:
             return  # no kept "nothing new" answer to drop (none is kept unless _durable)
-        reinfer, readers, rewired_to = self._reinfer, self.readers, self._rewired_to
+        reinfer, readers, rewired_to = self._reinfer, self._readers, self._rewired_to
         drop = [(produced_in, o) for o in changed] if produced_in is not None else []
         pending = [] if produced_in is not None else list(changed)
         expanded: set[str] = set()
@@ -290,16 +290,16 @@ class OptimizerState:
         self._forget_steps = steps
 
     def value(self, scope: GraphScope, value: str) -> Array | None:
-        value = self.out.resolve(value)
+        value = self._out.resolve(value)
         got = small_array(self.tensor(scope, value))
-        if got is None and value in self.out.constants:
+        if got is None and value in self._out.constants:
             got = self.folded_value(scope, value)
         return got
 
     def one_element_value(self, scope: GraphScope, value: str) -> Array | None:
         """value(scope, value) when it has one element, else None: a constant of 2 to 64 elements, which value()
         would convert only to be turned down, is not converted (NoopElimination asks of every Add/Sub/Mul/Div)."""
-        t = self.tensor(scope, self.out.resolve(value))
+        t = self.tensor(scope, self._out.resolve(value))
         if t is not None and t.data_location != onnx.TensorProto.EXTERNAL:
             elements = math.prod(t.dims)
             if elements != 1 and elements <= VALUE_MAX_ELEMENTS:
@@ -349,9 +349,9 @@ class OptimizerState:
         for v in node.inputs:
             if not v:
                 continue
-            r = self.out.resolve(v)
+            r = self._out.resolve(v)
             arr = small_array(self.tensor(scope, r), FOLD_EVAL_MAX_ELEMENTS)
-            if arr is None and r in self.out.constants:
+            if arr is None and r in self._out.constants:
                 arr = self.folded_value(scope, r, depth + 1)
             if arr is None:
                 return None
@@ -390,15 +390,15 @@ class OptimizerState:
     def live(self, value: str, scope: GraphScope) -> bool:
         if value in scope.outputs:
             return True
-        return any(not self.out.is_removed(r) for r in self.readers.get(value, ()))  # live_readers, short-circuited
+        return any(not self._out.is_removed(r) for r in self._readers.get(value, ()))  # live_readers, short-circuited
 
     def readers_of(self, value: str) -> list[NodeRef]:
         """The nodes reading value, removed ones included (a copy)."""
-        return list(self.readers.get(value, ()))
+        return list(self._readers.get(value, ()))
 
     def live_readers(self, value: str) -> list[NodeRef]:
         """The nodes still reading value (rewired ones included, removed ones not)."""
-        return [r for r in self.readers.get(value, ()) if not self.out.is_removed(r)]
+        return [r for r in self._readers.get(value, ()) if not self._out.is_removed(r)]
 
     def _touch(self, value: str) -> None:
         """The readers of value see an input change: made constant, or rewired. Constant folding looks at them
@@ -406,24 +406,24 @@ class OptimizerState:
         that read value go."""
         if self._tracking:
             self._clock += 1
-            for r in self.readers.get(value, ()):
+            for r in self._readers.get(value, ()):
                 self._touched[r.index] = self._clock
         self._forget_reinferred([value])
 
     def made_constant(self, value: str) -> None:
         """value is an initializer now (a folded output)."""
-        self.out.constants.add(value)
+        self._out.constants.add(value)
         self._touch(value)
 
     def remove(self, node: NodeRef, status: str, reason: str, detail: str, alias: dict[str, str] | None = None) -> None:
         """The one way a transformer changes the graph: node goes (status folded | eliminated, why), and each
         value k of alias is read as alias[k] from now on (ORT rewires k's consumers)."""
         self._changes += 1
-        self.out.removed[node.index] = Removed(status, reason, detail)
+        self._out.removed[node.index] = Removed(status, reason, detail)
         self._forget_reinferred([o for o in node.outputs if o], node.scope)
         for k, v in (alias or {}).items():
             if k and v and k != v:
-                self.out.alias[k] = v
+                self._out.alias[k] = v
                 self._rewired_to.setdefault(v, []).append(k)  # before _touch(k): k's rewired names read the change
                 if self._tracking and node.scope.parent is not None:
                     self._fold_all = True
@@ -431,10 +431,10 @@ class OptimizerState:
                 # ORT rewires k's consumers to v: later rules that count v's consumers see them. Main graph only:
                 # `readers` is keyed by name, and bodies reuse names (5,000 If branches each with a `t`), so a
                 # merge there would copy every body's readers each time (quadratic)
-                moved = self.readers.get(k, ()) if node.scope.parent is None else ()
+                moved = self._readers.get(k, ()) if node.scope.parent is None else ()
                 if moved:
-                    v = self.out.resolve(v)  # the value the consumers end up reading (an Identity chain's head)
-                    have = self.readers.setdefault(v, [])
+                    v = self._out.resolve(v)  # the value the consumers end up reading (an Identity chain's head)
+                    have = self._readers.setdefault(v, [])
                     ids = self._reader_ids.get(v)
                     if ids is None:
                         ids = self._reader_ids[v] = {id(r) for r in have}
@@ -448,7 +448,7 @@ class OptimizerState:
         got = self._orders.get(id(scope))
         if got is not None and got[0] == self._changes:
             return got[1]
-        order = [n for n in graph_viewer.ort_topological_order(scope, self.out) if not self.out.is_removed(n)]
+        order = [n for n in graph_viewer.ort_topological_order(scope, self._out) if not self._out.is_removed(n)]
         self._orders[id(scope)] = (self._changes, order)
         return order
 
@@ -458,7 +458,7 @@ class OptimizerState:
         """What CSE compares an input by: a shared constant by its dtype, shape and bytes, anything else by name."""
         if not value:
             return ""
-        value = self.out.resolve(value)
+        value = self._out.resolve(value)
         if not self._shareable or value not in self._shareable:
             return value
         k = (id(scope), value)
@@ -501,11 +501,11 @@ class OptimizerState:
 
     def finish(self) -> Optimized:
         """The result, the passes' indexes dropped; placement may still ask for shapes (out.sizer)."""
-        self.out.orders = {sid: order for sid, (changes, order) in self._orders.items() if changes == self._changes}
-        self.readers, self._reader_ids, self._orders, self._canon = {}, {}, {}, {}
+        self._out.orders = {sid: order for sid, (changes, order) in self._orders.items() if changes == self._changes}
+        self._readers, self._reader_ids, self._orders, self._canon = {}, {}, {}, {}
         self._shareable, self._bodies = set(), None
-        self.out.sizer = self.shape
-        return self.out
+        self._out.sizer = self.shape
+        return self._out
 
     def result(self) -> Optimized:
-        return self.out
+        return self._out
