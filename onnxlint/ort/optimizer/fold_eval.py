@@ -309,4 +309,3 @@ _OPS: dict[str, Op] = {
     "Neg": _unary(np.negative), "Abs": _unary(np.abs), "Ceil": _unary(np.ceil, "f"), "Floor": _unary(np.floor, "f"),
     "Sqrt": _unary(np.sqrt, "f"), "Not": _not,
 }
-SUPPORTED = frozenset(_OPS)
