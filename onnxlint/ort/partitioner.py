@@ -79,9 +79,8 @@ class Simulator:
             return pl
         if self.optimization != "disabled":
             cpu = self.tables.get(CPU)
-            self.opt = optimize(self.index, self.optimization,
-                                              self._cpu_kernel_for_folding if cpu is not None else None,
-                                              ort_version=self.version)
+            self.opt = optimize(self.index, self.optimization, self._cpu_kernel_for_folding if cpu is not None else None,
+                                ort_version=self.version)
         removed = self.opt.removed if self.opt else {}
         expanded_subgraphs: set[int] = set()
         for node in self.index.nodes:
