@@ -729,3 +729,19 @@ def test_string_fields_that_are_not_utf8_do_not_cost_the_findings(tmp_path, cli,
     rc, out, err = cli(tmp_path / "m.onnx", "--no-cache", "--format", fmt, "--no-progress")
     assert rc == 1 and "internal error" not in err + out and "Traceback" not in err
     assert "OLX015" in out and "\\xff\\xfe" in out.replace("\\\\", "\\")
+
+
+def test_an_external_data_location_that_is_not_utf8_is_a_finding_not_a_crash(tmp_path, cli):
+    """An external-data entry whose bytes are not UTF-8 (protobuf hands it over as bytes) is named as the
+    problem of that tensor's data (OLX003), never an internal error."""
+    w = onnx.numpy_helper.from_array(np.ones((4,), np.float32), "w")
+    w.data_location = T.EXTERNAL
+    w.external_data.add(key="location", value="LLLL.bin")
+    w.external_data.add(key="length", value="16")
+    w.ClearField("raw_data")
+    m = make_model([h.make_node("Add", ["x", "w"], ["y"], name="add")], [vi("x", T.FLOAT, [4])], [vi("y", T.FLOAT, [4])],
+                   inits=[w])
+    (tmp_path / "m.onnx").write_bytes(m.SerializeToString().replace(b"LLLL.bin", b"L\xff\xfeL.bin"))
+    rc, out, err = cli(tmp_path / "m.onnx", "--no-cache", "--no-progress")
+    assert rc == 1 and "internal error" not in err + out and "Traceback" not in err
+    assert "OLX003" in out and "external data entry 'location' is not UTF-8 text" in out

@@ -103,10 +103,15 @@ def external_tensors(model: onnx.ModelProto, base: Path) -> list[ExternalTensor]
             continue
         info: dict[str, str] = {}
         dup = None
+        not_text = None
         for e in tensor.external_data:
-            if e.key in info and e.key in ("location", "offset", "length"):
-                dup = e.key
-            info[e.key] = e.value
+            raw_key, raw_value = e.key, e.value  # protobuf hands a non-UTF-8 string over as bytes
+            key, value = _text(raw_key), _text(raw_value)
+            if isinstance(raw_key, bytes) or isinstance(raw_value, bytes):
+                not_text = key
+            if key in info and key in ("location", "offset", "length"):
+                dup = key
+            info[key] = value
         loc = info.get("location", "")
         offset, bad_offset = _count(info, "offset")
         length, bad_length = _count(info, "length")
@@ -114,6 +119,10 @@ def external_tensors(model: onnx.ModelProto, base: Path) -> list[ExternalTensor]
         out.append(ext)
         if dup:
             ext.problem = f"external data key {dup!r} is given more than once"
+            continue
+        if not_text is not None:
+            ext.problem = f"external data entry {not_text!r} is not UTF-8 text"
+            ext.length = None
             continue
         if bad_offset or bad_length:
             ext.problem = bad_offset or bad_length
@@ -140,6 +149,11 @@ def external_tensors(model: onnx.ModelProto, base: Path) -> list[ExternalTensor]
         elif length is None and ext.offset > have:
             ext.problem = f"external data file {loc!r} is {have} bytes, tensor starts at byte {ext.offset}"
     return out
+
+
+def _text(value: str | bytes) -> str:
+    """A string field as text: bytes that are not UTF-8 keep their bad bytes as `\\xNN`."""
+    return value if isinstance(value, str) else value.decode("utf-8", "backslashreplace")
 
 
 def _all_tensors(model: onnx.ModelProto):
