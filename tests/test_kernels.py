@@ -95,12 +95,28 @@ def test_packed_file_shares_rows_across_releases():
 # --------------------------------------------------------------------------- facts read from the binaries
 
 
+def _gpu_build_installed() -> bool:
+    from importlib import metadata
+
+    try:
+        metadata.version("onnxruntime-gpu")
+    except metadata.PackageNotFoundError:
+        return False
+    return True
+
+
 def test_installed_onnxruntime_equals_its_shipped_table():
     """The test extra pins onnxruntime==1.24.4; whichever is installed, its live registry is its table."""
     installed = kernels.installed_ort_version()
     if installed is None:
         pytest.skip("onnxruntime not installed")
-    version, live = kernels.live_registry()
+    try:
+        version, live = kernels.live_registry()
+    except RuntimeError as e:
+        if not _gpu_build_installed():
+            raise
+        # the GPU build builds its CUDA registry too, which dies without CUDA libraries (signal 11 measured)
+        pytest.skip(f"onnxruntime-gpu's registry cannot be read on this machine: {e}")
     if version not in kernels.releases("cpu"):
         pytest.skip(f"onnxruntime {version} is newer than the shipped tables")
     assert kernels.load("cpu", version).ops == live["CPUExecutionProvider"]["ops"]
