@@ -15,6 +15,7 @@ import onnx
 
 from onnxlint import config as config_mod
 from onnxlint import linter
+from onnxlint.context import Options
 from onnxlint.fixing import FixOptions, fix_file
 from onnxlint.report import FileReport
 from onnxlint.settings import Settings
@@ -62,6 +63,6 @@ def predict(model: str | Path | onnx.ModelProto, target: str = "ort-cuda", ort_v
     index = loading.index_model(mf)
     from onnxlint import targets
 
-    options = engine.Options(targets=targets.closure({target}), ort_version=ort_version, trt_version=trt_version,
-                             ort_optimization=ort_optimization)
-    return engine.LintContext(mf, index, options, get_ruleset()).prediction(target)
+    options = Options(targets=targets.closure({target}), ort_version=ort_version, trt_version=trt_version,
+                      ort_optimization=ort_optimization)
+    return engine.new_context(mf, index, options, get_ruleset(), targets.REGISTRY).prediction(target)

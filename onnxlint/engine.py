@@ -2,101 +2,39 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from functools import partial
+from typing import TYPE_CHECKING, Mapping
 
-from onnxlint import messages, predicates, targets
-from onnxlint.graph import GraphIndex, NodeRef
-from onnxlint.loading import ModelFile
+from onnxlint import messages, predicates
+from onnxlint.context import LintContext, Options, Predictor, Rejects
 from onnxlint.report import Finding
-from onnxlint.ruleset import Rule, RuleSet
+
+if TYPE_CHECKING:
+    from onnxlint.graph import GraphIndex, NodeRef
+    from onnxlint.loading import ModelFile
+    from onnxlint.rule import Rule, RuleSet
 
 
-@dataclass
-class Options:
-    targets: set[str] = field(default_factory=lambda: set(targets.DEFAULT_TARGETS))
-    ort_version: str | None = None
-    trt_version: str | None = None
-    ort_optimization: str = "all"
+def new_context(mf: ModelFile, index: GraphIndex, options: Options, ruleset: RuleSet,
+                registry: Mapping[str, Predictor]) -> LintContext:
+    """A context whose targets read the ruleset's `fallback:` rules (GetCapability refusals written as rules)."""
+    fallback = [r for r in ruleset.rules if r.fallback is not None]
+    return LintContext(mf, index, options, registry, partial(fallback_rejects, fallback) if fallback else None)
 
 
-Rejects = Callable[[NodeRef, str], "str | None"]
+def fallback_rejects(fallback: list[Rule], ctx: LintContext, target: str) -> tuple[Rejects, set[str] | None]:
+    """The target's `fallback: TARGET` rules as a callback telling why its EP rejects a node (None: it does not),
+    and the op types the callback can refuse (None: any)."""
+    rules = [r for r in fallback if r.fallback == target]
 
+    def rejects(node: NodeRef, _target: str) -> str | None:
+        for r in rules:
+            if (r.ops is None or node.op_type in r.ops) and predicates.match_node(ctx, r.match, node):
+                return f"{r.id}: {messages.render(r.message, ctx, r, node)}"
+        return None
 
-class LintContext:
-    """Per-model facts, each computed once and only when a rule asks for it."""
-
-    mf: ModelFile
-    index: GraphIndex
-    options: Options
-    ruleset: RuleSet
-
-    def __init__(self, mf: ModelFile, index: GraphIndex, options: Options, ruleset: RuleSet):
-        self.mf = mf
-        self.index = index
-        self.options = options
-        self.ruleset = ruleset
-        self._predictions: dict[str, Any] = {}
-        self._checker: str | None | bool = False
-        self.active_rules: dict[str, Rule] = {}  # the rules this run evaluates (the `reported_by` predicate asks)
-        self.suppressed_codes: list[str] = []  # codes suppressed for the whole file (per-file-ignores, metadata)
-
-    # model-level facts
-    def checker_error(self) -> str | None:
-        """onnx.checker's first complaint, less one ONNX Runtime and TensorRT load anyway: an IR < 4 model whose
-        initializers are not listed as graph inputs (onnxruntime's own sample mul_1.onnx). Such a model is
-        checked again with them listed, so a real complaint behind that one is still reported."""
-        if self._checker is False:
-            from onnxlint.loading import checker_result
-
-            self._checker = checker_result(self.mf)
-            if self._checker and self.mf.model.ir_version < 4 and self._checker.endswith(IR3_INITIALIZER_COMPLAINT):
-                self._checker = _check_with_initializers_as_inputs(self.mf.model)
-        return self._checker  # type: ignore[return-value]
-
-    def prediction(self, target: str) -> Any:
-        """The target's per-node verdicts (computed once per model)."""
-        if target not in self._predictions:
-            self._predictions[target] = targets.get(target).predict(self)
-        return self._predictions[target]
-
-    # the names prediction modules use
-    def placement(self, target: str) -> Any:
-        return self.prediction(target)
-
-    def tensorrt(self) -> Any:
-        return self.prediction("tensorrt")
-
-    def fallback_rejects(self, target: str) -> tuple[Rejects, set[str] | None]:
-        """The target's GetCapability refusals written as rules (`fallback: TARGET`): a callback telling why the
-        EP rejects a node (None: it does not), and the op types the callback can refuse (None: any)."""
-        rules = [r for r in self.ruleset.rules if r.fallback == target]
-
-        def rejects(node: NodeRef, _target: str) -> str | None:
-            for r in rules:
-                if (r.ops is None or node.op_type in r.ops) and predicates.match_node(self, r.match, node):
-                    return f"{r.id}: {messages.render(r.message, self, r, node)}"
-            return None
-
-        ops = None if any(r.ops is None for r in rules) else {op for r in rules for op in (r.ops or ())}
-        return rejects, ops
-
-
-IR3_INITIALIZER_COMPLAINT = "in initializer but not in graph input"
-
-
-def _check_with_initializers_as_inputs(model: Any) -> str | None:
-    import onnx
-
-    from onnxlint.loading import checker_message
-
-    m = onnx.ModelProto()
-    m.CopyFrom(model)
-    listed = {i.name for i in m.graph.input}
-    for t in m.graph.initializer:
-        if t.name not in listed:
-            m.graph.input.append(onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)))
-    return checker_message(m)
+    ops = None if any(r.ops is None for r in rules) else {op for r in rules for op in (r.ops or ())}
+    return rejects, ops
 
 
 def _finding(ctx: LintContext, rule: Rule, node: NodeRef | None, message: str) -> Finding:

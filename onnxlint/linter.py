@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from onnxlint import targets as targets_mod
+from onnxlint.context import Options
 from onnxlint.errors import InputError, RuleError, UsageError, did_you_mean, first_line
 from onnxlint.paths import expand_paths
 from onnxlint.report import FileReport, Report
@@ -19,15 +20,13 @@ from onnxlint.settings import Settings, doc_string_suppresses, matches
 if TYPE_CHECKING:  # imported where used: the CLI imports this module on a cache hit, which must not load onnx
     import onnx
 
-    from onnxlint import engine, loading
+    from onnxlint import loading
 
 Progress = Callable[[int, int, str], None]
 
 
-def options_for(settings: Settings) -> "engine.Options":
-    from onnxlint import engine
-
-    return engine.Options(targets=targets_mod.closure(settings.targets), ort_version=settings.ort_version,
+def options_for(settings: Settings) -> Options:
+    return Options(targets=targets_mod.closure(settings.targets), ort_version=settings.ort_version,
                           trt_version=settings.trt_version, ort_optimization=settings.ort_optimization)
 
 
@@ -103,7 +102,7 @@ def _lint(mf: loading.ModelFile, settings: Settings, want_placement: bool, res: 
             # has cut its weight-less copy out of them, before onnx's copies of the model and the index
             loading.checker_result(mf)
         index = loading.index_model(mf)
-        ctx = engine.LintContext(mf, index, options, ruleset)
+        ctx = engine.new_context(mf, index, options, ruleset, targets_mod.REGISTRY)
         # a finding that will be suppressed does not count as "reported" (`reported_by`): the user would see
         # neither it nor the target finding it stands for
         file_ignores, model_ignores = _file_suppressions(mf, settings, res.filename)
@@ -113,9 +112,9 @@ def _lint(mf: loading.ModelFile, settings: Settings, want_placement: bool, res: 
         if want_placement:
             for name in settings.targets:
                 target = targets_mod.get(name)
-                if name in ctx._predictions or target.predicate is None:
+                if ctx.predicted(name) or target.predicate is None:
                     pred = ctx.prediction(name)
-                    if target.predicate == "placement" or target.predicate is None:
+                    if target.reports_summary:
                         res.placement[name] = target.summary_line(pred)
                     res.notes.extend(n for n in target.notes(pred) if n not in res.notes)
     except RecursionError:

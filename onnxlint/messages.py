@@ -10,14 +10,14 @@ An optional segment `[[ ... ]]` is left out when a placeholder inside it has no 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from onnxlint.errors import did_you_mean
 
 if TYPE_CHECKING:
-    from onnxlint.engine import LintContext
+    from onnxlint.context import LintContext
     from onnxlint.graph import NodeRef
-    from onnxlint.ruleset import Rule
+    from onnxlint.rule import Rule
 
 PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 OPTIONAL = re.compile(r"\[\[(.*?)\]\]", re.S)
@@ -26,18 +26,21 @@ _PATH = re.compile(r"^([a-z_]+)(?:\[(\d+)\])?(?:\.(\w+))?$")
 MODEL_FIELDS = ("checker_error", "inference_error", "strict_error", "inference_skipped", "size_mb", "protobuf_mb", "ir_version",
                 "opset", "external_problem", "external_missing", "inputs")
 VALUE_FIELDS = ("name", "dtype", "shape", "rank", "value")
-VERDICT_FIELDS = {"placement": ("status", "reason", "detail", "ep"), "trt": ("status", "reason", "detail", "version")}
 VERIFY_FIELDS = ("provider", "predicted", "error")
 
-# which roots each rule scope may use, and whether a root takes [index] and/or .field
-_NODE_ROOTS = {"node", "name", "op_type", "domain", "opset", "attr", "input", "output", "placement", "trt"}
+# which roots each rule scope may use, and whether a root takes [index] and/or .field; a node rule also has
+# the verdict roots the targets declare (`targets.base.Vocabulary`: {placement.reason}, {trt.version})
+_NODE_ROOTS = {"node", "name", "op_type", "domain", "opset", "attr", "input", "output"}
 _ROOTS_BY_SCOPE = {
     "node": _NODE_ROOTS | {"file", "rule", "model"},
     "model": {"file", "rule", "model"},
     "graph_input": {"file", "rule", "model", "value"},
     "verification": {"file", "rule", "node", "op_type", "verify"},
 }
-ALL_ROOTS = set().union(*_ROOTS_BY_SCOPE.values())
+_ALL_ROOTS = set().union(*_ROOTS_BY_SCOPE.values())
+
+# a verdict root's fields, by root: what the registry's vocabularies declare
+VerdictFields = Mapping[str, "tuple[str, ...]"]
 
 Part = tuple[str, "str | None", "str | None"]
 _TEMPLATES: dict[str, list[Any]] = {}
@@ -70,9 +73,10 @@ def parse(template: str) -> list[Any]:
     return parts
 
 
-def check(template: str, scope: str) -> str | None:
-    """The first problem with a template's placeholders for a rule of this scope, or None."""
-    roots = _ROOTS_BY_SCOPE[scope]
+def check(template: str, scope: str, verdicts: VerdictFields) -> str | None:
+    """The first problem with a template's placeholders for a rule of this scope, or None. verdicts: the
+    targets' verdict roots and their fields (node rules only)."""
+    roots = _ROOTS_BY_SCOPE[scope] | set(verdicts) if scope == "node" else _ROOTS_BY_SCOPE[scope]
     if "[[" in OPTIONAL.sub("", template) or "]]" in OPTIONAL.sub("", template):
         return "an optional segment '[[ ... ]]' is not closed (or not opened)"
     for m in PLACEHOLDER.finditer(template):
@@ -82,15 +86,15 @@ def check(template: str, scope: str) -> str | None:
             return f"placeholder '{{{text}}}' is not of the form name, name.field or name[index].field"
         root, idx, field = pm.groups()
         if root not in roots:
-            where = "" if root not in ALL_ROOTS else f" (not available to a {scope} rule)"
+            where = "" if root not in _ALL_ROOTS and root not in verdicts else f" (not available to a {scope} rule)"
             return f"unknown placeholder '{{{text}}}'{where}{did_you_mean(root, roots)}"
-        problem = _check_fields(root, idx, field)
+        problem = _check_fields(root, idx, field, verdicts)
         if problem:
             return f"placeholder '{{{text}}}': {problem}"
     return None
 
 
-def _check_fields(root: str, idx: str | None, field: str | None) -> str | None:
+def _check_fields(root: str, idx: str | None, field: str | None, verdicts: VerdictFields) -> str | None:
     def fields(allowed: tuple[str, ...], required: bool = True) -> str | None:
         if field is None:
             return f"needs a field: one of {', '.join(allowed)}" if required else None
@@ -110,8 +114,8 @@ def _check_fields(root: str, idx: str | None, field: str | None) -> str | None:
         return fields(MODEL_FIELDS)
     if root == "value":
         return fields(("name", "dtype", "shape"))
-    if root in VERDICT_FIELDS:
-        return fields(VERDICT_FIELDS[root])
+    if root in verdicts:
+        return fields(verdicts[root])
     if root == "verify":
         return fields(VERIFY_FIELDS)
     return None if field is None else f"{root} has no fields"
@@ -192,19 +196,19 @@ def _lookup(part: Part, ctx: "LintContext", rule: "Rule", node: "NodeRef | None"
         if sub == "value":
             return fmt(constant_value(node, names[i]) if i < len(names) and names[i] else None)
         return fmt(vt.dtype)
-    if root == "placement":
-        target = rule.placement_target
-        if target is None or target not in ctx.options.targets:
-            return "?"
-        p = ctx.prediction(target).get(node)
-        return fmt(getattr(p, sub or "", None) if p else None)
-    if root == "trt":
-        pred = ctx.prediction("tensorrt")
-        if sub == "version":
-            return str(pred.version)
-        p = pred.get(node)
-        return fmt(getattr(p, sub or "", None) if p else None)
+    vocabulary = _verdict_root(ctx, root)
+    if vocabulary is not None:
+        return fmt(vocabulary.message_value(ctx, rule, node, sub))
     return "?"
+
+
+def _verdict_root(ctx: "LintContext", root: str) -> Any:
+    """The vocabulary of the context's targets whose message root this is, or None."""
+    for target in ctx.registry.values():
+        vocabulary = target.vocabulary
+        if vocabulary is not None and vocabulary.message_root == root:
+            return vocabulary
+    return None
 
 
 def _model_field(ctx: "LintContext", sub: str | None) -> Any:

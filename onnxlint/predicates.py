@@ -14,10 +14,11 @@ from typing import TYPE_CHECKING, Any, Callable
 import onnx
 
 from onnxlint import schemas
+from onnxlint.comparison import ANY_VALUE, cmp_schema, enum_cmp
 from onnxlint.graph import STANDARD_DOMAINS, NodeRef, ValueType, value_type_of
 
 if TYPE_CHECKING:
-    from onnxlint.engine import LintContext
+    from onnxlint.context import LintContext
 
 MAX_VALUE_ELEMENTS = 64  # rules may read constant values, but only small in-file ones
 
@@ -55,31 +56,6 @@ def predicate(scope: str, name: str, schema: dict[str, Any], doc: str, candidate
 
 
 # ----------------------------------------------------------------------------- comparisons
-
-SCALAR: dict[str, Any] = {"type": ["string", "number", "boolean"]}
-ANY_VALUE: dict[str, Any] = {"type": ["string", "number", "boolean", "array"]}  # list-valued attributes too
-
-
-def cmp_schema(scalar: dict[str, Any] | None = None, what: str = "value") -> dict[str, Any]:
-    """A comparison: a scalar (equals), a list (one of), or a mapping of eq/ne/in/not_in/exists/lt/le/gt/ge."""
-    s = scalar or SCALAR
-    listed = {"type": "array", "items": s, "minItems": 1}
-    number = {"type": ["number", "string"]} if s.get("x-version") else {"type": "number"}
-    return {
-        "x-what": what,
-        "anyOf": [
-            s,
-            listed,
-            {"type": "object", "x-what": f"comparison of {what}", "minProperties": 1, "additionalProperties": False,
-             "properties": {"eq": s, "ne": s, "in": listed, "not_in": listed, "exists": {"type": "boolean"},
-                            "lt": number, "le": number, "gt": number, "ge": number}},
-        ],
-    }
-
-
-def enum_cmp(values: tuple[str, ...] | list[str], what: str) -> dict[str, Any]:
-    return cmp_schema({"type": "string", "enum": list(values), "x-what": what}, what)
-
 
 def compare(value: Any, spec: Any) -> bool:
     """Rule comparison: scalar = eq, list = in, mapping of eq/ne/in/not_in/exists/lt/le/gt/ge (all must hold)."""
@@ -400,17 +376,6 @@ def _placement_candidates(ctx: "LintContext", spec: dict[str, Any]) -> list[Node
     return _status_nodes(ctx.prediction(spec["target"]), spec)
 
 
-def placement_schema() -> dict[str, Any]:
-    from onnxlint import targets
-
-    placed = [t.name for t in targets.REGISTRY.values() if t.predicate == "placement"]
-    some = next(t for t in targets.REGISTRY.values() if t.predicate == "placement")
-    return {"type": "object", "x-what": "placement predicate", "additionalProperties": False, "required": ["target"],
-            "properties": {"target": {"type": "string", "enum": placed, "x-what": "placement target"},
-                           "status": enum_cmp(some.statuses(), "placement status"),
-                           "reason": enum_cmp(some.reasons(), "placement reason")}}
-
-
 @predicate("node", "placement", {"$ref": "#/$defs/placement"},
            "the node's predicted ORT placement: target (ort-cuda, ort-cpu), status, reason",
            candidates=_placement_candidates, needs_prediction=True)
@@ -418,17 +383,6 @@ def _placement(ctx: "LintContext", node: NodeRef, spec: dict[str, Any]) -> bool:
     if spec["target"] not in ctx.options.targets:
         return False
     return _verdict_ok(ctx.prediction(spec["target"]).get(node), spec)
-
-
-def tensorrt_schema() -> dict[str, Any]:
-    from onnxlint import targets
-
-    trt = targets.get("tensorrt")
-    return {"type": "object", "x-what": "tensorrt predicate", "additionalProperties": False,
-            "properties": {"status": enum_cmp(trt.statuses(), "TensorRT status"),
-                           "reason": enum_cmp(trt.reasons(), "TensorRT reason"),
-                           "version": cmp_schema({"type": "string", "x-version": True, "pattern": r"^\d+(\.\d+)*$"},
-                                                 "TensorRT version")}}
 
 
 def _trt_version_ok(ctx: "LintContext", spec: dict[str, Any]) -> bool:

@@ -14,7 +14,7 @@ import re
 from functools import lru_cache
 from typing import Any, Callable
 
-from onnxlint import predicates, targets
+from onnxlint import targets
 from onnxlint.errors import did_you_mean
 from onnxlint.predicates import REGISTRY
 from onnxlint.report import SEVERITIES
@@ -65,7 +65,7 @@ def rule_schema() -> dict[str, Any]:
             "tags": strings,
             "default": {"type": "boolean", "description": "in the default rule set (default true); false: runs only when "
                         "selected by code or prefix"},
-            "fallback": {"type": "string", "enum": [t.name for t in targets.REGISTRY.values() if t.predicate == "placement"],
+            "fallback": {"type": "string", "enum": [t.name for v, shared in targets.vocabularies() if v.fallback for t in shared],
                          "x-what": "fallback target",
                          "description": "the target whose EP rejects a matching node in GetCapability"},
             "match": {"type": "object", "description": "predicates of the rule's scope"},
@@ -84,8 +84,8 @@ def rule_schema() -> dict[str, Any]:
         ],
     }
     defs = {f"{scope}_match": _match_def(scope) for scope in REGISTRY}
-    defs["placement"] = predicates.placement_schema()
-    defs["tensorrt"] = predicates.tensorrt_schema()
+    for vocabulary, shared in targets.vocabularies():  # `$defs/placement`, `$defs/tensorrt`: the targets' own
+        defs[vocabulary.predicate] = vocabulary.schema(shared)
     defs["rule"] = rule
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",

@@ -7,13 +7,15 @@ checked field by field, fixers and targets must exist.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
 from onnxlint import messages, resources, rule_json, rule_schema
+from onnxlint import targets as targets_mod
 from onnxlint.errors import RuleError, did_you_mean
 from onnxlint.paths import rule_files
+from onnxlint.rule import Rule
+from onnxlint.rule import RuleSet as RuleSet  # what load_ruleset returns, importable from here too
 
 
 class LineDict(dict[Any, Any]):
@@ -64,42 +66,6 @@ def load_yaml(path: Path) -> Any:
     return yaml_safe.load_path(path, _line_loader(), what="rule file")
 
 
-@dataclass
-class Rule:
-    id: str
-    name: str
-    severity: str
-    targets: tuple[str, ...]
-    summary: str
-    explanation: str
-    match: dict[str, Any]
-    message: str
-    scope: str = "node"
-    fix: str | None = None
-    hint: str | None = None
-    references: tuple[str, ...] = ()
-    tags: tuple[str, ...] = ()
-    fallback: str | None = None  # target whose EP rejects a matching node (ORT GetCapability checks)
-    source: str = ""
-    line: int = 0
-    ops: tuple[str, ...] | None = None  # op types for dispatch; None = every node
-    placement_target: str | None = None  # whose placement {placement.*} renders: the first placement predicate's
-    default: bool = True  # in the default rule set (run without --select); false: only when selected by code
-
-    @property
-    def origin(self) -> str:
-        return f"{self.source}:{self.line}"
-
-    def applies_to(self, targets: set[str]) -> bool:
-        return "any" in self.targets or bool(targets.intersection(self.targets))
-
-    @property
-    def fix_hint(self) -> str:
-        if self.hint:
-            return self.hint
-        return "no automatic fix" if not self.fix else f"fixable with --fix ({self.fix})"
-
-
 def _first_placement_target(m: Any) -> str | None:
     stack = [m]
     while stack:
@@ -111,18 +77,6 @@ def _first_placement_target(m: Any) -> str | None:
         elif isinstance(cur, list):
             stack.extend(cur)
     return None
-
-
-@dataclass
-class RuleSet:
-    rules: list[Rule] = field(default_factory=list)
-
-    def by_id(self) -> dict[str, Rule]:
-        return {r.id: r for r in self.rules}
-
-    def knows(self, code: str) -> bool:
-        """Whether a code or prefix names at least one rule (for --select/--ignore checking)."""
-        return any(r.id.startswith(code) for r in self.rules)
 
 
 def parse_rules(data: Any, path: Path) -> list[Rule]:
@@ -162,7 +116,7 @@ def _parse_rule(raw: Any, path: Path) -> Rule:
         nested = rule_schema.prediction_keys(match)
         if nested:
             fail(mline, f"a fallback rule is part of computing the placement, so it cannot use '{nested[0]}'")
-    problem = messages.check(raw["message"], scope)
+    problem = messages.check(raw["message"], scope, targets_mod.verdict_fields())
     if problem:
         fail(_line(raw, "message", line), f"{problem} in message")
     targets = raw["targets"]

@@ -1,9 +1,10 @@
-"""The package's shape: no import cycle (function-level imports counted), a public API usable from Python,
+"""The package's shape: no import cycle (function-level and type-only imports counted), a public API usable from Python,
 every target/predicate/fixer registered once."""
 
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -19,25 +20,38 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def _type_checking_lines(tree: ast.AST) -> set[int]:
-    lines: set[int] = set()
+def _annotation_modules(tree: ast.AST, modules: dict[str, Path]) -> set[str]:
+    """Modules a string annotation names by its dotted path (`"onnxlint.context.LintContext"`): a reference
+    to a module as real as an import, though no import statement says so."""
+    found: set[str] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            for sub in node.body:
-                lines.update(range(sub.lineno, (sub.end_lineno or sub.lineno) + 1))
-    return lines
+        annotations: list[ast.expr | None] = []
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            args = node.args
+            annotations += [a.annotation for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a]
+            annotations.append(node.returns)
+        elif isinstance(node, ast.AnnAssign):
+            annotations.append(node.annotation)
+        for ann in annotations:
+            for sub in ast.walk(ann) if ann is not None else ():
+                if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
+                    for word in re.findall(r"onnxlint(?:\.\w+)+", sub.value):
+                        while word and word not in modules:
+                            word = word.rpartition(".")[0]
+                        if word:
+                            found.add(word)
+    return found
 
 
 def import_graph() -> dict[str, set[str]]:
+    """Module -> the package's modules it imports: at the top, in functions, under `if TYPE_CHECKING:`, and
+    named by string annotations (a type-only import ties modules together as much as any other)."""
     modules = {_module_name(p): p for p in PKG.rglob("*.py")}
     graph: dict[str, set[str]] = {m: set() for m in modules}
     for name, path in modules.items():
         tree = ast.parse(path.read_text())
-        skip = _type_checking_lines(tree)
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         for node in ast.walk(tree):
-            if getattr(node, "lineno", None) in skip:
-                continue
             targets: list[str] = []
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
@@ -51,6 +65,7 @@ def import_graph() -> dict[str, set[str]]:
                     t = t.rpartition(".")[0]
                 if t and t != name:
                     graph[name].add(t)
+        graph[name] |= _annotation_modules(tree, modules) - {name}
     return graph
 
 
@@ -80,9 +95,11 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
-def test_no_import_cycle_function_level_imports_included():
+def test_no_import_cycle_function_level_and_type_only_imports_included():
     graph = import_graph()
     assert "onnxlint.cli" in graph and graph["onnxlint.linter"], "the import graph was not read"
+    # read: `LintContext` is imported under TYPE_CHECKING only, by the predicates and the targets
+    assert "onnxlint.context" in graph["onnxlint.predicates"] and "onnxlint.context" in graph["onnxlint.targets.base"]
     cycle = _cycle(graph)
     assert cycle is None, " -> ".join(cycle or [])
 
@@ -95,6 +112,20 @@ def test_core_never_imports_the_cli():
 
 def test_cycle_detector_finds_a_cycle():
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+
+
+def test_type_only_imports_and_string_annotations_are_edges(tmp_path, monkeypatch):
+    """A module pair tied only by `if TYPE_CHECKING:` one way and a string annotation the other is a cycle."""
+    pkg = tmp_path / "onnxlint"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from onnxlint.b import B\n")
+    (pkg / "b.py").write_text("def f(x: 'onnxlint.a.A') -> None: ...\n")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    monkeypatch.setattr(sys.modules[__name__], "PKG", pkg)
+    graph = import_graph()
+    assert graph["onnxlint.a"] == {"onnxlint.b"} and graph["onnxlint.b"] == {"onnxlint.a"}
+    assert _cycle(graph) == ["onnxlint.a", "onnxlint.b", "onnxlint.a"]
 
 
 def test_public_api_prints_the_finding_from_a_fresh_interpreter(examples_dir):
@@ -144,7 +175,7 @@ def test_an_any_of_indexed_predicates_narrows_the_nodes_a_rule_looks_at():
     are the ones a walk over every node gives (Unique has no CUDA kernel: OLX200)."""
     import onnx.parser
 
-    from onnxlint import engine, linter, loading, predicates
+    from onnxlint import engine, linter, loading, predicates, targets
     from onnxlint.settings import Settings
 
     relus = " ".join(f"[r{k}] h{k + 1} = Relu(h{k})" for k in range(40))
@@ -156,7 +187,7 @@ def test_an_any_of_indexed_predicates_narrows_the_nodes_a_rule_looks_at():
     settings = Settings.from_config(None, targets=["ort-cuda"], ort_version="1.24.4")
     ruleset = linter.ruleset_for(settings.rule_dirs)
     mf = linter.model_file(model)
-    ctx = engine.LintContext(mf, loading.index_model(mf), linter.options_for(settings), ruleset)
+    ctx = engine.new_context(mf, loading.index_model(mf), linter.options_for(settings), ruleset, targets.REGISTRY)
     anys = [r for r in ruleset.rules if r.scope == "node" and "any" in r.match
             and all(set(alt) == {"placement"} for alt in r.match["any"])]
     assert {"OLX200", "OLX205"} <= {r.id for r in anys}
@@ -176,7 +207,7 @@ def test_an_any_with_an_alternative_whose_index_is_not_exact_is_not_narrowed():
     values: an `any` holding one of them looks at every node, so a user rule finds what it found before."""
     import onnx.parser
 
-    from onnxlint import engine, linter, loading, predicates
+    from onnxlint import engine, linter, loading, predicates, targets
     from onnxlint.settings import Settings
 
     model = onnx.parser.parse_model("""
@@ -184,8 +215,56 @@ def test_an_any_with_an_alternative_whose_index_is_not_exact_is_not_narrowed():
       agraph (float[N,4] x) => (float[N,4] y) { [relu] y = Relu(x) }""")
     settings = Settings.from_config(None, targets=["ort-cuda"], ort_version="1.24.4")
     mf = linter.model_file(model)
-    ctx = engine.LintContext(mf, loading.index_model(mf), linter.options_for(settings), linter.ruleset_for(()))
+    ctx = engine.new_context(mf, loading.index_model(mf), linter.options_for(settings), linter.ruleset_for(()),
+                              targets.REGISTRY)
     for alt in ({"tensorrt": {"status": "supported"}}, {"inputs": {"any": {"dtype": {"exists": False}}}}):
         m = {"any": [alt, {"op": "NotThere"}]}
         assert predicates._indexed(ctx, m) is None
         assert [n.name for n in predicates.candidates(ctx, m, None)] == ["relu"]
+
+
+def test_a_target_declares_its_verdict_vocabulary_and_the_renderer_asks_it():
+    """A target stub with a vocabulary of its own: its placeholder is checked against its fields and rendered by
+    its own lookup, with no edit to the message renderer; the schema generator publishes its predicate's schema."""
+    import onnx.parser
+
+    from onnxlint import engine, loading, messages, rule_schema, targets
+    from onnxlint.context import Options
+    from onnxlint.rule import Rule, RuleSet
+    from onnxlint.targets.base import Target, Vocabulary
+
+    vocabulary = Vocabulary(predicate="stub", schema=lambda shared: {"type": "object", "x-what": shared[0].name},
+                            message_root="stub", message_fields=("speed",),
+                            message_value=lambda ctx, rule, node, field: f"{node.op_type}-{field}")
+    stub = Target(name="stub", description="a throwaway target", runtime="Stub", vocabulary=vocabulary,
+                  statuses=lambda: (), reasons=lambda: (), versions=lambda: [], predict_fn=lambda ctx: None,
+                  summary_fn=str)
+    fields = {**targets.verdict_fields(), "stub": ("speed",)}
+    assert messages.check("{op_type} {stub.speed} {trt.reason}", "node", fields) is None
+    assert "unknown field 'sped'" in (messages.check("{stub.sped}", "node", fields) or "")
+    assert "unknown placeholder '{stub.speed}'" in (messages.check("{stub.speed}", "node", targets.verdict_fields()) or "")
+    assert "not available to a model rule" in (messages.check("{stub.speed}", "model", fields) or "")
+
+    model = onnx.parser.parse_model("""
+      <ir_version: 8, opset_import: ["" : 17]>
+      agraph (float[N,4] x) => (float[N,4] y) { [relu] y = Relu(x) }""")
+    from onnxlint import linter
+
+    mf = linter.model_file(model)
+    ctx = engine.new_context(mf, loading.index_model(mf), Options(targets={"stub"}), RuleSet(),
+                             {**targets.REGISTRY, "stub": stub})
+    rule = Rule(id="STB001", name="stub", severity="info", targets=("stub",), summary="s", explanation="e",
+                match={}, message="{node} runs {stub.speed}")
+    assert messages.render(rule.message, ctx, rule, ctx.index.nodes[0]) == "graph/relu runs Relu-speed"
+
+    with_stub = {**targets.REGISTRY, "stub": stub}
+    saved = dict(targets.REGISTRY)
+    try:
+        targets.REGISTRY.clear()
+        targets.REGISTRY.update(with_stub)
+        rule_schema.rule_schema.cache_clear()
+        assert rule_schema.rule_schema()["$defs"]["stub"] == {"type": "object", "x-what": "stub"}
+    finally:
+        targets.REGISTRY.clear()
+        targets.REGISTRY.update(saved)
+        rule_schema.rule_schema.cache_clear()

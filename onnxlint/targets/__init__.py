@@ -6,7 +6,7 @@ summaries and `verify` all read this registry. Adding a target is one module plu
 
 from __future__ import annotations
 
-from onnxlint.targets.base import Target, VersionError
+from onnxlint.targets.base import Target, VersionError, Vocabulary
 from onnxlint.targets.ort import ORT_CPU, ORT_CUDA
 from onnxlint.targets.ort_trt import ORT_TRT
 from onnxlint.targets.tensorrt import TENSORRT
@@ -30,6 +30,26 @@ def get(name: str) -> Target:
     return REGISTRY[name]
 
 
+def vocabularies() -> list[tuple[Vocabulary, list[Target]]]:
+    """Each rule vocabulary the registered targets declare, with the targets that share it, in registry order."""
+    out: list[tuple[Vocabulary, list[Target]]] = []
+    for t in REGISTRY.values():
+        if t.vocabulary is None:
+            continue
+        for vocabulary, shared in out:
+            if vocabulary is t.vocabulary:
+                shared.append(t)
+                break
+        else:
+            out.append((t.vocabulary, [t]))
+    return out
+
+
+def verdict_fields() -> dict[str, tuple[str, ...]]:
+    """The message placeholders of the targets' verdicts and their fields ({placement.reason}, {trt.version})."""
+    return {v.message_root: v.message_fields for v, _ in vocabularies()}
+
+
 def closure(selected: set[str] | tuple[str, ...] | list[str]) -> set[str]:
     """The selected targets plus the targets they are built on (ort-trt needs tensorrt and ort-cuda)."""
     out = set(selected)
@@ -42,4 +62,5 @@ def closure(selected: set[str] | tuple[str, ...] | list[str]) -> set[str]:
     return out
 
 
-__all__ = ["ANY", "DEFAULT_TARGETS", "REGISTRY", "Target", "VersionError", "closure", "get", "names"]
+__all__ = ["ANY", "DEFAULT_TARGETS", "REGISTRY", "Target", "VersionError", "Vocabulary", "closure", "get", "names",
+           "verdict_fields", "vocabularies"]

@@ -7,13 +7,15 @@ against the declared sets, so a typo is an error at load time instead of a rule 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
     from packaging.version import Version
 
-    from onnxlint.engine import LintContext
+    from onnxlint.context import LintContext
+    from onnxlint.graph import NodeRef
+    from onnxlint.rule import Rule
 
 
 class VersionError(ValueError):
@@ -32,18 +34,38 @@ def parse_version(text: str | None, what: str) -> Version | None:
 
 
 @dataclass(frozen=True)
+class Vocabulary:
+    """The words rules use for a family of targets' per-node verdicts, declared next to the targets so the rule
+    schema (`rule_schema`) and the message renderer (`messages`) ask the registry instead of naming targets.
+
+    predicate: the node predicate whose argument names a verdict (`placement: {status: fallback}`); schema: the
+    JSON Schema of that argument, built from the targets sharing the vocabulary (their names, statuses and
+    reasons); message_root/message_fields: the placeholder that renders a node's verdict (`{placement.reason}`);
+    message_value(ctx, rule, node, field): that value, None when unknown; fallback: whether its targets'
+    GetCapability refusals may be written as rules (`fallback: TARGET`)."""
+
+    predicate: str
+    schema: Callable[[list["Target"]], dict[str, Any]]
+    message_root: str
+    message_fields: tuple[str, ...]
+    message_value: Callable[["LintContext", "Rule", "NodeRef", "str | None"], Any]
+    fallback: bool = False
+
+
+@dataclass(frozen=True)
 class Target:
     """One deployment target.
 
-    name: the target's name on the command line and in rule files; predicate: the rule predicate whose
-    status/reason refer to this target's verdicts (None: the target has no per-node predicate of its own);
+    name: the target's name on the command line and in rule files; vocabulary: the rule predicate and message
+    placeholder its verdicts are read with (None: the target has no per-node predicate of its own);
     statuses/reasons: callables returning the declared vocabularies (read from the prediction modules, so
-    the enums live next to the code that produces them); requires: targets this one is built on."""
+    the enums live next to the code that produces them); requires: targets this one is built on;
+    reports_summary: its summary line goes in the report's placement summary."""
 
     name: str
     description: str
     runtime: str  # what --X-version names: "ORT" or "TensorRT"
-    predicate: str | None
+    vocabulary: Vocabulary | None
     statuses: Callable[[], tuple[str, ...]]
     reasons: Callable[[], tuple[str, ...]]
     versions: Callable[[], list[str]]
@@ -51,7 +73,12 @@ class Target:
     summary_fn: Callable[[Any], str]
     requires: tuple[str, ...] = ()
     common_status: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
+    reports_summary: bool = True
+
+    @property
+    def predicate(self) -> str | None:
+        """The rule predicate that reads this target's verdicts (None: none of its own)."""
+        return self.vocabulary.predicate if self.vocabulary is not None else None
 
     def available_versions(self) -> list[str]:
         from packaging.version import Version

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable
 
 from onnxlint.targets.base import Target
+from onnxlint.targets.ort_vocabulary import PLACEMENT
 
 if TYPE_CHECKING:
-    from onnxlint.engine import LintContext
+    from onnxlint.context import LintContext
 
 
 def _statuses() -> tuple[str, ...]:
@@ -47,12 +48,12 @@ def _summary(prediction: Any) -> str:
 
 
 ORT_CPU = Target(
-    name="ort-cpu", description="ONNX Runtime, CPUExecutionProvider", runtime="ORT", predicate="placement",
+    name="ort-cpu", description="ONNX Runtime, CPUExecutionProvider", runtime="ORT", vocabulary=PLACEMENT,
     statuses=_statuses, reasons=_reasons, versions=_versions("cpu"), predict_fn=_predict("ort-cpu"),
     summary_fn=_summary, common_status="device",
 )
 ORT_CUDA = Target(
     name="ort-cuda", description="ONNX Runtime, CUDAExecutionProvider with CPU fallback", runtime="ORT",
-    predicate="placement", statuses=_statuses, reasons=_reasons, versions=_versions("cuda"),
+    vocabulary=PLACEMENT, statuses=_statuses, reasons=_reasons, versions=_versions("cuda"),
     predict_fn=_predict("ort-cuda"), summary_fn=_summary, common_status="device",
 )

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from onnxlint.targets.base import Target
 
 if TYPE_CHECKING:
-    from onnxlint.engine import LintContext
+    from onnxlint.context import LintContext
 
 
 def _predict(ctx: "LintContext") -> Any:
@@ -32,6 +32,6 @@ def _versions() -> list[str]:
 
 ORT_TRT = Target(
     name="ort-trt", description="ONNX Runtime, TensorrtExecutionProvider with CUDA and CPU fall-through",
-    runtime="TensorRT", predicate=None, statuses=_none, reasons=_none, versions=_versions, predict_fn=_predict,
+    runtime="TensorRT", vocabulary=None, statuses=_none, reasons=_none, versions=_versions, predict_fn=_predict,
     summary_fn=_summary, requires=("tensorrt", "ort-cuda"),
 )

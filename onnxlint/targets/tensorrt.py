@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from onnxlint.targets.base import Target
+from onnxlint.comparison import cmp_schema, enum_cmp
+from onnxlint.targets.base import Target, Vocabulary
 
 if TYPE_CHECKING:
-    from onnxlint.engine import LintContext
+    from onnxlint.context import LintContext
+    from onnxlint.graph import NodeRef
+    from onnxlint.rule import Rule
 
 
 def _statuses() -> tuple[str, ...]:
@@ -42,8 +45,28 @@ def _summary(prediction: Any) -> str:
     return f"TensorRT {prediction.version}: " + (", ".join(parts) if parts else "no nodes")
 
 
+def _schema(trt: list[Target]) -> dict[str, Any]:
+    return {"type": "object", "x-what": "tensorrt predicate", "additionalProperties": False,
+            "properties": {"status": enum_cmp(trt[0].statuses(), "TensorRT status"),
+                           "reason": enum_cmp(trt[0].reasons(), "TensorRT reason"),
+                           "version": cmp_schema({"type": "string", "x-version": True, "pattern": r"^\d+(\.\d+)*$"},
+                                                 "TensorRT version")}}
+
+
+def _message_value(ctx: LintContext, rule: Rule, node: NodeRef, field: str | None) -> Any:
+    pred = ctx.prediction("tensorrt")
+    if field == "version":
+        return str(pred.version)
+    p = pred.get(node)
+    return getattr(p, field or "", None) if p else None
+
+
+# `tensorrt: {status: unsupported, reason: dtype, version: {ge: "10.0"}}`, `{trt.reason}`, `{trt.version}`
+VOCABULARY = Vocabulary(predicate="tensorrt", schema=_schema, message_root="trt",
+                        message_fields=("status", "reason", "detail", "version"), message_value=_message_value)
+
 TENSORRT = Target(
     name="tensorrt", description="TensorRT's ONNX parser (trtexec, OnnxParser)", runtime="TensorRT",
-    predicate="tensorrt", statuses=_statuses, reasons=_reasons, versions=_versions, predict_fn=_predict,
-    summary_fn=_summary, common_status="supported",
+    vocabulary=VOCABULARY, statuses=_statuses, reasons=_reasons, versions=_versions, predict_fn=_predict,
+    summary_fn=_summary, common_status="supported", reports_summary=False,
 )

@@ -1,0 +1,35 @@
+"""The rule vocabulary of ONNX Runtime's placement targets (ort-cpu, ort-cuda): the `placement` predicate's
+schema and the `{placement.*}` message placeholder."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from onnxlint.comparison import enum_cmp
+from onnxlint.targets.base import Target, Vocabulary
+
+if TYPE_CHECKING:
+    from onnxlint.context import LintContext
+    from onnxlint.graph import NodeRef
+    from onnxlint.rule import Rule
+
+
+def _schema(placed: list[Target]) -> dict[str, Any]:
+    some = placed[0]
+    return {"type": "object", "x-what": "placement predicate", "additionalProperties": False, "required": ["target"],
+            "properties": {"target": {"type": "string", "enum": [t.name for t in placed], "x-what": "placement target"},
+                           "status": enum_cmp(some.statuses(), "placement status"),
+                           "reason": enum_cmp(some.reasons(), "placement reason")}}
+
+
+def _message_value(ctx: LintContext, rule: Rule, node: NodeRef, field: str | None) -> Any:
+    """The field of the node's verdict under the target the rule's first placement predicate names."""
+    target = rule.placement_target
+    if target is None or target not in ctx.options.targets:
+        return None
+    p = ctx.prediction(target).get(node)
+    return getattr(p, field or "", None) if p else None
+
+
+PLACEMENT = Vocabulary(predicate="placement", schema=_schema, message_root="placement",
+                       message_fields=("status", "reason", "detail", "ep"), message_value=_message_value, fallback=True)
