@@ -1,4 +1,5 @@
-"""Command line: parses arguments, builds Settings, dispatches to the core and sets the exit code.
+"""Command line: parses arguments, builds Settings and dispatches: a lint to `onnxlint.run` (the lint run's
+service layer), the subcommands to theirs; the exit code is theirs.
 
 `onnxlint [PATHS]` lints (ruff-like); `placement`, `verify`, `doctor`, `clean` are subcommands. Exit codes:
 0 clean, 1 findings at or above --fail-on (or a failed check), 2 usage or input error.
@@ -18,15 +19,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from onnxlint import __version__, targets, write_guard
+from onnxlint import __version__, targets
 from onnxlint import config as config_mod
 from onnxlint.config import OPTIMIZATION_LEVELS
-from onnxlint.errors import InputError, RuleError, UsageError, did_you_mean, first_line
+from onnxlint.errors import InputError, RuleError, UsageError, first_line
 from onnxlint.formats import FORMATS
 from onnxlint.formats.escape import lines as esc_lines
 from onnxlint.formats.escape import text as esc
-from onnxlint.interrupt import signal_name, signals_interrupt
-from onnxlint.report import SEVERITY_RANK
+from onnxlint.interrupt import signals_interrupt
 from onnxlint.settings import Settings
 
 SUBCOMMANDS = {
@@ -171,35 +171,18 @@ def _doctor_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _providers(text: str) -> list[str]:
-    providers = [x.strip() for x in text.split(",") if x.strip()]
-    if not providers:
-        raise UsageError("--providers names no execution provider")
-    known = _known_providers()
-    for x in providers:
-        if not x.endswith("ExecutionProvider") or (known and x not in known):
-            hint = did_you_mean(x, known) if known else " (e.g. CUDAExecutionProvider, CPUExecutionProvider)"
-            raise UsageError(f"unknown execution provider {x!r}{hint}")
-    return providers
-
-
-def _known_providers() -> list[str]:
-    """Every provider name this onnxruntime build knows (available or not); [] without onnxruntime."""
-    try:
-        import onnxruntime
-    except Exception:  # not installed, or a broken install: the session will say so
-        return []
-    return list(onnxruntime.get_all_providers())
-
-
 # ----------------------------------------------------------------------------- commands
 
 
+def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The Settings overrides the command line gives (None: not given)."""
+    return dict(select=args.select, extend_select=args.extend_select, ignore=args.ignore, targets=args.target,
+                ort_version=args.ort_version, trt_version=args.trt_version, fail_on=args.fail_on, rule_dirs=args.rules,
+                ort_optimization=args.ort_optimization)
+
+
 def settings_from_args(args: argparse.Namespace, cfg: config_mod.Config) -> Settings:
-    return Settings.from_config(
-        cfg, select=args.select, extend_select=args.extend_select, ignore=args.ignore, targets=args.target,
-        ort_version=args.ort_version, trt_version=args.trt_version, fail_on=args.fail_on, rule_dirs=args.rules,
-        ort_optimization=args.ort_optimization)
+    return Settings.from_config(cfg, **_overrides(args))
 
 
 def explain(rule: Any) -> str:
@@ -214,18 +197,6 @@ def explain(rule: Any) -> str:
             + (f"\nReferences:\n{refs}\n" if refs else "") + f"\nDefined in {esc(rule.origin)}\n")
 
 
-def _progress(enabled: bool):
-    def show(i: int, n: int, name: str) -> None:
-        if enabled:
-            bar = "#" * int(30 * i / n)
-            sys.stderr.write(f"\r[{bar:<30}] {i}/{n} {esc(name[-40:]):<40}")
-            if i == n:
-                sys.stderr.write("\n")
-            sys.stderr.flush()
-
-    return show
-
-
 def _cache_dir(args: argparse.Namespace) -> Path | None:
     """The result cache folder of this run, None when the run must lint afresh: --no-cache, and anything that
     writes a model or needs a live session (--fix, --diff, --verify)."""
@@ -238,42 +209,8 @@ def _cache_dir(args: argparse.Namespace) -> Path | None:
     return cache.default_dir()
 
 
-def _ruleset(settings: Settings, cache_dir: Path | None) -> Any:
-    """The rules in force: from the cache's stored copy when there is one (a RuleIndex: no YAML, no onnx), else
-    parsed and validated (a malformed rule file is a usage error here, before any model is read) and stored."""
-    from onnxlint import cache
-
-    if cache_dir is None:
-        from onnxlint.ruleset import get_ruleset
-
-        return get_ruleset(settings.rule_dirs)
-    index = cache.rule_index(settings.rule_dirs, cache_dir)
-    if index is not None:
-        return index
-    from onnxlint.ruleset import get_ruleset
-
-    return cache.cached_ruleset(settings.rule_dirs, get_ruleset, cache_dir)
-
-
-def _rules_from_cache(cache_dir: Path) -> None:
-    """Lint with the cache folder's copy of the parsed rules (cache.cached_ruleset): a model that misses does
-    not pay for parsing and validating every rule file again while the rule files are unchanged."""
-    from onnxlint import cache, linter
-    from onnxlint.ruleset import get_ruleset
-
-    loaded: dict[tuple[Path, ...], Any] = {}
-
-    def source(dirs: tuple[Path, ...]) -> Any:
-        if dirs not in loaded:
-            loaded[dirs] = cache.cached_ruleset(dirs, get_ruleset, cache_dir)
-        return loaded[dirs]
-
-    linter.RULESET_SOURCE = source
-
-
 def _lint(argv: list[str]) -> int:
-    from onnxlint import linter, paths
-    from onnxlint.report import Report
+    from onnxlint import run
 
     args = build_parser().parse_args(argv)
     if args.diff:
@@ -299,155 +236,14 @@ def _lint(argv: list[str]) -> int:
                 print(f"{esc(r.id)}  {esc(r.name):<34} {esc(r.severity):<8} {esc(','.join(r.targets)):<20} "
                       f"{esc(r.summary)}{fix}")
         return 0
-    cache_dir = _cache_dir(args)
-    # a malformed rule file is a usage error before any model is linted. With the result cache on and only the
-    # built-in rules (they come with the package, in every key), the rules are read only when something needs
-    # them (codes to check, SARIF's rule list, a model to lint): a run of hits needs none. A user's rule folder is
-    # always read: a model whose own config does not use it would otherwise hide that folder's error on a hit
-    eager = cache_dir is None or bool(settings.rule_dirs) or args.format == "sarif" \
-        or bool(settings.selection_codes()) or any(settings.config.per_file_ignores.values())
-    ruleset: Any = _ruleset(settings, cache_dir) if eager else None
-    if not args.paths:
-        raise UsageError("no paths given (try: onnxlint model.onnx, onnxlint models/, onnxlint --help)")
-    if ruleset is not None:
-        linter.check_selection(settings, ruleset)
-    cache: dict[int, Settings] = {}
-    by_dir: dict[str, Settings] = {}  # a folder of models shares one config search (a realpath per folder, not per file)
-
-    def settings_of(p: Path) -> Settings:
-        d = os.fspath(p.parent)
-        got = by_dir.get(d)
-        if got is None:
-            c = config_mod.load_file(args.config) if args.config else config_mod.find_for(p.parent, args.config_above_repo)
-            if id(c) not in cache:
-                cache[id(c)] = settings_from_args(args, c)
-            got = by_dir[d] = cache[id(c)]
-        return got
-
-    files = paths.expand_paths([str(p) for p in args.paths])
-    _check_output(args.output, files, args.fix)
-    if args.show_config:
-        for path in sorted({settings_of(f).config.path or Path("-") for f in files}, key=str):
-            print(f"onnxlint: config in force: {esc(str(path)) if str(path) != '-' else 'none (defaults)'}", file=sys.stderr)
-    show = not args.no_progress and sys.stderr.isatty() and args.format == "text" and linter.show_progress(files)
-    colour = args.format == "text" and args.output is None and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-    # how the report is rendered, with the format (a cached run renders its stored reports the same way)
-    shown_as = {"colour": colour, "statistics": args.statistics, "quiet": args.quiet, "show_info": args.show_info,
-                "expand": args.expand}
-    stopped = None  # the signal that stopped the lint, if one did: what was finished is still printed
-    report = Report()
-    try:
-        if args.fix:
-            from onnxlint import fixing
-            from onnxlint.verify.command import check_shape_names, parse_shapes
-
-            fix_shapes = {name: list(dims) for name, dims in parse_shapes(args.shape)}
-            check_shape_names(files, fix_shapes)
-            fix_options = fixing.FixOptions(unsafe=args.unsafe_fixes, diff=args.diff, output=args.output, shapes=fix_shapes)
-            for i, f in enumerate(files, 1):
-                s = settings_of(f)
-                res = linter.lint_file(f, s)
-                if not res.error:
-                    fixing.fix_file(f, s, res, fix_options)
-                report.files.append(res)
-                _progress(show)(i, len(files), str(f))
-        elif cache_dir is not None:
-            from onnxlint import cache as cache_mod
-
-            def lint_misses(misses: list[Path]) -> list[Any]:
-                nonlocal ruleset
-                if ruleset is None:
-                    ruleset = _ruleset(settings, cache_dir)  # a malformed rule file stops the run here, before any lint
-                _rules_from_cache(cache_dir)
-                return linter.lint_paths(misses, settings_of, jobs=args.jobs, progress=_progress(show), digest=True).files
-
-            report = Report(files=cache_mod.CachedRun(files, settings_of, cache_dir).reports(lint_misses))
-        else:
-            report = linter.lint_paths(files, settings_of, jobs=args.jobs, progress=_progress(show))
-    except KeyboardInterrupt as exc:  # SIGINT, or SIGTERM (interrupt.signals_interrupt); pool workers are gone
-        from onnxlint.interrupt import interrupted
-
-        stopped = interrupted(exc, getattr(exc, "files", None) or report.files)
-        report = Report(files=stopped.files)
-    if args.verify and stopped is None:
-        from onnxlint.verify.command import check_shape_names, parse_shapes, verify_report
-
-        shapes = {name: list(dims) for name, dims in parse_shapes(args.shape)}
-        check_shape_names(files, shapes)
-        verify_report(report, _providers(args.providers), shapes, settings_of)
-    first = settings_of(files[0]) if files else settings
-    if ruleset is not None or args.format == "sarif":  # SARIF lists the rules; the other formats do not read them
-        rules = ruleset if ruleset is not None and first.rule_dirs == settings.rule_dirs else _ruleset(first, cache_dir)
-        report.rules = [r for r in rules.rules if first.selected(r.id, r.default)]
-    report.fail_on = first.fail_on
-    if args.baseline:
-        from onnxlint import baseline
-
-        if stopped is None and (args.update_baseline or not args.baseline.exists()):  # never from part of a run
-            write_guard.check_target(args.baseline, files, "--baseline", "the baseline")
-            n = baseline.write(args.baseline, report)
-            print(f"onnxlint: baseline {esc(str(args.baseline))}: recorded {n} finding(s); later runs fail only on new ones",
-                  file=sys.stderr)
-            return 2 if report.errors else 0
-        if args.baseline.exists():
-            baseline.apply(report, args.baseline, baseline.load(args.baseline))
-    from onnxlint import formats
-
-    text = formats.render(args.format, report, **shown_as, config_file=first.config.path)
-    _emit(text, args)
-    if args.fix and args.format != "text":
-        # text output carries the fix notes; the machine formats stay pure, so what was written goes to stderr
-        for res in report.files:
-            for note in res.notes:
-                print(f"onnxlint: {esc(res.filename)}: {esc(note)}", file=sys.stderr)
-    for res in report.errors:
-        print(f"onnxlint: error: {esc(res.filename)}: {esc(res.error)}", file=sys.stderr)
-    if stopped is not None:
-        print(f"onnxlint: interrupted ({signal_name(stopped.signum)}) after {len(report.files)} of {len(files)} "
-              "model(s); the report above holds those", file=sys.stderr)
-        return stopped.exit_code
-    if report.errors:
-        return 2
-    return 1 if report.worst() >= SEVERITY_RANK[report.fail_on] else 0
-
-
-def _emit(text: str, args: argparse.Namespace) -> None:
-    if args.output and not args.fix:
-        args.output.write_text(text, encoding="utf-8")
-    else:
-        sys.stdout.write(text)
-
-
-def _check_output(output: Path | None, inputs: list[Path], fix: bool) -> None:
-    """-o is a report file (or, with --fix, the fixed model or a folder for several): never an input, never a
-    folder for a report, and its folder must exist."""
-    if output is None:
-        return
-    if any(_same_file(output, f) for f in inputs) and not fix:
-        raise UsageError(f"-o {output}: is one of the models being linted; the report would overwrite it")
-    if output.is_dir() and not fix:
-        raise UsageError(f"-o {output}: is a folder; give a file for the report")
-    if fix:
-        from onnxlint.fixing import check_output, destination
-
-        check_output(inputs, output)  # several models: -o must be a folder, and no two write one file
-        for f in inputs:  # no fixed model over another input or any input's external data, nor a FIFO or device
-            dest = destination(f, output)
-            write_guard.check_target(dest, [i for i in inputs if not _same_file(i, dest)], "-o", "the fixed model")
-    else:
-        write_guard.check_target(output, inputs, "-o", "the report")
-    parent = output if output.is_dir() else output.parent
-    if not parent.is_dir():
-        raise UsageError(f"-o {output}: folder {parent} does not exist")
-    if not os.access(parent, os.W_OK):
-        raise UsageError(f"-o {output}: folder {parent} is not writable")
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return a.exists() and os.path.samefile(a, b)
-    except OSError:
-        return False
+    request = run.LintRequest(
+        [str(p) for p in args.paths], overrides=_overrides(args), config=args.config,
+        config_above_repo=args.config_above_repo, show_config=args.show_config, format=args.format, output=args.output,
+        fix=args.fix, unsafe_fixes=args.unsafe_fixes, diff=args.diff, verify=args.verify, providers=args.providers,
+        shapes=args.shape, progress=not args.no_progress, jobs=args.jobs, cache_dir=_cache_dir(args),
+        statistics=args.statistics, quiet=args.quiet, show_info=args.show_info, expand=args.expand,
+        baseline=args.baseline, update_baseline=args.update_baseline)
+    return run.execute(request, settings)
 
 
 def _placement(argv: list[str]) -> int:
@@ -470,10 +266,11 @@ def _placement(argv: list[str]) -> int:
 
 def _verify(argv: list[str]) -> int:
     from onnxlint.formats import verify_output
+    from onnxlint.run import providers
     from onnxlint.verify.command import VerifyOptions, lint_report, parse_shapes, verify_paths
 
     args = _verify_parser().parse_args(argv)
-    options = VerifyOptions(providers=tuple(_providers(args.providers)), shapes=parse_shapes(args.shape),
+    options = VerifyOptions(providers=tuple(providers(args.providers)), shapes=parse_shapes(args.shape),
                             timeout=args.timeout, ort_version=args.ort_version, fix=args.fix,
                             optimization=args.ort_optimization)
     results = verify_paths([str(m) for m in args.models], options)
@@ -577,9 +374,6 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if blas is not None:  # main() called in-process: the caller's environment as it was
             os.environ.pop(blas, None)
-        linter = sys.modules.get("onnxlint.linter")
-        if linter is not None:  # main() called in-process (tests, tools): leave the library as it was
-            linter.RULESET_SOURCE = None  # type: ignore[attr-defined]
         if from_command_line:
             _quick_exit()
 

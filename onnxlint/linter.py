@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from onnxlint import targets as targets_mod
-from onnxlint.context import Options
 from onnxlint.errors import InputError, RuleError, UsageError, did_you_mean, first_line
 from onnxlint.paths import expand_paths
 from onnxlint.report import FileReport, Report
@@ -21,11 +20,15 @@ if TYPE_CHECKING:  # imported where used: the CLI imports this module on a cache
     import onnx
 
     from onnxlint import loading
+    from onnxlint.context import Options
+    from onnxlint.rule import Rule, RuleSet
 
 Progress = Callable[[int, int, str], None]
 
 
 def options_for(settings: Settings) -> Options:
+    from onnxlint.context import Options
+
     return Options(targets=targets_mod.closure(settings.targets), ort_version=settings.ort_version,
                           trt_version=settings.trt_version, ort_optimization=settings.ort_optimization)
 
@@ -41,73 +44,108 @@ def model_file(model: onnx.ModelProto, display: str = "<model>", base_dir: Path 
     return mf
 
 
-def lint_file(path: Path, settings: Settings, want_placement: bool = True, digest: bool = False) -> FileReport:
-    """Lint one model file. The cyclic GC is paused meanwhile: indexing allocates an object per node and
-    value, and generation scans over them cost a third of the walk on large models. digest: the report carries
-    the blake2b of the bytes linted (for the result cache)."""
+class LintPlan:
+    """What linting a model with some settings runs, resolved once per settings: the rule set (built-in and
+    the settings' rule folders), the selected rules, the prediction options, and whether a selected rule that
+    applies to the targets reads onnx.checker's verdict (load then checks the bytes before parsing them).
+    A plain class: this module is imported by a cached run, which makes no plan."""
+
+    __slots__ = ("ruleset", "rules", "options", "checker_wanted")
+
+    def __init__(self, ruleset: RuleSet, rules: list[Rule], options: Options, checker_wanted: bool) -> None:
+        self.ruleset = ruleset
+        self.rules = rules
+        self.options = options
+        self.checker_wanted = checker_wanted
+
+
+RuleSource = Callable[[tuple[Path, ...]], Any]  # rule folders -> their RuleSet (built-in rules included)
+
+
+def plan_for(settings: Settings, rulesets: RuleSource | None = None) -> LintPlan:
+    """The plan of a lint with these settings; rulesets: where the RuleSet comes from (None:
+    ruleset.get_ruleset; the CLI passes the result cache's copy of the parsed rules)."""
+    ruleset = ruleset_for(settings.rule_dirs, rulesets)
+    rules = [r for r in ruleset.rules if settings.selected(r.id, r.default)]
+    options = options_for(settings)
+    return LintPlan(ruleset, rules, options, _wants_checker(rules, options.targets))
+
+
+def _plan_or_error(settings: Settings, rulesets: RuleSource | None) -> LintPlan | Exception:
+    """The plan, or why it cannot be had: a model that cannot be read is reported as such first, and the
+    error (a malformed rule file: raised; anything else: the file's internal error) where the lint would start."""
+    try:
+        return plan_for(settings, rulesets)
+    except Exception as exc:  # noqa: BLE001 - raised again by _lint, where it is reported
+        return exc
+
+
+def lint_file(path: Path, settings: Settings, want_placement: bool = True, rulesets: RuleSource | None = None,
+              plan: LintPlan | None = None, digest: bool = False) -> FileReport:
+    """Lint one model file (plan: the settings' plan when the caller has it, else made here). The cyclic GC is
+    paused meanwhile: indexing allocates an object per node and value, and generation scans over them cost a
+    third of the walk on large models. digest: the report carries the blake2b of the bytes linted (for the
+    result cache)."""
     from onnxlint import loading
 
+    got = plan if plan is not None else _plan_or_error(settings, rulesets)
     res = FileReport(str(path))
     try:
-        mf = loading.load(path, check=_checker_wanted(settings), lean=True, digest=digest)
+        mf = loading.load(path, check=isinstance(got, LintPlan) and got.checker_wanted, lean=True, digest=digest)
     except InputError as exc:
         res.error = exc.message
         return res
     res.digest = mf.digest
-    return lint_loaded(mf, settings, want_placement, res)
+    return _lint_loaded(mf, settings, got, want_placement, res)
 
 
 def lint_model(model: onnx.ModelProto, settings: Settings, display: str = "<model>",
                base_dir: Path | None = None, want_placement: bool = True) -> FileReport:
-    return lint_loaded(model_file(model, display, base_dir), settings, want_placement, FileReport(display))
+    return _lint_loaded(model_file(model, display, base_dir), settings, _plan_or_error(settings, None),
+                        want_placement, FileReport(display))
 
 
-def lint_loaded(mf: loading.ModelFile, settings: Settings, want_placement: bool, res: FileReport) -> FileReport:
+def _lint_loaded(mf: loading.ModelFile, settings: Settings, plan: LintPlan | Exception, want_placement: bool,
+                 res: FileReport) -> FileReport:
     enabled = gc.isenabled()
     gc.disable()
     try:
-        _lint(mf, settings, want_placement, res)
+        _lint(mf, settings, plan, want_placement, res)
     finally:
         if enabled:
             gc.enable()
     return res
 
 
-# where lint gets its RuleSet; the CLI points it at the result cache's copy of the parsed rules (1 ms instead of
-# ~50 ms of YAML parsing and validation per process); None: ruleset.get_ruleset. Workers forked by the pool inherit it.
-RULESET_SOURCE: Callable[[tuple[Path, ...]], Any] | None = None
-
-
-def ruleset_for(rule_dirs: tuple[Path, ...]) -> Any:
-    """The RuleSet of rule_dirs (built-in rules included), through RULESET_SOURCE when one is set."""
-    if RULESET_SOURCE is not None:
-        return RULESET_SOURCE(tuple(rule_dirs))
+def ruleset_for(rule_dirs: tuple[Path, ...], rulesets: RuleSource | None = None) -> Any:
+    """The RuleSet of rule_dirs (built-in rules included), from rulesets when given, else ruleset.get_ruleset."""
+    if rulesets is not None:
+        return rulesets(tuple(rule_dirs))
     from onnxlint.ruleset import get_ruleset
 
     return get_ruleset(rule_dirs)
 
 
-def _lint(mf: loading.ModelFile, settings: Settings, want_placement: bool, res: FileReport,
-          _retried: bool = False) -> None:
+def _lint(mf: loading.ModelFile, settings: Settings, plan: LintPlan | Exception, want_placement: bool,
+          res: FileReport, _retried: bool = False) -> None:
     from onnxlint import engine, loading
 
     try:
-        ruleset = ruleset_for(settings.rule_dirs)
-        rules = [r for r in ruleset.rules if settings.selected(r.id, r.default)]
-        options = options_for(settings)
-        mf.checker_wanted = _wants_checker(rules, options.targets)
+        if isinstance(plan, Exception):
+            raise plan
+        mf.checker_wanted = plan.checker_wanted
         if mf.raw is not None and mf.checker_wanted:  # not already checked by load
             # before the index: the checker's own copy of the model then adds to the parsed model alone, not to
             # the index and the inferred copy too (1M nodes: 2.84 -> 2.38 GB peak); the bytes go once inference
             # has cut its weight-less copy out of them, before onnx's copies of the model and the index
             loading.checker_result(mf)
         index = loading.index_model(mf)
-        ctx = engine.new_context(mf, index, options, ruleset, targets_mod.REGISTRY)
+        ctx = engine.new_context(mf, index, plan.options, plan.ruleset, targets_mod.REGISTRY)
         # a finding that will be suppressed does not count as "reported" (`reported_by`): the user would see
         # neither it nor the target finding it stands for
         file_ignores, model_ignores = _file_suppressions(mf, settings, res.filename)
         ctx.suppressed_codes = [*file_ignores, *model_ignores]
-        res.findings = engine.lint(ctx, rules)
+        res.findings = engine.lint(ctx, plan.rules)
         _post_process(res, settings, file_ignores, model_ignores)
         if want_placement:
             for name in settings.targets:
@@ -127,20 +165,9 @@ def _lint(mf: loading.ModelFile, settings: Settings, want_placement: bool, res: 
             return
         mf.inferred = mf.raw = mf.weightless = None  # inferred again, from the repaired model
         res.findings, res.placement, res.notes = [], {}, []
-        _lint(mf, settings, want_placement, res, _retried=True)
+        _lint(mf, settings, plan, want_placement, res, _retried=True)
     except Exception as exc:  # a defect in onnxlint must not hide the other files' findings
         res.error = f"internal error while linting ({type(exc).__name__}: {first_line(exc)})"
-
-
-def _checker_wanted(settings: Settings) -> bool:
-    """Whether a rule this lint runs reads onnx.checker's verdict (load then checks the bytes before parsing
-    them). False when the rules cannot be had here: _lint then reports why, and checks after parsing if need be."""
-    try:
-        rules = [r for r in ruleset_for(settings.rule_dirs).rules if settings.selected(r.id, r.default)]
-        targets = options_for(settings).targets
-    except Exception:  # noqa: BLE001 - _lint raises it again, where it is reported
-        return False
-    return _wants_checker(rules, targets)
 
 
 def _wants_checker(rules: list[Any], targets: set[str]) -> bool:
@@ -211,11 +238,12 @@ POOL_MIN_BYTES = 4_000_000  # below this a folder is linted faster than worker p
 
 
 def lint_paths(paths: Iterable[Path | str], settings_for: Callable[[Path], Settings], jobs: int = 0,
-               progress: Progress | None = None, digest: bool = False) -> Report:
+               progress: Progress | None = None, digest: bool = False, rulesets: RuleSource | None = None) -> Report:
     """Lint files, folders and globs; 16 or more models are linted by a process pool when it pays: with
     jobs > 1, or by default (one worker per core) when they hold POOL_MIN_BYTES or more. A worker starts by
     importing onnx and numpy (~0.3 s of CPU): measured on 2 cores, 200 tiny models lint at 287/s in one
-    process and 248/s with the pool, 24 real ones (1-7 MB) at 22/s and 31/s."""
+    process and 248/s with the pool, 24 real ones (1-7 MB) at 22/s and 31/s. rulesets: as for plan_for (a
+    pool worker gets it with each model: it must pickle). In one process, the plan is made once per settings."""
     files = expand_paths([str(p) for p in paths])
     report = Report()
     workers = jobs or (os.cpu_count() or 1)
@@ -227,7 +255,7 @@ def lint_paths(paths: Iterable[Path | str], settings_for: Callable[[Path], Setti
         # not a `with`: its exit waits for every queued model; an interrupt kills the workers instead
         pool = ProcessPoolExecutor(max_workers=workers, initializer=interrupt.pool_worker_init)
         try:
-            futures = [pool.submit(lint_file, f, settings_for(f), True, digest) for f in files]
+            futures = [pool.submit(lint_file, f, settings_for(f), True, rulesets, None, digest) for f in files]
             for i, fut in enumerate(futures, 1):
                 report.files.append(fut.result())
                 if progress:
@@ -237,9 +265,17 @@ def lint_paths(paths: Iterable[Path | str], settings_for: Callable[[Path], Setti
             raise interrupt.interrupted(exc, report.files) from None
         pool.shutdown()
     else:
+        plans: dict[int, tuple[Settings, LintPlan | Exception]] = {}  # by settings object (kept: ids stay unique)
         try:
             for i, f in enumerate(files, 1):
-                report.files.append(lint_file(f, settings_for(f), digest=digest))
+                settings = settings_for(f)
+                if id(settings) not in plans:
+                    plans[id(settings)] = (settings, _plan_or_error(settings, rulesets))
+                plan = plans[id(settings)][1]
+                if isinstance(plan, LintPlan):
+                    report.files.append(lint_file(f, settings, plan=plan, digest=digest))
+                else:
+                    report.files.append(lint_file(f, settings, rulesets=rulesets, digest=digest))
                 if progress:
                     progress(i, len(files), str(f))
         except KeyboardInterrupt as exc:

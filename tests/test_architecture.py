@@ -268,3 +268,32 @@ def test_a_target_declares_its_verdict_vocabulary_and_the_renderer_asks_it():
         targets.REGISTRY.clear()
         targets.REGISTRY.update(saved)
         rule_schema.rule_schema.cache_clear()
+
+
+def test_the_lint_plan_is_made_once_per_settings(tmp_path, examples_dir):
+    """lint_paths resolves the rule set, the selection and whether the checker is wanted once per settings (not
+    once to load and again to lint each model), from the rule source it is given; the reports are those of
+    lint_file on each model alone."""
+    import shutil
+
+    from onnxlint import linter
+    from onnxlint.ruleset import get_ruleset
+    from onnxlint.settings import Settings
+
+    for name in ("dropout_training.onnx", "scatternd.onnx", "batchnorm_training.onnx"):
+        shutil.copy(examples_dir / name, tmp_path / name)
+    asked: list[tuple] = []
+
+    def rulesets(dirs):
+        asked.append(dirs)
+        return get_ruleset(dirs)
+
+    settings = Settings.from_config(None)
+    report = linter.lint_paths([tmp_path], lambda p: settings, jobs=1, rulesets=rulesets)
+    assert asked == [()]
+    assert len(report.files) == 3 and any(r.findings for r in report.files)
+    alone = [linter.lint_file(tmp_path / Path(r.filename).name, settings) for r in report.files]
+    assert [[(f.code, f.node) for f in r.findings] for r in report.files] == \
+           [[(f.code, f.node) for f in r.findings] for r in alone]
+    plan = linter.plan_for(settings)
+    assert plan.checker_wanted and {r.id for r in plan.rules} >= {"OLX010"}
