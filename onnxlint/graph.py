@@ -202,6 +202,21 @@ class GraphScope:
             scope = scope.parent
         return None
 
+    def constant_behind(self, name: str, hops: int = 16) -> onnx.TensorProto | None:
+        """The initializer or Constant `name` is, looking through up to `hops` Identity nodes (torch exporters
+        emit `Identity(initializer)` for shared constants; ORT's constant folding and TensorRT's parser see a
+        constant); None: a computed value or a graph input."""
+        scope: GraphScope = self
+        for _ in range(hops):
+            t = scope.constant(name)
+            if t is not None:
+                return t
+            prod = scope.producer_of(name)
+            if prod is None or prod.op_type != "Identity" or prod.domain != "ai.onnx" or not prod.inputs or not prod.inputs[0]:
+                return None
+            scope, name = prod.scope, prod.inputs[0]
+        return None
+
     def is_graph_input(self, name: str) -> bool:
         if self._input_set is None or len(self._input_set) != len(self.inputs):
             self._input_set = set(self.inputs)
@@ -495,43 +510,3 @@ class GraphIndex:
     def graph_inputs(self) -> list[onnx.ValueInfoProto]:
         inits = {i.name for i in self.model.graph.initializer}
         return [i for i in self.model.graph.input if i.name not in inits]
-
-
-def topo_order(scope: GraphScope) -> list[NodeRef]:
-    """Kahn's order of a scope's nodes; nodes in a cycle keep file order at the end.
-
-    ONNX requires nodes in topological order and exporters write them so: checking that is one cheap pass."""
-    producer = scope.producer
-    if all(producer[inp].index < n.index for n in scope.nodes for inp in n.inputs if inp in producer):
-        return list(scope.nodes)
-    indeg: dict[int, int] = {}
-    local = {n.index: n for n in scope.nodes}
-    deps: dict[int, set[int]] = {}
-    for n in scope.nodes:
-        ds = set()
-        for inp in n.proto.input:
-            p = scope.producer.get(inp)
-            if p is not None and p.index != n.index:
-                ds.add(p.index)
-        deps[n.index] = ds
-        indeg[n.index] = len(ds)
-    users: dict[int, list[int]] = {}
-    for i, ds in deps.items():
-        for d in ds:
-            users.setdefault(d, []).append(i)
-    ready = deque(n.index for n in scope.nodes if indeg[n.index] == 0)
-    order: list[NodeRef] = []
-    seen = set()
-    while ready:
-        i = ready.popleft()
-        if i in seen:
-            continue
-        seen.add(i)
-        order.append(local[i])
-        for u in users.get(i, ()):
-            indeg[u] -= 1
-            if indeg[u] == 0:
-                ready.append(u)
-    if len(order) < len(scope.nodes):
-        order += [n for n in scope.nodes if n.index not in seen]
-    return order

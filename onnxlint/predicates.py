@@ -23,8 +23,6 @@ if TYPE_CHECKING:
 MAX_VALUE_ELEMENTS = 64  # rules may read constant values, but only small in-file ones
 
 SCOPES = ("node", "value", "graph_input", "model")
-LOGIC = ("any", "all", "not")
-CMP_KEYS = ("eq", "ne", "in", "not_in", "exists", "lt", "le", "gt", "ge")
 
 
 @dataclass(frozen=True)
@@ -125,22 +123,8 @@ MAX_IDENTITY_HOPS = 16
 
 
 def constant_tensor(node: NodeRef, value_name: str) -> onnx.TensorProto | None:
-    """The initializer or Constant a value is, looking through Identity nodes (torch exporters emit
-    `Identity(initializer)` for shared constants; ORT's constant folding and TensorRT's parser see a constant)."""
-    scope = node.scope
-    for _ in range(MAX_IDENTITY_HOPS):
-        t = scope.constant(value_name)
-        if t is not None:
-            return t
-        prod = None
-        s: Any = scope
-        while s is not None and prod is None:
-            prod = s.producer.get(value_name)
-            s = s.parent
-        if prod is None or prod.op_type != "Identity" or prod.domain != "ai.onnx" or not prod.inputs or not prod.inputs[0]:
-            return None
-        scope, value_name = prod.scope, prod.inputs[0]
-    return None
+    """The initializer or Constant a value is, looking through Identity nodes (the graph index's lookup)."""
+    return node.scope.constant_behind(value_name, MAX_IDENTITY_HOPS)
 
 
 def constant_value(node: NodeRef, value_name: str) -> Any:

@@ -27,7 +27,7 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from onnxlint import resources, schemas
-from onnxlint.graph import STANDARD_DOMAINS, GraphIndex, GraphScope, NodeRef, StatusIndex
+from onnxlint.graph import STANDARD_DOMAINS, GraphIndex, NodeRef, StatusIndex
 
 # the vocabulary of verdicts rules may name (`tensorrt: {status: ..., reason: ...}`)
 STATUSES = ("supported", "restricted", "unsupported")
@@ -244,13 +244,8 @@ def _is_constant(node: NodeRef, name: str) -> bool:
     """An initializer or a Constant node's output (what the parser sees as weights)."""
     if node.scope.constant(name) is not None:
         return True
-    scope: GraphScope | None = node.scope
-    while scope is not None:
-        prod = scope.producer.get(name)
-        if prod is not None:
-            return prod.op_type == "Constant" and prod.domain == "ai.onnx"
-        scope = scope.parent
-    return False
+    prod = node.scope.producer_of(name)
+    return prod is not None and prod.op_type == "Constant" and prod.domain == "ai.onnx"
 
 
 def _constant_value(node: NodeRef, name: str):
