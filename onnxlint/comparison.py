@@ -1,6 +1,6 @@
-"""The JSON Schema of a rule comparison (`{gt: 3}`, `[a, b]`, `{status: {in: [...]}}`): plain data, so the
-predicates and the targets that declare their verdict vocabulary (`targets.base.Vocabulary`) share it without
-importing each other."""
+"""A rule comparison (`{gt: 3}`, `[a, b]`, `{status: {in: [...]}}`): its JSON Schema and its evaluation, in a
+module of its own so the predicates and the targets that declare their verdict predicates
+(`targets.base.Vocabulary`) share them without importing each other."""
 
 from __future__ import annotations
 
@@ -29,3 +29,56 @@ def cmp_schema(scalar: dict[str, Any] | None = None, what: str = "value") -> dic
 
 def enum_cmp(values: tuple[str, ...] | list[str], what: str) -> dict[str, Any]:
     return cmp_schema({"type": "string", "enum": list(values), "x-what": what}, what)
+
+
+def compare(value: Any, spec: Any) -> bool:
+    """Rule comparison: scalar = eq, list = in, mapping of eq/ne/in/not_in/exists/lt/le/gt/ge (all must hold)."""
+    if isinstance(spec, dict):
+        for op, want in spec.items():
+            if op == "exists":
+                if (value is not None) != want:
+                    return False
+                continue
+            if value is None:
+                return False
+            if op == "eq" and not _eq(value, want):
+                return False
+            if op == "ne" and _eq(value, want):
+                return False
+            if op == "in" and not any(_eq(value, w) for w in want):
+                return False
+            if op == "not_in" and any(_eq(value, w) for w in want):
+                return False
+            if op in ("lt", "le", "gt", "ge"):
+                if not _ordered(value, op, want):
+                    return False
+        return True
+    if value is None:
+        return False
+    if isinstance(spec, list):
+        return any(_eq(value, w) for w in spec)
+    return _eq(value, spec)
+
+
+def _ordered(value: Any, op: str, want: Any) -> bool:
+    from packaging.version import Version
+
+    if isinstance(value, Version):
+        want = Version(str(want))
+    elif not isinstance(value, (int, float)) or isinstance(value, bool):
+        return False
+    if op == "lt":
+        return bool(value < want)
+    if op == "le":
+        return bool(value <= want)
+    if op == "gt":
+        return bool(value > want)
+    return bool(value >= want)
+
+
+def _eq(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_eq(x, y) for x, y in zip(a, b))
+    return bool(a == b)

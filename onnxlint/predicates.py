@@ -3,18 +3,20 @@
 Each predicate is declared once, with its name, the JSON Schema of its argument (the published rule schema
 is generated from these, and rule files are validated against it), its evaluator and, for node predicates,
 the candidate index that lets a rule visit only the nodes it can match. Adding a predicate is one
-`@predicate(...)` function here and a line in README's list; nothing else.
+`@predicate(...)` function here and a line in README's list; nothing else. A target's verdict predicate
+(`placement`, `tensorrt`) is declared by the target (`targets.base.Vocabulary`) and found through the
+context's registry (`target_predicates`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import onnx
 
 from onnxlint import schemas
-from onnxlint.comparison import ANY_VALUE, cmp_schema, enum_cmp
+from onnxlint.comparison import ANY_VALUE, cmp_schema, compare, enum_cmp
 from onnxlint.graph import STANDARD_DOMAINS, NodeRef, ValueType, value_type_of
 
 if TYPE_CHECKING:
@@ -30,7 +32,8 @@ class Predicate:
     """name: the key in a rule's match; schema: JSON Schema of its argument; evaluate(ctx, subject, spec);
     candidates(ctx, spec) -> nodes that can match, or None for "no index" (node scope only);
     needs_prediction: evaluating it asks a target for its prediction (not allowed in fallback rules, which
-    are part of computing that prediction)."""
+    are part of computing that prediction); exact: its candidate list holds every node it accepts, whatever
+    the settings, so it may narrow an `any` (`_indexed`)."""
 
     name: str
     scope: str
@@ -39,74 +42,22 @@ class Predicate:
     doc: str
     candidates: Callable[..., list[NodeRef] | None] | None = None
     needs_prediction: bool = False
+    exact: bool = False
 
 
 REGISTRY: dict[str, dict[str, Predicate]] = {scope: {} for scope in SCOPES}
 
 
 def predicate(scope: str, name: str, schema: dict[str, Any], doc: str, candidates: Callable[..., list[NodeRef] | None] | None = None,
-              needs_prediction: bool = False) -> Callable[[Callable[..., bool]], Callable[..., bool]]:
+              needs_prediction: bool = False, exact: bool = False) -> Callable[[Callable[..., bool]], Callable[..., bool]]:
     def deco(fn: Callable[..., bool]) -> Callable[..., bool]:
-        REGISTRY[scope][name] = Predicate(name, scope, schema, fn, doc, candidates, needs_prediction)
+        REGISTRY[scope][name] = Predicate(name, scope, schema, fn, doc, candidates, needs_prediction, exact)
         return fn
 
     return deco
 
 
 # ----------------------------------------------------------------------------- comparisons
-
-def compare(value: Any, spec: Any) -> bool:
-    """Rule comparison: scalar = eq, list = in, mapping of eq/ne/in/not_in/exists/lt/le/gt/ge (all must hold)."""
-    if isinstance(spec, dict):
-        for op, want in spec.items():
-            if op == "exists":
-                if (value is not None) != want:
-                    return False
-                continue
-            if value is None:
-                return False
-            if op == "eq" and not _eq(value, want):
-                return False
-            if op == "ne" and _eq(value, want):
-                return False
-            if op == "in" and not any(_eq(value, w) for w in want):
-                return False
-            if op == "not_in" and any(_eq(value, w) for w in want):
-                return False
-            if op in ("lt", "le", "gt", "ge"):
-                if not _ordered(value, op, want):
-                    return False
-        return True
-    if value is None:
-        return False
-    if isinstance(spec, list):
-        return any(_eq(value, w) for w in spec)
-    return _eq(value, spec)
-
-
-def _ordered(value: Any, op: str, want: Any) -> bool:
-    from packaging.version import Version
-
-    if isinstance(value, Version):
-        want = Version(str(want))
-    elif not isinstance(value, (int, float)) or isinstance(value, bool):
-        return False
-    if op == "lt":
-        return bool(value < want)
-    if op == "le":
-        return bool(value <= want)
-    if op == "gt":
-        return bool(value > want)
-    return bool(value >= want)
-
-
-def _eq(a: Any, b: Any) -> bool:
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a == b
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(_eq(x, y) for x, y in zip(a, b))
-    return bool(a == b)
-
 
 # ----------------------------------------------------------------------------- facts predicates read
 
@@ -166,9 +117,27 @@ def match(ctx: "LintContext", scope: str, m: dict[str, Any], subject: Any) -> bo
         elif key == "not":
             if match(ctx, scope, spec, subject):
                 return False
-        elif not table[key].evaluate(ctx, subject, spec):
+        elif not (table.get(key) or target_predicates(ctx.registry)[key]).evaluate(ctx, subject, spec):
             return False
     return True
+
+
+_TARGET_PREDICATES: dict[int, tuple[Any, dict[str, Predicate]]] = {}
+
+
+def target_predicates(registry: Mapping[str, Any]) -> dict[str, Predicate]:
+    """The node predicates the registry's targets declare (`targets.base.Vocabulary`: `placement`,
+    `tensorrt`), made once per registry."""
+    got = _TARGET_PREDICATES.get(id(registry))
+    if got is None or got[0] is not registry:
+        table: dict[str, Predicate] = {}
+        for target in registry.values():
+            v = target.vocabulary
+            if v is not None and v.predicate not in table:
+                table[v.predicate] = Predicate(v.predicate, "node", {"$ref": f"#/$defs/{v.predicate}"}, v.evaluate,
+                                               v.doc, v.candidates, needs_prediction=True, exact=v.exact_candidates)
+        got = _TARGET_PREDICATES[id(registry)] = (registry, table)
+    return got[1]
 
 
 def match_node(ctx: "LintContext", m: dict[str, Any], node: NodeRef) -> bool:
@@ -192,16 +161,12 @@ def candidates(ctx: "LintContext", m: dict[str, Any], ops: tuple[str, ...] | Non
     return min(sets, key=len)
 
 
-# predicates whose candidate list holds every node the predicate accepts, whatever the settings: only these may
-# narrow an `any` (a union is wrong as soon as one list misses a node its predicate accepts; `tensorrt` lists no
-# node when TensorRT is not a target yet still answers, `inputs` lists only values with a known type)
-EXACT_CANDIDATES = frozenset({"op", "placement"})
-
-
 def _indexed(ctx: "LintContext", m: dict[str, Any], skip_op: bool = False, exact: bool = False) -> list[NodeRef] | None:
     """The smallest candidate list of m's indexed predicates; an `any` counts when each alternative is narrowed
-    by an EXACT_CANDIDATES predicate (the union of theirs: OLX200's two placement verdicts look at the nodes
-    with those, not at every node). None: nothing in m narrows the nodes."""
+    by an exact predicate (the union of theirs: OLX200's two placement verdicts look at the nodes with those,
+    not at every node; a union is wrong as soon as one list misses a node its predicate accepts: `tensorrt`
+    lists no node when TensorRT is not a target yet still answers, `inputs` lists only values with a known
+    type). None: nothing in m narrows the nodes."""
     best: list[NodeRef] | None = None
     for key, spec in m.items():
         if key == "any" and isinstance(spec, list) and spec:
@@ -216,8 +181,8 @@ def _indexed(ctx: "LintContext", m: dict[str, Any], skip_op: bool = False, exact
                         seen.add(id(n))
                         got.append(n)
         else:
-            p = REGISTRY["node"].get(key)
-            if p is None or p.candidates is None or (key == "op" and skip_op) or (exact and key not in EXACT_CANDIDATES):
+            p = REGISTRY["node"].get(key) or target_predicates(ctx.registry).get(key)
+            if p is None or p.candidates is None or (key == "op" and skip_op) or (exact and not p.exact):
                 continue
             narrowed = p.candidates(ctx, spec)
             if narrowed is None:
@@ -245,7 +210,7 @@ def _op_candidates(ctx: "LintContext", spec: Any) -> list[NodeRef] | None:
 
 
 @predicate("node", "op", _OP_SCHEMA, "the node's op type: a name, a list of names, or a comparison",
-           candidates=_op_candidates)
+           candidates=_op_candidates, exact=True)
 def _op(ctx: "LintContext", node: NodeRef, spec: Any) -> bool:
     if isinstance(spec, dict):
         return compare(node.op_type, spec)
@@ -334,64 +299,6 @@ def _num_inputs(ctx: "LintContext", node: NodeRef, spec: Any) -> bool:
 @predicate("node", "num_outputs", cmp_schema({"type": "integer"}, "count"), "number of named outputs")
 def _num_outputs(ctx: "LintContext", node: NodeRef, spec: Any) -> bool:
     return compare(sum(1 for v in node.outputs if v), spec)
-
-
-def _status_nodes(pred: Any, spec: dict[str, Any]) -> list[NodeRef] | None:
-    if "status" not in spec:
-        return None
-    out: list[NodeRef] = []
-    for status, nodes in pred.by_status(with_common=compare(pred.COMMON, spec["status"])).items():
-        if compare(status, spec["status"]):
-            out += nodes
-    return out
-
-
-def _verdict_ok(verdict: Any, spec: dict[str, Any]) -> bool:
-    if verdict is None:
-        return False
-    if "status" in spec and not compare(verdict.status, spec["status"]):
-        return False
-    return not ("reason" in spec and not compare(verdict.reason, spec["reason"]))
-
-
-def _placement_candidates(ctx: "LintContext", spec: dict[str, Any]) -> list[NodeRef] | None:
-    if spec["target"] not in ctx.options.targets:
-        return []
-    return _status_nodes(ctx.prediction(spec["target"]), spec)
-
-
-@predicate("node", "placement", {"$ref": "#/$defs/placement"},
-           "the node's predicted ORT placement: target (ort-cuda, ort-cpu), status, reason",
-           candidates=_placement_candidates, needs_prediction=True)
-def _placement(ctx: "LintContext", node: NodeRef, spec: dict[str, Any]) -> bool:
-    if spec["target"] not in ctx.options.targets:
-        return False
-    return _verdict_ok(ctx.prediction(spec["target"]).get(node), spec)
-
-
-def _trt_version_ok(ctx: "LintContext", spec: dict[str, Any]) -> bool:
-    if "version" not in spec:
-        return True
-    from packaging.version import Version
-
-    return compare(Version(ctx.prediction("tensorrt").version), spec["version"])
-
-
-def _tensorrt_candidates(ctx: "LintContext", spec: dict[str, Any]) -> list[NodeRef] | None:
-    if "tensorrt" not in ctx.options.targets or not _trt_version_ok(ctx, spec):
-        return []
-    return _status_nodes(ctx.prediction("tensorrt"), spec)
-
-
-@predicate("node", "tensorrt", {"$ref": "#/$defs/tensorrt"},
-           "the node's TensorRT verdict: status, reason, and the TensorRT version (a quoted version string)",
-           candidates=_tensorrt_candidates, needs_prediction=True)
-def _tensorrt(ctx: "LintContext", node: NodeRef, spec: dict[str, Any]) -> bool:
-    if not _trt_version_ok(ctx, spec):
-        return False
-    if set(spec) <= {"version"}:
-        return True
-    return _verdict_ok(ctx.prediction("tensorrt").get(node), spec)
 
 
 @predicate("node", "reported_by", {"type": "array", "items": {"type": "string", "pattern": "^[A-Z]+[0-9]+$"}, "minItems": 1,

@@ -26,6 +26,8 @@ RULE_SCOPES = ("node", "model", "graph_input", "verification")  # verification: 
 
 def _match_def(scope: str) -> dict[str, Any]:
     props: dict[str, Any] = {name: p.schema for name, p in REGISTRY[scope].items()}
+    if scope == "node":  # the targets' verdict predicates, each with its schema in $defs
+        props.update((v.predicate, {"$ref": f"#/$defs/{v.predicate}"}) for v, _ in targets.vocabularies())
     ref = {"$ref": f"#/$defs/{scope}_match"}
     if scope != "value":
         props["any"] = {"type": "array", "items": ref, "minItems": 1}
@@ -239,10 +241,12 @@ def match_items(m: Any) -> list[tuple[Any, Any]]:
 
 
 def prediction_keys(m: Any) -> list[str]:
-    """Predicates anywhere in a match that ask a target for its prediction (placement, tensorrt)."""
+    """Predicates anywhere in a match that ask a target for its prediction (the targets' verdict predicates,
+    and those that read one: reported_by, cpu_shape_path)."""
+    verdicts = {v.predicate for v, _ in targets.vocabularies()}
     found: list[str] = []
     for k, _ in match_items(m):
         p = REGISTRY["node"].get(k) if isinstance(k, str) else None
-        if p is not None and p.needs_prediction:
+        if k in verdicts or (p is not None and p.needs_prediction):
             found.append(k)
     return found

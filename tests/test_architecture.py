@@ -223,17 +223,26 @@ def test_an_any_with_an_alternative_whose_index_is_not_exact_is_not_narrowed():
         assert [n.name for n in predicates.candidates(ctx, m, None)] == ["relu"]
 
 
-def test_a_target_declares_its_verdict_vocabulary_and_the_renderer_asks_it():
-    """A target stub with a vocabulary of its own: its placeholder is checked against its fields and rendered by
-    its own lookup, with no edit to the message renderer; the schema generator publishes its predicate's schema."""
+def test_a_target_declares_its_verdict_vocabulary_and_the_core_asks_it():
+    """A target stub with a vocabulary of its own, given to the context as part of its registry: rules match
+    its verdict predicate (narrowed by its candidates), its placeholder is checked against its fields and
+    rendered by its own lookup, and the schema generator publishes its predicate's schema; no edit to the
+    predicates, the message renderer or the schema generator."""
     import onnx.parser
 
-    from onnxlint import engine, loading, messages, rule_schema, targets
+    from onnxlint import engine, linter, loading, messages, predicates, rule_schema, targets
     from onnxlint.context import Options
     from onnxlint.rule import Rule, RuleSet
     from onnxlint.targets.base import Target, Vocabulary
 
-    vocabulary = Vocabulary(predicate="stub", schema=lambda shared: {"type": "object", "x-what": shared[0].name},
+    asked: list = []
+
+    def candidates(ctx, spec):
+        asked.append(spec)
+        return [n for n in ctx.index.nodes if n.op_type == spec["op"]]
+
+    vocabulary = Vocabulary(predicate="stub", doc="the stub's verdict", schema=lambda shared: {"type": "object", "x-what": shared[0].name},
+                            evaluate=lambda ctx, node, spec: node.op_type == spec["op"], candidates=candidates,
                             message_root="stub", message_fields=("speed",),
                             message_value=lambda ctx, rule, node, field: f"{node.op_type}-{field}")
     stub = Target(name="stub", description="a throwaway target", runtime="Stub", vocabulary=vocabulary,
@@ -247,15 +256,16 @@ def test_a_target_declares_its_verdict_vocabulary_and_the_renderer_asks_it():
 
     model = onnx.parser.parse_model("""
       <ir_version: 8, opset_import: ["" : 17]>
-      agraph (float[N,4] x) => (float[N,4] y) { [relu] y = Relu(x) }""")
-    from onnxlint import linter
-
+      agraph (float[N,4] x) => (float[N,4] y) { [abs] a = Abs(x) [relu] y = Relu(a) }""")
     mf = linter.model_file(model)
     ctx = engine.new_context(mf, loading.index_model(mf), Options(targets={"stub"}), RuleSet(),
                              {**targets.REGISTRY, "stub": stub})
     rule = Rule(id="STB001", name="stub", severity="info", targets=("stub",), summary="s", explanation="e",
-                match={}, message="{node} runs {stub.speed}")
-    assert messages.render(rule.message, ctx, rule, ctx.index.nodes[0]) == "graph/relu runs Relu-speed"
+                match={"stub": {"op": "Relu"}}, message="{node} runs {stub.speed}", ops=None)
+    found = engine.lint(ctx, [rule])
+    assert [(f.node, f.message) for f in found] == [("graph/relu", "graph/relu runs Relu-speed")]
+    assert asked == [{"op": "Relu"}]  # the rule looked at the nodes the stub's index named
+    assert [n.name for n in predicates.candidates(ctx, rule.match, None)] == ["relu"]
 
     with_stub = {**targets.REGISTRY, "stub": stub}
     saved = dict(targets.REGISTRY)
@@ -263,7 +273,9 @@ def test_a_target_declares_its_verdict_vocabulary_and_the_renderer_asks_it():
         targets.REGISTRY.clear()
         targets.REGISTRY.update(with_stub)
         rule_schema.rule_schema.cache_clear()
-        assert rule_schema.rule_schema()["$defs"]["stub"] == {"type": "object", "x-what": "stub"}
+        schema = rule_schema.rule_schema()
+        assert schema["$defs"]["stub"] == {"type": "object", "x-what": "stub"}
+        assert schema["$defs"]["node_match"]["properties"]["stub"] == {"$ref": "#/$defs/stub"}
     finally:
         targets.REGISTRY.clear()
         targets.REGISTRY.update(saved)

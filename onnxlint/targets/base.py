@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
+from onnxlint.comparison import compare
+
 if TYPE_CHECKING:
     from packaging.version import Version
 
@@ -38,18 +40,45 @@ class Vocabulary:
     """The words rules use for a family of targets' per-node verdicts, declared next to the targets so the rule
     schema (`rule_schema`) and the message renderer (`messages`) ask the registry instead of naming targets.
 
-    predicate: the node predicate whose argument names a verdict (`placement: {status: fallback}`); schema: the
-    JSON Schema of that argument, built from the targets sharing the vocabulary (their names, statuses and
-    reasons); message_root/message_fields: the placeholder that renders a node's verdict (`{placement.reason}`);
+    predicate: the node predicate whose argument names a verdict (`placement: {status: fallback}`), with its
+    doc, evaluate(ctx, node, spec) and candidates(ctx, spec) (the nodes it can accept, None: no index;
+    exact_candidates: that list holds every node it accepts, whatever the settings); schema: the JSON Schema
+    of its argument, built from the targets sharing the vocabulary (their names, statuses and reasons);
+    message_root/message_fields: the placeholder that renders a node's verdict (`{placement.reason}`);
     message_value(ctx, rule, node, field): that value, None when unknown; fallback: whether its targets'
     GetCapability refusals may be written as rules (`fallback: TARGET`)."""
 
     predicate: str
+    doc: str
+    evaluate: Callable[["LintContext", "NodeRef", Any], bool]
+    candidates: Callable[["LintContext", Any], "list[NodeRef] | None"]
     schema: Callable[[list["Target"]], dict[str, Any]]
     message_root: str
     message_fields: tuple[str, ...]
     message_value: Callable[["LintContext", "Rule", "NodeRef", "str | None"], Any]
+    exact_candidates: bool = False
     fallback: bool = False
+
+
+def verdict_matches(verdict: Any, spec: dict[str, Any]) -> bool:
+    """Whether a node's verdict (None: it has none) has the status and reason a predicate's spec asks for."""
+    if verdict is None:
+        return False
+    if "status" in spec and not compare(verdict.status, spec["status"]):
+        return False
+    return not ("reason" in spec and not compare(verdict.reason, spec["reason"]))
+
+
+def status_nodes(prediction: Any, spec: dict[str, Any]) -> list[NodeRef] | None:
+    """The nodes whose verdict has a status the spec accepts, from the prediction's status index (None: the
+    spec names no status, so the index does not narrow)."""
+    if "status" not in spec:
+        return None
+    out: list[NodeRef] = []
+    for status, nodes in prediction.by_status(with_common=compare(prediction.COMMON, spec["status"])).items():
+        if compare(status, spec["status"]):
+            out += nodes
+    return out
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from onnxlint.comparison import cmp_schema, enum_cmp
-from onnxlint.targets.base import Target, Vocabulary
+from onnxlint.comparison import cmp_schema, compare, enum_cmp
+from onnxlint.targets.base import Target, Vocabulary, status_nodes, verdict_matches
 
 if TYPE_CHECKING:
     from onnxlint.context import LintContext
@@ -53,6 +53,28 @@ def _schema(trt: list[Target]) -> dict[str, Any]:
                                                  "TensorRT version")}}
 
 
+def _version_ok(ctx: LintContext, spec: dict[str, Any]) -> bool:
+    if "version" not in spec:
+        return True
+    from packaging.version import Version
+
+    return compare(Version(ctx.prediction("tensorrt").version), spec["version"])
+
+
+def _candidates(ctx: LintContext, spec: dict[str, Any]) -> list[NodeRef] | None:
+    if "tensorrt" not in ctx.options.targets or not _version_ok(ctx, spec):
+        return []
+    return status_nodes(ctx.prediction("tensorrt"), spec)
+
+
+def _evaluate(ctx: LintContext, node: NodeRef, spec: dict[str, Any]) -> bool:
+    if not _version_ok(ctx, spec):
+        return False
+    if set(spec) <= {"version"}:
+        return True
+    return verdict_matches(ctx.prediction("tensorrt").get(node), spec)
+
+
 def _message_value(ctx: LintContext, rule: Rule, node: NodeRef, field: str | None) -> Any:
     pred = ctx.prediction("tensorrt")
     if field == "version":
@@ -62,8 +84,10 @@ def _message_value(ctx: LintContext, rule: Rule, node: NodeRef, field: str | Non
 
 
 # `tensorrt: {status: unsupported, reason: dtype, version: {ge: "10.0"}}`, `{trt.reason}`, `{trt.version}`
-VOCABULARY = Vocabulary(predicate="tensorrt", schema=_schema, message_root="trt",
-                        message_fields=("status", "reason", "detail", "version"), message_value=_message_value)
+VOCABULARY = Vocabulary(
+    predicate="tensorrt", doc="the node's TensorRT verdict: status, reason, and the TensorRT version (a quoted version string)",
+    evaluate=_evaluate, candidates=_candidates, schema=_schema, message_root="trt",
+    message_fields=("status", "reason", "detail", "version"), message_value=_message_value)
 
 TENSORRT = Target(
     name="tensorrt", description="TensorRT's ONNX parser (trtexec, OnnxParser)", runtime="TensorRT",
