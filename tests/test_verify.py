@@ -235,6 +235,7 @@ def test_unique_names_for_the_log_keep_the_lint_locations():
 def test_every_node_is_matched_unnamed_and_same_named_ones_included(tmp_path):
     """ORT's log as onnxruntime-gpu 1.24.4 writes it for _if_model (unnamed nodes renamed), against the prediction."""
     from onnxlint import engine, loading, targets
+    from onnxlint.context import Options
     from onnxlint.ruleset import get_ruleset
 
     p = tmp_path / "if.onnx"
@@ -243,7 +244,8 @@ def test_every_node_is_matched_unnamed_and_same_named_ones_included(tmp_path):
     renamed = naming.unique_names(mf.model)
     mf.raw = mf.weightless = None
     index = loading.index_model(mf)
-    pred = engine.LintContext(mf, index, engine.Options(targets=targets.closure({"ort-cuda"})), get_ruleset()).prediction("ort-cuda")
+    pred = engine.new_context(mf, index, Options(targets=targets.closure({"ort-cuda"})), get_ruleset(),
+                              targets.REGISTRY).prediction("ort-cuda")
     cpu, gpu = "CPUExecutionProvider", "CUDAExecutionProvider"
     run = session.SessionRun(providers=[gpu, cpu], placements=[
         logs.Placed("Unique", "Unique#2", cpu), logs.Placed("Unique", "same", cpu), logs.Placed("MemcpyToHost", "Memcpy", gpu),

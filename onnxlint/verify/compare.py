@@ -160,6 +160,7 @@ def verify_file(path: Path, providers: list[str], shapes: dict[str, list[int]], 
 def _verify(path: Path, result: VerifyResult, shapes: dict[str, list[int]], timeout: float,
             ort_version: str | None) -> None:
     from onnxlint import engine, loading, targets
+    from onnxlint.context import Options
     from onnxlint.ruleset import get_ruleset
     from onnxlint.verify.naming import unique_names
     from onnxlint.verify.session import run_session
@@ -187,9 +188,9 @@ def _verify(path: Path, result: VerifyResult, shapes: dict[str, list[int]], time
         result.run_error = (f"the session was built but its run failed ({run.run_error}); the placement comes from "
                             f"the session's log{hint}")
     index = loading.index_model(mf)
-    options = engine.Options(targets=targets.closure({result.target}), ort_version=ort_version,
-                             ort_optimization=result.optimization)
-    prediction = engine.LintContext(mf, index, options, get_ruleset()).prediction(result.target)
+    options = Options(targets=targets.closure({result.target}), ort_version=ort_version,
+                      ort_optimization=result.optimization)
+    prediction = engine.new_context(mf, index, options, get_ruleset(), targets.REGISTRY).prediction(result.target)
     compare(result, run, index, prediction, renamed)
 
 
