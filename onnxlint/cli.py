@@ -108,8 +108,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--list-rules", action="store_true", help="list every rule and exit")
     p.add_argument("--explain", metavar="ID", help="explain a rule and exit")
     p.add_argument("--statistics", action="store_true", help="print only the count of findings per rule")
-    p.add_argument("--show-info", action="store_true", help="text output: also show info findings (counted either way)")
-    p.add_argument("--expand", action="store_true", help="text output: one line per finding, not grouped by rule and cause")
+    p.add_argument("--show-info", action="store_true", help="also show info findings (text, SARIF, GitHub; counted either way)")
+    p.add_argument("--expand", action="store_true", help="one line (SARIF result, annotation) per finding, not grouped by rule and cause")
     p.add_argument("--baseline", type=Path, metavar="FILE",
                    help="fail only on findings not recorded in FILE (written with the current findings when absent)")
     p.add_argument("--update-baseline", action="store_true", help="with --baseline: record the current findings again")

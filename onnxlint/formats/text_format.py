@@ -4,7 +4,7 @@ What a deployment engineer reads: errors and warnings; infos are counted in the 
 --show-info. Findings of one rule with one cause in one model print once, with the count and the first few
 locations (--expand prints every one); a rule's hint is printed once per file. Every piece of untrusted text
 (file, node and value names, messages quoting them) goes through `escape.text`, and no line can begin a
-GitHub workflow command. JSON and SARIF keep one result per finding.
+GitHub workflow command. SARIF and GitHub annotations group the same way (`group`); JSON keeps every finding.
 """
 
 from __future__ import annotations
@@ -61,6 +61,23 @@ def cause(f: Any) -> tuple[str, str | None, str]:
     return f.code, f.op_type, _PATHLIKE.sub("·", msg)
 
 
+def group(findings: list[Any], expand: bool = False) -> list[list[Any]]:
+    """One model's findings as the text prints them: one group per rule and cause, in first-seen order (with
+    expand, one per finding). SARIF and GitHub annotations group with this too, so every surface shows as many
+    results as the text shows lines."""
+    groups: dict[tuple[str, str | None, str], list[Any]] = {}
+    repeated = Counter(f.code for f in findings)
+    for f in findings:  # a code seen once in the model is its own group: no need to work out its cause
+        alone = expand or repeated[f.code] == 1
+        groups.setdefault((f.code, None, f.node or "") if alone else cause(f), []).append(f)
+    return list(groups.values())
+
+
+def shown_findings(findings: list[Any], show_info: bool = False) -> list[Any]:
+    """What a report shows of a model's findings: not suppressed, not fixed, infos only when asked."""
+    return [f for f in findings if not f.suppressed and not f.fixed and (show_info or f.severity != "info")]
+
+
 def render(report: Any, colour: bool = False, show_hints: bool = True, statistics: bool = False, quiet: bool = False,
            show_summary: bool = True, show_info: bool = False, expand: bool = False, **_: Any) -> str:
     lines: list[str] = []
@@ -76,17 +93,12 @@ def render(report: Any, colour: bool = False, show_hints: bool = True, statistic
         if res.error:
             continue  # reported once, on stderr, by the command
         name = esc(res.filename)
-        shown = [f for f in res.findings if not f.suppressed and not f.fixed and (show_info or f.severity != "info")]
+        shown = shown_findings(res.findings, show_info)
         if not quiet and (shown or any(_worth_saying(s) for s in res.placement.values())):
             for target, summary in res.placement.items():  # a clean model prints nothing
                 lines.append(c(DIM, f"{name}: {target}: {esc(summary)}"))
-        groups: dict[tuple[str, str | None, str], list[Any]] = {}
-        repeated = Counter(f.code for f in shown)
-        for f in shown:  # a code seen once in the file is its own group: no need to work out its cause
-            alone = expand or repeated[f.code] == 1
-            groups.setdefault((f.code, None, f.node or "") if alone else cause(f), []).append(f)
         hinted: set[str] = set()
-        for members in groups.values():
+        for members in group(shown, expand):
             f = members[0]
             where = f"{name}:{esc(display_location(f.node))}" if f.node else name
             text = esc(without_location(f))
