@@ -73,6 +73,8 @@ def _positive_float(text: str) -> float:
 
 def _version_arg(runtime: str):
     def parse(text: str) -> str:
+        if runtime == "ORT" and text == "installed":  # releases.INSTALLED: the installed onnxruntime's tables
+            return text
         try:
             targets.base.parse_version(text, runtime)
         except targets.VersionError as exc:
@@ -93,7 +95,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ignore", action="append", default=[], help="skip rule codes or prefixes")
     p.add_argument("--target", action="append", default=None, choices=list(targets.names()),
                    help=f"deployment target (repeatable; default: {', '.join(targets.DEFAULT_TARGETS)})")
-    p.add_argument("--ort-version", type=_version_arg("ORT"), help="ONNX Runtime version whose kernel tables to use (default: installed)")
+    p.add_argument("--ort-version", type=_version_arg("ORT"), help="ONNX Runtime version whose kernel tables to use, or 'installed' "
+                   "(default: the config's, else the newest shipped tables)")
     p.add_argument("--ort-optimization", choices=OPTIMIZATION_LEVELS,
                    help="ORT graph optimization level the session uses (default: all, ORT's default)")
     p.add_argument("--trt-version", type=_version_arg("TensorRT"), help="TensorRT version to check against (default: newest shipped)")
@@ -150,8 +153,8 @@ def _verify_parser() -> argparse.ArgumentParser:
     p.add_argument("--shape", action="append", help="dynamic input dims, e.g. x=1x3x224x224 (default: 1 for each)")
     p.add_argument("--format", default="text", choices=list(FORMATS["verify"]))
     p.add_argument("--timeout", type=_positive_float, default=300)
-    p.add_argument("--ort-version", type=_version_arg("ORT"),
-                   help="kernel tables of this ORT version for the prediction (default: installed)")
+    p.add_argument("--ort-version", type=_version_arg("ORT"), default="installed",
+                   help="kernel tables of this ORT version for the prediction (default: installed, the ORT the session runs)")
     p.add_argument("--fix", action="store_true", help="apply safe fixes in place, verify again, show before/after")
     p.add_argument("--ort-optimization", choices=OPTIMIZATION_LEVELS, default="all",
                    help="the session's graph optimization level, and the prediction's (default: all, as ORT's)")
@@ -380,6 +383,7 @@ def _lint(argv: list[str]) -> int:
         rules = ruleset if ruleset is not None and first.rule_dirs == settings.rule_dirs else _ruleset(first, cache_dir)
         report.rules = [r for r in rules.rules if first.selected(r.id, r.default)]
     report.fail_on = first.fail_on
+    report.releases = "; ".join(sorted({_releases(s) for s in cache.values()} or {_releases(first)}))
     if args.baseline:
         from onnxlint import baseline
 
@@ -409,6 +413,13 @@ def _lint(argv: list[str]) -> int:
     if report.errors:
         return 2
     return 1 if report.worst() >= SEVERITY_RANK[report.fail_on] else 0
+
+
+def _releases(s: Settings) -> str:
+    """The runtime releases these settings check, for the summary line."""
+    from onnxlint import releases
+
+    return releases.checked({targets.get(t).runtime for t in targets.closure(s.targets)}, s.ort_version, s.trt_version)
 
 
 def _emit(text: str, args: argparse.Namespace) -> None:

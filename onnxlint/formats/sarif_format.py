@@ -162,7 +162,7 @@ def render(report, root: str | None = None, config_file: str | os.PathLike | Non
         "results": found,
         "invocations": [{"executionSuccessful": not report.errors, "toolExecutionNotifications": notifications,
                          "properties": {"configFile": os.fsdecode(os.path.abspath(config_file)) if config_file else None}}],
-        "properties": {"summary": summary_line(report, show_info, None if expand else
+        "properties": {"checkedReleases": report.releases, "summary": summary_line(report, show_info, None if expand else
                                                sum(1 for r in found if "suppressions" not in r))},
     }
     # every string valid Unicode (a file name's undecodable byte as the text `\xNN`), the document ASCII

@@ -147,8 +147,9 @@ def summary_line(report: Any, show_info: bool = False, problem_lines: int | None
     files = len(report.files)
     grouped = (f"; {problem_lines} line{'s' if problem_lines != 1 else ''} after grouping, --expand lists every node"
                if problem_lines is not None and 0 < problem_lines < shown else "")
+    checked = f" Checked against {report.releases}." if getattr(report, "releases", "") else ""
     return (f"Found {shown} finding{'s' if shown != 1 else ''} in {files} file{'s' if files != 1 else ''}: "
-            f"{', '.join(parts)}{tail}{bad}{grouped}.")
+            f"{', '.join(parts)}{tail}{bad}{grouped}.{checked}")
 
 
 def _statistics(report: Any) -> str:
