@@ -102,7 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--trt-version", type=_version_arg("TensorRT"), help="TensorRT version to check against (default: newest shipped)")
     p.add_argument("--rules", action="append", default=[], type=Path, help="extra directory (or file) of YAML rules")
     p.add_argument("--format", default="text", choices=list(FORMATS["lint"]))
-    p.add_argument("-o", "--output", type=Path, help="write the report (or, with --fix, the fixed model) here")
+    p.add_argument("-o", "--output", type=_output_arg,
+                   help="write the report (or, with --fix, the fixed model; `DIR/`: into that folder, made if need be) here")
     p.add_argument("--fail-on", choices=["info", "warning", "error"], help="lowest severity that fails (default: warning)")
     p.add_argument("--config", type=Path, help="config file (pyproject.toml or .onnxlint.yaml); default: nearest one")
     p.add_argument("--config-above-repo", action="store_true",
@@ -429,11 +430,25 @@ def _emit(text: str, args: argparse.Namespace) -> None:
         sys.stdout.write(text)
 
 
+class _Folder(type(Path())):  # type: ignore[misc]
+    """`-o out/`: the trailing separator says a folder, whether or not it exists yet (Path drops it)."""
+
+
+def _output_arg(text: str) -> Path:
+    return _Folder(text) if text.endswith(("/", os.sep)) else Path(text)
+
+
 def _check_output(output: Path | None, inputs: list[Path], fix: bool) -> None:
     """-o is a report file (or, with --fix, the fixed model or a folder for several): never an input, never a
-    folder for a report, and its folder must exist."""
+    folder for a report, and its folder must exist. With --fix, `-o DIR/` is a folder and made when missing
+    (never a file named DIR)."""
     if output is None:
         return
+    if isinstance(output, _Folder) and not output.is_dir():
+        if not fix:
+            raise UsageError(f"-o {output}{os.sep}: is a folder; give a file for the report")
+        if output.parent.is_dir() and not output.exists():
+            output.mkdir()
     if any(_same_file(output, f) for f in inputs) and not fix:
         raise UsageError(f"-o {output}: is one of the models being linted; the report would overwrite it")
     if output.is_dir() and not fix:

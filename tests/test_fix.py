@@ -1,5 +1,6 @@
 import json
 import os
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -905,3 +906,80 @@ def test_a_lint_imports_only_the_fixers_its_findings_name(tmp_path, examples_dir
     from onnxlint.fixers.base import BUILTIN
 
     assert proc.stderr.strip().splitlines()[-1] == str(sorted(["base", BUILTIN["dropout-inference"]]))
+
+
+def test_fix_without_onnxruntime_says_so_in_one_line_and_writes_nothing(tmp_path, examples_dir, cli, monkeypatch):
+    """The numeric check needs ORT: without it (sys.modules entry None: not importable, find_spec finds
+    nothing) --fix is a usage error naming the extra, and the model is untouched."""
+    import sys
+
+    p = _copy(examples_dir, tmp_path, "batchnorm_training.onnx")
+    before = p.read_bytes()
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)
+    for extra in ((), ("--diff",), ("-o", str(tmp_path / "out.onnx"))):
+        rc, out, err = cli(p, "--fix", *extra)
+        assert rc == 2 and out == "", (extra, out)
+        assert err.strip() == f"onnxlint: error: {fixing.NEEDS_ORT}"
+        assert "pip install 'onnxlint[fix]'" in err and len(err.splitlines()) == 1
+    assert p.read_bytes() == before and not (tmp_path / "out.onnx").exists()
+    rc, out, _ = cli(examples_dir / "clean_conv.onnx", "--fix")  # nothing to fix: nothing to check either
+    assert rc == 0
+
+
+def test_fix_extra_and_hook_declare_onnxruntime():
+    import yaml
+
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10: tomli, a dependency there
+        import tomli as tomllib  # type: ignore[no-redef]
+
+    root = Path(__file__).resolve().parent.parent
+    extras = tomllib.loads((root / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    fix = [e for d in extras["fix"] for e in (extras["cpu"] if d == "onnxlint[cpu]" else [d])]
+    assert fix and all(d.startswith("onnxruntime") for d in fix)
+    hooks = {h["id"]: h for h in yaml.safe_load((root / ".pre-commit-hooks.yaml").read_text())}
+    assert any(d.startswith("onnxruntime") for d in hooks["onnxlint-fix"]["additional_dependencies"])
+    assert "additional_dependencies" not in hooks["onnxlint"]
+
+
+def test_intended_change_is_reported_as_such(tmp_path, examples_dir, cli):
+    """batch-norm and Dropout fixes change outputs on purpose: the note says so and names the reference."""
+    for name, fixer in (("batchnorm_training.onnx", "batchnorm-inference"), ("dropout_training.onnx", "dropout-inference")):
+        p = _copy(examples_dir, tmp_path, name)
+        _, out, _ = cli(p, "--fix")
+        note = next(line for line in out.splitlines() if "numeric check:" in line)
+        assert f"an intended change ({fixer} " in note and "outputs equal to the original run with training_mode=0, at batch=1" in note
+    p = _copy(examples_dir, tmp_path, "equal_mismatch.onnx")  # no reference: the original is the reference
+    _, out, _ = cli(p, "--fix")
+    assert "intended change" not in out
+
+
+def test_fix_output_folder_with_trailing_slash_is_made(tmp_path, examples_dir, cli):
+    p = _copy(examples_dir, tmp_path, "dropout_training.onnx")
+    before = p.read_bytes()
+    rc, out, _ = cli(p, "--fix", "-o", f"{tmp_path / 'newdir'}/")
+    assert (tmp_path / "newdir").is_dir() and (tmp_path / "newdir" / "dropout_training.onnx").is_file(), out
+    assert p.read_bytes() == before
+    rc, _, err = cli(p, "-o", f"{tmp_path / 'report'}/")  # a report is a file
+    assert rc == 2 and "is a folder" in err and not (tmp_path / "report").exists()
+
+
+def test_diff_says_what_would_happen(tmp_path, cli):
+    """--diff writes nothing, so its notes say 'would': a fix that is refused reads 'would not be written'."""
+    m = h.make_model(h.make_graph([h.make_node("Dropout", ["x", "r", "t"], ["y"], name="d")], "g",
+                                  [h.make_tensor_value_info("x", T.FLOAT, [2])], [h.make_tensor_value_info("y", T.FLOAT, [2])],
+                                  [nh.from_array(np.array(0.5, np.float32), "r"), nh.from_array(np.array(True), "t")]),
+                     opset_imports=[h.make_opsetid("", 13)])
+    p = tmp_path / "d.onnx"
+    m.ir_version = 14  # newer than ORT loads: the numeric check cannot run, the fix is refused
+    onnx.save(m, p)
+    _, out, _ = cli(p, "--fix", "--diff")
+    assert "note: the fix would not be written: could not run the numeric check" in out, out
+    assert "note: fix not written" not in out
+    m.ir_version = 8
+    onnx.save(m, p)
+    _, out, _ = cli(p, "--fix", "--diff")
+    assert "would change: ~ Identity graph/d (was Dropout)" in out and "not written" not in out, out
+    assert fixing._conditional("fix not written: x") == "the fix would not be written: x"
+    assert fixing._conditional("nothing written: a found nothing") == "nothing would be written: a found nothing"

@@ -47,6 +47,8 @@ class Fixer:
     reference: Callable[[onnx.ModelProto], onnx.ModelProto] | None = None
     # can_fix(node, rule): whether this fixer can clear the rule's finding on that node (None: always)
     can_fix: Callable[[NodeRef, Any], bool] | None = None
+    # with a reference: (what the fix changes on purpose, what it was checked against), for the fix note
+    intended: tuple[str, str] = ("changes outputs on purpose", "its reference")
 
 
 # The built-in fixers: name -> the module of onnxlint.fixers whose @fixer registers it. A lint asks only for
@@ -108,14 +110,16 @@ FixFn = Callable[[FixContext], onnx.ModelProto]
 
 def fixer(name: str, safe: bool, summary: str,
           reference: Callable[[onnx.ModelProto], onnx.ModelProto] | None = None,
-          can_fix: Callable[[NodeRef, Any], bool] | None = None) -> Callable[[FixFn], FixFn]:
+          can_fix: Callable[[NodeRef, Any], bool] | None = None,
+          intended: tuple[str, str] = ("changes outputs on purpose", "its reference")) -> Callable[[FixFn], FixFn]:
     """Register a fixer. reference(model) gives the behaviour the fix must keep when the original's own outputs
     are not it (a training-mode Dropout is random: the fix must match the original run in inference mode).
     can_fix(node, rule) says, at lint time, whether the fixer can clear that finding: a finding it cannot
-    clear is not marked fixable."""
+    clear is not marked fixable. intended: with a reference, (what the fix changes on purpose, what it was
+    checked against): the fix note says so, not "outputs equal"."""
 
     def deco(fn: FixFn) -> FixFn:
-        REGISTRY[name] = Fixer(name, safe, summary, fn, reference, can_fix)
+        REGISTRY[name] = Fixer(name, safe, summary, fn, reference, can_fix, intended)
         return fn
 
     return deco
