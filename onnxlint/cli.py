@@ -311,6 +311,10 @@ def _lint(argv: list[str]) -> int:
     eager = cache_dir is None or bool(settings.rule_dirs) or args.format == "sarif" \
         or bool(settings.selection_codes()) or any(settings.config.per_file_ignores.values())
     ruleset: Any = _ruleset(settings, cache_dir) if eager else None
+    if not args.paths and args.show_config:  # alone: the config a model in the current folder would get
+        c = config_mod.load_file(args.config) if args.config else config_mod.find_for(Path.cwd(), args.config_above_repo)
+        print(f"onnxlint: config in force: {esc(str(c.path)) if c.path else 'none (defaults)'}", file=sys.stderr)
+        return 0
     if not args.paths:
         raise UsageError("no paths given (try: onnxlint model.onnx, onnxlint models/, onnxlint --help)")
     if ruleset is not None:
