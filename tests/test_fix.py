@@ -983,3 +983,147 @@ def test_diff_says_what_would_happen(tmp_path, cli):
     assert "would change: ~ Identity graph/d (was Dropout)" in out and "not written" not in out, out
     assert fixing._conditional("fix not written: x") == "the fix would not be written: x"
     assert fixing._conditional("nothing written: a found nothing") == "nothing would be written: a found nothing"
+
+
+def _unsorted(k=3):
+    """A chain of Relus listed last-first: onnx.checker rejects it, ORT sorts it itself."""
+    nodes = [h.make_node("Relu", [f"v{i}"], [f"v{i + 1}"], name=f"relu{i}") for i in range(k)][::-1]
+    m = h.make_model(h.make_graph(nodes, "g", [h.make_tensor_value_info("v0", T.FLOAT, ["n", 2])],
+                                  [h.make_tensor_value_info(f"v{k}", T.FLOAT, ["n", 2])]), opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
+def test_toposort_fixes_an_unsorted_graph_through_the_cli(tmp_path, cli, lint_json):
+    from onnxlint.fixers import tidy
+
+    p = tmp_path / "u.onnx"
+    onnx.save(_unsorted(), p)
+    _, before = lint_json(p)
+    assert any(f["code"] == "OLX001" and f["fix"] == "toposort" for f in before)
+    rc, out, _ = cli(p, "--fix")
+    assert "wrote" in out and "(toposort)" in out, out
+    m = onnx.load(p)
+    onnx.checker.check_model(m, full_check=True)
+    assert tidy.is_sorted(m.graph) and [n.name for n in m.graph.node] == ["relu0", "relu1", "relu2"]
+    _, after = lint_json(p)
+    assert not any(f["code"] == "OLX001" for f in after)
+
+
+def test_checker_failure_other_than_order_is_not_fixable(tmp_path, lint_json):
+    m = _unsorted()
+    m.graph.node.reverse()
+    m.graph.node[0].attribute.append(h.make_attribute("bogus", 1))  # the checker rejects an unknown attribute
+    p = tmp_path / "b.onnx"
+    onnx.save(m, p)
+    _, found = lint_json(p)
+    (olx001,) = [f for f in found if f["code"] == "OLX001"]
+    assert olx001["fix"] is None and not olx001["fixable"]
+
+
+def test_fix_leaves_no_dead_initializer_and_sorted_graphs(tmp_path, cli):
+    """dropout-inference leaves the Dropout's ratio and training_mode unread, in the main graph and in an If
+    body; the tidy step after all fixers removes them (ORT warns about every one on every load)."""
+    from onnxlint.fixers import tidy
+
+    drop = lambda x, y, n: h.make_node("Dropout", [x, f"r{n}", f"t{n}"], [y], name=f"drop{n}")
+    inits = lambda n: [nh.from_array(np.array(0.5, np.float32), f"r{n}"), nh.from_array(np.array(True), f"t{n}")]
+    then = h.make_graph([drop("x", "a", 1)], "then", [], [h.make_tensor_value_info("a", T.FLOAT, ["n", 2])], inits(1))
+    other = h.make_graph([h.make_node("Identity", ["x"], ["b"], name="id")], "else", [],
+                         [h.make_tensor_value_info("b", T.FLOAT, ["n", 2])])
+    nodes = [drop("x", "d", 0), h.make_node("If", ["c"], ["y"], name="if", then_branch=then, else_branch=other)]
+    m = h.make_model(h.make_graph(nodes, "g", [h.make_tensor_value_info("x", T.FLOAT, ["n", 2]),
+                                               h.make_tensor_value_info("c", T.BOOL, [])],
+                                  [h.make_tensor_value_info("d", T.FLOAT, ["n", 2]), h.make_tensor_value_info("y", T.FLOAT, ["n", 2])],
+                                  inits(0)), opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    h.set_model_props(m, {"owner": "team-a"})
+    p = tmp_path / "d.onnx"
+    onnx.save(m, p)
+    rc, out, _ = cli(p, "--fix")
+    assert "wrote" in out, out
+    fixed = onnx.load(p)
+    assert tidy.dead_initializers(fixed) == [] and tidy.is_sorted(fixed.graph)
+    assert {n.op_type for g in iter_graphs_of(fixed) for n in g.node} == {"Identity", "If"}
+    assert {pr.key: pr.value for pr in fixed.metadata_props} == {"owner": "team-a"}  # the model's own fields stay
+    assert [i.name for i in fixed.graph.input] == ["x", "c"]
+
+
+def iter_graphs_of(model):
+    from onnxlint.graph import iter_graphs
+
+    return list(iter_graphs(model))
+
+
+def test_tidy_returns_the_same_model_when_there_is_nothing_to_do(examples_dir):
+    from onnxlint.fixers import tidy
+
+    m = onnx.load(examples_dir / "clean_conv.onnx")
+    assert tidy.tidy(m) is m
+
+
+PLUGIN = Path(__file__).resolve().parent / "plugin_example"
+
+
+@pytest.fixture
+def acme_plugin(monkeypatch):
+    """tests/plugin_example installed: its folder on sys.path (its dist-info declares the entry point)."""
+    import sys
+
+    from onnxlint import rule_schema
+
+    monkeypatch.syspath_prepend(str(PLUGIN))
+    rule_schema.rule_schema.cache_clear()
+    yield PLUGIN
+    fixers.REGISTRY.pop("acme-drop-identity", None)
+    sys.modules.pop("acme_onnxlint_fixers", None)
+    rule_schema.rule_schema.cache_clear()  # its fixer enum named the plug-in
+
+
+def test_plugin_fixer_fixes_its_finding_through_the_cli(tmp_path, cli, lint_json, acme_plugin):
+    """A user rule names the plug-in's fixer; --fix loads it from the entry point, hands it the gs graph and its
+    findings' nodes, checks the result numerically and writes it; the dead Identity is cleaned up after."""
+    from onnxlint.fixers import tidy
+
+    nodes = [h.make_node("Relu", ["x"], ["a"], name="relu"), h.make_node("Identity", ["a"], ["b"], name="/copy/Identity"),
+             h.make_node("Sigmoid", ["b"], ["y"], name="sig")]
+    m = h.make_model(h.make_graph(nodes, "g", [h.make_tensor_value_info("x", T.FLOAT, ["n", 4])],
+                                  [h.make_tensor_value_info("y", T.FLOAT, ["n", 4])]), opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    p = tmp_path / "m.onnx"
+    onnx.save(m, p)
+    rules = str(acme_plugin / "rules.yaml")
+    _, found = lint_json(p, "--rules", rules)
+    (acme,) = [f for f in found if f["code"] == "ACME900"]
+    assert acme["fix"] == "acme-drop-identity" and acme["fixable"]
+    rc, out, _ = cli(p, "--rules", rules, "--fix")
+    assert "wrote" in out and "(acme-drop-identity)" in out and "numeric check: outputs equal" in out, out
+    fixed = onnx.load(p)
+    assert [n.op_type for n in fixed.graph.node] == ["Relu", "Sigmoid"] and not tidy.dead_nodes(fixed)
+    onnx.checker.check_model(fixed, full_check=True)
+    _, after = lint_json(p, "--rules", rules)
+    assert not any(f["code"] == "ACME900" for f in after)
+
+
+def test_plugin_fixer_gets_the_same_numeric_check(tmp_path, cli, acme_plugin):
+    """A plug-in whose rewrite changes outputs is refused like a built-in fixer: nothing is written."""
+    import acme_onnxlint_fixers  # noqa: F401 - registers acme-drop-identity
+
+    def wrong(ctx):
+        graph = ctx.graph()
+        for node in graph.nodes:
+            if node.op == "Identity":
+                node.op = "Neg"
+        return ctx.from_graph(graph)
+
+    fx = fixers.REGISTRY["acme-drop-identity"]
+    fixers.REGISTRY["acme-drop-identity"] = fixers.Fixer(fx.name, True, fx.summary, wrong)  # acme_plugin removes it
+    nodes = [h.make_node("Identity", ["x"], ["b"], name="id"), h.make_node("Relu", ["b"], ["y"], name="relu")]
+    m = h.make_model(h.make_graph(nodes, "g", [h.make_tensor_value_info("x", T.FLOAT, ["n", 4])],
+                                  [h.make_tensor_value_info("y", T.FLOAT, ["n", 4])]), opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    p = tmp_path / "m.onnx"
+    onnx.save(m, p)
+    before = p.read_bytes()
+    _, out, _ = cli(p, "--rules", acme_plugin / "rules.yaml", "--fix")
+    assert "fix not written" in out and p.read_bytes() == before, out
