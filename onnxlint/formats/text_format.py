@@ -49,7 +49,7 @@ def _worth_saying(summary: str) -> bool:
     computations ORT puts on CPU on purpose), a node has no provider, or ORT refuses the model."""
     if "no provider" in summary or summary.startswith("ORT refuses"):
         return True
-    return " 0 fall back" not in summary and "(0 real," not in summary
+    return not summary.startswith("0 fall back") and " 0 fall back" not in summary
 
 
 def cause(f: Any) -> tuple[str, str | None, str]:

@@ -1,0 +1,38 @@
+"""The words a reader meets: counts that agree with their nouns, deliberate placements not counted as
+fallbacks, eliminated nodes not called provider-less, the fixable marker of --statistics."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import onnx
+from conftest import init, make_model, vi
+from onnx import TensorProto as T
+from onnx import helper as h
+
+
+def _shape_computation():
+    """x -> Shape -> Gather -> Concat -> Reshape(x): ORT keeps the small Gather and Concat on CPU on purpose."""
+    nodes = [h.make_node("Shape", ["x"], ["s"], name="shape"), h.make_node("Gather", ["s", "i0"], ["b"], name="gather", axis=0),
+             h.make_node("Concat", ["b", "m1"], ["shp"], name="concat", axis=0), h.make_node("Reshape", ["x", "shp"], ["y"], name="reshape")]
+    return make_model(nodes, [vi("x", T.FLOAT, ["n", 3, 4])], [vi("y", T.FLOAT, ["n", 12])],
+                      [init("i0", np.array([0], np.int64)), init("m1", np.array([-1], np.int64))])
+
+
+def test_deliberate_placements_are_not_fallbacks(save, cli):
+    p = save(_shape_computation())
+    _, out, _ = cli("placement", p)
+    head = out.splitlines()[0]
+    assert "0 fall back, 2 shape computations on CPU on purpose, 0 boundaries" in head, head
+    assert "real" not in head and "shape-only" not in head
+    _, out, _ = cli(p)
+    assert "fall back" not in out  # nothing left the GPU: the placement summary is not printed
+
+
+def test_counts_agree_with_their_nouns(save, cli):
+    m = make_model([h.make_node("Relu", ["x"], ["y"], name="relu")], [vi("x", T.FLOAT, ["n", 4])], [vi("y", T.FLOAT, ["n", 4])])
+    _, out, _ = cli("placement", save(m))
+    assert ": 1 node on CUDA, 0 fall back, 0 boundaries," in out, out
+    _, out, _ = cli("placement", save(_shape_computation(), "s.onnx"), "--format", "json")
+    assert json.loads(out)[0]["summary"]["line"].startswith("2 nodes on CUDA")
