@@ -36,3 +36,15 @@ def test_counts_agree_with_their_nouns(save, cli):
     assert ": 1 node on CUDA, 0 fall back, 0 boundaries," in out, out
     _, out, _ = cli("placement", save(_shape_computation(), "s.onnx"), "--format", "json")
     assert json.loads(out)[0]["summary"]["line"].startswith("2 nodes on CUDA")
+
+
+def test_eliminated_node_is_not_said_to_have_no_provider(save, cli):
+    nodes = [h.make_node("Identity", ["x"], ["a"], name="id"), h.make_node("Relu", ["a"], ["y"], name="relu")]
+    _, out, _ = cli("placement", save(make_model(nodes, [vi("x", T.FLOAT, ["n", 4])], [vi("y", T.FLOAT, ["n", 4])])))
+    line = next(ln for ln in out.splitlines() if "graph/id:" in ln)
+    assert "NO PROVIDER" not in line and "-> none (removed by ORT's graph optimizations) [eliminated]" in line
+    custom = make_model([h.make_node("Fancy", ["x"], ["y"], name="f", domain="com.acme")], [vi("x", T.FLOAT, ["n", 4])],
+                        [vi("y", T.FLOAT, ["n", 4])], extra_opsets=[("com.acme", 1)])
+    _, out, _ = cli("placement", save(custom, "c.onnx"))
+    assert "-> NO PROVIDER [unsupported]" in out  # what really has none still says so
+
