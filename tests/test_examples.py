@@ -70,7 +70,7 @@ def test_list_rules_explain_and_version(cli):
 
 def test_statistics(examples_dir, cli):
     rc, out, _ = cli(examples_dir, "--statistics", "-q")
-    assert "OLX013  fully-static-input-shapes" in out
+    assert "OLX013      fully-static-input-shapes" in out
 
 
 def test_python_dash_m_entry_point(examples_dir):

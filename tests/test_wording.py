@@ -48,3 +48,13 @@ def test_eliminated_node_is_not_said_to_have_no_provider(save, cli):
     _, out, _ = cli("placement", save(custom, "c.onnx"))
     assert "-> NO PROVIDER [unsupported]" in out  # what really has none still says so
 
+
+def test_statistics_marks_fixable_rules(save, cli):
+    nodes = [h.make_node("Dropout", ["x", "r", "t"], ["y"], name="drop"), h.make_node("Relu", ["y"], ["z"], name="relu")]
+    m = make_model(nodes, [vi("x", T.FLOAT, [1, 4])], [vi("z", T.FLOAT, [1, 4])],
+                   [init("r", np.array(0.5, np.float32)), init("t", np.array(True))])
+    _, out, _ = cli(save(m), "--statistics", "--show-info")
+    rows = out.splitlines()
+    assert any(" OLX010  [*] dropout-training-mode [error]" in r for r in rows), out
+    assert any(" OLX013      fully-static-input-shapes [info]" in r for r in rows), out  # no fixer: no marker
+    assert rows[-1] == "[*] 1 finding fixable with --fix"

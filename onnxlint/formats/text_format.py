@@ -153,7 +153,12 @@ def summary_line(report: Any, show_info: bool = False, problem_lines: int | None
 
 
 def _statistics(report: Any) -> str:
-    """Only the table: findings per rule, most frequent first."""
+    """Only the table: findings per rule, most frequent first; `[*]` (as ruff marks it) where --fix can fix some
+    of them, and a last line counting those."""
     counts = Counter((f.code, f.name, f.severity) for f in report.active)
-    rows = [f"{k:5d}  {code}  {name} [{sev}]" for (code, name, sev), k in counts.most_common()]
+    fixable = Counter(f.code for f in report.active if f.fixable)
+    rows = [f"{k:5d}  {code}  {'[*]' if fixable[code] else '   '} {name} [{sev}]" for (code, name, sev), k in counts.most_common()]
+    if fixable:
+        n = sum(fixable.values())
+        rows.append(f"[*] {n} finding{'s' if n != 1 else ''} fixable with --fix")
     return "\n".join(rows) + ("\n" if rows else "")
