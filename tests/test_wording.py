@@ -58,3 +58,19 @@ def test_statistics_marks_fixable_rules(save, cli):
     assert any(" OLX010  [*] dropout-training-mode [error]" in r for r in rows), out
     assert any(" OLX013      fully-static-input-shapes [info]" in r for r in rows), out  # no fixer: no marker
     assert rows[-1] == "[*] 1 finding fixable with --fix"
+
+
+def test_training_dropout_is_random_under_onnxruntime(save, cli):
+    """OLX010 says a training-mode Dropout's outputs will be random: ORT's default session keeps it (it does not
+    eliminate it) and draws a new mask per run."""
+    ort = __import__("pytest").importorskip("onnxruntime")
+    m = make_model([h.make_node("Dropout", ["x", "r", "t"], ["y"], name="drop")], [vi("x", T.FLOAT, [8, 64])],
+                   [vi("y", T.FLOAT, [8, 64])], [init("r", np.array(0.5, np.float32)), init("t", np.array(True))])
+    p = save(m)
+    _, out, _ = cli(p)
+    assert "OLX010 Dropout runs in training mode (training_mode input t); outputs will be random" in out
+    session = ort.InferenceSession(str(p), providers=["CPUExecutionProvider"])
+    x = np.ones((8, 64), np.float32)
+    runs = [session.run(None, {"x": x})[0] for _ in range(4)]
+    assert all((r == 0).any() and not np.array_equal(r, x) for r in runs)
+    assert len({r.tobytes() for r in runs}) > 1
