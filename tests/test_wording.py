@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 import numpy as np
-import onnx
 from conftest import init, make_model, vi
 from onnx import TensorProto as T
 from onnx import helper as h
@@ -15,7 +14,8 @@ from onnx import helper as h
 def _shape_computation():
     """x -> Shape -> Gather -> Concat -> Reshape(x): ORT keeps the small Gather and Concat on CPU on purpose."""
     nodes = [h.make_node("Shape", ["x"], ["s"], name="shape"), h.make_node("Gather", ["s", "i0"], ["b"], name="gather", axis=0),
-             h.make_node("Concat", ["b", "m1"], ["shp"], name="concat", axis=0), h.make_node("Reshape", ["x", "shp"], ["y"], name="reshape")]
+             h.make_node("Concat", ["b", "m1"], ["shp"], name="concat", axis=0),
+             h.make_node("Reshape", ["x", "shp"], ["y"], name="reshape")]
     return make_model(nodes, [vi("x", T.FLOAT, ["n", 3, 4])], [vi("y", T.FLOAT, ["n", 12])],
                       [init("i0", np.array([0], np.int64)), init("m1", np.array([-1], np.int64))])
 
