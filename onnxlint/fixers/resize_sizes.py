@@ -13,7 +13,6 @@ import onnx
 from onnx import TensorProto, numpy_helper
 
 from onnxlint.fixers.base import FixContext, fixer
-from onnxlint.fixers.constants import constant_tensors
 from onnxlint.graph import iter_graphs
 
 
@@ -93,12 +92,8 @@ def resize_sizes(ctx: FixContext) -> onnx.ModelProto:
         n, g = ref.proto, ref.scope.graph
         if g is None:
             continue
-        consts = constant_tensors(g)
-        scales_t = consts.get(n.input[2])
-        if scales_t is None:
-            s = ref.scope.constant(n.input[2])  # from an outer graph
-            scales_t = s
-        sizes = _sizes_for(shapes.get(n.input[0]), _scales(scales_t))
+        # the one constant lookup every fixer and the lint use: this graph's, then an enclosing graph's
+        sizes = _sizes_for(shapes.get(n.input[0]), _scales(ref.scope.constant(n.input[2])))
         if sizes is None:
             continue
         base = n.name or "resize"
