@@ -334,7 +334,9 @@ def test_fold_shapes_removes_cpu_shape_nodes_for_a_static_input(tmp_path, cli, l
     assert not any(f["code"] == "OLX201" for f in after)
 
 
-def test_resize_sizes_needs_a_static_input_shape(tmp_path, cli, lint_json):
+def test_resize_sizes_needs_static_scaled_dims(tmp_path, cli, lint_json):
+    """A dynamic dim that is scaled (here the height) has no constant size: the fix is not claimed. (A dynamic
+    batch at scale 1 is: test_resize_sizes_keeps_a_dynamic_batch.)"""
     import numpy as np
     from onnx import TensorProto as T
     from onnx import helper as h
@@ -342,7 +344,8 @@ def test_resize_sizes_needs_a_static_input_shape(tmp_path, cli, lint_json):
 
     g = h.make_graph([h.make_node("Resize", ["x", "", "sc"], ["y"], name="rz", mode="linear",
                                   coordinate_transformation_mode="align_corners")], "g",
-                     [h.make_tensor_value_info("x", T.FLOAT, ["n", 1, 4, 4])], [h.make_tensor_value_info("y", T.FLOAT, ["n", 1, 8, 8])],
+                     [h.make_tensor_value_info("x", T.FLOAT, ["n", 1, "h", 4])],
+                     [h.make_tensor_value_info("y", T.FLOAT, ["n", 1, "h2", 8])],
                      [nh.from_array(np.array([1, 1, 2, 2], np.float32), "sc")])
     m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
     p = tmp_path / "dyn.onnx"
@@ -350,7 +353,7 @@ def test_resize_sizes_needs_a_static_input_shape(tmp_path, cli, lint_json):
     before = p.read_bytes()
     _, found = lint_json(p, "--target", "tensorrt")
     olx301 = [f for f in found if f["code"] == "OLX301"]
-    assert olx301 and not olx301[0]["fixable"]  # no equivalent sizes for a dynamic input: not claimed
+    assert olx301 and not olx301[0]["fixable"]  # no equivalent constant size for a scaled dynamic dim: not claimed
     rc, text, _ = cli(p, "--fix", "--target", "tensorrt")
     assert "wrote" not in text and p.read_bytes() == before
 
@@ -1127,3 +1130,33 @@ def test_plugin_fixer_gets_the_same_numeric_check(tmp_path, cli, acme_plugin):
     before = p.read_bytes()
     _, out, _ = cli(p, "--rules", acme_plugin / "rules.yaml", "--fix")
     assert "fix not written" in out and p.read_bytes() == before, out
+
+
+def test_resize_sizes_keeps_a_dynamic_batch(tmp_path, cli, lint_json):
+    """An align_corners Resize on [batch, 3, 8, 8] with scales [1, 1, 2, 2]: sizes = Concat(Shape(x)[:1],
+    [3, 16, 16]), so the batch stays dynamic; the numeric check runs two batch sizes."""
+    from onnxlint.fixers import tidy
+
+    n = h.make_node("Resize", ["x", "roi", "scales"], ["y"], name="up", mode="linear",
+                    coordinate_transformation_mode="align_corners")
+    m = h.make_model(h.make_graph([n], "g", [h.make_tensor_value_info("x", T.FLOAT, ["batch", 3, 8, 8])],
+                                  [h.make_tensor_value_info("y", T.FLOAT, ["batch", 3, 16, 16])],
+                                  [nh.from_array(np.zeros(0, np.float32), "roi"),
+                                   nh.from_array(np.array([1, 1, 2, 2], np.float32), "scales")]),
+                     opset_imports=[h.make_opsetid("", 13)])
+    m.ir_version = 8
+    p = tmp_path / "rz.onnx"
+    onnx.save(m, p)
+    _, before = lint_json(p)
+    assert any(f["code"] == "OLX301" and f["fixable"] for f in before)
+    _, out, _ = cli(p, "--fix")
+    assert "outputs equal at batch=1 and batch=2" in out and "(resize-sizes)" in out, out
+    fixed = onnx.load(p)
+    assert [x.op_type for x in fixed.graph.node] == ["Shape", "Slice", "Concat", "Resize"] and tidy.is_sorted(fixed.graph)
+    assert fixed.graph.input[0].type.tensor_type.shape.dim[0].dim_param == "batch"
+    _, after = lint_json(p)
+    assert not any(f["code"] == "OLX301" for f in after)
+    m.graph.initializer[1].CopyFrom(nh.from_array(np.array([2, 1, 2, 2], np.float32), "scales"))  # batch scaled
+    onnx.save(m, p)
+    _, again = lint_json(p)
+    assert any(f["code"] == "OLX301" and not f["fixable"] for f in again)
