@@ -1160,3 +1160,17 @@ def test_resize_sizes_keeps_a_dynamic_batch(tmp_path, cli, lint_json):
     onnx.save(m, p)
     _, again = lint_json(p)
     assert any(f["code"] == "OLX301" and not f["fixable"] for f in again)
+
+
+def test_tidy_keeps_the_order_of_a_sorted_graph():
+    """Cleanup alone when the nodes are in order: gs's toposort would reorder independent nodes, and the order
+    of random ops decides which numbers each draws (a model whose RandomUniformLike moved failed the check)."""
+    from onnxlint.fixers import tidy
+
+    nodes = [h.make_node("Relu", ["x"], ["a"], name="a"), h.make_node("Sigmoid", ["a"], ["b"], name="b"),
+             h.make_node("RandomUniformLike", ["x"], ["r"], name="rnd"), h.make_node("Add", ["b", "r"], ["y"], name="add")]
+    m = h.make_model(h.make_graph(nodes, "g", [h.make_tensor_value_info("x", T.FLOAT, [2])],
+                                  [h.make_tensor_value_info("y", T.FLOAT, [2])], [nh.from_array(np.ones(2, np.float32), "dead")]),
+                     opset_imports=[h.make_opsetid("", 17)])
+    t = tidy.tidy(m)
+    assert [n.name for n in t.graph.node] == ["a", "b", "rnd", "add"] and not t.graph.initializer  # gs: a, rnd, b

@@ -83,7 +83,11 @@ def tidy(model: onnx.ModelProto) -> onnx.ModelProto:
     import onnx_graphsurgeon as gs
 
     graph: Any = gs.import_onnx(model)
-    graph.cleanup(remove_unused_graph_inputs=False, recurse_subgraphs=True).toposort(recurse_subgraphs=True)
+    graph.cleanup(remove_unused_graph_inputs=False, recurse_subgraphs=True)
+    if not is_sorted(model.graph):
+        # only then: gs's toposort reorders a sorted graph too, and the order of random ops (RandomUniformLike)
+        # decides which numbers each draws (a dynamo Dropout's mask differed once its nodes moved)
+        graph.toposort(recurse_subgraphs=True)
     return graft(model, graph)
 
 
