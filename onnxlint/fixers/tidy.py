@@ -3,7 +3,7 @@ dead initializers, done once by onnx-graphsurgeon after all fixers.
 
 Fixers leave weights nobody reads (a Dropout's ratio once it is an Identity) and ORT warns about every one on
 every load; onnx.checker rejects a graph whose nodes are not topologically sorted although ORT sorts it itself.
-onnx-graphsurgeon's cleanup and toposort handle both, in If/Loop/Scan bodies too. Its export keeps the graph
+onnx-graphsurgeon's cleanup and (for an unsorted graph only) toposort handle both, in If/Loop/Scan bodies too. Its export keeps the graph
 only, so the tidied graph goes back into the model, whose other fields (metadata, functions, opsets) stay.
 """
 
@@ -76,7 +76,7 @@ def needs_tidy(model: onnx.ModelProto) -> bool:
 
 def tidy(model: onnx.ModelProto) -> onnx.ModelProto:
     """The model with its nodes sorted and its dead initializers and dead nodes removed, by
-    onnx-graphsurgeon's cleanup and toposort; unchanged (the same object) when there is nothing to do. Graph
+    onnx-graphsurgeon's cleanup and, when unsorted, toposort; unchanged (the same object) when there is nothing to do. Graph
     inputs stay, even unused: they are the interface."""
     if not needs_tidy(model):
         return model
