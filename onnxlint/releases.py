@@ -35,6 +35,35 @@ def ort(requested: str | None) -> tuple[str, str | None]:
     return found, None
 
 
+def default_trt() -> str:
+    """The newest parser-verified TensorRT table (what `tensorrt.default_version` picks), from the file names
+    alone: the summary of a run whose models all come from the cache must not import onnx (tensorrt does)."""
+    from packaging.version import Version
+
+    from onnxlint import resources
+
+    labels = [p.name[len("trt-"):-len(".json")] for p in (resources.data_dir() / "tensorrt").glob("trt-*.json")]
+
+    def key(label: str) -> tuple:  # tensorrt._sort_key: '10.1+rtx1.4' after '10.1', the RTX line after 8.x
+        v = Version(label)
+        return (v.release[0], 1 if v.local else 0, v.release, v.local or "")
+
+    return max(labels, key=key)
+
+
+def trt(requested: str | None) -> str:
+    """The TensorRT table label a requested version resolves to."""
+    if requested is None:
+        return default_trt()
+    from onnxlint import resources
+
+    if (resources.data_dir() / "tensorrt" / f"trt-{requested}.json").is_file():
+        return requested
+    from onnxlint import tensorrt
+
+    return tensorrt.resolve(requested)[0]
+
+
 def checked(runtimes: set[str], ort_version: str | None, trt_version: str | None) -> str:
     """`ORT 1.31.1, TensorRT 10.1+rtx1.4`: the releases a run checks, each runtime ("ORT", "TensorRT": what
     the selected targets read, `Target.runtime`) named once, for the summary line."""
@@ -42,7 +71,5 @@ def checked(runtimes: set[str], ort_version: str | None, trt_version: str | None
     if "ORT" in runtimes:
         parts.append(f"ORT {ort(ort_version)[0]}")
     if "TensorRT" in runtimes:
-        from onnxlint import tensorrt
-
-        parts.append(f"TensorRT {tensorrt.resolve(trt_version)[0]}")
+        parts.append(f"TensorRT {trt(trt_version)}")
     return ", ".join(parts)

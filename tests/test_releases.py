@@ -66,3 +66,12 @@ def test_placement_prints_the_tables_release(examples_dir, cli, installed):
     assert row["ort_version"] == row["kernel_tables"]["CUDAExecutionProvider"] == _newest_common()
     _, out, _ = cli("placement", examples_dir / "equal_string_cuda.onnx")
     assert f"(ORT {_newest_common()})" in out
+
+
+def test_default_trt_from_file_names_is_tensorrts_default():
+    """The summary names the TensorRT table without importing tensorrt (it imports onnx): the same answer."""
+    from onnxlint import tensorrt
+
+    assert releases.default_trt() == tensorrt.default_version()
+    for v in ("8.6", "10.1+rtx1.4", "10.0", "9.0", "8.6.1"):
+        assert releases.trt(v) == tensorrt.resolve(v)[0]
