@@ -18,7 +18,9 @@ def default_ort() -> str:
     common = set.intersection(*shipped) if shipped else set()
     if not common:
         raise LookupError("no ORT release has a shipped kernel table for every provider")
-    return max(common, key=kernels.version_key)
+    from onnxlint.ort.releases import version_key
+
+    return max(common, key=version_key)
 
 
 def ort(requested: str | None) -> tuple[str, str | None]:

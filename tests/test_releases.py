@@ -9,6 +9,7 @@ import pytest
 
 from onnxlint import releases
 from onnxlint.ort import kernel_registry as kernels
+from onnxlint.ort.releases import version_key
 
 
 @pytest.fixture
@@ -21,7 +22,7 @@ def installed(monkeypatch):
 
 def _newest_common():
     cpu, cuda = set(kernels.releases("cpu")), set(kernels.releases("cuda"))
-    return max(cpu & cuda, key=kernels.version_key)
+    return max(cpu & cuda, key=version_key)
 
 
 def test_default_is_the_newest_release_every_table_has():
