@@ -6,8 +6,8 @@ Why: a refactor must leave what users see unchanged. This drives only the comman
 code before a change is the reference ("golden") for the code after it.
 
 usage:
-  python benchmarks/json_identity.py record OUT_DIR [--onnxlint CMD] [--models [LABEL=]DIR ...] [-j N]
-                                                    [--runs NAME,...] [--batch N]
+  python benchmarks/json_identity.py record OUT_DIR [--onnxlint CMD] [--models [LABEL=]DIR ...]
+                                                    [--same-models RECORDING] [-j N] [--runs NAME,...] [--batch N]
   python benchmarks/json_identity.py compare GOLDEN_DIR NEW_DIR [--show N]
   python benchmarks/json_identity.py runs        (list the runs and their arguments)
 
@@ -17,6 +17,8 @@ usage:
           Default folders, relative to this checkout: examples/, ../shared/corpus/models, /work/scratch/nodetests
           (onnx's node tests, from ../shared/corpus/gen_onnx_node_tests.py), bench-out/models/ (benchmarks/README.md);
           a default folder that does not exist is skipped with a note.
+  RECORDING  lint the very folders and model lists of that recording (models added to a folder since are left
+          out): the way to compare against a golden recording.
 
 Each run lints every model: the default run, `--target tensorrt --trt-version V` per shipped TensorRT table,
 `--target ort-trt`, and `placement --target ort-cuda` at each ORT optimization level x ORT release. onnxlint runs
@@ -138,21 +140,35 @@ def record(ns: argparse.Namespace) -> int:
             print(f"json_identity: unknown run(s) {', '.join(unknown)} (see `runs`)", file=sys.stderr)
             return 2
         runs = {r: runs[r] for r in ns.runs.split(",")}
-    roots: list[tuple[str, Path]] = []
-    for spec in ns.models or default_roots():
+    roots: list[tuple[str, Path, list[str] | None]] = []
+    if ns.same_models:
+        meta_file = Path(ns.same_models) / "meta.json"
+        if not meta_file.is_file():
+            print(f"json_identity: {ns.same_models}: not a recording (no meta.json)", file=sys.stderr)
+            return 2
+        for label, r in json.loads(meta_file.read_text())["roots"].items():
+            recorded = next(iter(sorted(Path(ns.same_models).glob(f"*/{label}.json"))), None)
+            listed = [] if recorded is None else json.loads(recorded.read_text())["models"]
+            roots.append((label, Path(r["path"]), sorted(m for m in listed if not m.startswith("?"))))
+    for spec in ns.models or ([] if ns.same_models else default_roots()):
         label, _, d = spec.rpartition("=")
         path = Path(d).absolute()
         if not path.is_dir():
             print(f"json_identity: {d}: no such folder, skipped", file=sys.stderr)
             continue
-        roots.append((label or path.name, path))
+        roots.append((label or path.name, path, None))
     out = Path(ns.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     version = subprocess.run(cmd + ["--version"], capture_output=True, text=True).stdout.strip()
     meta: dict[str, Any] = {"onnxlint": ns.onnxlint, "version": version, "cwd": os.getcwd(), "roots": {}, "runs": {}}
     plan = []
-    for label, root in roots:
-        models = find_models(root)
+    for label, root, listed in roots:
+        models = find_models(root) if listed is None else listed
+        missing = [m for m in models if not (root / m).is_file()]
+        if missing:
+            print(f"json_identity: {root}: {len(missing)} model(s) of the list are missing, e.g. {missing[0]}",
+                  file=sys.stderr)
+            return 2
         meta["roots"][label] = {"path": str(root), "models": len(models)}
         for group in batches(root, models, ns.batch, ns.batch_bytes):
             for run in runs:
@@ -262,6 +278,8 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("out_dir")
     r.add_argument("--onnxlint", default="onnxlint", help="how to start onnxlint (default: onnxlint on PATH)")
     r.add_argument("--models", nargs="+", metavar="[LABEL=]DIR", help="model folders (default: the four sets)")
+    r.add_argument("--same-models", metavar="RECORDING",
+                   help="lint exactly the folders and models another recording did (e.g. the golden one)")
     r.add_argument("--runs", help="only these runs, comma-separated (see `runs`)")
     r.add_argument("-j", "--jobs", type=int, default=2, help="onnxlint processes at once (default 2)")
     r.add_argument("--batch", type=int, default=400, help="models per process at most (default 400)")
