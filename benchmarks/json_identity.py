@@ -27,7 +27,8 @@ normalisation is that absolute model-folder paths left in the output are made re
 folder: each model's JSON (findings, or its placement object), and per process its exit code and stderr.
 
 `compare` prints each difference (folder, model, run, a short diff) and exits 1 when there is any, 0 when the
-recordings are identical. Process groups (batches) are the same when both recordings saw the same model list.
+recordings are identical. When NEW was recorded with --runs, only those runs are compared (the others are named).
+Process groups (batches) are the same when both recordings saw the same model list.
 """
 
 from __future__ import annotations
@@ -228,7 +229,10 @@ def compare(ns: argparse.Namespace) -> int:
     gm, nm = (json.loads((d / "meta.json").read_text()) for d in (g, n))
     print(f"golden: {gm['version']} ({g}); new: {nm['version']} ({n})")
     diffs = 0
-    files = sorted({p.relative_to(g).as_posix() for p in g.glob("*/*.json")}
+    skipped = sorted(set(gm["runs"]) - set(nm["runs"]))
+    if skipped:  # a recording made with --runs: compare those runs only, and say which were not
+        print(f"new recorded {len(nm['runs'])} of golden's {len(gm['runs'])} runs; not compared: {', '.join(skipped)}")
+    files = sorted({p.relative_to(g).as_posix() for p in g.glob("*/*.json") if p.parent.name not in skipped}
                    | {p.relative_to(n).as_posix() for p in n.glob("*/*.json")})
     by_run: dict[str, int] = {}
     for rel in files:
@@ -267,7 +271,7 @@ def compare(ns: argparse.Namespace) -> int:
         print(f"{diffs} difference(s)")
         return 1
     models = sum(r["models"] for r in gm["roots"].values())
-    print(f"identical: {len(files)} outputs, {models} models, {len(gm['runs'])} runs")
+    print(f"identical: {len(files)} outputs, {models} models, {len(gm['runs']) - len(skipped)} runs")
     return 0
 
 
