@@ -116,7 +116,8 @@ def hf_specs():
         "llama": (llm(tf.LlamaForCausalLM, tf.LlamaConfig, use_cache=False), *text_in),
         "mistral": (llm(tf.MistralForCausalLM, tf.MistralConfig, use_cache=False, sliding_window=None), *text_in),
         "qwen2": (llm(tf.Qwen2ForCausalLM, tf.Qwen2Config, use_cache=False), *text_in),
-        "phi3": (llm(tf.Phi3ForCausalLM, tf.Phi3Config, use_cache=False, pad_token_id=0), *text_in),
+        "phi3": (llm(tf.Phi3ForCausalLM, tf.Phi3Config, use_cache=False, pad_token_id=0,  # short RoPE: the
+                     original_max_position_embeddings=128), *text_in),  # GenAI builder's LongRoPE needs factors
         "gemma": (llm(tf.GemmaForCausalLM, tf.GemmaConfig, use_cache=False, head_dim=16), *text_in),
         "t5": (lambda: tf.T5ForConditionalGeneration(tf.T5Config(vocab_size=1000, d_model=64, d_kv=16, d_ff=128,
                                                                  num_layers=2, num_heads=4, use_cache=False,
@@ -280,6 +281,8 @@ OPTIMUM = {  # family -> optimum task (the -with-past tasks give KV-cache decode
     "bert": "feature-extraction", "vit": "image-classification",
 }
 
+OPTIMUM_SHAPES = {"whisper": {"nb_max_frames": 100}}  # dummy-input shapes that fit the small configs
+
 
 def save_pretrained(fam: str, d: Path, tokenizer: bool = False) -> None:
     """A from_config model with random weights, saved as a user's local model folder (config + safetensors);
@@ -315,7 +318,8 @@ def stage_optimum(a) -> None:
             src = Path(tmp) / "model"
             save_pretrained(fam, src)
             out = Path(tmp) / "onnx"
-            oe.main_export(str(src), output=str(out), task=task, do_validation=False)
+            oe.main_export(str(src), output=str(out), task=task, do_validation=False,
+                           **OPTIMUM_SHAPES.get(fam, {}))
             files = sorted(out.glob("*.onnx"))
             if not files:
                 raise RuntimeError("optimum wrote no .onnx")
@@ -410,8 +414,9 @@ def stage_genai(a) -> None:
                    "-p", prec, "-e", ep, "-c", str(Path(tmp) / "cache")]
             p = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
             if p.returncode or not (d / "model.onnx").exists():
-                tail = [ln for ln in (p.stderr + p.stdout).splitlines() if ln.strip()][-3:]
-                raise RuntimeError(" | ".join(tail) or "builder failed")
+                lines = [ln for ln in (p.stderr + p.stdout).splitlines() if ln.strip()]
+                errors = [ln for ln in lines if "Error" in ln or "Exception" in ln]
+                raise RuntimeError(" | ".join(errors[-2:] or lines[-3:]) or "builder failed")
         return f"{ver} -p {prec} -e {ep}"
 
     run_jobs(a, jobs, export, folder=True)
@@ -461,7 +466,7 @@ def stage_yolo(a) -> None:
                 out = ultralytics.YOLO(f"{arch}.yaml").export(format="onnx", **kw)
             finally:
                 os.chdir(cwd)
-            shutil.move(str(out), path)
+            shutil.move(str(Path(tmp) / out), path)  # ultralytics answers a path relative to its cwd
         args = ", ".join(f"{k}={v}" for k, v in kw.items())
         return f"ultralytics {ultralytics.__version__} YOLO('{arch}.yaml').export(format=onnx{', ' if args else ''}{args})" \
             f" torch {torch.__version__}"
