@@ -160,7 +160,11 @@ def record(ns: argparse.Namespace) -> int:
         roots.append((label or path.name, path, None))
     out = Path(ns.out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    version = subprocess.run(cmd + ["--version"], capture_output=True, text=True).stdout.strip()
+    try:
+        version = subprocess.run(cmd + ["--version"], capture_output=True, text=True).stdout.strip()
+    except OSError as e:
+        print(f"json_identity: cannot run onnxlint as {ns.onnxlint!r}: {e.strerror} (see --onnxlint)", file=sys.stderr)
+        return 2
     meta: dict[str, Any] = {"onnxlint": ns.onnxlint, "version": version, "cwd": os.getcwd(), "roots": {}, "runs": {}}
     plan = []
     for label, root, listed in roots:
