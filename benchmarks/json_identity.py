@@ -175,6 +175,12 @@ def record(ns: argparse.Namespace) -> int:
                   file=sys.stderr)
             return 2
         meta["roots"][label] = {"path": str(root), "models": len(models)}
+        linked = sorted({m for m in models for q in [root / m, *(root / m).parent.glob(Path(m).name + ".data")]
+                         if q.stat().st_nlink > 1})
+        if linked:  # onnx.checker refuses external data with several hard links: the output changes
+            print(f"json_identity: warning: {root}: {len(linked)} model(s) have hard-linked files (a `cp -al` copy?),"
+                  f" which onnx.checker treats as an attack on external data, e.g. {linked[0]}", file=sys.stderr)
+            meta["roots"][label]["hard_linked"] = linked
         for group in batches(root, models, ns.batch, ns.batch_bytes):
             for run in runs:
                 plan.append((run, label, root, group))

@@ -110,3 +110,14 @@ def test_an_onnxlint_that_cannot_start_is_one_line_and_exit_2(tmp_path, capsys):
                                "--models", str(tmp_path), "-q"]) == 2
     err = capsys.readouterr().err
     assert "cannot run onnxlint as" in err and "Traceback" not in err
+
+
+def test_hard_linked_models_are_named_in_a_warning(tmp_path, capsys):
+    _relu(tmp_path / "a.onnx")
+    (tmp_path / "snap").mkdir()
+    (tmp_path / "snap" / "a.onnx").hardlink_to(tmp_path / "a.onnx")
+    assert json_identity.main(["record", str(tmp_path / "out"), "--onnxlint", f"{sys.executable} -m onnxlint",
+                               "--models", f"m={tmp_path}", "--runs", "lint-default", "-q"]) == 0
+    assert "2 model(s) have hard-linked files" in capsys.readouterr().err
+    meta = json.loads((tmp_path / "out" / "meta.json").read_text())
+    assert meta["roots"]["m"]["hard_linked"] == ["a.onnx", "snap/a.onnx"]
