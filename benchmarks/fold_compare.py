@@ -127,7 +127,7 @@ def one(path: str, engine: str) -> dict:
 
 
 def default_models() -> list[str]:
-    corpus = sorted(str(p) for p in Path("/work/shared/corpus/models").glob("*.onnx"))
+    corpus = sorted(str(p) for p in Path(os.environ.get("ONNXLINT_CORPUS", ROOT / "bench-out" / "corpus")).glob("*.onnx"))
     bench = ROOT / "bench-out" / "models"
     picked = []
     manifest = bench / "MANIFEST.tsv"

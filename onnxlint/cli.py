@@ -27,6 +27,7 @@ from onnxlint.formats import FORMATS
 from onnxlint.formats.escape import lines as esc_lines
 from onnxlint.formats.escape import text as esc
 from onnxlint.interrupt import signals_interrupt
+from onnxlint.paths import output_path
 from onnxlint.settings import Settings
 
 SUBCOMMANDS = {
@@ -73,6 +74,8 @@ def _positive_float(text: str) -> float:
 
 def _version_arg(runtime: str):
     def parse(text: str) -> str:
+        if runtime == "ORT" and text == "installed":  # releases.INSTALLED: the installed onnxruntime's tables
+            return text
         try:
             targets.base.parse_version(text, runtime)
         except targets.VersionError as exc:
@@ -93,13 +96,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ignore", action="append", default=[], help="skip rule codes or prefixes")
     p.add_argument("--target", action="append", default=None, choices=list(targets.names()),
                    help=f"deployment target (repeatable; default: {', '.join(targets.DEFAULT_TARGETS)})")
-    p.add_argument("--ort-version", type=_version_arg("ORT"), help="ONNX Runtime version whose kernel tables to use (default: installed)")
+    p.add_argument("--ort-version", type=_version_arg("ORT"), help="ONNX Runtime version whose kernel tables to use, or 'installed' "
+                   "(default: the config's, else the newest shipped tables)")
     p.add_argument("--ort-optimization", choices=OPTIMIZATION_LEVELS,
                    help="ORT graph optimization level the session uses (default: all, ORT's default)")
     p.add_argument("--trt-version", type=_version_arg("TensorRT"), help="TensorRT version to check against (default: newest shipped)")
     p.add_argument("--rules", action="append", default=[], type=Path, help="extra directory (or file) of YAML rules")
     p.add_argument("--format", default="text", choices=list(FORMATS["lint"]))
-    p.add_argument("-o", "--output", type=Path, help="write the report (or, with --fix, the fixed model) here")
+    p.add_argument("-o", "--output", type=output_path,
+                   help="write the report (or, with --fix, the fixed model; `DIR/`: into that folder, made if need be) here")
     p.add_argument("--fail-on", choices=["info", "warning", "error"], help="lowest severity that fails (default: warning)")
     p.add_argument("--config", type=Path, help="config file (pyproject.toml or .onnxlint.yaml); default: nearest one")
     p.add_argument("--config-above-repo", action="store_true",
@@ -108,8 +113,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--list-rules", action="store_true", help="list every rule and exit")
     p.add_argument("--explain", metavar="ID", help="explain a rule and exit")
     p.add_argument("--statistics", action="store_true", help="print only the count of findings per rule")
-    p.add_argument("--show-info", action="store_true", help="text output: also show info findings (counted either way)")
-    p.add_argument("--expand", action="store_true", help="text output: one line per finding, not grouped by rule and cause")
+    p.add_argument("--show-info", action="store_true", help="also show info findings (text, SARIF, GitHub; counted either way)")
+    p.add_argument("--expand", action="store_true", help="one line (SARIF result, annotation) per finding, not grouped by rule and cause")
     p.add_argument("--baseline", type=Path, metavar="FILE",
                    help="fail only on findings not recorded in FILE (written with the current findings when absent)")
     p.add_argument("--update-baseline", action="store_true", help="with --baseline: record the current findings again")
@@ -150,8 +155,8 @@ def _verify_parser() -> argparse.ArgumentParser:
     p.add_argument("--shape", action="append", help="dynamic input dims, e.g. x=1x3x224x224 (default: 1 for each)")
     p.add_argument("--format", default="text", choices=list(FORMATS["verify"]))
     p.add_argument("--timeout", type=_positive_float, default=300)
-    p.add_argument("--ort-version", type=_version_arg("ORT"),
-                   help="kernel tables of this ORT version for the prediction (default: installed)")
+    p.add_argument("--ort-version", type=_version_arg("ORT"), default="installed",
+                   help="kernel tables of this ORT version for the prediction (default: installed, the ORT the session runs)")
     p.add_argument("--fix", action="store_true", help="apply safe fixes in place, verify again, show before/after")
     p.add_argument("--ort-optimization", choices=OPTIMIZATION_LEVELS, default="all",
                    help="the session's graph optimization level, and the prediction's (default: all, as ORT's)")

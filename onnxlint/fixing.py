@@ -54,15 +54,53 @@ def destination(path: Path, output: Path | None) -> Path:
     return output / path.name if output.is_dir() else output
 
 
+NEEDS_ORT = ("--fix needs onnxruntime: a fixed model is written only once ORT ran it and the original on the same "
+             "inputs and their outputs agreed; install it with: pip install 'onnxlint[fix]' (nothing was written)")
+
+
+def require_numeric_check() -> None:
+    """The numeric check runs both models on ONNX Runtime's CPU provider; without onnxruntime nothing can be
+    checked, so nothing may be written (onnx.reference is no stand-in: it follows NumPy, not ORT, and refuses
+    what ORT runs). Raises UsageError with the one line to print. Looks for the package, never imports it."""
+    from importlib.util import find_spec
+
+    try:
+        found = find_spec("onnxruntime") is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise UsageError(NEEDS_ORT)
+
+
 def fix_file(path: Path, settings: Settings, res: FileReport, options: FixOptions) -> None:
     """Fix one linted model in place (or into options.output); what happened goes into res.notes and the
-    findings the re-lint no longer reports are marked fixed."""
+    findings the re-lint no longer reports are marked fixed. With --diff the notes say what a fix would do:
+    nothing is written either way, so "not written" would be no news."""
+    first = len(res.notes)
+    try:
+        _fix_file(path, settings, res, options)
+    finally:
+        if options.diff:
+            res.notes[first:] = [_conditional(n) for n in res.notes[first:]]
+
+
+def _conditional(note: str) -> str:
+    for now, would in (("fix not written", "the fix would not be written"),
+                       ("nothing written:", "nothing would be written:")):
+        if note.startswith(now):
+            return would + note[len(now):]
+    return note
+
+
+def _fix_file(path: Path, settings: Settings, res: FileReport, options: FixOptions) -> None:
     from onnxlint import fixers
-    from onnxlint.fixers.equivalence import capture_output
 
     requests = [fixers.FixRequest(f.fix, f.node or None, f.target) for f in res.findings if f.fix and not f.suppressed]
     if not requests:
         return
+    require_numeric_check()
+    from onnxlint.fixers.equivalence import capture_output
+
     mf = loading.load(path)
     model = mf.model
     dest = destination(path, options.output)
@@ -128,7 +166,7 @@ def fix_file(path: Path, settings: Settings, res: FileReport, options: FixOption
             res.notes.append(f"nothing written: {', '.join(applied)} changed the model but cleared no finding")
             return
     if checked:
-        res.notes.append(f"numeric check: {checked}")
+        res.notes.append(f"numeric check: {_intended(applied, checked)}")
     if options.diff:
         from onnxlint import diff
 
@@ -161,6 +199,19 @@ def fix_file(path: Path, settings: Settings, res: FileReport, options: FixOption
     tail = f"; {still_fixable} still marked fixable" if still_fixable else ""
     res.notes.append(f"{n_fixed} fixed, {len(left)} remaining ({need_unsafe} need --unsafe-fixes{tail}); "
                      f"wrote {dest} ({', '.join(applied)})")
+
+
+def _intended(applied: list[str], checked: str) -> str:
+    """What the numeric check showed, said truly: a fixer that changes outputs on purpose (a training-mode
+    BatchNormalization's outputs depend on the batch) was compared with its reference, not the original."""
+    from onnxlint.fixers import REGISTRY
+
+    meant = [REGISTRY[n] for n in applied if REGISTRY[n].reference is not None]
+    if not meant or not checked.startswith("outputs equal"):
+        return checked
+    what = "; ".join(f"{fx.name} {fx.intended[0]}" for fx in meant)
+    against = " and ".join(dict.fromkeys(fx.intended[1] for fx in meant))
+    return f"an intended change ({what}): outputs equal to {against}, {checked[len('outputs equal '):]}"
 
 
 def _checker_complaint(path: Path) -> str | None:

@@ -78,3 +78,10 @@ def stop_pool(pool: Any) -> None:
     for proc in list((getattr(pool, "_processes", None) or {}).values()):
         with contextlib.suppress(Exception):
             proc.join(1)
+    # the pool's manager thread closes its wake-up pipe on its way out; Python's exit hook for process pools
+    # writes to that pipe, and racing the close it died with EBADF in threading._shutdown (a traceback after the
+    # report, seen under load): the thread is waited for here, so the hook finds the pipe marked closed
+    manager = getattr(pool, "_executor_manager_thread", None)
+    if manager is not None:
+        with contextlib.suppress(Exception):
+            manager.join(1)

@@ -13,6 +13,15 @@ from pathlib import Path
 from onnxlint.errors import InputError
 
 
+class FolderPath(type(Path())):  # type: ignore[misc]
+    """`-o out/`: the trailing separator says a folder, whether or not it exists yet (Path drops it)."""
+
+
+def output_path(text: str) -> Path:
+    """-o's argument: a FolderPath when it ends with a separator, else a Path."""
+    return FolderPath(text) if text.endswith(("/", os.sep)) else Path(text)
+
+
 def expand_paths(args: list[str]) -> list[Path]:
     """Files, directories (recursing for *.onnx) and globs; a path that does not exist is an input error.
 

@@ -73,6 +73,7 @@ class Report:
     files: list[FileReport] = field(default_factory=list)
     rules: list[Any] = field(default_factory=list)  # Rule objects that ran
     fail_on: str = "warning"
+    releases: str = ""  # the runtime releases checked (`ORT 1.31.1, TensorRT 10.1+rtx1.4`), for the summary
 
     @property
     def findings(self) -> list[Finding]:

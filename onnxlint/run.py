@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from onnxlint import config as config_mod
-from onnxlint import linter, paths, write_guard
+from onnxlint import linter, paths, targets, write_guard
 from onnxlint.errors import UsageError, did_you_mean
 from onnxlint.formats.escape import text as esc
 from onnxlint.interrupt import signal_name
@@ -167,6 +167,10 @@ def execute(request: LintRequest, settings: Settings) -> int:
     eager = cache_dir is None or bool(settings.rule_dirs) or request.format == "sarif" \
         or bool(settings.selection_codes()) or any(settings.config.per_file_ignores.values())
     ruleset: Any = ruleset_of(settings, cache_dir) if eager else None
+    if not request.paths and request.show_config:  # alone: the config a model in the current folder would get
+        c = config_mod.load_file(request.config) if request.config else config_mod.find_for(Path.cwd(), request.config_above_repo)
+        print(f"onnxlint: config in force: {esc(str(c.path)) if c.path else 'none (defaults)'}", file=sys.stderr)
+        return 0
     if not request.paths:
         raise UsageError("no paths given (try: onnxlint model.onnx, onnxlint models/, onnxlint --help)")
     if ruleset is not None:
@@ -241,6 +245,7 @@ def execute(request: LintRequest, settings: Settings) -> int:
         rules = ruleset if ruleset is not None and first.rule_dirs == settings.rule_dirs else ruleset_of(first, cache_dir)
         report.rules = [r for r in rules.rules if first.selected(r.id, r.default)]
     report.fail_on = first.fail_on
+    report.releases = "; ".join(sorted({_releases(s) for s in by_config.values()} or {_releases(first)}))
     if request.baseline:
         from onnxlint import baseline
 
@@ -272,6 +277,13 @@ def execute(request: LintRequest, settings: Settings) -> int:
     return 1 if report.worst() >= SEVERITY_RANK[report.fail_on] else 0
 
 
+def _releases(s: Settings) -> str:
+    """The runtime releases these settings check, for the summary line."""
+    from onnxlint import releases
+
+    return releases.checked({targets.get(t).runtime for t in targets.closure(s.targets)}, s.ort_version, s.trt_version)
+
+
 def _emit(text: str, request: LintRequest) -> None:
     if request.output and not request.fix:
         request.output.write_text(text, encoding="utf-8")
@@ -281,9 +293,15 @@ def _emit(text: str, request: LintRequest) -> None:
 
 def _check_output(output: Path | None, inputs: list[Path], fix: bool) -> None:
     """-o is a report file (or, with --fix, the fixed model or a folder for several): never an input, never a
-    folder for a report, and its folder must exist."""
+    folder for a report, and its folder must exist. With --fix, `-o DIR/` is a folder and made when missing
+    (never a file named DIR)."""
     if output is None:
         return
+    if isinstance(output, paths.FolderPath) and not output.is_dir():
+        if not fix:
+            raise UsageError(f"-o {output}{os.sep}: is a folder; give a file for the report")
+        if output.parent.is_dir() and not output.exists():
+            output.mkdir()
     if any(_same_file(output, f) for f in inputs) and not fix:
         raise UsageError(f"-o {output}: is one of the models being linted; the report would overwrite it")
     if output.is_dir() and not fix:

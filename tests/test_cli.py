@@ -12,7 +12,7 @@ from onnx import numpy_helper as nh
 
 
 def _many_equal_fallbacks(save, n=6):
-    """n Equal-19 nodes on int32: CUDA registers Equal only up to 13, so each falls back (one cause)."""
+    """n Equal-19 nodes on int32: ORT 1.24's CUDA registers Equal only up to 13, so each falls back (one cause)."""
     nodes = [h.make_node("Equal", ["a", "b"], [f"e{i}"], name=f"/block{i}/Equal") for i in range(n)]
     outs = [vi(f"e{i}", T.BOOL, [4]) for i in range(n)]
     return save(make_model(nodes, [vi("a", T.INT32, [4]), vi("b", T.INT32, [4])], outs, opset=19, ir=9))
@@ -48,25 +48,25 @@ def test_a_file_that_cannot_be_read_is_reported_once(cli, tmp_path, examples_dir
 
 def test_repeated_findings_of_one_cause_print_once_with_count(cli, save):
     p = _many_equal_fallbacks(save)
-    rc, out, _ = cli(p, "--target", "ort-cuda", "--select", "OLX200")
+    rc, out, _ = cli(p, "--target", "ort-cuda", "--select", "OLX200", "--ort-version", "1.24.4")
     lines = [ln for ln in out.splitlines() if "OLX200" in ln]
     assert rc == 1 and len(lines) == 1, out
     assert "(×6; also /block1/Equal, /block2/Equal and 3 more" in lines[0]
     assert out.count("hint:") == 1
-    rc, out, _ = cli(p, "--target", "ort-cuda", "--select", "OLX200", "--expand")
+    rc, out, _ = cli(p, "--target", "ort-cuda", "--select", "OLX200", "--ort-version", "1.24.4", "--expand")
     assert len([ln for ln in out.splitlines() if "OLX200" in ln]) == 6
-    rc, out, _ = cli(p, "--target", "ort-cuda", "--select", "OLX200", "--format", "json")
+    rc, out, _ = cli(p, "--target", "ort-cuda", "--select", "OLX200", "--ort-version", "1.24.4", "--format", "json")
     assert len(json.loads(out)) == 6  # JSON stays one result per node
     # GitHub annotations: a runner shows only the first few of a step, so one per cause too
-    rc, out, _ = cli(p, "--target", "ort-cuda", "--select", "OLX200", "--format", "github")
+    rc, out, _ = cli(p, "--target", "ort-cuda", "--select", "OLX200", "--ort-version", "1.24.4", "--format", "github")
     assert len(out.splitlines()) == 1 and "×6" in out, out
-    rc, out, _ = cli(p, "--target", "ort-cuda", "--select", "OLX200", "--format", "github", "--expand")
+    rc, out, _ = cli(p, "--target", "ort-cuda", "--select", "OLX200", "--ort-version", "1.24.4", "--format", "github", "--expand")
     assert len(out.splitlines()) == 6, out
 
 
 def test_location_is_readable_once(cli, save):
     p = _many_equal_fallbacks(save, 1)
-    rc, out, _ = cli(p, "--target", "ort-cuda", "--select", "OLX200")
+    rc, out, _ = cli(p, "--target", "ort-cuda", "--select", "OLX200", "--ort-version", "1.24.4")
     line = next(ln for ln in out.splitlines() if "OLX200" in ln)
     assert f"{p}:/block0/Equal: OLX200 " in line and "graph//" not in line
 
@@ -92,7 +92,8 @@ def test_infos_are_counted_not_shown_by_default(cli, save):
 def test_statistics_prints_only_its_table(cli, examples_dir):
     rc, out, _ = cli(examples_dir, "--statistics")
     rows = out.strip().splitlines()
-    assert rc == 1 and rows and all(r.split()[0].isdigit() and r.split()[1].startswith("OLX") for r in rows), out
+    assert rows[-1].startswith("[*] ") and rows[-1].endswith(" fixable with --fix")  # the fixable count closes it
+    assert rc == 1 and rows[:-1] and all(r.split()[0].isdigit() and r.split()[1].startswith("OLX") for r in rows[:-1]), out
 
 
 def test_baseline_fails_only_on_new_findings(cli, tmp_path, examples_dir):

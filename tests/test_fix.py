@@ -1,5 +1,6 @@
 import json
 import os
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -333,7 +334,9 @@ def test_fold_shapes_removes_cpu_shape_nodes_for_a_static_input(tmp_path, cli, l
     assert not any(f["code"] == "OLX201" for f in after)
 
 
-def test_resize_sizes_needs_a_static_input_shape(tmp_path, cli, lint_json):
+def test_resize_sizes_needs_static_scaled_dims(tmp_path, cli, lint_json):
+    """A dynamic dim that is scaled (here the height) has no constant size: the fix is not claimed. (A dynamic
+    batch at scale 1 is: test_resize_sizes_keeps_a_dynamic_batch.)"""
     import numpy as np
     from onnx import TensorProto as T
     from onnx import helper as h
@@ -341,7 +344,8 @@ def test_resize_sizes_needs_a_static_input_shape(tmp_path, cli, lint_json):
 
     g = h.make_graph([h.make_node("Resize", ["x", "", "sc"], ["y"], name="rz", mode="linear",
                                   coordinate_transformation_mode="align_corners")], "g",
-                     [h.make_tensor_value_info("x", T.FLOAT, ["n", 1, 4, 4])], [h.make_tensor_value_info("y", T.FLOAT, ["n", 1, 8, 8])],
+                     [h.make_tensor_value_info("x", T.FLOAT, ["n", 1, "h", 4])],
+                     [h.make_tensor_value_info("y", T.FLOAT, ["n", 1, "h2", 8])],
                      [nh.from_array(np.array([1, 1, 2, 2], np.float32), "sc")])
     m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
     p = tmp_path / "dyn.onnx"
@@ -349,7 +353,7 @@ def test_resize_sizes_needs_a_static_input_shape(tmp_path, cli, lint_json):
     before = p.read_bytes()
     _, found = lint_json(p, "--target", "tensorrt")
     olx301 = [f for f in found if f["code"] == "OLX301"]
-    assert olx301 and not olx301[0]["fixable"]  # no equivalent sizes for a dynamic input: not claimed
+    assert olx301 and not olx301[0]["fixable"]  # no equivalent constant size for a scaled dynamic dim: not claimed
     rc, text, _ = cli(p, "--fix", "--target", "tensorrt")
     assert "wrote" not in text and p.read_bytes() == before
 
@@ -905,3 +909,268 @@ def test_a_lint_imports_only_the_fixers_its_findings_name(tmp_path, examples_dir
     from onnxlint.fixers.base import BUILTIN
 
     assert proc.stderr.strip().splitlines()[-1] == str(sorted(["base", BUILTIN["dropout-inference"]]))
+
+
+def test_fix_without_onnxruntime_says_so_in_one_line_and_writes_nothing(tmp_path, examples_dir, cli, monkeypatch):
+    """The numeric check needs ORT: without it (sys.modules entry None: not importable, find_spec finds
+    nothing) --fix is a usage error naming the extra, and the model is untouched."""
+    import sys
+
+    p = _copy(examples_dir, tmp_path, "batchnorm_training.onnx")
+    before = p.read_bytes()
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)
+    for extra in ((), ("--diff",), ("-o", str(tmp_path / "out.onnx"))):
+        rc, out, err = cli(p, "--fix", *extra)
+        assert rc == 2 and out == "", (extra, out)
+        assert err.strip() == f"onnxlint: error: {fixing.NEEDS_ORT}"
+        assert "pip install 'onnxlint[fix]'" in err and len(err.splitlines()) == 1
+    assert p.read_bytes() == before and not (tmp_path / "out.onnx").exists()
+    rc, out, _ = cli(examples_dir / "clean_conv.onnx", "--fix")  # nothing to fix: nothing to check either
+    assert rc == 0
+
+
+def test_fix_extra_and_hook_declare_onnxruntime():
+    import yaml
+
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10: tomli, a dependency there
+        import tomli as tomllib  # type: ignore[no-redef]
+
+    root = Path(__file__).resolve().parent.parent
+    extras = tomllib.loads((root / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    fix = [e for d in extras["fix"] for e in (extras["cpu"] if d == "onnxlint[cpu]" else [d])]
+    assert fix and all(d.startswith("onnxruntime") for d in fix)
+    hooks = {h["id"]: h for h in yaml.safe_load((root / ".pre-commit-hooks.yaml").read_text())}
+    assert any(d.startswith("onnxruntime") for d in hooks["onnxlint-fix"]["additional_dependencies"])
+    assert "additional_dependencies" not in hooks["onnxlint"]
+
+
+def test_intended_change_is_reported_as_such(tmp_path, examples_dir, cli):
+    """batch-norm and Dropout fixes change outputs on purpose: the note says so and names the reference."""
+    for name, fixer in (("batchnorm_training.onnx", "batchnorm-inference"), ("dropout_training.onnx", "dropout-inference")):
+        p = _copy(examples_dir, tmp_path, name)
+        _, out, _ = cli(p, "--fix")
+        note = next(line for line in out.splitlines() if "numeric check:" in line)
+        assert f"an intended change ({fixer} " in note and "outputs equal to the original run with training_mode=0, at batch=1" in note
+    p = _copy(examples_dir, tmp_path, "equal_mismatch.onnx")  # no reference: the original is the reference
+    _, out, _ = cli(p, "--fix")
+    assert "intended change" not in out
+
+
+def test_fix_output_folder_with_trailing_slash_is_made(tmp_path, examples_dir, cli):
+    p = _copy(examples_dir, tmp_path, "dropout_training.onnx")
+    before = p.read_bytes()
+    rc, out, _ = cli(p, "--fix", "-o", f"{tmp_path / 'newdir'}/")
+    assert (tmp_path / "newdir").is_dir() and (tmp_path / "newdir" / "dropout_training.onnx").is_file(), out
+    assert p.read_bytes() == before
+    rc, _, err = cli(p, "-o", f"{tmp_path / 'report'}/")  # a report is a file
+    assert rc == 2 and "is a folder" in err and not (tmp_path / "report").exists()
+
+
+def test_diff_says_what_would_happen(tmp_path, cli):
+    """--diff writes nothing, so its notes say 'would': a fix that is refused reads 'would not be written'."""
+    m = h.make_model(h.make_graph([h.make_node("Dropout", ["x", "r", "t"], ["y"], name="d")], "g",
+                                  [h.make_tensor_value_info("x", T.FLOAT, [2])], [h.make_tensor_value_info("y", T.FLOAT, [2])],
+                                  [nh.from_array(np.array(0.5, np.float32), "r"), nh.from_array(np.array(True), "t")]),
+                     opset_imports=[h.make_opsetid("", 13)])
+    p = tmp_path / "d.onnx"
+    m.ir_version = 14  # newer than ORT loads: the numeric check cannot run, the fix is refused
+    onnx.save(m, p)
+    _, out, _ = cli(p, "--fix", "--diff")
+    assert "note: the fix would not be written: could not run the numeric check" in out, out
+    assert "note: fix not written" not in out
+    m.ir_version = 8
+    onnx.save(m, p)
+    _, out, _ = cli(p, "--fix", "--diff")
+    assert "would change: ~ Identity graph/d (was Dropout)" in out and "not written" not in out, out
+    assert fixing._conditional("fix not written: x") == "the fix would not be written: x"
+    assert fixing._conditional("nothing written: a found nothing") == "nothing would be written: a found nothing"
+
+
+def _unsorted(k=3):
+    """A chain of Relus listed last-first: onnx.checker rejects it, ORT sorts it itself."""
+    nodes = [h.make_node("Relu", [f"v{i}"], [f"v{i + 1}"], name=f"relu{i}") for i in range(k)][::-1]
+    m = h.make_model(h.make_graph(nodes, "g", [h.make_tensor_value_info("v0", T.FLOAT, ["n", 2])],
+                                  [h.make_tensor_value_info(f"v{k}", T.FLOAT, ["n", 2])]), opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
+def test_toposort_fixes_an_unsorted_graph_through_the_cli(tmp_path, cli, lint_json):
+    from onnxlint.fixers import tidy
+
+    p = tmp_path / "u.onnx"
+    onnx.save(_unsorted(), p)
+    _, before = lint_json(p)
+    assert any(f["code"] == "OLX001" and f["fix"] == "toposort" for f in before)
+    rc, out, _ = cli(p, "--fix")
+    assert "wrote" in out and "(toposort)" in out, out
+    m = onnx.load(p)
+    onnx.checker.check_model(m, full_check=True)
+    assert tidy.is_sorted(m.graph) and [n.name for n in m.graph.node] == ["relu0", "relu1", "relu2"]
+    _, after = lint_json(p)
+    assert not any(f["code"] == "OLX001" for f in after)
+
+
+def test_checker_failure_other_than_order_is_not_fixable(tmp_path, lint_json):
+    m = _unsorted()
+    m.graph.node.reverse()
+    m.graph.node[0].attribute.append(h.make_attribute("bogus", 1))  # the checker rejects an unknown attribute
+    p = tmp_path / "b.onnx"
+    onnx.save(m, p)
+    _, found = lint_json(p)
+    (olx001,) = [f for f in found if f["code"] == "OLX001"]
+    assert olx001["fix"] is None and not olx001["fixable"]
+
+
+def test_fix_leaves_no_dead_initializer_and_sorted_graphs(tmp_path, cli):
+    """dropout-inference leaves the Dropout's ratio and training_mode unread, in the main graph and in an If
+    body; the tidy step after all fixers removes them (ORT warns about every one on every load)."""
+    from onnxlint.fixers import tidy
+
+    drop = lambda x, y, n: h.make_node("Dropout", [x, f"r{n}", f"t{n}"], [y], name=f"drop{n}")
+    inits = lambda n: [nh.from_array(np.array(0.5, np.float32), f"r{n}"), nh.from_array(np.array(True), f"t{n}")]
+    then = h.make_graph([drop("x", "a", 1)], "then", [], [h.make_tensor_value_info("a", T.FLOAT, ["n", 2])], inits(1))
+    other = h.make_graph([h.make_node("Identity", ["x"], ["b"], name="id")], "else", [],
+                         [h.make_tensor_value_info("b", T.FLOAT, ["n", 2])])
+    nodes = [drop("x", "d", 0), h.make_node("If", ["c"], ["y"], name="if", then_branch=then, else_branch=other)]
+    m = h.make_model(h.make_graph(nodes, "g", [h.make_tensor_value_info("x", T.FLOAT, ["n", 2]),
+                                               h.make_tensor_value_info("c", T.BOOL, [])],
+                                  [h.make_tensor_value_info("d", T.FLOAT, ["n", 2]), h.make_tensor_value_info("y", T.FLOAT, ["n", 2])],
+                                  inits(0)), opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    h.set_model_props(m, {"owner": "team-a"})
+    p = tmp_path / "d.onnx"
+    onnx.save(m, p)
+    rc, out, _ = cli(p, "--fix")
+    assert "wrote" in out, out
+    fixed = onnx.load(p)
+    assert tidy.dead_initializers(fixed) == [] and tidy.is_sorted(fixed.graph)
+    assert {n.op_type for g in iter_graphs_of(fixed) for n in g.node} == {"Identity", "If"}
+    assert {pr.key: pr.value for pr in fixed.metadata_props} == {"owner": "team-a"}  # the model's own fields stay
+    assert [i.name for i in fixed.graph.input] == ["x", "c"]
+
+
+def iter_graphs_of(model):
+    from onnxlint.graph import iter_graphs
+
+    return list(iter_graphs(model))
+
+
+def test_tidy_returns_the_same_model_when_there_is_nothing_to_do(examples_dir):
+    from onnxlint.fixers import tidy
+
+    m = onnx.load(examples_dir / "clean_conv.onnx")
+    assert tidy.tidy(m) is m
+
+
+PLUGIN = Path(__file__).resolve().parent / "plugin_example"
+
+
+@pytest.fixture
+def acme_plugin(monkeypatch):
+    """tests/plugin_example installed: its folder on sys.path (its dist-info declares the entry point)."""
+    import sys
+
+    from onnxlint import rule_schema
+
+    monkeypatch.syspath_prepend(str(PLUGIN))
+    rule_schema.rule_schema.cache_clear()
+    yield PLUGIN
+    fixers.REGISTRY.pop("acme-drop-identity", None)
+    sys.modules.pop("acme_onnxlint_fixers", None)
+    rule_schema.rule_schema.cache_clear()  # its fixer enum named the plug-in
+
+
+def test_plugin_fixer_fixes_its_finding_through_the_cli(tmp_path, cli, lint_json, acme_plugin):
+    """A user rule names the plug-in's fixer; --fix loads it from the entry point, hands it the gs graph and its
+    findings' nodes, checks the result numerically and writes it; the dead Identity is cleaned up after."""
+    from onnxlint.fixers import tidy
+
+    nodes = [h.make_node("Relu", ["x"], ["a"], name="relu"), h.make_node("Identity", ["a"], ["b"], name="/copy/Identity"),
+             h.make_node("Sigmoid", ["b"], ["y"], name="sig")]
+    m = h.make_model(h.make_graph(nodes, "g", [h.make_tensor_value_info("x", T.FLOAT, ["n", 4])],
+                                  [h.make_tensor_value_info("y", T.FLOAT, ["n", 4])]), opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    p = tmp_path / "m.onnx"
+    onnx.save(m, p)
+    rules = str(acme_plugin / "rules.yaml")
+    _, found = lint_json(p, "--rules", rules)
+    (acme,) = [f for f in found if f["code"] == "ACME900"]
+    assert acme["fix"] == "acme-drop-identity" and acme["fixable"]
+    rc, out, _ = cli(p, "--rules", rules, "--fix")
+    assert "wrote" in out and "(acme-drop-identity)" in out and "numeric check: outputs equal" in out, out
+    fixed = onnx.load(p)
+    assert [n.op_type for n in fixed.graph.node] == ["Relu", "Sigmoid"] and not tidy.dead_nodes(fixed)
+    onnx.checker.check_model(fixed, full_check=True)
+    _, after = lint_json(p, "--rules", rules)
+    assert not any(f["code"] == "ACME900" for f in after)
+
+
+def test_plugin_fixer_gets_the_same_numeric_check(tmp_path, cli, acme_plugin):
+    """A plug-in whose rewrite changes outputs is refused like a built-in fixer: nothing is written."""
+    import acme_onnxlint_fixers  # noqa: F401 - registers acme-drop-identity
+
+    def wrong(ctx):
+        graph = ctx.graph()
+        for node in graph.nodes:
+            if node.op == "Identity":
+                node.op = "Neg"
+        return ctx.from_graph(graph)
+
+    fx = fixers.REGISTRY["acme-drop-identity"]
+    fixers.REGISTRY["acme-drop-identity"] = fixers.Fixer(fx.name, True, fx.summary, wrong)  # acme_plugin removes it
+    nodes = [h.make_node("Identity", ["x"], ["b"], name="id"), h.make_node("Relu", ["b"], ["y"], name="relu")]
+    m = h.make_model(h.make_graph(nodes, "g", [h.make_tensor_value_info("x", T.FLOAT, ["n", 4])],
+                                  [h.make_tensor_value_info("y", T.FLOAT, ["n", 4])]), opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    p = tmp_path / "m.onnx"
+    onnx.save(m, p)
+    before = p.read_bytes()
+    _, out, _ = cli(p, "--rules", acme_plugin / "rules.yaml", "--fix")
+    assert "fix not written" in out and p.read_bytes() == before, out
+
+
+def test_resize_sizes_keeps_a_dynamic_batch(tmp_path, cli, lint_json):
+    """An align_corners Resize on [batch, 3, 8, 8] with scales [1, 1, 2, 2]: sizes = Concat(Shape(x)[:1],
+    [3, 16, 16]), so the batch stays dynamic; the numeric check runs two batch sizes."""
+    from onnxlint.fixers import tidy
+
+    n = h.make_node("Resize", ["x", "roi", "scales"], ["y"], name="up", mode="linear",
+                    coordinate_transformation_mode="align_corners")
+    m = h.make_model(h.make_graph([n], "g", [h.make_tensor_value_info("x", T.FLOAT, ["batch", 3, 8, 8])],
+                                  [h.make_tensor_value_info("y", T.FLOAT, ["batch", 3, 16, 16])],
+                                  [nh.from_array(np.zeros(0, np.float32), "roi"),
+                                   nh.from_array(np.array([1, 1, 2, 2], np.float32), "scales")]),
+                     opset_imports=[h.make_opsetid("", 13)])
+    m.ir_version = 8
+    p = tmp_path / "rz.onnx"
+    onnx.save(m, p)
+    _, before = lint_json(p)
+    assert any(f["code"] == "OLX301" and f["fixable"] for f in before)
+    _, out, _ = cli(p, "--fix")
+    assert "outputs equal at batch=1 and batch=2" in out and "(resize-sizes)" in out, out
+    fixed = onnx.load(p)
+    assert [x.op_type for x in fixed.graph.node] == ["Shape", "Slice", "Concat", "Resize"] and tidy.is_sorted(fixed.graph)
+    assert fixed.graph.input[0].type.tensor_type.shape.dim[0].dim_param == "batch"
+    _, after = lint_json(p)
+    assert not any(f["code"] == "OLX301" for f in after)
+    m.graph.initializer[1].CopyFrom(nh.from_array(np.array([2, 1, 2, 2], np.float32), "scales"))  # batch scaled
+    onnx.save(m, p)
+    _, again = lint_json(p)
+    assert any(f["code"] == "OLX301" and not f["fixable"] for f in again)
+
+
+def test_tidy_keeps_the_order_of_a_sorted_graph():
+    """Cleanup alone when the nodes are in order: gs's toposort would reorder independent nodes, and the order
+    of random ops decides which numbers each draws (a model whose RandomUniformLike moved failed the check)."""
+    from onnxlint.fixers import tidy
+
+    nodes = [h.make_node("Relu", ["x"], ["a"], name="a"), h.make_node("Sigmoid", ["a"], ["b"], name="b"),
+             h.make_node("RandomUniformLike", ["x"], ["r"], name="rnd"), h.make_node("Add", ["b", "r"], ["y"], name="add")]
+    m = h.make_model(h.make_graph(nodes, "g", [h.make_tensor_value_info("x", T.FLOAT, [2])],
+                                  [h.make_tensor_value_info("y", T.FLOAT, [2])], [nh.from_array(np.ones(2, np.float32), "dead")]),
+                     opset_imports=[h.make_opsetid("", 17)])
+    t = tidy.tidy(m)
+    assert [n.name for n in t.graph.node] == ["a", "b", "rnd", "add"] and not t.graph.initializer  # gs: a, rnd, b

@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -29,13 +30,49 @@ def _run_hook_on_examples(tmp_path, examples_dir, config: str, timeout: int) -> 
         assert rc == 0 or "OLX010" in run.stdout, run.stdout + run.stderr
 
 
+PUBLIC = "https://github.com/onnxlint/onnxlint"
+
+
+def _remote_block(text: str) -> str:
+    return next(b for b in re.findall(r"```yaml\n(.*?)```", text, re.S) if f"repo: {PUBLIC}" in b)
+
+
 @pytest.mark.skipif(shutil.which("pre-commit") is None or shutil.which("git") is None, reason="pre-commit/git not installed")
-def test_pre_commit_hook(tmp_path, examples_dir):
-    rev = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True)
-    if rev.returncode != 0:
+def test_readme_remote_hook_runs_from_a_fresh_clone(tmp_path, examples_dir):
+    """The README's block as written, its URL pointing at a fresh clone of this checkout (standing in for the
+    public repository, whose default branch is `main`): pre-commit installs the hook from it and runs it."""
+    if subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True).returncode != 0:
         pytest.skip("not a git checkout")
-    config = f"repos:\n  - repo: {ROOT}\n    rev: {rev.stdout.strip()}\n    hooks:\n      - id: onnxlint\n"
-    _run_hook_on_examples(tmp_path, examples_dir, config, timeout=900)
+    clone = tmp_path / "public"
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
+    subprocess.run(["git", "-C", str(clone), "branch", "-f", "main", "HEAD"], check=True, capture_output=True)
+    block = _remote_block((ROOT / "README.md").read_text())
+    assert "rev: main" in block and "id: onnxlint" in block
+    _run_hook_on_examples(tmp_path, examples_dir, block.replace(PUBLIC, str(clone)), timeout=900)
+
+
+def test_docs_pre_commit_config_matches_the_readme():
+    docs = yaml.safe_load((ROOT / "docs" / "pre-commit-config.yaml").read_text())
+    readme = yaml.safe_load(_remote_block((ROOT / "README.md").read_text()))
+    assert docs["repos"][0]["repo"] == readme["repos"][0]["repo"] == PUBLIC
+    assert docs["repos"][0]["rev"] == readme["repos"][0]["rev"]
+    hooks = {h["id"] for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
+    assert {h["id"] for h in docs["repos"][0]["hooks"]} <= hooks
+
+
+def test_readme_names_the_hook_environment():
+    """What the README says the hook environment holds is pyproject's dependency list (and no onnxruntime)."""
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    names = {re.split(r"[<>=;\s\[]", d, maxsplit=1)[0].replace("_", "-").lower() for d in deps}
+    readme = (ROOT / "README.md").read_text()
+    said = readme[readme.index("The `onnxlint` hook's environment gets"):][:400].replace("_", "-").lower()
+    for name in names - {"tomli"}:  # tomli: Python 3.10 only
+        assert name in said, name
+    assert not any(d.startswith("onnxruntime") for d in deps)
 
 
 @pytest.mark.skipif(shutil.which("pre-commit") is None or shutil.which("git") is None or shutil.which("onnxlint") is None,

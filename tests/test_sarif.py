@@ -1,12 +1,17 @@
 import json
+import os
+import subprocess
 from pathlib import Path
 
 import jsonschema
 import numpy as np
 import onnx
-import pytest
+from conftest import init, make_model, vi
+from onnx import TensorProto as T
+from onnx import helper as h
 
-SCHEMA = Path(__file__).resolve().parent.parent.parent / "shared" / "reference" / "sarif-schema-2.1.0.json"
+# the OASIS SARIF 2.1.0 schema (errata 01), shipped with the tests so a clone validates too
+SCHEMA = Path(__file__).resolve().parent / "data" / "sarif-schema-2.1.0.json"
 
 
 def _sarif(cli, *args):
@@ -14,9 +19,9 @@ def _sarif(cli, *args):
     return rc, json.loads(out)
 
 
-@pytest.mark.skipif(not SCHEMA.exists(), reason="shared SARIF schema not present")
-def test_sarif_validates_and_has_github_fields(examples_dir, cli):
-    rc, doc = _sarif(cli, examples_dir)
+def test_sarif_validates_and_has_github_fields(examples_dir, cli, monkeypatch):
+    monkeypatch.chdir(examples_dir)  # outside a repository: URIs are relative to the working folder
+    rc, doc = _sarif(cli, examples_dir, "--show-info")
     jsonschema.validate(doc, json.loads(SCHEMA.read_text()))
     run = doc["runs"][0]
     driver = run["tool"]["driver"]
@@ -64,3 +69,101 @@ def test_suppressed_findings_carry_suppressions(tmp_path, examples_dir, cli):
 def test_github_format(examples_dir, cli):
     rc, out, _ = cli(examples_dir / "equal_mismatch.onnx", "--format", "github")
     assert out.startswith("::error file=") and "title=OLX015 equal-dtype-mismatch::" in out
+
+
+def _dropouts(k=3, ignore=None, doc=None):
+    """k Dropouts in training mode in a chain (one rule, one cause, k nodes) on a fixed-shape input (an info)."""
+    nodes = [h.make_node("Dropout", [f"x{i}", "ratio", "t"], [f"x{i + 1}"], name=f"/block{i}/Dropout") for i in range(k)]
+    if doc:
+        nodes[0].doc_string = doc
+    m = make_model(nodes, [vi("x0", T.FLOAT, [1, 4])], [vi(f"x{k}", T.FLOAT, [1, 4])],
+                   [init("ratio", np.array(0.5, np.float32)), init("t", np.array(True))])
+    if ignore:
+        h.set_model_props(m, {"onnxlint:ignore": ignore})
+    return m
+
+
+def _text_lines(cli, *args):
+    _, out, _ = cli(*args, "--format", "text", "-q")
+    return [line for line in out.splitlines() if " OLX" in line]
+
+
+def test_sarif_and_github_carry_what_the_text_shows(tmp_path, cli):
+    """A folder: as many SARIF results and annotations as the text shows lines; the group's every node a
+    location, its count in the message; infos only with --show-info; --expand one result per node."""
+    onnx.save(_dropouts(), tmp_path / "a.onnx")
+    onnx.save(_dropouts(2), tmp_path / "b.onnx")
+    lines = _text_lines(cli, tmp_path)
+    _, doc = _sarif(cli, tmp_path)
+    jsonschema.validate(doc, json.loads(SCHEMA.read_text()))
+    results = doc["runs"][0]["results"]
+    assert len(results) == len(lines) == 2
+    assert all(r["level"] != "note" for r in results)
+    (a,) = [r for r in results if r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].endswith("a.onnx")]
+    assert a["ruleId"] == "OLX010" and "×3" in a["message"]["text"] and a["properties"]["count"] == 3
+    names = [loc["fullyQualifiedName"] for loc in a["locations"][0]["logicalLocations"]]
+    assert names == [f"graph//block{i}/Dropout" for i in range(3)]
+    assert [r["logicalLocations"][0]["fullyQualifiedName"] for r in a["relatedLocations"]] == names
+    _, gh, _ = cli(tmp_path, "--format", "github")
+    assert len(gh.splitlines()) == 2 and "×3" in gh and "::notice" not in gh
+
+    infos = len(_text_lines(cli, tmp_path, "--show-info")) - len(lines)
+    _, doc = _sarif(cli, tmp_path, "--show-info")
+    jsonschema.validate(doc, json.loads(SCHEMA.read_text()))
+    notes = [r for r in doc["runs"][0]["results"] if r["level"] == "note"]
+    assert infos > 0 and len(notes) == infos
+    _, gh, _ = cli(tmp_path, "--format", "github", "--show-info")
+    assert gh.count("::notice") == infos
+
+    _, doc = _sarif(cli, tmp_path, "--expand")
+    expanded = doc["runs"][0]["results"]
+    assert len(expanded) == 5 and all(len(r["locations"][0]["logicalLocations"]) == 1 for r in expanded)
+    assert len({r["partialFingerprints"]["onnxlintFingerprint/v1"] for r in expanded}) == 5
+    _, gh, _ = cli(tmp_path, "--format", "github", "--expand")
+    assert len(gh.splitlines()) == 5
+
+
+def test_group_fingerprint_stays_when_nodes_of_its_cause_come_and_go(tmp_path, cli):
+    p = tmp_path / "m.onnx"
+    onnx.save(_dropouts(3), p)
+    _, a = _sarif(cli, p)
+    onnx.save(_dropouts(4), p)
+    _, b = _sarif(cli, p)
+    fp = lambda d: [r["partialFingerprints"]["onnxlintFingerprint/v1"] for r in d["runs"][0]["results"]]
+    assert fp(a) == fp(b) and len(fp(a)) == 1
+    assert b["runs"][0]["results"][0]["properties"]["count"] == 4
+
+
+def test_in_model_suppressions_appear_with_suppressions_and_in_the_summary(tmp_path, cli):
+    onnx.save(_dropouts(2, ignore="OLX010"), tmp_path / "meta.onnx")
+    onnx.save(_dropouts(1, doc="onnxlint: ignore[OLX010]"), tmp_path / "doc.onnx")
+    rc, doc = _sarif(cli, tmp_path)
+    jsonschema.validate(doc, json.loads(SCHEMA.read_text()))
+    run = doc["runs"][0]
+    why = sorted(s["justification"] for r in run["results"] if r["ruleId"] == "OLX010" for s in r.get("suppressions", []))
+    assert why == ["suppressed by doc_string", "suppressed by metadata"]
+    assert all(s["kind"] == "inSource" for r in run["results"] for s in r.get("suppressions", []))
+    assert "3 suppressed" in run["properties"]["summary"]
+    _, text, _ = cli(tmp_path)
+    assert "3 suppressed" in text
+
+
+def test_uris_are_relative_to_the_repository_root(tmp_path, cli, monkeypatch):
+    """Run from a subfolder of a git repository: the URI is relative to the repository's top, %SRCROOT% is
+    that top; a model outside the repository gets its absolute file: URI, never `../`."""
+    repo = tmp_path / "repo"
+    (repo / "models").mkdir(parents=True)
+    (repo / "tools").mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    onnx.save(_dropouts(1), repo / "models" / "m.onnx")
+    outside = tmp_path / "elsewhere.onnx"
+    onnx.save(_dropouts(1), outside)
+    monkeypatch.chdir(repo / "tools")
+    _, doc = _sarif(cli, Path("..") / "models" / "m.onnx", outside)
+    jsonschema.validate(doc, json.loads(SCHEMA.read_text()))
+    run = doc["runs"][0]
+    assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == Path(os.path.realpath(repo)).as_uri() + "/"
+    arts = [r["locations"][0]["physicalLocation"]["artifactLocation"] for r in run["results"]]
+    assert {"uri": "models/m.onnx", "uriBaseId": "%SRCROOT%"} in arts
+    assert {"uri": Path(os.path.realpath(outside)).as_uri()} in arts
+    assert not any(a["uri"].startswith("..") for a in arts)

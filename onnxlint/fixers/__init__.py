@@ -105,6 +105,10 @@ def apply(model: onnx.ModelProto, requests: Iterable[FixRequest], unsafe: bool,
             applied.append(name)
         before = after
     _unpin(current)
+    if applied:  # once, after every fixer: nodes in order, no initializer left that nothing reads
+        from onnxlint.fixers.tidy import tidy
+
+        current = tidy(current)
     return current, applied, skipped
 
 

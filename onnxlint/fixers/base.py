@@ -37,6 +37,34 @@ class FixContext:
     def opset(self) -> int:
         return opset_of(self.model)
 
+    @property
+    def node_names(self) -> list[str]:
+        """The names of this fixer's findings' nodes: how a graph from `graph()` finds them (`n.name in ...`)."""
+        return [n.proto.name for n in self.nodes]
+
+    def graph(self) -> Any:
+        """The working copy as an onnx-graphsurgeon Graph to edit; give it back with `from_graph`. Leave dead
+        nodes and order to the run: it cleans up and sorts once, after every fixer."""
+        import onnx_graphsurgeon as gs
+
+        return gs.import_onnx(self.model)
+
+    def from_graph(self, graph: Any) -> onnx.ModelProto:
+        """The model with `graph` (from `graph()`) in place of its graph; every other field of the model stays."""
+        return graft(self.model, graph)
+
+
+def graft(model: onnx.ModelProto, graph: Any) -> onnx.ModelProto:
+    """A copy of model whose graph is the onnx-graphsurgeon Graph's export (gs exports a graph and its opsets,
+    not the model's metadata, functions or doc_string, which stay)."""
+    import onnx_graphsurgeon as gs
+
+    exported = gs.export_onnx(graph, do_type_check=False)
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    out.graph.CopyFrom(exported.graph)
+    return out
+
 
 @dataclass(frozen=True)
 class Fixer:
@@ -47,6 +75,8 @@ class Fixer:
     reference: Callable[[onnx.ModelProto], onnx.ModelProto] | None = None
     # can_fix(node, rule): whether this fixer can clear the rule's finding on that node (None: always)
     can_fix: Callable[[NodeRef, Any], bool] | None = None
+    # with a reference: (what the fix changes on purpose, what it was checked against), for the fix note
+    intended: tuple[str, str] = ("changes outputs on purpose", "its reference")
 
 
 # The built-in fixers: name -> the module of onnxlint.fixers whose @fixer registers it. A lint asks only for
@@ -61,6 +91,7 @@ BUILTIN = {
     "gridsample-standard": "gridsample",
     "int64-to-int32": "int64_to_int32",
     "resize-sizes": "resize_sizes",
+    "toposort": "tidy",
     "upgrade-opset": "upgrade_opset",
 }
 
@@ -77,6 +108,20 @@ class FixerRegistry(MutableMapping[str, Fixer]):
         module = self._builtin.get(name)
         if module is not None and name not in self._fixers:
             importlib.import_module(f"onnxlint.fixers.{module}")
+        elif module is None and name not in self._fixers:
+            self._plugins(name)
+
+    def _plugins(self, name: str | None = None) -> None:
+        """Load the fixers installed packages declare in the entry-point group `onnxlint.fixers` (entry name: the
+        fixer's name; loading it imports the module whose @fixer registers it): the one asked for, or all."""
+        from importlib.metadata import entry_points
+
+        for ep in entry_points(group=PLUGIN_GROUP):
+            if (name is None or ep.name == name) and ep.name not in self._fixers and ep.name not in self._builtin:
+                ep.load()
+                if ep.name not in self._fixers:
+                    raise FixError(f"plug-in {ep.value} (entry point {ep.name!r} of group {PLUGIN_GROUP}) registered "
+                                   f"no fixer named {ep.name!r}; decorate it with onnxlint.fixers.base.fixer")
 
     def __getitem__(self, name: str) -> Fixer:
         if name not in self._fixers:
@@ -92,6 +137,7 @@ class FixerRegistry(MutableMapping[str, Fixer]):
     def __iter__(self) -> Iterator[str]:
         for name in self._builtin:
             self._import(name)
+        self._plugins()
         # the built-in ones in the table's order (whichever was asked for first), then any other
         names = [n for n in self._builtin if n in self._fixers]
         return iter(names + [n for n in self._fixers if n not in self._builtin])
@@ -100,6 +146,7 @@ class FixerRegistry(MutableMapping[str, Fixer]):
         return sum(1 for _ in self)
 
 
+PLUGIN_GROUP = "onnxlint.fixers"  # the entry-point group of user fixers (docs: CONTRIBUTING.md, "Plug-in fixers")
 REGISTRY = FixerRegistry(BUILTIN)
 
 
@@ -108,14 +155,16 @@ FixFn = Callable[[FixContext], onnx.ModelProto]
 
 def fixer(name: str, safe: bool, summary: str,
           reference: Callable[[onnx.ModelProto], onnx.ModelProto] | None = None,
-          can_fix: Callable[[NodeRef, Any], bool] | None = None) -> Callable[[FixFn], FixFn]:
+          can_fix: Callable[[NodeRef, Any], bool] | None = None,
+          intended: tuple[str, str] = ("changes outputs on purpose", "its reference")) -> Callable[[FixFn], FixFn]:
     """Register a fixer. reference(model) gives the behaviour the fix must keep when the original's own outputs
     are not it (a training-mode Dropout is random: the fix must match the original run in inference mode).
     can_fix(node, rule) says, at lint time, whether the fixer can clear that finding: a finding it cannot
-    clear is not marked fixable."""
+    clear is not marked fixable. intended: with a reference, (what the fix changes on purpose, what it was
+    checked against): the fix note says so, not "outputs equal"."""
 
     def deco(fn: FixFn) -> FixFn:
-        REGISTRY[name] = Fixer(name, safe, summary, fn, reference, can_fix)
+        REGISTRY[name] = Fixer(name, safe, summary, fn, reference, can_fix, intended)
         return fn
 
     return deco

@@ -39,6 +39,8 @@ def can_fix(node, rule=None) -> bool:
 
 
 @fixer("batchnorm-inference", True, "set BatchNormalization training_mode=0 and drop the running-stat outputs",
-       reference=_inference_reference, can_fix=can_fix)
+       reference=_inference_reference, can_fix=can_fix,
+       intended=("normalises with the learned running statistics, not the batch's, as the eval-mode export does",
+                 "the original run with training_mode=0"))
 def batchnorm_inference(ctx: FixContext) -> onnx.ModelProto:
     return _to_inference(ctx.model, [n.proto for n in ctx.nodes])

@@ -1,4 +1,6 @@
-"""Constant tensors of one graph, for fixers that read small constant inputs."""
+"""Constant tensors of one graph, for value_types. A fixer reading a constant input asks the node's scope
+(`NodeRef.scope.constant(name)`, the lookup the lint uses: initializers and Constant nodes, this graph's then
+an enclosing graph's), never a lookup of its own."""
 
 from __future__ import annotations
 

@@ -38,7 +38,9 @@ def can_fix(node, rule=None) -> bool:
 
 
 @fixer("dropout-inference", True, "replace training-mode Dropout with Identity (inference semantics)",
-       reference=_inference_reference, can_fix=can_fix)
+       reference=_inference_reference, can_fix=can_fix,
+       intended=("passes its input through instead of dropping at random, as the eval-mode export does",
+                 "the original run with training_mode=0"))
 def dropout_inference(ctx: FixContext) -> onnx.ModelProto:
     model = ctx.model
     consumed = {i for g in iter_graphs(model) for n in g.node for i in n.input}

@@ -13,7 +13,6 @@ import onnx
 from onnx import TensorProto, numpy_helper
 
 from onnxlint.fixers.base import FixContext, fixer
-from onnxlint.fixers.constants import constant_tensors
 from onnxlint.graph import iter_graphs
 
 
@@ -34,37 +33,51 @@ def _scales(const: TensorProto | None) -> np.ndarray | None:
 
 def _sizes_for(shape, scales: np.ndarray | None) -> np.ndarray | None:
     """floor(input * scales) as Resize computes its output size; None unless the shape is fully static."""
+    plan = _plan(shape, scales)
+    return plan[1] if plan is not None and plan[0] == 0 else None
+
+
+def _plan(shape, scales: np.ndarray | None) -> tuple[int, np.ndarray] | None:
+    """(k, tail): the output's first k dims are the input's own at run time (dynamic dims, a batch, at scale 1:
+    read from Shape(X)), the rest floor(input * scales) as Resize computes them (a constant); None when a
+    dynamic dim is scaled or follows a static one."""
     if shape is None or scales is None or len(shape) != scales.size:
         return None
-    if not all(isinstance(d, int) and d > 0 for d in shape):
+    static = [isinstance(d, int) and d > 0 for d in shape]
+    k = static.index(True) if True in static else len(shape)
+    if not all(static[k:]) or any(scales[:k] != 1.0):
         return None
     # Resize computes in float32 (ORT) and floors; the same expression keeps the sizes ORT produced
-    return np.floor(np.asarray(shape, np.float32) * scales.astype(np.float32)).astype(np.int64)
+    tail = np.floor(np.asarray(shape[k:], np.float32) * scales[k:].astype(np.float32)).astype(np.int64)
+    return k, tail
 
 
 def can_fix(node, rule=None) -> bool:
-    """Lint time: the input shape is static and the scales are a constant of matching length."""
+    """Lint time: the scales are a constant of matching length, and the input shape static but for leading dims
+    (a dynamic batch) at scale 1."""
     n = node.proto
     if node.op_type != "Resize" or node.domain != "ai.onnx" or (node.opset or 0) < 11 or _has_sizes(n):
         return False
     if len(n.input) < 3 or not n.input[2]:
         return False
     scales = _scales(node.scope.constant(n.input[2]))
-    return _sizes_for(node.input_type(0).shape, scales) is not None
+    return _plan(node.input_type(0).shape, scales) is not None
 
 
-def _static_shapes(model: onnx.ModelProto) -> dict[str, list[int]]:
+def _shapes(model: onnx.ModelProto) -> dict[str, list[int | None]]:
+    """Inferred shapes by value name: an int per static dim, None per dynamic one."""
     inferred = onnx.shape_inference.infer_shapes(model)
     out = {}
     for v in (v for g in iter_graphs(inferred) for v in list(g.input) + list(g.value_info)):
         tt = v.type.tensor_type
-        if tt.HasField("shape") and all(d.HasField("dim_value") for d in tt.shape.dim):
-            out[v.name] = [d.dim_value for d in tt.shape.dim]
+        if tt.HasField("shape"):
+            out[v.name] = [d.dim_value if d.HasField("dim_value") else None for d in tt.shape.dim]
     return out
 
 
 @fixer("resize-sizes", True,
-       "give an align_corners Resize an explicit 'sizes' input (from its static input shape and constant scales)",
+       "give an align_corners Resize an explicit 'sizes' input (from its static input shape and constant scales; a "
+       "dynamic batch at scale 1 is read from Shape at run time)",
        can_fix=can_fix)
 def resize_sizes(ctx: FixContext) -> onnx.ModelProto:
     """With align_corners the sampling positions depend on the input and output lengths only, so 'sizes' =
@@ -78,7 +91,7 @@ def resize_sizes(ctx: FixContext) -> onnx.ModelProto:
                   and r.proto.input[2]]
     if not candidates:
         return model
-    shapes = _static_shapes(model)
+    shapes = _shapes(model)
     taken = {i.name for g in iter_graphs(model) for i in g.initializer} | {
         o for g in iter_graphs(model) for n in g.node for o in n.output}
 
@@ -93,18 +106,27 @@ def resize_sizes(ctx: FixContext) -> onnx.ModelProto:
         n, g = ref.proto, ref.scope.graph
         if g is None:
             continue
-        consts = constant_tensors(g)
-        scales_t = consts.get(n.input[2])
-        if scales_t is None:
-            s = ref.scope.constant(n.input[2])  # from an outer graph
-            scales_t = s
-        sizes = _sizes_for(shapes.get(n.input[0]), _scales(scales_t))
-        if sizes is None:
+        # the one constant lookup every fixer and the lint use: this graph's, then an enclosing graph's
+        plan = _plan(shapes.get(n.input[0]), _scales(ref.scope.constant(n.input[2])))
+        if plan is None:
             continue
+        k, tail = plan
         base = n.name or "resize"
-        sizes_name = fresh(f"{base}_sizes")
-        g.initializer.append(numpy_helper.from_array(sizes, sizes_name))
         x = n.input[0]
+        sizes_name = fresh(f"{base}_sizes")
+        if k == 0:
+            g.initializer.append(numpy_helper.from_array(tail, sizes_name))
+        else:  # sizes = Concat(Shape(X)[:k], tail): the batch stays dynamic (nodes sorted by the run's tidy)
+            names = {w: fresh(f"{base}_{w}") for w in ("shape", "head", "tail", "zero", "k")}
+            g.initializer.extend([numpy_helper.from_array(tail, names["tail"]),
+                                  numpy_helper.from_array(np.array([0], np.int64), names["zero"]),
+                                  numpy_helper.from_array(np.array([k], np.int64), names["k"])])
+            g.node.extend([
+                onnx.helper.make_node("Shape", [x], [names["shape"]], name=f"{base}_sizes_shape"),
+                onnx.helper.make_node("Slice", [names["shape"], names["zero"], names["k"]], [names["head"]],
+                                      name=f"{base}_sizes_head"),
+                onnx.helper.make_node("Concat", [names["head"], names["tail"]], [sizes_name], axis=0,
+                                      name=f"{base}_sizes_concat")])
         roi = n.input[1] if len(n.input) > 1 else ""
         if opset < 13:
             # Resize-11/12: roi and scales are required inputs; an unused one is an empty float tensor

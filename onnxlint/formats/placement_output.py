@@ -19,6 +19,10 @@ def as_json(filename: str, target: str, pl: Any) -> dict[str, Any]:
             "notes": pl.notes, "nodes": nodes, "summary": summary}
 
 
+# a node with no provider because ORT's graph optimizations removed it is not one no provider can run
+NO_EP = {"eliminated": "none (removed by ORT's graph optimizations)", "folded": "none (folded into a constant)"}
+
+
 def render(fmt: str, results: list[dict[str, Any]]) -> str:
     if fmt == "json":
         return json.dumps(results, indent=2) + "\n"
@@ -28,5 +32,6 @@ def render(fmt: str, results: list[dict[str, Any]]) -> str:
         lines.extend(f"  note: {esc(note)}" for note in r["notes"])
         for n in r["nodes"]:
             if n["status"] not in ("device", "folded"):
-                lines.append(f"  {esc(n['node'])}: {n['op_type']} -> {n['ep'] or 'NO PROVIDER'} [{n['status']}] {esc(n['detail'])}")
+                lines.append(f"  {esc(n['node'])}: {n['op_type']} -> {n['ep'] or NO_EP.get(n['status'], 'NO PROVIDER')} "
+                             f"[{n['status']}] {esc(n['detail'])}")
     return "\n".join(lines) + ("\n" if lines else "")

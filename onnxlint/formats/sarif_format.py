@@ -1,4 +1,8 @@
-"""SARIF 2.1.0 for GitHub code scanning: one run, every rule that ran, results with stable fingerprints."""
+"""SARIF 2.1.0 for GitHub code scanning: one run, every rule that ran, results with stable fingerprints.
+
+The results are what the text shows (an alert per line, not per node: 400 DequantizeLinear nodes of one cause
+are one alert, not 400 in a repository's Security tab); infos only with --show-info, one result per node with
+--expand. JSON is the complete per-node record."""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from urllib.parse import quote
 
 from onnxlint import __version__
 from onnxlint.formats.escape import unicode_tree
+from onnxlint.formats.text_format import SHOWN_LOCATIONS, cause, display_location, group, shown_findings, summary_line
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVEL = {"error": "error", "warning": "warning", "info": "note"}
@@ -50,48 +55,115 @@ def _rule_entry(rule) -> dict:
     }
 
 
-def render(report, root: str | None = None, config_file: str | os.PathLike | None = None, **_) -> str:
+def _root(root: str | os.PathLike | None) -> Path:
+    """What %SRCROOT% stands for: the repository the run is in (git's toplevel, the folder holding `.git`),
+    else the working folder; code scanning resolves a result's URI against the repository root."""
+    if root is not None:
+        return Path(root).resolve()
+    from onnxlint.config import repo_root
+
+    cwd = Path.cwd().resolve()
+    return (repo_root(cwd) or cwd).resolve()
+
+
+def _location(uri: dict, node: str | None) -> dict:
+    return {"physicalLocation": {"artifactLocation": uri, "region": {"startLine": 1}},
+            "logicalLocations": [_logical(node)]}
+
+
+def _logical(node: str | None) -> dict:
+    return {"name": (node or "model").rsplit("/", 1)[-1], "fullyQualifiedName": node or "model", "kind": "element"}
+
+
+def _artifact(filename: str, base: Path) -> dict:
+    """Relative to %SRCROOT% when the file is under it; a file elsewhere gets its absolute file: URI (never a
+    `../` path code scanning cannot place)."""
+    p = Path(filename).resolve()
+    try:
+        p.relative_to(base)
+    except ValueError:
+        return {"uri": "file://" + quote(os.fsencode(p.as_posix()), safe="/")}
+    return {"uri": _uri(filename, base), "uriBaseId": "%SRCROOT%"}
+
+
+def _group_fingerprint(members: list, expand: bool) -> str:
+    """One node's fingerprint when the result is that node (--expand); a group's is its rule, model and cause,
+    so it stays one alert while nodes of the same cause come and go."""
+    f = members[0]
+    if expand:
+        return _fingerprint(f)
+    key = "\0".join((f.code, f.filename, *(x or "" for x in cause(f))))
+    return hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+
+
+def _suppression(reason: str) -> dict:
+    external = reason in ("config", "per-file-ignores", "baseline")
+    return {"kind": "external" if external else "inSource", "justification": f"suppressed by {reason}"}
+
+
+def _result(members: list, index: dict, base: Path, expand: bool) -> dict:
+    f = members[0]
+    text = f.message
+    if len(members) > 1:
+        locs = ", ".join(display_location(m.node) for m in members[1:SHOWN_LOCATIONS])
+        more = len(members) - SHOWN_LOCATIONS
+        text += f" (×{len(members)}; also {locs}" + (f" and {more} more" if more > 0 else "") + ")"
+    uri = _artifact(f.filename, base)
+    res: dict = {
+        "ruleId": f.code,
+        "ruleIndex": index.get(f.code, -1),
+        "level": LEVEL[f.severity],
+        "message": {"text": text + (f" ({f.hint})" if f.hint else "")},
+        "locations": [{**_location(uri, f.node), "logicalLocations": [_logical(m.node) for m in members]}],
+        "partialFingerprints": {"onnxlintFingerprint/v1": _group_fingerprint(members, expand)},
+        "properties": {"target": f.target, "opType": f.op_type, "count": len(members),
+                       **({"verifiedProvider": f.verified} if f.verified else {})},
+    }
+    if len(members) > 1:
+        res["relatedLocations"] = [{"id": i, **_location(uri, m.node), "message": {"text": m.node or "model"}}
+                                   for i, m in enumerate(members)]
+    if res["ruleIndex"] < 0:
+        del res["ruleIndex"]
+    if f.suppressed:
+        res["suppressions"] = [_suppression(f.suppressed)]
+    return res
+
+
+def results(report, base: Path, show_info: bool = False, expand: bool = False) -> list[dict]:
+    """What the text shows, one result per line (`text_format.group`): per model one result per rule and cause,
+    every node of it a logical and a related location, the count in the message; then the suppressed findings,
+    grouped the same way per reason, with `suppressions` (code scanning lists them as closed)."""
+    index = {r.id: i for i, r in enumerate(report.rules)}
+    out = []
+    for res in report.files:
+        out += [_result(g, index, base, expand) for g in group(shown_findings(res.findings, show_info), expand)]
+        hidden: dict[str, list] = {}
+        for f in res.findings:
+            if f.suppressed and not f.fixed and (show_info or f.severity != "info"):
+                hidden.setdefault(f.suppressed, []).append(f)
+        for members in hidden.values():
+            out += [_result(g, index, base, expand) for g in group(members, expand)]
+    return out
+
+
+def render(report, root: str | None = None, config_file: str | os.PathLike | None = None, show_info: bool = False,
+           expand: bool = False, **_) -> str:
     """config_file: the configuration file in force (Config.path), recorded as the invocation property
     `configFile` (its absolute path; `null` when none applied)."""
-    base = Path(root or os.getcwd()).resolve()
+    base = _root(root)
     rules = list(report.rules)
-    index = {r.id: i for i, r in enumerate(rules)}
-    results = []
-    for f in report.findings:
-        if f.fixed:
-            continue
-        res = {
-            "ruleId": f.code,
-            "ruleIndex": index.get(f.code, -1),
-            "level": LEVEL[f.severity],
-            "message": {"text": f.message + (f" ({f.hint})" if f.hint else "")},
-            "locations": [{
-                "physicalLocation": {
-                    "artifactLocation": {"uri": _uri(f.filename, base), "uriBaseId": "%SRCROOT%"},
-                    "region": {"startLine": 1},
-                },
-                "logicalLocations": [{"name": (f.node or "model").rsplit("/", 1)[-1],
-                                      "fullyQualifiedName": f.node or "model", "kind": "element"}],
-            }],
-            "partialFingerprints": {"onnxlintFingerprint/v1": _fingerprint(f)},
-            "properties": {"target": f.target, "opType": f.op_type,
-                           **({"verifiedProvider": f.verified} if f.verified else {})},
-        }
-        if res["ruleIndex"] < 0:
-            del res["ruleIndex"]
-        if f.suppressed:
-            res["suppressions"] = [{"kind": "external" if f.suppressed in ("config", "per-file-ignores", "baseline") else "inSource",
-                                    "justification": f"suppressed by {f.suppressed}"}]
-        results.append(res)
+    found = results(report, base, show_info, expand)
     notifications = [{"level": "error", "message": {"text": f"{r.filename}: {r.error}"},
                       "descriptor": {"id": "OLX000"}} for r in report.errors]
     run = {
         "tool": {"driver": {"name": "onnxlint", "version": __version__, "semanticVersion": __version__,
                             "informationUri": INFO_URI, "rules": [_rule_entry(r) for r in rules]}},
         "originalUriBaseIds": {"%SRCROOT%": {"uri": base.as_uri() + "/"}},
-        "results": results,
+        "results": found,
         "invocations": [{"executionSuccessful": not report.errors, "toolExecutionNotifications": notifications,
                          "properties": {"configFile": os.fsdecode(os.path.abspath(config_file)) if config_file else None}}],
+        "properties": {"checkedReleases": report.releases, "summary": summary_line(report, show_info, None if expand else
+                                               sum(1 for r in found if "suppressions" not in r))},
     }
     # every string valid Unicode (a file name's undecodable byte as the text `\xNN`), the document ASCII
     return json.dumps(unicode_tree({"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}), indent=2) + "\n"

@@ -4,7 +4,7 @@ What a deployment engineer reads: errors and warnings; infos are counted in the 
 --show-info. Findings of one rule with one cause in one model print once, with the count and the first few
 locations (--expand prints every one); a rule's hint is printed once per file. Every piece of untrusted text
 (file, node and value names, messages quoting them) goes through `escape.text`, and no line can begin a
-GitHub workflow command. JSON and SARIF keep one result per finding.
+GitHub workflow command. SARIF and GitHub annotations group the same way (`group`); JSON keeps every finding.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def _worth_saying(summary: str) -> bool:
     computations ORT puts on CPU on purpose), a node has no provider, or ORT refuses the model."""
     if "no provider" in summary or summary.startswith("ORT refuses"):
         return True
-    return " 0 fall back" not in summary and "(0 real," not in summary
+    return not summary.startswith("0 fall back") and " 0 fall back" not in summary
 
 
 def cause(f: Any) -> tuple[str, str | None, str]:
@@ -59,6 +59,23 @@ def cause(f: Any) -> tuple[str, str | None, str]:
         if name:
             msg = msg.replace(name, "·")
     return f.code, f.op_type, _PATHLIKE.sub("·", msg)
+
+
+def group(findings: list[Any], expand: bool = False) -> list[list[Any]]:
+    """One model's findings as the text prints them: one group per rule and cause, in first-seen order (with
+    expand, one per finding). SARIF and GitHub annotations group with this too, so every surface shows as many
+    results as the text shows lines."""
+    groups: dict[tuple[str, str | None, str], list[Any]] = {}
+    repeated = Counter(f.code for f in findings)
+    for f in findings:  # a code seen once in the model is its own group: no need to work out its cause
+        alone = expand or repeated[f.code] == 1
+        groups.setdefault((f.code, None, f.node or "") if alone else cause(f), []).append(f)
+    return list(groups.values())
+
+
+def shown_findings(findings: list[Any], show_info: bool = False) -> list[Any]:
+    """What a report shows of a model's findings: not suppressed, not fixed, infos only when asked."""
+    return [f for f in findings if not f.suppressed and not f.fixed and (show_info or f.severity != "info")]
 
 
 def render(report: Any, colour: bool = False, show_hints: bool = True, statistics: bool = False, quiet: bool = False,
@@ -76,17 +93,12 @@ def render(report: Any, colour: bool = False, show_hints: bool = True, statistic
         if res.error:
             continue  # reported once, on stderr, by the command
         name = esc(res.filename)
-        shown = [f for f in res.findings if not f.suppressed and not f.fixed and (show_info or f.severity != "info")]
+        shown = shown_findings(res.findings, show_info)
         if not quiet and (shown or any(_worth_saying(s) for s in res.placement.values())):
             for target, summary in res.placement.items():  # a clean model prints nothing
                 lines.append(c(DIM, f"{name}: {target}: {esc(summary)}"))
-        groups: dict[tuple[str, str | None, str], list[Any]] = {}
-        repeated = Counter(f.code for f in shown)
-        for f in shown:  # a code seen once in the file is its own group: no need to work out its cause
-            alone = expand or repeated[f.code] == 1
-            groups.setdefault((f.code, None, f.node or "") if alone else cause(f), []).append(f)
         hinted: set[str] = set()
-        for members in groups.values():
+        for members in group(shown, expand):
             f = members[0]
             where = f"{name}:{esc(display_location(f.node))}" if f.node else name
             text = esc(without_location(f))
@@ -135,12 +147,18 @@ def summary_line(report: Any, show_info: bool = False, problem_lines: int | None
     files = len(report.files)
     grouped = (f"; {problem_lines} line{'s' if problem_lines != 1 else ''} after grouping, --expand lists every node"
                if problem_lines is not None and 0 < problem_lines < shown else "")
+    checked = f" Checked against {report.releases}." if getattr(report, "releases", "") else ""
     return (f"Found {shown} finding{'s' if shown != 1 else ''} in {files} file{'s' if files != 1 else ''}: "
-            f"{', '.join(parts)}{tail}{bad}{grouped}.")
+            f"{', '.join(parts)}{tail}{bad}{grouped}.{checked}")
 
 
 def _statistics(report: Any) -> str:
-    """Only the table: findings per rule, most frequent first."""
+    """Only the table: findings per rule, most frequent first; `[*]` (as ruff marks it) where --fix can fix some
+    of them, and a last line counting those."""
     counts = Counter((f.code, f.name, f.severity) for f in report.active)
-    rows = [f"{k:5d}  {code}  {name} [{sev}]" for (code, name, sev), k in counts.most_common()]
+    fixable = Counter(f.code for f in report.active if f.fixable)
+    rows = [f"{k:5d}  {code}  {'[*]' if fixable[code] else '   '} {name} [{sev}]" for (code, name, sev), k in counts.most_common()]
+    if fixable:
+        n = sum(fixable.values())
+        rows.append(f"[*] {n} finding{'s' if n != 1 else ''} fixable with --fix")
     return "\n".join(rows) + ("\n" if rows else "")

@@ -31,11 +31,13 @@ Tables = tuple[dict[str, kernels.KernelTable], str, list[str]]
 
 def resolve_tables(target: str, ort_version: str | None) -> Tables:
     """Kernel tables for the target's EPs at the requested ORT version, with notes on any substitution."""
-    requested = ort_version or kernels.installed_ort_version()
+    from onnxlint import releases
+
+    requested, fallback = releases.ort(ort_version)  # unset: the newest shipped tables, never the installed ORT
     eps = [ep for ep in TARGET_EPS[target] if ep in kernels.EP_SHORT]
     versions, note = kernels.resolve([kernels.EP_SHORT[ep] for ep in eps], requested)  # one note per version
     tables = {ep: kernels.load(kernels.EP_SHORT[ep], versions[kernels.EP_SHORT[ep]]) for ep in eps}
-    return tables, requested or versions.get("cpu", ""), [note] if note else []
+    return tables, requested, [n for n in (fallback, note) if n]
 
 
 class Simulator:

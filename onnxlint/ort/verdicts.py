@@ -105,8 +105,10 @@ class Placement(StatusIndex):
         ep = {CUDA: "CUDA", CPU: "CPU"}.get(s["preferred_ep"], s["preferred_ep"])
         mb = s["bytes_copied"] / 1e6
         copied = f"~{mb:.2f} MB copied per run" + (f" (+{s['bytes_unknown']} of unknown size)" if s["bytes_unknown"] else "")
-        line = (f"{s['on_preferred_ep']} nodes on {ep}, {s['fallback']} fall back ({s['real_fallback']} real, "
-                f"{s['shape_only']} shape-only), {s['boundaries']} boundaries, {copied}")
+        # a deliberate placement (a small shape computation ORT keeps on CPU on purpose) is not a fallback
+        on_purpose = f", {s['shape_only']} shape computations on CPU on purpose" if s["shape_only"] else ""
+        line = (f"{_count(s['on_preferred_ep'], 'node')} on {ep}, {s['real_fallback']} fall back{on_purpose}, "
+                f"{_count(s['boundaries'], 'boundary', 'boundaries')}, {copied}")
         if s["unsupported"]:
             line += f", {s['unsupported']} with no provider"
         if s["folded"] or s["eliminated"]:
@@ -114,3 +116,7 @@ class Placement(StatusIndex):
         if self.refused:
             line = f"ORT refuses this model: {self.refused}"
         return line
+
+
+def _count(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else many or one + 's'}"

@@ -1,0 +1,110 @@
+"""Every example in README.md and docs/ runs as written: the usage commands, the Python API snippet, the
+configuration example with its user rule, the GitHub workflow's inputs. (The pre-commit blocks run in
+test_precommit.py, the action's steps in test_action.py.)"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+import yaml
+from conftest import init, make_model, vi
+from onnx import TensorProto as T
+from onnx import helper as h
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text()
+
+
+def _blocks(lang: str) -> list[str]:
+    return re.findall(rf"```{lang}\n(.*?)```", README, re.S)
+
+
+def _model() -> onnx.ModelProto:
+    """x: [batch, 3, H, W] through a training-mode Dropout (a fixable error) and a Relu."""
+    nodes = [h.make_node("Dropout", ["x", "ratio", "t"], ["d"], name="/drop/Dropout"), h.make_node("Relu", ["d"], ["y"], name="relu")]
+    return make_model(nodes, [vi("x", T.FLOAT, ["batch", 3, "h", "w"])], [vi("y", T.FLOAT, ["batch", 3, "h", "w"])],
+                      [init("ratio", np.array(0.5, np.float32)), init("t", np.array(True))])
+
+
+@pytest.fixture
+def workdir(tmp_path, monkeypatch, examples_dir):
+    """The folder a reader runs the examples in: model.onnx, models/, exports/ with models in them."""
+    onnx.save(_model(), tmp_path / "model.onnx")
+    (tmp_path / "models").mkdir()
+    for name in ("dropout_training.onnx", "equal_string_cuda.onnx", "clean_conv.onnx"):
+        (tmp_path / "models" / name).write_bytes((examples_dir / name).read_bytes())
+    (tmp_path / "exports" / "v1").mkdir(parents=True)
+    (tmp_path / "exports" / "v1" / "m.onnx").write_bytes((examples_dir / "static_batch.onnx").read_bytes())
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def _usage_commands() -> list[list[str]]:
+    block = next(b for b in _blocks("sh") if "onnxlint model.onnx models/" in b)
+    commands = []
+    for line in block.splitlines():
+        line = re.split(r"\s{2,}#", line)[0]
+        for part in line.split(" ; "):
+            argv = shlex.split(part)
+            assert argv[0] == "onnxlint" and not {"|", "[", "]"} & set("".join(argv)), f"not a command as written: {part}"
+            commands.append(argv[1:])
+    return commands
+
+
+def test_every_usage_line_runs_as_written(workdir, cli):
+    """Each command of the usage block, in order, in a folder with the files it names: exit 0 or 1 (findings,
+    a failed session on a machine without a GPU), never a usage or input error, never a traceback."""
+    commands = _usage_commands()
+    assert len(commands) >= 20
+    for argv in commands:
+        rc, out, err = cli(*argv)
+        assert rc in (0, 1), (argv, rc, err)
+        assert "Traceback" not in out + err, (argv, err)
+    assert json.loads((workdir / "report.sarif").read_text())["version"] == "2.1.0"
+    assert (workdir / "fixed" / "model.onnx").is_file()
+
+
+def test_python_api_snippet_runs_as_written(workdir):
+    (snippet,) = [b for b in _blocks("python") if "import onnxlint" in b]
+    run = subprocess.run([sys.executable, "-c", snippet], cwd=workdir, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    assert "OLX010 error graph//drop/Dropout" in run.stdout and " on CUDA, 0 fall back" in run.stdout
+
+
+def test_configuration_example_with_its_rule_runs_as_written(workdir, cli, examples_dir):
+    """The README's pyproject table and its ACME001 rule file, as written: the user's rule is selected and
+    reports an int64 Equal on CPU under ORT 1.20.2 (the release the example names); --show-config finds it."""
+    (toml,) = [b for b in _blocks("toml") if "[tool.onnxlint]" in b]
+    rule = next(b for b in _blocks("yaml") if "id: ACME001" in b)
+    (workdir / "pyproject.toml").write_text(toml)
+    (workdir / "lint-rules").mkdir()
+    (workdir / "lint-rules" / "acme.yaml").write_text(rule)
+    eq = make_model([h.make_node("Equal", ["a", "b"], ["e"], name="/cmp/Equal")],
+                    [vi("a", T.INT64, [4]), vi("b", T.INT64, [4])], [vi("e", T.BOOL, [4])], opset=19, ir=9)
+    onnx.save(eq, workdir / "models" / "eq.onnx")
+    rc, out, err = cli("--show-config")
+    assert rc == 0 and f"config in force: {workdir / 'pyproject.toml'}" in err
+    rc, out, err = cli("models/eq.onnx")
+    assert "ACME001 Equal" in out and "on int64 runs on CPU" in out, out + err
+    assert "Checked against ORT 1.20.2, TensorRT 8.6" in out
+
+
+def test_github_workflow_example_uses_the_action_as_declared():
+    """docs/github-actions.yml and the README's excerpt name the action and only inputs action.yml declares."""
+    inputs = set(yaml.safe_load((ROOT / "action.yml").read_text())["inputs"])
+    workflow = yaml.safe_load((ROOT / "docs" / "github-actions.yml").read_text())
+    excerpt = yaml.safe_load(next(b for b in _blocks("yaml") if "onnxlint/onnxlint@" in b))
+    for steps in (workflow["jobs"]["onnxlint"]["steps"], excerpt["steps"]):
+        (step,) = [s for s in steps if s.get("uses", "").startswith("onnxlint/onnxlint@")]
+        assert set(step["with"]) <= inputs
+        assert step["uses"].split("@")[1] == "main"
+    assert workflow["permissions"]["security-events"] == "write"
+    assert "pip install onnxlint" not in (ROOT / "docs" / "github-actions.yml").read_text()
