@@ -32,6 +32,8 @@ def _onnxruntime_dists() -> list[str]:
 
 def pytest_configure(config):
     """The tests run models with ONNX Runtime; the test extra leaves choosing its build to the user."""
+    config.addinivalue_line("markers", "once: an end-to-end test of what does not depend on the Python running the "
+                            "suite (a fresh venv, a fresh clone, the CUDA rig's own venv); CI runs it in one run only")
     dists = _onnxruntime_dists()
     if not dists:
         raise pytest.UsageError("the tests need ONNX Runtime: pip install '.[test,cpu]' (CPU), or onnxruntime-gpu")
@@ -116,3 +118,16 @@ def _own_result_cache(tmp_path_factory, monkeypatch):
     earlier test (or a developer's run in the checkout) left behind."""
     # a folder that does not exist yet: onnxlint makes and tags it (an existing folder that is not a cache is never used)
     monkeypatch.setenv("ONNXLINT_CACHE_DIR", str(tmp_path_factory.mktemp("onnxlint-cache") / "cache"))
+
+
+def pytest_collection_modifyitems(config, items):
+    """ONNXLINT_SKIP_ONCE=1 (what .ci/run sets for all but one of its runs on several Pythons) skips the tests
+    marked `once`: each builds its own environment, so running it on every Python tests the same thing again."""
+    import os
+
+    if os.environ.get("ONNXLINT_SKIP_ONCE") != "1":
+        return
+    skip = pytest.mark.skip(reason="marked once: run in another of this CI's runs (ONNXLINT_SKIP_ONCE=1)")
+    for item in items:
+        if item.get_closest_marker("once"):
+            item.add_marker(skip)

@@ -44,6 +44,7 @@ def test_action_declares_a_composite_that_installs_from_its_own_checkout():
     assert upload["with"]["sarif_file"] == "${{ inputs.sarif-file }}"
 
 
+@pytest.mark.once
 @pytest.mark.skipif(shutil.which("git") is None, reason="git not installed")
 def test_uses_dot_runs_its_steps(tmp_path, examples_dir):
     """A repository with two models: the steps install, write a valid SARIF file (one result: the training-mode

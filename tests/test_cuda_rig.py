@@ -16,7 +16,8 @@ from onnx import TensorProto as T
 from onnx import helper as h
 
 RIG = Path(os.environ.get("ONNXLINT_CUDA_RIG") or ROOT / ".cuda-rig")
-pytestmark = pytest.mark.skipif(not (RIG / "ready").exists(), reason="CUDA rig not built (python tests/cuda_rig/build.py)")
+pytestmark = [pytest.mark.once,
+              pytest.mark.skipif(not (RIG / "ready").exists(), reason="CUDA rig not built (python tests/cuda_rig/build.py)")]
 CPU, CUDA = "CPUExecutionProvider", "CUDAExecutionProvider"
 
 

@@ -37,6 +37,7 @@ def _remote_block(text: str) -> str:
     return next(b for b in re.findall(r"```yaml\n(.*?)```", text, re.S) if f"repo: {PUBLIC}" in b)
 
 
+@pytest.mark.once
 @pytest.mark.skipif(shutil.which("pre-commit") is None or shutil.which("git") is None, reason="pre-commit/git not installed")
 def test_readme_remote_hook_runs_from_a_fresh_clone(tmp_path, examples_dir):
     """The README's block as written, its URL pointing at a fresh clone of this checkout (standing in for the
@@ -75,6 +76,7 @@ def test_readme_names_the_hook_environment():
     assert not any(d.startswith("onnxruntime") for d in deps)
 
 
+@pytest.mark.once
 @pytest.mark.skipif(shutil.which("pre-commit") is None or shutil.which("git") is None or shutil.which("onnxlint") is None,
                     reason="pre-commit/git/onnxlint not installed")
 def test_readme_local_hook_runs_as_written(tmp_path, examples_dir):
