@@ -190,13 +190,6 @@ def candidate_values(specs: list[InputSpec], hints: Sequence[int] = ()) -> Itera
                 break  # batch-only symbols: the other size does not matter
 
 
-def random_feeds(model: onnx.ModelProto, seed: int = 0) -> dict[str, Any]:
-    """One feed with every symbolic dim 2 (kept for callers that want a quick feed)."""
-    specs = input_specs(model)
-    order, _ = _symbols(specs)
-    return make_feeds(specs, {x: 2 for x in order}, seed)
-
-
 # ------------------------------------------------------------------ running
 
 
@@ -249,10 +242,6 @@ def session(model: onnx.ModelProto, base_dir: Path | None = None) -> Callable[[d
         finally:
             os.unlink(tmp)
     return lambda feeds: sess.run(None, feeds)
-
-
-def run_model(model: onnx.ModelProto, feeds: dict, base_dir: Path | None = None) -> list:
-    return session(model, base_dir)(feeds)
 
 
 def _reference_session(model: onnx.ModelProto, base_dir: Path | None) -> Callable[[dict], list]:
