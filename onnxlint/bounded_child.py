@@ -53,3 +53,18 @@ def signal_name(code: int) -> str:
         return signal.Signals(-code).name
     except ValueError:
         return f"signal {-code}"
+
+
+def json_lines(text: str) -> dict[str, Any]:
+    """What a child reported: every line of its output that is a JSON object, merged in order (ORT's own
+    lines on the same stream are not JSON and are passed over)."""
+    import json
+
+    data: dict[str, Any] = {}
+    for line in text.splitlines():
+        if line.startswith("{"):
+            try:
+                data.update(json.loads(line))
+            except ValueError:
+                continue
+    return data

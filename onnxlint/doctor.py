@@ -9,7 +9,6 @@ fails. Nothing here imports onnxruntime into the calling process.
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 import sys
@@ -65,23 +64,12 @@ class Check:
 def _probe(timeout: float) -> tuple[dict[str, Any], str, str | None]:
     """(what the child said, its stderr, why it gave no answer or None)."""
     code, out, err = bounded_child.run([sys.executable, "-c", _PROBE], timeout)
-    data = _json_lines(out)
+    data = bounded_child.json_lines(out)
     if code is None:
         return data, err, f"the probe session did not finish within {timeout:g} s"
     if code < 0:
         return data, err, f"onnxruntime crashed creating a CUDA session ({bounded_child.signal_name(code)})"
     return data, err, None
-
-
-def _json_lines(text: str) -> dict[str, Any]:
-    data: dict[str, Any] = {}
-    for line in text.splitlines():
-        if line.startswith("{"):
-            try:
-                data.update(json.loads(line))
-            except ValueError:
-                continue
-    return data
 
 
 def _session_checks(timeout: float) -> list[Check]:

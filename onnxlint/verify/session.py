@@ -13,7 +13,6 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from onnxlint import bounded_child
 from onnxlint.verify import cuda_status, logs
@@ -36,17 +35,6 @@ class SessionRun:
     cuda_problem: str | None = None  # CUDA was requested, the session does not have it: why, with the fix
 
 
-def _lines(stdout: str) -> dict[str, Any]:
-    data: dict[str, Any] = {}
-    for line in stdout.splitlines():
-        if line.startswith("{"):
-            try:
-                data.update(json.loads(line))
-            except ValueError:
-                continue
-    return data
-
-
 def run_session(model: Path, providers: list[str], shapes: dict[str, list[int]], timeout: float = 300,
                 level: str = "all") -> SessionRun:
     """One session of `model` (a file whose external data paths are relative to its folder) in a child."""
@@ -54,7 +42,7 @@ def run_session(model: Path, providers: list[str], shapes: dict[str, list[int]],
     with tempfile.TemporaryDirectory(prefix="onnxlint-verify.") as tmp:
         code, stdout, stderr = bounded_child.run([*cmd, tmp, level], timeout)
         timed_out = code is None
-        data = _lines(stdout)
+        data = bounded_child.json_lines(stdout)
         run = SessionRun(available=list(data.get("available", [])), defaulted=list(data.get("defaulted", [])))
         if "providers" not in data:  # no session
             if timed_out:
