@@ -46,7 +46,8 @@ def test_readme_remote_hook_runs_from_a_fresh_clone(tmp_path, examples_dir):
         pytest.skip("not a git checkout")
     clone = tmp_path / "public"
     subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
-    subprocess.run(["git", "-C", str(clone), "branch", "-f", "main", "HEAD"], check=True, capture_output=True)
+    # its `main` at this checkout's HEAD, whatever branch that is (`branch -f` refuses the branch checked out)
+    subprocess.run(["git", "-C", str(clone), "checkout", "-q", "-B", "main", "HEAD"], check=True, capture_output=True)
     block = _remote_block((ROOT / "README.md").read_text())
     assert "rev: main" in block and "id: onnxlint" in block
     _run_hook_on_examples(tmp_path, examples_dir, block.replace(PUBLIC, str(clone)), timeout=900)
