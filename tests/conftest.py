@@ -64,6 +64,16 @@ def make_model(nodes, inputs, outputs, inits=(), opset=17, extra_opsets=(), ir=8
     return m
 
 
+def chain_with_if(n: int) -> onnx.ModelProto:
+    """n Relus in a chain, then an If whose branches read the chain's end (its bodies capture an outer value)."""
+    nodes = [h.make_node("Relu", [f"v{i}"], [f"v{i + 1}"], name=f"r{i}") for i in range(n)]
+    then_g = h.make_graph([h.make_node("Identity", [f"v{n}"], ["t"], name="then_id")], "then", [], [vi("t", onnx.TensorProto.FLOAT, [2])])
+    else_g = h.make_graph([h.make_node("Neg", [f"v{n}"], ["e"], name="else_neg")], "else", [], [vi("e", onnx.TensorProto.FLOAT, [2])])
+    nodes.append(h.make_node("If", ["c"], ["y"], name="if", then_branch=then_g, else_branch=else_g))
+    return make_model(nodes, [vi("v0", onnx.TensorProto.FLOAT, [2]), vi("c", onnx.TensorProto.BOOL, [])],
+                      [vi("y", onnx.TensorProto.FLOAT, [2])])
+
+
 def vi(name, dtype, shape):
     return h.make_tensor_value_info(name, dtype, shape)
 
@@ -131,3 +141,29 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.get_closest_marker("once"):
             item.add_marker(skip)
+
+
+class LintSpy:
+    """Counts the models the linter is asked to lint (a cache hit asks for none)."""
+
+    def __init__(self, monkeypatch):
+        from onnxlint import linter
+
+        self.linted: list[str] = []
+        real = linter.lint_file
+
+        def lint_file(path, settings, *a, **k):
+            self.linted.append(Path(path).name)
+            return real(path, settings, *a, **k)
+
+        monkeypatch.setattr(linter, "lint_file", lint_file)
+
+
+@pytest.fixture
+def spy(monkeypatch, tmp_path):
+    """A LintSpy, run from tmp_path with no cache folder set in the environment."""
+    from onnxlint import cache
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(cache.ENV_DIR, raising=False)
+    return LintSpy(monkeypatch)

@@ -33,25 +33,6 @@ def _clean_model() -> onnx.ModelProto:
     return make_model([h.make_node("Relu", ["x"], ["y"], name="r")], [vi("x", T.FLOAT, [4])], [vi("y", T.FLOAT, [4])])
 
 
-class _Spy:
-    def __init__(self, monkeypatch):
-        self.linted: list[str] = []
-        real = linter.lint_file
-
-        def lint_file(path, settings, *a, **k):
-            self.linted.append(Path(path).name)
-            return real(path, settings, *a, **k)
-
-        monkeypatch.setattr(linter, "lint_file", lint_file)
-
-
-@pytest.fixture
-def spy(monkeypatch, tmp_path):
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv(cache.ENV_DIR, raising=False)
-    return _Spy(monkeypatch)
-
-
 def _project(tmp_path: Path) -> tuple[Path, list[Path]]:
     """A folder with a model, a .git folder and a file: what `--cache-dir .` would point at."""
     proj = tmp_path / "proj"

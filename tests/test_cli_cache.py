@@ -67,27 +67,6 @@ def test_version_and_help_import_no_onnx(tmp_path):
     assert rc == 0 and "onnxlint clean" in out and "--no-cache" in out and not imported & set(HEAVY)
 
 
-class _Spy:
-    """Counts the models the linter is asked to lint (a cache hit asks for none)."""
-
-    def __init__(self, monkeypatch):
-        self.linted: list[str] = []
-        real = linter.lint_file
-
-        def lint_file(path, settings, *a, **k):
-            self.linted.append(Path(path).name)
-            return real(path, settings, *a, **k)
-
-        monkeypatch.setattr(linter, "lint_file", lint_file)
-
-
-@pytest.fixture
-def spy(monkeypatch, tmp_path):
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv(cache.ENV_DIR, raising=False)
-    return _Spy(monkeypatch)
-
-
 @pytest.mark.parametrize("extra", [[], ["--format", "json"], ["--format", "sarif"], ["--format", "github"],
                                    ["--statistics"], ["--show-info", "--expand"], ["-q"], ["--fail-on", "error"],
                                    ["--select", "OLX015"]])
@@ -269,7 +248,6 @@ def test_a_miss_lints_with_the_stored_rules_not_the_yaml(cli, spy, model, monkey
     monkeypatch.setattr(ruleset, "load_ruleset", load_ruleset)
     rc, out, _ = cli(model, "--format", "json")
     assert parsed == [] and spy.linted == ["m.onnx"] * 2 and "eq2" in out
-    from onnxlint import linter
 
     assert not hasattr(linter, "RULESET_SOURCE")  # no module-global switch: the run passes its rule source in
     ruleset._CACHE.clear()

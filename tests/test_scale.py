@@ -8,7 +8,7 @@ import os
 import numpy as np
 import onnx
 import pytest
-from conftest import init, make_model, vi
+from conftest import chain_with_if, init, make_model, vi
 from onnx import TensorProto as T
 from onnx import helper as h
 
@@ -198,21 +198,13 @@ def test_findings_come_in_graph_order_and_json_is_one_object_per_line(save, cli)
     assert positions == sorted(positions)
 
 
-def _chain_with_if(n: int) -> onnx.ModelProto:
-    nodes = [h.make_node("Relu", [f"v{i}"], [f"v{i + 1}"], name=f"r{i}") for i in range(n)]
-    then_g = h.make_graph([h.make_node("Identity", [f"v{n}"], ["t"], name="then_id")], "then", [], [vi("t", T.FLOAT, [2])])
-    else_g = h.make_graph([h.make_node("Neg", [f"v{n}"], ["e"], name="else_neg")], "else", [], [vi("e", T.FLOAT, [2])])
-    nodes.append(h.make_node("If", ["c"], ["y"], name="if", then_branch=then_g, else_branch=else_g))
-    return make_model(nodes, [vi("v0", T.FLOAT, [2]), vi("c", T.BOOL, [])], [vi("y", T.FLOAT, [2])])
-
-
 def test_graph_index_leaves_no_reference_cycles():
     """Nodes hold their scope weakly: dropping the index frees every node at once, with no work for the GC."""
     import gc
 
     from onnxlint.graph import GraphIndex
 
-    m = _chain_with_if(2000)
+    m = chain_with_if(2000)
     gc.collect()
     enabled = gc.isenabled()
     gc.disable()
@@ -240,7 +232,7 @@ def test_recorded_nodes_keep_their_scope_after_the_index_is_gone():
         def __init__(self):
             self.nodes = {}
 
-    gi = GraphIndex(_chain_with_if(10))
+    gi = GraphIndex(chain_with_if(10))
     pred = Pred()
     for n in gi.nodes:
         pred.record(n.index, Verdict(n, "device"))
@@ -253,7 +245,7 @@ def test_recorded_nodes_keep_their_scope_after_the_index_is_gone():
 def test_interned_index_of_a_big_graph_is_the_same(monkeypatch):
     from onnxlint import graph
 
-    m = _chain_with_if(300)
+    m = chain_with_if(300)
     plain = graph.GraphIndex(m)
     monkeypatch.setattr(graph, "INTERN_NODES", 0)
     interned = graph.GraphIndex(m)

@@ -113,14 +113,6 @@ def _qkv_model(batch_dims):
                        init("ax", np.array([0], np.int64)), init("three_four", np.array([3, 4], np.int64))], opset=17)
 
 
-def _chain_with_if(n: int) -> onnx.ModelProto:
-    nodes = [h.make_node("Relu", [f"v{i}"], [f"v{i + 1}"], name=f"r{i}") for i in range(n)]
-    then_g = h.make_graph([h.make_node("Identity", [f"v{n}"], ["t"], name="then_id")], "then", [], [vi("t", T.FLOAT, [2])])
-    else_g = h.make_graph([h.make_node("Neg", [f"v{n}"], ["e"], name="else_neg")], "else", [], [vi("e", T.FLOAT, [2])])
-    nodes.append(h.make_node("If", ["c"], ["y"], name="if", then_branch=then_g, else_branch=else_g))
-    return make_model(nodes, [vi("v0", T.FLOAT, [2]), vi("c", T.BOOL, [])], [vi("y", T.FLOAT, [2])])
-
-
 def _shared_weight_blocks(n: int) -> onnx.ModelProto:
     """n Add nodes that all read one small shared initializer (a LayerNorm gamma shared by every block), then a
     Shape -> Reshape on a symbolic dim, so data propagation has something to do."""

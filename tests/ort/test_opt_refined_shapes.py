@@ -4,10 +4,10 @@ import gc
 
 import numpy as np
 import onnx
-from conftest import init, make_model, vi
+from conftest import chain_with_if, init, make_model, vi
 from onnx import TensorProto as T
 from onnx import helper as h
-from ort_cases import _chain_with_if, _shared_weight_blocks
+from ort_cases import _shared_weight_blocks
 
 from onnxlint.graph import GraphIndex
 from onnxlint.ort.optimizer import (
@@ -223,7 +223,7 @@ def test_refined_shapes_are_lazy_and_leave_no_cycle():
     """Data propagation (a second onnx shape inference over the model) runs on the first lookup only, gives
     what it gave eagerly, and its walk over subgraphs is a loop: no self-referencing closure for the GC."""
 
-    gi = GraphIndex(_chain_with_if(50))
+    gi = GraphIndex(chain_with_if(50))
     shapes = refined_shapes.refined_shapes(gi)
     assert shapes._infos is None  # nothing inferred yet
     assert shapes.get("v50") == (2,) and shapes.get("t") == (2,) and "e" in shapes and shapes.get("nope") is None
