@@ -21,7 +21,7 @@ import os
 import signal
 import struct
 import sys
-from typing import Any
+from typing import Any, Callable
 
 FORK_BYTES = 16 << 20  # above this a call forks a child that already holds the input
 _ENABLED = hasattr(os, "fork") and sys.platform != "win32"
@@ -168,22 +168,10 @@ def _serve(requests: int, answers: int) -> None:
 
 class _Worker:
     def __init__(self) -> None:
-        _warm()
         self.owner = os.getpid()
         req_r, req_w = os.pipe()
         ans_r, ans_w = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - the child
-            code = 0
-            try:
-                os.close(req_w)
-                os.close(ans_r)
-                _become_child()
-                _serve(req_r, ans_w)
-            except BaseException:  # noqa: BLE001 - a broken pipe or anything else: the parent sees the end
-                code = 1
-            finally:
-                os._exit(code)
+        pid = _fork((req_w, ans_r), lambda: _serve(req_r, ans_w))
         os.close(req_r)
         os.close(ans_w)
         self.pid = pid
@@ -242,20 +230,28 @@ def _call(kind: int, flags: int, payload: bytes) -> bytes:
         raise
 
 
-def _call_forked(kind: int, flags: int, payload: bytes) -> bytes:
+def _fork(parent_ends: tuple[int, ...], work: Callable[[], None]) -> int:
+    """Fork a child that closes the parent's pipe ends, runs work and exits (1 on any exception: a broken pipe
+    or anything else, the parent sees the end of its pipe); the child's pid."""
     _warm()
-    ans_r, ans_w = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child
         code = 0
         try:
-            os.close(ans_r)
+            for fd in parent_ends:
+                os.close(fd)
             _become_child()
-            _answer(os.fdopen(ans_w, "wb"), kind, flags, payload)
+            work()
         except BaseException:  # noqa: BLE001
             code = 1
         finally:
             os._exit(code)
+    return pid
+
+
+def _call_forked(kind: int, flags: int, payload: bytes) -> bytes:
+    ans_r, ans_w = os.pipe()
+    pid = _fork((ans_r,), lambda: _answer(os.fdopen(ans_w, "wb"), kind, flags, payload))
     os.close(ans_w)
     try:
         with os.fdopen(ans_r, "rb") as answers:
