@@ -38,14 +38,15 @@ def load_judgements(path: Path = JUDGEMENTS) -> list[dict[str, str]]:
     return rows
 
 
-def judge(finding: dict, rows: list[dict[str, str]]) -> dict[str, str] | None:
-    """The first judgement row matching the finding (code exact; model a glob, op type `*` or names separated
-    by `|`, message a regex searched in the message)."""
+def judge(finding: dict, rows: list[dict[str, str]], relpath: str | None = None) -> dict[str, str] | None:
+    """The first judgement row matching the finding (code exact; model a glob matched against the file name or
+    against its path below the models folder, e.g. `genai-builder/*_cpu/model.onnx`, where every GenAI model is
+    called model.onnx; op type `*` or names separated by `|`; message a regex searched in the message)."""
     name = Path(finding["filename"]).name
     for r in rows:
         if r["code"] != finding["code"]:
             continue
-        if not fnmatch.fnmatch(name, r["model"]):
+        if not (fnmatch.fnmatch(name, r["model"]) or (relpath is not None and fnmatch.fnmatch(relpath, r["model"]))):
             continue
         if r["op_type"] != "*" and (finding.get("op_type") or "-") not in r["op_type"].split("|"):
             continue
@@ -80,8 +81,12 @@ def main(argv: list[str] | None = None) -> int:
         print("no model folders: run benchmarks/make_exports.py etc. first (see benchmarks/README.md)", file=sys.stderr)
         return 2
     splits = manifest_split(dirs)
-    models = sorted(p for d in dirs for p in d.rglob("*.onnx")
-                    if args.split == "all" or splits.get(p.name, "dev") == args.split)
+    found = {p: (d, p.relative_to(d)) for d in dirs for p in d.rglob("*.onnx")
+             if args.split == "all" or splits.get(p.name, "dev") == args.split}
+    models = sorted(found)
+    rel = {str(p): str(r) for p, (_, r) in found.items()}
+    # the family is the first folder below the models folder (one per export script or PyPI package)
+    family = {str(p): (r.parts[0] if len(r.parts) > 1 else d.name) for p, (d, r) in found.items()}
     proc = subprocess.run([sys.executable, "-m", "onnxlint", *map(str, models), "--format", "json", "--no-progress"],
                           capture_output=True, text=True, cwd=ROOT)
     if proc.returncode not in (0, 1, 2):
@@ -101,30 +106,37 @@ def main(argv: list[str] | None = None) -> int:
     unjudged: list[dict] = []
     for f in shown:
         per_model[f["filename"]][f["code"]] += 1
-        r = judge(f, rows)
+        r = judge(f, rows, rel.get(f["filename"]))
         if r is None:
             unjudged.append(f)
             verdicts["unjudged"] += 1
             continue
         verdicts[r["verdict"]] += 1
         if args.details:
-            print(f"{r['verdict']:<6} {f['code']} {Path(f['filename']).name}:{f['node']} {f['message'][:110]}")
-    print(f"{'model':<60} lines findings  by code")
+            print(f"{r['verdict']:<6} {f['code']} {rel.get(f['filename'])}:{f['node']} {f['message'][:110]}")
+    print(f"{'model':<70} lines findings  by code")
     for m in models:
         c = per_model.get(str(m), Counter())
-        print(f"{m.name[:60]:<60} {lines_per_model.get(str(m), 0):5d} {sum(c.values()):8d}  "
+        print(f"{rel[str(m)][-70:]:<70} {lines_per_model.get(str(m), 0):5d} {sum(c.values()):8d}  "
               f"{', '.join(f'{k}×{v}' for k, v in sorted(c.items()))}")
+    print(f"\n{'family':<32} models  lines  lines/model  max")
+    by_family: dict[str, list[int]] = defaultdict(list)
+    for m in models:
+        by_family[family[str(m)]].append(lines_per_model.get(str(m), 0))
+    for fam, counts in sorted(by_family.items()):
+        print(f"{fam:<32} {len(counts):6d} {sum(counts):6d} {sum(counts) / len(counts):12.2f} {max(counts):4d}")
     infos = sum(1 for f in findings if f["severity"] == "info" and not f["suppressed"])
     worst = max((sum(c.values()) for c in per_model.values()), default=0)
     worst_lines = max(lines_per_model.values(), default=0)
-    print(f"\nmodels: {len(models)}; shown: {len(lines)} text lines (max {worst_lines} on one model) for {len(shown)} "
+    print(f"\nmodels: {len(models)}; shown: {len(lines)} text lines, {len(lines) / max(len(models), 1):.2f} per model "
+          f"(max {worst_lines} on one model) for {len(shown)} "
           f"findings (max {worst} on one model); infos counted, not shown: {infos}")
     print("verdicts: " + ", ".join(f"{k} {v}" for k, v in sorted(verdicts.items())))
     errors_stderr = [ln for ln in proc.stderr.splitlines() if ln.startswith("onnxlint: error")]
     if errors_stderr:
         print(f"files onnxlint could not lint: {len(errors_stderr)}")
     for f in unjudged[:20]:
-        print(f"UNJUDGED {f['code']} {Path(f['filename']).name}:{f['node']} [{f.get('op_type')}] {f['message'][:120]}")
+        print(f"UNJUDGED {f['code']} {rel.get(f['filename'])}:{f['node']} [{f.get('op_type')}] {f['message'][:120]}")
     return 1 if unjudged or verdicts.get("false") else 0
 
 
