@@ -1052,6 +1052,29 @@ def test_fix_leaves_no_dead_initializer_and_sorted_graphs(tmp_path, cli):
     assert [i.name for i in fixed.graph.input] == ["x", "c"]
 
 
+def test_fix_through_graphsurgeon_keeps_what_nodes_carry(tmp_path, cli):
+    """onnx-graphsurgeon's export drops node doc_strings and metadata_props; a fixed model keeps them (a node's
+    `onnxlint: ignore[...]` suppression lives there), on the rewritten node and on the others."""
+    nodes = [h.make_node("Dropout", ["x", "r", "t"], ["d"], name="drop", doc_string="from module head.drop"),
+             h.make_node("Mul", ["d", "z"], ["e"], name="eq", doc_string="onnxlint: ignore[OLX015]"),
+             h.make_node("Relu", ["d"], ["y"], name="relu")]
+    nodes[2].metadata_props.add(key="source", value="head.py:12")
+    m = h.make_model(h.make_graph(nodes, "g", [h.make_tensor_value_info("x", T.FLOAT, [2]),
+                                               h.make_tensor_value_info("z", T.FLOAT, [2])],
+                                  [h.make_tensor_value_info("y", T.FLOAT, [2]), h.make_tensor_value_info("e", T.FLOAT, [2])],
+                                  [nh.from_array(np.array(0.5, np.float32), "r"), nh.from_array(np.array(True), "t")]),
+                     opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 10
+    p = tmp_path / "carry.onnx"
+    onnx.save(m, p)
+    rc, out, _ = cli(p, "--fix")
+    assert "wrote" in out and "(dropout-inference)" in out, out
+    fixed = {n.name: n for n in onnx.load(p).graph.node}
+    assert fixed["drop"].op_type == "Identity" and fixed["drop"].doc_string == "from module head.drop"
+    assert fixed["eq"].doc_string == "onnxlint: ignore[OLX015]"
+    assert {e.key: e.value for e in fixed["relu"].metadata_props} == {"source": "head.py:12"}
+
+
 def iter_graphs_of(model):
     from onnxlint.graph import iter_graphs
 

@@ -49,20 +49,100 @@ class FixContext:
 
         return gs.import_onnx(self.model)
 
+    def found(self, graph: Any) -> list[Found]:
+        """This fixer's findings' nodes in `graph` (from `graph()`; If/Loop/Scan bodies and local functions
+        included), each with the gs graph that holds it and its NodeRef (types, the constant lookup)."""
+        refs = {n.location: n for n in self.nodes}
+        return [Found(node, owner, refs[loc]) for loc, owner, node in gs_locations(graph) if loc in refs]
+
     def from_graph(self, graph: Any) -> onnx.ModelProto:
         """The model with `graph` (from `graph()`) in place of its graph; every other field of the model stays."""
         return graft(self.model, graph)
 
 
+@dataclass(frozen=True)
+class Found:
+    """A finding's node in a gs graph: node (gs.Node, to edit), graph (the gs graph or body whose `nodes`
+    holds it: where a node inserted beside it goes), ref (the NodeRef of the lint index of the working copy)."""
+
+    node: Any
+    graph: Any
+    ref: NodeRef
+
+
+def gs_locations(graph: Any) -> Iterator[tuple[str, Any, Any]]:
+    """(location, owning graph, node) for every node of a gs graph, its bodies and local functions, with the
+    locations GraphIndex gives (`graph/<name>`, `graph/<op>#<position>` unnamed, `<node>:<attribute>/...` in a
+    body, `function:<domain>.<name>/...`): what a finding names."""
+    import onnx_graphsurgeon as gs
+
+    stack: list[tuple[str, Any]] = [("graph", graph)]
+    for f in getattr(graph, "functions", None) or ():
+        stack.append((f"function:{f.domain + '.' if f.domain else ''}{f.name}", f))
+    while stack:
+        path, g = stack.pop()
+        for i, n in enumerate(g.nodes):
+            loc = f"{path}/{n.name}" if n.name else f"{path}/{n.op}#{i}"
+            yield loc, g, n
+            for attr, value in n.attrs.items():
+                if isinstance(value, gs.Graph):
+                    stack.append((f"{loc}:{attr}", value))
+
+
+def is_read(graph: Any, tensor: Any) -> bool:
+    """Whether a gs tensor is read by a node (a body's node reading it from outside included) or is an output of
+    `graph` or of any body or function in it."""
+    if tensor is None or not tensor.name:
+        return False
+    if tensor.outputs:
+        return True
+    return any(tensor.name in {t.name for t in g.outputs} for _, g, _ in _graphs(graph))
+
+
+def truncate(items: Any, keep: int) -> None:
+    """Drop a gs node's inputs or outputs after the first `keep` (gs's lists keep each tensor's readers and
+    producer in step on pop, not on slice deletion)."""
+    while len(items) > keep:
+        items.pop()
+
+
+def _graphs(graph: Any) -> Iterator[tuple[str, Any, Any]]:
+    yield "graph", graph, None
+    seen = {id(graph)}
+    for _, _, n in gs_locations(graph):
+        for value in n.attrs.values():
+            if hasattr(value, "nodes") and id(value) not in seen:
+                seen.add(id(value))
+                yield "", value, n
+
+
 def graft(model: onnx.ModelProto, graph: Any) -> onnx.ModelProto:
     """A copy of model whose graph is the onnx-graphsurgeon Graph's export (gs exports a graph and its opsets,
-    not the model's metadata, functions or doc_string, which stay)."""
+    not the model's metadata, functions or doc_string, which stay). gs drops what nodes carry besides their
+    computation: each node's doc_string and metadata_props (where in-model suppressions live) come back from
+    the node of the model that made the same first output, and the main graph's metadata_props stay."""
     import onnx_graphsurgeon as gs
+
+    from onnxlint.graph import iter_graphs
 
     exported = gs.export_onnx(graph, do_type_check=False)
     out = onnx.ModelProto()
     out.CopyFrom(model)
     out.graph.CopyFrom(exported.graph)
+    carried = {}
+    for g in iter_graphs(model):
+        for n in g.node:
+            if (n.doc_string or n.metadata_props) and n.output and n.output[0]:
+                carried[n.output[0]] = n
+    if carried:
+        for g in iter_graphs(out):
+            for n in g.node:
+                old = carried.get(n.output[0]) if n.output else None
+                if old is not None and not n.doc_string and not n.metadata_props:
+                    n.doc_string = old.doc_string
+                    n.metadata_props.extend(old.metadata_props)
+    if hasattr(model.graph, "metadata_props") and not out.graph.metadata_props:
+        out.graph.metadata_props.extend(model.graph.metadata_props)
     return out
 
 

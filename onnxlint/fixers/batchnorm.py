@@ -3,32 +3,33 @@
 from __future__ import annotations
 
 import copy
+from typing import Any, Iterable
 
 import onnx
 
-from onnxlint.fixers.base import FixContext, fixer
-from onnxlint.graph import GraphIndex, iter_graphs
+from onnxlint.fixers.base import FixContext, fixer, graft, gs_locations, is_read, truncate
 
 
-def _to_inference(model: onnx.ModelProto, nodes: list[onnx.NodeProto]) -> onnx.ModelProto:
-    used = {i for g in iter_graphs(model) for n in g.node for i in n.input} | {o.name for o in model.graph.output}
+def _to_inference(graph: Any, nodes: Iterable[Any]) -> None:
+    """Each training-mode BatchNormalization of these gs nodes whose running-statistics outputs nothing reads
+    keeps its first output and loses training_mode (inference: the learned mean and variance)."""
     for n in nodes:
-        if n.op_type != "BatchNormalization" or n.domain not in ("", "ai.onnx"):
+        if n.op != "BatchNormalization" or n.domain not in ("", "ai.onnx", None):
             continue
-        if any(o and o in used for o in n.output[1:]):
+        if any(is_read(graph, o) for o in n.outputs[1:]):
             continue
-        del n.output[1:]
-        keep = [a for a in n.attribute if a.name != "training_mode"]
-        del n.attribute[:]
-        n.attribute.extend(keep)
-    return model
+        truncate(n.outputs, 1)
+        n.attrs.pop("training_mode", None)
 
 
 def _inference_reference(model: onnx.ModelProto) -> onnx.ModelProto:
     """BatchNormalization in training mode cannot run in an inference session (ORT rejects it), so the
     behaviour to keep is its inference form: training_mode=0 with the learned statistics."""
-    m = copy.deepcopy(model)
-    return _to_inference(m, [n.proto for n in GraphIndex(m).nodes])
+    import onnx_graphsurgeon as gs
+
+    graph = gs.import_onnx(copy.deepcopy(model))
+    _to_inference(graph, [n for _, _, n in gs_locations(graph)])
+    return graft(model, graph)
 
 
 def can_fix(node, rule=None) -> bool:
@@ -43,4 +44,6 @@ def can_fix(node, rule=None) -> bool:
        intended=("normalises with the learned running statistics, not the batch's, as the eval-mode export does",
                  "the original run with training_mode=0"))
 def batchnorm_inference(ctx: FixContext) -> onnx.ModelProto:
-    return _to_inference(ctx.model, [n.proto for n in ctx.nodes])
+    graph = ctx.graph()
+    _to_inference(graph, [hit.node for hit in ctx.found(graph)])
+    return ctx.from_graph(graph)

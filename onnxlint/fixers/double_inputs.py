@@ -2,30 +2,28 @@
 
 from __future__ import annotations
 
+import numpy as np
 import onnx
-from onnx import TensorProto, helper
+from onnx import TensorProto
 
 from onnxlint.fixers.base import FixContext, fixer
-from onnxlint.graph import iter_graphs
 
 
 @fixer("double-inputs-to-float", False, "change float64 graph inputs to float32 and cast inside (changes the interface)")
 def double_inputs_to_float(ctx: FixContext) -> onnx.ModelProto:
-    model = ctx.model
-    g = model.graph
+    import onnx_graphsurgeon as gs
+
+    graph = ctx.graph()
     casts = []
-    for inp in g.input:
-        tt = inp.type.tensor_type
-        if tt.elem_type == TensorProto.DOUBLE and inp.name not in {i.name for i in g.initializer}:
-            tt.elem_type = TensorProto.FLOAT
-            inner = f"{inp.name}__as_double"
-            for sub in iter_graphs(model):  # bodies read outer-scope values by name too
-                for n in sub.node:
-                    for k, x in enumerate(n.input):
-                        if x == inp.name:
-                            n.input[k] = inner
-            casts.append(helper.make_node("Cast", [inp.name], [inner], to=TensorProto.DOUBLE, name=f"{inp.name}_to_double"))
-    nodes = casts + list(g.node)
-    del g.node[:]
-    g.node.extend(nodes)
-    return model
+    for inp in graph.inputs:
+        if not isinstance(inp, gs.Variable) or inp.dtype != np.float64:
+            continue  # an input with an initializer is a constant: not the interface
+        inner = gs.Variable(f"{inp.name}__as_double", dtype=np.float64, shape=inp.shape)
+        for reader in list(inp.outputs):  # a body's nodes read outer-scope values too: they are readers here
+            for k, t in enumerate(reader.inputs):
+                if t is inp:
+                    reader.inputs[k] = inner
+        inp.dtype = np.float32
+        casts.append(gs.Node("Cast", f"{inp.name}_to_double", {"to": TensorProto.DOUBLE}, [inp], [inner]))
+    graph.nodes[:0] = casts
+    return ctx.from_graph(graph)

@@ -8,7 +8,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from onnxlint.fixers.base import FixContext, fixer
+from onnxlint.fixers.base import FixContext, fixer, is_read, truncate
 from onnxlint.graph import iter_graphs
 
 
@@ -42,18 +42,15 @@ def can_fix(node, rule=None) -> bool:
        intended=("passes its input through instead of dropping at random, as the eval-mode export does",
                  "the original run with training_mode=0"))
 def dropout_inference(ctx: FixContext) -> onnx.ModelProto:
-    model = ctx.model
-    consumed = {i for g in iter_graphs(model) for n in g.node for i in n.input}
-    for ref in ctx.nodes:
-        n = ref.proto
-        if n.op_type != "Dropout" or n.domain not in ("", "ai.onnx"):
+    graph = ctx.graph()
+    for hit in ctx.found(graph):
+        n = hit.node
+        if n.op != "Dropout" or n.domain not in ("", "ai.onnx", None):
             continue
-        mask = n.output[1] if len(n.output) > 1 and n.output[1] else None
-        outputs = {o.name for o in ref.scope.graph.output} if ref.scope.graph is not None else set()
-        if mask and (mask in consumed or mask in outputs):
+        if len(n.outputs) > 1 and is_read(graph, n.outputs[1]):
             continue  # the mask is used: removing it would change the graph's interface
-        del n.input[1:]
-        del n.output[1:]
-        n.op_type = "Identity"
-        del n.attribute[:]
-    return model
+        n.op = "Identity"
+        n.attrs.clear()
+        truncate(n.inputs, 1)  # ratio and training_mode; the run's cleanup drops what nothing else reads
+        truncate(n.outputs, 1)
+    return ctx.from_graph(graph)

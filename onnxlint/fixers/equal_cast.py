@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import onnx
-from onnx import TensorProto, helper
+from onnx import TensorProto
 
 from onnxlint.fixers.base import FixContext, fixer
-from onnxlint.fixers.constants import value_types
+from onnxlint.graph import GraphIndex
 
 # the wider type wins: casting the narrower input keeps every value
 _RANK: dict[int, int] = {TensorProto.DOUBLE: 9, TensorProto.FLOAT: 8, TensorProto.FLOAT16: 7, TensorProto.INT64: 6, TensorProto.INT32: 5,
@@ -19,34 +19,34 @@ def can_fix(node, rule=None) -> bool:
     return bool(a and b and a != b)
 
 
+def value_types(model: onnx.ModelProto) -> dict[str, int]:
+    """elem_type of every value onnx's shape inference can type, in every graph (bodies included), as the lint's
+    index reads them (value infos, initializers, Constant values)."""
+    index = GraphIndex(onnx.shape_inference.infer_shapes(model))
+    return {name: TensorProto.DataType.Value(vt.dtype.upper())
+            for scope in index.scopes for name, vt in scope.types.items() if vt.dtype}
+
+
 @fixer("equal-cast", True, "insert a Cast so both Equal inputs share one dtype", can_fix=can_fix)
 def equal_cast(ctx: FixContext) -> onnx.ModelProto:
-    targets = [n for n in ctx.nodes if n.op_type == "Equal" and len(n.proto.input) == 2]
-    if not targets:
+    import onnx_graphsurgeon as gs
+
+    graph = ctx.graph()
+    hits = [h for h in ctx.found(graph) if h.node.op == "Equal" and len(h.node.inputs) == 2]
+    if not hits:
         return ctx.model
     types = value_types(ctx.model)
-    # casts to insert, by graph and by the position of the Equal they feed
-    by_graph: dict[int, tuple[onnx.GraphProto, dict[int, onnx.NodeProto]]] = {}
-    for ref in targets:
-        g = ref.scope.graph
-        if g is None:
-            continue
-        n = ref.proto
-        ta, tb = types.get(n.input[0]), types.get(n.input[1])
+    for hit in hits:
+        n = hit.node
+        ta, tb = types.get(n.inputs[0].name), types.get(n.inputs[1].name)
         if not (ta and tb and ta != tb):
             continue
         to = ta if _RANK.get(ta, 0) >= _RANK.get(tb, 0) else tb
         j = 1 if to == ta else 0
-        cast_out = f"{n.input[j]}_cast_{n.name or 'equal'}"
-        cast = helper.make_node("Cast", [n.input[j]], [cast_out], to=to, name=f"{n.name or 'Equal'}_cast")
-        n.input[j] = cast_out
-        by_graph.setdefault(id(ref.scope), (g, {}))[1][ref.scope.nodes.index(ref)] = cast
-    for g, casts in reversed(list(by_graph.values())):  # innermost first: a rebuild copies the bodies
-        nodes: list[onnx.NodeProto] = []
-        for pos, n in enumerate(g.node):
-            if pos in casts:
-                nodes.append(casts[pos])
-            nodes.append(n)
-        del g.node[:]
-        g.node.extend(nodes)
-    return ctx.model
+        src = n.inputs[j]
+        cast_out = gs.Variable(f"{src.name}_cast_{n.name or 'equal'}", dtype=onnx.helper.tensor_dtype_to_np_dtype(to))
+        cast = gs.Node("Cast", f"{n.name or 'Equal'}_cast", {"to": to}, [src], [cast_out])
+        n.inputs[j] = cast_out
+        at = next(k for k, x in enumerate(hit.graph.nodes) if x is n)
+        hit.graph.nodes.insert(at, cast)  # right before the Equal: the graph stays sorted
+    return ctx.from_graph(graph)

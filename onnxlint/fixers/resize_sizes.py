@@ -82,18 +82,19 @@ def _shapes(model: onnx.ModelProto) -> dict[str, list[int | None]]:
 def resize_sizes(ctx: FixContext) -> onnx.ModelProto:
     """With align_corners the sampling positions depend on the input and output lengths only, so 'sizes' =
     floor(input * scales) gives the same result, and TensorRT is exact with sizes, not with scales."""
-    model = ctx.model
+    import onnx_graphsurgeon as gs
+
     opset = ctx.opset
     if opset < 11:
-        return model
-    candidates = [r for r in ctx.nodes if r.scope.graph is not None and r.op_type == "Resize"
-                  and _is_align_corners(r.proto) and not _has_sizes(r.proto) and len(r.proto.input) >= 3
-                  and r.proto.input[2]]
-    if not candidates:
-        return model
-    shapes = _shapes(model)
-    taken = {i.name for g in iter_graphs(model) for i in g.initializer} | {
-        o for g in iter_graphs(model) for n in g.node for o in n.output}
+        return ctx.model
+    graph = ctx.graph()
+    hits = [h for h in ctx.found(graph) if h.node.op == "Resize" and _is_align_corners(h.ref.proto)
+            and not _has_sizes(h.ref.proto) and len(h.ref.proto.input) >= 3 and h.ref.proto.input[2]]
+    if not hits:
+        return ctx.model
+    shapes = _shapes(ctx.model)
+    taken = {i.name for g in iter_graphs(ctx.model) for i in g.initializer} | {
+        o for g in iter_graphs(ctx.model) for n in g.node for o in n.output}
 
     def fresh(base: str) -> str:
         name = base
@@ -102,41 +103,35 @@ def resize_sizes(ctx: FixContext) -> onnx.ModelProto:
         taken.add(name)
         return name
 
-    for ref in candidates:
-        n, g = ref.proto, ref.scope.graph
-        if g is None:
-            continue
+    for hit in hits:
+        n, ref = hit.node, hit.ref
         # the one constant lookup every fixer and the lint use: this graph's, then an enclosing graph's
-        plan = _plan(shapes.get(n.input[0]), _scales(ref.scope.constant(n.input[2])))
+        plan = _plan(shapes.get(ref.proto.input[0]), _scales(ref.scope.constant(ref.proto.input[2])))
         if plan is None:
             continue
         k, tail = plan
         base = n.name or "resize"
-        x = n.input[0]
-        sizes_name = fresh(f"{base}_sizes")
+        x = n.inputs[0]
         if k == 0:
-            g.initializer.append(numpy_helper.from_array(tail, sizes_name))
-        else:  # sizes = Concat(Shape(X)[:k], tail): the batch stays dynamic (nodes sorted by the run's tidy)
-            names = {w: fresh(f"{base}_{w}") for w in ("shape", "head", "tail", "zero", "k")}
-            g.initializer.extend([numpy_helper.from_array(tail, names["tail"]),
-                                  numpy_helper.from_array(np.array([0], np.int64), names["zero"]),
-                                  numpy_helper.from_array(np.array([k], np.int64), names["k"])])
-            g.node.extend([
-                onnx.helper.make_node("Shape", [x], [names["shape"]], name=f"{base}_sizes_shape"),
-                onnx.helper.make_node("Slice", [names["shape"], names["zero"], names["k"]], [names["head"]],
-                                      name=f"{base}_sizes_head"),
-                onnx.helper.make_node("Concat", [names["head"], names["tail"]], [sizes_name], axis=0,
-                                      name=f"{base}_sizes_concat")])
-        roi = n.input[1] if len(n.input) > 1 else ""
+            sizes = gs.Constant(fresh(f"{base}_sizes"), tail)
+        else:  # sizes = Concat(Shape(X)[:k], tail): the batch stays dynamic; the three nodes go before the Resize
+            shape, head, sizes = (gs.Variable(fresh(f"{base}_{w}"), dtype=np.int64) for w in ("shape", "head", "sizes"))
+            made = [gs.Node("Shape", f"{base}_sizes_shape", inputs=[x], outputs=[shape]),
+                    gs.Node("Slice", f"{base}_sizes_head", inputs=[
+                        shape, gs.Constant(fresh(f"{base}_zero"), np.array([0], np.int64)),
+                        gs.Constant(fresh(f"{base}_k"), np.array([k], np.int64))], outputs=[head]),
+                    gs.Node("Concat", f"{base}_sizes_concat", {"axis": 0},
+                            inputs=[head, gs.Constant(fresh(f"{base}_tail"), tail)], outputs=[sizes])]
+            at = next(i for i, m in enumerate(hit.graph.nodes) if m is n)
+            hit.graph.nodes[at:at] = made
+        roi = n.inputs[1] if len(n.inputs) > 1 else gs.Variable.empty()
         if opset < 13:
             # Resize-11/12: roi and scales are required inputs; an unused one is an empty float tensor
-            if not roi:
-                roi = fresh(f"{base}_roi")
-                g.initializer.append(numpy_helper.from_array(np.zeros(0, np.float32), roi))
-            scales_name = fresh(f"{base}_no_scales")
-            g.initializer.append(numpy_helper.from_array(np.zeros(0, np.float32), scales_name))
+            if not roi.name:
+                roi = gs.Constant(fresh(f"{base}_roi"), np.zeros(0, np.float32))
+            scales = gs.Constant(fresh(f"{base}_no_scales"), np.zeros(0, np.float32))
         else:
-            scales_name = ""
-        del n.input[:]
-        n.input.extend([x, roi, scales_name, sizes_name])
-    return model
+            scales = gs.Variable.empty()
+        n.inputs.clear()
+        n.inputs.extend([x, roi, scales, sizes])
+    return ctx.from_graph(graph)
