@@ -60,17 +60,36 @@ def test_statistics_marks_fixable_rules(save, cli):
     assert rows[-1] == "[*] 1 finding fixable with --fix"
 
 
-def test_training_dropout_is_random_under_onnxruntime(save, cli):
-    """OLX010 says a training-mode Dropout's outputs will be random: ORT's default session keeps it (it does not
-    eliminate it) and draws a new mask per run."""
+def test_training_dropout_under_onnxruntime_is_what_olx010_says(save, cli):
+    """OLX010's message and onnxlint's placement say what ORT does (measured here): its default session removes a
+    training-mode Dropout between two nodes (EliminateDropout ignores training_mode; graph_utils::CanRemoveNode
+    wants its data input made by a node and its output read by nodes, not a graph output), and keeps one that
+    reads a graph input, which then draws a new mask per run; with optimizations off every Dropout is kept."""
     ort = __import__("pytest").importorskip("onnxruntime")
-    m = make_model([h.make_node("Dropout", ["x", "r", "t"], ["y"], name="drop")], [vi("x", T.FLOAT, [8, 64])],
-                   [vi("y", T.FLOAT, [8, 64])], [init("r", np.array(0.5, np.float32)), init("t", np.array(True))])
-    p = save(m)
-    _, out, _ = cli(p)
-    assert "OLX010 Dropout runs in training mode (training_mode input t); outputs will be random" in out
-    session = ort.InferenceSession(str(p), providers=["CPUExecutionProvider"])
     x = np.ones((8, 64), np.float32)
-    runs = [session.run(None, {"x": x})[0] for _ in range(4)]
-    assert all((r == 0).any() and not np.array_equal(r, x) for r in runs)
-    assert len({r.tobytes() for r in runs}) > 1
+    weights = [init("r", np.array(0.5, np.float32)), init("t", np.array(True))]
+
+    def runs(path, level):
+        so = ort.SessionOptions()
+        so.graph_optimization_level = level
+        session = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
+        return [session.run(None, {"x": x})[0] for _ in range(4)]
+
+    kept = save(make_model([h.make_node("Dropout", ["x", "r", "t"], ["y"], name="drop")], [vi("x", T.FLOAT, [8, 64])],
+                           [vi("y", T.FLOAT, [8, 64])], weights), "kept.onnx")
+    removed = save(make_model([h.make_node("Relu", ["x"], ["a"], name="relu"),
+                               h.make_node("Dropout", ["a", "r", "t"], ["d"], name="drop"),
+                               h.make_node("Relu", ["d"], ["y"], name="relu2")],
+                              [vi("x", T.FLOAT, [8, 64])], [vi("y", T.FLOAT, [8, 64])], weights), "removed.onnx")
+    for p in (kept, removed):
+        _, out, _ = cli(p)
+        assert ("OLX010 Dropout runs in training mode (training_mode input t); outputs are random where it runs "
+                "(ORT's default optimizations remove it between two nodes)") in out, out
+    default, off = ort.GraphOptimizationLevel.ORT_ENABLE_ALL, ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    for r in (runs(kept, default), runs(removed, off)):
+        assert all((o == 0).any() for o in r) and len({o.tobytes() for o in r}) > 1  # random, masked
+    assert all(np.array_equal(o, x) for o in runs(removed, default))  # removed: the eval-mode output
+    for p, eliminated in ((kept, False), (removed, True)):
+        _, out, _ = cli("placement", p, "--ort-version", "1.24.4", "--format", "json")
+        node = next(n for n in json.loads(out)[0]["nodes"] if n["node"] == "graph/drop")
+        assert (node["status"] == "eliminated") == eliminated, node

@@ -28,7 +28,8 @@ class Release:
     # Reshape [B, T, 3, 4, C/4] of x [B, T, 64] becomes [0, 0, 3, 4, -1]); releases in between not measured
     reshape_dim_match: bool
     # EliminateDropout looks at training_mode: up to 1.31 it does not (measured: a training-mode Dropout with a
-    # constant True is gone at default options on 1.20.2, 1.24.4 and 1.31.1); later sources keep one whose
+    # constant True is gone at default options on 1.20.2, 1.24.4 and 1.31.1 where CanRemoveNode lets it go, i.e.
+    # between two nodes: optimizer.graph_utils.can_remove; one reading a graph input stays, random); later sources keep one whose
     # training_mode is not a constant false
     dropout_reads_training_mode: bool
     # CommonSubexpressionElimination compares a tensor attribute stored in typed fields (not raw bytes): two
