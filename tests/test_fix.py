@@ -625,6 +625,19 @@ def test_numeric_check_tries_sizes_until_the_original_runs():
     assert text == "outputs equal at fixed shapes", text
 
 
+def test_numeric_check_sizes_a_dim_that_is_a_sum_of_symbols():
+    """optimum's KV-cache decoders declare attention_mask [batch, "past_sequence_length + sequence_length"]: the
+    check gives that dim the sum of the two symbols' sizes, so the original runs (it found no size before)."""
+    nodes = [h.make_node("Concat", ["past", "new"], ["kv"], name="cat", axis=1),
+             h.make_node("Add", ["kv", "mask"], ["y"], name="add")]
+    m = _model(nodes, [h.make_tensor_value_info("past", T.FLOAT, ["batch", "past_len"]),
+                       h.make_tensor_value_info("new", T.FLOAT, ["batch", "seq"]),
+                       h.make_tensor_value_info("mask", T.FLOAT, ["batch", "past_len + seq"])],
+               [h.make_tensor_value_info("y", T.FLOAT, None)], [], opset=13)
+    text = equivalence.check_equivalent(m, m)
+    assert text.startswith("outputs equal at batch=1, past_len=1, seq=1 and batch=2, past_len=2, seq=2"), text
+
+
 def test_numeric_check_says_why_the_original_cannot_run():
     nodes = [h.make_node("Reshape", ["x", "shp"], ["y"], name="bad")]
     m = _model(nodes, [h.make_tensor_value_info("x", T.FLOAT, [3])], [h.make_tensor_value_info("y", T.FLOAT, None)],

@@ -13,6 +13,7 @@ models are compared at two sizes. Everything the runtimes print goes to a captur
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import copy
 import json
@@ -117,17 +118,63 @@ def input_specs(model: onnx.ModelProto, shapes: dict[str, Sequence[int]] | None 
     return specs
 
 
+def _expression(dim: str) -> ast.expr | None:
+    """A dim_param that is arithmetic over other symbols (optimum's `past_sequence_length + sequence_length`):
+    its parsed form; None for a plain symbol or anything else."""
+    try:
+        tree = ast.parse(dim, mode="eval").body
+    except SyntaxError:
+        return None
+    if isinstance(tree, ast.Name):
+        return None
+    for n in ast.walk(tree):
+        if not isinstance(n, (ast.BinOp, ast.Name, ast.Constant, ast.Load, ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)):
+            return None
+        if isinstance(n, ast.Constant) and not isinstance(n.value, int):
+            return None
+    return tree
+
+
+def _dim(d: int | str, values: dict[str, int]) -> int:
+    """A dim's size: fixed, a symbol's value, or an expression's over the symbols' values."""
+    if isinstance(d, int):
+        return d
+    if d in values:
+        return values[d]
+    tree = _expression(d)
+    return _eval(tree, values) if tree is not None else values[d]
+
+
+def _eval(n: ast.expr, values: dict[str, int]) -> int:
+    if isinstance(n, ast.Constant):
+        return n.value if isinstance(n.value, int) else 0  # _expression lets only ints through
+    if isinstance(n, ast.Name):
+        return values[n.id]
+    assert isinstance(n, ast.BinOp)
+    a, b = _eval(n.left, values), _eval(n.right, values)
+    if isinstance(n.op, ast.Add):
+        return a + b
+    if isinstance(n.op, ast.Sub):
+        return a - b
+    return a * b if isinstance(n.op, ast.Mult) else a // max(b, 1)
+
+
 def _symbols(specs: list[InputSpec]) -> tuple[list[str], set[str]]:
-    """The symbols in order, and those only ever seen at axis 0 (batch-like)."""
+    """The symbols in order, and those only ever seen at axis 0 (batch-like). A dim that is an expression over
+    symbols is no symbol of its own: its names are (they take values, the expression follows from them)."""
     order: list[str] = []
     not_batch: set[str] = set()
     for s in specs:
         for k, d in enumerate(s.dims):
-            if isinstance(d, str):
-                if d not in order:
-                    order.append(d)
-                if k != 0 or len(s.dims) < 2:
-                    not_batch.add(d)
+            if not isinstance(d, str):
+                continue
+            tree = _expression(d)
+            names = [n.id for n in ast.walk(tree) if isinstance(n, ast.Name)] if tree is not None else [d]
+            for x in names:
+                if x not in order:
+                    order.append(x)
+                if tree is not None or k != 0 or len(s.dims) < 2:
+                    not_batch.add(x)
     return order, {x for x in order if x not in not_batch}
 
 
@@ -135,7 +182,7 @@ def make_feeds(specs: list[InputSpec], values: dict[str, int], seed: int = 0) ->
     rng = np.random.default_rng(seed)
     feeds = {}
     for s in specs:
-        shape = [values[d] if isinstance(d, str) else d for d in s.dims]
+        shape = [_dim(d, values) for d in s.dims]
         dt = np.dtype(s.dtype)
         if np.issubdtype(dt, np.floating):
             feeds[s.name] = rng.standard_normal(shape).astype(dt)
@@ -151,7 +198,7 @@ def make_feeds(specs: list[InputSpec], values: dict[str, int], seed: int = 0) ->
 
 
 def _size(specs: list[InputSpec], values: dict[str, int]) -> int:
-    return sum(int(np.prod([values[d] if isinstance(d, str) else d for d in s.dims], dtype=np.int64)) for s in specs)
+    return sum(int(np.prod([_dim(d, values) for d in s.dims], dtype=np.int64)) for s in specs)
 
 
 def size_hints(model: onnx.ModelProto, limit: int = 8) -> list[int]:
