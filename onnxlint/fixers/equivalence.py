@@ -1,5 +1,5 @@
 """The numeric check: a fixed model must pass the checker and strict shape inference, and a safe fix must
-give the original's outputs on the same random inputs (ORT CPU, else onnx.reference; tolerance per dtype).
+give the original's outputs on the same random inputs (ORT CPU; tolerance per dtype).
 
 The runtimes never run in the linting process: check_equivalent hands both models to a child process
 (equivalence_child, one per file, with a time and memory limit), so a native crash in onnxruntime (a real
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import copy
 import json
 import os
 import signal
@@ -49,7 +48,7 @@ TOLERANCE = {np.float16: (1e-2, 1e-2), np.float32: (1e-4, 1e-5), np.float64: (1e
 @contextlib.contextmanager
 def capture_output() -> Iterator[list[str]]:
     """Redirect fd 1 and fd 2 (and sys.stdout/sys.stderr) to a temporary file for the block, so whatever
-    onnx-graphsurgeon, onnxruntime, onnx.reference or onnxslim prints (from Python or C++) reaches neither
+    onnx-graphsurgeon, onnxruntime or onnxslim prints (from Python or C++) reaches neither
     stdout nor the terminal. Yields a list that holds the captured text after the block."""
     captured: list[str] = []
     for s in (sys.stdout, sys.stderr):
@@ -252,7 +251,7 @@ BEFORE_SESSION: list[Callable[[onnx.ModelProto], None]] = []
 
 
 def session(model: onnx.ModelProto, base_dir: Path | None = None) -> Callable[[dict], list]:
-    """A runner on the CPU provider (onnx.reference without onnxruntime); made once, run on several feeds.
+    """A runner on ORT's CPU provider; made once, run on several feeds.
 
     A model with external data loads from a temporary file in base_dir, the folder its data paths are
     relative to, so ORT reads the weights itself and Python never holds them."""
@@ -265,16 +264,8 @@ def session(model: onnx.ModelProto, base_dir: Path | None = None) -> Callable[[d
         problem = check_external_data(model, base_dir)  # ORT and onnx follow any path; check first
         if problem:
             raise FixError(f"external data: {problem}")
-    try:
-        import onnxruntime as ort
-    except ImportError:
-        from onnx.reference import ReferenceEvaluator
+    import onnxruntime as ort  # --fix checks it is installed before anything runs (fixing.require_numeric_check)
 
-        if external:
-            model = copy.deepcopy(model)
-            onnx.external_data_helper.load_external_data_for_model(model, str(base_dir))
-        ev = ReferenceEvaluator(model)
-        return lambda feeds: list(ev.run(None, feeds))
     so = ort.SessionOptions()
     so.log_severity_level = 3
     so.intra_op_num_threads = min(4, os.cpu_count() or 1)
@@ -289,16 +280,6 @@ def session(model: onnx.ModelProto, base_dir: Path | None = None) -> Callable[[d
         finally:
             os.unlink(tmp)
     return lambda feeds: sess.run(None, feeds)
-
-
-def _reference_session(model: onnx.ModelProto, base_dir: Path | None) -> Callable[[dict], list]:
-    """onnx.reference follows NumPy semantics, so it runs some originals ORT refuses (Equal int64 vs int32)."""
-    from onnx.reference import ReferenceEvaluator
-
-    if base_dir is not None and has_external_data(model):
-        raise FixError("not run with onnx.reference: it would load every external weight")
-    ev = ReferenceEvaluator(model)
-    return lambda feeds: list(ev.run(None, feeds))
 
 
 def _first_line(exc: BaseException) -> str:
@@ -398,23 +379,15 @@ def _check_equivalent(before, after, base_dir, shapes) -> str:
     except _CannotRun as exc:
         found, load_error = None, f"{exc.why} (at {_describe(exc.values)})"
     if found is None:
-        # ORT refuses the original (e.g. Equal on int64 vs int32): onnx.reference may still run it
+        # ORT refuses the original (e.g. Equal on int64 vs int32, what equal-cast fixes): only the fixed model
+        # can run. (onnx.reference is no stand-in: it refuses the same models, and follows NumPy, not ORT.)
+        specs = input_specs(after, shapes)
+        feeds = make_feeds(specs, next(iter(candidate_values(specs)), {}))
         try:
-            found = feeds_for(before, shapes, _reference_session(before, base_dir))
-        except FixError:
-            found = None
-        except _CannotRun:
-            found = None
-        except Exception:
-            found = None
-        if found is None:
-            specs = input_specs(after, shapes)
-            feeds = make_feeds(specs, next(iter(candidate_values(specs)), {}))
-            try:
-                session(after, base_dir)(feeds)
-            except Exception as exc:
-                raise FixError(f"neither the original nor the fixed model runs on ORT CPU: {_first_line(exc)}") from None
-            return f"the original cannot run ({load_error}), so only the fixed model was run"
+            session(after, base_dir)(feeds)
+        except Exception as exc:
+            raise FixError(f"neither the original nor the fixed model runs on ORT CPU: {_first_line(exc)}") from None
+        return f"the original cannot run ({load_error}), so only the fixed model was run"
     run_b = session(after, base_dir)
     for values, feeds, a in found:
         try:
