@@ -271,6 +271,35 @@ class NodeRef:
         return self.scope.type_of(outs[i])
 
 
+SHAPE_SIZED = 1024  # elements: what a shape computation makes (a few int64 vectors); an image or activation is more
+
+
+def least_elements(vt: ValueType) -> int | None:
+    """The fewest elements a value of this type can hold: the product of its known dims (a dynamic dim is at
+    least 1); None when the rank is unknown."""
+    shape = vt.shape
+    if shape is None:
+        return None
+    n = 1
+    for d in shape:
+        if isinstance(d, int) and d > 0:
+            n *= d
+    return n
+
+
+def shape_sized(node: NodeRef) -> bool:
+    """Whether the node may be a shape computation by its size: none of its inputs and outputs is known (by the
+    inferred shapes) to hold more than SHAPE_SIZED elements; an unknown shape gets the benefit of the doubt. An
+    image-sized GridSample that ORT keeps on CPU because its inputs are CPU tensors is not: its size, not why
+    it is there, decides whether running it on CPU is harmless."""
+    for values, type_of in ((node.inputs, node.input_type), (node.outputs, node.output_type)):
+        for k, name in enumerate(values):
+            n = least_elements(type_of(k)) if name else None
+            if n is not None and n > SHAPE_SIZED:
+                return False
+    return True
+
+
 class StatusIndex:
     """For predictions whose .nodes map node index -> verdict (.status, .node), written through record().
 

@@ -17,7 +17,7 @@ import onnx
 
 from onnxlint import schemas
 from onnxlint.comparison import ANY_VALUE, cmp_schema, compare, enum_cmp
-from onnxlint.graph import STANDARD_DOMAINS, NodeRef, ValueType, value_type_of
+from onnxlint.graph import STANDARD_DOMAINS, NodeRef, ValueType, shape_sized, value_type_of
 
 if TYPE_CHECKING:
     from onnxlint.context import LintContext
@@ -341,6 +341,13 @@ def on_cpu_shape_path(ctx: "LintContext", node: NodeRef) -> bool:
            "nodes on CPU, small constants)", needs_prediction=True)
 def _cpu_shape_path(ctx: "LintContext", node: NodeRef, spec: bool) -> bool:
     return on_cpu_shape_path(ctx, node) == spec
+
+
+@predicate("node", "shape_sized", {"type": "boolean"},
+           "whether the node may be a shape computation by its size: none of its inputs and outputs known (inferred "
+           "shapes) to hold more than 1024 elements")
+def _shape_sized(ctx: "LintContext", node: NodeRef, spec: bool) -> bool:
+    return shape_sized(node) == spec
 
 
 @predicate("node", "local_function", {"type": "boolean"}, "whether the node is inside a model-local function")

@@ -6,11 +6,20 @@ import json
 from typing import Any
 
 from onnxlint.formats.escape import text as esc
+from onnxlint.graph import SHAPE_SIZED, shape_sized
+
+LARGE_DELIBERATE = ("ORT keeps it on CPU on purpose (its inputs are CPU tensors), but it is no small shape computation "
+                    f"(more than {SHAPE_SIZED} elements in or out): a fallback")
+
+
+def _detail(p: Any) -> str:
+    """The verdict's detail; a deliberate placement of an image-sized node is not called a small shape computation."""
+    return LARGE_DELIBERATE if p.status == "deliberate" and not shape_sized(p.node) else p.detail
 
 
 def as_json(filename: str, target: str, pl: Any) -> dict[str, Any]:
     nodes = [{"node": p.node.location, "op_type": p.node.op_type, "domain": p.node.domain, "ep": p.ep,
-              "status": p.status, "reason": p.reason, "detail": p.detail, "deliberate": p.deliberate}
+              "status": p.status, "reason": p.reason, "detail": _detail(p), "deliberate": p.deliberate}
              for p in sorted(pl.nodes.values(), key=lambda p: p.node.index)]
     summary = pl.summary()
     summary["line"] = pl.summary_line()

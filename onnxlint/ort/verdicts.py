@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from onnxlint.graph import NodeRef, StatusIndex
+from onnxlint.graph import NodeRef, StatusIndex, shape_sized
 
 CUDA = "CUDAExecutionProvider"
 CPU = "CPUExecutionProvider"
@@ -79,8 +79,10 @@ class Placement(StatusIndex):
 
     def summary(self) -> dict[str, Any]:
         counts = dict.fromkeys(STATUSES, 0)
+        large = 0  # deliberate, but no small shape computation by its size (an image-sized GridSample): a fallback
         for p in self.nodes.values():
             counts[p.status] += 1
+            large += p.status == "deliberate" and not shape_sized(p.node)
         known = [b.bytes for b in self.boundaries if b.bytes is not None]
         preferred = TARGET_EPS[self.target][0]
         return {
@@ -88,8 +90,8 @@ class Placement(StatusIndex):
             "nodes": len(self.nodes),
             "on_preferred_ep": counts["device"] + counts["expanded"],
             "fallback": counts["fallback"] + counts["deliberate"],
-            "real_fallback": counts["fallback"],
-            "shape_only": counts["deliberate"],
+            "real_fallback": counts["fallback"] + large,
+            "shape_only": counts["deliberate"] - large,
             "unsupported": counts["unsupported"],
             "folded": counts["folded"],
             "eliminated": counts["eliminated"],
