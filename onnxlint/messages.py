@@ -23,8 +23,8 @@ PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 OPTIONAL = re.compile(r"\[\[(.*?)\]\]", re.S)
 _PATH = re.compile(r"^([a-z_]+)(?:\[(\d+)\])?(?:\.(\w+))?$")
 
-MODEL_FIELDS = ("checker_error", "inference_error", "strict_error", "inference_skipped", "size_mb", "protobuf_mb", "ir_version",
-                "opset", "external_problem", "external_missing", "inputs")
+MODEL_FIELDS = ("checker_error", "inference_error", "strict_error", "ort_load_error", "inference_skipped", "size_mb",
+                "protobuf_mb", "ir_version", "opset", "external_problem", "external_missing", "inputs")
 VALUE_FIELDS = ("name", "dtype", "shape", "rank", "value")
 VERIFY_FIELDS = ("provider", "predicted", "error")
 
@@ -219,6 +219,10 @@ def _model_field(ctx: "LintContext", sub: str | None) -> Any:
         return mf.inference_error
     if sub == "strict_error":
         return mf.strict_error
+    if sub == "ort_load_error":
+        from onnxlint.ort import model_load
+
+        return model_load.lint_failure(ctx)
     if sub == "inference_skipped":
         return getattr(mf, "inference_skipped", None)
     if sub == "size_mb":

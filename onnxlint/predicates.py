@@ -438,15 +438,36 @@ def _inputs_all_static(ctx: "LintContext") -> bool | None:
     return all(value_type_of(i.type).static for i in ins)
 
 
-_model("checker", enum_cmp(("ok", "failed"), "checker result"), "onnx.checker's verdict on the file",
-       lambda ctx: "failed" if ctx.checker_error() else "ok")
+_model("checker", enum_cmp(("ok", "failed", "ort-op"), "checker result"),
+       "onnx.checker's verdict on the file (ort-op: its complaint is an op only ONNX Runtime defines, such as "
+       "SimplifiedLayerNormalization: a model prepared for ORT)", lambda ctx: _checker(ctx))
+
+
+def _checker(ctx: "LintContext") -> str:
+    from onnxlint.ort import model_load
+
+    complaint = ctx.checker_error()
+    if not complaint:
+        return "ok"
+    return "ort-op" if model_load.complaint_is_ort_op(ctx.mf.model, complaint) else "failed"
 _model("shape_inference", enum_cmp(("ok", "failed", "skipped"), "shape inference result"),
        "onnx shape inference's verdict (skipped: the model is past the inference budget)",
        lambda ctx: "failed" if ctx.mf.inference_error else
        ("skipped" if getattr(ctx.mf, "inference_skipped", None) else "ok"))
-_model("strict_check", enum_cmp(("ok", "failed"), "strict check result"),
-       "strict shape inference with type checks (what ORT's graph resolution enforces); lenient inference passed",
-       lambda ctx: "failed" if ctx.mf.strict_error and not ctx.mf.inference_error else "ok")
+_model("strict_check", enum_cmp(("ok", "failed", "onnx-only"), "strict check result"),
+       "ORT's graph resolution at session creation (node checks, type checks, shape inference as ORT runs them): "
+       "failed: ORT refuses the model; onnx-only: only onnx's strict inference fails (ORT loads it)",
+       lambda ctx: _strict_check(ctx))
+
+
+def _strict_check(ctx: "LintContext") -> str:
+    from onnxlint.ort import model_load
+
+    if ctx.mf.strict_error is None and ctx.checker_error() is None:
+        return "ok"
+    if model_load.lint_failure(ctx):
+        return "failed"
+    return "onnx-only" if ctx.mf.strict_error and not ctx.mf.inference_error else "ok"
 _model("external_data", enum_cmp(("none", "present", "missing"), "external data state"),
        "whether external data is absent, present, or missing/short/outside the model's folder",
        lambda ctx: "missing" if ctx.mf.missing_external else ("present" if ctx.mf.external else "none"))

@@ -31,7 +31,9 @@ class ModelFile:
     inferred: onnx.ModelProto | None = None
     inference_error: str | None = None
     inference_skipped: str | None = None  # why onnx shape inference was not run (past the budget), or None
-    strict_error: str | None = None  # strict shape inference / type check failed: ORT refuses the model
+    strict_error: str | None = None  # onnx's strict shape inference / type check failed (ORT may still load it)
+    # ORT release -> what its Graph::Resolve refuses the model with, or None (ort.model_load.resolve_failure_of)
+    ort_resolve: dict[str | None, str | None] = field(default_factory=dict)
     # what infer_shapes' budget walk counted before inference: (cost, nodes, control-flow bodies), or None
     inference_work: tuple[int, int, int] | None = None
     # the file's bytes, for the checker and for inference's weight-less copy (neither re-serializes the weights)

@@ -1,7 +1,28 @@
-"""Whether ORT loads the model at all: the newest IR version and ai.onnx opset a release accepts
-(model.cc's IR check, model_load_utils.h ValidateOpsetForDomain), read from the release table."""
+"""Whether ORT loads the model at all: the newest IR version and ai.onnx opset a release accepts (model.cc's IR
+check, model_load_utils.h ValidateOpsetForDomain), read from the release table; and what Graph::Resolve
+(core/graph/graph.cc) refuses at session creation, which is less than onnx's checker and strict shape inference:
+
+- Constant nodes become initializers before anything is inferred (the Graph constructor), so a Constant whose
+  declared value_info disagrees with its value is never looked at (every ORT GenAI model has one);
+- each node is checked with onnx's check_node against ORT's schema registry (onnx's schemas and ORT's own:
+  SimplifiedLayerNormalization passes), not the whole-model checker (an unsorted graph loads: ORT sorts it);
+- types are checked (an input type its schema does not allow, a type parameter bound to two types, an output
+  whose declared element type differs from the inferred one: "Type Error: ..."), and a node's inference function
+  that throws fails the session ("Node (n) Op (t) [ShapeInferenceError] ...");
+- an inferred shape that conflicts with a declared one is not a failure: ORT logs "Error merging shape info for
+  output" and goes on (MergeShapeInfo; measured on 1.24.4 at opsets 17, 24 and 25, its newest; only the session
+  option session.strict_shape_type_inference=1 makes it fail, "Can't merge shape info").
+
+The type and inference checks are run as onnx's strict inference on the model as ORT resolves it (Constants as
+initializers, declared shapes dropped); what fails there, ORT refuses, in its words.
+"""
 
 from __future__ import annotations
+
+import re
+from collections import deque
+from collections.abc import Callable
+from typing import Any
 
 import onnx
 
@@ -22,3 +43,310 @@ def refuses_model(model: onnx.ModelProto, version: str | None) -> tuple[str, str
             return "model-opset", (f"ai.onnx opset {imp.version} is newer than onnxruntime {version} supports (max {max_opset}): "
                                    f"session creation fails in ValidateOpsetForDomain")
     return None
+
+
+def resolve_failure(model: onnx.ModelProto, checker_error: str | None, strict_error: str | None,
+                    version: str | None, order: Callable[[], dict[str, int]] | None = None) -> str | None:
+    """What ORT `version` prints when Graph::Resolve refuses the model at session creation, or None when it
+    resolves it. checker_error, strict_error: onnx's complaints (the checker's, strict inference's); ORT can only
+    refuse what one of them flags, so a model both pass is not looked at again. order: node name -> its place in
+    ORT's topological order (ORT stops at the first failing node in that order; onnx lists them all)."""
+    if checker_error:
+        shared = _checker_complaint_ort_shares(model, checker_error)
+        if shared:
+            return shared
+    if not strict_error:
+        return None
+    from onnxlint.loading import native
+
+    try:
+        native.infer_shapes(as_ort_resolves(model), check_type=True, strict_mode=True)
+    except native.NativeCrash:
+        return None  # onnx crashed on it: that says nothing about ORT
+    except Exception as exc:  # what onnx's strict inference raises on the model as ORT sees it
+        errors = [m for m in _NODE_ERROR.finditer(" ".join(str(exc).split())) if _ort_infers(model, m)]
+        return ort_words(model, errors, order() if order else None) if errors else None
+    return None
+
+
+def _ort_infers(model: onnx.ModelProto, error: re.Match[str]) -> bool:
+    """Whether ORT runs the inference that failed: a node of the graph (not one inside a function body onnx
+    expanded) whose schema has an inference function of its own. ORT does not infer a function op through its
+    body (onnx's MeanVarianceNormalization-13 body fails onnx's strict inference; ORT loads the node test)."""
+    from onnxlint import schemas
+
+    found = _find_node(model, error.group("name") or "", error.group("op"))
+    if found is None:
+        return False
+    node = found[1]
+    opset = next((imp.version for imp in model.opset_import if imp.domain == node.domain), None)
+    schema = schemas.get_schema(node.op_type, opset, node.domain or "ai.onnx")
+    return schema is not None and bool(schema.has_type_and_shape_inference_function)
+
+
+def resolve_failure_of(mf: Any, checker_error: str | None, version: str | None,
+                       order: Callable[[], dict[str, int]] | None = None) -> str | None:
+    """resolve_failure for a ModelFile, once per release. Nothing is claimed from strict inference when lenient
+    inference failed too (OLX002 says that)."""
+    if version not in mf.ort_resolve:
+        strict = mf.strict_error if not mf.inference_error else None
+        mf.ort_resolve[version] = resolve_failure(mf.model, checker_error, strict, version, order)
+    failure: str | None = mf.ort_resolve[version]
+    return failure
+
+
+def lint_failure(ctx: Any) -> str | None:
+    """resolve_failure_of for a lint (a LintContext), at the lint's ORT release."""
+    from onnxlint import releases as chosen
+    from onnxlint.ort.graph_viewer import ort_topological_order
+
+    def order() -> dict[str, int]:
+        return {n.name: i for i, n in enumerate(ort_topological_order(ctx.index.scopes[0]))} if ctx.index.scopes else {}
+
+    return resolve_failure_of(ctx.mf, ctx.checker_error(), chosen.ort(ctx.options.ort_version)[0], order)
+
+
+def as_ort_resolves(model: onnx.ModelProto) -> onnx.ModelProto:
+    """A copy of the model as Graph::Resolve sees it: Constant nodes turned into initializers (their value_info
+    gone: the initializer's own type is the value's), and no declared shapes on node outputs (value_info, graph
+    outputs: ORT merges those leniently); element types stay (ORT checks them)."""
+    view = onnx.ModelProto()
+    view.CopyFrom(model)
+    stack = [view.graph]
+    while stack:
+        g = stack.pop()
+        constants = [n for n in g.node if n.op_type == "Constant" and n.domain in ("", "ai.onnx") and len(n.output) == 1]
+        names = set()
+        for n in constants:
+            tensor = _constant_tensor(n)
+            if tensor is None:
+                continue
+            g.initializer.append(tensor)
+            names.add(n.output[0])
+            g.node.remove(n)
+        kept = [vi for vi in g.value_info if vi.name not in names]
+        del g.value_info[:]
+        g.value_info.extend(kept)
+        for vi in (*g.value_info, *g.output):
+            if vi.type.HasField("tensor_type"):
+                vi.type.tensor_type.ClearField("shape")
+        _sort(g)
+        for n in g.node:
+            for a in n.attribute:
+                if a.type == onnx.AttributeProto.GRAPH:
+                    stack.append(a.g)
+                elif a.type == onnx.AttributeProto.GRAPHS:
+                    stack.extend(a.graphs)
+    return view
+
+
+def _sort(g: onnx.GraphProto) -> None:
+    """The nodes in a topological order, as ORT resolves them (an unsorted file loads); a node waits only for the
+    values a node of this graph produces (the rest come from inputs, initializers or an outer scope)."""
+    nodes = list(g.node)
+    made = {o: i for i, n in enumerate(nodes) for o in n.output if o}
+    needs = [{made[v] for v in _reads(n) if v in made and made[v] != i} for i, n in enumerate(nodes)]
+    if all(all(j < i for j in deps) for i, deps in enumerate(needs)):
+        return
+    users: dict[int, list[int]] = {}
+    for i, deps in enumerate(needs):
+        for j in deps:
+            users.setdefault(j, []).append(i)
+    waiting = [len(d) for d in needs]
+    ready = deque(i for i, w in enumerate(waiting) if w == 0)
+    order: list[int] = []
+    while ready:
+        i = ready.popleft()
+        order.append(i)
+        for u in users.get(i, ()):
+            waiting[u] -= 1
+            if waiting[u] == 0:
+                ready.append(u)
+    placed = set(order)
+    order += [i for i in range(len(nodes)) if i not in placed]  # a cycle: left as it was
+    del g.node[:]
+    g.node.extend(nodes[i] for i in order)
+
+
+def _reads(node: onnx.NodeProto) -> list[str]:
+    """The values a node reads, its bodies' reads of outer values included."""
+    out = list(node.input)
+    for a in node.attribute:
+        for body in ([a.g] if a.type == onnx.AttributeProto.GRAPH else a.graphs if a.type == onnx.AttributeProto.GRAPHS else ()):
+            for n in body.node:
+                out.extend(_reads(n))
+    return out
+
+
+def _constant_tensor(node: onnx.NodeProto) -> onnx.TensorProto | None:
+    """The initializer ORT makes of a Constant node (utils::ConstantNodeProtoToTensorProto), or None (sparse)."""
+    from onnx import helper
+
+    if len(node.attribute) != 1:
+        return None
+    a = node.attribute[0]
+    name = node.output[0]
+    if a.name == "value":
+        t = onnx.TensorProto()
+        t.CopyFrom(a.t)
+        t.name = name
+        return t
+    values: dict[str, tuple[int, list[int], list[Any]]] = {
+        "value_float": (onnx.TensorProto.FLOAT, [], [a.f]),
+        "value_floats": (onnx.TensorProto.FLOAT, [len(a.floats)], list(a.floats)),
+        "value_int": (onnx.TensorProto.INT64, [], [a.i]),
+        "value_ints": (onnx.TensorProto.INT64, [len(a.ints)], list(a.ints))}
+    if a.name in values:
+        dtype, dims, vals = values[a.name]
+        tensor: onnx.TensorProto = helper.make_tensor(name, dtype, dims, vals)
+        return tensor
+    return None  # value_string(s), sparse_value: left as nodes
+
+
+# --------------------------------------------------------------------------- ORT's words
+
+_NODE_ERROR = re.compile(r"\(op_type:(?P<op>[^,)]+)(?:, node name: (?P<name>[^)]*))?\): (?P<msg>.*?)(?= \(op_type:|$)")
+_ELEM = re.compile(r"Inferred elem type differs from existing elem type: \((\d+)\) vs \((\d+)\)")
+_BOUND = re.compile(r"^(?P<param>\S+) has inconsistent type (?P<type>\S+)")
+
+
+def ort_words(model: onnx.ModelProto, errors: list[re.Match[str]], order: dict[str, int] | None = None) -> str:
+    """onnx's strict-inference complaints (node errors) as ORT's session creation says it (graph.cc
+    InferAndVerifyTypeMatch): the first failing node's (in `order`, else onnx's) "Type Error: ..." or "Node (n)
+    Op (t) ...", which ORT prints after "[ONNXRuntimeError] : 1 : FAIL : Load model from ... failed:"."""
+    rank = order or {}
+    m = min(errors, key=lambda f: rank.get(f.group("name") or "", len(rank)))
+    op, name, msg = m.group("op"), m.group("name") or "", m.group("msg").strip()
+    node = _find_node(model, name, op)
+    elem = _ELEM.search(msg)
+    if elem and node is not None:
+        inferred, declared = (_tensor_type(int(x)) for x in elem.groups())
+        out = _output_declared_as(model, node, int(elem.group(2)))
+        if out is not None:
+            return (f"Type Error: Type ({declared}) of output arg ({out}) of node ({name}) does not match expected type "
+                    f"({inferred}).")
+    bound = _BOUND.search(msg)
+    if bound and node is not None:
+        other = _other_binding(model, node, bound.group("param"), bound.group("type"))
+        if other is not None:
+            param, first = other
+            return (f"Type Error: Type parameter ({param}) of Optype ({op}) bound to different types ({first} and "
+                    f"{bound.group('type')} in node ({name}).")
+    return f"Node ({name}) Op ({op}) {msg}"
+
+
+def _tensor_type(elem: int) -> str:
+    from onnxlint.graph import dtype_name
+
+    return f"tensor({dtype_name(elem)})"
+
+
+def _nodes(model: onnx.ModelProto) -> list[tuple[onnx.GraphProto, onnx.NodeProto]]:
+    out, stack = [], [model.graph]
+    while stack:
+        g = stack.pop()
+        for n in g.node:
+            out.append((g, n))
+            for a in n.attribute:
+                if a.type == onnx.AttributeProto.GRAPH:
+                    stack.append(a.g)
+                elif a.type == onnx.AttributeProto.GRAPHS:
+                    stack.extend(a.graphs)
+    return out
+
+
+def _find_node(model: onnx.ModelProto, name: str, op: str) -> tuple[onnx.GraphProto, onnx.NodeProto] | None:
+    return next(((g, n) for g, n in _nodes(model) if n.name == name and n.op_type == op), None)
+
+
+def _declared(g: onnx.GraphProto) -> dict[str, Any]:
+    return {vi.name: vi.type for vi in (*g.input, *g.value_info, *g.output)}
+
+
+def _output_declared_as(model: onnx.ModelProto, found: tuple[onnx.GraphProto, onnx.NodeProto], elem: int) -> str | None:
+    g, node = found
+    declared = _declared(g)
+    return next((o for o in node.output if o in declared and declared[o].tensor_type.elem_type == elem), None)
+
+
+def _other_binding(model: onnx.ModelProto, found: tuple[onnx.GraphProto, onnx.NodeProto], param_input: str,
+                   type_str: str) -> tuple[str, str] | None:
+    """(type parameter, the type another input bound it to) for onnx's "<input> has inconsistent type <t>"."""
+    from onnxlint import schemas
+
+    g, node = found
+    opset = next((imp.version for imp in model.opset_import if imp.domain == node.domain), None)
+    formal = schemas.formal_params(node.op_type, opset, node.domain or "ai.onnx")
+    if formal is None:
+        return None
+    ins = formal[0]
+    names = [p[0] for p in ins]
+    if param_input not in names:
+        return None
+    param = ins[names.index(param_input)][1]
+    types = {**{t.name: t.data_type for t in g.initializer}}
+    declared = _declared(g)
+    for i, value in enumerate(node.input):
+        if i < len(ins) and ins[i][1] == param and ins[i][0] != param_input:
+            elem = types.get(value) or (declared[value].tensor_type.elem_type if value in declared else 0)
+            if elem:
+                first = _tensor_type(elem)
+                if first != type_str:
+                    return param, first
+    return None
+
+
+# --------------------------------------------------------------------------- the checker's complaints
+
+_SSA = re.compile(r"Graph must be in single static assignment \(SSA\) form, however '([^']*)' has been used as output names multiple times")
+_NO_OP = re.compile(r"No Op registered for (?P<op>\S+) with domain_version of (?P<version>\d+) ==> Context: Bad node spec for "
+                    r"node\. Name: (?P<name>.*?) OpType: (?P=op)")
+_UNSORTED = re.compile(r"Nodes in a graph must be topologically sorted, however input '([^']*)' of node")
+_BAD_NODE = re.compile(r"==> Context: Bad node spec for node\. Name: (?P<name>.*?) OpType: (?P<op>\S+)")
+
+
+def complaint_is_ort_op(model: onnx.ModelProto, complaint: str) -> bool:
+    """Whether the checker's complaint is only that onnx has no schema for an op ONNX Runtime defines
+    (SimplifiedLayerNormalization in an ORT GenAI model): ORT resolves it with its own schema."""
+    from onnxlint import schemas
+
+    m = _NO_OP.match(complaint)
+    if not m:
+        return False
+    found = _find_node(model, m.group("name"), m.group("op"))
+    domain = (found[1].domain if found else "") or "ai.onnx"
+    return schemas.ort_only(m.group("op"), int(m.group("version")), domain)
+
+
+def _checker_complaint_ort_shares(model: onnx.ModelProto, complaint: str) -> str | None:
+    """ORT's words for a checker complaint ORT makes too, or None (one it does not make, or may not: an unsorted
+    graph, a missing opset import, an op no schema defines, which the placement reports per node)."""
+    m = _SSA.search(complaint)
+    if m:
+        return f"This is an invalid model. Error: Duplicate definition of name ({m.group(1)})."
+    m = _UNSORTED.search(complaint)
+    if m and not _defined_anywhere(model, m.group(1)):  # not unsorted: nothing defines it (ORT sorts the rest)
+        return f"Invalid model. Node input '{m.group(1)}' is not a graph input, initializer, or output of a previous node."
+    m = _BAD_NODE.search(complaint)
+    if m and not complaint.startswith("No Op registered for"):
+        what = complaint[: m.start()].strip()
+        found = _find_node(model, m.group("name"), m.group("op"))
+        domain = found[1].domain if found else ""
+        return f'This is an invalid model. In Node, ("{m.group("name")}", {m.group("op")}, "{domain}", -1) : ... , Error {what}'
+    return None
+
+
+def _defined_anywhere(model: onnx.ModelProto, name: str) -> bool:
+    """Whether any graph of the model (bodies included) defines the value: an input, initializer or node output."""
+    stack = [model.graph]
+    while stack:
+        g = stack.pop()
+        if any(v.name == name for v in (*g.input, *g.initializer)) or any(name in n.output for n in g.node):
+            return True
+        for n in g.node:
+            for a in n.attribute:
+                if a.type == onnx.AttributeProto.GRAPH:
+                    stack.append(a.g)
+                elif a.type == onnx.AttributeProto.GRAPHS:
+                    stack.extend(a.graphs)
+    return False

@@ -1,0 +1,138 @@
+""""ORT will refuse to load this model" only when ORT's session creation fails (ort.model_load): each model is built
+here, linted, and loaded by the installed onnxruntime, which must agree."""
+
+from __future__ import annotations
+
+import onnx
+import pytest
+from conftest import make_model, vi
+from onnx import TensorProto
+from onnx import helper as h
+
+import onnxlint
+
+ort = pytest.importorskip("onnxruntime")
+
+
+def ort_refusal(model: onnx.ModelProto, strict: bool = False) -> str | None:
+    """What the installed onnxruntime's CPU session creation fails with, or None when it loads the model."""
+    opts = ort.SessionOptions()
+    opts.log_severity_level = 3
+    if strict:
+        opts.add_session_config_entry("session.strict_shape_type_inference", "1")
+    try:
+        ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # noqa: BLE001 - its words are the point
+        return " ".join(str(exc).split())
+    return None
+
+
+def findings(model: onnx.ModelProto) -> dict[str, list]:
+    settings = onnxlint.Settings.from_config(None, targets=["ort-cuda"], ort_version=ort.__version__)
+    out: dict[str, list] = {}
+    for f in onnxlint.lint(model, settings).findings:
+        out.setdefault(f.code, []).append(f)
+    return out
+
+
+def _constant_declared_scalar() -> onnx.ModelProto:
+    """ORT's GenAI builder's pattern: a Constant holding [1] whose value_info says rank 0."""
+    c = h.make_node("Constant", [], ["c"], name="k", value=h.make_tensor("v", TensorProto.INT64, [1], [1]))
+    add = h.make_node("Add", ["x", "c"], ["y"], name="a")
+    m = make_model([c, add], [vi("x", TensorProto.INT64, [1])], [vi("y", TensorProto.INT64, [1])])
+    m.graph.value_info.append(vi("c", TensorProto.INT64, []))
+    return m
+
+
+def _cast_declared_float16() -> onnx.ModelProto:
+    """onnxconverter_common's float16 conversion leaving a Cast to float declared float16 (6 exports do)."""
+    cast = h.make_node("Cast", ["x"], ["c"], name="cast", to=TensorProto.FLOAT)
+    neg = h.make_node("Neg", ["c"], ["y"], name="neg")
+    m = make_model([cast, neg], [vi("x", TensorProto.FLOAT16, [2])], [vi("y", TensorProto.FLOAT16, [2])])
+    m.graph.value_info.append(vi("c", TensorProto.FLOAT16, [2]))
+    return m
+
+
+def _matmul_mixed() -> onnx.ModelProto:
+    """A float MatMul whose weight the conversion made float16."""
+    w = h.make_tensor("w", TensorProto.FLOAT16, [2, 2], [1.0] * 4)
+    mm = h.make_node("MatMul", ["x", "w"], ["y"], name="mm")
+    return make_model([mm], [vi("x", TensorProto.FLOAT, [1, 2])], [vi("y", TensorProto.FLOAT, [1, 2])], [w])
+
+
+def _declared_shape_conflict(opset: int) -> onnx.ModelProto:
+    relu = h.make_node("Relu", ["x"], ["t"], name="r")
+    ident = h.make_node("Identity", ["t"], ["y"], name="i")
+    m = make_model([relu, ident], [vi("x", TensorProto.FLOAT, [2])], [vi("y", TensorProto.FLOAT, [2])], opset=opset, ir=10)
+    m.graph.value_info.append(vi("t", TensorProto.FLOAT, [3]))
+    return m
+
+
+def _uneven_split() -> onnx.ModelProto:
+    split = h.make_node("Split", ["x"], ["a", "b"], name="split", axis=1)
+    return make_model([split], [vi("x", TensorProto.FLOAT, ["N", 5])],
+                      [vi("a", TensorProto.FLOAT, ["N", None]), vi("b", TensorProto.FLOAT, ["N", None])])
+
+
+def _simplified_layernorm() -> onnx.ModelProto:
+    scale = h.make_tensor("scale", TensorProto.FLOAT, [4], [1.0] * 4)
+    n = h.make_node("SimplifiedLayerNormalization", ["x", "scale"], ["y"], name="rms", axis=-1, epsilon=1e-5)
+    return make_model([n], [vi("x", TensorProto.FLOAT, [2, 4])], [vi("y", TensorProto.FLOAT, [2, 4])], [scale], opset=21)
+
+
+def _unsorted() -> onnx.ModelProto:
+    return make_model([h.make_node("Relu", ["t"], ["y"], name="b"), h.make_node("Relu", ["x"], ["t"], name="a")],
+                      [vi("x", TensorProto.FLOAT, [2])], [vi("y", TensorProto.FLOAT, [2])])
+
+
+@pytest.mark.parametrize("build", [_constant_declared_scalar, lambda: _declared_shape_conflict(17),
+                                   lambda: _declared_shape_conflict(25)])
+def test_onnx_strict_inference_rejects_but_ort_loads_no_claim(build):
+    model = build()
+    with pytest.raises(onnx.shape_inference.InferenceError):  # onnx's strict inference (full_check) rejects it
+        onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
+    assert ort_refusal(model) is None
+    assert "OLX007" not in findings(model)
+
+
+def test_declared_shape_conflict_fails_only_with_ort_strict_option():
+    """What onnx's strict mode flags here is ORT's opt-in strict mode, not its default."""
+    assert "Can't merge shape info" in (ort_refusal(_declared_shape_conflict(17), strict=True) or "")
+
+
+@pytest.mark.parametrize("build, words", [
+    (_cast_declared_float16, "Type Error: Type (tensor(float16)) of output arg (c) of node (cast) does not match "
+                             "expected type (tensor(float))."),
+    (_matmul_mixed, "Type Error: Type parameter (T) of Optype (MatMul) bound to different types (tensor(float) and "
+                    "tensor(float16) in node (mm)."),
+    (_uneven_split, "Node (split) Op (Split) [ShapeInferenceError]"),
+])
+def test_ort_refuses_error_in_its_words(build, words):
+    model = build()
+    refusal = ort_refusal(model)
+    assert refusal is not None and words in refusal, refusal
+    (f,) = findings(model)["OLX007"]
+    assert f.severity == "error" and words in f.message, f.message
+
+
+@pytest.mark.parametrize("build, portability", [(_unsorted, True), (_simplified_layernorm, False)])
+def test_checker_rejects_ort_loads_is_no_error(build, portability):
+    """An unsorted graph: a portability warning. An op only ORT defines: the model was prepared for ORT, nothing
+    to report (the checker predicate says ort-op)."""
+    model = build()
+    with pytest.raises(onnx.checker.ValidationError):
+        onnx.checker.check_model(model)
+    assert ort_refusal(model) is None
+    found = findings(model)
+    assert [f.severity for f in found.get("OLX001", [])] == (["warning"] if portability else [])
+    assert not {"OLX007", "OLX202"} & set(found)
+
+
+def test_checker_complaint_ort_shares_is_an_ort_refusal():
+    """A name defined twice: the checker's SSA complaint, ORT's "Duplicate definition of name"."""
+    model = make_model([h.make_node("Relu", ["x"], ["y"], name="a"), h.make_node("Neg", ["x"], ["y"], name="b")],
+                       [vi("x", TensorProto.FLOAT, [2])], [vi("y", TensorProto.FLOAT, [2])])
+    refusal = ort_refusal(model)
+    assert refusal is not None and "Duplicate definition of name (y)" in refusal
+    found = findings(model)
+    assert "Duplicate definition of name (y)" in found["OLX007"][0].message and "OLX001" not in found
