@@ -64,18 +64,19 @@ def resolve_failure(model: onnx.ModelProto, checker_error: str | None, strict_er
     except native.NativeCrash:
         return None  # onnx crashed on it: that says nothing about ORT
     except Exception as exc:  # what onnx's strict inference raises on the model as ORT sees it
-        errors = [m for m in _NODE_ERROR.finditer(" ".join(str(exc).split())) if _ort_infers(model, m)]
-        return ort_words(model, errors, order() if order else None) if errors else None
+        index = _node_index(model)
+        errors = [m for m in _NODE_ERROR.finditer(" ".join(str(exc).split())) if _ort_infers(model, m, index)]
+        return ort_words(model, errors, order() if order else None, index) if errors else None
     return None
 
 
-def _ort_infers(model: onnx.ModelProto, error: re.Match[str]) -> bool:
+def _ort_infers(model: onnx.ModelProto, error: re.Match[str], index: dict[tuple[str, str], Found]) -> bool:
     """Whether ORT runs the inference that failed: a node of the graph (not one inside a function body onnx
     expanded) whose schema has an inference function of its own. ORT does not infer a function op through its
     body (onnx's MeanVarianceNormalization-13 body fails onnx's strict inference; ORT loads the node test)."""
     from onnxlint import schemas
 
-    found = _find_node(model, error.group("name") or "", error.group("op"))
+    found = _find_node(model, error.group("name") or "", error.group("op"), index)
     if found is None:
         return False
     node = found[1]
@@ -115,15 +116,18 @@ def as_ort_resolves(model: onnx.ModelProto) -> onnx.ModelProto:
     stack = [view.graph]
     while stack:
         g = stack.pop()
-        constants = [n for n in g.node if n.op_type == "Constant" and n.domain in ("", "ai.onnx") and len(n.output) == 1]
         names = set()
-        for n in constants:
-            tensor = _constant_tensor(n)
+        kept_nodes = []
+        for n in g.node:
+            tensor = _constant_tensor(n) if n.op_type == "Constant" and n.domain in ("", "ai.onnx") and len(n.output) == 1 else None
             if tensor is None:
+                kept_nodes.append(n)
                 continue
             g.initializer.append(tensor)
             names.add(n.output[0])
-            g.node.remove(n)
+        if names:
+            del g.node[:]
+            g.node.extend(kept_nodes)
         kept = [vi for vi in g.value_info if vi.name not in names]
         del g.value_info[:]
         g.value_info.extend(kept)
@@ -210,14 +214,15 @@ _ELEM = re.compile(r"Inferred elem type differs from existing elem type: \((\d+)
 _BOUND = re.compile(r"^(?P<param>\S+) has inconsistent type (?P<type>\S+)")
 
 
-def ort_words(model: onnx.ModelProto, errors: list[re.Match[str]], order: dict[str, int] | None = None) -> str:
+def ort_words(model: onnx.ModelProto, errors: list[re.Match[str]], order: dict[str, int] | None = None,
+              index: dict[tuple[str, str], Found] | None = None) -> str:
     """onnx's strict-inference complaints (node errors) as ORT's session creation says it (graph.cc
     InferAndVerifyTypeMatch): the first failing node's (in `order`, else onnx's) "Type Error: ..." or "Node (n)
     Op (t) ...", which ORT prints after "[ONNXRuntimeError] : 1 : FAIL : Load model from ... failed:"."""
     rank = order or {}
     m = min(errors, key=lambda f: rank.get(f.group("name") or "", len(rank)))
     op, name, msg = m.group("op"), m.group("name") or "", m.group("msg").strip()
-    node = _find_node(model, name, op)
+    node = _find_node(model, name, op, index)
     elem = _ELEM.search(msg)
     if elem and node is not None:
         inferred, declared = (_tensor_type(int(x)) for x in elem.groups())
@@ -255,7 +260,20 @@ def _nodes(model: onnx.ModelProto) -> list[tuple[onnx.GraphProto, onnx.NodeProto
     return out
 
 
-def _find_node(model: onnx.ModelProto, name: str, op: str) -> tuple[onnx.GraphProto, onnx.NodeProto] | None:
+Found = tuple[onnx.GraphProto, onnx.NodeProto]
+
+
+def _node_index(model: onnx.ModelProto) -> dict[tuple[str, str], Found]:
+    """(name, op type) -> the first such node (bodies included) and its graph."""
+    index: dict[tuple[str, str], Found] = {}
+    for g, n in _nodes(model):
+        index.setdefault((n.name, n.op_type), (g, n))
+    return index
+
+
+def _find_node(model: onnx.ModelProto, name: str, op: str, index: dict[tuple[str, str], Found] | None = None) -> Found | None:
+    if index is not None:
+        return index.get((name, op))
     return next(((g, n) for g, n in _nodes(model) if n.name == name and n.op_type == op), None)
 
 
