@@ -19,17 +19,17 @@ from onnx import numpy_helper as nh
 
 EXPECTED = {
     "clean_conv.onnx": None,
-    "resize_opset10.onnx": ("OLX020", "graph/resize"),
-    "gridsample_custom_domain.onnx": ("OLX021", "graph/grid_sample"),
-    "dropout_training.onnx": ("OLX010", "graph/dropout"),
-    "batchnorm_training.onnx": ("OLX011", "graph/bn"),
-    "double_input.onnx": ("OLX012", "graph/input:x"),
+    "resize_opset10.onnx": ("OLX020", "resize"),
+    "gridsample_custom_domain.onnx": ("OLX021", "grid_sample"),
+    "dropout_training.onnx": ("OLX010", "dropout"),
+    "batchnorm_training.onnx": ("OLX011", "bn"),
+    "double_input.onnx": ("OLX012", "input:x"),
     "static_batch.onnx": ("OLX013", None),
-    "custom_op.onnx": ("OLX014", "graph/my_op"),
-    "equal_mismatch.onnx": ("OLX015", "graph/eq"),
-    "resize_align_corners.onnx": ("OLX301", "graph/resize"),
-    "scatternd.onnx": ("OLX302", "graph/scatter"),
-    "equal_string_cuda.onnx": ("OLX200", "graph/eq"),
+    "custom_op.onnx": ("OLX014", "my_op"),
+    "equal_mismatch.onnx": ("OLX015", "eq"),
+    "resize_align_corners.onnx": ("OLX301", "resize"),
+    "scatternd.onnx": ("OLX302", "scatter"),
+    "equal_string_cuda.onnx": ("OLX200", "eq"),
 }
 
 

@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 
 from onnxlint.errors import UsageError
-from onnxlint.report import Finding, Report
+from onnxlint.report import Finding, Report, node_location
 
 VERSION = 1
 
@@ -24,7 +24,7 @@ def fingerprint(f: Finding, base: Path) -> str:
         rel = Path(os.path.relpath(Path(f.filename).resolve(), base.resolve())).as_posix()
     except ValueError:  # another drive
         rel = Path(f.filename).resolve().as_posix()
-    key = f"{f.code}\0{rel}\0{f.node or ''}"
+    key = f"{f.code}\0{rel}\0{node_location(f.node) or ''}"
     return hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 

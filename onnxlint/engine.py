@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Mapping
 
 from onnxlint import messages, predicates
 from onnxlint.context import LintContext, Options, Predictor, Rejects
-from onnxlint.report import Finding
+from onnxlint.report import Finding, node_path
 
 if TYPE_CHECKING:
     from onnxlint.graph import GraphIndex, NodeRef
@@ -44,7 +44,7 @@ def _finding(ctx: LintContext, rule: Rule, node: NodeRef | None, message: str) -
     target = "any" if "any" in rule.targets else next((t for t in rule.targets if t in ctx.options.targets), rule.targets[0])
     return Finding(
         code=rule.id, name=rule.name, severity=rule.severity, target=target, filename=ctx.mf.display,
-        node=node.location if node else None, op_type=node.op_type if node else None, message=message,
+        node=node_path(node.location) if node else None, op_type=node.op_type if node else None, message=message,
         hint=rule.fix_hint if fix or not rule.fix else "no automatic fix for this node", fix=fix,
         node_name=(node.name if node else None),
         doc_string=_text(node.proto.doc_string) if node else "",
@@ -71,7 +71,7 @@ def lint(ctx: LintContext, rules: list[Rule]) -> list[Finding]:
             for rule in inputs:
                 if predicates.match(ctx, "graph_input", rule.match, vi):
                     f = _finding(ctx, rule, None, messages.render(rule.message, ctx, rule, vi=vi))
-                    f.node = f"graph/input:{vi.name}"
+                    f.node = f"input:{vi.name}"
                     out.append(f)
     node_rules = [r for r in active if r.scope == "node"]
     # fallback rules report themselves too: they are the reason a node leaves the CUDA EP

@@ -13,6 +13,7 @@ import re
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from onnxlint.errors import did_you_mean
+from onnxlint.report import node_path
 
 if TYPE_CHECKING:
     from onnxlint.context import LintContext
@@ -172,9 +173,9 @@ def _lookup(part: Part, ctx: "LintContext", rule: "Rule", node: "NodeRef | None"
     if node is None:
         return "?"
     if root == "node":
-        return node.location
+        return node_path(node.location) or "?"
     if root == "name":
-        return node.name or node.location
+        return node.name or node_path(node.location) or "?"
     if root == "op_type":
         return node.op_type
     if root == "domain":

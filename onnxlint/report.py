@@ -7,6 +7,23 @@ from typing import Any
 
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 SEVERITIES = tuple(SEVERITY_RANK)
+MAIN_GRAPH = "graph/"  # how a GraphIndex location of the main graph begins
+
+
+def node_path(location: str | None) -> str | None:
+    """What a finding calls its node: the GraphIndex location without the main graph's `graph/`, so a node reads
+    as the model names it: `/encoder/Reshape_9` (a torch name), `Relu#3` (unnamed: op and position), a body's
+    node under its owner `If_3:then_branch/Resize_7`, a local function's `function:dom.f/Mul`, a graph input
+    `input:x`."""
+    return location[len(MAIN_GRAPH):] if location and location.startswith(MAIN_GRAPH) else location
+
+
+def node_location(path: str | None) -> str | None:
+    """The GraphIndex location of a finding's node path (node_path's inverse): what locates the node in the model
+    and what fingerprints hash (baselines and SARIF fingerprints made before paths were readable still match)."""
+    if not path or path.startswith("function:"):
+        return path
+    return MAIN_GRAPH + path
 
 
 @dataclass
@@ -16,7 +33,7 @@ class Finding:
     severity: str
     target: str
     filename: str
-    node: str | None
+    node: str | None  # node_path of its location (None: about the whole model)
     op_type: str | None
     message: str
     hint: str = ""
@@ -35,7 +52,7 @@ class Finding:
         """Stable across re-runs and weight changes: rule id + file + node path only."""
         import hashlib  # here: loading OpenSSL costs a cache-hit run ~3 ms, and only SARIF and baselines ask
 
-        key = f"{self.code}\0{self.filename}\0{self.node or ''}"
+        key = f"{self.code}\0{self.filename}\0{node_location(self.node) or ''}"
         return hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
     def as_json(self) -> dict[str, Any]:

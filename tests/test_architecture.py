@@ -263,7 +263,7 @@ def test_a_target_declares_its_verdict_vocabulary_and_the_core_asks_it():
     rule = Rule(id="STB001", name="stub", severity="info", targets=("stub",), summary="s", explanation="e",
                 match={"stub": {"op": "Relu"}}, message="{node} runs {stub.speed}", ops=None)
     found = engine.lint(ctx, [rule])
-    assert [(f.node, f.message) for f in found] == [("graph/relu", "graph/relu runs Relu-speed")]
+    assert [(f.node, f.message) for f in found] == [("relu", "relu runs Relu-speed")]
     assert asked == [{"op": "Relu"}]  # the rule looked at the nodes the stub's index named
     assert [n.name for n in predicates.candidates(ctx, rule.match, None)] == ["relu"]
 

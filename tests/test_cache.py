@@ -87,7 +87,7 @@ def test_changed_byte_misses(tmp_path, cdir):
     assert cache.lookup(p, s, cdir) is None
     calls: list = []
     res = _run([p], s, cdir, calls)
-    assert calls == [p] and any(f.node == "graph/ex" for f in res[0].findings)
+    assert calls == [p] and any(f.node == "ex" for f in res[0].findings)
 
 
 def test_changed_setting_misses(tmp_path, cdir):

@@ -71,7 +71,7 @@ def test_user_rules_directory_adds_rules(tmp_path, examples_dir, lint_json):
         "  explanation: we ban Relu\n  message: 'Relu {node} is banned (opset {opset})'\n  match: {op: Relu, opset: {ge: 13}}\n")
     rc, findings = lint_json(examples_dir / "clean_conv.onnx", "--rules", rules)
     assert rc == 1
-    assert [(f["code"], f["node"], f["message"]) for f in findings] == [("ACME001", "graph/relu", "Relu graph/relu is banned (opset 17)")]
+    assert [(f["code"], f["node"], f["message"]) for f in findings] == [("ACME001", "relu", "Relu relu is banned (opset 17)")]
 
 
 def test_usage_errors_exit_2(cli):

@@ -22,7 +22,7 @@ def test_json_carries_the_required_keys(examples_dir, lint_json):
     f = next(f for f in findings if f["code"] == "OLX010")
     for key in ("code", "name", "severity", "target", "filename", "node", "op_type", "message", "fixable"):
         assert key in f
-    assert f["severity"] == "error" and f["node"] == "graph/dropout" and f["op_type"] == "Dropout" and f["fixable"]
+    assert f["severity"] == "error" and f["node"] == "dropout" and f["op_type"] == "Dropout" and f["fixable"]
 
 
 def test_clean_model_exits_zero(examples_dir, cli):

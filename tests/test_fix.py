@@ -325,7 +325,7 @@ def test_fold_shapes_removes_cpu_shape_nodes_for_a_static_input(tmp_path, cli, l
     onnx.save(m, p)
     # at ORT's default optimizations these shape nodes are folded away anyway: the fix is for sessions without
     _, before = lint_json(p, "--target", "ort-cuda", "--ort-optimization", "disabled")
-    assert {f["node"] for f in before if f["code"] == "OLX201"} >= {"graph/gather", "graph/unsqueeze", "graph/concat"}
+    assert {f["node"] for f in before if f["code"] == "OLX201"} >= {"gather", "unsqueeze", "concat"}
     rc, text, _ = cli(p, "--fix", "--target", "ort-cuda", "--ort-optimization", "disabled")
     assert "wrote" in text and "fix not written" not in text, text
     fixed = onnx.load(p)
@@ -502,10 +502,10 @@ def test_fold_shapes_under_a_dynamic_batch_claims_only_what_it_folds(tmp_path, c
     _, before = lint_json(p, *args)
     fixable = {(f["code"], f["node"]) for f in before if f["fixable"]}
     unfixable = {(f["code"], f["node"]) for f in before if f["fix"] is None and f["code"] in ("OLX201", "OLX309")}
-    assert ("OLX309", "graph/reshape") in fixable  # [-1, C]: C is a fixed dim
-    assert ("OLX309", "graph/reshape_n") in fixable  # [N, -1] with N = the data's dim 0: [0, -1]
-    assert ("OLX309", "graph/reshape_nc") in unfixable  # [N*C, -1]: no constant equivalent
-    assert ("OLX309", "graph/reshape_back") in unfixable  # [N, -1] but N is not r3's dim 0
+    assert ("OLX309", "reshape") in fixable  # [-1, C]: C is a fixed dim
+    assert ("OLX309", "reshape_n") in fixable  # [N, -1] with N = the data's dim 0: [0, -1]
+    assert ("OLX309", "reshape_nc") in unfixable  # [N*C, -1]: no constant equivalent
+    assert ("OLX309", "reshape_back") in unfixable  # [N, -1] but N is not r3's dim 0
     rc, text, _ = cli(p, "--fix", *args)
     assert "wrote" in text and "outputs equal at batch=1 and batch=2" in text, text
     _, after = lint_json(p, *args)
@@ -682,7 +682,7 @@ def test_int64_graph_input_unsafe_fix_where_values_fit(tmp_path):
     nodes = [h.make_node("Gather", ["table", "idx"], ["y"], name="lookup", axis=0)]
     m = _model(nodes, [h.make_tensor_value_info("idx", T.INT64, [4])], [h.make_tensor_value_info("y", T.FLOAT, [4, 2])],
                [nh.from_array(np.arange(10, dtype=np.float32).reshape(5, 2), "table")])
-    req = [fixers.FixRequest("int64-to-int32", "graph/input:idx", "tensorrt")]
+    req = [fixers.FixRequest("int64-to-int32", "input:idx", "tensorrt")]
     fixed, applied, skipped = fixers.apply(m, req, unsafe=False)
     assert skipped == ["int64-to-int32"] and not applied
     fixed, applied, _ = fixers.apply(m, req, unsafe=True)

@@ -10,7 +10,7 @@ Layout: tests/rule_cases/<rule-file stem>/<rule id>.yaml, one file per rule:
           agraph (float[N,3] x, bool t) => (float[N,3] y) { [drop] y = Dropout(x, , t) }
         settings: {targets: [ort-cpu]}    # -> onnxlint.Settings.from_config(None, **settings)
         expect:                           # the findings of the rule's code, all of them
-          - node: graph/drop              # null for a file-level finding
+          - node: drop                    # the node path (main graph: its name); null for a file-level finding
             message: "..."                # exact; or message_contains: "..." / [..., ...]
             # message_excludes: "?"       # text that must not appear (an unrendered placeholder)
       - name: eval-dropout

@@ -79,7 +79,7 @@ def test_yaml_only_user_rule_with_placement_and_values_works(tmp_path, examples_
         "  match:\n    op: Equal\n    placement: {target: ort-cuda, status: [fallback, unsupported]}\n")
     rc, findings = lint_json(examples_dir / "equal_string_cuda.onnx", "--rules", tmp_path, "--select", "ACME")
     assert rc == 1 and [f["code"] for f in findings] == ["ACME002"]
-    assert findings[0]["message"].startswith("Equal graph/") and "runs on CPU (" in findings[0]["message"]
+    assert findings[0]["message"].startswith("Equal eq") and "runs on CPU (" in findings[0]["message"]
 
 
 def _tool_render(name: str) -> str:

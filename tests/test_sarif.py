@@ -102,7 +102,7 @@ def test_sarif_and_github_carry_what_the_text_shows(tmp_path, cli):
     (a,) = [r for r in results if r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].endswith("a.onnx")]
     assert a["ruleId"] == "OLX010" and "×3" in a["message"]["text"] and a["properties"]["count"] == 3
     names = [loc["fullyQualifiedName"] for loc in a["locations"][0]["logicalLocations"]]
-    assert names == [f"graph//block{i}/Dropout" for i in range(3)]
+    assert names == [f"/block{i}/Dropout" for i in range(3)]
     assert [r["logicalLocations"][0]["fullyQualifiedName"] for r in a["relatedLocations"]] == names
     _, gh, _ = cli(tmp_path, "--format", "github")
     assert len(gh.splitlines()) == 2 and "×3" in gh and "::notice" not in gh

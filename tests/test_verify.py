@@ -103,7 +103,7 @@ def test_missed_and_false_alarm_findings_name_node_and_provider():
     compare.record(entry, compare.NodeCheck("graph/a", "Gather", "CUDAExecutionProvider", "CPUExecutionProvider"))
     compare.record(entry, compare.NodeCheck("graph/b", "Equal", "CPUExecutionProvider", "CUDAExecutionProvider"))
     res = FileReport("m.onnx")
-    res.findings.append(Finding("OLX200", "cuda-kernel-missing", "warning", "ort-cuda", "m.onnx", "graph/b", "Equal", "x"))
+    res.findings.append(Finding("OLX200", "cuda-kernel-missing", "warning", "ort-cuda", "m.onnx", "b", "Equal", "x"))
     compare.attach(res, entry, get_ruleset(()))
     by_code = {f.code: f for f in res.findings}
     assert by_code["OLX901"].message == "Gather ran on CPUExecutionProvider, but onnxlint predicted CUDAExecutionProvider"

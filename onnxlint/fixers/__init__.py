@@ -18,6 +18,7 @@ import onnx
 # check and the write are imported when first used: a lint needs neither
 from onnxlint.fixers.base import REGISTRY, FixContext, Fixer, FixError, resolve
 from onnxlint.graph import GraphIndex, iter_graphs
+from onnxlint.report import node_location
 
 if TYPE_CHECKING:
     from onnxlint.fixers.equivalence import check_equivalent, has_external_data, verify
@@ -40,8 +41,8 @@ __all__ = ["REGISTRY", "FixContext", "FixError", "FixRequest", "Fixer", "apply",
 
 @dataclass(frozen=True)
 class FixRequest:
-    """One finding to fix: its fixer, its location (a node's; "graph/input:NAME" for a graph input; None: a
-    model-level finding) and its target."""
+    """One finding to fix: its fixer, its node (the finding's node path, `Finding.node`: "input:NAME" for a graph
+    input; None: a model-level finding) and its target."""
 
     fixer: str
     location: str | None
@@ -80,7 +81,8 @@ def apply(model: onnx.ModelProto, requests: Iterable[FixRequest], unsafe: bool,
     A fixer that found nothing it can rewrite (e.g. a GridSample attribute with no standard equivalent) is
     not counted as applied. model is left as it is."""
     current = copy.deepcopy(model)
-    requests = list(requests)
+    # a finding names its node by path (report.node_path); the fixers locate nodes by GraphIndex location
+    requests = [FixRequest(r.fixer, node_location(r.location), r.target) for r in requests]
     pinned = _pin_locations(current, {r.location for r in requests if r.location})
     by_fixer: dict[str, list[FixRequest]] = {}
     for r in sorted(requests, key=lambda r: _ORDER.get(r.fixer, 1)):

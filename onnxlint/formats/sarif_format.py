@@ -15,6 +15,7 @@ from urllib.parse import quote
 from onnxlint import __version__
 from onnxlint.formats.escape import unicode_tree
 from onnxlint.formats.text_format import SHOWN_LOCATIONS, cause, display_location, group, shown_findings, summary_line
+from onnxlint.report import node_location
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVEL = {"error": "error", "warning": "warning", "info": "note"}
@@ -37,7 +38,7 @@ def _fingerprint(f) -> str:
     try:
         return f.fingerprint()
     except UnicodeEncodeError:  # a file name with a byte that is not UTF-8: hash the name's own bytes
-        key = f"{f.code}\0{f.filename}\0{f.node or ''}"
+        key = f"{f.code}\0{f.filename}\0{node_location(f.node) or ''}"
         return hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 

@@ -26,11 +26,11 @@ _PATHLIKE = re.compile(r"[\w.:#\[\]-]*/[\w./:#\[\]-]*")
 
 
 def display_location(node: str | None) -> str:
-    """`graph//encoder/Reshape_9` -> `/encoder/Reshape_9`; `graph/If_3:then_branch/Resize_7` ->
-    `If_3:then_branch/Resize_7`; long paths keep their head and tail."""
+    """A finding's node path (`/encoder/Reshape_9`, `If_3:then_branch/Resize_7`: report.node_path) as a line
+    shows it: long paths keep their head and tail."""
     if not node:
         return ""
-    loc = node[len("graph/"):] if node.startswith("graph/") else node
+    loc = node
     if len(loc) > MAX_LOCATION:
         loc = f"{loc[:MAX_LOCATION // 2 - 2]}…{loc[-(MAX_LOCATION // 2 - 1):]}"
     return loc

@@ -255,7 +255,7 @@ def attach(res: Any, result: VerifyResult, ruleset: Any, selected: Any = lambda 
     """Verification findings (OLX901-903) into a lint report, and each lint finding on an observed node
     learns where the node really ran (Finding.verified)."""
     from onnxlint.messages import render_values
-    from onnxlint.report import Finding
+    from onnxlint.report import Finding, node_location, node_path
 
     rules = ruleset.by_id()
 
@@ -265,7 +265,7 @@ def attach(res: Any, result: VerifyResult, ruleset: Any, selected: Any = lambda 
             return
         values.update(node=node or "model", op_type=op_type or "", file=res.filename)
         res.findings.append(Finding(code=code, name=rule.name, severity=rule.severity, target=result.target,
-                                    filename=res.filename, node=node, op_type=op_type,
+                                    filename=res.filename, node=node_path(node), op_type=op_type,
                                     message=render_values(rule.message, values), hint=rule.hint or ""))
 
     if result.error or result.cuda_unavailable:
@@ -276,5 +276,6 @@ def attach(res: Any, result: VerifyResult, ruleset: Any, selected: Any = lambda 
             add(code, c.location, c.op_type, provider=c.ran_on, predicted=c.predicted_ep)
     for f in res.findings:
         # a finding learns where its node ran only from a session of its own target's providers
-        if f.node in result.ran_on and f.verified is None and f.target in (result.target, "any"):
-            f.verified = result.ran_on[f.node]
+        where = node_location(f.node)
+        if where in result.ran_on and f.verified is None and f.target in (result.target, "any"):
+            f.verified = result.ran_on[where]
