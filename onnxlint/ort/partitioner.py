@@ -16,7 +16,7 @@ from typing import Any
 
 from onnxlint import schemas
 from onnxlint.graph import ORT_DOMAINS, STANDARD_DOMAINS, GraphIndex, NodeRef
-from onnxlint.ort import cpu_preferred, cuda_capability, memcpy, model_load
+from onnxlint.ort import cpu_preferred, cuda_capability, memcpy, model_load, node_args
 from onnxlint.ort import kernel_registry as kernels
 from onnxlint.ort.function_expansion import expand_function, function_body_gaps
 from onnxlint.ort.optimizer.graph_transformer_mgr import optimize
@@ -64,6 +64,15 @@ class Simulator:
         self.opt: Optimized | None = None
 
     def run(self) -> Placement:
+        view = node_args.scoped_view(self.index)
+        if view is not None:
+            # bodies that reuse value names: placed on a view with those names made distinct, as ORT's
+            # per-graph NodeArgs keep them, and handed back in the model's own nodes and names
+            inner = Simulator(view.index, self.target, self.version, self.rejects, self.reject_ops, self.optimization,
+                              (self.tables, self.version, self.notes))
+            pl = view.restore(inner.run(), self.index)
+            self.opt = inner.opt
+            return pl
         pl = Placement(self.target, self.version, {ep: t.ort_version for ep, t in self.tables.items()}, self.notes,
                        optimization=self.optimization)
         preferred = TARGET_EPS[self.target][0]

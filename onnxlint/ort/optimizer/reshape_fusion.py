@@ -3,7 +3,10 @@
 The Shape->Gather->Unsqueeze->Concat subgraph that builds a Reshape's shape from its own input's dims (plus
 constants and at most one other value) becomes a constant; a dim of another tensor counts when it is known to be
 the same (Release.reshape_dim_match: that one dim, else the whole shape). From 1.31 (Release.contiguous_reshapes)
-it also fuses contiguous Reshapes (FuseContiguousReshapes), run as its own pass.
+it also fuses contiguous Reshapes (FuseContiguousReshapes), run as its own pass. The constants it reads (a
+Concat input, a Gather index) must be initializers of the Reshape's own graph (AppendTensorFromInitializer and
+IsInitializerWithExpectedValue read Graph::GetInitializedTensor): in an If branch, an outer graph's constant does
+not count (measured on 1.24.4 and 1.31.1: an optimum merged decoder's branches keep their shape subgraphs).
 """
 
 from __future__ import annotations
@@ -49,7 +52,7 @@ class ReshapeFusion:
             values: list[int | None] = []
             ok = True
             for v in c.inputs:
-                if state.is_constant(scope, v):
+                if state.is_constant(scope, v) and state.own_constant(scope, v):  # AppendTensorFromInitializer
                     arr = state.value(scope, v)
                     values.extend([int(x) for x in np.asarray(arr).reshape(-1)] if arr is not None else [None])
                 elif _copies_dim(state, scope, v, root, len(values), self._dim_match):
@@ -89,7 +92,8 @@ def _copies_dim(state: OptimizerState, scope: GraphScope, v: str, root: str, k: 
         return False
     if check_only:
         return one_element(state, scope, g.inputs[1])
-    idx = state.value(scope, g.inputs[1])
+    # IsInitializerWithExpectedValue(..., is_constant=false): an initializer of this graph
+    idx = state.value(scope, g.inputs[1]) if state.own_constant(scope, g.inputs[1]) else None
     if idx is None or idx.size != 1 or int(idx.reshape(-1)[0]) != k:
         return False
     src = state.resolve(sh.inputs[0])

@@ -135,6 +135,15 @@ class OptimizerState:
         value = self._out.resolve(value)
         return value in self._out.constants or self.tensor(scope, value) is not None
 
+    def own_constant(self, scope: GraphScope, value: str) -> bool:
+        """Whether value is a constant initializer of scope itself (Graph::GetInitializedTensor, which does not
+        look in the enclosing graphs): its own initializer, Constant node or folded value. Transformers that read
+        constants this way (ReshapeFusion) do not see an outer graph's constants from a body."""
+        value = self._out.resolve(value)
+        if value in scope.initializers or value in scope.constants:
+            return self.tensor(scope, value) is not None
+        return value in self._out.constants and value in scope.producer
+
     def shape(self, scope: GraphScope, value: str) -> Dims | None:
         """Dims (None where unknown): data propagation's (RefinedShapes, inferred on first use), else the index's;
         where some are unknown, what ORT's shape inference learns again after folding (`reinferred`)."""

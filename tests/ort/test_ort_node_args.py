@@ -1,0 +1,92 @@
+"""Value names are per graph (ort.node_args): sibling If branches that reuse a name keep two values, as optimum's
+merged KV-cache decoders have them. The expected placements are ORT's own (onnxruntime-gpu 1.24.4 and 1.31.1,
+real sessions on these models)."""
+
+import numpy as np
+import onnx
+from conftest import init, make_model, vi
+from onnx import TensorProto as T
+from onnx import helper as h
+from ort_cases import ANY, INF, _place, _tables
+
+import onnxlint.ort.partitioner as placement
+from onnxlint.graph import GraphIndex
+from onnxlint.ort import node_args
+
+
+def _branch(src: str, tag: str, local_constants: bool = False) -> onnx.GraphProto:
+    """Reshape(t0, Concat(Unsqueeze(Gather(Shape(t0), 0)), [-1])) with t0 = Relu(src); every branch uses the
+    same value names (t0, s, g, u, c, out), as optimum's merged decoders do."""
+    consts = []
+    if local_constants:
+        consts = [h.make_node("Constant", [], [n], name=f"{tag}_{n}", value=onnx.numpy_helper.from_array(np.asarray(v, np.int64), n))
+                  for n, v in (("i0", 0), ("ax", [0]), ("minus1", [-1]))]
+    nodes = [*consts,
+             h.make_node("Relu", [src], ["t0"], name=f"{tag}_relu"),
+             h.make_node("Shape", ["t0"], ["s"], name=f"{tag}_shape"),
+             h.make_node("Gather", ["s", "i0"], ["g"], name=f"{tag}_gather", axis=0),
+             h.make_node("Unsqueeze", ["g", "ax"], ["u"], name=f"{tag}_unsq"),
+             h.make_node("Concat", ["u", "minus1"], ["c"], name=f"{tag}_concat", axis=0),
+             h.make_node("Reshape", ["t0", "c"], ["out"], name=f"{tag}_reshape")]
+    return h.make_graph(nodes, tag, [], [vi("out", T.FLOAT, None)])
+
+
+def _merged_decoder_like(local_constants: bool = False) -> onnx.ModelProto:
+    """then reads z, static [2, 4]: its shape chain folds; else reads x, [B, 4]: its Gather stays."""
+    node = h.make_node("If", ["cond"], ["y"], name="if", then_branch=_branch("z", "then", local_constants),
+                       else_branch=_branch("x", "else", local_constants))
+    inits = [] if local_constants else [init("i0", np.int64(0)), init("ax", np.array([0], np.int64)),
+                                        init("minus1", np.array([-1], np.int64))]
+    return make_model([node], [vi("x", T.FLOAT, ["B", 4]), vi("z", T.FLOAT, [2, 4]), vi("cond", T.BOOL, [])],
+                      [vi("y", T.FLOAT, None)], inits)
+
+
+def _tables_with_if():
+    return _tables(cuda_extra={"If": [[16, 18, ANY], [19, 20, ANY], [21, 22, ANY], [23, INF, ANY]]},
+                   cpu_extra={"If": [[16, 18, ANY], [19, 20, ANY], [21, 22, ANY], [23, INF, ANY]]})
+
+
+def test_a_value_folded_in_one_branch_is_not_folded_in_its_sibling():
+    # ORT: then_shape/gather/unsqueeze/concat gone (folded), else_gather/unsqueeze/concat on CPU (cpu-preferred);
+    # read as one name, the else branch's Gather was called folded ("Gather of constant inputs")
+    by, pl = _place(_merged_decoder_like(), "basic", tables=_tables_with_if())
+    assert {n: by[n].status for n in ("then_shape", "then_gather", "then_unsq", "then_concat")} == dict.fromkeys(
+        ("then_shape", "then_gather", "then_unsq", "then_concat"), "folded")
+    assert by["else_shape"].ep == placement.CUDA and by["else_shape"].status == "device"
+    for n in ("else_gather", "else_unsq", "else_concat"):
+        assert by[n].ep == placement.CPU and by[n].status == "deliberate", (n, by[n])
+    assert by["else_reshape"].ep == by["then_reshape"].ep == placement.CUDA
+
+
+def test_reshape_fusion_reads_the_branchs_own_constants_only():
+    # the same branches with their constants inside them: ORT's ReshapeFusion fuses the else branch's shape
+    # subgraph (all gone); with the model's initializers (outer scope) it does not (test above)
+    by, _ = _place(_merged_decoder_like(local_constants=True), "basic", tables=_tables_with_if())
+    assert all(by[n].status == "eliminated" and by[n].reason == "fusion" for n in ("else_shape", "else_gather", "else_unsq", "else_concat"))
+    assert by["else_reshape"].status == "device"
+
+
+def test_the_placement_comes_back_in_the_models_own_nodes_and_names():
+    index = GraphIndex(onnx.shape_inference.infer_shapes(_merged_decoder_like()))
+    view = node_args.scoped_view(index)
+    assert view is not None and view.original  # the else branch's names are renamed in the view
+    assert all("@" in new and "@" not in old for new, old in view.original.items())
+    pl = placement.Simulator(index, "ort-cuda", "1.24.4", optimization="disabled", tables=_tables_with_if()).run()
+    assert all(p.node is index.nodes[i] for i, p in pl.nodes.items())
+    assert all("@" not in b.value and b.consumer is index.nodes[b.consumer.index] for b in pl.boundaries)
+
+
+def test_a_model_without_reused_names_is_used_as_it_is():
+    index = GraphIndex(onnx.shape_inference.infer_shapes(_merged_decoder_like_unique()))
+    assert node_args.scoped_view(index) is None
+
+
+def _merged_decoder_like_unique() -> onnx.ModelProto:
+    m = _merged_decoder_like()
+    for a in m.graph.node[0].attribute:
+        if a.name == "else_branch":
+            for n in a.g.node:
+                n.input[:] = [f"e_{v}" if v in ("t0", "s", "g", "u", "c") else v for v in n.input]
+                n.output[:] = [f"e_{v}" for v in n.output]
+            a.g.output[0].name = "e_out"
+    return m
