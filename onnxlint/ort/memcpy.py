@@ -26,12 +26,14 @@ def _bytes(scope: GraphScope, value: str) -> int | None:
     return n * DTYPE_BYTES[vt.dtype] if n is not None and vt.dtype in DTYPE_BYTES else None
 
 
-def insert_boundaries(pl: Placement, index: GraphIndex, opt: Optimized | None) -> None:
+def insert_boundaries(pl: Placement, index: GraphIndex, opt: Optimized | None,
+                      rewired: dict[str, str] | None = None) -> None:
     """Memcpy nodes as ORT's MemcpyTransformer (transformer_memcpy.cc) inserts them: one per value a node
     on one side produces and a node on the other side reads (a CUDA kernel's host-memory inputs and outputs
     count as host side). A graph's own input, or an outer value a body reads, gets one only when host-side
     and device-side readers share it; otherwise the session copies it in (CopyInputsAcrossDevices).
-    Initializers never do: ORT duplicates them per device."""
+    Initializers never do: ORT duplicates them per device. rewired: the values whose readers read another
+    value after partitioning (the Casts RemoveDuplicateCastTransformer removed)."""
     seen: set[tuple[str, str]] = set()
     # scope id -> value -> [host-side reader, device-side reader] for the scope's inputs and outer values
     fed: dict[int, dict[str, list[NodeRef | None]]] = {}
@@ -57,6 +59,8 @@ def insert_boundaries(pl: Placement, index: GraphIndex, opt: Optimized | None) -
         for i, value in enumerate(node.inputs):
             if value in alias:
                 value = resolve(value)
+            while rewired and value in rewired:
+                value = rewired[value]
             if value in folded:
                 continue  # an initializer now: copied by the session state, not a Memcpy node
             prod = producer.get(value)

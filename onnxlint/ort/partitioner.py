@@ -5,7 +5,8 @@ Mirrors what ORT does at session creation: the Level-1 graph transformers run fi
 each EP in priority order claims the nodes it has a kernel for (op, domain, since-version, bound type
 constraints; CUDA also refuses some attribute combinations in GetCapability: `cuda_capability`), a node no EP
 has a kernel for is expanded into its function body (`function_expansion`), GetCpuPreferredNodes moves small
-shape computations that only feed on CPU tensors back to CPU on purpose (`cpu_preferred`), and the partition
+shape computations that only feed on CPU tensors back to CPU on purpose (`cpu_preferred`), the duplicate
+Casts InsertCastTransformer removes after partitioning go (`insert_cast_transformer`), and the partition
 implies where Memcpy nodes are inserted (`memcpy`).
 """
 
@@ -16,7 +17,7 @@ from typing import Any
 
 from onnxlint import schemas
 from onnxlint.graph import ORT_DOMAINS, STANDARD_DOMAINS, GraphIndex, NodeRef
-from onnxlint.ort import cpu_preferred, cuda_capability, memcpy, model_load, node_args
+from onnxlint.ort import cpu_preferred, cuda_capability, insert_cast_transformer, memcpy, model_load, node_args
 from onnxlint.ort import kernel_registry as kernels
 from onnxlint.ort.function_expansion import expand_function, function_body_gaps
 from onnxlint.ort.optimizer.graph_transformer_mgr import optimize
@@ -118,8 +119,10 @@ class Simulator:
                 cpu_preferred.assign(scope, pl, self.opt, self.version)
         if self.opt is not None:
             self.opt.release()  # the optimizer model is not asked again: drop it now
+        rewired = insert_cast_transformer.remove_duplicate_casts(pl, self.index, self.opt)  # every level
         if len(self.tables) > 1:
-            memcpy.insert_boundaries(pl, self.index, self.opt)  # one provider: every tensor stays where it is, no Memcpy
+            # one provider: every tensor stays where it is, no Memcpy
+            memcpy.insert_boundaries(pl, self.index, self.opt, rewired)
         return pl
 
     # -------------------------------------------------------------- kernel assignment

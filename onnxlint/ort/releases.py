@@ -39,6 +39,11 @@ class Release:
     # GetCpuPreferredNodes treats a node no EP has a kernel for as a CPU node when the partitioner sees it before
     # inlining its function body: measured so on 1.24.4 in main graphs, not on 1.31.1
     function_node_cpu_in_first_pass: bool
+    # RemoveDuplicateCastTransformer (after partitioning, every level) keeps a Cast that loses information when a
+    # Cast it feeds and keeps casts to bool, or runs on another EP (insert_cast_transformer.cc, ORT issues 28089,
+    # 27291): measured so on 1.31.1 (a float->bool Cast before a bool->bool Cast stays), not on 1.24.4 (the EP
+    # condition comes with it in the source; the truth set has no case of it)
+    cast_removal_keeps_lossy_to_bool: bool = False
     measured: str | None = None  # the patch release checked against ORT's own partitioner (the truth benchmark)
 
 
@@ -47,7 +52,8 @@ def _row(opset: int, ir: int, since_1_31: bool, measured: str | None = None) -> 
     the releases between two measured ones take the older one's behaviour (not measured)."""
     return Release(opset, ir, contiguous_reshapes=since_1_31, reshape_dim_match=since_1_31,
                    dropout_reads_training_mode=False, cse_typed_tensor_attributes=since_1_31,
-                   function_node_cpu_in_first_pass=not since_1_31, measured=measured)
+                   function_node_cpu_in_first_pass=not since_1_31, cast_removal_keeps_lossy_to_bool=since_1_31,
+                   measured=measured)
 
 
 # (major, minor) -> row, oldest first. Limits measured: 1.20 -> 21/10, 1.24 -> 25/13, 1.31 -> 26/13.
@@ -61,7 +67,8 @@ RELEASES: dict[tuple[int, int], Release] = {
 }
 # a release newer than the table, or none named: the newest behaviour ORT's sources show, no limits known
 NEWEST = Release(None, None, contiguous_reshapes=True, reshape_dim_match=True, dropout_reads_training_mode=True,
-                 cse_typed_tensor_attributes=True, function_node_cpu_in_first_pass=False)
+                 cse_typed_tensor_attributes=True, function_node_cpu_in_first_pass=False,
+                 cast_removal_keeps_lossy_to_bool=True)
 # a release older than the table: the oldest behaviour, no limits known
 OLDEST = Release(None, None, contiguous_reshapes=False, reshape_dim_match=False, dropout_reads_training_mode=False,
                  cse_typed_tensor_attributes=False, function_node_cpu_in_first_pass=True)

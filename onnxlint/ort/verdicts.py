@@ -15,7 +15,8 @@ TARGET_EPS = {"ort-cuda": [CUDA, CPU], "ort-cpu": [CPU], "ort-trt": ["TensorrtEx
 #   device: on the target's preferred EP | fallback: the preferred EP has no kernel or refuses it, another EP runs it
 #   deliberate: GetCpuPreferredNodes put a small shape computation on CPU on purpose
 #   unsupported: no EP can run it, ORT refuses the session | expanded: no kernel, ORT inlines its ONNX function body
-#   folded / eliminated: a Level-1 graph transformer removes the node before partitioning (not a finding)
+#   folded / eliminated: a Level-1 graph transformer removes the node before partitioning, or (duplicate-cast)
+#   InsertCastTransformer's duplicate-Cast removal after it, at every level (not a finding)
 #   refused: ORT refuses the whole model (opset / IR version too new), reported once, on the first node
 #   skipped: not placed because ORT refuses the model
 STATUSES = ("device", "fallback", "deliberate", "unsupported", "expanded", "folded", "eliminated", "refused", "skipped")
@@ -34,6 +35,8 @@ REASONS = (
     # Level-1 graph transformers (ort.optimizer)
     "constant-folding", "shape-folding", "cse", "identity", "dropout", "cast", "noop", "slice", "expand", "fusion",
     "if-constant",
+    # after partitioning, at every level (InsertCastTransformer's RemoveDuplicateCastTransformer)
+    "duplicate-cast",
     # the whole model
     "model-opset", "model-ir",
 )
@@ -113,7 +116,10 @@ class Placement(StatusIndex):
                 f"{_count(s['boundaries'], 'boundary', 'boundaries')}, {copied}")
         if s["unsupported"]:
             line += f", {s['unsupported']} with no provider"
-        if s["folded"] or s["eliminated"]:
+        if self.optimization == "disabled" and s["eliminated"]:
+            # only InsertCastTransformer's duplicate-Cast removal runs with optimizations disabled
+            line += f"; {_count(s['eliminated'], 'duplicate Cast')} removed by ORT (with optimizations disabled too)"
+        elif s["folded"] or s["eliminated"]:
             line += f"; {s['folded']} folded and {s['eliminated']} eliminated by ORT's graph optimizations ({self.optimization})"
         if self.refused:
             line = f"ORT refuses this model: {self.refused}"
