@@ -67,3 +67,36 @@ def test_reshape_fusion_copies_a_dim_of_another_tensor_from_ort_1_31():
     index = GraphIndex(onnx.shape_inference.infer_shapes(_qkv_model(["unk__1", "unk__2"])))
     by = {n.index: n.name for n in index.nodes}
     assert "concat" not in {by[i] for i in graph_transformer_mgr.optimize(index, "all", ort_version="1.31.1").removed}
+
+
+def _reshape_after_a_fused_reshape() -> onnx.ModelProto:
+    """timm's ViT attention: qkv = Reshape(Add(ln), [B, N, 2, 4]) and later Reshape(Relu(qkv), [B, N, 8]), both
+    shapes from Gather(Shape(ln), 0/1). N = 5 is a number in ln's shape; the second Reshape's input has it only
+    once the first Reshape was fused (its shape a constant [0, 0, 2, 4]: ORT infers the dims again)."""
+    nodes = [h.make_node("Relu", ["x"], ["ln"], name="relu"),
+             h.make_node("Shape", ["ln"], ["s0"], name="shape0"), h.make_node("Gather", ["s0", "k0"], ["g0"], name="gather0", axis=0),
+             h.make_node("Shape", ["ln"], ["s1"], name="shape1"), h.make_node("Gather", ["s1", "k1"], ["g1"], name="gather1", axis=0),
+             h.make_node("Add", ["ln", "c"], ["a"], name="add"),
+             h.make_node("Unsqueeze", ["g0", "ax"], ["u0"], name="unsq0"), h.make_node("Unsqueeze", ["g1", "ax"], ["u1"], name="unsq1"),
+             h.make_node("Concat", ["u0", "u1", "two", "four"], ["shp1"], name="concat1", axis=0),
+             h.make_node("Reshape", ["a", "shp1"], ["r1"], name="reshape1"),
+             h.make_node("Relu", ["r1"], ["q"], name="relu2"),
+             h.make_node("Unsqueeze", ["g0", "ax"], ["u2"], name="unsq2"), h.make_node("Unsqueeze", ["g1", "ax"], ["u3"], name="unsq3"),
+             h.make_node("Concat", ["u2", "u3", "eight"], ["shp2"], name="concat2", axis=0),
+             h.make_node("Reshape", ["q", "shp2"], ["y"], name="reshape2")]
+    ints = {"k0": np.array(0, np.int64), "k1": np.array(1, np.int64), "ax": np.array([0], np.int64), "two": np.array([2], np.int64),
+            "four": np.array([4], np.int64), "eight": np.array([8], np.int64)}
+    return make_model(nodes, [vi("x", T.FLOAT, ["B", 5, 8])], [vi("y", T.FLOAT, None)],
+                      [init(k, v) for k, v in ints.items()] + [init("c", np.ones([8], np.float32))])
+
+
+def test_reshape_fusion_matches_a_dim_the_fused_reshapes_before_made_known():
+    # ORT 1.31.1 (real session): every shape node gone, both Concats fused; 1.24.4 compares whole shapes and keeps
+    # the second Concat and its Unsqueezes on CPU. Without the fused Reshape's dims, the second Reshape's input
+    # has no known dim 1: onnxlint kept concat2 on CPU on 1.31.1 (127 such false alarms on the transformer set)
+    m = _reshape_after_a_fused_reshape()
+    by, _ = _place(m, "basic", version="1.31.1")
+    for n in ("shape0", "gather0", "shape1", "gather1", "unsq2", "unsq3", "concat2"):
+        assert by[n].status == "eliminated" and by[n].reason in ("fusion", "cse"), (n, by[n])
+    by, _ = _place(m, "basic", version="1.24.4")
+    assert [(by[n].status, by[n].ep is not None) for n in ("unsq2", "unsq3", "concat2")] == [("deliberate", True)] * 3

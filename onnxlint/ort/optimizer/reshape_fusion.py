@@ -104,7 +104,13 @@ def _copies_dim(state: OptimizerState, scope: GraphScope, v: str, root: str, k: 
     if a is None or b is None:
         return False
     if dim_match:
-        return k < len(a) and k < len(b) and same_dim(a[k], b[k])
+        if k < len(a) and k < len(b) and same_dim(a[k], b[k]):
+            return True
+        # a dim the Shape's input has as a number, which the Reshape's input has too once the Reshapes before
+        # it were fused (ORT infers shapes again after each pass, Graph::Resolve: a fused Reshape copies its input's
+        # dims, and they flow on); onnx's data propagation stands for that inference (state.shape)
+        b2 = state.shape(scope, root)
+        return k < len(a) and isinstance(a[k], int) and b2 is not None and k < len(b2) and b2[k] == a[k]
     return len(a) == len(b) and all(same_dim(x, y) for x, y in zip(a, b))
 
 
