@@ -33,9 +33,21 @@ csv.field_size_limit(1 << 24)
 
 
 def find_models(dirs: list[str]) -> dict[str, list[str]]:
+    """name -> model paths. Under a folder with a `_manifest.part.tsv` (make_transformer_exports.py's families)
+    a model is named by that manifest: its path below the folder without `.onnx` (`bart/decoder_model`,
+    `gemma_fp16_cuda/model`), which keeps optimum's and the GenAI builder's same-named files apart."""
     out: dict[str, list[str]] = collections.defaultdict(list)
     for d in dirs:
         for root, subdirs, files in os.walk(d):
+            if "_manifest.part.tsv" in files:
+                for row in csv.DictReader(open(os.path.join(root, "_manifest.part.tsv")), delimiter="\t"):
+                    family = os.path.basename(os.path.normpath(root))
+                    path = os.path.join(os.path.dirname(os.path.normpath(root)), row["path"]) \
+                        if row["path"].startswith(family + "/") else os.path.join(root, row["path"])
+                    if os.path.exists(path):
+                        out[row["name"]].append(path)
+                subdirs[:] = []
+                continue
             if "model.onnx" in files:
                 out[os.path.basename(root)].append(os.path.join(root, "model.onnx"))
                 subdirs[:] = []

@@ -308,6 +308,7 @@ def predict(index: GraphIndex, version: str | None = None) -> TrtPrediction:
     shared: dict[tuple, tuple] = {}  # nodes with one signature, constant pattern and attributes get one verdict
     ops, signature, record = table["ops"].get, index.signature, pred.record
     local = index.is_local_function if index.functions else None
+    mixed_rejected = (table.get("behaviour") or {}).get("mixed_float_inputs") == "reject"
     for node in index.nodes:  # one pass over every node: comprehensions, not generators (~1 us a node less)
         if local is not None and local(node):
             continue
@@ -324,9 +325,11 @@ def predict(index: GraphIndex, version: str | None = None) -> TrtPrediction:
             if node.scope.parent is None:
                 is_input = node.scope.is_graph_input
                 key += (tuple([is_input(n) for n in ins]),)
-            if row.get("attr_limits") or node.op_type in ("Cast", "CastLike"):
+            if row.get("attr_limits") or node.op_type in ("Cast", "CastLike", "Shape"):
                 key += (tuple([(a.name, a.SerializeToString()) for a in node.proto.attribute if a.type not in (5, 10)]),)
             key += (len([o for o in node.outputs if o]),)
+            if mixed_rejected and len(ins) > 1:  # a Cast's `to` may differ from its declared output type
+                key += (tuple([_cast_to(node, n) for n in ins]),)
         if node.op_type in ("If", "Loop"):
             key += (node.index,)
         verdict = shared.get(key)
@@ -336,7 +339,36 @@ def predict(index: GraphIndex, version: str | None = None) -> TrtPrediction:
     return pred
 
 
+def _ort_op(node: NodeRef, sig: tuple, table: dict, ver: str) -> tuple | dict | None:
+    """An op ONNX Runtime defines (com.microsoft, or ONNX-domain with no onnx schema) that the parser has an
+    importer for (the table's `ort_ops`, tools/gen_trt_behaviour.py). The parser picks importers by op type alone
+    (onnx-tensorrt ModelImporter.cpp, parseGraph: `opImporters.count(node.op_type())`), so the node gets the
+    importer of that name: the verdict, the ONNX op's table row, or None when the table does not know the op."""
+    info = (table.get("ort_ops") or {}).get(f"{node.domain}::{node.op_type}")
+    if not info:
+        return None
+    who, op = describe(ver), node.op_type
+    if info.get("plugin"):
+        return ("unsupported", "plugin", f"{who}'s importer for {op} loads a TensorRT plugin of that name, and fails when none "
+                f"is registered ('failed to load {op} plugin')" + ("; TensorRT-RTX ships no plugins" if RTX_LABEL.search(ver) else ""))
+    if info.get("onnx_op") and not info.get("same_inputs"):
+        return ("unsupported", "not-supported", f"{who} picks importers by op type alone: this {node.domain}::{op} gets ONNX "
+                f"{op}'s importer, whose inputs differ from ONNX Runtime's {op}")
+    if info.get("onnx_op"):
+        row = table["ops"].get(op)
+        return row if row else None
+    return "supported", None, ""
+
+
+def _cast_to(node: NodeRef, name: str):
+    prod = node.scope.producer_of(name) if name else None
+    return prod.attr("to") if prod is not None and prod.op_type == "Cast" else None
+
+
 def _common(node: NodeRef, sig: tuple, table: dict, ver: str) -> tuple | dict:
+    ort = _ort_op(node, sig, table, ver) if node.domain not in STANDARD_DOMAINS or node.op_type not in table["ops"] else None
+    if ort is not None:
+        return ort
     if node.domain not in STANDARD_DOMAINS:
         if RTX_LABEL.search(ver):  # TensorRT-RTX ships no plugin ops: promising a plugin would mislead
             return ("unsupported", "plugin", f"{describe(ver)} has no importer for it, and TensorRT-RTX ships no plugin ops")
@@ -449,10 +481,78 @@ def _verdict_verified(node: NodeRef, sig: tuple, table: dict, ver: str) -> tuple
         sig_r = [r for r in (_rank(node, i) for i, n in enumerate(node.inputs) if n) if r != 0]
         if None not in sig_r and sig_r in crash:
             return "restricted", "parser-crash", f"{who}'s parser crashed on {op} with inputs of rank {sig_r} when probed"
+    behaviour = table.get("behaviour") or {}
+    if op == "Shape" and behaviour.get("shape_start_end") == "ignored":
+        sliced = _shape_slice(node)
+        if sliced:
+            return ("unsupported", "attribute", f"{who} ignores Shape's start/end (measured: {behaviour.get('shape_start_end_probe')}): "
+                    f"this node gets all {sliced[0]} dims where the model takes dims {sliced[1]}:{sliced[2]}, so the shapes computed "
+                    "from it are wrong (the parser then rejects or crashes on a later node, or builds a different network)")
+    if behaviour.get("mixed_float_inputs") == "reject" and node.domain == "ai.onnx":
+        mixed = _mixed_cast_inputs(node, binds)
+        if mixed:
+            return "unsupported", "dtype", f"{mixed}; {who} rejects an element-wise layer on mixed input types"
+    if op == "If" and behaviour.get("if_constant_output") == "reject":
+        mixed_branch = _constant_branch_output(node)
+        if mixed_branch:
+            return ("unsupported", "control-flow", f"{mixed_branch}; {who} rejects that (measured: "
+                    f"{behaviour.get('if_constant_output_probe')})")
     cf = _control_flow(node, ver)
     if cf:
         return cf
     return "supported", None, ""
+
+
+def _constant_branch_output(node: NodeRef) -> str | None:
+    """A branch returning a Constant's output (or an initializer) beside a computed output: the parser takes the
+    constant as weights, not as a layer output, and counts fewer branch outputs than the other branch has."""
+    for a in node.proto.attribute:
+        if a.name not in ("then_branch", "else_branch"):
+            continue
+        made = {o: n.op_type for n in a.g.node for o in n.output}
+        inits = {t.name for t in a.g.initializer}
+        const = [o.name for o in a.g.output if o.name in inits or made.get(o.name) == "Constant"]
+        if const and any(made.get(o.name) not in (None, "Constant") for o in a.g.output):
+            return (f"{a.name} returns {len(const)} constant(s) ({const[0]}{', ...' if len(const) > 1 else ''}) beside "
+                    "computed outputs")
+    return None
+
+
+def _shape_slice(node: NodeRef) -> tuple[int, int, int] | None:
+    """(rank, start, end) when a Shape-15+ node's start/end take fewer dims than its input has (rank known)."""
+    start, end = node.attr("start"), node.attr("end")
+    if start is None and end is None:
+        return None
+    rank = _rank(node, 0)
+    if rank is None:
+        return None
+    s = 0 if start is None else (start + rank if start < 0 else start)
+    e = rank if end is None else (end + rank if end < 0 else end)
+    s, e = min(max(s, 0), rank), min(max(e, 0), rank)
+    return (rank, s, e) if (s, e) != (0, rank) else None
+
+
+def _mixed_cast_inputs(node: NodeRef, binds: dict) -> str | None:
+    """Inputs one type parameter binds that differ once a Cast's `to` replaces the type the model declares for its
+    output (onnxconverter_common's float16 conversion leaves Casts to float declared float16): the parser builds
+    the Cast's type, and the 10.x line rejects the element-wise layer on mixed types."""
+    from onnxlint.graph import dtype_name
+
+    for param, uses in binds.items():
+        real: dict[str, str] = {}
+        why = ""
+        for kind, i, declared in uses:
+            if kind != "in" or not node.inputs[i]:
+                continue
+            prod = node.scope.producer_of(node.inputs[i])
+            to = prod.attr("to") if prod is not None and prod.op_type == "Cast" and prod.domain == "ai.onnx" else None
+            cast = dtype_name(to) if isinstance(to, int) else None
+            real[node.inputs[i]] = cast or declared or "?"
+            if cast and declared and cast != declared and prod is not None:
+                why = (f"input {i} comes from Cast '{prod.name}' to {cast}, though the model declares it {declared}")
+        if why and len(set(real.values()) - {"?"}) > 1:
+            return f"inputs bound to {param} are {' and '.join(sorted(set(real.values()) - {'?'}))}: {why}"
+    return None
 
 
 def _docs_lists_type(table: dict, ver: str, op: str, dtype: str | None) -> bool:

@@ -180,7 +180,10 @@ def test_plugin_domain():
     m = make_model([h.make_node("Gelu", ["x"], ["y"], name="g", domain="com.microsoft")], [vi("x", T.FLOAT, [4])], [vi("y", T.FLOAT, [4])],
                    extra_opsets=[("com.microsoft", 1)])
     for v in tensorrt.available():
-        assert rejected(m, v)["g"][0] == "plugin"
+        if v == RTX:  # its parser picks importers by op type alone: ONNX Gelu's importer takes it (measured)
+            assert "g" not in rejected(m, v)
+        else:
+            assert rejected(m, v)["g"][0] == "plugin"
 
 
 def test_if_branches_of_different_rank(save, lint_json):
