@@ -9,23 +9,39 @@ of models and an onnxruntime-gpu release, one TSV per graph-optimization level, 
 
 with one `orig` row per original node (ep = CUDA | CPU | gone | initializer), `new` rows for nodes ORT
 created and `memcpy` rows for the Memcpy nodes it inserted; and the renamed copies of the models (nodes
-n0, n1, ...) under NAMED_DIR/<set>/<test>.onnx, on which the truth was taken.
+n0, n1, ...) under NAMED_DIR/<set>/<test>.onnx, on which the truth was taken (external data beside them).
+
+The sets (a set is a name shared by its TSVs and its NAMED_DIR folder; --sets picks some):
+  node123       onnx's backend node tests (`../shared/corpus/gen_onnx_node_tests.py`), truth at 1.20.2 / 1.24.4 / 1.31.1
+  corpus        `../shared/corpus/models`
+  exports       bench-out/models' CNN-heavy set (torch 2.13 TorchScript and dynamo, torchvision, quantized, PyPI)
+  transformers  issue 31's transformer / LLM set, 150 models (benchmarks/make_transformer_exports.py):
+                bench-out/models/{hf-torchscript, hf-dynamo, optimum, ort-optimizer, fp16-converter, genai-builder,
+                timm, ultralytics}; test name `<source>__<path, / as __, .onnx and /model dropped>`, e.g.
+                optimum__t5__decoder_model_merged, genai-builder__llama_int4_cuda; truth at 1.24.4 and 1.31.1
+                (on this workspace: /work/truth/ort, README.txt there says how it was made)
+A test name `<source>__<rest>` groups disagreements by source (the exporter or tool that made the model).
 
 For each TSV this runs `placement.simulate(index, "ort-cuda", <version>, optimization=<level>)` on the
 model copy and compares every original node of a session ORT built:
   * agreement: same EP, or both say the node does not exist at that level (folded, eliminated, fused,
-    expanded into a function body);
+    expanded into a function body, a duplicate Cast removed after partitioning);
   * false alarm: onnxlint says CPU (fallback, deliberate or no provider) but ORT runs the node on CUDA or
     removed it - every node onnxlint reports on CPU should be on CPU in ORT's session;
   * miss: ORT runs the node on CPU, onnxlint says CUDA (or that it is gone);
-  * other: onnxlint says CUDA but ORT removed the node (harmless for findings; counted against agreement).
+  * other: onnxlint says CUDA but ORT removed the node, or the reverse (harmless for findings);
+  * CPU-or-not agreement: both say CPU, or both say not CPU (issue 31's measure: other counts as agreement).
 A node of an If branch ORT inlined (constant condition) is judged by the EP of the renamed copy ORT made; a
-Transpose the TransposeOptimizer moved, by the EP of the Transpose it created (`Transpose_token_N`).
-It also compares session failures (ORT refused the model; does onnxlint call a node unsupported?) and the
-number of Memcpy nodes with onnxlint's boundaries. With --cpu it also runs the CPU-EP benchmark
-(placement_accuracy.py: onnx's node tests against the installed onnxruntime's CPU provider).
+Transpose the TransposeOptimizer moved, by the EP of the Transpose it created (`Transpose_token_N`). At level
+all a node that exists at basic and is gone at all was fused by a Level-2/3 transformer after partitioning: it
+is judged by its EP in the basic session (the CPU work is still there, in the fused node). At off and basic
+nothing fuses after partitioning: a node gone there is gone (ORT's duplicate-Cast removal), never CPU work.
+It also compares session failures (ORT refused the model; does onnxlint call a node unsupported? and the nodes
+onnxlint calls unsupported in sessions ORT built) and the number of Memcpy nodes with onnxlint's boundaries,
+per model. With --cpu it also runs the CPU-EP benchmark (placement_accuracy.py: onnx's node tests against the
+installed onnxruntime's CPU provider).
 
-  python benchmarks/cuda_placement_accuracy.py --truth-dir T --named-dir N [--sets node123,corpus]
+  python benchmarks/cuda_placement_accuracy.py --truth-dir T --named-dir N [--sets node123,transformers]
          [--versions 1.24.4] [--levels off,all] [--details 12] [--cpu]
 """
 
@@ -97,8 +113,9 @@ def measure(set_name, version, level, path, named_dir: Path) -> dict:
     for r in rows:
         by_test[r["test"]].append(r)
     res = {"agree": Counter(), "alarm": defaultdict(list), "miss": defaultdict(list), "other": defaultdict(list),
-           "refused": 0, "refused_flagged": 0, "refused_lost": [], "built_unsup": [], "memcpy_truth": 0,
-           "boundaries": 0, "memcpy_exact": 0, "models": 0, "no_model": 0, "gone_agree": 0, "fused_later": 0, "unjudged": 0}
+           "refused": 0, "refused_flagged": 0, "refused_lost": [], "built_unsup": [], "built_unsup_nodes": 0,
+           "failed_other": [], "memcpy_truth": 0, "memcpy_off": [], "by_source": defaultdict(Counter),
+           "boundaries": 0, "memcpy_exact": 0, "models": 0, "no_model": 0, "gone_agree": 0, "fused_later": 0}
     for test, trs in sorted(by_test.items()):
         model_path = named_dir / set_name / f"{test}.onnx"
         if not model_path.exists():
@@ -112,17 +129,21 @@ def measure(set_name, version, level, path, named_dir: Path) -> dict:
         unsup = [p for p in pl.nodes.values() if p.status == "unsupported"]
         if outcome != "ok":
             msg = trs[0]["message"]
+            flagged = bool(unsup or getattr(pl, "refused", None))
             if any(s in msg for s in ("Could not find an implementation", "node_provider_type.empty()", "Failed to find kernel",
                                       "Unsupported model IR version", "opset", "is under development")):
                 res["refused"] += 1
-                if unsup or getattr(pl, "refused", None):
+                if flagged:
                     res["refused_flagged"] += 1
                 else:
                     res["refused_lost"].append(test)
+            else:  # a type error, a shape inference failure, ...: not a placement question
+                res["failed_other"].append((test, flagged, " ".join(msg.split())[:90]))
             continue
         res["models"] += 1
         if unsup:
             res["built_unsup"].append(test)
+            res["built_unsup_nodes"] += len(unsup)
         replaced = {}  # original node -> EP of the node ORT rewrote it into (layout transforms, '<name>_token_N')
         for r in trs:
             if r["row"] == "new" and r["ep"] in ("CUDA", "CPU"):
@@ -152,6 +173,8 @@ def measure(set_name, version, level, path, named_dir: Path) -> dict:
         res["memcpy_truth"] += memcpy
         res["boundaries"] += len(pl.boundaries)
         res["memcpy_exact"] += memcpy == len(pl.boundaries)
+        if memcpy != len(pl.boundaries):
+            res["memcpy_off"].append((test, memcpy, len(pl.boundaries)))
         for r in trs:
             if r["row"] != "orig" or r["ep"] not in ("CUDA", "CPU", "gone"):
                 continue
@@ -167,31 +190,37 @@ def measure(set_name, version, level, path, named_dir: Path) -> dict:
                 truth = fused_into[r["name"]]
             elif truth == "gone" and (r["name"], r["op_type"]) in replaced:
                 truth = replaced[r["name"], r["op_type"]]  # rewritten in place (same op), e.g. by a layout transformer
-            elif truth == "gone" and r["cuda_log"] in ("cpu-preferred", "not-supported") and pred != "gone":
-                # the log shows ORT put it on CPU at partitioning; it went afterwards (RemoveDuplicateCastTransformer
-                # runs after partitioning, at every level)
-                truth = "CPU"
-                res["fused_later"] += 1
-            elif truth == "gone" and r["op_type"] == "Cast" and pred == "CPU" and not r["cuda_log"] \
-                    and (level == "off" or (test, r["name"]) not in at_partition):
-                # a Cast ORT removed after partitioning (RemoveDuplicateCastTransformer, every level) whose log line
-                # says nothing (releases before the "Force fallback" message): its partition EP is unknown
-                res["unjudged"] += 1
-                continue
-            elif truth == "gone" and (test, r["name"]) in at_partition and pred != "gone":
+            elif truth == "gone" and level == "all" and (test, r["name"]) in at_partition and pred != "gone":
                 truth = at_partition[test, r["name"]]  # fused by a Level-2/3 transformer after partitioning
+                res["fused_later"] += 1
+            elif truth == "gone" and level == "all" and not at_partition and pred != "gone" \
+                    and r["cuda_log"] in ("cpu-preferred", "not-supported"):
+                # no basic-level truth to tell a Level-2 fusion from the duplicate-Cast removal: the log shows
+                # ORT put it on CPU at partitioning
+                truth = "CPU"
                 res["fused_later"] += 1
             op = r["op_type"] if r["domain"] == "ai.onnx" else f'{r["domain"]}::{r["op_type"]}'
             item = (test, r["name"], p.status, p.reason or "", (p.detail or "")[:150], r["cuda_log"])
+            source = test.split("__", 1)[0] if "__" in test else set_name
             if truth == pred:
                 res["agree"][truth] += 1
             elif pred == "CPU":
                 res["alarm"][op].append(item)
+                res["by_source"][source]["alarm"] += 1
             elif truth == "CPU":
                 res["miss"][op].append(item)
+                res["by_source"][source]["miss"] += 1
             else:
                 res["other"][op].append(item + (f"truth {truth}, onnxlint {pred}",))
     return res
+
+
+def cpu_or_not(res) -> tuple[int, int]:
+    """(nodes on whose CPU-or-not both agree, nodes judged): 'other' (CUDA vs gone) agrees on not-CPU."""
+    n_alarm = sum(map(len, res["alarm"].values()))
+    n_miss = sum(map(len, res["miss"].values()))
+    judged = sum(res["agree"].values()) + n_alarm + n_miss + sum(map(len, res["other"].values()))
+    return judged - n_alarm - n_miss, judged
 
 
 def report(set_name, version, level, res, details: int) -> list[str]:
@@ -200,28 +229,36 @@ def report(set_name, version, level, res, details: int) -> list[str]:
     n_other = sum(map(len, res["other"].values()))
     agree = sum(res["agree"].values())
     judged = agree + n_alarm + n_miss + n_other
+    same_cpu, _ = cpu_or_not(res)
     a = res["agree"]
     lines = [f"== {set_name} | onnxruntime-gpu {version} | optimizations {level}: {res['models']} sessions built",
-             f"   agreement {agree}/{judged} = {100.0 * agree / max(judged, 1):.2f}%  (CUDA {a['CUDA']}, CPU {a['CPU']}, gone {a['gone']})"
-             f"  false alarms {n_alarm}  misses {n_miss}  other {n_other}",
-             (f"   {res['fused_later']} nodes ORT removes after partitioning judged by their EP at partitioning"
-              " (its log, or the basic-level session)\n"
-              if res["fused_later"] else "") +
-             (f"   {res['unjudged']} Casts onnxlint puts on CPU that ORT removed after partitioning, EP unknown (not judged)\n"
-              if res["unjudged"] else "") +
+             f"   CPU-or-not agreement {same_cpu}/{judged} = {100.0 * same_cpu / max(judged, 1):.3f}%  false alarms {n_alarm}"
+             f"  misses {n_miss}  (node agreement {100.0 * agree / max(judged, 1):.2f}%: CUDA {a['CUDA']}, CPU {a['CPU']},"
+             f" gone {a['gone']}; other {n_other})",
+             (f"   {res['fused_later']} nodes ORT fused after partitioning judged by their EP at partitioning"
+              " (the basic-level session, or its log)\n" if res["fused_later"] else "") +
              f"   Memcpy nodes: ORT {res['memcpy_truth']}, onnxlint boundaries {res['boundaries']} "
-             f"(equal in {res['memcpy_exact']}/{res['models']} models)",
+             f"(equal in {res['memcpy_exact']}/{res['models']} models)" +
+             (f"; differ: {', '.join(f'{t} {m}/{b}' for t, m, b in res['memcpy_off'][:12])}" if res["memcpy_off"] else ""),
              f"   sessions ORT refused for want of a kernel / opset / IR: {res['refused']}, onnxlint flags {res['refused_flagged']}"
-             + (f"; not flagged: {', '.join(res['refused_lost'][:8])}" if res["refused_lost"] else "")]
+             + (f"; not flagged: {', '.join(res['refused_lost'][:8])}" if res["refused_lost"] else "")
+             + f"; nodes onnxlint calls unsupported in sessions ORT built: {res['built_unsup_nodes']}"]
+    if res["failed_other"]:
+        flagged = [t for t, f, _ in res["failed_other"] if f]
+        lines.append(f"   sessions ORT failed for other reasons: {len(res['failed_other'])} (onnxlint calls a node unsupported in "
+                     f"{len(flagged)}), e.g. {res['failed_other'][0][0]}: {res['failed_other'][0][2]}")
     if res["built_unsup"]:
         lines.append(f"   sessions ORT built although onnxlint says no provider: {len(res['built_unsup'])}: "
                      f"{', '.join(res['built_unsup'][:8])}")
-    for title, key in (("false alarms", "alarm"), ("misses", "miss"), ("other", "other")):
+    if res["by_source"]:
+        lines.append("   by source (false alarms/misses): " + ", ".join(
+            f"{src} {c['alarm']}/{c['miss']}" for src, c in sorted(res["by_source"].items())))
+    for key in ("alarm", "miss", "other"):
         groups = sorted(res[key].items(), key=lambda kv: (-len(kv[1]), kv[0]))
         for op, items in groups[:details]:
             causes = Counter(f"{it[2]}/{it[3]}" + (f" [ORT: {it[5]}]" if it[5] else "") for it in items).most_common(2)
             tests = sorted({it[0] for it in items})
-            label = title[:-1] if title != "other" else "other"
+            label = {"alarm": "false alarm", "miss": "miss", "other": "other"}[key]
             lines.append(f"   {label}: {op} x{len(items)} ({', '.join(f'{c} x{n}' for c, n in causes)})"
                          f" e.g. {', '.join(tests[:3])}{' ...' if len(tests) > 3 else ''}: {items[0][4]}")
     return lines
@@ -284,7 +321,12 @@ def main() -> int:
         res = measure(set_name, version, level, path, named)
         lines = report(set_name, version, level, res, args.details)
         print("\n".join(lines) + f"\n   ({time.perf_counter() - t0:.1f} s)", flush=True)
-        summary.append(lines[1].strip())
+        same, judged = cpu_or_not(res)
+        summary.append(f"{set_name:<13} {version:<7} {level:<5} CPU-or-not {100.0 * same / max(judged, 1):7.3f}%  "
+                       f"false alarms {sum(map(len, res['alarm'].values())):4d}  misses {sum(map(len, res['miss'].values())):4d}  "
+                       f"Memcpy equal {res['memcpy_exact']}/{res['models']}  unsupported in built sessions {res['built_unsup_nodes']}")
+    if len(summary) > 1:
+        print("\n== summary\n" + "\n".join(summary))
     if args.cpu:
         sys.path.insert(0, str(Path(__file__).resolve().parent))
         import placement_accuracy
