@@ -1,12 +1,20 @@
 """Memcpy boundaries (ort.memcpy): the copies ORT inserts between host and device after partitioning."""
 
+import sys
+from pathlib import Path
+
 import numpy as np
+import onnx
 from conftest import init, make_model, vi
 from onnx import TensorProto as T
 from onnx import helper as h
 from ort_cases import FLOATS, INF, _place, _tables
 
 import onnxlint.ort.partitioner as placement
+from onnxlint.graph import GraphIndex
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
+from gen_cuda_memory import registrations  # noqa: E402
 
 
 def test_a_graph_input_read_on_both_sides_gets_one_memcpy():
@@ -62,3 +70,43 @@ def test_memcpy_of_an_inlined_if_branch_is_counted_in_the_graph_around_it():
                    [init("c", np.array(True))], opset=17)
     _, pl = _place(m, "all", tables=tables)
     assert [(b.value, b.direction, b.producer.name, b.consumer.name) for b in pl.boundaries] == [("to", "to-host", "trelu", "sin")]
+
+
+def _genai_attention_mask() -> onnx.ModelProto:
+    """The GenAI builder's attn_mask_reformat: seqlens_k = Cast(ReduceSum(mask) - 1), total_sequence_length =
+    Cast(Gather(Shape(mask), 1)) (GetCpuPreferredNodes keeps the latter on CPU), both read by GroupQueryAttention."""
+    nodes = [h.make_node("ReduceSum", ["attention_mask", "one"], ["rs"], name="reduce_sum", keepdims=0),
+             h.make_node("Sub", ["rs", "one"], ["sub"], name="sub"),
+             h.make_node("Cast", ["sub"], ["seqlens_k"], name="seqlens_cast", to=T.INT32),
+             h.make_node("Shape", ["attention_mask"], ["shape"], name="shape"),
+             h.make_node("Gather", ["shape", "one_s"], ["total"], name="gather", axis=0),
+             h.make_node("Cast", ["total"], ["total_seq_len"], name="total_cast", to=T.INT32),
+             h.make_node("GroupQueryAttention", ["q", "", "", "past_key", "past_value", "seqlens_k", "total_seq_len"],
+                         ["out", "present_key", "present_value"], name="gqa", domain="com.microsoft", num_heads=4, kv_num_heads=2)]
+    return make_model(nodes, [vi("q", T.FLOAT16, ["B", "S", 128]), vi("attention_mask", T.INT64, ["B", "T"]),
+                              vi("past_key", T.FLOAT16, ["B", 2, "P", 16]), vi("past_value", T.FLOAT16, ["B", 2, "P", 16])],
+                      [vi("out", T.FLOAT16, None), vi("present_key", T.FLOAT16, None), vi("present_value", T.FLOAT16, None)],
+                      [init("one", np.array([1], np.int64)), init("one_s", np.array(1, np.int64))],
+                      extra_opsets=[("com.microsoft", 1)])
+
+
+def test_group_query_attention_reads_total_sequence_length_from_host_memory():
+    # ORT 1.24.4 and 1.31.1 (real sessions): Gather and its Cast on CPU (cpu-preferred), no Memcpy node: the CUDA
+    # kernel takes input 6 in host memory (contrib_ops/cuda/bert/group_query_attention.cc, ort-cuda-memory.json);
+    # onnxlint counted a copy to the device on every GenAI CUDA model
+    index = GraphIndex(onnx.shape_inference.infer_shapes(_genai_attention_mask()))
+    for version in ("1.24.4", "1.31.1"):
+        pl = placement.simulate(index, "ort-cuda", version, optimization="disabled")
+        by = {p.node.name: p for p in pl.nodes.values()}
+        assert by["gqa"].ep == placement.CUDA and by["gather"].ep == by["total_cast"].ep == placement.CPU
+        assert pl.boundaries == []
+
+
+def test_the_host_memory_table_generator_reads_a_registration_macro():
+    src = ("#define REGISTER_KERNEL_TYPED(T) \\\n  ONNX_OPERATOR_TYPED_KERNEL_EX( \\\n      GroupQueryAttention, \\\n      kMSDomain, \\\n"
+           "      1, \\\n      T, \\\n      kCudaExecutionProvider, \\\n      (*KernelDefBuilder::Create()) \\\n"
+           "          .MayInplace(3, 1) \\\n          .InputMemoryType(OrtMemTypeCPUInput, 6), \\\n      GroupQueryAttention<T>);\n"
+           "ONNX_OPERATOR_KERNEL_EX(Shape, kOnnxDomain, 15, kCudaExecutionProvider,\n"
+           "    (*KernelDefBuilder::Create()).OutputMemoryType(OrtMemTypeCPUOutput, 0), Shape);\n"
+           "ONNX_OPERATOR_KERNEL_EX(Shape, kOnnxDomain, 15, kCpuExecutionProvider, (*KernelDefBuilder::Create()), Shape);\n")
+    assert registrations(src) == [("GroupQueryAttention", 1, [6], []), ("Shape", 15, [], [0])]
