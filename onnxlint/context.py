@@ -22,6 +22,7 @@ class Options:
     """What a prediction depends on: the targets (with those they are built on) and the runtime versions."""
 
     targets: set[str] = field(default_factory=set)
+    explicit_targets: frozenset[str] = frozenset()  # named by the user (a default target reports ORT-prepared models gently)
     ort_version: str | None = None
     trt_version: str | None = None
     ort_optimization: str = "all"

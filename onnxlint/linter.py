@@ -29,8 +29,9 @@ Progress = Callable[[int, int, str], None]
 def options_for(settings: Settings) -> Options:
     from onnxlint.context import Options
 
-    return Options(targets=targets_mod.closure(settings.targets), ort_version=settings.ort_version,
-                          trt_version=settings.trt_version, ort_optimization=settings.ort_optimization)
+    return Options(targets=targets_mod.closure(settings.targets), explicit_targets=frozenset(settings.explicit_targets),
+                   ort_version=settings.ort_version, trt_version=settings.trt_version,
+                   ort_optimization=settings.ort_optimization)
 
 
 def model_file(model: onnx.ModelProto, display: str = "<model>", base_dir: Path | None = None) -> loading.ModelFile:
@@ -88,6 +89,9 @@ def lint_file(path: Path, settings: Settings, want_placement: bool = True, rules
     result cache)."""
     from onnxlint import loading
 
+    intent = _genai_targets(path, settings)
+    if intent is not None:  # the GenAI builder's config says which EP the model was built for
+        settings, plan = intent, None
     got = plan if plan is not None else _plan_or_error(settings, rulesets)
     res = FileReport(str(path))
     try:
@@ -96,7 +100,23 @@ def lint_file(path: Path, settings: Settings, want_placement: bool = True, rules
         res.error = exc.message
         return res
     res.digest = mf.digest
+    if intent is not None:
+        res.notes.append("genai_config.json: built for ONNX Runtime's CPU EP, checked as ort-cpu")
     return _lint_loaded(mf, settings, got, want_placement, res)
+
+
+def _genai_targets(path: Path, settings: Settings) -> Settings | None:
+    """Default targets of a GenAI model built for the CPU EP (genai_config.json beside it): ort-cpu, not ort-cuda.
+    Targets the user named are kept."""
+    if settings.explicit_targets or "ort-cuda" not in settings.targets:
+        return None
+    from onnxlint import deployment
+
+    if deployment.genai_provider(path) != "cpu":
+        return None
+    from dataclasses import replace
+
+    return replace(settings, targets=tuple("ort-cpu" if t == "ort-cuda" else t for t in settings.targets))
 
 
 def lint_model(model: onnx.ModelProto, settings: Settings, display: str = "<model>",

@@ -25,7 +25,8 @@ OPTIONAL = re.compile(r"\[\[(.*?)\]\]", re.S)
 _PATH = re.compile(r"^([a-z_]+)(?:\[(\d+)\])?(?:\.(\w+))?$")
 
 MODEL_FIELDS = ("checker_error", "inference_error", "strict_error", "ort_load_error", "inference_skipped", "size_mb",
-                "protobuf_mb", "ir_version", "opset", "external_problem", "external_missing", "inputs")
+                "protobuf_mb", "ir_version", "opset", "external_problem", "external_missing", "inputs", "tensorrt_ort_ops",
+                "tensorrt_product")
 VALUE_FIELDS = ("name", "dtype", "shape", "rank", "value")
 VERIFY_FIELDS = ("provider", "predicted", "error")
 
@@ -240,4 +241,7 @@ def _model_field(ctx: "LintContext", sub: str | None) -> Any:
         return len(mf.missing_external)
     if sub == "inputs":
         return ", ".join(i.name for i in ctx.index.graph_inputs())
+    if sub in ("tensorrt_ort_ops", "tensorrt_product") and "tensorrt" in ctx.options.targets:
+        pred = ctx.prediction("tensorrt")
+        return pred.ort_ops_text() if sub == "tensorrt_ort_ops" else pred.product
     return None

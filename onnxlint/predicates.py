@@ -486,6 +486,17 @@ _model("num_nodes", cmp_schema({"type": "integer"}, "count"), "nodes in the mode
        lambda ctx: len(ctx.index.nodes))
 
 
+def _tensorrt_ort_ops(ctx: "LintContext") -> str:
+    if "tensorrt" not in ctx.options.targets or not ctx.prediction("tensorrt").ort_ops:
+        return "none"
+    return "selected" if "tensorrt" in ctx.options.explicit_targets else "default-target"
+
+
+_model("tensorrt_ort_ops", enum_cmp(("none", "default-target", "selected"), "tensorrt_ort_ops"),
+       "whether the model holds ops only ONNX Runtime defines that TensorRT's parser does not import (prepared for "
+       "ORT), and whether TensorRT was selected by the user (`selected`) or is a default target", _tensorrt_ort_ops)
+
+
 def _opset_model(ctx: "LintContext", _subject: None, spec: dict[str, Any]) -> bool:
     return all(compare(ctx.index.opsets.get(dom), want) for dom, want in spec.items())
 

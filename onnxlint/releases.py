@@ -7,6 +7,8 @@ hook's environment another). The installed onnxruntime is read only when asked f
 
 from __future__ import annotations
 
+import re
+
 INSTALLED = "installed"  # the --ort-version value that asks for the installed onnxruntime's release
 
 
@@ -73,5 +75,9 @@ def checked(runtimes: set[str], ort_version: str | None, trt_version: str | None
     if "ORT" in runtimes:
         parts.append(f"ORT {ort(ort_version)[0]}")
     if "TensorRT" in runtimes:
-        parts.append(f"TensorRT {trt(trt_version)}")
+        label = trt(trt_version)
+        rtx = re.search(r"\+rtx(\d+(?:\.\d+)*)", label)
+        # the product the table was measured on; a TensorRT 10 user is told what answers for them, once a run
+        parts.append(f"TensorRT-RTX {rtx.group(1)} (its 10.x-line parser stands in for TensorRT 10: measured on "
+                     "RTX, not on TensorRT 10 itself, which has plugins RTX lacks)" if rtx else f"TensorRT {label}")
     return ", ".join(parts)

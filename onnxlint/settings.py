@@ -55,6 +55,7 @@ class Settings:
     extend_select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     targets: tuple[str, ...] = ()
+    explicit_targets: tuple[str, ...] = ()  # the targets the command line or the config named (not the defaults)
     ort_version: str | None = None
     trt_version: str | None = None
     fail_on: str = DEFAULT_FAIL_ON
@@ -80,13 +81,15 @@ class Settings:
         from onnxlint import targets as targets_mod
 
         select = split_codes(overrides.get("select")) or cfg.select or None
-        targets = list(overrides.get("targets") or cfg.targets or targets_mod.DEFAULT_TARGETS)
+        given = list(overrides.get("targets") or cfg.targets or ())
+        targets = given or list(targets_mod.DEFAULT_TARGETS)
         return cls(
             config=cfg,
             select=tuple(select) if select is not None else None,
             extend_select=tuple(split_codes(overrides.get("extend_select")) + list(cfg.extend_select)),
             ignore=tuple(split_codes(overrides.get("ignore")) + list(cfg.ignore)),
             targets=tuple(targets),
+            explicit_targets=tuple(given),
             ort_version=overrides.get("ort_version") or cfg.ort_version,
             trt_version=overrides.get("trt_version") or cfg.trt_version,
             fail_on=overrides.get("fail_on") or cfg.fail_on or DEFAULT_FAIL_ON,
@@ -95,7 +98,7 @@ class Settings:
         )
 
     def with_targets(self, *targets: str) -> "Settings":
-        return replace(self, targets=tuple(targets))
+        return replace(self, targets=tuple(targets), explicit_targets=tuple(targets))
 
     def selected(self, code: str, default: bool = True) -> bool:
         """Whether a rule runs: named by select (or, without one, in the default set), or by extend-select,

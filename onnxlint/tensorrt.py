@@ -44,6 +44,8 @@ REASONS = (
     "control-flow",        # If branches of different output ranks, Loop scan outputs with a run-time trip count
     "parser-crash",        # an op at input ranks that crashed the parser when probed (status restricted: a warning)
     "matrix-restriction",  # supported, with a restriction text in onnx-tensorrt's matrix (status restricted)
+    "ort-op",              # an op only ONNX Runtime defines, which the parser does not import: the model was
+                           # prepared for ORT (reported once per model, OLX314/OLX315)
 )
 
 TRT_TYPES = {"FP32": "float", "FLOAT32": "float", "FP16": "float16", "FLOAT16": "float16", "BF16": "bfloat16",
@@ -163,6 +165,18 @@ def resolve(version: str | None) -> tuple[str, str | None]:
     return best, f"TensorRT {version} has no table of its own; using {describe(best)} ({kind})"
 
 
+def product(label: str) -> str:
+    """The product a table is for: 'TensorRT 8.6', 'TensorRT-RTX 1.4'."""
+    m = re.search(r"\+rtx(\d+(?:\.\d+)*)", label)
+    return f"TensorRT-RTX {m.group(1)}" if m else f"TensorRT {label}"
+
+
+def ort_only(node: NodeRef) -> bool:
+    """Whether only ONNX Runtime defines the node's op (a contrib-domain op, or an ONNX-domain op whose schema is
+    ORT's own, e.g. SimplifiedLayerNormalization): a model holding one was prepared for ORT."""
+    return schemas.ort_only(node.op_type, node.opset, node.domain)
+
+
 def describe(label: str) -> str:
     """'TensorRT 8.6' or 'TensorRT-RTX 1.4 (10.x line)'."""
     m = re.search(r"\+rtx(\d+(?:\.\d+)*)", label)
@@ -190,6 +204,15 @@ class TrtPrediction(StatusIndex):
     note: str | None
     nodes: dict[int, TrtNode] = field(default_factory=dict)
     verified: bool = False
+    ort_ops: dict[str, int] = field(default_factory=dict)  # ORT-only op -> nodes the parser does not import
+
+    @property
+    def product(self) -> str:
+        return product(self.version)
+
+    def ort_ops_text(self) -> str:
+        """'com.microsoft::SkipLayerNormalization ×24, com.microsoft::Attention ×12' (most nodes first)."""
+        return ", ".join(f"{op} ×{n}" for op, n in sorted(self.ort_ops.items(), key=lambda kv: (-kv[1], kv[0])))
 
     def get(self, node: NodeRef) -> TrtNode | None:
         return self.nodes.get(node.index)
@@ -328,15 +351,21 @@ def predict(index: GraphIndex, version: str | None = None) -> TrtPrediction:
             if row.get("attr_limits") or node.op_type in ("Cast", "CastLike", "Shape"):
                 key += (tuple([(a.name, a.SerializeToString()) for a in node.proto.attribute if a.type not in (5, 10)]),)
             key += (len([o for o in node.outputs if o]),)
-            if mixed_rejected and len(ins) > 1:  # a Cast's `to` may differ from its declared output type
-                key += (tuple([_cast_to(node, n) for n in ins]),)
+            if mixed_rejected and node.op_type == "Cast":  # its verdict reads its consumers
+                key += (node.index,)
         if node.op_type in ("If", "Loop"):
             key += (node.index,)
         verdict = shared.get(key)
         if verdict is None:
             verdict = shared[key] = verdict_fn(node, sig, table, ver)
+            if verdict[0] == "unsupported" and ort_only(node):  # one verdict per key: the op and domain are in it
+                verdict = shared[key] = ("unsupported", "ort-op", verdict[2])
+        if verdict[1] == "ort-op":
+            label = node.op_type if node.domain == "ai.onnx" else f"{node.domain}::{node.op_type}"
+            pred.ort_ops[label] = pred.ort_ops.get(label, 0) + 1
         record(node.index, TrtNode(node, *verdict))
     return pred
+
 
 
 def _ort_op(node: NodeRef, sig: tuple, table: dict, ver: str) -> tuple | dict | None:
@@ -358,11 +387,6 @@ def _ort_op(node: NodeRef, sig: tuple, table: dict, ver: str) -> tuple | dict | 
         row = table["ops"].get(op)
         return row if row else None
     return "supported", None, ""
-
-
-def _cast_to(node: NodeRef, name: str):
-    prod = node.scope.producer_of(name) if name else None
-    return prod.attr("to") if prod is not None and prod.op_type == "Cast" else None
 
 
 def _common(node: NodeRef, sig: tuple, table: dict, ver: str) -> tuple | dict:
@@ -488,10 +512,12 @@ def _verdict_verified(node: NodeRef, sig: tuple, table: dict, ver: str) -> tuple
             return ("unsupported", "attribute", f"{who} ignores Shape's start/end (measured: {behaviour.get('shape_start_end_probe')}): "
                     f"this node gets all {sliced[0]} dims where the model takes dims {sliced[1]}:{sliced[2]}, so the shapes computed "
                     "from it are wrong (the parser then rejects or crashes on a later node, or builds a different network)")
-    if behaviour.get("mixed_float_inputs") == "reject" and node.domain == "ai.onnx":
-        mixed = _mixed_cast_inputs(node, binds)
+    if op == "Cast" and behaviour.get("mixed_float_inputs") == "reject":
+        mixed = _cast_contradicts(node, sig)
         if mixed:
-            return "unsupported", "dtype", f"{mixed}; {who} rejects an element-wise layer on mixed input types"
+            return ("unsupported", "dtype", f"Cast makes {mixed[0]} where the model declares its output {mixed[1]}; {who} "
+                    f"builds {mixed[0]} and rejects the element-wise layer that meets it with {mixed[2]} (measured on "
+                    "Add(float16, float))")
     if op == "If" and behaviour.get("if_constant_output") == "reject":
         mixed_branch = _constant_branch_output(node)
         if mixed_branch:
@@ -532,26 +558,41 @@ def _shape_slice(node: NodeRef) -> tuple[int, int, int] | None:
     return (rank, s, e) if (s, e) != (0, rank) else None
 
 
-def _mixed_cast_inputs(node: NodeRef, binds: dict) -> str | None:
-    """Inputs one type parameter binds that differ once a Cast's `to` replaces the type the model declares for its
-    output (onnxconverter_common's float16 conversion leaves Casts to float declared float16): the parser builds
-    the Cast's type, and the 10.x line rejects the element-wise layer on mixed types."""
+def _effective_dtype(node: NodeRef, i: int) -> str | None:
+    """What the parser builds for input i: a Cast's `to` where a Cast makes it, else the declared type."""
     from onnxlint.graph import dtype_name
 
-    for param, uses in binds.items():
-        real: dict[str, str] = {}
-        why = ""
-        for kind, i, declared in uses:
-            if kind != "in" or not node.inputs[i]:
+    prod = node.scope.producer_of(node.inputs[i])
+    to = prod.attr("to") if prod is not None and prod.op_type == "Cast" and prod.domain == "ai.onnx" else None
+    return dtype_name(to) if isinstance(to, int) else node.input_type(i).dtype
+
+
+def _cast_contradicts(node: NodeRef, sig: tuple) -> tuple[str, str, str] | None:
+    """(made, declared, other) when a Cast's `to` differs from the type the model declares for its output and a
+    consumer's type parameter binds that output together with an input of another type: onnxconverter_common's
+    float16 conversion leaves Casts to float declared float16 (ORT refuses such a model too: OLX007)."""
+    from onnxlint.graph import dtype_name
+
+    to = node.attr("to")
+    made = dtype_name(to) if isinstance(to, int) else None
+    declared = _dtype(sig[4][0]) if sig[4] else None
+    if not made or not declared or made == declared or not node.outputs:
+        return None
+    out = node.outputs[0]
+    for user in node.scope.consumers.get(out, ()):
+        fp = schemas.formal_params(user.op_type, user.opset, user.domain) if user.domain == "ai.onnx" else None
+        if not fp:
+            continue
+        formals = fp[0]
+        params = [formals[min(i, len(formals) - 1)][1] if formals else None for i in range(len(user.inputs))]
+        for i, name in enumerate(user.inputs):
+            if name != out:
                 continue
-            prod = node.scope.producer_of(node.inputs[i])
-            to = prod.attr("to") if prod is not None and prod.op_type == "Cast" and prod.domain == "ai.onnx" else None
-            cast = dtype_name(to) if isinstance(to, int) else None
-            real[node.inputs[i]] = cast or declared or "?"
-            if cast and declared and cast != declared and prod is not None:
-                why = (f"input {i} comes from Cast '{prod.name}' to {cast}, though the model declares it {declared}")
-        if why and len(set(real.values()) - {"?"}) > 1:
-            return f"inputs bound to {param} are {' and '.join(sorted(set(real.values()) - {'?'}))}: {why}"
+            for j, other in enumerate(user.inputs):
+                if j != i and other and params[j] == params[i]:
+                    theirs = _effective_dtype(user, j)
+                    if theirs and theirs != made:
+                        return made, declared, theirs
     return None
 
 

@@ -182,8 +182,12 @@ def test_plugin_domain():
     for v in tensorrt.available():
         if v == RTX:  # its parser picks importers by op type alone: ONNX Gelu's importer takes it (measured)
             assert "g" not in rejected(m, v)
-        else:
-            assert rejected(m, v)["g"][0] == "plugin"
+        else:  # an ORT contrib op: the model was prepared for ORT (reported once per model, OLX314/OLX315)
+            assert rejected(m, v)["g"][0] == "ort-op"
+    custom = make_model([h.make_node("FancyNorm", ["x"], ["y"], name="f", domain="com.example")], [vi("x", T.FLOAT, [4])],
+                        [vi("y", T.FLOAT, [4])], extra_opsets=[("com.example", 1)])
+    for v in tensorrt.available():
+        assert rejected(custom, v)["f"][0] == "plugin"
 
 
 def test_if_branches_of_different_rank(save, lint_json):

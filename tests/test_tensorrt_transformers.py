@@ -52,7 +52,7 @@ def test_rtx_imports_ort_simplified_layer_norms():
 def test_tensorrt_8_has_no_importer_for_them():
     v = verdicts(_llama_ortopt_layer(), "8.6")
     assert v["sln"].status == "unsupported" and v["ssln"].status == "unsupported"
-    assert v["ssln"].reason == "plugin"
+    assert v["ssln"].reason == "ort-op" and "needs a plugin" in v["ssln"].detail
 
 
 def test_rtx_plugin_backed_importer_is_a_rejection():
@@ -62,7 +62,7 @@ def test_rtx_plugin_backed_importer_is_a_rejection():
     m = make_model([gqa], [vi(n, T.FLOAT16, [1, 4, 8]) for n in "qkv"], [vi("o", T.FLOAT16, [1, 4, 8])],
                    extra_opsets=[MS])
     v = verdicts(m, RTX)["gqa"]
-    assert (v.status, v.reason) == ("unsupported", "plugin") and "failed to load GroupQueryAttention plugin" in v.detail
+    assert (v.status, v.reason) == ("unsupported", "ort-op") and "failed to load GroupQueryAttention plugin" in v.detail
 
 
 def test_contrib_op_named_like_an_onnx_op_gets_the_onnx_importer():
@@ -71,7 +71,7 @@ def test_contrib_op_named_like_an_onnx_op_gets_the_onnx_importer():
     m = make_model([att], [vi("x", T.FLOAT, [1, 4, 8])], [vi("o", T.FLOAT, [1, 4, 8])],
                    [init("w", np.ones((8, 24), np.float32)), init("b", np.ones(24, np.float32))], extra_opsets=[MS])
     v = verdicts(m, RTX)["att"]
-    assert (v.status, v.reason) == ("unsupported", "not-supported") and "by op type alone" in v.detail
+    assert (v.status, v.reason) == ("unsupported", "ort-op") and "by op type alone" in v.detail
     # a contrib op whose inputs are ONNX's (com.microsoft::Gelu) is judged as the ONNX op
     gelu = make_model([h.make_node("Gelu", ["x"], ["y"], name="gelu", domain="com.microsoft")],
                       [vi("x", T.FLOAT, [2, 3])], [vi("y", T.FLOAT, [2, 3])], extra_opsets=[MS])
@@ -117,16 +117,20 @@ def _fp16_converted(declared=T.FLOAT16):
 
 
 def test_rtx_rejects_mixed_types_a_cast_leaves():
-    v = verdicts(_fp16_converted(), RTX)["sub"]
-    assert (v.status, v.reason) == ("unsupported", "dtype")
-    assert "Cast 'cast' to float, though the model declares it float16" in v.detail
-    assert verdicts(_fp16_converted(), "8.6")["sub"].status == "supported"  # 8.6 accepted mixed inputs
+    """fp16-converter bert/clip/gpt2/llama/t5/whisper: RTX rejects the Sub; the Cast is the defect (one cause)."""
+    v = verdicts(_fp16_converted(), RTX)
+    assert (v["cast"].status, v["cast"].reason) == ("unsupported", "dtype")
+    assert "Cast makes float where the model declares its output float16" in v["cast"].detail
+    assert "meets it with float16" in v["cast"].detail
+    assert verdicts(_fp16_converted(), "8.6")["cast"].status == "supported"  # 8.6 accepted mixed inputs
 
 
 def test_consistent_cast_is_not_mixed():
     m = _fp16_converted()
     m.graph.node[0].attribute[0].i = T.FLOAT16  # the Cast really makes float16
-    assert verdicts(m, RTX)["sub"].status == "supported"
+    assert verdicts(m, RTX)["cast"].status == "supported"
+    m = _fp16_converted(declared=T.FLOAT)  # declared as made: the Sub meets float16 and float, invalid ONNX, but
+    assert verdicts(m, RTX)["cast"].status == "supported"  # not this cause
 
 
 # ------------------------------------------------- If branches returning Constants (optimum merged decoders)

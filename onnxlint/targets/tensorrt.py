@@ -79,15 +79,17 @@ def _message_value(ctx: LintContext, rule: Rule, node: NodeRef, field: str | Non
     pred = ctx.prediction("tensorrt")
     if field == "version":
         return str(pred.version)
+    if field == "product":  # 'TensorRT 8.6', 'TensorRT-RTX 1.4': what the table was measured on
+        return str(pred.product)
     p = pred.get(node)
     return getattr(p, field or "", None) if p else None
 
 
-# `tensorrt: {status: unsupported, reason: dtype, version: {ge: "10.0"}}`, `{trt.reason}`, `{trt.version}`
+# `tensorrt: {status: unsupported, reason: dtype, version: {ge: "10.0"}}`, `{trt.reason}`, `{trt.version}`, `{trt.product}`
 VOCABULARY = Vocabulary(
     predicate="tensorrt", doc="the node's TensorRT verdict: status, reason, and the TensorRT version (a quoted version string)",
     evaluate=_evaluate, candidates=_candidates, schema=_schema, message_root="trt",
-    message_fields=("status", "reason", "detail", "version"), message_value=_message_value)
+    message_fields=("status", "reason", "detail", "version", "product"), message_value=_message_value)
 
 TENSORRT = Target(
     name="tensorrt", description="TensorRT's ONNX parser (trtexec, OnnxParser)", runtime="TensorRT",

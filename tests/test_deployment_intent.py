@@ -1,0 +1,100 @@
+"""Deployment intent (issue 31 item 5): a model prepared for ONNX Runtime (ops only ORT defines) gets one TensorRT
+line, an error only when TensorRT was selected; a GenAI model's genai_config.json picks its ORT target."""
+
+import json
+
+import numpy as np
+import onnx
+import pytest
+from conftest import init, make_model, vi
+from onnx import TensorProto as T
+from onnx import helper as h
+
+from onnxlint.cache import keys
+
+MS = ("com.microsoft", 1)
+
+
+def _ort_optimized():
+    """What ORT's transformer optimizer leaves in a BERT layer: three com.microsoft contrib ops and ONNX ops."""
+    nodes = [h.make_node("SkipLayerNormalization", ["x", "x", "g", "b"], ["a"], name="sln1", domain="com.microsoft"),
+             h.make_node("BiasGelu", ["a", "b"], ["c"], name="bg", domain="com.microsoft"),
+             h.make_node("SkipLayerNormalization", ["c", "a", "g", "b"], ["d"], name="sln2", domain="com.microsoft"),
+             h.make_node("Relu", ["d"], ["y"], name="relu")]
+    return make_model(nodes, [vi("x", T.FLOAT, [1, 4, 8])], [vi("y", T.FLOAT, [1, 4, 8])],
+                      [init("g", np.ones(8, np.float32)), init("b", np.zeros(8, np.float32))], extra_opsets=[MS])
+
+
+def _codes(findings, target="tensorrt"):
+    return [(f["code"], f["severity"]) for f in findings if f["target"] == target]
+
+
+def test_default_run_one_info_line_no_per_node_errors(save, lint_json):
+    rc, findings = lint_json(save(_ort_optimized()), "--trt-version", "10.1+rtx1.4")
+    assert _codes(findings) == [("OLX315", "info")]
+    msg = next(f["message"] for f in findings if f["code"] == "OLX315")
+    assert "com.microsoft::SkipLayerNormalization ×2, com.microsoft::BiasGelu ×1" in msg and "TensorRT-RTX 1.4" in msg
+
+
+def test_tensorrt_selected_one_error_line(save, lint_json, cli):
+    p = save(_ort_optimized())
+    rc, findings = lint_json(p, "--target", "tensorrt", "--trt-version", "8.6")
+    assert _codes(findings) == [("OLX314", "error")] and rc == 1
+    assert "TensorRT 8.6's parser does not import" in next(f["message"] for f in findings if f["code"] == "OLX314")
+    # under ORT's TensorRT EP those ops fall through to CUDA: the same verdicts drive its partition
+    rc, out, _ = cli(p, "--target", "ort-trt", "--trt-version", "8.6", "--show-info")
+    assert "OLX314" not in out
+
+
+def test_config_targets_count_as_selected(tmp_path, save, lint_json):
+    p = save(_ort_optimized())
+    cfg = tmp_path / ".onnxlint.yaml"
+    cfg.write_text("targets: [tensorrt]\n")
+    _, findings = lint_json(p, "--config", cfg)
+    assert _codes(findings) == [("OLX314", "error")]
+
+
+def _genai_folder(tmp_path, providers):
+    """A GenAI-builder-like folder: model.onnx with a Unique (a CPU kernel, no CUDA kernel) and genai_config.json."""
+    d = tmp_path / "phi3_int4"
+    d.mkdir()
+    m = make_model([h.make_node("Unique", ["x"], ["y"], name="uniq")], [vi("x", T.FLOAT, [8])], [vi("y", T.FLOAT, None)])
+    onnx.save(m, d / "model.onnx")
+    (d / "genai_config.json").write_text(json.dumps({"model": {"decoder": {
+        "filename": "model.onnx", "session_options": {"provider_options": providers}}}}))
+    return d / "model.onnx"
+
+
+def test_genai_cpu_build_gets_no_cuda_findings(tmp_path, lint_json, cli):
+    cpu = _genai_folder(tmp_path, [])
+    _, findings = lint_json(cpu)
+    assert not [f for f in findings if f["target"] == "ort-cuda"]
+    rc, out, _ = cli(cpu)
+    assert "built for ONNX Runtime's CPU EP, checked as ort-cpu" in out
+    # the user's own target wins over the file
+    _, findings = lint_json(cpu, "--target", "ort-cuda")
+    assert any(f["target"] == "ort-cuda" and f["node"] for f in findings)
+
+
+@pytest.mark.parametrize("providers", [[{"cuda": {"enable_cuda_graph": "0"}}]])
+def test_genai_cuda_build_stays_on_cuda(tmp_path, lint_json, providers):
+    _, findings = lint_json(_genai_folder(tmp_path, providers))
+    assert any(f["target"] == "ort-cuda" and f["node"] for f in findings)
+
+
+def test_unreadable_genai_config_states_nothing(tmp_path, lint_json):
+    p = _genai_folder(tmp_path, [])
+    (p.parent / "genai_config.json").write_text("{not json")
+    _, findings = lint_json(p)
+    assert any(f["target"] == "ort-cuda" and f["node"] for f in findings)
+
+
+def test_cache_key_follows_genai_config(tmp_path):
+    import onnxlint
+
+    p = _genai_folder(tmp_path, [])
+    settings = onnxlint.Settings.from_config(None)
+    before = keys.key(p, settings)
+    (p.parent / "genai_config.json").write_text(json.dumps({"model": {"decoder": {
+        "filename": "model.onnx", "session_options": {"provider_options": [{"cuda": {}}]}}}}))
+    assert keys.key(p, settings) != before
