@@ -5,14 +5,16 @@ Truth comes from TSVs written by a run of the real parser on the same models (th
 harness, `trt_parse_truth.py`: one row per model with `test` and `verdict` = accept | reject | crash | timeout).
 onnxlint "predicts reject" when any node (subgraphs included) gets status `unsupported` (what OLX300/OLX310
 report as errors) or reason `parser-crash` (OLX313's warning), or when external data is missing (OLX003); a parser
-crash or timeout counts as a rejection.
+crash or timeout counts as a rejection. A parse the truth run recorded as accepted with network output shapes
+(`net_out_shapes`) other than the model's built another network: agreement when onnxlint rejects it.
 
 usage:
   python benchmarks/trt_accuracy.py --truth LABEL=TRUTH.tsv[,TRUTH2.tsv...] [--truth ...] --models DIR [--models DIR ...]
       [--set NAME] [--out DISAGREE.tsv] [--show N]
   LABEL: the onnxlint TensorRT table to predict with (8.4, 8.5, 8.6, 10.1, 10.1+rtx1.4, ...)
   DIR:   where the models named in the TSV are: node-test roots (<test>/model.onnx) or folders of <name>.onnx
-         (searched recursively: bench-out/models/<family>/<name>.onnx)
+         (searched recursively: bench-out/models/<family>/<name>.onnx; under a folder with a _manifest.part.tsv,
+         the manifest's names: bench-out/models/optimum/bart/decoder_model.onnx is `bart/decoder_model`)
 
 Prints per version: agreement, false alarms (onnxlint rejects, the parser accepts) and misses (the parser rejects,
 onnxlint does not), each grouped by cause.
