@@ -5,7 +5,7 @@ from __future__ import annotations
 import onnx
 from onnx import helper
 
-from onnxlint.fixers.base import FixContext, fixer, opset_of, resolve
+from onnxlint.fixers.base import FixContext, fixer, graft, gs_locations, opset_of
 from onnxlint.graph import iter_graphs
 
 # torch's GridSampler enums, which mmcv::grid_sampler carries as integers
@@ -14,19 +14,18 @@ _GRID_PADDING = {0: "zeros", 1: "border", 2: "reflection"}
 _GRID_MODE_20 = {"bilinear": "linear", "bicubic": "cubic", "nearest": "nearest"}  # GridSample-20 renamed them
 
 
-def _standard_grid_attrs(node: onnx.NodeProto, opset: int) -> list | None:
-    """ai.onnx GridSample attributes equal to this node's, or None when one does not map."""
+def _standard_grid_attrs(attrs: dict, opset: int) -> dict | None:
+    """ai.onnx GridSample attributes equal to these (a node's, by name), or None when one does not map."""
     mode: str | None = "bilinear"
     padding: str | None = "zeros"
     align = 0
-    for a in node.attribute:
-        v = helper.get_attribute_value(a)
+    for name, v in attrs.items():
         v = v.decode() if isinstance(v, bytes) else v
-        if a.name in ("mode", "interpolation_mode"):
+        if name in ("mode", "interpolation_mode"):
             mode = _GRID_MODES.get(v) if isinstance(v, int) else v
-        elif a.name == "padding_mode":
+        elif name == "padding_mode":
             padding = _GRID_PADDING.get(v) if isinstance(v, int) else v
-        elif a.name == "align_corners" and isinstance(v, int) and v in (0, 1):
+        elif name == "align_corners" and isinstance(v, int) and v in (0, 1):
             align = v
         else:
             return None
@@ -36,8 +35,11 @@ def _standard_grid_attrs(node: onnx.NodeProto, opset: int) -> list | None:
         mode = _GRID_MODE_20.get(mode, mode)
     elif mode in ("linear", "cubic"):
         mode = {"linear": "bilinear", "cubic": "bicubic"}[mode]
-    return [helper.make_attribute("mode", mode), helper.make_attribute("padding_mode", padding),
-            helper.make_attribute("align_corners", align)]
+    return {"mode": mode, "padding_mode": padding, "align_corners": align}
+
+
+def _attrs(node: onnx.NodeProto) -> dict:
+    return {a.name: helper.get_attribute_value(a) for a in node.attribute}
 
 
 def _custom(n: onnx.NodeProto) -> bool:
@@ -49,7 +51,7 @@ def can_fix(node, rule=None) -> bool:
     opset 16 is fixed by the version converter)."""
     if not _custom(node.proto):
         return node.op_type == "GridSample" and node.domain == "ai.onnx"
-    return _standard_grid_attrs(node.proto, max(node.opset or 0, 16)) is not None
+    return _standard_grid_attrs(_attrs(node.proto), max(node.opset or 0, 16)) is not None
 
 
 @fixer("gridsample-standard", True,
@@ -57,26 +59,25 @@ def can_fix(node, rule=None) -> bool:
        can_fix=can_fix)
 def gridsample_standard(ctx: FixContext) -> onnx.ModelProto:
     model = ctx.model
-    locations = [n.location for n in ctx.nodes if _custom(n.proto)]
+    locations = {n.location for n in ctx.nodes if _custom(n.proto)}
     standard_below_16 = ctx.opset < 16 and any(n.op_type == "GridSample" and not _custom(n.proto) for n in ctx.nodes)
-    if not standard_below_16 and not any(_standard_grid_attrs(n.proto, max(ctx.opset, 16)) is not None
+    if not standard_below_16 and not any(_standard_grid_attrs(_attrs(n.proto), max(ctx.opset, 16)) is not None
                                          for n in ctx.nodes if _custom(n.proto)):
         return model
     if opset_of(model) < 16:
         model = onnx.version_converter.convert_version(model, 16)  # passes custom-domain nodes through
     opset = opset_of(model)
-    for n in (ref.proto for ref in resolve(model, locations)):
-        attrs = _standard_grid_attrs(n, opset)
-        if attrs is None:
-            continue
-        n.op_type, n.domain = "GridSample", ""
-        del n.attribute[:]
-        n.attribute.extend(attrs)
+    import onnx_graphsurgeon as gs
+
+    graph = gs.import_onnx(model)  # the converted model: its nodes keep their locations
+    for loc, _, n in gs_locations(graph):
+        attrs = _standard_grid_attrs(n.attrs, opset) if loc in locations else None
+        if attrs is not None:
+            n.op, n.domain, n.attrs = "GridSample", None, attrs
+    model = graft(model, graph)
     used = {n.domain for g in iter_graphs(model) for n in g.node}
     keep = [o for o in model.opset_import if o.domain in ("", "ai.onnx") or o.domain in used
             or any(f.domain == o.domain for f in model.functions)]
     del model.opset_import[:]
     model.opset_import.extend(keep)
     return model
-
-
