@@ -14,7 +14,10 @@ check, model_load_utils.h ValidateOpsetForDomain), read from the release table; 
   option session.strict_shape_type_inference=1 makes it fail, "Can't merge shape info").
 
 The type and inference checks are run as onnx's strict inference on the model as ORT resolves it (Constants as
-initializers, declared shapes dropped); what fails there, ORT refuses, in its words.
+initializers, declared shapes dropped); what fails there, ORT refuses, in its words. Not modelled (refusals with no
+claim, benchmarks/refusal_claims.py): checks of the onnx ORT was built with where the installed onnx differs
+(ORT 1.24.4 refuses Attention's newer left_window_size attribute and DFT with is_onesided and inverse), and the
+outcome does not depend on the release yet (`version` keys the result: nothing measured differs between releases).
 """
 
 from __future__ import annotations
