@@ -44,6 +44,8 @@ REASONS = (
     "control-flow",        # If branches of different output ranks, Loop scan outputs with a run-time trip count
     "parser-crash",        # an op at input ranks that crashed the parser when probed (status restricted: a warning)
     "matrix-restriction",  # supported, with a restriction text in onnx-tensorrt's matrix (status restricted)
+    "ignored-input",       # the parser accepts the node but ignores an input (ReduceX-18 axes on 8.6): other values
+                           # (status restricted: OLX316)
     "ort-op",              # an op only ONNX Runtime defines, which the parser does not import: the model was
                            # prepared for ORT (reported once per model, OLX314/OLX315)
 )
@@ -331,7 +333,9 @@ def predict(index: GraphIndex, version: str | None = None) -> TrtPrediction:
     shared: dict[tuple, tuple] = {}  # nodes with one signature, constant pattern and attributes get one verdict
     ops, signature, record = table["ops"].get, index.signature, pred.record
     local = index.is_local_function if index.functions else None
-    mixed_rejected = (table.get("behaviour") or {}).get("mixed_float_inputs") == "reject"
+    behaviour = table.get("behaviour") or {}
+    mixed_rejected = behaviour.get("mixed_float_inputs") == "reject"
+    reduce_ignored = {op for op, how in (behaviour.get("reduce_axes_input") or {}).items() if how == "ignored"}
     for node in index.nodes:  # one pass over every node: comprehensions, not generators (~1 us a node less)
         if local is not None and local(node):
             continue
@@ -351,8 +355,8 @@ def predict(index: GraphIndex, version: str | None = None) -> TrtPrediction:
             if row.get("attr_limits") or node.op_type in ("Cast", "CastLike", "Shape"):
                 key += (tuple([(a.name, a.SerializeToString()) for a in node.proto.attribute if a.type not in (5, 10)]),)
             key += (len([o for o in node.outputs if o]),)
-            if mixed_rejected and node.op_type == "Cast":  # its verdict reads its consumers
-                key += (node.index,)
+            if (mixed_rejected and node.op_type == "Cast") or node.op_type in reduce_ignored:
+                key += (node.index,)  # the verdict reads its consumers / its axes values and input rank
         if node.op_type in ("If", "Loop"):
             key += (node.index,)
         verdict = shared.get(key)
@@ -512,6 +516,17 @@ def _verdict_verified(node: NodeRef, sig: tuple, table: dict, ver: str) -> tuple
             return ("unsupported", "attribute", f"{who} ignores Shape's start/end (measured: {behaviour.get('shape_start_end_probe')}): "
                     f"this node gets all {sliced[0]} dims where the model takes dims {sliced[1]}:{sliced[2]}, so the shapes computed "
                     "from it are wrong (the parser then rejects or crashes on a later node, or builds a different network)")
+    if (behaviour.get("reduce_axes_input") or {}).get(op) == "ignored" and sv is not None and sv >= 18:
+        partial = _partial_axes(node)
+        if partial:
+            why = (f"{who} ignores {op}-{sv}'s axes input and reduces every axis (measured: "
+                   f"{behaviour.get('reduce_axes_input_probe')}); here axes {partial} of a rank-{_rank(node, 0)} input")
+            keepdims = node.attr("keepdims")
+            if keepdims is None or keepdims:  # same rank, broadcasts on: the parse goes through, the values differ
+                return ("restricted", "ignored-input", f"{why}: the engine computes one value over the whole tensor where "
+                        "the model reduces those axes (keepdims=1 keeps the shape, so nothing fails)")
+            return ("unsupported", "attribute", f"{why}, so the output's rank differs from the model's (the parser then "
+                    "rejects a later node, or builds a different network)")
     if op == "Cast" and behaviour.get("mixed_float_inputs") == "reject":
         mixed = _cast_contradicts(node, sig)
         if mixed:
@@ -542,6 +557,25 @@ def _constant_branch_output(node: NodeRef) -> str | None:
             return (f"{a.name} returns {len(const)} constant(s) ({const[0]}{', ...' if len(const) > 1 else ''}) beside "
                     "computed outputs")
     return None
+
+
+def _partial_axes(node: NodeRef) -> list[int] | None:
+    """The constant axes input of a Reduce node when it names fewer than all axes of an input of known rank."""
+    if len(node.inputs) < 2 or not node.inputs[1]:
+        return None
+    rank = _rank(node, 0)
+    t = node.scope.constant(node.inputs[1])
+    if rank is None or t is None:
+        return None
+    try:
+        from onnx import numpy_helper
+
+        axes = [int(a) for a in numpy_helper.to_array(t).reshape(-1)]
+    except Exception:
+        return None
+    if not axes:
+        return None
+    return axes if {a % rank for a in axes} != set(range(rank)) else None
 
 
 def _shape_slice(node: NodeRef) -> tuple[int, int, int] | None:

@@ -153,3 +153,23 @@ def test_if_branch_returning_a_constant_beside_a_computed_output():
     assert (v.status, v.reason) == ("unsupported", "control-flow") and "then_branch returns 1 constant(s) (kv)" in v.detail
     assert verdicts(_merged_decoder_if(), RTX)["if"].status == "supported"
     assert verdicts(_merged_decoder_if(const_in_then=False), "8.6")["if"].status == "supported"
+
+
+# ------------------------------------------------- ReduceX-18's axes input: TensorRT 8.6 reduces every axis
+
+
+def _pooled_layernorm(keepdims):
+    """convnext_dy_op18's head: ReduceMean-18 over the spatial axes, then LayerNormalization on [N, C]."""
+    nodes = [h.make_node("ReduceMean", ["x", "ax"], ["m"], name="mean", keepdims=keepdims),
+             h.make_node("LayerNormalization", ["m", "g", "b"], ["y"], name="ln", axis=-1)]
+    return make_model(nodes, [vi("x", T.FLOAT, ["n", 8, 2, 2])], [vi("y", T.FLOAT, None)],
+                      [init("ax", np.array([-2, -1], np.int64)), init("g", np.ones(8, np.float32)),
+                       init("b", np.zeros(8, np.float32))], opset=18)
+
+
+def test_reduce_18_axes_input_ignored_by_8_6():
+    v = verdicts(_pooled_layernorm(0), "8.6")["mean"]
+    assert (v.status, v.reason) == ("unsupported", "attribute") and "axes [-2, -1] of a rank-4 input" in v.detail
+    kept = verdicts(_pooled_layernorm(1), "8.6")["mean"]  # same rank: the parse succeeds, the values differ
+    assert (kept.status, kept.reason) == ("restricted", "ignored-input")
+    assert verdicts(_pooled_layernorm(0), RTX)["mean"].status == "supported"

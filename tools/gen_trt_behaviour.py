@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Add what TensorRT's parser does beyond single-op acceptance to the parser-verified tables (`behaviour`, `ort_ops`).
 
-tools/gen_trt_support.py measures whether the parser accepts each ONNX op; four things it cannot see, each found
+tools/gen_trt_support.py measures whether the parser accepts each ONNX op; five things it cannot see, each found
 behind a miss or false alarm on the transformer export set (issue 31), are measured here on the same parser:
 
 * `ort_ops`: ONNX Runtime's own ops (com.microsoft contrib ops, and ops ORT registers in the ONNX domain that
@@ -16,6 +16,9 @@ behind a miss or false alarm on the transformer export set (issue 31), are measu
 * `behaviour.if_constant_output`: whether an If whose branch returns a Constant's output beside a computed
   one is accepted (the 10.x line) or rejected (8.6: "The then/else branches of an If operator must have the same
   number of outputs"; optimum's merged decoders return empty Constants for the cross-attention cache).
+* `behaviour.reduce_axes_input`: per Reduce op whose version 18 takes `axes` as an input, whether the parser
+  reads it (`honoured`) or reduces every axis (`ignored`: TensorRT 8.6, which predates opset 18; convnext's dynamo
+  export then fails at a LayerNormalization on the rank-0 result).
 * `behaviour.mixed_float_inputs`: whether an Add of a float16 and a float tensor is accepted (8.6) or rejected
   (`must have same input types`, the 10.x line): what a Cast whose declared output type contradicts its `to`
   (onnxconverter_common's float16 conversion) leaves in a model.
@@ -95,13 +98,27 @@ def probe_models(root: Path) -> dict[str, str]:
                                                       helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 3])],
                                [helper.make_tensor_value_info("y0", TensorProto.FLOAT, None),
                                 helper.make_tensor_value_info("y1", TensorProto.FLOAT, None)])
-    for g in (shape, mixed, branch):
+    graphs = [shape, mixed, branch]
+    for op in reduce_18_ops():  # ReduceX-18 takes its axes as an input: reduce x[n,3,4] over axis -1 -> [n,3]
+        graphs.append(helper.make_graph([helper.make_node(op, ["x", "axes"], ["y"], keepdims=0)], f"axes_input_{op}",
+                                        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 3, 4])],
+                                        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 3])],
+                                        [helper.make_tensor("axes", TensorProto.INT64, [1], [-1])]))
+    for g in graphs:
         m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
         m.ir_version = 8
         p = root / f"{g.name}.onnx"
         onnx.save(m, p)
         paths[g.name] = str(p)
     return paths
+
+
+def reduce_18_ops() -> list[str]:
+    """The Reduce ops whose version 18 moved `axes` from an attribute to an input."""
+    import onnx
+
+    return sorted({s.name for s in onnx.defs.get_all_schemas_with_history() if s.domain == "" and s.since_version == 18
+                   and s.name.startswith("Reduce") and any(i.name == "axes" for i in s.inputs)})
 
 
 def ort_op_names() -> dict[str, list[str]]:
@@ -173,6 +190,15 @@ def main(argv=None) -> int:
                 "if_constant_output_probe": "If with then_branch outputs (Constant, Neg), else_branch (Neg, Neg): "
                                             + (branch.get("desc") or "accepted"),
             }
+            reduce = {}
+            for op in reduce_18_ops():
+                r = got["probes"][f"axes_input_{op}"]
+                reduce[op] = ("honoured" if r["out_shapes"] == [[-1, 3]] else "ignored") if r["ok"] else "rejected"
+            behaviour["reduce_axes_input"] = reduce
+            dims = (got["probes"]["axes_input_ReduceMean"]["out_shapes"] or [None])[0]
+            behaviour["reduce_axes_input_probe"] = ("ReduceMean-18(x[n,3,4], axes=[-1], keepdims=0) gives shape "
+                                                    f"{tuple(dims) if dims is not None else 'nothing'}"
+                                                    + (", not (n, 3)" if reduce["ReduceMean"] != "honoured" else ""))
             dest = Path(args.out) / f"trt-{label}.json"
             table = json.loads(dest.read_text())
             table["behaviour"] = behaviour
