@@ -39,6 +39,8 @@ class ReshapeFusion:
         (becomes 0, "copy the dim"), or one computed one-element value (becomes -1; at most one -1): the Concat
         becomes a constant and the nodes that only fed it go (RemoveNodesWithOneOutputBottomUp)."""
         changed = False
+        if scope.parent is None:
+            state.resolve_fused_reshapes()
         for r in state.nodes(scope):
             if not is_supported(r, state, "Reshape", (5, 13, 14)) or len(r.inputs) < 2:
                 continue
@@ -65,6 +67,8 @@ class ReshapeFusion:
             if not ok or values.count(-1) > 1:
                 continue
             state.remove(c, "eliminated", "fusion", "Concat building a Reshape's shape: ORT's ReshapeFusion replaces it by a constant")
+            if scope.parent is None and self._dim_match:
+                state.fused_reshape(shp, [v if v is not None else -1 for v in values])
             _drop_dead_producers(state, scope, c, "ReshapeFusion")
             changed = True
         return changed
@@ -108,9 +112,14 @@ def _copies_dim(state: OptimizerState, scope: GraphScope, v: str, root: str, k: 
             return True
         # a dim the Shape's input has as a number, which the Reshape's input has too once the Reshapes before
         # it were fused (ORT infers shapes again after each pass, Graph::Resolve: a fused Reshape copies its input's
-        # dims, and they flow on); onnx's data propagation stands for that inference (state.shape)
-        b2 = state.shape(scope, root)
-        return k < len(a) and isinstance(a[k], int) and b2 is not None and k < len(b2) and b2[k] == a[k]
+        # dims, and they flow on): state.fused_shape
+        if k >= len(a) or not isinstance(a[k], int):
+            return False
+        known = state.shape(scope, root)  # data propagation: a cheap bound (what it cannot see, ORT cannot either)
+        if known is None or k >= len(known) or known[k] != a[k]:
+            return False
+        b2 = state.fused_shape(scope, root)
+        return b2 is not None and k < len(b2) and b2[k] == a[k]
     return len(a) == len(b) and all(same_dim(x, y) for x, y in zip(a, b))
 
 

@@ -76,6 +76,11 @@ class OptimizerState:
         # main-graph reader of the If's output now reads through a body value, whose readers `readers` does not
         # follow (bodies reuse names); folding then looks at every main-graph node again, as ORT does
         self._fold_all = False
+        # ReshapeFusion's constant shapes (value -> its ints, 0 = copy the dim): main-graph dims ORT infers again
+        # with them (fused_shape), computed once per count of fusions
+        self._fused: dict[str, list[int]] = {}
+        self._fused_resolved = 0  # how many of them ORT's inference has seen (those of the passes before)
+        self._fused_dims: tuple[int, dict[str, Dims]] | None = None
 
     # ------------------------------------------------------------------ the model
     def scopes(self) -> list[GraphScope]:
@@ -143,6 +148,45 @@ class OptimizerState:
         if value in scope.initializers or value in scope.constants:
             return self.tensor(scope, value) is not None
         return value in self._out.constants and value in scope.producer
+
+    def fused_reshape(self, value: str, shape: list[int]) -> None:
+        """ReshapeFusion replaced the main-graph value (a Concat's output) by the constant shape."""
+        self._fused[value] = shape
+
+    def resolve_fused_reshapes(self) -> None:
+        """A new ReshapeFusion pass starts: ORT resolved the graph after the last one, its fusions included."""
+        self._fused_resolved = len(self._fused)
+
+    def fused_shape(self, scope: GraphScope, value: str) -> Dims | None:
+        """The dims of a main-graph value as ORT infers them again after ReshapeFusion's constants replaced the
+        Concats they stand for (Graph::Resolve after the pass): onnx's inference without data propagation on the
+        model with those constants of the passes before this one (once per pass that fused something, when asked).
+        None where nothing is known."""
+        if scope.parent is not None or not self._fused_resolved:
+            return None
+        if self._fused_dims is None or self._fused_dims[0] != self._fused_resolved:
+            self._fused_dims = (self._fused_resolved, self._infer_with_fused(dict(list(self._fused.items())[:self._fused_resolved])))
+        return self._fused_dims[1].get(self._out.resolve(value))
+
+    def _infer_with_fused(self, fused: dict[str, list[int]]) -> dict[str, Dims]:
+        model = onnx.ModelProto()
+        model.CopyFrom(self._index.model)
+        g = model.graph
+        del g.value_info[:]
+        keep = [n for n in g.node if not (len(n.output) == 1 and n.output[0] in fused)]
+        del g.node[:]
+        g.node.extend(keep)
+        g.initializer.extend(numpy_helper.from_array(np.array(v, np.int64), k) for k, v in fused.items())
+        try:
+            inferred = onnx.shape_inference.infer_shapes(model)
+        except Exception:  # noqa: BLE001 - onnx cannot infer it: nothing learnt
+            return {}
+        out: dict[str, Dims] = {}
+        for vi in (*inferred.graph.value_info, *inferred.graph.output):
+            t = vi.type.tensor_type
+            if t.HasField("shape"):
+                out[vi.name] = tuple(d.dim_value if d.HasField("dim_value") else None for d in t.shape.dim)
+        return out
 
     def shape(self, scope: GraphScope, value: str) -> Dims | None:
         """Dims (None where unknown): data propagation's (RefinedShapes, inferred on first use), else the index's;
