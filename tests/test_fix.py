@@ -1096,6 +1096,24 @@ def iter_graphs_of(model):
     return list(iter_graphs(model))
 
 
+def test_tidied_ir3_model_lists_its_initializers_as_inputs(tmp_path, cli):
+    """IR 3 wants every initializer among the graph inputs; onnx-graphsurgeon's export drops them there, so a
+    tidied IR-3 model failed the checker and upgrade-opset was never written (pypi-onnx light_resnet50)."""
+    w, dead = nh.from_array(np.ones(2, np.float32), "w"), nh.from_array(np.zeros(2, np.float32), "dead")
+    g = h.make_graph([h.make_node("Add", ["x", "w"], ["y"], name="add")], "g",
+                     [h.make_tensor_value_info(n, T.FLOAT, [2]) for n in ("x", "w", "dead")],
+                     [h.make_tensor_value_info("y", T.FLOAT, [2])], [w, dead])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 9)])
+    m.ir_version = 3
+    p = tmp_path / "ir3.onnx"
+    onnx.save(m, p)
+    rc, out, _ = cli(p, "--fix")
+    assert "wrote" in out and "(upgrade-opset)" in out, out
+    fixed = onnx.load(p)
+    onnx.checker.check_model(fixed, full_check=True)
+    assert fixed.opset_import[0].version == 11 and {i.name for i in fixed.graph.initializer} <= {i.name for i in fixed.graph.input}
+
+
 def test_tidy_returns_the_same_model_when_there_is_nothing_to_do(examples_dir):
     from onnxlint.fixers import tidy
 

@@ -143,7 +143,22 @@ def graft(model: onnx.ModelProto, graph: Any) -> onnx.ModelProto:
                     n.metadata_props.extend(old.metadata_props)
     if hasattr(model.graph, "metadata_props") and not out.graph.metadata_props:
         out.graph.metadata_props.extend(model.graph.metadata_props)
+    if out.ir_version < 4:
+        _inputs_for_initializers(out)
     return out
+
+
+def _inputs_for_initializers(model: onnx.ModelProto) -> None:
+    """IR versions below 4 want every initializer listed as a graph input too; gs exports initializers only (a
+    tidied IR-3 model failed the checker: "... in initializer but not in graph input", pypi-onnx light_resnet50)."""
+    from onnx import helper
+
+    from onnxlint.graph import iter_graphs
+
+    for g in iter_graphs(model):
+        listed = {i.name for i in g.input}
+        g.input.extend(helper.make_tensor_value_info(t.name, t.data_type, list(t.dims))
+                       for t in g.initializer if t.name not in listed)
 
 
 @dataclass(frozen=True)
