@@ -638,6 +638,17 @@ def test_numeric_check_sizes_a_dim_that_is_a_sum_of_symbols():
     assert text.startswith("outputs equal at batch=1, past_len=1, seq=1 and batch=2, past_len=2, seq=2"), text
 
 
+def test_numeric_check_takes_a_symbolic_channel_count_from_the_conv_weight():
+    """optimum's ViT declares pixel_values [batch_size, num_channels, height, width]: every non-batch symbol took
+    one size, and no size made 3 channels and a 16-pixel patch at once. The Conv's weight fixes the channels."""
+    nodes = [h.make_node("Conv", ["x", "w"], ["y"], name="patch", kernel_shape=[4, 4], strides=[4, 4])]
+    m = _model(nodes, [h.make_tensor_value_info("x", T.FLOAT, ["batch", "channels", "height", "width"])],
+               [h.make_tensor_value_info("y", T.FLOAT, None)], [nh.from_array(np.ones((8, 3, 4, 4), np.float32), "w")],
+               opset=13)
+    text = equivalence.check_equivalent(m, m)
+    assert text.startswith("outputs equal at batch=1, height=4, width=4"), text
+
+
 def test_numeric_check_says_why_the_original_cannot_run():
     nodes = [h.make_node("Reshape", ["x", "shp"], ["y"], name="bad")]
     m = _model(nodes, [h.make_tensor_value_info("x", T.FLOAT, [3])], [h.make_tensor_value_info("y", T.FLOAT, None)],

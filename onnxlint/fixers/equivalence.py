@@ -114,7 +114,27 @@ def input_specs(model: onnx.ModelProto, shapes: dict[str, Sequence[int]] | None 
                 else:
                     dims.append(d.dim_param if d.HasField("dim_param") and d.dim_param else f"{inp.name}:{k}")
         specs.append(InputSpec(inp.name, dt, dims))
+    pins = _channels(model, specs)  # a symbolic channel count a Conv's weight fixes (optimum's num_channels)
+    for spec in specs:
+        spec.dims = [pins.get(d, d) if isinstance(d, str) else d for d in spec.dims]
     return specs
+
+
+def _channels(model: onnx.ModelProto, specs: list[InputSpec]) -> dict[str, int]:
+    """symbol -> size for a symbolic channel dim (axis 1) of a graph input a Conv reads directly: its weight
+    says how many channels it takes (W's dim 1 x group). No size tried for the other symbols could run it."""
+    weights = {t.name: t for t in model.graph.initializer}
+    by_name = {s.name: s for s in specs}
+    pins: dict[str, int] = {}
+    for n in model.graph.node:
+        if n.op_type != "Conv" or n.domain not in ("", "ai.onnx") or len(n.input) < 2:
+            continue
+        spec, w = by_name.get(n.input[0]), weights.get(n.input[1])
+        if spec is None or w is None or len(spec.dims) < 2 or len(w.dims) < 2 or not isinstance(spec.dims[1], str):
+            continue
+        group = next((a.i for a in n.attribute if a.name == "group"), 1) or 1
+        pins.setdefault(spec.dims[1], int(w.dims[1]) * int(group))
+    return pins
 
 
 def _expression(dim: str) -> ast.expr | None:
