@@ -350,6 +350,14 @@ def _shape_sized(ctx: "LintContext", node: NodeRef, spec: bool) -> bool:
     return shape_sized(node) == spec
 
 
+@predicate("node", "ort_prepared_model", {"type": "boolean"},
+           "whether the node's model was prepared for ONNX Runtime (it holds ops only ORT defines) while TensorRT is "
+           "only a default target: TensorRT's verdicts there are context, said once per model (OLX315)",
+           needs_prediction=True)
+def _ort_prepared_model(ctx: "LintContext", node: NodeRef, spec: bool) -> bool:
+    return (_tensorrt_ort_ops(ctx) == "default-target") == spec
+
+
 @predicate("node", "local_function", {"type": "boolean"}, "whether the node is inside a model-local function")
 def _local_function(ctx: "LintContext", node: NodeRef, spec: bool) -> bool:
     return bool(ctx.index.is_local_function(node)) == spec
