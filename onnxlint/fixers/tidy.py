@@ -14,16 +14,12 @@ from typing import Any
 import onnx
 
 from onnxlint.fixers.base import FixContext, fixer, graft
-from onnxlint.graph import iter_graphs
+from onnxlint.graph import iter_graphs, scan_attributes
 
 
 def _subgraphs(node: onnx.NodeProto) -> list[onnx.GraphProto]:
-    out = []
-    for a in node.attribute:
-        if a.type == onnx.AttributeProto.GRAPH:
-            out.append(a.g)
-        elif a.type == onnx.AttributeProto.GRAPHS:
-            out.extend(a.graphs)
+    out: list[onnx.GraphProto] = []
+    scan_attributes([node], out)
     return out
 
 

@@ -29,6 +29,7 @@ from typing import Any
 
 import onnx
 
+from onnxlint.graph import iter_graphs
 from onnxlint.ort import releases
 
 
@@ -116,9 +117,7 @@ def as_ort_resolves(model: onnx.ModelProto) -> onnx.ModelProto:
     outputs: ORT merges those leniently); element types stay (ORT checks them)."""
     view = onnx.ModelProto()
     view.CopyFrom(model)
-    stack = [view.graph]
-    while stack:
-        g = stack.pop()
+    for g in iter_graphs(view):  # yields a graph before it reads the graph's (rewritten) nodes for bodies
         names = set()
         kept_nodes = []
         for n in g.node:
@@ -138,12 +137,6 @@ def as_ort_resolves(model: onnx.ModelProto) -> onnx.ModelProto:
             if vi.type.HasField("tensor_type"):
                 vi.type.tensor_type.ClearField("shape")
         _sort(g)
-        for n in g.node:
-            for a in n.attribute:
-                if a.type == onnx.AttributeProto.GRAPH:
-                    stack.append(a.g)
-                elif a.type == onnx.AttributeProto.GRAPHS:
-                    stack.extend(a.graphs)
     return view
 
 
@@ -359,15 +352,5 @@ def _checker_complaint_ort_shares(model: onnx.ModelProto, complaint: str) -> str
 
 def _defined_anywhere(model: onnx.ModelProto, name: str) -> bool:
     """Whether any graph of the model (bodies included) defines the value: an input, initializer or node output."""
-    stack = [model.graph]
-    while stack:
-        g = stack.pop()
-        if any(v.name == name for v in (*g.input, *g.initializer)) or any(name in n.output for n in g.node):
-            return True
-        for n in g.node:
-            for a in n.attribute:
-                if a.type == onnx.AttributeProto.GRAPH:
-                    stack.append(a.g)
-                elif a.type == onnx.AttributeProto.GRAPHS:
-                    stack.extend(a.graphs)
-    return False
+    return any(any(v.name == name for v in (*g.input, *g.initializer)) or any(name in n.output for n in g.node)
+               for g in iter_graphs(model))
