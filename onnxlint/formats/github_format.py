@@ -7,7 +7,7 @@ with --show-info; `--expand` gives one per node."""
 from __future__ import annotations
 
 from onnxlint.formats.escape import text as _visible
-from onnxlint.formats.text_format import SHOWN_LOCATIONS, display_location, group, shown_findings
+from onnxlint.formats.text_format import also, group, shown_findings
 
 LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
 
@@ -28,10 +28,7 @@ def render(report, expand: bool = False, show_info: bool = False, **_) -> str:
         for members in group(shown_findings(res.findings, show_info), expand):
             f = members[0]
             where = f" ({f.node})" if f.node else ""
-            if len(members) > 1:
-                locs = ", ".join(display_location(m.node) for m in members[1:SHOWN_LOCATIONS])
-                more = len(members) - SHOWN_LOCATIONS
-                where += f" (×{len(members)}; also {locs}" + (f" and {more} more" if more > 0 else "") + ")"
+            where += also(members)
             lines.append(f"::{LEVEL[f.severity]} file={_escape_prop(f.filename)},line=1,title={_escape_prop(f.code + ' ' + f.name)}::"
                          f"{_escape_data(f.message + where)}")
     for res in report.errors:

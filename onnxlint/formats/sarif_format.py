@@ -14,8 +14,7 @@ from urllib.parse import quote
 
 from onnxlint import __version__
 from onnxlint.formats.escape import unicode_tree
-from onnxlint.formats.text_format import SHOWN_LOCATIONS, cause, display_location, group, shown_findings, summary_line
-from onnxlint.report import node_location
+from onnxlint.formats.text_format import also, cause, group, shown_findings, summary_line
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVEL = {"error": "error", "warning": "warning", "info": "note"}
@@ -32,14 +31,6 @@ def _uri(filename: str, root: Path) -> str:
     except ValueError:
         rel = Path(os.path.relpath(p, root))
     return quote(os.fsencode(rel.as_posix()), safe="/")
-
-
-def _fingerprint(f) -> str:
-    try:
-        return f.fingerprint()
-    except UnicodeEncodeError:  # a file name with a byte that is not UTF-8: hash the name's own bytes
-        key = f"{f.code}\0{f.filename}\0{node_location(f.node) or ''}"
-        return hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 
 def _rule_entry(rule) -> dict:
@@ -92,7 +83,7 @@ def _group_fingerprint(members: list, expand: bool) -> str:
     so it stays one alert while nodes of the same cause come and go."""
     f = members[0]
     if expand:
-        return _fingerprint(f)
+        return f.fingerprint()
     key = "\0".join((f.code, f.filename, *(x or "" for x in cause(f))))
     return hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
@@ -104,11 +95,7 @@ def _suppression(reason: str) -> dict:
 
 def _result(members: list, index: dict, base: Path, expand: bool) -> dict:
     f = members[0]
-    text = f.message
-    if len(members) > 1:
-        locs = ", ".join(display_location(m.node) for m in members[1:SHOWN_LOCATIONS])
-        more = len(members) - SHOWN_LOCATIONS
-        text += f" (×{len(members)}; also {locs}" + (f" and {more} more" if more > 0 else "") + ")"
+    text = f.message + also(members)
     uri = _artifact(f.filename, base)
     res: dict = {
         "ruleId": f.code,

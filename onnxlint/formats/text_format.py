@@ -73,6 +73,16 @@ def group(findings: list[Any], expand: bool = False) -> list[list[Any]]:
     return list(groups.values())
 
 
+def also(members: list[Any], esc: Any = str, more_tail: str = "") -> str:
+    """A group's count and its next locations, as every format words them: ' (×5; also a, b and 2 more)'; ''
+    for a single finding. esc escapes each location for the format; more_tail follows 'and N more'."""
+    if len(members) < 2:
+        return ""
+    locs = ", ".join(esc(display_location(m.node)) for m in members[1:SHOWN_LOCATIONS])
+    more = len(members) - SHOWN_LOCATIONS
+    return f" (×{len(members)}; also {locs}" + (f" and {more} more{more_tail}" if more > 0 else "") + ")"
+
+
 def shown_findings(findings: list[Any], show_info: bool = False) -> list[Any]:
     """What a report shows of a model's findings: not suppressed, not fixed, infos only when asked."""
     return [f for f in findings if not f.suppressed and not f.fixed and (show_info or f.severity != "info")]
@@ -102,10 +112,7 @@ def render(report: Any, colour: bool = False, show_hints: bool = True, statistic
             f = members[0]
             where = f"{name}:{esc(display_location(f.node))}" if f.node else name
             text = esc(without_location(f))
-            if len(members) > 1:
-                more = len(members) - SHOWN_LOCATIONS
-                locs = ", ".join(esc(display_location(m.node)) for m in members[1:SHOWN_LOCATIONS])
-                text += f" (×{len(members)}; also {locs}" + (f" and {more} more; --expand lists them" if more > 0 else "") + ")"
+            text += also(members, esc, "; --expand lists them")
             lines.append(f"{c(BOLD, where)}: {c(COLOURS[f.severity], f.code)} {text}")
             problem_lines += 1
             if show_hints and not quiet and f.hint and not f.hint.startswith(NO_FIX) and f.code not in hinted:
