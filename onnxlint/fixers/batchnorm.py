@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Any, Iterable
 
 import onnx
@@ -27,7 +26,7 @@ def _inference_reference(model: onnx.ModelProto) -> onnx.ModelProto:
     behaviour to keep is its inference form: training_mode=0 with the learned statistics."""
     import onnx_graphsurgeon as gs
 
-    graph = gs.import_onnx(copy.deepcopy(model))
+    graph = gs.import_onnx(model)  # read only: graft() copies the model
     _to_inference(graph, [n for _, _, n in gs_locations(graph)])
     return graft(model, graph)
 

@@ -33,6 +33,7 @@ from onnxlint import bounded_child
 from onnxlint.errors import first_line, ort_message
 from onnxlint.fixers.base import REGISTRY, FixError
 from onnxlint.graph import iter_graphs
+from onnxlint.loading import has_external_data
 
 # sizes tried for a symbolic dim: batch-like dims (axis 0 only) first 1 then 2; other dims grow until the
 # original runs (strided image models need a multiple of 32, a few need the exported size)
@@ -257,13 +258,6 @@ def candidate_values(specs: list[InputSpec], hints: Sequence[int] = ()) -> Itera
 
 
 # ------------------------------------------------------------------ running
-
-
-def has_external_data(model: onnx.ModelProto) -> bool:
-    """Any tensor with external data, Constant values and attributes included (loading.has_external_data)."""
-    from onnxlint.loading import has_external_data as any_external
-
-    return any_external(model)
 
 
 # set by equivalence_child: told about each runtime session before it is created (which model, for a crash report)
@@ -501,7 +495,7 @@ def run_check(before: onnx.ModelProto, after: onnx.ModelProto, base_dir: Path | 
         code, stderr = _run_child(args, os.environ.get(CRASH_ENV), errors, timeout, limit)
         if code is None:
             raise FixError(f"the numeric check did not finish within {timeout:g} s ({TIMEOUT_ENV} sets the limit)")
-        data = _read(report)
+        data = bounded_child.json_lines(_read_text(report))
     if "result" in data:
         return str(data["result"])
     if "fix_error" in data:
@@ -571,16 +565,6 @@ def _read_text(path: str) -> str:
 def _remove(path: str) -> None:
     with contextlib.suppress(OSError):
         os.unlink(path)
-
-
-def _read(path: str) -> dict[str, Any]:
-    data: dict[str, Any] = {}
-    with contextlib.suppress(OSError):
-        with open(path) as fh:
-            for line in fh:
-                with contextlib.suppress(ValueError):
-                    data.update(json.loads(line))
-    return data
 
 
 def _child_check(before_path: str, after_path: str, base: str, shapes_json: str, report: str, crash: str | None,

@@ -31,12 +31,6 @@ def _scales(const: TensorProto | None) -> np.ndarray | None:
     return arr if arr.size else None
 
 
-def _sizes_for(shape, scales: np.ndarray | None) -> np.ndarray | None:
-    """floor(input * scales) as Resize computes its output size; None unless the shape is fully static."""
-    plan = _plan(shape, scales)
-    return plan[1] if plan is not None and plan[0] == 0 else None
-
-
 def _plan(shape, scales: np.ndarray | None) -> tuple[int, np.ndarray] | None:
     """(k, tail): the output's first k dims are the input's own at run time (dynamic dims, a batch, at scale 1:
     read from Shape(X)), the rest floor(input * scales) as Resize computes them (a constant); None when a
