@@ -320,10 +320,6 @@ def _reported_by(ctx: "LintContext", node: NodeRef, spec: list[str]) -> bool:
     return False
 
 
-def _producer(node: NodeRef, value: str) -> NodeRef | None:
-    return node.scope.producer_of(value)
-
-
 def on_cpu_shape_path(ctx: "LintContext", node: NodeRef) -> bool:
     """Whether every input of the node is already a CPU tensor under the CUDA EP (a Shape/Size output, an output
     of a node placed on CPU, a small constant) and at least one comes from such a node: the small shape

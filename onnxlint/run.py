@@ -226,7 +226,7 @@ def execute(request: LintRequest, settings: Settings) -> int:
                 return linter.lint_paths(misses, settings_for, jobs=request.jobs, progress=_progress(show), digest=True,
                                          rulesets=CachedRules(cache_dir)).files
 
-            report = Report(files=cache_mod.CachedRun(files, settings_for, cache_dir).reports(lint_misses))
+            report = Report(files=cache_mod.lint_with_cache(files, settings_for, lint_misses, cache_dir))
         else:
             report = linter.lint_paths(files, settings_for, jobs=request.jobs, progress=_progress(show))
     except KeyboardInterrupt as exc:  # SIGINT, or SIGTERM (interrupt.signals_interrupt); pool workers are gone

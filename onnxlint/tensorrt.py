@@ -180,11 +180,9 @@ def ort_only(node: NodeRef) -> bool:
 
 
 def describe(label: str) -> str:
-    """'TensorRT 8.6' or 'TensorRT-RTX 1.4 (10.x line)'."""
-    m = re.search(r"\+rtx(\d+(?:\.\d+)*)", label)
-    if m:
-        return f"TensorRT-RTX {m.group(1)}'s parser (10.x line)"
-    return f"TensorRT {label}"
+    """'TensorRT 8.6' or "TensorRT-RTX 1.4's parser (10.x line)"."""
+    name = product(label)
+    return f"{name}'s parser (10.x line)" if name.startswith("TensorRT-RTX") else name
 
 
 # ------------------------------------------------------------------------------------------------ verdicts

@@ -15,6 +15,7 @@ except ImportError:  # pragma: no cover - other interpreters
     from hashlib import blake2b
 
 from onnxlint.cache.folder import FORMAT
+from onnxlint.deployment import GENAI_CONFIG
 
 if TYPE_CHECKING:
     from onnxlint.settings import Settings
@@ -238,7 +239,7 @@ def scan_key(path: str | os.PathLike, settings: Settings, cwd: str | None = None
     h.update(enc(f"\0{os.fspath(path)}\0{absolute}\0{scanned[0]}"))
     if settings.config.per_file_ignores:  # its patterns match the resolved path: a symbolic link's target counts
         h.update(enc(f"\0real {os.path.realpath(absolute)}"))
-    genai = os.path.join(os.path.dirname(absolute), "genai_config.json")  # deployment.GENAI_CONFIG: it picks the targets
+    genai = os.path.join(os.path.dirname(absolute), GENAI_CONFIG)  # it picks the targets
     if os.path.isfile(genai):
         h.update(enc(f"\0genai {file_digest(genai)}"))
     return h.hexdigest(), scanned[1], scanned[0]
