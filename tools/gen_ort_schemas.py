@@ -71,10 +71,6 @@ json.dump({"ort_version": onnxruntime.__version__, "schemas": sorted(rows, key=j
 """
 
 
-def log(*a):
-    print(*a, file=sys.stderr, flush=True)
-
-
 def read_release(version: str, args) -> dict:
     """Download the release's wheel, dump ORT's own schemas, clean up. The raw file's content."""
     work = Path(tempfile.mkdtemp(prefix=f"ort-schemas-{version}-", dir=args.work))
@@ -129,7 +125,7 @@ def pack(raw_dir: Path, out: Path) -> Path:
     data = (json.dumps(doc, sort_keys=True, separators=(",", ":")) + "\n").encode()
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(gzip.compress(data, 9, mtime=0))
-    log(f"{out}: {len(raws)} releases, {len(rows)} schema rows, {len(data)} bytes json, {out.stat().st_size} bytes gz")
+    kt.log(f"{out}: {len(raws)} releases, {len(rows)} schema rows, {len(data)} bytes json, {out.stat().st_size} bytes gz")
     return out
 
 
@@ -159,17 +155,17 @@ def main(argv=None) -> int:
         path = args.raw / f"{v}-schemas.json"
         if args.skip_existing and path.exists():
             continue
-        log(f"{v} ...")
+        kt.log(f"{v} ...")
         try:
             raw = read_release(v, args)
         except Exception as exc:  # noqa: BLE001 - report and go on with the next release
-            log(f"  FAILED {v}: {exc}")
+            kt.log(f"  FAILED {v}: {exc}")
             failed.append(v)
             continue
         path.write_text(json.dumps(raw, sort_keys=True, separators=(",", ":")) + "\n")
-        log(f"  {path}: {len(raw['schemas'])} schemas; {raw['source']}")
+        kt.log(f"  {path}: {len(raw['schemas'])} schemas; {raw['source']}")
     if failed:
-        log("failed:", ", ".join(failed))
+        kt.log("failed:", ", ".join(failed))
     return 1 if failed else 0
 
 

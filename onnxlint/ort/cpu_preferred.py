@@ -13,6 +13,7 @@ from onnxlint.graph import GraphScope, NodeRef
 from onnxlint.ort import releases
 from onnxlint.ort.graph_viewer import ort_topological_order
 from onnxlint.ort.kernel_registry import cpu_inputs, cpu_outputs
+from onnxlint.ort.memcpy import output_on_host
 from onnxlint.ort.optimizer.initializers import constant_tensor
 from onnxlint.ort.optimizer.optimized import Optimized
 from onnxlint.ort.verdicts import CPU, CUDA, GONE_STATUSES, NodePlacement, Placement
@@ -175,7 +176,7 @@ def reads_only_cpu_tensors(pl: Placement, node: NodeRef,
         pp = pl.get(prod)
         if pp is None or pp.status in GONE_STATUSES:
             return False
-        if pp.ep == CPU or (pp.ep == CUDA and prod.outputs.index(value) in cpu_outputs(prod.op_type)):
+        if output_on_host(pp, prod, value):
             from_cpu_node = True
             continue
         return False

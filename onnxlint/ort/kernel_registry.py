@@ -446,8 +446,6 @@ def installed_ort_version() -> str | None:
 # OutputMemoryType): ort-cuda-memory.json
 @lru_cache(maxsize=1)
 def cuda_memory() -> dict[str, Any]:
-    import json  # JSON, not YAML: read in every process, and yaml's import costs ~25 ms
-
     data: dict[str, Any] = json.loads((resources.data_dir() / "ort-cuda-memory.json").read_text())
     return data
 

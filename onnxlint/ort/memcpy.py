@@ -14,6 +14,12 @@ DTYPE_BYTES = {"float": 4, "float16": 2, "bfloat16": 2, "double": 8, "int64": 8,
                "uint64": 8, "uint32": 4, "uint16": 2, "uint8": 1, "bool": 1}
 
 
+def output_on_host(pp: NodePlacement, prod: NodeRef, value: str) -> bool:
+    """Whether the producer leaves this output in host memory: it runs on CPU, or its CUDA kernel declares the
+    output in CPU memory (OutputMemoryType, e.g. Shape's)."""
+    return pp.ep == CPU or (pp.ep == CUDA and prod.outputs.index(value) in cpu_outputs(prod.op_type))
+
+
 def _mixed_body(p: NodePlacement) -> bool:
     """An expanded function whose body runs partly on CPU: which of its edges cross is not known here."""
     return p.status == "expanded" and p.reason != "function"
@@ -75,7 +81,7 @@ def insert_boundaries(pl: Placement, index: GraphIndex, opt: Optimized | None,
             pp = pl.nodes.get(prod.index)
             if pp is None or pp.ep is None or pp.status in _REMOVED or _mixed_body(pp):
                 continue  # Constant nodes become initializers; a body on both providers: unknown edges
-            src_host = pp.ep == CPU or (pp.ep == CUDA and prod.outputs.index(value) in cpu_outputs(prod.op_type))
+            src_host = output_on_host(pp, prod, value)
             dst_host = p.ep == CPU or i in host_inputs
             if src_host == dst_host:
                 continue

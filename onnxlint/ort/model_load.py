@@ -243,17 +243,7 @@ def _tensor_type(elem: int) -> str:
 
 
 def _nodes(model: onnx.ModelProto) -> list[tuple[onnx.GraphProto, onnx.NodeProto]]:
-    out, stack = [], [model.graph]
-    while stack:
-        g = stack.pop()
-        for n in g.node:
-            out.append((g, n))
-            for a in n.attribute:
-                if a.type == onnx.AttributeProto.GRAPH:
-                    stack.append(a.g)
-                elif a.type == onnx.AttributeProto.GRAPHS:
-                    stack.extend(a.graphs)
-    return out
+    return [(g, n) for g in iter_graphs(model) for n in g.node]
 
 
 Found = tuple[onnx.GraphProto, onnx.NodeProto]
