@@ -98,7 +98,7 @@ def one(src: str, work: str) -> dict:
         row["checker"] = _checker(dest)
         if row["checker"] != "ok" and row["checker_original"] != "ok":
             row["checker"] = "as original: " + row["checker"][5:]  # the fix did not cause it (OLX001 reports it)
-        row["tidy"] = _untidy(dest)
+        row["tidy"] = untidy(dest)
         from onnxlint.fixers.equivalence import check_equivalent
 
         original = onnx.load(str(src_p))
@@ -142,15 +142,15 @@ def _checker(path: Path) -> str:
         return f"FAIL {(str(exc).splitlines() or [type(exc).__name__])[0][:100]}"
 
 
-def _untidy(path: Path) -> list[str]:
+def untidy(path: Path) -> list[str]:
     """What keeps a written model from being tidy: dead initializers, dead nodes, an unsorted graph."""
     import onnx
 
     from onnxlint.fixers.tidy import dead_initializers, dead_nodes, is_sorted
 
     m = onnx.load(str(path), load_external_data=False)
-    out = [f"dead initializers {dead_initializers(m)[:3]}" if dead_initializers(m) else "",
-           f"dead nodes {dead_nodes(m)[:3]}" if dead_nodes(m) else "",
+    inits, nodes = dead_initializers(m), dead_nodes(m)
+    out = [f"dead initializers {inits[:3]}" if inits else "", f"dead nodes {nodes[:3]}" if nodes else "",
            "" if is_sorted(m.graph) else "unsorted graph"]
     return [p for p in out if p]
 

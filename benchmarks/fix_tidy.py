@@ -17,9 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-import onnx
-
-from onnxlint.fixers.tidy import dead_initializers, dead_nodes, is_sorted
+from fix_realworld import untidy  # benchmarks/ is sys.path[0]
 
 
 def main() -> int:
@@ -42,11 +40,7 @@ def main() -> int:
             if dst.read_bytes() == before:
                 continue
             written += 1
-            m = onnx.load(dst, load_external_data=False)
-            problems = [f"dead initializers {dead_initializers(m)[:3]}" if dead_initializers(m) else "",
-                        f"dead nodes {dead_nodes(m)[:3]}" if dead_nodes(m) else "",
-                        "" if is_sorted(m.graph) else "unsorted graph"]
-            problems = [p for p in problems if p]
+            problems = untidy(dst)
             bad += bool(problems)
             print(f"{src.relative_to(args.models)}: {'; '.join(problems) or 'tidy'}")
     print(f"{len(picked)} models at most {args.max_mb:g} MB, {written} fixed and written, {bad} not tidy")

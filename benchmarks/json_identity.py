@@ -130,10 +130,17 @@ def run_batch(cmd: list[str], args: list[str], root: Path, models: list[str]) ->
             "results": per_model, "seconds": round(time.monotonic() - t0, 2)}
 
 
-def record(ns: argparse.Namespace) -> int:
-    cmd = shlex.split(ns.onnxlint)
-    if "/" in cmd[0]:  # onnxlint runs in each model folder: a relative program path is this folder's
+def onnxlint_command(text: str) -> list[str]:
+    """`--onnxlint CMD` as an argument list; onnxlint runs in each model folder, so a relative program path is
+    made absolute (it names a path from here)."""
+    cmd = shlex.split(text)
+    if "/" in cmd[0]:
         cmd[0] = str(Path(cmd[0]).absolute())
+    return cmd
+
+
+def record(ns: argparse.Namespace) -> int:
+    cmd = onnxlint_command(ns.onnxlint)
     runs = all_runs()
     if ns.runs:
         unknown = [r for r in ns.runs.split(",") if r not in runs]

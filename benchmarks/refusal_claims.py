@@ -25,11 +25,12 @@ import json
 import multiprocessing
 import os
 import random
-import shlex
 import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
+
+from json_identity import onnxlint_command  # benchmarks/ is sys.path[0]
 
 ROOT = Path(__file__).resolve().parent.parent
 CLAIM_CODES = ("OLX001", "OLX007", "OLX014", "OLX202", "OLX203")
@@ -95,7 +96,7 @@ def main() -> int:
     import onnxruntime  # in this process once: each child is forked with it imported
 
     version = args.ort_version or onnxruntime.__version__
-    cmd = shlex.split(args.onnxlint)
+    cmd = onnxlint_command(args.onnxlint)  # it runs in each model folder
     totals: Counter[str] = Counter()
     print(f"onnxruntime {onnxruntime.__version__} CPU sessions; onnxlint claims for ORT {version}")
     print(f"{'folder':<28} {'models':>6} {'loaded':>6} {'claims':>6} {'agree':>6} {'false':>6} {'missed':>6} "

@@ -1073,7 +1073,7 @@ def test_fix_leaves_no_dead_initializer_and_sorted_graphs(tmp_path, cli):
     assert "wrote" in out, out
     fixed = onnx.load(p)
     assert tidy.dead_initializers(fixed) == [] and tidy.is_sorted(fixed.graph)
-    assert {n.op_type for g in iter_graphs_of(fixed) for n in g.node} == {"Identity", "If"}
+    assert {n.op_type for g in _graphs_of(fixed) for n in g.node} == {"Identity", "If"}
     assert {pr.key: pr.value for pr in fixed.metadata_props} == {"owner": "team-a"}  # the model's own fields stay
     assert [i.name for i in fixed.graph.input] == ["x", "c"]
 
@@ -1099,12 +1099,6 @@ def test_fix_through_graphsurgeon_keeps_what_nodes_carry(tmp_path, cli):
     assert fixed["drop"].op_type == "Identity" and fixed["drop"].doc_string == "from module head.drop"
     assert fixed["eq"].doc_string == "onnxlint: ignore[OLX015]"
     assert {e.key: e.value for e in fixed["relu"].metadata_props} == {"source": "head.py:12"}
-
-
-def iter_graphs_of(model):
-    from onnxlint.graph import iter_graphs
-
-    return list(iter_graphs(model))
 
 
 def test_tidied_ir3_model_lists_its_initializers_as_inputs(tmp_path, cli):
