@@ -259,7 +259,7 @@ def execute(request: LintRequest, settings: Settings) -> int:
             baseline.apply(report, request.baseline, baseline.load(request.baseline))
     from onnxlint import formats
 
-    text = formats.render(request.format, report, **shown_as, config_file=first.config.path)
+    text = formats.render(request.format, report, **shown_as, config_file=first.config.path, settings_for=settings_for)
     _emit(text, request)
     if request.fix and request.format != "text":
         # text output carries the fix notes; the machine formats stay pure, so what was written goes to stderr
@@ -289,6 +289,11 @@ def _emit(text: str, request: LintRequest) -> None:
         request.output.write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)
+
+
+def check_report_output(output: Path, inputs: list[Path]) -> None:
+    """-o for a report (`onnxlint placement -o`), checked as a lint run's -o is."""
+    _check_output(output, inputs, False)
 
 
 def _check_output(output: Path | None, inputs: list[Path], fix: bool) -> None:
