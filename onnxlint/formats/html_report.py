@@ -90,13 +90,14 @@ def _scope_tree(paths: list[str]) -> tuple[_Tree, list[int], list[str]]:
             s = tree.child(s, seg, "function" if seg.startswith("function:") else "body" if ":" in seg else "scope")
         scope_of.append(s)
         leaves.append(segs[-1])
-    _split_wide(tree, scope_of)
+    _split_wide(tree, scope_of, leaves)
     return tree, scope_of, leaves
 
 
-def _split_wide(tree: _Tree, scope_of: list[int]) -> None:
+def _split_wide(tree: _Tree, scope_of: list[int], leaves: list[str]) -> None:
     """Scopes with more than PART children (scopes and nodes) get parts of PART children each, in graph order,
-    parts of parts where there are more than PART parts: every scope the page lists or draws has at most PART."""
+    parts of parts where there are more than PART parts: every scope the page lists or draws has at most PART.
+    A part is named by its place and its first and last child: `1-100 of 177: h.0 … h.99`."""
     first: dict[int, int] = {}
     nodes_in: dict[int, list[int]] = {}
     for i, s in enumerate(scope_of):
@@ -114,8 +115,10 @@ def _split_wide(tree: _Tree, scope_of: list[int]) -> None:
         tree.children[s] = {}
         nodes_in[s] = []
         total = len(kids)
+        names = [tree.names[idx] if kind == "s" else leaves[idx] for kind, idx, _ in kids]
         for start in range(0, total, PART):
-            part = tree.child(s, f"{start + 1}-{min(start + PART, total)} of {total}", "part")
+            end = min(start + PART, total)
+            part = tree.child(s, f"{start + 1}-{end} of {total}: {names[start]} \u2026 {names[end - 1]}", "part")
             first[part] = kids[start][2]
             for kind, idx, _ in kids[start:start + PART]:
                 if kind == "s":

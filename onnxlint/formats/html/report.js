@@ -142,7 +142,7 @@
   function scopeLabel(s) {
     var kind = M.m.scopes.kind[s], name = M.m.scopes.name[s];
     if (s === 0) return "(whole graph)";
-    if (kind === "part") return "nodes " + name + ": " + M.m.nodes.name[M.first[s]] + " \u2026";
+    if (kind === "part") return name;
     return name;
   }
   function relName(i, s) {  // the node's name below scope s: q_proj/MatMul for a single-node scope
@@ -600,6 +600,7 @@
   }
 
   function drawScope(s, selectId) {
+    while (s > 0 && M.single[s] >= 0) s = M.m.scopes.parent[s];  // a one-node scope is drawn as that node
     state.scope = s;
     crumbs(s);
     var it = items(s), ids = {}, nodes = [], edges = [], e, r = state.run;
@@ -906,6 +907,7 @@
   }
 
   function openScope(s) {
+    while (s > 0 && M.single[s] >= 0) s = M.m.scopes.parent[s];
     drawScope(s);
     var row = $("tree").querySelector('.row[data-scope="' + s + '"]');
     if (!row) {  // open the way down to it
