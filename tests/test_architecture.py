@@ -21,7 +21,7 @@ def _module_name(path: Path) -> str:
 
 
 def _annotation_modules(tree: ast.AST, modules: dict[str, Path]) -> set[str]:
-    """Modules a string annotation names by its dotted path (`"onnxlint.context.LintContext"`): a reference
+    """Modules a string annotation names by its dotted path (`"onnxlint.rules.context.LintContext"`): a reference
     to a module as real as an import, though no import statement says so."""
     found: set[str] = set()
     for node in ast.walk(tree):
@@ -97,9 +97,9 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 def test_no_import_cycle_function_level_and_type_only_imports_included():
     graph = import_graph()
-    assert "onnxlint.cli" in graph and graph["onnxlint.linter"], "the import graph was not read"
+    assert "onnxlint.cli" in graph and graph["onnxlint.linting.linter"], "the import graph was not read"
     # read: `LintContext` is imported under TYPE_CHECKING only, by the predicates and the targets
-    assert "onnxlint.context" in graph["onnxlint.predicates"] and "onnxlint.context" in graph["onnxlint.targets.base"]
+    assert "onnxlint.rules.context" in graph["onnxlint.rules.predicates"] and "onnxlint.rules.context" in graph["onnxlint.targets.base"]
     cycle = _cycle(graph)
     assert cycle is None, " -> ".join(cycle or [])
 
@@ -164,7 +164,7 @@ def test_targets_are_declared_once_and_drive_the_cli_choices():
 def test_versions_compare_as_versions_not_floats():
     from packaging.version import Version
 
-    from onnxlint.predicates import compare
+    from onnxlint.rules.predicates import compare
 
     assert compare(Version("10.10"), {"gt": "10.9"}) and not compare(Version("10.1"), {"gt": "10.9"})
 
@@ -175,8 +175,11 @@ def test_an_any_of_indexed_predicates_narrows_the_nodes_a_rule_looks_at():
     are the ones a walk over every node gives (Unique has no CUDA kernel: OLX200)."""
     import onnx.parser
 
-    from onnxlint import engine, linter, loading, predicates, targets
-    from onnxlint.settings import Settings
+    from onnxlint import targets
+    from onnxlint.config.settings import Settings
+    from onnxlint.linting import engine, linter
+    from onnxlint.model import loading
+    from onnxlint.rules import predicates
 
     relus = " ".join(f"[r{k}] h{k + 1} = Relu(h{k})" for k in range(40))
     model = onnx.parser.parse_model(f"""
@@ -207,8 +210,11 @@ def test_an_any_with_an_alternative_whose_index_is_not_exact_is_not_narrowed():
     values: an `any` holding one of them looks at every node, so a user rule finds what it found before."""
     import onnx.parser
 
-    from onnxlint import engine, linter, loading, predicates, targets
-    from onnxlint.settings import Settings
+    from onnxlint import targets
+    from onnxlint.config.settings import Settings
+    from onnxlint.linting import engine, linter
+    from onnxlint.model import loading
+    from onnxlint.rules import predicates
 
     model = onnx.parser.parse_model("""
       <ir_version: 8, opset_import: ["" : 17]>
@@ -230,9 +236,13 @@ def test_a_target_declares_its_verdict_vocabulary_and_the_core_asks_it():
     predicates, the message renderer or the schema generator."""
     import onnx.parser
 
-    from onnxlint import engine, linter, loading, messages, predicates, rule_schema, targets
-    from onnxlint.context import Options
-    from onnxlint.rule import Rule, RuleSet
+    from onnxlint import targets
+    from onnxlint.linting import engine, linter
+    from onnxlint.model import loading
+    from onnxlint.rulefiles import rule_schema
+    from onnxlint.rules import messages, predicates
+    from onnxlint.rules.context import Options
+    from onnxlint.rules.rule import Rule, RuleSet
     from onnxlint.targets.base import Target, Vocabulary
 
     asked: list = []
@@ -288,9 +298,9 @@ def test_the_lint_plan_is_made_once_per_settings(tmp_path, examples_dir):
     lint_file on each model alone."""
     import shutil
 
-    from onnxlint import linter
-    from onnxlint.ruleset import get_ruleset
-    from onnxlint.settings import Settings
+    from onnxlint.config.settings import Settings
+    from onnxlint.linting import linter
+    from onnxlint.rulefiles.ruleset import get_ruleset
 
     for name in ("dropout_training.onnx", "scatternd.onnx", "batchnorm_training.onnx"):
         shutil.copy(examples_dir / name, tmp_path / name)

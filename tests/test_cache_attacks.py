@@ -16,8 +16,10 @@ from conftest import CAST_RULE, make_model, vi
 from onnx import TensorProto as T
 from onnx import helper as h
 
-from onnxlint import cache, linter, ruleset
-from onnxlint.settings import Settings
+from onnxlint import cache
+from onnxlint.config.settings import Settings
+from onnxlint.linting import linter
+from onnxlint.rulefiles import ruleset
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -322,7 +324,7 @@ def test_a_forged_rule_set_entry_is_a_miss(cli, spy, tmp_path, fmt, bad):
 
 
 def test_the_shapes_a_stored_rule_code_and_name_must_have_are_the_rule_schemas():
-    from onnxlint import rule_schema
     from onnxlint.cache import report_json
+    from onnxlint.rulefiles import rule_schema
 
     assert (report_json.ID.pattern, report_json.NAME.pattern) == (rule_schema.ID_PATTERN, rule_schema.NAME_PATTERN)

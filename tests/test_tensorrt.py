@@ -12,13 +12,14 @@ from onnx import TensorProto as T
 from onnx import helper as h
 from packaging.version import Version
 
-from onnxlint import tensorrt
-from onnxlint.graph import GraphIndex
-from onnxlint.resources import data_dir
+from onnxlint.model.graph import GraphIndex
+from onnxlint.support.resources import data_dir
+from onnxlint.tensorrt import model_importer, tables, versions
+from onnxlint.tensorrt import verdicts as trt_verdicts
 
 RTX = "10.1+rtx1.4"
-VERIFIED = [v for v in ("8.4", "8.5", "8.6", RTX) if v in tensorrt.verified_versions()]
-NEW = [v for v in ("8.6", RTX) if v in tensorrt.verified_versions()]
+VERIFIED = [v for v in ("8.4", "8.5", "8.6", RTX) if v in tables.verified_versions()]
+NEW = [v for v in ("8.6", RTX) if v in tables.verified_versions()]
 
 
 def _trt(lint_json, path, *extra):
@@ -33,7 +34,7 @@ def index_of(model):
 
 
 def verdicts(model, version):
-    pred = tensorrt.predict(index_of(model), version)
+    pred = model_importer.predict(index_of(model), version)
     return {v.node.name or v.node.op_type: v for v in pred.nodes.values()}
 
 
@@ -45,32 +46,32 @@ def rejected(model, version):
 
 
 def test_tables_say_how_they_were_made():
-    assert tensorrt.verified_versions(), "no parser-verified table shipped"
-    for v in tensorrt.available():
-        assert tensorrt.load(v)["verified"] in ("parser", "docs"), v
-    assert set(tensorrt.docs_only_versions()) >= {"10.0", "10.1"}
-    for v in tensorrt.verified_versions():
+    assert tables.verified_versions(), "no parser-verified table shipped"
+    for v in tables.available():
+        assert tables.load(v)["verified"] in ("parser", "docs"), v
+    assert set(tables.docs_only_versions()) >= {"10.0", "10.1"}
+    for v in tables.verified_versions():
         t = json.loads((data_dir() / "tensorrt" / f"trt-{v}.json").read_text())
         assert t["verified"] == "parser" and "probes" in t["source"], v
 
 
 def test_versions_compare_as_versions_not_floats():
-    vs = tensorrt.available()
-    assert vs == sorted(vs, key=tensorrt._sort_key)
+    vs = tables.available()
+    assert vs == sorted(vs, key=versions.sort_key)
     assert all(Version(v) for v in vs)
-    assert tensorrt.version_key("10.10") > tensorrt.version_key("10.1")
-    ver, note = tensorrt.resolve("10.10")  # newer than every 10.x table: the TensorRT-RTX parser's, with a note
+    assert versions.version_key("10.10") > versions.version_key("10.1")
+    ver, note = tables.resolve("10.10")  # newer than every 10.x table: the TensorRT-RTX parser's, with a note
     assert ver == RTX and "10.10" in note
-    assert tensorrt.resolve("8.6") == ("8.6", None)
-    ver, note = tensorrt.resolve("8.6.1")
+    assert tables.resolve("8.6") == ("8.6", None)
+    ver, note = tables.resolve("8.6.1")
     assert ver == "8.6" and note
-    assert tensorrt.resolve(None)[0] == tensorrt.default_version()
+    assert tables.resolve(None)[0] == tables.default_version()
 
 
 def test_statuses_and_reasons_are_declared():
-    assert set(tensorrt.STATUSES) == {"supported", "restricted", "unsupported"}
+    assert set(trt_verdicts.STATUSES) == {"supported", "restricted", "unsupported"}
     for r in ("plugin", "not-supported", "dtype", "cast-type", "constant-input", "attribute", "outputs", "op-version"):
-        assert r in tensorrt.REASONS
+        assert r in trt_verdicts.REASONS
 
 
 # ------------------------------------------------------------------------------------------ model fixes
@@ -79,7 +80,7 @@ def test_statuses_and_reasons_are_declared():
 def test_constant_of_shape_int64_shape_is_no_false_alarm():
     m = make_model([h.make_node("ConstantOfShape", ["s"], ["y"], name="cos", value=h.make_tensor("v", T.FLOAT, [1], [0.0]))],
                    [vi("s", T.INT64, [2])], [vi("y", T.FLOAT, ["a", "b"])])
-    for v in tensorrt.available():
+    for v in tables.available():
         assert "cos" not in rejected(m, v), v
 
 
@@ -96,11 +97,11 @@ def test_dtype_is_checked_per_type_parameter():
     # Where: the condition is bool (B), the data float (T): bool must not be checked against T's list
     m = make_model([h.make_node("Where", ["c", "a", "b"], ["y"], name="where")],
                    [vi("c", T.BOOL, [4]), vi("a", T.FLOAT, [4]), vi("b", T.FLOAT, [4])], [vi("y", T.FLOAT, [4])])
-    for v in tensorrt.available():
+    for v in tables.available():
         assert rejected(m, v) == {}, v
 
 
-@pytest.mark.skipif("8.6" not in tensorrt.verified_versions(), reason="no parser-verified 8.6 table")
+@pytest.mark.skipif("8.6" not in tables.verified_versions(), reason="no parser-verified 8.6 table")
 def test_cast_to_bf16_rejected_on_8_6_accepted_on_rtx():
     m = make_model([h.make_node("Cast", ["x"], ["y"], name="cast", to=T.BFLOAT16)], [vi("x", T.FLOAT, [4])], [vi("y", T.BFLOAT16, [4])])
     assert rejected(m, "8.6")["cast"][0] == "cast-type"
@@ -179,14 +180,14 @@ def test_mod_fmod0_on_floats():
 def test_plugin_domain():
     m = make_model([h.make_node("Gelu", ["x"], ["y"], name="g", domain="com.microsoft")], [vi("x", T.FLOAT, [4])], [vi("y", T.FLOAT, [4])],
                    extra_opsets=[("com.microsoft", 1)])
-    for v in tensorrt.available():
+    for v in tables.available():
         if v == RTX:  # its parser picks importers by op type alone: ONNX Gelu's importer takes it (measured)
             assert "g" not in rejected(m, v)
         else:  # an ORT contrib op: the model was prepared for ORT (reported once per model, OLX314/OLX315)
             assert rejected(m, v)["g"][0] == "ort-op"
     custom = make_model([h.make_node("FancyNorm", ["x"], ["y"], name="f", domain="com.example")], [vi("x", T.FLOAT, [4])],
                         [vi("y", T.FLOAT, [4])], extra_opsets=[("com.example", 1)])
-    for v in tensorrt.available():
+    for v in tables.available():
         assert rejected(custom, v)["f"][0] == "plugin"
 
 
@@ -229,7 +230,7 @@ def test_scatternd_reduction_per_version(save, lint_json):
     p = save(m)
     assert "OLX300" in {f["code"] for f in _trt(lint_json, p, "--trt-version", RTX)}
     assert "OLX303" in {f["code"] for f in _trt(lint_json, p, "--trt-version", "10.1")}  # docs-only matrix
-    if "8.6" in tensorrt.verified_versions():
+    if "8.6" in tables.verified_versions():
         assert not {f["code"] for f in _trt(lint_json, p, "--trt-version", "8.6")} & {"OLX300", "OLX303"}
 
 
@@ -282,7 +283,7 @@ def test_ort_trt_uses_the_tensorrt_verdicts():
              h.make_node("Relu", ["b"], ["y"], name="r2")]
     m = make_model(nodes, [vi("x", T.FLOAT, [4])], [vi("y", T.FLOAT, [4])], opset=14)
     index = index_of(m)
-    pred = tensorrt.predict(index, RTX)
+    pred = model_importer.predict(index, RTX)
 
     class NoCuda:
         def get(self, node):
@@ -314,7 +315,7 @@ def test_no_false_error_on_the_corpus():
                 assert rejected(m, v) == {}, (p.name, v)
 
 
-@pytest.mark.skipif("8.4" not in tensorrt.verified_versions(), reason="no parser-verified 8.4 table")
+@pytest.mark.skipif("8.4" not in tables.verified_versions(), reason="no parser-verified 8.4 table")
 def test_reshape_14_needs_allowzero_on_8_4():
     def reshape(opset, **attrs):
         return make_model([h.make_node("Reshape", ["x", "s"], ["y"], name="rs", **attrs)], [vi("x", T.FLOAT, [2, 3])],
@@ -326,7 +327,7 @@ def test_reshape_14_needs_allowzero_on_8_4():
         assert rejected(reshape(14), v) == {}, v
 
 
-@pytest.mark.skipif("8.6" not in tensorrt.verified_versions(), reason="no parser-verified 8.6 table")
+@pytest.mark.skipif("8.6" not in tables.verified_versions(), reason="no parser-verified 8.6 table")
 def test_pad_axes_input_rejected_on_8_6():
     def pad(with_axes):
         ins = ["x", "p", "", "ax"] if with_axes else ["x", "p"]

@@ -9,26 +9,26 @@ from conftest import init, make_model, vi
 from onnx import TensorProto as T
 from onnx import helper as h
 
-from onnxlint import tensorrt
-from onnxlint.graph import GraphIndex
+from onnxlint.model.graph import GraphIndex
+from onnxlint.tensorrt import model_importer, tables
 
 RTX = "10.1+rtx1.4"
 MS = ("com.microsoft", 1)
 
 
 def verdicts(model, version):
-    pred = tensorrt.predict(GraphIndex(onnx.shape_inference.infer_shapes(model)), version)
+    pred = model_importer.predict(GraphIndex(onnx.shape_inference.infer_shapes(model)), version)
     return {v.node.name: v for v in pred.nodes.values()}
 
 
 def test_tables_carry_what_the_behaviour_probes_measured():
     for v in ("8.5", "8.6", RTX):
-        t = tensorrt.load(v)
+        t = tables.load(v)
         assert set(t["behaviour"]) >= {"shape_start_end", "mixed_float_inputs", "if_constant_output"}, v
         assert "supports_operator" in t["ort_ops_source"], v
-    assert tensorrt.load("8.6")["behaviour"]["shape_start_end"] == "ignored"
-    assert tensorrt.load("8.5")["behaviour"]["reduce_axes_input"]["ReduceMean"] == "ignored"
-    assert tensorrt.load(RTX)["behaviour"]["shape_start_end"] == "honoured"
+    assert tables.load("8.6")["behaviour"]["shape_start_end"] == "ignored"
+    assert tables.load("8.5")["behaviour"]["reduce_axes_input"]["ReduceMean"] == "ignored"
+    assert tables.load(RTX)["behaviour"]["shape_start_end"] == "honoured"
 
 
 # ------------------------------------------------- ORT's own ops: the parser picks importers by op type alone

@@ -15,10 +15,10 @@ except ImportError:  # pragma: no cover - other interpreters
     from hashlib import blake2b
 
 from onnxlint.cache.folder import FORMAT
-from onnxlint.deployment import GENAI_CONFIG
+from onnxlint.config.deployment import GENAI_CONFIG
 
 if TYPE_CHECKING:
-    from onnxlint.settings import Settings
+    from onnxlint.config.settings import Settings
 
 _CHUNK = 1 << 20
 
@@ -170,8 +170,8 @@ def _distributions() -> list[str]:
 def rule_files(settings: Settings) -> list[str]:
     """Every rule file the rule loader reads for settings (ruleset.load_ruleset), found as it finds them
     (paths.rule_files): the bundled folder's own files, then each rule folder's walk or the file given."""
-    from onnxlint import resources
-    from onnxlint.paths import rule_files as files_of
+    from onnxlint.model.paths import rule_files as files_of
+    from onnxlint.support import resources
 
     files: list[str] = []
     try:

@@ -18,8 +18,8 @@ from onnxlint.cache.keys import enc, scan_key
 from onnxlint.cache.report_json import report_from_json, report_to_json
 
 if TYPE_CHECKING:
-    from onnxlint.report import FileReport
-    from onnxlint.settings import Settings
+    from onnxlint.config.settings import Settings
+    from onnxlint.linting.report import FileReport
 
 
 def lint_with_cache(files: Sequence[Path], settings_of: Callable[[Path], Settings],
@@ -73,7 +73,7 @@ class CachedRun:
             try:
                 linted = lint_misses([files[i] for i in misses])
             except KeyboardInterrupt as exc:  # what was finished: the hits and the misses linted so far
-                from onnxlint.interrupt import interrupted
+                from onnxlint.support.interrupt import interrupted
 
                 done = dict(zip(misses, getattr(exc, "files", [])))
                 raise interrupted(exc, [r if r is not None else done[i] for i, r in enumerate(out)

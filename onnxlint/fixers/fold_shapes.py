@@ -79,7 +79,7 @@ def fold_known(model: onnx.ModelProto, rounds: int = 3) -> onnx.ModelProto:
 
 
 def _graphs(model):
-    from onnxlint.graph import iter_graphs
+    from onnxlint.model.graph import iter_graphs
 
     return list(iter_graphs(model))
 
@@ -91,7 +91,7 @@ def fold_once(model: onnx.ModelProto) -> onnx.ModelProto:
     import numpy as np
     from onnx import helper, numpy_helper
 
-    from onnxlint.graph import GraphIndex
+    from onnxlint.model.graph import GraphIndex
 
     try:
         inferred = onnx.shape_inference.infer_shapes(model)
@@ -276,7 +276,7 @@ def _partial_eval(ref, ins):
 
 def _drop_dead(model: onnx.ModelProto) -> None:
     """Remove nodes none of whose outputs is read (by any graph, bodies included) or is a graph output."""
-    from onnxlint.graph import iter_graphs
+    from onnxlint.model.graph import iter_graphs
 
     while True:
         used = {o.name for g in iter_graphs(model) for o in g.output}

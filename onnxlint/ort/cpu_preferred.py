@@ -8,9 +8,8 @@ from collections.abc import Callable
 
 import onnx
 
-from onnxlint import schemas
-from onnxlint.graph import GraphScope, NodeRef
-from onnxlint.ort import releases
+from onnxlint.model.graph import GraphScope, NodeRef
+from onnxlint.ort import releases, schema_registry
 from onnxlint.ort.graph_viewer import ort_topological_order
 from onnxlint.ort.kernel_registry import cpu_inputs, cpu_outputs
 from onnxlint.ort.memcpy import output_on_host
@@ -86,7 +85,7 @@ def assign(scope: GraphScope, pl: Placement, opt: Optimized | None, version: str
             continue
         if p.status != "device":
             continue
-        since = schemas.since_version(node.op_type, node.opset, node.domain)
+        since = schema_registry.since_version(node.op_type, node.opset, node.domain)
         on_cpu = cpu_inputs(node.op_type, since)
         place = True
         for i, value in enumerate(node.inputs):
