@@ -1,5 +1,6 @@
-"""The package's shape: no import cycle (function-level and type-only imports counted), a public API usable from Python,
-every target/predicate/fixer registered once."""
+"""The package's shape: no import cycle between modules nor between package folders (function-level and type-only
+imports counted), entry points alone at the package root, a public API usable from Python, every
+target/predicate/fixer registered once."""
 
 from __future__ import annotations
 
@@ -102,6 +103,48 @@ def test_no_import_cycle_function_level_and_type_only_imports_included():
     assert "onnxlint.rules.context" in graph["onnxlint.rules.predicates"] and "onnxlint.rules.context" in graph["onnxlint.targets.base"]
     cycle = _cycle(graph)
     assert cycle is None, " -> ".join(cycle or [])
+
+
+ENTRY_POINTS = {"__init__", "__main__", "api", "cli"}  # what the package root holds: everything else is in a package
+
+
+def folder_of(module: str) -> str:
+    """The package folder a module lives in (`onnxlint.ort.optimizer.state` -> `onnxlint.ort`); a module at the
+    package root is its own node (an entry point)."""
+    parts = module.split(".")
+    if len(parts) > 2 or (len(parts) == 2 and (PKG / parts[1]).is_dir()):
+        return ".".join(parts[:2])
+    return module
+
+
+def folder_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The import graph with modules grouped by package folder: folder -> the folders its modules import."""
+    out: dict[str, set[str]] = {}
+    for module, deps in graph.items():
+        folder = folder_of(module)
+        out.setdefault(folder, set()).update(f for f in map(folder_of, deps) if f != folder)
+    return out
+
+
+def test_package_folders_import_each_other_without_a_cycle():
+    """Grouped by folder, the imports run one way: support <- model <- ort, tensorrt <- rules <- targets <- rulefiles
+    <- config <- linting <- cache, formats, verify <- commands <- the entry points. A cycle here is an arrow running
+    back up (a low folder asking a high one), which folding it into a function-level import does not hide."""
+    folders = folder_graph(import_graph())
+    assert {"onnxlint.support", "onnxlint.model", "onnxlint.tensorrt", "onnxlint.ort", "onnxlint.linting"} <= set(folders)
+    cycle = _cycle(folders)
+    assert cycle is None, " -> ".join(cycle or [])
+
+
+def test_folder_cycles_are_found():
+    graph = {"onnxlint.a.x": {"onnxlint.b.y"}, "onnxlint.b.y": {"onnxlint.b.z"}, "onnxlint.b.z": {"onnxlint.a.w"},
+             "onnxlint.a.w": set()}
+    assert _cycle(folder_graph(graph)) == ["onnxlint.a", "onnxlint.b", "onnxlint.a"]
+
+
+def test_the_package_root_holds_entry_points_only():
+    root = {p.stem for p in PKG.glob("*.py")}
+    assert root == ENTRY_POINTS, sorted(root - ENTRY_POINTS)
 
 
 def test_core_never_imports_the_cli():

@@ -22,7 +22,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from onnxlint.support import resources
 from onnxlint.tensorrt import versions
@@ -91,11 +91,8 @@ def resolve(version: str | None) -> tuple[str, str | None]:
     version = str(version)
     if version in vs:
         return version, None
-    try:
-        want: Version | None = Version(version)
-    except InvalidVersion:
-        want = None
-    same = next((v for v in vs if versions.version_key(v) == want), None) if want is not None else None
+    want = versions.requested(version)
+    same = versions.equal_label(vs, want) if want is not None else None
     if same is not None:
         return same, None
     best = default_version() if want is None else _closest(vs, want)

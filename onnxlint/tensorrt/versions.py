@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
-from packaging.version import Version
+from packaging.version import InvalidVersion, Version
 
 RTX_LABEL = re.compile(r"\+rtx(\d+(?:\.\d+)*)")  # a TensorRT-RTX table's label: '10.1+rtx1.4'
 
@@ -44,6 +44,19 @@ LINES: dict[int, Line] = {
 def version_key(label: str) -> Version:
     """A table label as a packaging version ('10.1+rtx1.4' sorts after '10.1')."""
     return Version(label)
+
+
+def requested(version: str) -> Version | None:
+    """A requested version as a packaging version; None when it is not one (the default table answers)."""
+    try:
+        return Version(version)
+    except InvalidVersion:
+        return None
+
+
+def equal_label(labels: Iterable[str], want: Version) -> str | None:
+    """The label that is the requested version ('8.6' for 8.6.0), if one is."""
+    return next((v for v in labels if version_key(v) == want), None)
 
 
 def sort_key(label: str) -> tuple[object, ...]:

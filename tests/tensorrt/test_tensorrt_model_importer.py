@@ -3,19 +3,15 @@
 Every model here is a real ONNX model built in the test; the expected verdicts are what TensorRT's parser did
 with the same pattern when the tables were generated (TensorRT 8.4.1.5 / 8.5.3.1 / 8.6.0 and TensorRT-RTX 1.4)."""
 
-import json
 
 import numpy as np
 import pytest
 from conftest import CORPUS_GRAPHS, init, make_model, vi
 from onnx import TensorProto as T
 from onnx import helper as h
-from packaging.version import Version
 
 from onnxlint.model.graph import GraphIndex
-from onnxlint.support.resources import data_dir
-from onnxlint.tensorrt import model_importer, tables, versions
-from onnxlint.tensorrt import verdicts as trt_verdicts
+from onnxlint.tensorrt import model_importer, tables
 
 RTX = "10.1+rtx1.4"
 VERIFIED = [v for v in ("8.4", "8.5", "8.6", RTX) if v in tables.verified_versions()]
@@ -40,38 +36,6 @@ def verdicts(model, version):
 
 def rejected(model, version):
     return {name: (v.reason, v.detail) for name, v in verdicts(model, version).items() if v.status == "unsupported"}
-
-
-# ------------------------------------------------------------------------------------------ data and versions
-
-
-def test_tables_say_how_they_were_made():
-    assert tables.verified_versions(), "no parser-verified table shipped"
-    for v in tables.available():
-        assert tables.load(v)["verified"] in ("parser", "docs"), v
-    assert set(tables.docs_only_versions()) >= {"10.0", "10.1"}
-    for v in tables.verified_versions():
-        t = json.loads((data_dir() / "tensorrt" / f"trt-{v}.json").read_text())
-        assert t["verified"] == "parser" and "probes" in t["source"], v
-
-
-def test_versions_compare_as_versions_not_floats():
-    vs = tables.available()
-    assert vs == sorted(vs, key=versions.sort_key)
-    assert all(Version(v) for v in vs)
-    assert versions.version_key("10.10") > versions.version_key("10.1")
-    ver, note = tables.resolve("10.10")  # newer than every 10.x table: the TensorRT-RTX parser's, with a note
-    assert ver == RTX and "10.10" in note
-    assert tables.resolve("8.6") == ("8.6", None)
-    ver, note = tables.resolve("8.6.1")
-    assert ver == "8.6" and note
-    assert tables.resolve(None)[0] == tables.default_version()
-
-
-def test_statuses_and_reasons_are_declared():
-    assert set(trt_verdicts.STATUSES) == {"supported", "restricted", "unsupported"}
-    for r in ("plugin", "not-supported", "dtype", "cast-type", "constant-input", "attribute", "outputs", "op-version"):
-        assert r in trt_verdicts.REASONS
 
 
 # ------------------------------------------------------------------------------------------ model fixes
