@@ -147,6 +147,30 @@ def test_the_package_root_holds_entry_points_only():
     assert root == ENTRY_POINTS, sorted(root - ENTRY_POINTS)
 
 
+MAX_FUNCTION_LINES = 80
+
+
+def long_functions(source: str, limit: int = MAX_FUNCTION_LINES) -> list[tuple[str, int]]:
+    """(name, lines) of every function or method longer than limit, decorators and docstring included."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            lines = (node.end_lineno or node.lineno) - first + 1
+            if lines > limit:
+                out.append((node.name, lines))
+    return out
+
+
+def test_no_function_is_over_80_lines():
+    """A function says one thing: an orchestrator over 80 lines is split into the steps it takes."""
+    found = [f"{p.relative_to(ROOT)}:{name} ({n} lines)" for p in sorted(PKG.rglob("*.py"))
+             for name, n in long_functions(p.read_text())]
+    assert not found, found
+    body = "\n".join(f"    x{i} = {i}" for i in range(80))
+    assert long_functions(f"def f():\n{body}\n") == [("f", 81)]
+
+
 def test_core_never_imports_the_cli():
     graph = import_graph()
     users = sorted(m for m, deps in graph.items() if "onnxlint.cli" in deps and m != "onnxlint.__main__")

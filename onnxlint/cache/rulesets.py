@@ -7,20 +7,16 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-try:  # _blake2 is built in; hashlib would load OpenSSL (~7 ms) for nothing
-    from _blake2 import blake2b
-except ImportError:  # pragma: no cover - other interpreters
-    from hashlib import blake2b
-
 from onnxlint.cache.folder import FORMAT, default_dir, load_entry, write_entry
 from onnxlint.cache.keys import enc, file_digest, package_stamp, rule_files
 from onnxlint.cache.report_json import ID, NAME
+from onnxlint.support import digest as digests
 
 
 def _ruleset_entry(rule_dirs: Sequence[str | os.PathLike], cache_dir: str | os.PathLike | None) -> tuple[str, Path]:
     """(key, entry path) of the rule set of rule_dirs: the rule files' bytes, the package and the cwd."""
     dirs = tuple(Path(d) for d in rule_dirs)
-    h = blake2b(digest_size=32)
+    h = digests.new()
     h.update(enc(f"ruleset\0{package_stamp()}\0cwd {os.getcwd()}"))
 
     class _Dirs:  # rule_files only reads .rule_dirs

@@ -162,70 +162,96 @@ def execute(request: LintRequest, settings: Settings) -> int:
     """Lint (and fix, verify) the request's paths, print or write the report; the exit code: 0 clean, 1
     findings at or above fail-on, 2 an input error. settings: those of the config found from the current
     folder (the rules checked before any model is read)."""
-    cache_dir = request.cache_dir
-    # a malformed rule file is a usage error before any model is linted. With the result cache on and only the
-    # built-in rules (they come with the package, in every key), the rules are read only when something needs
-    # them (codes to check, SARIF's rule list, a model to lint): a run of hits needs none. A user's rule folder is
-    # always read: a model whose own config does not use it would otherwise hide that folder's error on a hit
-    eager = cache_dir is None or bool(settings.rule_dirs) or request.format == "sarif" \
-        or bool(settings.selection_codes()) or any(settings.config.per_file_ignores.values())
-    ruleset: Any = ruleset_of(settings, cache_dir) if eager else None
+    rules = _Rules(settings, request.cache_dir, eager=_rules_first(request, settings))
     if not request.paths and request.show_config:  # alone: the config a model in the current folder would get
         c = config_mod.load_file(request.config) if request.config else config_mod.find_for(Path.cwd(), request.config_above_repo)
         print(f"onnxlint: config in force: {esc(str(c.path)) if c.path else 'none (defaults)'}", file=sys.stderr)
         return 0
     if not request.paths:
         raise UsageError("no paths given (try: onnxlint model.onnx, onnxlint models/, onnxlint --help)")
-    if ruleset is not None:
-        linter.check_selection(settings, ruleset)
-    by_config: dict[int, Settings] = {}
-    by_dir: dict[str, Settings] = {}  # a folder of models shares one config search (a realpath per folder, not per file)
-
-    def settings_for(p: Path) -> Settings:
-        d = os.fspath(p.parent)
-        got = by_dir.get(d)
-        if got is None:
-            c = load_config(request, p.parent)
-            if id(c) not in by_config:
-                by_config[id(c)] = settings_of(request, c)
-            got = by_dir[d] = by_config[id(c)]
-        return got
-
+    if rules.read is not None:
+        linter.check_selection(settings, rules.read)
+    settings_for = _SettingsByFolder(request)
     files = paths.expand_paths(request.paths)
     _check_output(request.output, files, request.fix)
     if request.show_config:
         for path in sorted({settings_for(f).config.path or Path("-") for f in files}, key=str):
             print(f"onnxlint: config in force: {esc(str(path)) if str(path) != '-' else 'none (defaults)'}", file=sys.stderr)
+    report, stopped = _lint(request, files, settings_for, rules)
+    if request.verify and stopped is None:
+        from onnxlint.verify.command import check_shape_names, parse_shapes, verify_report
+
+        shapes = {name: list(dims) for name, dims in parse_shapes(request.shapes)}
+        check_shape_names(files, shapes)
+        verify_report(report, providers(request.providers), shapes, settings_for)
+    first = settings_for(files[0]) if files else settings
+    _complete(report, request, settings, first, rules, settings_for)
+    if request.baseline:
+        recorded = _baseline(request.baseline, report, files, request.update_baseline, stopped)
+        if recorded is not None:
+            return recorded
+    _show(report, request, first)
+    return _exit_code(report, stopped, len(files))
+
+
+def _rules_first(request: LintRequest, settings: Settings) -> bool:
+    """Whether the rules are read before any model: a malformed rule file is a usage error before any model is
+    linted. With the result cache on and only the built-in rules (they come with the package, in every key), the
+    rules are read only when something needs them (codes to check, SARIF's rule list, a model to lint): a run of
+    hits needs none. A user's rule folder is always read: a model whose own config does not use it would otherwise
+    hide that folder's error on a hit."""
+    return request.cache_dir is None or bool(settings.rule_dirs) or request.format == "sarif" \
+        or bool(settings.selection_codes()) or any(settings.config.per_file_ignores.values())
+
+
+class _Rules:
+    """The rules in force for the run's settings, read once: at once when eager, else when first needed."""
+
+    def __init__(self, settings: Settings, cache_dir: Path | None, eager: bool) -> None:
+        self.settings, self.cache_dir = settings, cache_dir
+        self.read: Any = ruleset_of(settings, cache_dir) if eager else None
+
+    def get(self) -> Any:
+        if self.read is None:
+            self.read = ruleset_of(self.settings, self.cache_dir)
+        return self.read
+
+
+class _SettingsByFolder:
+    """The settings of each model: its folder's config (one config search per folder, not per file; one Settings
+    per config file), merged with the request's overrides."""
+
+    def __init__(self, request: LintRequest) -> None:
+        self.request = request
+        self.by_config: dict[int, Settings] = {}
+        self.by_dir: dict[str, Settings] = {}
+
+    def __call__(self, p: Path) -> Settings:
+        d = os.fspath(p.parent)
+        got = self.by_dir.get(d)
+        if got is None:
+            c = load_config(self.request, p.parent)
+            if id(c) not in self.by_config:
+                self.by_config[id(c)] = settings_of(self.request, c)
+            got = self.by_dir[d] = self.by_config[id(c)]
+        return got
+
+
+def _lint(request: LintRequest, files: list[Path], settings_for: _SettingsByFolder, rules: _Rules) -> tuple[Report, Any]:
+    """The report of every model (fixed, from the cache or linted) and the signal that stopped the lint, if one did:
+    what was finished is still reported."""
     show = request.progress and sys.stderr.isatty() and request.format == "text" and linter.show_progress(files)
-    colour = request.format == "text" and request.output is None and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-    # how the report is rendered, with the format (a cached run renders its stored reports the same way)
-    shown_as = {"colour": colour, "statistics": request.statistics, "quiet": request.quiet,
-                "show_info": request.show_info, "expand": request.expand}
-    stopped = None  # the signal that stopped the lint, if one did: what was finished is still printed
     report = Report()
     try:
         if request.fix:
-            from onnxlint.linting import fixing
-            from onnxlint.verify.command import check_shape_names, parse_shapes
-
-            fix_shapes = {name: list(dims) for name, dims in parse_shapes(request.shapes)}
-            check_shape_names(files, fix_shapes)
-            fix_options = fixing.FixOptions(unsafe=request.unsafe_fixes, diff=request.diff, output=request.output,
-                                            shapes=fix_shapes)
-            for i, f in enumerate(files, 1):
-                s = settings_for(f)
-                res = linter.lint_file(f, s)
-                if not res.error:
-                    fixing.fix_file(f, s, res, fix_options)
-                report.files.append(res)
-                _progress(show)(i, len(files), str(f))
-        elif cache_dir is not None:
+            _fix(request, files, settings_for, report, show)
+        elif request.cache_dir is not None:
             from onnxlint import cache as cache_mod
 
+            cache_dir = request.cache_dir
+
             def lint_misses(misses: list[Path]) -> list[Any]:
-                nonlocal ruleset
-                if ruleset is None:
-                    ruleset = ruleset_of(settings, cache_dir)  # a malformed rule file stops the run here, before any lint
+                rules.get()  # a malformed rule file stops the run here, before any lint
                 return linter.lint_paths(misses, settings_for, jobs=request.jobs, progress=_progress(show), digest=True,
                                          rulesets=CachedRules(cache_dir)).files
 
@@ -236,32 +262,63 @@ def execute(request: LintRequest, settings: Settings) -> int:
         from onnxlint.support.interrupt import interrupted
 
         stopped = interrupted(exc, getattr(exc, "files", None) or report.files)
-        report = Report(files=stopped.files)
-    if request.verify and stopped is None:
-        from onnxlint.verify.command import check_shape_names, parse_shapes, verify_report
+        return Report(files=stopped.files), stopped
+    return report, None
 
-        shapes = {name: list(dims) for name, dims in parse_shapes(request.shapes)}
-        check_shape_names(files, shapes)
-        verify_report(report, providers(request.providers), shapes, settings_for)
-    first = settings_for(files[0]) if files else settings
-    if ruleset is not None or request.format == "sarif":  # SARIF lists the rules; the other formats do not read them
-        rules = ruleset if ruleset is not None and first.rule_dirs == settings.rule_dirs else ruleset_of(first, cache_dir)
-        report.rules = [r for r in rules.rules if first.selected(r.id, r.default)]
+
+def _fix(request: LintRequest, files: list[Path], settings_for: _SettingsByFolder, report: Report, show: bool) -> None:
+    """Lint and fix each model in turn, its report appended as it is done."""
+    from onnxlint.linting import fixing
+    from onnxlint.verify.command import check_shape_names, parse_shapes
+
+    fix_shapes = {name: list(dims) for name, dims in parse_shapes(request.shapes)}
+    check_shape_names(files, fix_shapes)
+    fix_options = fixing.FixOptions(unsafe=request.unsafe_fixes, diff=request.diff, output=request.output,
+                                    shapes=fix_shapes)
+    for i, f in enumerate(files, 1):
+        s = settings_for(f)
+        res = linter.lint_file(f, s)
+        if not res.error:
+            fixing.fix_file(f, s, res, fix_options)
+        report.files.append(res)
+        _progress(show)(i, len(files), str(f))
+
+
+def _complete(report: Report, request: LintRequest, settings: Settings, first: Settings, rules: _Rules,
+              settings_for: _SettingsByFolder) -> None:
+    """What the report says besides its models: the rules in force (SARIF lists them; the other formats read
+    them only when they were read anyway), the fail-on severity, the runtime releases checked."""
+    if rules.read is not None or request.format == "sarif":
+        listed = rules.read if rules.read is not None and first.rule_dirs == settings.rule_dirs else ruleset_of(first, request.cache_dir)
+        report.rules = [r for r in listed.rules if first.selected(r.id, r.default)]
     report.fail_on = first.fail_on
-    report.releases = "; ".join(sorted({_releases(s) for s in by_config.values()} or {_releases(first)}))
-    if request.baseline:
-        from onnxlint.linting import baseline
+    report.releases = "; ".join(sorted({_releases(s) for s in settings_for.by_config.values()} or {_releases(first)}))
 
-        if stopped is None and (request.update_baseline or not request.baseline.exists()):  # never from part of a run
-            write_guard.check_target(request.baseline, files, "--baseline", "the baseline")
-            n = baseline.write(request.baseline, report)
-            print(f"onnxlint: baseline {esc(str(request.baseline))}: recorded {n} finding(s); later runs fail only on "
-                  "new ones", file=sys.stderr)
-            return 2 if report.errors else 0
-        if request.baseline.exists():
-            baseline.apply(report, request.baseline, baseline.load(request.baseline))
+
+def _baseline(path: Path, report: Report, files: list[Path], update: bool, stopped: Any) -> int | None:
+    """Record the findings as the baseline (the exit code: never from part of a run) or mark the recorded ones
+    suppressed (None: the run goes on to print)."""
+    from onnxlint.linting import baseline
+
+    if stopped is None and (update or not path.exists()):
+        write_guard.check_target(path, files, "--baseline", "the baseline")
+        n = baseline.write(path, report)
+        print(f"onnxlint: baseline {esc(str(path))}: recorded {n} finding(s); later runs fail only on "
+              "new ones", file=sys.stderr)
+        return 2 if report.errors else 0
+    if path.exists():
+        baseline.apply(report, path, baseline.load(path))
+    return None
+
+
+def _show(report: Report, request: LintRequest, first: Settings) -> None:
+    """Render the report (to -o or stdout); fix notes of the machine formats and input errors go to stderr."""
     from onnxlint import formats
 
+    colour = request.format == "text" and request.output is None and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    # how the report is rendered, with the format (a cached run renders its stored reports the same way)
+    shown_as = {"colour": colour, "statistics": request.statistics, "quiet": request.quiet,
+                "show_info": request.show_info, "expand": request.expand}
     text = formats.render(request.format, report, **shown_as, config_file=first.config.path)
     _emit(text, request)
     if request.fix and request.format != "text":
@@ -271,10 +328,13 @@ def execute(request: LintRequest, settings: Settings) -> int:
                 print(f"onnxlint: {esc(res.filename)}: {esc(note)}", file=sys.stderr)
     for res in report.errors:
         print(f"onnxlint: error: {esc(res.filename)}: {esc(res.error)}", file=sys.stderr)
+
+
+def _exit_code(report: Report, stopped: Any, n_files: int) -> int:
     if stopped is not None:
-        print(f"onnxlint: interrupted ({signal_name(stopped.signum)}) after {len(report.files)} of {len(files)} "
+        print(f"onnxlint: interrupted ({signal_name(stopped.signum)}) after {len(report.files)} of {n_files} "
               "model(s); the report above holds those", file=sys.stderr)
-        return stopped.exit_code
+        return int(stopped.exit_code)
     if report.errors:
         return 2
     return 1 if report.worst() >= SEVERITY_RANK[report.fail_on] else 0

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import onnx
 
@@ -99,10 +99,7 @@ def _fix_file(path: Path, settings: Settings, res: FileReport, options: FixOptio
     if not requests:
         return
     require_numeric_check()
-    from onnxlint.fixers.equivalence import capture_output
-
     mf = loading.load(path)
-    model = mf.model
     dest = destination(path, options.output)
     if mf.missing_external:
         res.notes.append("fix not written: external data is missing or short (see OLX003)")
@@ -110,83 +107,138 @@ def _fix_file(path: Path, settings: Settings, res: FileReport, options: FixOptio
     dest_real = os.path.realpath(dest)
     if any(os.path.realpath(t.path) == dest_real for t in mf.external):
         raise UsageError(f"-o {dest}: that is the external data file of {path}; writing it would destroy the weights")
-    external = fixers.has_external_data(model)
-    from onnxlint.fixers import fold_shapes
-
-    def attempt() -> tuple[onnx.ModelProto, list[str], list[str], str | None]:
-        with capture_output():
-            fixed, applied, skipped = fixers.apply(model, requests, unsafe=options.unsafe, targets=settings.targets)
-        checked = None
-        if applied:
-            safe = all(fixers.REGISTRY[n].safe for n in applied)
-            checked = fixers.verify(model, fixed, safe=safe, applied=applied, base_dir=path.parent,
-                                    shapes=dict(options.shapes) or None)
-        return fixed, applied, skipped, checked
-
-    try:
-        try:
-            fixed, applied, skipped, checked = attempt()
-        except Exception as first:
-            # onnxslim's rewrite failed the checks: fold with onnxlint's own folder alone (what the lint claimed)
-            if not any(r.fixer == "fold-shapes" for r in requests) or fold_shapes.ENGINE["mode"] != "onnxslim":
-                raise
-            fold_shapes.ENGINE["mode"] = "own"
-            try:
-                fixed, applied, skipped, checked = attempt()
-            except Exception:
-                raise first from None
-            finally:
-                fold_shapes.ENGINE["mode"] = "onnxslim"
-            res.notes.append(f"fold-shapes: onnxslim's result was rejected ({first_line(first)}); folded without it")
-        if skipped:
-            res.notes.append(f"{sum(1 for r in requests if r.fixer in skipped)} finding(s) need --unsafe-fixes "
-                             f"({', '.join(skipped)})")
-        if not applied:
-            tried = list(dict.fromkeys(r.fixer for r in requests if r.fixer not in skipped))
-            if tried:
-                res.notes.append(f"nothing written: {', '.join(tried)} found nothing it can change safely")
-            return
-    except fixers.FixError as exc:
-        res.notes.append(f"fix not written: {exc}")
+    external = fixers.has_external_data(mf.model)
+    done = _fixed(mf.model, requests, settings, path, options, res)
+    if done is None:
         return
-    except Exception as exc:
-        res.notes.append(f"fix not written: {type(exc).__name__}: {first_line(exc)}")
+    after = None if external else _relint(done.fixed, settings, res)  # a fix that clears no finding is not written
+    if after is not None and not after.error and not _clears_a_finding(res, after):
+        res.notes.append(f"nothing written: {', '.join(done.applied)} changed the model but cleared no finding")
         return
-    # the re-lint of the fixed model: a fix that clears no finding is not written
-    after = None
-    if not external:
-        try:
-            with capture_output():
-                after = lint_model(fixed, settings, display=res.filename, want_placement=False)
-        except Exception:
-            after = None
-    if after is not None and not after.error:
-        remaining = {(f.code, f.node) for f in after.findings if not f.suppressed}
-        if not any((f.code, f.node) not in remaining for f in res.findings if not f.suppressed):
-            res.notes.append(f"nothing written: {', '.join(applied)} changed the model but cleared no finding")
-            return
-    if checked:
-        res.notes.append(f"numeric check: {_intended(applied, checked)}")
+    if done.checked:
+        res.notes.append(f"numeric check: {_intended(done.applied, done.checked)}")
     if options.diff:
         from onnxlint.fixers import diff
 
-        res.notes.extend(f"would change: {line}" for line in diff.describe_lines(model, fixed))
+        res.notes.extend(f"would change: {line}" for line in diff.describe_lines(mf.model, done.fixed))
         return
+    if _write(mf.model, done, path, dest, external, res):
+        _note_written(res, after, dest, settings, done)
+
+
+@dataclass
+class _Attempt:
+    """The fixers' rewrite of a model: the fixed model, the fixers that changed it, those left for
+    --unsafe-fixes, and what the numeric check said (None: nothing applied, nothing checked)."""
+
+    fixed: onnx.ModelProto
+    applied: list[str]
+    skipped: list[str]
+    checked: str | None
+
+
+def _attempt(model: onnx.ModelProto, requests: list[Any], settings: Settings, path: Path,
+             options: FixOptions) -> _Attempt:
+    """Apply the fixers (their prints captured) and check the result numerically against the original."""
+    from onnxlint import fixers
+    from onnxlint.fixers.equivalence import capture_output
+
+    with capture_output():
+        fixed, applied, skipped = fixers.apply(model, requests, unsafe=options.unsafe, targets=settings.targets)
+    checked = None
+    if applied:
+        safe = all(fixers.REGISTRY[n].safe for n in applied)
+        checked = fixers.verify(model, fixed, safe=safe, applied=applied, base_dir=path.parent,
+                                shapes=dict(options.shapes) or None)
+    return _Attempt(fixed, applied, skipped, checked)
+
+
+def _attempt_folding_alone(model: onnx.ModelProto, requests: list[Any], settings: Settings, path: Path,
+                           options: FixOptions, res: FileReport) -> _Attempt:
+    """_attempt; when onnxslim's rewrite failed the checks, again with onnxlint's own folder alone (what the lint
+    claimed), saying so; the first failure when that fails too."""
+    from onnxlint.fixers import fold_shapes
+
+    try:
+        return _attempt(model, requests, settings, path, options)
+    except Exception as first:
+        if not any(r.fixer == "fold-shapes" for r in requests) or fold_shapes.ENGINE["mode"] != "onnxslim":
+            raise
+        fold_shapes.ENGINE["mode"] = "own"
+        try:
+            done = _attempt(model, requests, settings, path, options)
+        except Exception:
+            raise first from None
+        finally:
+            fold_shapes.ENGINE["mode"] = "onnxslim"
+        res.notes.append(f"fold-shapes: onnxslim's result was rejected ({first_line(first)}); folded without it")
+        return done
+
+
+def _fixed(model: onnx.ModelProto, requests: list[Any], settings: Settings, path: Path, options: FixOptions,
+           res: FileReport) -> _Attempt | None:
+    """The checked rewrite; None, with a note saying why, when there is nothing to write."""
+    from onnxlint import fixers
+
+    try:
+        done = _attempt_folding_alone(model, requests, settings, path, options, res)
+    except fixers.FixError as exc:
+        res.notes.append(f"fix not written: {exc}")
+        return None
+    except Exception as exc:
+        res.notes.append(f"fix not written: {type(exc).__name__}: {first_line(exc)}")
+        return None
+    if done.skipped:
+        res.notes.append(f"{sum(1 for r in requests if r.fixer in done.skipped)} finding(s) need --unsafe-fixes "
+                         f"({', '.join(done.skipped)})")
+    if not done.applied:
+        tried = list(dict.fromkeys(r.fixer for r in requests if r.fixer not in done.skipped))
+        if tried:
+            res.notes.append(f"nothing written: {', '.join(tried)} found nothing it can change safely")
+        return None
+    return done
+
+
+def _relint(fixed: onnx.ModelProto, settings: Settings, res: FileReport) -> FileReport | None:
+    """The lint of the fixed model in memory (its prints captured); None when it could not run."""
+    from onnxlint.fixers.equivalence import capture_output
+
+    try:
+        with capture_output():
+            return lint_model(fixed, settings, display=res.filename, want_placement=False)
+    except Exception:
+        return None
+
+
+def _clears_a_finding(res: FileReport, after: FileReport) -> bool:
+    remaining = {(f.code, f.node) for f in after.findings if not f.suppressed}
+    return any((f.code, f.node) not in remaining for f in res.findings if not f.suppressed)
+
+
+def _write(model: onnx.ModelProto, done: _Attempt, path: Path, dest: Path, external: bool, res: FileReport) -> bool:
+    """Write the fixed model atomically; False, with a note, when it was not (nothing was replaced)."""
+    from onnxlint import fixers
+
     try:
         known = None
-        if checked and "fails the checker the same way" in checked:
+        if done.checked and "fails the checker the same way" in done.checked:
             from onnxlint.fixers.equivalence import validity_error
 
             known = validity_error(model)
         elif external:  # the checker could only run by path: what it says against the original file
             known = _checker_complaint(path)
-        fixers.write_fixed(fixed, dest, path.parent, known_error=known)
+        fixers.write_fixed(done.fixed, dest, path.parent, known_error=known)
     except OSError as exc:
         res.notes.append(f"fix not written to {dest}: {exc.strerror or exc}")
-        return
+        return False
     except Exception as exc:  # the written file failed the re-read or the checker: nothing was replaced
         res.notes.append(f"fix not written to {dest}: {type(exc).__name__}: {first_line(exc)}")
-        return
+        return False
+    return True
+
+
+def _note_written(res: FileReport, after: FileReport | None, dest: Path, settings: Settings, done: _Attempt) -> None:
+    """Mark what the written file no longer holds fixed and say what was written."""
     if after is None or after.error:
         after = lint_file(dest, settings, want_placement=False)
     left = [f for f in after.findings if not f.suppressed]
@@ -194,11 +246,11 @@ def _fix_file(path: Path, settings: Settings, res: FileReport, options: FixOptio
     # from here the report lists what the written file holds: the fixed findings of the original, then the
     # re-lint's findings (a fix can move a finding, e.g. folding an If inlines its branch under a new path)
     res.findings = [f for f in res.findings if f.fixed] + list(after.findings)
-    need_unsafe = sum(1 for f in left if f.fix in skipped)
-    still_fixable = sum(1 for f in left if f.fix and f.fix not in skipped)
+    need_unsafe = sum(1 for f in left if f.fix in done.skipped)
+    still_fixable = sum(1 for f in left if f.fix and f.fix not in done.skipped)
     tail = f"; {still_fixable} still marked fixable" if still_fixable else ""
     res.notes.append(f"{n_fixed} fixed, {len(left)} remaining ({need_unsafe} need --unsafe-fixes{tail}); "
-                     f"wrote {dest} ({', '.join(applied)})")
+                     f"wrote {dest} ({', '.join(done.applied)})")
 
 
 def _intended(applied: list[str], checked: str) -> str:

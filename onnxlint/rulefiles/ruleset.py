@@ -177,11 +177,9 @@ def bundled_rules_json(rules: list[Rule], folder: Path) -> str:
 def _digest(path: Path) -> str:
     """blake2b of a rule file (the digest cache.keys.scan takes; the cache module cannot be imported here: it
     imports this one)."""
-    try:  # _blake2 is built in; hashlib would load OpenSSL
-        from _blake2 import blake2b
-    except ImportError:  # pragma: no cover - other interpreters
-        from hashlib import blake2b
-    return blake2b(path.read_bytes(), digest_size=32).hexdigest()
+    from onnxlint.support import digest
+
+    return digest.hexdigest(path.read_bytes())
 
 
 def _bundled_rules() -> list[Rule] | None:

@@ -5,11 +5,13 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 from onnxlint.model.loading.checker import checker_message, own_complaint
 from onnxlint.model.loading.external import external_tensors
 from onnxlint.model.loading.model_file import ModelFile
 from onnxlint.model.loading.wire import strip_initializers
+from onnxlint.support import digest as digests
 from onnxlint.support.errors import InputError, first_line
 
 PROTOBUF_LIMIT = 2**31 - 1  # protobuf cannot parse a message of 2 GiB or more: such a file is refused unread
@@ -48,6 +50,21 @@ def load(path: Path, display: str | None = None, check: bool = False, lean: bool
     cache stores the report under the key of what was linted, not of what the file holds by then."""
     path = Path(path)
     display = display or str(path)
+    data = _read(path, display)
+    checked = check and _LOCATION_KEY not in data
+    early = checker_message(data) if checked else None
+    model, weightless = _parse(data, display, lean)
+    mf = ModelFile(path=path, display=display, model=model, file_size=len(data), raw=data, weightless=weightless)
+    if digest:
+        mf.digest = digests.hexdigest(data)
+    mf.external = external_tensors(model, path.parent)
+    if checked:
+        mf.checked = own_complaint(mf, early)
+    return mf
+
+
+def _read(path: Path, display: str) -> bytes:
+    """The bytes of a regular file within protobuf's limit, read once from what was opened."""
     try:
         st = os.stat(path)
     except FileNotFoundError:
@@ -82,11 +99,14 @@ def load(path: Path, display: str | None = None, check: bool = False, lean: bool
     finally:
         if fd >= 0:
             os.close(fd)
+    return data
+
+
+def _parse(data: bytes, display: str, lean: bool) -> tuple[Any, bytes | None]:
+    """(the parsed model, the weight-less bytes it was parsed from when lean, else None)."""
     import onnx
     from google.protobuf.message import DecodeError
 
-    checked = check and _LOCATION_KEY not in data
-    early = checker_message(data) if checked else None
     weightless = None
     if lean:
         try:
@@ -103,17 +123,7 @@ def load(path: Path, display: str | None = None, check: bool = False, lean: bool
         raise InputError(display, f"not a valid ONNX protobuf (truncated or corrupt file): {first_line(exc)}") from None
     if not model.HasField("graph") or (model.ir_version == 0 and not model.opset_import):
         raise InputError(display, "not an ONNX model: the file parsed but holds no graph, IR version or opset import")
-    mf = ModelFile(path=path, display=display, model=model, file_size=size, raw=data, weightless=weightless)
-    if digest:
-        try:  # _blake2 is built in; hashlib would load OpenSSL
-            from _blake2 import blake2b
-        except ImportError:  # pragma: no cover - other interpreters
-            from hashlib import blake2b
-        mf.digest = blake2b(data, digest_size=32).hexdigest()
-    mf.external = external_tensors(model, path.parent)
-    if checked:
-        mf.checked = own_complaint(mf, early)
-    return mf
+    return model, weightless
 
 
 # an external_data entry's key "location" as protobuf writes it (field 1, 8 bytes): every tensor whose data lives
