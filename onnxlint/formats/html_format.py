@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from onnxlint import targets
-from onnxlint.errors import InputError
 from onnxlint.formats import html_report
+from onnxlint.support.errors import InputError
 
 
 def page_release(settings: Any) -> html_report.Release:
@@ -20,7 +20,7 @@ def page_release(settings: Any) -> html_report.Release:
 
 def render(report: Any, settings_for: Callable[[Path], Any] | None = None, **_: Any) -> str:
     """settings_for: the settings each model was linted with (its config's target, release and rules)."""
-    from onnxlint.settings import Settings
+    from onnxlint.config.settings import Settings
 
     models = []
     for res in report.files:

@@ -25,8 +25,7 @@ from onnxlint.formats.escape import json_unicode
 from onnxlint.formats.escape import lines as esc_lines
 from onnxlint.formats.escape import text as esc
 from onnxlint.formats.placement_output import as_json
-from onnxlint.graph import shape_sized
-from onnxlint.report import node_location, node_path
+from onnxlint.model.graph import node_location, node_path, shape_sized
 
 ASSETS = Path(__file__).resolve().parent / "html"
 PART = 100  # children of one scope shown (and drawn) at most: more are split into parts of this many
@@ -212,9 +211,11 @@ def model_doc(path: Path, display: str, releases: list[Release], findings: list[
               rule_dirs: tuple[Path, ...] = (), lean: bool = False) -> dict[str, Any]:
     """The page's data for one model: its nodes with their name scopes and producers, one placement per release
     (two when comparing), the findings of a lint run attached to their nodes."""
-    from onnxlint import engine, loading, targets
-    from onnxlint.context import Options
-    from onnxlint.ruleset import get_ruleset
+    from onnxlint import targets
+    from onnxlint.linting import engine
+    from onnxlint.model import loading
+    from onnxlint.rulefiles.ruleset import get_ruleset
+    from onnxlint.rules.context import Options
 
     mf = loading.load(path, display=display, lean=lean)
     index = loading.index_model(mf)
@@ -296,7 +297,7 @@ def placement_page(paths: list[Path], target: str, ort_version: str | None, opti
                    compare: str | None = None) -> tuple[str, list[str]]:
     """`onnxlint placement --format html`: the page for these models (each placed at ort_version, and at
     compare too when given), and the one-line errors of those that could not be read."""
-    from onnxlint.errors import InputError
+    from onnxlint.support.errors import InputError
 
     releases = [Release(target, ort_version, optimization)]
     if compare:
