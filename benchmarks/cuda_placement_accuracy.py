@@ -20,6 +20,11 @@ The sets (a set is a name shared by its TSVs and its NAMED_DIR folder; --sets pi
                 timm, ultralytics}; test name `<source>__<path, / as __, .onnx and /model dropped>`, e.g.
                 optimum__t5__decoder_model_merged, genai-builder__llama_int4_cuda; truth at 1.24.4 and 1.31.1
                 (on this workspace: /work/truth/ort, README.txt there says how it was made)
+  producers     issue 41's producer set (benchmarks/make_producer_exports.py): bench-out/models/{tf2onnx-keras,
+                tflite, hf-tf, skl2onnx, onnxmltools, ort-quant, diffusers-torchscript, diffusers-dynamo,
+                diffusers-optimum, opset20-23, paddle2onnx}; test name `<source>__<manifest name, / as __>`, e.g.
+                ort-quant__torch_cnn_op17_qoperator, diffusers-optimum__sd_optimum__unet; truth at 1.24.4 and 1.31.1
+                (laid out for the harness by `make_producer_exports.py layout --dest DIR`)
 A test name `<source>__<rest>` groups disagreements by source (the exporter or tool that made the model).
 
 For each TSV this runs `placement.simulate(index, "ort-cuda", <version>, optimization=<level>)` on the
@@ -202,6 +207,7 @@ def measure(set_name, version, level, path, named_dir: Path) -> dict:
             op = r["op_type"] if r["domain"] == "ai.onnx" else f'{r["domain"]}::{r["op_type"]}'
             item = (test, r["name"], p.status, p.reason or "", (p.detail or "")[:150], r["cuda_log"])
             source = test.split("__", 1)[0] if "__" in test else set_name
+            res["by_source"][source]["judged"] += 1
             if truth == pred:
                 res["agree"][truth] += 1
             elif pred == "CPU":
@@ -250,9 +256,10 @@ def report(set_name, version, level, res, details: int) -> list[str]:
     if res["built_unsup"]:
         lines.append(f"   sessions ORT built although onnxlint says no provider: {len(res['built_unsup'])}: "
                      f"{', '.join(res['built_unsup'][:8])}")
-    if res["by_source"]:
-        lines.append("   by source (false alarms/misses): " + ", ".join(
-            f"{src} {c['alarm']}/{c['miss']}" for src, c in sorted(res["by_source"].items())))
+    if len(res["by_source"]) > 1:
+        lines.append("   by source (CPU-or-not, false alarms/misses of judged nodes): " + ", ".join(
+            f"{src} {100.0 * (c['judged'] - c['alarm'] - c['miss']) / max(c['judged'], 1):.2f}% "
+            f"{c['alarm']}/{c['miss']} of {c['judged']}" for src, c in sorted(res["by_source"].items())))
     for key in ("alarm", "miss", "other"):
         groups = sorted(res[key].items(), key=lambda kv: (-len(kv[1]), kv[0]))
         for op, items in groups[:details]:
