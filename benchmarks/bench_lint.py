@@ -260,18 +260,19 @@ def _cli_has(flag: str, env: dict) -> bool:
 CACHED_RUN = r"""
 import sys
 from pathlib import Path
-from onnxlint import cache, config as config_mod
-from onnxlint.settings import Settings
+from onnxlint import cache
+from onnxlint.config import config_file as config_mod
+from onnxlint.config.settings import Settings
 folder, cdir = Path(sys.argv[1]), sys.argv[2]
 files = sorted(folder.glob("*.onnx"))
 cfg = config_mod.find_for(folder)
 s = Settings.from_config(cfg)
 def misses(fs):
-    from onnxlint import linter
+    from onnxlint.linting import linter
     return linter.lint_paths(fs, lambda p: s, digest=True).files
 reports = cache.lint_with_cache(files, lambda p: s, misses, cdir)
 from onnxlint.formats import render
-from onnxlint.report import Report
+from onnxlint.linting.report import Report
 sys.stdout.write(render("text", Report(files=reports)))
 """
 

@@ -64,7 +64,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import onnxlint.loading as loading  # noqa: E402
+import onnxlint.model.loading as loading  # noqa: E402
 import onnxlint.ort.partitioner as placement  # noqa: E402
 
 csv.field_size_limit(10**9)

@@ -57,7 +57,7 @@ def _copy(src: Path, dest: Path) -> None:
     shutil.copyfile(src, dest)
     import onnx
 
-    from onnxlint.graph import iter_graphs
+    from onnxlint.model.graph import iter_graphs
 
     m = onnx.load(str(src), load_external_data=False)
     for g in iter_graphs(m):

@@ -72,7 +72,7 @@ def _fold_findings(model) -> tuple[int, int]:
 
 
 def _count_nodes(model) -> int:
-    from onnxlint.graph import iter_graphs
+    from onnxlint.model.graph import iter_graphs
 
     return sum(len(g.node) for g in iter_graphs(model))
 

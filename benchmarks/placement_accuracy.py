@@ -23,7 +23,7 @@ from onnx.backend.test.case import node as node_cases
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import onnxlint.ort.partitioner as placement  # noqa: E402
-from onnxlint.graph import GraphIndex  # noqa: E402
+from onnxlint.model.graph import GraphIndex  # noqa: E402
 
 REFUSED = ("Unsupported model IR version", "ValidateOpsetForDomain", "is under development")
 

@@ -87,8 +87,8 @@ _cache: dict = {}
 def predict_model(path: str, label: str):
     import onnx
 
-    from onnxlint import tensorrt
-    from onnxlint.graph import GraphIndex
+    from onnxlint.model.graph import GraphIndex
+    from onnxlint.tensorrt import model_importer
 
     key = path
     if key not in _cache:
@@ -108,7 +108,7 @@ def predict_model(path: str, label: str):
     missing = _missing_external(index.model, path)
     if missing:  # onnxlint's OLX003 (external-data-missing, an error on every target): the parser cannot load it
         return [_Missing(missing)], ""
-    pred = tensorrt.predict(index, label)
+    pred = model_importer.predict(index, label)
     bad = [v for v in pred.nodes.values() if v.status == "unsupported" or v.reason == "parser-crash"]
     return bad, ""
 

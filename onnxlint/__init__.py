@@ -11,8 +11,8 @@ from typing import Any
 __version__ = "0.2.0"
 
 _API = {"lint": "onnxlint.api", "fix": "onnxlint.api", "predict": "onnxlint.api",
-        "Settings": "onnxlint.settings", "FileReport": "onnxlint.report", "Finding": "onnxlint.report",
-        "Report": "onnxlint.report"}
+        "Settings": "onnxlint.config.settings", "FileReport": "onnxlint.linting.report", "Finding": "onnxlint.linting.report",
+        "Report": "onnxlint.linting.report"}
 
 __all__ = ["FileReport", "Finding", "Report", "Settings", "__version__", "fix", "lint", "predict"]
 

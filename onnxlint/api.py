@@ -13,12 +13,12 @@ from typing import Any
 
 import onnx
 
-from onnxlint import config as config_mod
-from onnxlint import linter
-from onnxlint.context import Options
-from onnxlint.fixing import FixOptions, fix_file
-from onnxlint.report import FileReport
-from onnxlint.settings import Settings
+from onnxlint.config import config_file as config_mod
+from onnxlint.config.settings import Settings
+from onnxlint.linting import linter
+from onnxlint.linting.fixing import FixOptions, fix_file
+from onnxlint.linting.report import FileReport
+from onnxlint.rules.context import Options
 
 
 def _settings_near(path: Path | None) -> Settings:
@@ -53,8 +53,9 @@ def predict(model: str | Path | onnx.ModelProto, target: str = "ort-cuda", ort_v
             trt_version: str | None = None, ort_optimization: str = "all") -> Any:
     """A target's per-node prediction: for ort-cuda/ort-cpu the placement (`onnxlint.ort.verdicts.Placement`),
     for tensorrt the parser verdicts, for ort-trt the TensorRT EP partition."""
-    from onnxlint import engine, loading
-    from onnxlint.ruleset import get_ruleset
+    from onnxlint.linting import engine
+    from onnxlint.model import loading
+    from onnxlint.rulefiles.ruleset import get_ruleset
 
     if isinstance(model, onnx.ModelProto):
         mf = linter.model_file(model)

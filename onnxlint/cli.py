@@ -1,4 +1,4 @@
-"""Command line: parses arguments, builds Settings and dispatches: a lint to `onnxlint.run` (the lint run's
+"""Command line: parses arguments, builds Settings and dispatches: a lint to `onnxlint.commands.lint` (the lint run's
 service layer), the subcommands to theirs; the exit code is theirs.
 
 `onnxlint [PATHS]` lints (ruff-like); `placement`, `verify`, `doctor`, `clean` are subcommands. Exit codes:
@@ -20,15 +20,15 @@ from pathlib import Path
 from typing import Any
 
 from onnxlint import __version__, targets
-from onnxlint import config as config_mod
-from onnxlint.config import OPTIMIZATION_LEVELS
-from onnxlint.errors import InputError, RuleError, UsageError, first_line
+from onnxlint.config import config_file as config_mod
+from onnxlint.config.config_file import OPTIMIZATION_LEVELS
+from onnxlint.config.settings import Settings
 from onnxlint.formats import FORMATS
 from onnxlint.formats.escape import lines as esc_lines
 from onnxlint.formats.escape import text as esc
-from onnxlint.interrupt import signals_interrupt
-from onnxlint.paths import output_path
-from onnxlint.settings import Settings
+from onnxlint.model.paths import output_path
+from onnxlint.support.errors import InputError, RuleError, UsageError, first_line
+from onnxlint.support.interrupt import signals_interrupt
 
 SUBCOMMANDS = {
     "placement": "predict, per node, which execution provider ORT assigns",
@@ -74,7 +74,7 @@ def _positive_float(text: str) -> float:
 
 def _version_arg(runtime: str):
     def parse(text: str) -> str:
-        if runtime == "ORT" and text == "installed":  # releases.INSTALLED: the installed onnxruntime's tables
+        if runtime == "ORT" and text == "installed":  # kernel_registry.INSTALLED: the installed onnxruntime's tables
             return text
         try:
             targets.base.parse_version(text, runtime)
@@ -215,7 +215,7 @@ def _cache_dir(args: argparse.Namespace) -> Path | None:
 
 
 def _lint(argv: list[str]) -> int:
-    from onnxlint import run
+    from onnxlint.commands import lint as run
 
     args = build_parser().parse_args(argv)
     if args.diff:
@@ -223,7 +223,7 @@ def _lint(argv: list[str]) -> int:
     cfg = config_mod.load_file(args.config) if args.config else config_mod.find_for(Path.cwd(), args.config_above_repo)
     settings = settings_from_args(args, cfg)
     if args.list_rules or args.explain:
-        from onnxlint.ruleset import get_ruleset
+        from onnxlint.rulefiles.ruleset import get_ruleset
 
         listed = get_ruleset(settings.rule_dirs)
         if args.explain:
@@ -252,8 +252,9 @@ def _lint(argv: list[str]) -> int:
 
 
 def _placement(argv: list[str]) -> int:
-    from onnxlint import api, loading
+    from onnxlint import api
     from onnxlint.formats import placement_output
+    from onnxlint.model import loading
 
     args = _placement_parser().parse_args(argv)
     results, errors = [], 0
@@ -270,8 +271,8 @@ def _placement(argv: list[str]) -> int:
 
 
 def _verify(argv: list[str]) -> int:
+    from onnxlint.commands.lint import providers
     from onnxlint.formats import verify_output
-    from onnxlint.run import providers
     from onnxlint.verify.command import VerifyOptions, lint_report, parse_shapes, verify_paths
 
     args = _verify_parser().parse_args(argv)
@@ -285,7 +286,7 @@ def _verify(argv: list[str]) -> int:
 
 
 def _doctor(argv: list[str]) -> int:
-    from onnxlint import doctor
+    from onnxlint.commands import doctor
     from onnxlint.formats import doctor_output
 
     args = _doctor_parser().parse_args(argv)

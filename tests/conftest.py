@@ -147,7 +147,7 @@ class LintSpy:
     """Counts the models the linter is asked to lint (a cache hit asks for none)."""
 
     def __init__(self, monkeypatch):
-        from onnxlint import linter
+        from onnxlint.linting import linter
 
         self.linted: list[str] = []
         real = linter.lint_file

@@ -1,5 +1,6 @@
-"""The package's shape: no import cycle (function-level and type-only imports counted), a public API usable from Python,
-every target/predicate/fixer registered once."""
+"""The package's shape: no import cycle between modules nor between package folders (function-level and type-only
+imports counted), entry points alone at the package root, a public API usable from Python, every
+target/predicate/fixer registered once."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ def _module_name(path: Path) -> str:
 
 
 def _annotation_modules(tree: ast.AST, modules: dict[str, Path]) -> set[str]:
-    """Modules a string annotation names by its dotted path (`"onnxlint.context.LintContext"`): a reference
+    """Modules a string annotation names by its dotted path (`"onnxlint.rules.context.LintContext"`): a reference
     to a module as real as an import, though no import statement says so."""
     found: set[str] = set()
     for node in ast.walk(tree):
@@ -97,11 +98,77 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 def test_no_import_cycle_function_level_and_type_only_imports_included():
     graph = import_graph()
-    assert "onnxlint.cli" in graph and graph["onnxlint.linter"], "the import graph was not read"
+    assert "onnxlint.cli" in graph and graph["onnxlint.linting.linter"], "the import graph was not read"
     # read: `LintContext` is imported under TYPE_CHECKING only, by the predicates and the targets
-    assert "onnxlint.context" in graph["onnxlint.predicates"] and "onnxlint.context" in graph["onnxlint.targets.base"]
+    assert "onnxlint.rules.context" in graph["onnxlint.rules.predicates"] and "onnxlint.rules.context" in graph["onnxlint.targets.base"]
     cycle = _cycle(graph)
     assert cycle is None, " -> ".join(cycle or [])
+
+
+ENTRY_POINTS = {"__init__", "__main__", "api", "cli"}  # what the package root holds: everything else is in a package
+
+
+def folder_of(module: str) -> str:
+    """The package folder a module lives in (`onnxlint.ort.optimizer.state` -> `onnxlint.ort`); a module at the
+    package root is its own node (an entry point)."""
+    parts = module.split(".")
+    if len(parts) > 2 or (len(parts) == 2 and (PKG / parts[1]).is_dir()):
+        return ".".join(parts[:2])
+    return module
+
+
+def folder_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The import graph with modules grouped by package folder: folder -> the folders its modules import."""
+    out: dict[str, set[str]] = {}
+    for module, deps in graph.items():
+        folder = folder_of(module)
+        out.setdefault(folder, set()).update(f for f in map(folder_of, deps) if f != folder)
+    return out
+
+
+def test_package_folders_import_each_other_without_a_cycle():
+    """Grouped by folder, the imports run one way: support <- model <- ort, tensorrt <- rules <- targets <- rulefiles
+    <- config <- linting <- cache, formats, verify <- commands <- the entry points. A cycle here is an arrow running
+    back up (a low folder asking a high one), which folding it into a function-level import does not hide."""
+    folders = folder_graph(import_graph())
+    assert {"onnxlint.support", "onnxlint.model", "onnxlint.tensorrt", "onnxlint.ort", "onnxlint.linting"} <= set(folders)
+    cycle = _cycle(folders)
+    assert cycle is None, " -> ".join(cycle or [])
+
+
+def test_folder_cycles_are_found():
+    graph = {"onnxlint.a.x": {"onnxlint.b.y"}, "onnxlint.b.y": {"onnxlint.b.z"}, "onnxlint.b.z": {"onnxlint.a.w"},
+             "onnxlint.a.w": set()}
+    assert _cycle(folder_graph(graph)) == ["onnxlint.a", "onnxlint.b", "onnxlint.a"]
+
+
+def test_the_package_root_holds_entry_points_only():
+    root = {p.stem for p in PKG.glob("*.py")}
+    assert root == ENTRY_POINTS, sorted(root - ENTRY_POINTS)
+
+
+MAX_FUNCTION_LINES = 80
+
+
+def long_functions(source: str, limit: int = MAX_FUNCTION_LINES) -> list[tuple[str, int]]:
+    """(name, lines) of every function or method longer than limit, decorators and docstring included."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            lines = (node.end_lineno or node.lineno) - first + 1
+            if lines > limit:
+                out.append((node.name, lines))
+    return out
+
+
+def test_no_function_is_over_80_lines():
+    """A function says one thing: an orchestrator over 80 lines is split into the steps it takes."""
+    found = [f"{p.relative_to(ROOT)}:{name} ({n} lines)" for p in sorted(PKG.rglob("*.py"))
+             for name, n in long_functions(p.read_text())]
+    assert not found, found
+    body = "\n".join(f"    x{i} = {i}" for i in range(80))
+    assert long_functions(f"def f():\n{body}\n") == [("f", 81)]
 
 
 def test_core_never_imports_the_cli():
@@ -164,7 +231,7 @@ def test_targets_are_declared_once_and_drive_the_cli_choices():
 def test_versions_compare_as_versions_not_floats():
     from packaging.version import Version
 
-    from onnxlint.predicates import compare
+    from onnxlint.rules.predicates import compare
 
     assert compare(Version("10.10"), {"gt": "10.9"}) and not compare(Version("10.1"), {"gt": "10.9"})
 
@@ -175,8 +242,11 @@ def test_an_any_of_indexed_predicates_narrows_the_nodes_a_rule_looks_at():
     are the ones a walk over every node gives (Unique has no CUDA kernel: OLX200)."""
     import onnx.parser
 
-    from onnxlint import engine, linter, loading, predicates, targets
-    from onnxlint.settings import Settings
+    from onnxlint import targets
+    from onnxlint.config.settings import Settings
+    from onnxlint.linting import engine, linter
+    from onnxlint.model import loading
+    from onnxlint.rules import predicates
 
     relus = " ".join(f"[r{k}] h{k + 1} = Relu(h{k})" for k in range(40))
     model = onnx.parser.parse_model(f"""
@@ -207,8 +277,11 @@ def test_an_any_with_an_alternative_whose_index_is_not_exact_is_not_narrowed():
     values: an `any` holding one of them looks at every node, so a user rule finds what it found before."""
     import onnx.parser
 
-    from onnxlint import engine, linter, loading, predicates, targets
-    from onnxlint.settings import Settings
+    from onnxlint import targets
+    from onnxlint.config.settings import Settings
+    from onnxlint.linting import engine, linter
+    from onnxlint.model import loading
+    from onnxlint.rules import predicates
 
     model = onnx.parser.parse_model("""
       <ir_version: 8, opset_import: ["" : 17]>
@@ -230,9 +303,13 @@ def test_a_target_declares_its_verdict_vocabulary_and_the_core_asks_it():
     predicates, the message renderer or the schema generator."""
     import onnx.parser
 
-    from onnxlint import engine, linter, loading, messages, predicates, rule_schema, targets
-    from onnxlint.context import Options
-    from onnxlint.rule import Rule, RuleSet
+    from onnxlint import targets
+    from onnxlint.linting import engine, linter
+    from onnxlint.model import loading
+    from onnxlint.rulefiles import rule_schema
+    from onnxlint.rules import messages, predicates
+    from onnxlint.rules.context import Options
+    from onnxlint.rules.rule import Rule, RuleSet
     from onnxlint.targets.base import Target, Vocabulary
 
     asked: list = []
@@ -288,9 +365,9 @@ def test_the_lint_plan_is_made_once_per_settings(tmp_path, examples_dir):
     lint_file on each model alone."""
     import shutil
 
-    from onnxlint import linter
-    from onnxlint.ruleset import get_ruleset
-    from onnxlint.settings import Settings
+    from onnxlint.config.settings import Settings
+    from onnxlint.linting import linter
+    from onnxlint.rulefiles.ruleset import get_ruleset
 
     for name in ("dropout_training.onnx", "scatternd.onnx", "batchnorm_training.onnx"):
         shutil.copy(examples_dir / name, tmp_path / name)

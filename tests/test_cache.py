@@ -15,10 +15,11 @@ from conftest import CAST_RULE, ROOT, init, make_model, vi
 from onnx import TensorProto as T
 from onnx import helper as h
 
-from onnxlint import cache, linter
+from onnxlint import cache
+from onnxlint.config.settings import Settings
 from onnxlint.formats import render
-from onnxlint.report import Report
-from onnxlint.settings import Settings
+from onnxlint.linting import linter
+from onnxlint.linting.report import Report
 
 
 def _model(extra_dropout: bool = True) -> onnx.ModelProto:
@@ -220,8 +221,9 @@ def test_clean_removes_only_an_onnxlint_cache(tmp_path, cdir):
 _WRITER = r"""
 import sys
 from pathlib import Path
-from onnxlint import cache, linter
-from onnxlint.settings import Settings
+from onnxlint import cache
+from onnxlint.linting import linter
+from onnxlint.config.settings import Settings
 p, d, n = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 s = Settings.from_config(None)
 rep = linter.lint_file(p, s, digest=True)
@@ -252,8 +254,8 @@ def test_concurrent_writers_do_not_corrupt(tmp_path, cdir, monkeypatch):
 _HIT_IMPORTS = r"""
 import sys
 from pathlib import Path
-from onnxlint.settings import Settings
-from onnxlint import report
+from onnxlint.config.settings import Settings
+from onnxlint.linting import report
 before = set(sys.modules)
 from onnxlint import cache
 s = Settings.from_config(None)
@@ -287,7 +289,7 @@ def test_package_files_are_in_the_key():
 
 
 def test_ruleset_copy_is_the_same_rules_and_follows_rule_files(tmp_path, cdir):
-    from onnxlint.ruleset import load_ruleset
+    from onnxlint.rulefiles.ruleset import load_ruleset
 
     calls: list = []
 

@@ -16,8 +16,10 @@ from conftest import CAST_RULE, make_model, vi
 from onnx import TensorProto as T
 from onnx import helper as h
 
-from onnxlint import cache, linter, ruleset
-from onnxlint.settings import Settings
+from onnxlint import cache
+from onnxlint.config.settings import Settings
+from onnxlint.linting import linter
+from onnxlint.rulefiles import ruleset
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -184,14 +186,16 @@ def test_a_model_over_the_size_limit_is_refused_before_it_is_hashed(tmp_path, mo
     big = tmp_path / "big.onnx"
     with open(big, "wb") as fh:  # sparse: 3 GiB that take no disk
         fh.truncate(3 << 30)
+    from onnxlint.support import digest
+
     hashed: list = []
-    real = cache.keys.blake2b
+    real = digest.new
 
     def counting(*a, **k):
         hashed.append(1)
         return real(*a, **k)
 
-    monkeypatch.setattr(cache.keys, "blake2b", counting)
+    monkeypatch.setattr(digest, "new", counting)  # every hash the cache makes starts here
     assert cache.keys.scan(big, cache.keys.MODEL_LIMIT) is None and hashed == []
     rc, out, err = cli("big.onnx")
     assert rc == 2 and "2 GiB limit" in err and len(err.strip().splitlines()) == 1
@@ -322,7 +326,7 @@ def test_a_forged_rule_set_entry_is_a_miss(cli, spy, tmp_path, fmt, bad):
 
 
 def test_the_shapes_a_stored_rule_code_and_name_must_have_are_the_rule_schemas():
-    from onnxlint import rule_schema
     from onnxlint.cache import report_json
+    from onnxlint.rulefiles import rule_schema
 
     assert (report_json.ID.pattern, report_json.NAME.pattern) == (rule_schema.ID_PATTERN, rule_schema.NAME_PATTERN)

@@ -15,7 +15,8 @@ from conftest import CAST_RULE, make_model, vi
 from onnx import TensorProto as T
 from onnx import helper as h
 
-from onnxlint import cache, linter
+from onnxlint import cache
+from onnxlint.linting import linter
 
 HEAVY = ("onnx", "numpy", "yaml", "onnxruntime")
 
@@ -151,7 +152,7 @@ def test_changed_model_bytes_lint_again(cli, spy, model):
 
 
 def test_changed_config_lints_again(cli, spy, model, tmp_path):
-    from onnxlint import config
+    from onnxlint.config import config_file as config
 
     def run():  # each run a fresh process would be: the config search is remembered per process
         config.find_for.cache_clear()
@@ -178,7 +179,7 @@ def test_changed_rule_file_lints_again(cli, spy, model, tmp_path):
     rules = tmp_path / "rules"
     rules.mkdir()
     rule = CAST_RULE
-    from onnxlint import ruleset
+    from onnxlint.rulefiles import ruleset
 
     def run():  # each run a fresh process would be: rule files are parsed once per process
         ruleset._CACHE.clear()
@@ -233,7 +234,7 @@ def test_fix_and_verify_bypass_the_cache(cli, spy, model, tmp_path, monkeypatch)
 def test_a_miss_lints_with_the_stored_rules_not_the_yaml(cli, spy, model, monkeypatch):
     """With the cache on, a model that changed is linted again with the cache's copy of the parsed rules
     (no YAML parsed or validated); the findings are those of a run with the cache off."""
-    from onnxlint import ruleset
+    from onnxlint.rulefiles import ruleset
 
     cli(model)  # stores the report and the rule set
     onnx.save(_model("eq2"), model)
@@ -377,7 +378,7 @@ def test_a_run_of_hits_reads_the_rules_only_when_the_output_lists_them(cli, spy,
 def test_a_broken_rule_folder_of_the_config_in_force_is_an_error_on_a_hit_too(cli, spy, tmp_path):
     """The cwd config names a rule folder; the model's own (subfolder) config does not. A malformed rule file
     there is exit 2 whether the model is a cache hit or not."""
-    from onnxlint import ruleset
+    from onnxlint.rulefiles import ruleset
 
     (tmp_path / ".git").mkdir()
     (tmp_path / "myrules").mkdir()

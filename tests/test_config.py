@@ -48,7 +48,7 @@ def test_a_defect_in_onnxlint_is_one_line_and_exit_2_never_the_findings_code(exa
     import subprocess
     import sys
 
-    code = ("import sys; from onnxlint import config\n"
+    code = ("import sys; from onnxlint.config import config_file as config\n"
             "def broken(*a, **k): raise ModuleNotFoundError(\"No module named 'tomllib'\")\n"
             "config.find_for = broken\n"
             "from onnxlint.cli import main\n"

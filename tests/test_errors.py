@@ -127,7 +127,7 @@ def test_checker_failure_is_a_finding(save, lint_json):
 
 
 def test_ort_messages_lose_their_cpp_frames():
-    from onnxlint.errors import strip_cpp_frames
+    from onnxlint.support.errors import strip_cpp_frames
 
     raw = ("[ONNXRuntimeError] : 1 : FAIL : Load model from m.onnx failed:/onnxruntime_src/onnxruntime/core/graph/model.cc:181 "
            "onnxruntime::Model::Model(onnx::ModelProto&&, const onnxruntime::PathString&, const onnxruntime::logging::Logger&) "
@@ -145,14 +145,15 @@ def test_the_checker_runs_before_the_parse_and_only_when_a_selected_rule_asks(sa
     import numpy as np
     from conftest import init
 
-    from onnxlint import linter, loading
-    from onnxlint.settings import Settings
+    from onnxlint.config.settings import Settings
+    from onnxlint.linting import linter
+    from onnxlint.model import loading
 
     m = make_model([h.make_node("Relu", ["x"], ["y"], name="r")], [vi("x", T.FLOAT, [2])], [vi("y", T.FLOAT, [2])])
     m.graph.node[0].input[0] = "undefined_value"
     path = save(m)
     seen: list = []
-    from onnxlint.loading import checker, inference, opening
+    from onnxlint.model.loading import checker, inference, opening
 
     real_index, real_check, real_infer = loading.index_model, loading.checker_message, inference._infer
     real_external = loading.external_tensors
@@ -239,7 +240,7 @@ def crasher(tmp_path):
 
 
 def test_a_native_crash_costs_one_model_in_process(crasher, cli):
-    from onnxlint.loading import native
+    from onnxlint.model.loading import native
 
     native.shutdown()
     rc, out, err = cli(crasher, "--no-cache", "--no-progress")
@@ -271,7 +272,7 @@ def test_a_native_crash_costs_one_model_in_every_mode(crasher, tmp_path, mode):
 
 def test_a_crash_of_the_checker_is_its_complaint(tmp_path, monkeypatch, cli):
     """Whatever C++ call dies, and however: the checker's crash is OLX001's text, and the run goes on."""
-    from onnxlint.loading import native
+    from onnxlint.model.loading import native
 
     if not hasattr(os, "fork"):
         pytest.skip("no fork")
@@ -295,7 +296,7 @@ def test_a_crash_of_the_checker_is_its_complaint(tmp_path, monkeypatch, cli):
 def test_the_native_worker_answers_as_onnx_would(tmp_path):
     """Results and exceptions come back as onnx gives them in-process: the inferred model, the exception's
     class name and text; a large input goes to a child forked for the call."""
-    from onnxlint.loading import native
+    from onnxlint.model.loading import native
 
     m = _good(0)
     assert native.infer_shapes(m) == onnx.shape_inference.infer_shapes(m)
@@ -314,7 +315,7 @@ def test_the_native_worker_answers_as_onnx_would(tmp_path):
 def test_one_native_worker_serves_a_whole_run(tmp_path, monkeypatch, cli):
     """onnx's exceptions (a strict inference that fails) are answers, not the end of the worker: a run forks it
     once, not once a model (that cost ~10 ms of CPU a model)."""
-    from onnxlint.loading import native
+    from onnxlint.model.loading import native
 
     if not native._ENABLED:
         pytest.skip("no fork")

@@ -35,9 +35,11 @@ def model_and_rules(tmp_path):
 
 
 def test_a_fallback_rule_moves_its_node_to_cpu_with_its_message_as_the_reason(model_and_rules):
-    from onnxlint import engine, linter, loading, targets
-    from onnxlint.ruleset import load_ruleset
-    from onnxlint.settings import Settings
+    from onnxlint import targets
+    from onnxlint.config.settings import Settings
+    from onnxlint.linting import engine, linter
+    from onnxlint.model import loading
+    from onnxlint.rulefiles.ruleset import load_ruleset
 
     path, rules = model_and_rules
     settings = Settings.from_config(None, targets=["ort-cuda"], ort_version="1.24.4", rule_dirs=[rules])
@@ -66,8 +68,8 @@ def test_a_fallback_rule_reports_its_node_through_the_cli(model_and_rules, capsy
 
 
 def test_a_fallback_rule_may_not_read_a_prediction(tmp_path):
-    from onnxlint.errors import RuleError
-    from onnxlint.ruleset import load_ruleset
+    from onnxlint.rulefiles.ruleset import load_ruleset
+    from onnxlint.support.errors import RuleError
 
     (tmp_path / "bad.yaml").write_text(RULE.replace("match: {op: Relu}", "match: {op: Relu, cpu_shape_path: true}"))
     with pytest.raises(RuleError, match="cannot use 'cpu_shape_path'"):

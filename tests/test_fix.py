@@ -10,10 +10,11 @@ from onnx import helper as h
 from onnx import numpy_helper as nh
 
 import onnxlint
-from onnxlint import fixers, fixing
+from onnxlint import fixers
+from onnxlint.config.settings import Settings
 from onnxlint.fixers import equivalence
 from onnxlint.fixers import write as fix_write
-from onnxlint.settings import Settings
+from onnxlint.linting import fixing
 
 
 def _apply(model, fixer):
@@ -574,7 +575,7 @@ def test_a_fixer_that_changes_nothing_writes_nothing(tmp_path, examples_dir):
 
 
 def test_output_folder_for_several_models(tmp_path, examples_dir):
-    from onnxlint.errors import UsageError
+    from onnxlint.support.errors import UsageError
 
     a = _copy(examples_dir, tmp_path, "dropout_training.onnx")
     b = _copy(examples_dir, tmp_path, "batchnorm_training.onnx")
@@ -597,7 +598,7 @@ def test_output_folder_for_several_models(tmp_path, examples_dir):
 
 
 def test_diff_lists_nodes_one_per_line_grouped_by_op(tmp_path):
-    from onnxlint import diff
+    from onnxlint.fixers import diff
 
     m = _noisy_fold_model()
     from onnxlint.fixers.fold_shapes import fold
@@ -813,7 +814,7 @@ def test_a_constant_if_condition_inside_a_body_is_left_to_ort():
     from onnx import numpy_helper as nh
 
     from onnxlint.fixers import fold_shapes
-    from onnxlint.graph import GraphIndex
+    from onnxlint.model.graph import GraphIndex
 
     inner_then = h.make_graph([h.make_node("Identity", ["x"], ["it"])], "it", [], [h.make_tensor_value_info("it", T.FLOAT, [2, 3])])
     inner_else = h.make_graph([h.make_node("Neg", ["x"], ["ie"])], "ie", [], [h.make_tensor_value_info("ie", T.FLOAT, [2, 3])])
@@ -847,7 +848,7 @@ def test_a_constant_if_condition_inside_a_body_is_left_to_ort():
 
 
 def _graphs_of(model):
-    from onnxlint.graph import iter_graphs
+    from onnxlint.model.graph import iter_graphs
 
     return list(iter_graphs(model))
 
@@ -879,7 +880,7 @@ def test_fold_shapes_check_declines_a_slice_with_a_zero_step():
     from onnx import numpy_helper as nh
 
     from onnxlint.fixers import fold_shapes
-    from onnxlint.graph import GraphIndex
+    from onnxlint.model.graph import GraphIndex
 
     def model(step):
         nodes = [h.make_node("Shape", ["x"], ["s"], name="shape"),
@@ -1134,7 +1135,7 @@ def acme_plugin(monkeypatch):
     """tests/plugin_example installed: its folder on sys.path (its dist-info declares the entry point)."""
     import sys
 
-    from onnxlint import rule_schema
+    from onnxlint.rulefiles import rule_schema
 
     monkeypatch.syspath_prepend(str(PLUGIN))
     rule_schema.rule_schema.cache_clear()

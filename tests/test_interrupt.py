@@ -26,7 +26,7 @@ pytestmark = pytest.mark.skipif(not Path("/proc/self/environ").exists() or not h
 _SLOW_RUN = r"""
 import os, sys, time
 from pathlib import Path
-from onnxlint import linter
+from onnxlint.linting import linter
 real = linter.lint_file
 
 def lint_file(path, *a, **k):

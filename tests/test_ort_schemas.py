@@ -14,7 +14,6 @@ from onnx import TensorProto
 from onnx import helper as h
 
 import onnxlint
-from onnxlint import schemas
 from onnxlint.ort import kernel_registry as kernels
 from onnxlint.ort import schema_registry
 
@@ -46,35 +45,35 @@ def test_every_kernel_table_release_has_its_schemas_read_from_its_wheel():
 
 
 def test_onnx_domain_ops_ort_defines_resolve_to_its_schema():
-    assert schemas.get_schema("SimplifiedLayerNormalization", 22, "ai.onnx") is None  # onnx has none
-    assert schemas.since_version("SimplifiedLayerNormalization", 22, "ai.onnx") == 1  # ORT's, open-ended
-    assert schemas.since_version("SimplifiedLayerNormalization", 7, "ai.onnx") == 1
+    assert schema_registry.get_schema("SimplifiedLayerNormalization", 22, "ai.onnx") is None  # onnx has none
+    assert schema_registry.since_version("SimplifiedLayerNormalization", 22, "ai.onnx") == 1  # ORT's, open-ended
+    assert schema_registry.since_version("SimplifiedLayerNormalization", 7, "ai.onnx") == 1
     # ORT's LayerNormalization-1 before onnx's 17, onnx's from 17 on; ThresholdedRelu-1 before onnx's 10
-    assert schemas.since_version("LayerNormalization", 15, "ai.onnx") == 1
-    assert schemas.since_version("LayerNormalization", 18, "ai.onnx") == 17
-    assert schemas.since_version("ThresholdedRelu", 8, "ai.onnx") == 1
-    assert schemas.since_version("ThresholdedRelu", 12, "ai.onnx") == 10
-    assert schemas.since_version("Relu", 14, "ai.onnx") == 14  # onnx's, untouched
-    assert schemas.since_version("NoSuchOp", 14, "ai.onnx") is None
-    ins, outs = schemas.formal_params("SimplifiedLayerNormalization", 21, "ai.onnx")
+    assert schema_registry.since_version("LayerNormalization", 15, "ai.onnx") == 1
+    assert schema_registry.since_version("LayerNormalization", 18, "ai.onnx") == 17
+    assert schema_registry.since_version("ThresholdedRelu", 8, "ai.onnx") == 1
+    assert schema_registry.since_version("ThresholdedRelu", 12, "ai.onnx") == 10
+    assert schema_registry.since_version("Relu", 14, "ai.onnx") == 14  # onnx's, untouched
+    assert schema_registry.since_version("NoSuchOp", 14, "ai.onnx") is None
+    ins, outs = schema_registry.formal_params("SimplifiedLayerNormalization", 21, "ai.onnx")
     assert [p[:2] for p in ins] == [("X", "T"), ("scale", "V")] and outs[0][:2] == ("Y", "V")
     # a contrib op's since-version is its schema's, not the domain version the model imports
-    assert schemas.since_version("GroupQueryAttention", 1, "com.microsoft") == 1
-    assert schemas.formal_params("MatMulNBits", 1, "com.microsoft")[0][0][:2] == ("A", "T1")
+    assert schema_registry.since_version("GroupQueryAttention", 1, "com.microsoft") == 1
+    assert schema_registry.formal_params("MatMulNBits", 1, "com.microsoft")[0][0][:2] == ("A", "T1")
     # deprecated at 10: ORT registers that version to refuse it
     scale = schema_registry.schema("Scale", 12, "ai.onnx")
     assert scale is not None and scale.since_version == 10 and scale.deprecated
 
 
 def test_ort_only_ops():
-    assert schemas.ort_only("SimplifiedLayerNormalization", 21, "ai.onnx")
-    assert schemas.ort_only("LayerNormalization", 15, "ai.onnx")  # only ORT defines it before opset 17
-    assert not schemas.ort_only("LayerNormalization", 17, "ai.onnx")
-    assert schemas.ort_only("MatMulNBits", 1, "com.microsoft")
-    assert schemas.ort_only("ReorderInput", 1, "com.microsoft.nchwc")
-    assert not schemas.ort_only("Relu", 14, "ai.onnx")
-    assert not schemas.ort_only("EfficientNMS_TRT", 17, "ai.onnx")  # TensorRT's plugin, registered for its EP
-    assert not schemas.ort_only("grid_sampler", 1, "mmcv")
+    assert schema_registry.ort_only("SimplifiedLayerNormalization", 21, "ai.onnx")
+    assert schema_registry.ort_only("LayerNormalization", 15, "ai.onnx")  # only ORT defines it before opset 17
+    assert not schema_registry.ort_only("LayerNormalization", 17, "ai.onnx")
+    assert schema_registry.ort_only("MatMulNBits", 1, "com.microsoft")
+    assert schema_registry.ort_only("ReorderInput", 1, "com.microsoft.nchwc")
+    assert not schema_registry.ort_only("Relu", 14, "ai.onnx")
+    assert not schema_registry.ort_only("EfficientNMS_TRT", 17, "ai.onnx")  # TensorRT's plugin, registered for its EP
+    assert not schema_registry.ort_only("grid_sampler", 1, "mmcv")
 
 
 @pytest.mark.parametrize("dtype", [TensorProto.FLOAT16, TensorProto.FLOAT])

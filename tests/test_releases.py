@@ -7,7 +7,6 @@ import json
 
 import pytest
 
-from onnxlint import releases
 from onnxlint.ort import kernel_registry as kernels
 from onnxlint.ort.releases import version_key
 
@@ -26,7 +25,7 @@ def _newest_common():
 
 
 def test_default_is_the_newest_release_every_table_has():
-    v = releases.default_ort()
+    v = kernels.default_release()
     assert v == _newest_common()
     assert v in kernels.releases("cpu") and v in kernels.releases("cuda")
 
@@ -69,10 +68,17 @@ def test_placement_prints_the_tables_release(examples_dir, cli, installed):
     assert f"(ORT {_newest_common()})" in out
 
 
-def test_default_trt_from_file_names_is_tensorrts_default():
-    """The summary names the TensorRT table without importing tensorrt (it imports onnx): the same answer."""
-    from onnxlint import tensorrt
+def test_default_trt_from_file_names_is_the_newest_parser_verified_table():
+    """The summary names the TensorRT table from the file names (a cached run reads no table): the same answer as
+    the tables' own `verified` field gives, and the table module imports no onnx."""
+    import subprocess
+    import sys
 
-    assert releases.default_trt() == tensorrt.default_version()
+    from onnxlint.tensorrt import tables
+
+    assert tables.default_version() == tables.verified_versions()[-1]
     for v in ("8.6", "10.1+rtx1.4", "10.0", "9.0", "8.6.1"):
-        assert releases.trt(v) == tensorrt.resolve(v)[0]
+        assert tables.resolve(v)[0] in tables.available()
+    code = "import sys; from onnxlint.tensorrt import tables; tables.resolve('9.0'); print('onnx' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.strip() == "False", out.stderr

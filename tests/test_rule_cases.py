@@ -45,7 +45,7 @@ import yaml
 from onnx import numpy_helper
 
 import onnxlint
-from onnxlint.ruleset import get_ruleset
+from onnxlint.rulefiles.ruleset import get_ruleset
 
 CASES_DIR = Path(__file__).resolve().parent / "rule_cases"
 CASE_KEYS = {"name", "code", "model", "build", "lint", "settings", "expect", "verify", "xfail", "skip", "heavy"}

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from onnxlint.errors import RuleError
+from onnxlint.support.errors import RuleError
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -133,7 +133,8 @@ def test_reported_by_names_existing_rules_and_no_cycle(tmp_path, cli, examples_d
 def test_bundled_rules_copy_is_current_and_gives_the_rules_the_yaml_gives():
     """onnxlint/data/bundled-rules.json is the built-in rules parsed and validated (tools/gen_bundled_rules.py):
     a process with no cached rule set reads it, and gets field for field what parsing the YAML gives."""
-    from onnxlint import resources, ruleset
+    from onnxlint.rulefiles import ruleset
+    from onnxlint.support import resources
 
     assert (resources.data_dir() / ruleset.BUNDLED_RULES).read_text(encoding="utf-8") == _tool_render("gen_bundled_rules"), \
         "run tools/gen_bundled_rules.py"
@@ -153,7 +154,8 @@ def test_an_edited_bundled_rule_file_is_parsed_not_read_from_the_bundled_copy(tm
     removed file in a checkout is parsed (and validated) as before."""
     import shutil
 
-    from onnxlint import resources, ruleset
+    from onnxlint.rulefiles import ruleset
+    from onnxlint.support import resources
 
     folder = tmp_path / "rules"
     shutil.copytree(resources.rules_dir(), folder)

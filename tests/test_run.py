@@ -1,12 +1,13 @@
-"""The lint run (`onnxlint.run`) is a service of its own: the CLI only turns arguments into a LintRequest."""
+"""The lint run (`onnxlint.commands.lint`) is a service of its own: the CLI only turns arguments into a LintRequest."""
 
 from __future__ import annotations
 
 import json
 import pickle
 
-from onnxlint import cli, run
-from onnxlint.settings import Settings
+from onnxlint import cli
+from onnxlint.commands import lint as run
+from onnxlint.config.settings import Settings
 
 
 def test_a_lint_run_from_python_is_the_cli_run(examples_dir, capsys):

@@ -12,8 +12,8 @@ from conftest import chain_with_if, init, make_model, vi
 from onnx import TensorProto as T
 from onnx import helper as h
 
-from onnxlint import loading
-from onnxlint.loading import wire as loading_wire
+from onnxlint.model import loading
+from onnxlint.model.loading import wire as loading_wire
 
 
 def _big_weight_model():
@@ -202,7 +202,7 @@ def test_graph_index_leaves_no_reference_cycles():
     """Nodes hold their scope weakly: dropping the index frees every node at once, with no work for the GC."""
     import gc
 
-    from onnxlint.graph import GraphIndex
+    from onnxlint.model.graph import GraphIndex
 
     m = chain_with_if(2000)
     gc.collect()
@@ -222,7 +222,7 @@ def test_graph_index_leaves_no_reference_cycles():
 def test_recorded_nodes_keep_their_scope_after_the_index_is_gone():
     import gc
 
-    from onnxlint.graph import GraphIndex, StatusIndex
+    from onnxlint.model.graph import GraphIndex, StatusIndex
 
     class Verdict:
         def __init__(self, node, status):
@@ -243,7 +243,7 @@ def test_recorded_nodes_keep_their_scope_after_the_index_is_gone():
 
 
 def test_interned_index_of_a_big_graph_is_the_same(monkeypatch):
-    from onnxlint import graph
+    from onnxlint.model import graph
 
     m = chain_with_if(300)
     plain = graph.GraphIndex(m)

@@ -20,10 +20,11 @@ from conftest import init, make_model, vi
 from onnx import TensorProto as T
 from onnx import helper as h
 
-from onnxlint import config as config_mod
-from onnxlint import loading, yaml_safe
-from onnxlint.errors import InputError, RuleError
+from onnxlint.config import config_file as config_mod
 from onnxlint.formats import escape
+from onnxlint.model import loading
+from onnxlint.support import yaml_safe
+from onnxlint.support.errors import InputError, RuleError
 
 ROOT_USER = hasattr(os, "geteuid") and os.geteuid() == 0
 
@@ -373,7 +374,7 @@ def test_yaml_alias_bomb_is_refused_quickly(tmp_path, cli):
 
 
 def test_yaml_safe_keeps_line_numbers_with_a_custom_loader(tmp_path):
-    from onnxlint import ruleset
+    from onnxlint.rulefiles import ruleset
 
     loader = ruleset._line_loader()
     f = tmp_path / "r.yaml"

@@ -15,7 +15,7 @@ from onnx import TensorProto as T
 from onnx import helper as h
 
 import onnxlint
-from onnxlint.settings import Settings
+from onnxlint.config.settings import Settings
 
 
 def findings(model: onnx.ModelProto, **overrides):

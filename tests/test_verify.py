@@ -9,7 +9,7 @@ from conftest import make_model, vi
 from onnx import TensorProto as T
 from onnx import helper as h
 
-from onnxlint import doctor
+from onnxlint.commands import doctor
 from onnxlint.verify import compare, cuda_status, logs, naming, session
 
 ort = pytest.importorskip("onnxruntime")
@@ -96,8 +96,8 @@ def test_failed_session_is_a_finding_and_sarif_carries_it(examples_dir, cli):
 
 
 def test_missed_and_false_alarm_findings_name_node_and_provider():
-    from onnxlint.report import FileReport, Finding
-    from onnxlint.ruleset import get_ruleset
+    from onnxlint.linting.report import FileReport, Finding
+    from onnxlint.rulefiles.ruleset import get_ruleset
 
     entry = compare.VerifyResult("m.onnx", "ort-cuda", ["CUDAExecutionProvider", "CPUExecutionProvider"])
     compare.record(entry, compare.NodeCheck("graph/a", "Gather", "CUDAExecutionProvider", "CPUExecutionProvider"))
@@ -226,7 +226,7 @@ def _if_model():
 def test_unique_names_for_the_log_keep_the_lint_locations():
     m = _if_model()
     renamed = naming.unique_names(m)
-    names = [n.name for g in __import__("onnxlint.graph", fromlist=["iter_graphs"]).iter_graphs(m) for n in g.node]
+    names = [n.name for g in __import__("onnxlint.model.graph", fromlist=["iter_graphs"]).iter_graphs(m) for n in g.node]
     assert len(set(names)) == len(names) and all(names)
     assert renamed == {"Relu#0": "Relu#0", "Unique#2": "Unique#2", "same~1": "same"}
     assert naming.unique_names(m) == {}  # nothing left to rename
@@ -234,9 +234,11 @@ def test_unique_names_for_the_log_keep_the_lint_locations():
 
 def test_every_node_is_matched_unnamed_and_same_named_ones_included(tmp_path):
     """ORT's log as onnxruntime-gpu 1.24.4 writes it for _if_model (unnamed nodes renamed), against the prediction."""
-    from onnxlint import engine, loading, targets
-    from onnxlint.context import Options
-    from onnxlint.ruleset import get_ruleset
+    from onnxlint import targets
+    from onnxlint.linting import engine
+    from onnxlint.model import loading
+    from onnxlint.rulefiles.ruleset import get_ruleset
+    from onnxlint.rules.context import Options
 
     p = tmp_path / "if.onnx"
     __import__("onnx").save(_if_model(), p)

@@ -15,8 +15,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from onnxlint import resources  # noqa: E402
-from onnxlint.ruleset import BUNDLED_RULES, bundled_rules_json, load_ruleset  # noqa: E402
+from onnxlint.rulefiles.ruleset import BUNDLED_RULES, bundled_rules_json, load_ruleset  # noqa: E402
+from onnxlint.support import resources  # noqa: E402
 
 
 def render() -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from onnxlint.rule_schema import rule_schema  # noqa: E402
+from onnxlint.rulefiles.rule_schema import rule_schema  # noqa: E402
 
 
 def render() -> str:

@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from onnxlint.fixers import REGISTRY  # noqa: E402
-from onnxlint.ruleset import load_ruleset  # noqa: E402
+from onnxlint.rulefiles.ruleset import load_ruleset  # noqa: E402
 
 FIXERS_BEGIN, FIXERS_END = "<!-- fixers:begin (tools/gen_rules_doc.py) -->", "<!-- fixers:end -->"
 

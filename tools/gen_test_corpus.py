@@ -68,10 +68,10 @@ def _download(dest: Path) -> None:
 
 def _verdicts(model: onnx.ModelProto) -> dict:
     """What the tests read of a model: the TensorRT verdicts of every shipped table, the ORT-CUDA placement."""
-    from onnxlint import api, tensorrt
-
+    from onnxlint import api
+    from onnxlint.tensorrt import tables
     out = {}
-    for target, version in [("tensorrt", v) for v in tensorrt.available()] + [("ort-cuda", None)]:
+    for target, version in [("tensorrt", v) for v in tables.available()] + [("ort-cuda", None)]:
         pred = api.predict(model, target, trt_version=version)
         out[f"{target} {version}"] = sorted((n.node.name, n.status, n.reason, getattr(n, "ep", None))
                                             for n in pred.nodes.values())

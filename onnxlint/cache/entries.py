@@ -12,8 +12,8 @@ from onnxlint.cache.keys import scan_key, stat_stamp
 from onnxlint.cache.report_json import report_from_json, report_to_json
 
 if TYPE_CHECKING:
-    from onnxlint.report import FileReport
-    from onnxlint.settings import Settings
+    from onnxlint.config.settings import Settings
+    from onnxlint.linting.report import FileReport
 
 
 def _entry_path(cache_dir: Path, k: str) -> str:
@@ -97,7 +97,7 @@ def external_files(path: str | os.PathLike, digest: str | None = None) -> list[s
     each location as named (its folder joined with it) where that is not the file itself: a symbolic link, whose
     target may change. Parses the model (onnx): called only when its bytes spell `location`. None: unreadable or
     unparsable, or (digest given) its bytes are not those any more."""
-    from onnxlint import loading
+    from onnxlint.model import loading
 
     try:
         mf = loading.load(Path(path), digest=digest is not None)

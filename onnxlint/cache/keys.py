@@ -9,16 +9,12 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-try:  # _blake2 is built in; hashlib would load OpenSSL (~7 ms) for nothing
-    from _blake2 import blake2b
-except ImportError:  # pragma: no cover - other interpreters
-    from hashlib import blake2b
-
 from onnxlint.cache.folder import FORMAT
-from onnxlint.deployment import GENAI_CONFIG
+from onnxlint.config.deployment import GENAI_CONFIG
+from onnxlint.support import digest as digests
 
 if TYPE_CHECKING:
-    from onnxlint.settings import Settings
+    from onnxlint.config.settings import Settings
 
 _CHUNK = 1 << 20
 
@@ -66,7 +62,7 @@ def scan(path: str | os.PathLike, limit: int | None = None) -> tuple[str, bool] 
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or (limit is not None and st.st_size > limit):
             return None
-        h = blake2b(digest_size=32)
+        h = digests.new()
         budget = limit if limit is not None else 2**62
         if st.st_size < _CHUNK:  # most models: read whole, no file object (a 200-model hit run reads them all)
             parts = []
@@ -141,7 +137,7 @@ def package_stamp() -> str:
         from onnxlint import __version__
 
         pkg = Path(__file__).resolve().parent.parent  # the onnxlint package
-        h = blake2b(digest_size=32)
+        h = digests.new()
         h.update(enc(f"onnxlint {__version__} format {FORMAT} python {sys.version_info[:2]}\n"))
         cut = len(str(pkg)) + 1
         for f in walk_files(pkg):
@@ -170,8 +166,8 @@ def _distributions() -> list[str]:
 def rule_files(settings: Settings) -> list[str]:
     """Every rule file the rule loader reads for settings (ruleset.load_ruleset), found as it finds them
     (paths.rule_files): the bundled folder's own files, then each rule folder's walk or the file given."""
-    from onnxlint import resources
-    from onnxlint.paths import rule_files as files_of
+    from onnxlint.model.paths import rule_files as files_of
+    from onnxlint.support import resources
 
     files: list[str] = []
     try:
@@ -204,7 +200,7 @@ def settings_fingerprint(settings: Settings) -> str:
     hit = _STATIC.get(id(settings))
     if hit is not None and hit[0] is settings:
         return hit[1]
-    h = blake2b(digest_size=32)
+    h = digests.new()
     h.update(enc(package_stamp()))
     h.update(enc(_settings_repr(settings)))
     h.update(enc(f"\0cwd {os.getcwd()}"))  # relative rule folders and per-file-ignores resolve from here
@@ -233,7 +229,7 @@ def scan_key(path: str | os.PathLike, settings: Settings, cwd: str | None = None
     scanned = scan(path, MODEL_LIMIT)
     if scanned is None:
         return None
-    h = blake2b(digest_size=32)
+    h = digests.new()
     h.update(enc(settings_fingerprint(settings)))
     absolute = os.path.normpath(os.path.join(cwd, path)) if cwd is not None else os.path.abspath(path)
     h.update(enc(f"\0{os.fspath(path)}\0{absolute}\0{scanned[0]}"))

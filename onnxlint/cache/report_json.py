@@ -6,7 +6,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from onnxlint.report import FileReport
+    from onnxlint.linting.report import FileReport
 
 
 def report_to_json(report: FileReport) -> dict[str, Any]:
@@ -24,7 +24,8 @@ def report_from_json(data: Any, filename: str | None = None) -> FileReport:
     a good one is rendered by the output formats like a fresh result (their escaping included).
 
     filename: the path as this run names it; the stored report must be about it."""
-    from onnxlint.report import SEVERITIES, FileReport, Finding
+    from onnxlint.linting.report import FileReport, Finding
+    from onnxlint.rules.rule import SEVERITIES
 
     if not isinstance(data, dict) or data.keys() != _REPORT_KEYS:
         raise BadEntry("report fields")
@@ -72,7 +73,7 @@ def _finding_kinds() -> dict[str, tuple[type, ...]]:
     if _KINDS is None:
         from dataclasses import fields
 
-        from onnxlint.report import Finding
+        from onnxlint.linting.report import Finding
 
         _KINDS = {f.name: _TYPES[str(f.type)] for f in fields(Finding)}
     return _KINDS

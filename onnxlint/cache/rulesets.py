@@ -7,20 +7,16 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-try:  # _blake2 is built in; hashlib would load OpenSSL (~7 ms) for nothing
-    from _blake2 import blake2b
-except ImportError:  # pragma: no cover - other interpreters
-    from hashlib import blake2b
-
 from onnxlint.cache.folder import FORMAT, default_dir, load_entry, write_entry
 from onnxlint.cache.keys import enc, file_digest, package_stamp, rule_files
 from onnxlint.cache.report_json import ID, NAME
+from onnxlint.support import digest as digests
 
 
 def _ruleset_entry(rule_dirs: Sequence[str | os.PathLike], cache_dir: str | os.PathLike | None) -> tuple[str, Path]:
     """(key, entry path) of the rule set of rule_dirs: the rule files' bytes, the package and the cwd."""
     dirs = tuple(Path(d) for d in rule_dirs)
-    h = blake2b(digest_size=32)
+    h = digests.new()
     h.update(enc(f"ruleset\0{package_stamp()}\0cwd {os.getcwd()}"))
 
     class _Dirs:  # rule_files only reads .rule_dirs
@@ -37,7 +33,7 @@ def _read_ruleset(k: str, path: Path) -> list[dict[str, Any]] | None:
     try:
         data = load_entry(path.parent.parent.parent, path, k)
         if data is not None and isinstance(data["rules"], list):
-            from onnxlint.rule_json import rule_fields
+            from onnxlint.rulefiles.rule_json import rule_fields
 
             return [_checked(rule_fields(r)) for r in data["rules"]]
     except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
@@ -56,7 +52,7 @@ _INFO_TYPES = {"id": _STR, "name": _STR, "severity": _STR, "summary": _STR, "exp
 def _checked(rule: Any) -> dict[str, Any]:
     """A stored rule's fields as data of the types and severities a Rule has (ValueError otherwise): what a
     run of hits reads of its rules (selection checks, SARIF's rule list) without parsing them again."""
-    from onnxlint.report import SEVERITIES
+    from onnxlint.rules.rule import SEVERITIES
 
     if type(rule) is not dict or rule.keys() != _INFO_TYPES.keys():
         raise ValueError("rule fields")
@@ -77,7 +73,7 @@ def cached_ruleset(rule_dirs: Sequence[str | os.PathLike], load: Callable[[tuple
                    cache_dir: str | os.PathLike | None = None) -> Any:
     """The RuleSet of rule_dirs (built-in rules included) from a JSON copy in the cache folder, keyed by the
     rule files' bytes and the package; on a miss load(rule_dirs) parses and validates the YAML and the result
-    is stored. A hit does not parse YAML (onnxlint.ruleset, which it imports, still imports yaml and, through
+    is stored. A hit does not parse YAML (onnxlint.rulefiles.ruleset, which it imports, still imports yaml and, through
     the rule schema, onnx: a caller that must stay light uses rule_index). JSON, not pickle: an entry is data,
     never code. A rule's match loses its per-key line numbers (only validation reports them, and a stored
     rule set was valid)."""
@@ -86,8 +82,8 @@ def cached_ruleset(rule_dirs: Sequence[str | os.PathLike], load: Callable[[tuple
     stored = _read_ruleset(k, path)
     if stored is not None:
         try:
-            from onnxlint.errors import RuleError
-            from onnxlint.ruleset import RuleSet, rule_from_stored
+            from onnxlint.rulefiles.ruleset import RuleSet, rule_from_stored
+            from onnxlint.support.errors import RuleError
 
             try:
                 return RuleSet([rule_from_stored(r) for r in stored])
@@ -96,7 +92,7 @@ def cached_ruleset(rule_dirs: Sequence[str | os.PathLike], load: Callable[[tuple
         except ImportError:  # pragma: no cover
             pass
     ruleset = load(dirs)
-    from onnxlint.ruleset import rule_to_json
+    from onnxlint.rulefiles.ruleset import rule_to_json
 
     try:
         body = json.dumps({"key": k, "rules": [rule_to_json(r) for r in ruleset.rules]}, separators=(",", ":"))
@@ -108,7 +104,7 @@ def cached_ruleset(rule_dirs: Sequence[str | os.PathLike], load: Callable[[tuple
 
 class RuleInfo:
     """A stored rule's fields as attributes (id, name, severity, targets, summary, explanation, fix, tags, ...):
-    what check_selection and the output formats read of a Rule, without importing onnxlint.ruleset."""
+    what check_selection and the output formats read of a Rule, without importing onnxlint.rulefiles.ruleset."""
 
     def __init__(self, fields: dict[str, Any]):
         self.__dict__.update(fields)

@@ -7,19 +7,15 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-try:  # _blake2 is built in; hashlib would load OpenSSL (~7 ms) for nothing
-    from _blake2 import blake2b
-except ImportError:  # pragma: no cover - other interpreters
-    from hashlib import blake2b
-
 from onnxlint.cache.entries import read_entry, stamps_hold, store_entry
 from onnxlint.cache.folder import FORMAT, default_dir, load_entry, write_entry
 from onnxlint.cache.keys import enc, scan_key
 from onnxlint.cache.report_json import report_from_json, report_to_json
+from onnxlint.support import digest as digests
 
 if TYPE_CHECKING:
-    from onnxlint.report import FileReport
-    from onnxlint.settings import Settings
+    from onnxlint.config.settings import Settings
+    from onnxlint.linting.report import FileReport
 
 
 def lint_with_cache(files: Sequence[Path], settings_of: Callable[[Path], Settings],
@@ -73,7 +69,7 @@ class CachedRun:
             try:
                 linted = lint_misses([files[i] for i in misses])
             except KeyboardInterrupt as exc:  # what was finished: the hits and the misses linted so far
-                from onnxlint.interrupt import interrupted
+                from onnxlint.support.interrupt import interrupted
 
                 done = dict(zip(misses, getattr(exc, "files", [])))
                 raise interrupted(exc, [r if r is not None else done[i] for i, r in enumerate(out)
@@ -92,7 +88,7 @@ def _run_key(keys: list[tuple[str, bool, str] | None], kind: str = "run") -> str
     """The key of an entry about all these files together; None when a file could not be read."""
     if any(k is None for k in keys):
         return None
-    h = blake2b(digest_size=32)
+    h = digests.new()
     h.update(enc(kind + "\0" + "\0".join(k[0] for k in keys)))  # type: ignore[index]
     return h.hexdigest()
 

@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import onnx
 
-from onnxlint.graph import GraphIndex, NodeRef
+from onnxlint.model.graph import GraphIndex, NodeRef
 
 
 class FixError(Exception):
@@ -123,7 +123,7 @@ def graft(model: onnx.ModelProto, graph: Any) -> onnx.ModelProto:
     the node of the model that made the same first output, and the main graph's metadata_props stay."""
     import onnx_graphsurgeon as gs
 
-    from onnxlint.graph import iter_graphs
+    from onnxlint.model.graph import iter_graphs
 
     exported = gs.export_onnx(graph, do_type_check=False)
     out = onnx.ModelProto()
@@ -153,7 +153,7 @@ def _inputs_for_initializers(model: onnx.ModelProto) -> None:
     tidied IR-3 model failed the checker: "... in initializer but not in graph input", pypi-onnx light_resnet50)."""
     from onnx import helper
 
-    from onnxlint.graph import iter_graphs
+    from onnxlint.model.graph import iter_graphs
 
     for g in iter_graphs(model):
         listed = {i.name for i in g.input}

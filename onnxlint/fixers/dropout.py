@@ -9,7 +9,7 @@ import onnx
 from onnx import numpy_helper
 
 from onnxlint.fixers.base import FixContext, fixer, is_read, truncate
-from onnxlint.graph import iter_graphs
+from onnxlint.model.graph import iter_graphs
 
 
 def _inference_reference(model: onnx.ModelProto) -> onnx.ModelProto:

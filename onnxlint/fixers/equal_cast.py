@@ -6,7 +6,7 @@ import onnx
 from onnx import TensorProto
 
 from onnxlint.fixers.base import FixContext, fixer
-from onnxlint.graph import GraphIndex
+from onnxlint.model.graph import GraphIndex
 
 # the wider type wins: casting the narrower input keeps every value
 _RANK: dict[int, int] = {TensorProto.DOUBLE: 9, TensorProto.FLOAT: 8, TensorProto.FLOAT16: 7, TensorProto.INT64: 6, TensorProto.INT32: 5,

@@ -29,11 +29,11 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
-from onnxlint import bounded_child
-from onnxlint.errors import first_line, ort_message
 from onnxlint.fixers.base import REGISTRY, FixError
-from onnxlint.graph import iter_graphs
-from onnxlint.loading import has_external_data
+from onnxlint.model.graph import iter_graphs
+from onnxlint.model.loading import has_external_data
+from onnxlint.support import bounded_child
+from onnxlint.support.errors import first_line, ort_message
 
 # sizes tried for a symbolic dim: batch-like dims (axis 0 only) first 1 then 2; other dims grow until the
 # original runs (strided image models need a multiple of 32, a few need the exported size)
@@ -273,7 +273,7 @@ def session(model: onnx.ModelProto, base_dir: Path | None = None) -> Callable[[d
         hook(model)
     external = base_dir is not None and has_external_data(model)
     if external and base_dir is not None:
-        from onnxlint.loading import check_external_data
+        from onnxlint.model.loading import check_external_data
 
         problem = check_external_data(model, base_dir)  # ORT and onnx follow any path; check first
         if problem:

@@ -14,6 +14,8 @@ from constants and fixed dims), so a finding the fold cannot clear is not marked
 
 from __future__ import annotations
 
+from typing import Any
+
 import onnx
 
 from onnxlint.fixers.base import FixContext, fixer
@@ -79,7 +81,7 @@ def fold_known(model: onnx.ModelProto, rounds: int = 3) -> onnx.ModelProto:
 
 
 def _graphs(model):
-    from onnxlint.graph import iter_graphs
+    from onnxlint.model.graph import iter_graphs
 
     return list(iter_graphs(model))
 
@@ -88,106 +90,148 @@ def fold_once(model: onnx.ModelProto) -> onnx.ModelProto:
     """Replace every node `can_fold` says folds (its outputs are computable from constants and fixed dims,
     partial shapes under a dynamic batch included) with Constant nodes holding the values, then drop the
     nodes nothing reads any more. Works in every graph (If/Loop/Scan bodies too), in place."""
-    import numpy as np
-    from onnx import helper, numpy_helper
+    folding = _Folding(model)
+    for ref in folding.index.nodes:
+        if ref.scope.graph is None or ref.scope.is_function or ref.op_type == "Constant":
+            continue
+        if ref.op_type == "Reshape" and ref.domain == "ai.onnx" and not can_fold(ref):
+            folding.pin_reshape_zeros(ref)
+            continue
+        folding.fold(ref)
+    if not folding.replaced:
+        return model
+    folding.rebuild()
+    _drop_dead(model)
+    return model
 
-    from onnxlint.graph import GraphIndex
 
-    try:
-        inferred = onnx.shape_inference.infer_shapes(model)
-    except Exception:
-        inferred = model
-    # types come from the inferred copy's index; the nodes to replace from the model's own index (same
-    # structure, so the same locations)
-    index = GraphIndex(inferred)
-    own = GraphIndex(model) if inferred is not model else index
-    by_loc = {n.location: n for n in own.nodes}
-    values: dict[tuple[int, str], np.ndarray] = {}
+class _Folding:
+    """One pass of fold_once over a model: the values computed so far (per scope) and the replacements to make.
+    Types come from the inferred copy's index (`index`); the nodes to replace from the model's own index (`own`:
+    same structure, so the same locations)."""
 
-    def value(scope, name):
+    def __init__(self, model: onnx.ModelProto) -> None:
+        from onnxlint.model.graph import GraphIndex
+
+        try:
+            inferred = onnx.shape_inference.infer_shapes(model)
+        except Exception:
+            inferred = model
+        self.index = GraphIndex(inferred)
+        self.own = own = GraphIndex(model) if inferred is not model else self.index
+        self.by_loc = {n.location: n for n in own.nodes}
+        self.values: dict[tuple[int, str], Any] = {}
+        self.replaced: dict[int, tuple[onnx.GraphProto, dict[int, list]]] = {}
+        self.positions: dict[int, dict[int, int]] = {}
+        self.taken = {o for n in own.nodes for o in n.outputs} | {i for s in own.scopes for i in s.initializers}
+
+    def value(self, scope, name):
+        """The value of `name` seen from `scope`: computed by this pass, or an initializer or Constant of that
+        scope or one it is nested in (None when a node or a graph input makes it, or its data is external)."""
+        from onnx import numpy_helper
+
         s = scope
         while s is not None:
             key = (id(s), name)
-            if key in values:
-                return values[key]
+            if key in self.values:
+                return self.values[key]
             t = s.initializers.get(name) or s.constants.get(name)
             if t is not None:
                 if t.data_location == onnx.TensorProto.EXTERNAL:
                     return None
                 arr = numpy_helper.to_array(t)
-                values[key] = arr
+                self.values[key] = arr
                 return arr
             if name in s.producer or name in s.inputs:
                 break
             s = s.parent
         return None
 
-    replaced: dict[int, tuple[onnx.GraphProto, dict[int, list]]] = {}
-    positions: dict[int, dict[int, int]] = {}
-    taken = {o for n in own.nodes for o in n.outputs} | {i for s in own.scopes for i in s.initializers}
-    for ref in index.nodes:
-        if ref.scope.graph is None or ref.scope.is_function or ref.op_type == "Constant":
-            continue
-        if ref.op_type == "Reshape" and ref.domain == "ai.onnx" and not can_fold(ref):
-            zeros = reshape_zeros(ref)
-            target = by_loc.get(ref.location)
-            if isinstance(zeros, list) and target is not None and target.op_type == "Reshape":
-                name = f"{ref.inputs[1]}_folded"
-                while name in taken:
-                    name += "_"
-                taken.add(name)
-                tg = target.scope.graph
-                if tg is None:
-                    continue
-                tg.initializer.append(numpy_helper.from_array(np.array(zeros, np.int64), name))
-                target.proto.input[1] = name
-            continue
+    def pin_reshape_zeros(self, ref) -> None:
+        """A Reshape that does not fold but whose shape is known as "copy these dims" (0s): the shape input
+        becomes that constant."""
+        import numpy as np
+        from onnx import numpy_helper
+
+        zeros = reshape_zeros(ref)
+        target = self.by_loc.get(ref.location)
+        if not isinstance(zeros, list) or target is None or target.op_type != "Reshape":
+            return
+        name = f"{ref.inputs[1]}_folded"
+        while name in self.taken:
+            name += "_"
+        self.taken.add(name)
+        tg = target.scope.graph
+        if tg is None:
+            return
+        tg.initializer.append(numpy_helper.from_array(np.array(zeros, np.int64), name))
+        target.proto.input[1] = name
+
+    def fold(self, ref) -> None:
+        """Evaluate a foldable node of shape-sized values and plan its replacement by constants."""
         outs = [o for o in ref.outputs if o]
         if not outs or not can_fold(ref):
-            continue
-        target = by_loc.get(ref.location)
+            return
+        target = self.by_loc.get(ref.location)
         if target is None or target.op_type != ref.op_type:
-            continue
-        if any((ref.output_type(k).numel() or 0) > MAX_FOLD_ELEMENTS for k in range(len(ref.outputs))):
-            continue  # a weight computation (e.g. DequantizeLinear of a constant), not a shape: not evaluated
-        arrays = _evaluate(ref, value)
-        if arrays is None or any(np.asarray(a).size > MAX_FOLD_ELEMENTS for a in arrays):
-            continue  # weights are not this fixer's business (and ORT rejects big Constants in bodies)
-        if any(np.asarray(a).dtype.kind in "fc" and np.asarray(a).size > MAX_FOLD_FLOATS for a in arrays):
-            continue  # a slice of float weights (an LSTM's gates), not a shape: ORT 1.24 fails to load such
-            # folded initializers inside If bodies, and folding them gains nothing
+            return
+        arrays = self._shape_sized_values(ref)
+        if arrays is None:
+            return
         for o, arr in zip(ref.outputs, arrays):
             if o:
-                values[(id(ref.scope), o)] = arr
+                self.values[(id(ref.scope), o)] = arr
+        self._replace(ref, target, arrays)
+
+    def _shape_sized_values(self, ref):
+        """The node's output values when they are shape-sized; None for weights, which are not this fixer's
+        business (and ORT rejects big Constants in bodies)."""
+        import numpy as np
+
+        if any((ref.output_type(k).numel() or 0) > MAX_FOLD_ELEMENTS for k in range(len(ref.outputs))):
+            return None  # a weight computation (e.g. DequantizeLinear of a constant), not a shape: not evaluated
+        arrays = _evaluate(ref, self.value)
+        if arrays is None or any(np.asarray(a).size > MAX_FOLD_ELEMENTS for a in arrays):
+            return None
+        if any(np.asarray(a).dtype.kind in "fc" and np.asarray(a).size > MAX_FOLD_FLOATS for a in arrays):
+            return None  # a slice of float weights (an LSTM's gates), not a shape: ORT 1.24 fails to load such
+            # folded initializers inside If bodies, and folding them gains nothing
+        return arrays
+
+    def _replace(self, ref, target, arrays) -> None:
+        """Plan the node's replacement: its outputs become initializers of its graph, or Constant nodes where
+        they are graph outputs (a graph output must be produced by a node)."""
+        import numpy as np
+        from onnx import helper, numpy_helper
+
         scope = target.scope
-        pos_of = positions.get(id(scope))
+        pos_of = self.positions.get(id(scope))
         if pos_of is None:
-            pos_of = positions[id(scope)] = {id(n): k for k, n in enumerate(scope.nodes)}
+            pos_of = self.positions[id(scope)] = {id(n): k for k, n in enumerate(scope.nodes)}
         graph = scope.graph
         if graph is None:
-            continue
+            return
         graph_outputs = set(scope.outputs)
         consts = []
         for k, (o, arr) in enumerate(zip(ref.outputs, arrays)):
             if not o:
                 continue
-            if o in graph_outputs:  # a graph output must be produced by a node
+            if o in graph_outputs:
                 consts.append(helper.make_node("Constant", [], [o], name=f"{ref.name or ref.op_type}_folded_{k}",
                                                value=numpy_helper.from_array(np.asarray(arr))))
             else:  # an initializer of the node's own graph
                 graph.initializer.append(numpy_helper.from_array(np.asarray(arr), o))
-        replaced.setdefault(id(scope), (graph, {}))[1][pos_of[id(target)]] = consts
-    if not replaced:
-        return model
-    # innermost bodies first: rebuilding a graph's node list copies the bodies its nodes hold
-    for graph, reps in reversed(list(replaced.values())):
-        nodes: list[onnx.NodeProto] = []
-        for pos, n in enumerate(graph.node):
-            nodes.extend(reps[pos] if pos in reps else [n])
-        del graph.node[:]
-        graph.node.extend(nodes)
-    _drop_dead(model)
-    return model
+        self.replaced.setdefault(id(scope), (graph, {}))[1][pos_of[id(target)]] = consts
+
+    def rebuild(self) -> None:
+        """Make the planned replacements, innermost bodies first: rebuilding a graph's node list copies the bodies
+        its nodes hold."""
+        for graph, reps in reversed(list(self.replaced.values())):
+            nodes: list[onnx.NodeProto] = []
+            for pos, n in enumerate(graph.node):
+                nodes.extend(reps[pos] if pos in reps else [n])
+            del graph.node[:]
+            graph.node.extend(nodes)
 
 
 def _evaluate(ref, value):
@@ -276,7 +320,7 @@ def _partial_eval(ref, ins):
 
 def _drop_dead(model: onnx.ModelProto) -> None:
     """Remove nodes none of whose outputs is read (by any graph, bodies included) or is a graph output."""
-    from onnxlint.graph import iter_graphs
+    from onnxlint.model.graph import iter_graphs
 
     while True:
         used = {o.name for g in iter_graphs(model) for o in g.output}

@@ -6,7 +6,7 @@ import onnx
 from onnx import helper
 
 from onnxlint.fixers.base import FixContext, fixer, graft, gs_locations, opset_of
-from onnxlint.graph import iter_graphs
+from onnxlint.model.graph import iter_graphs
 
 # torch's GridSampler enums, which mmcv::grid_sampler carries as integers
 _GRID_MODES = {0: "bilinear", 1: "nearest", 2: "bicubic"}

@@ -11,7 +11,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from onnxlint.fixers.base import FixContext, fixer
-from onnxlint.graph import iter_graphs
+from onnxlint.model.graph import iter_graphs
 
 I32 = np.iinfo(np.int32)
 

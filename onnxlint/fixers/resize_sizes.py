@@ -13,7 +13,7 @@ import onnx
 from onnx import TensorProto, numpy_helper
 
 from onnxlint.fixers.base import FixContext, fixer
-from onnxlint.graph import iter_graphs
+from onnxlint.model.graph import iter_graphs
 
 
 def _is_align_corners(n: onnx.NodeProto) -> bool:

@@ -14,7 +14,7 @@ from typing import Any
 import onnx
 
 from onnxlint.fixers.base import FixContext, fixer, graft
-from onnxlint.graph import iter_graphs, scan_attributes
+from onnxlint.model.graph import iter_graphs, scan_attributes
 
 
 def _subgraphs(node: onnx.NodeProto) -> list[onnx.GraphProto]:

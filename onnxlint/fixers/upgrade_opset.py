@@ -66,7 +66,7 @@ def _keep_asymmetric(model: onnx.ModelProto) -> None:
     output pixel: give each Resize without one the mode it had."""
     from onnx import helper
 
-    from onnxlint.graph import iter_graphs
+    from onnxlint.model.graph import iter_graphs
 
     for g in iter_graphs(model):
         for n in g.node:

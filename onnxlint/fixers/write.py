@@ -12,9 +12,9 @@ from typing import IO
 
 import onnx
 
-from onnxlint.errors import first_line
 from onnxlint.fixers.base import FixError
-from onnxlint.loading import external_data_tensors, has_external_data, safe_external_path
+from onnxlint.model.loading import external_data_tensors, has_external_data, safe_external_path
+from onnxlint.support.errors import first_line
 
 COPY_CHUNK = 16 * 2**20
 DATA_ALIGN = 4096

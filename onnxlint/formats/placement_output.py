@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from onnxlint.formats.escape import text as esc
-from onnxlint.graph import SHAPE_SIZED, shape_sized
+from onnxlint.model.graph import SHAPE_SIZED, shape_sized
 
 LARGE_DELIBERATE = ("ORT keeps it on CPU on purpose (its inputs are CPU tensors), but it is no small shape computation "
                     f"(more than {SHAPE_SIZED} elements in or out): a fallback")

@@ -52,7 +52,7 @@ def _root(root: str | os.PathLike | None) -> Path:
     else the working folder; code scanning resolves a result's URI against the repository root."""
     if root is not None:
         return Path(root).resolve()
-    from onnxlint.config import repo_root
+    from onnxlint.config.config_file import repo_root
 
     cwd = Path.cwd().resolve()
     return (repo_root(cwd) or cwd).resolve()

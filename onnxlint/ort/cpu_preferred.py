@@ -4,13 +4,12 @@ computations that only read CPU tensors go back to CPU on purpose, saving the co
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import onnx
 
-from onnxlint import schemas
-from onnxlint.graph import GraphScope, NodeRef
-from onnxlint.ort import releases
+from onnxlint.model.graph import GraphScope, NodeRef
+from onnxlint.ort import releases, schema_registry
 from onnxlint.ort.graph_viewer import ort_topological_order
 from onnxlint.ort.kernel_registry import cpu_inputs, cpu_outputs
 from onnxlint.ort.memcpy import output_on_host
@@ -25,91 +24,105 @@ SMALL_INITIALIZER = 100  # kSmallInitializerThreshold in fallback_cpu_capability
 def assign(scope: GraphScope, pl: Placement, opt: Optimized | None, version: str) -> None:
     """Mark the nodes of scope GetCpuPreferredNodes puts on CPU (status deliberate). opt: what the Level-1
     transformers did; version: the ORT release modelled."""
-    nodes = pl.nodes
-    seeds = []  # CPU-resident outputs of CUDA nodes (Shape, Size, ...): where shape subgraphs start
-    for n in scope.nodes:
-        p = nodes.get(n.index)
-        if p is None or p.ep != CUDA or p.status != "device":
-            continue
-        for i in cpu_outputs(n.op_type):
-            if i < len(n.outputs) and n.outputs[i]:
-                seeds.append(n.outputs[i])
+    seeds = _seeds(scope, pl)
     if not seeds:
         return  # nothing can be CPU-preferred without a CPU tensor to start from
-    # GraphViewer's order of the graph ORT partitions (after the Level-1 transformers): the candidate queue
-    # pops nodes by it, and a node is judged once, so a producer moved by CSE must come first
-    order = opt.orders.get(id(scope)) if opt is not None else None
-    if order is None:
-        order = ort_topological_order(scope, opt)
-    pos = {n.index: i for i, n in enumerate(order)}
-    cpu_args: set[str] = set()
-    heap: list[tuple[int, int]] = []
-    consumers: dict[str, list[NodeRef]] = {}
-    alias, resolve = (opt.alias if opt is not None else {}), _resolver(opt)
-    for n in scope.nodes:
-        for v in n.inputs:
-            if v:
-                consumers.setdefault(resolve(v) if v in alias else v, []).append(n)
-
-    def push_consumers(value: str) -> None:
-        for c in consumers.get(value, ()):
-            if c.index in pos:
-                heapq.heappush(heap, (pos[c.index], c.index))
-
+    queue = _Candidates(scope, opt)
     for value in seeds:
-        cpu_args.add(value)
-        push_consumers(value)
-    visited: set[int] = set()
-    by_index = {n.index: n for n in order}
-    while heap:
-        _, idx = heapq.heappop(heap)
-        if idx in visited:
-            continue
-        visited.add(idx)
-        node = by_index[idx]
-        p = pl.nodes.get(idx)
-        if p is not None and p.status == "expanded" and scope.parent is None and releases.row(version).function_node_cpu_in_first_pass:
-            # GetCpuPreferredNodes treats a node no EP has a kernel for as a CPU node (its outputs are CPU
-            # tensors) when the partitioner sees it before inlining its function body: measured so on 1.24.4
-            # in main graphs (not in control-flow bodies), not on 1.31.1
-            for out in node.outputs:
-                cpu_args.add(out)
-                push_consumers(out)
+        queue.on_cpu(value)
+    # GetCpuPreferredNodes treats a node no EP has a kernel for as a CPU node (its outputs are CPU tensors) when
+    # the partitioner sees it before inlining its function body: measured so on 1.24.4 in main graphs (not in
+    # control-flow bodies), not on 1.31.1
+    unexpanded_on_cpu = scope.parent is None and releases.row(version).function_node_cpu_in_first_pass
+    for node in queue:
+        p = pl.nodes.get(node.index)
+        if p is not None and p.status == "expanded" and unexpanded_on_cpu:
+            queue.outputs_on_cpu(node)
             continue
         if p is None or p.status in GONE_STATUSES:
             continue
         if p.ep != CUDA:
             if p.ep in (CPU, None):
-                for out in node.outputs:
-                    cpu_args.add(out)
-                    push_consumers(out)
+                queue.outputs_on_cpu(node)
             continue
-        if p.status != "device":
+        if p.status == "device" and _inputs_on_cpu(node, scope, opt, queue):
+            pl.record(node.index, NodePlacement(node, CPU, "deliberate", "cpu-preferred",
+                                                "ORT runs this small shape computation on CPU on purpose (inputs are CPU tensors)"))
+            queue.outputs_on_cpu(node)
+
+
+def _seeds(scope: GraphScope, pl: Placement) -> list[str]:
+    """CPU-resident outputs of CUDA nodes (Shape, Size, ...): where shape subgraphs start."""
+    seeds = []
+    for n in scope.nodes:
+        p = pl.nodes.get(n.index)
+        if p is None or p.ep != CUDA or p.status != "device":
             continue
-        since = schemas.since_version(node.op_type, node.opset, node.domain)
-        on_cpu = cpu_inputs(node.op_type, since)
-        place = True
-        for i, value in enumerate(node.inputs):
-            vt = scope.type_of(value) if value else None
-            if vt is not None and vt.dtype in HALF_TYPES:
-                place = False
-                break
-            if value in alias:
-                value = resolve(value)
-            if value and (_small_initializer(scope, value, opt) or scope.is_graph_input(value) or _outer(scope, value)):
+        for i in cpu_outputs(n.op_type):
+            if i < len(n.outputs) and n.outputs[i]:
+                seeds.append(n.outputs[i])
+    return seeds
+
+
+class _Candidates:
+    """GetCpuPreferredNodes' candidate queue: the consumers of CPU tensors, popped in GraphViewer's order of the
+    graph ORT partitions (after the Level-1 transformers), each judged once, so a producer moved by CSE must
+    come first."""
+
+    def __init__(self, scope: GraphScope, opt: Optimized | None) -> None:
+        order = opt.orders.get(id(scope)) if opt is not None else None
+        if order is None:
+            order = ort_topological_order(scope, opt)
+        self.pos = {n.index: i for i, n in enumerate(order)}
+        self.by_index = {n.index: n for n in order}
+        self.cpu_args: set[str] = set()
+        self.heap: list[tuple[int, int]] = []
+        self.visited: set[int] = set()
+        self.alias, self.resolve = (opt.alias if opt is not None else {}), _resolver(opt)
+        self.consumers: dict[str, list[NodeRef]] = {}
+        for n in scope.nodes:
+            for v in n.inputs:
+                if v:
+                    self.consumers.setdefault(self.resolve(v) if v in self.alias else v, []).append(n)
+
+    def on_cpu(self, value: str) -> None:
+        """A value is a CPU tensor: its consumers become candidates."""
+        self.cpu_args.add(value)
+        for c in self.consumers.get(value, ()):
+            if c.index in self.pos:
+                heapq.heappush(self.heap, (self.pos[c.index], c.index))
+
+    def outputs_on_cpu(self, node: NodeRef) -> None:
+        for out in node.outputs:
+            self.on_cpu(out)
+
+    def __iter__(self) -> Iterator[NodeRef]:
+        while self.heap:
+            _, idx = heapq.heappop(self.heap)
+            if idx in self.visited:
                 continue
-            if not value or value not in cpu_args:
-                place = False
-                break
-            if i in on_cpu:
-                place = False
-                break
-        if place:
-            pl.record(idx, NodePlacement(node, CPU, "deliberate", "cpu-preferred",
-                                         "ORT runs this small shape computation on CPU on purpose (inputs are CPU tensors)"))
-            for out in node.outputs:
-                cpu_args.add(out)
-                push_consumers(out)
+            self.visited.add(idx)
+            yield self.by_index[idx]
+
+
+def _inputs_on_cpu(node: NodeRef, scope: GraphScope, opt: Optimized | None, queue: _Candidates) -> bool:
+    """Whether a CUDA node reads only CPU tensors (small initializers, graph inputs and outer values count as
+    such), no half type, and none at an input its CUDA kernel wants in host memory anyway."""
+    since = schema_registry.since_version(node.op_type, node.opset, node.domain)
+    on_cpu = cpu_inputs(node.op_type, since)
+    for i, value in enumerate(node.inputs):
+        vt = scope.type_of(value) if value else None
+        if vt is not None and vt.dtype in HALF_TYPES:
+            return False
+        if value in queue.alias:
+            value = queue.resolve(value)
+        if value and (_small_initializer(scope, value, opt) or scope.is_graph_input(value) or _outer(scope, value)):
+            continue
+        if not value or value not in queue.cpu_args:
+            return False
+        if i in on_cpu:
+            return False
+    return True
 
 
 def _outer(scope: GraphScope, value: str) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from onnxlint.graph import NodeRef
+from onnxlint.model.graph import NodeRef
 
 STRING = 8  # TensorProto.STRING
 

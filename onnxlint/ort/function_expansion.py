@@ -7,8 +7,8 @@ from collections.abc import Mapping
 
 import onnx
 
-from onnxlint import schemas
-from onnxlint.graph import NodeRef, ValueType
+from onnxlint.model.graph import NodeRef, ValueType
+from onnxlint.ort import schema_registry
 from onnxlint.ort.kernel_registry import KernelTable
 
 
@@ -16,7 +16,7 @@ def function_body_gaps(node: NodeRef, tables: Mapping[str, KernelTable]) -> list
     """Ops of the function body (for the opset in effect) that no EP registers at their since-version.
 
     Used when the body cannot be instantiated for the node's types; then only op and version are checked."""
-    s = schemas.get_schema(node.op_type, node.opset, node.domain)
+    s = schema_registry.get_schema(node.op_type, node.opset, node.domain)
     body = None
     try:
         body = s.get_function_with_opset_version(node.opset) if node.opset else s.function_body
@@ -31,9 +31,9 @@ def function_body_gaps(node: NodeRef, tables: Mapping[str, KernelTable]) -> list
         if inner.op_type == "Constant":
             continue  # becomes an initializer
         dom = inner.domain or "ai.onnx"
-        since = schemas.since_version(inner.op_type, node.opset, dom)
+        since = schema_registry.since_version(inner.op_type, node.opset, dom)
         ok = any(table.rows_for(dom, inner.op_type, since) for table in tables.values())
-        if not ok and not schemas.has_function(inner.op_type, node.opset, dom):
+        if not ok and not schema_registry.has_function(inner.op_type, node.opset, dom):
             gaps.append(f"{inner.op_type}-{since}")  # function ops inside the body are expanded in turn
     return sorted(set(gaps))
 
@@ -56,7 +56,7 @@ def expand_function(node: NodeRef) -> onnx.ModelProto | None:
     """The node's ONNX function body as a model (inputs typed like the node's), inlined and shape-inferred, as
     ORT expands it when no provider has a kernel; an empty graph when ONNX defines no body for the node's opset;
     None when the body cannot be built here (unknown input types, nested functions)."""
-    schema = schemas.get_schema(node.op_type, node.opset, node.domain)
+    schema = schema_registry.get_schema(node.op_type, node.opset, node.domain)
     if schema is None or node.opset is None:
         return None
     in_types = [_type_proto(node.scope.type_of(v)) if v else None for v in node.inputs]

@@ -13,7 +13,7 @@ Memcpy nodes ORT inserts afterwards see the rewired graph.
 
 from __future__ import annotations
 
-from onnxlint.graph import GraphIndex, GraphScope, NodeRef
+from onnxlint.model.graph import GraphIndex, GraphScope, NodeRef
 from onnxlint.ort import releases
 from onnxlint.ort.optimizer.optimized import Optimized
 from onnxlint.ort.verdicts import CPU, CUDA, NodePlacement, Placement

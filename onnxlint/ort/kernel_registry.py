@@ -22,8 +22,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from onnxlint import resources
 from onnxlint.ort.releases import version_key
+from onnxlint.support import resources
 
 Table = dict[str, Any]  # a canonical table: {"ops": {domain: {op: rows}}, "params": {...}}
 Constraints = dict[str, list[str]]  # type parameter -> the types a kernel accepts ({}: any type)
@@ -440,6 +440,34 @@ def installed_ort_version() -> str | None:
         except metadata.PackageNotFoundError:
             continue
     return None
+
+
+# Which release a lint checks: the configured one, else the newest shipped tables. The same model must get the
+# same answer on every machine, so the default never depends on what happens to be installed (`pip install .`
+# and `pip install '.[test]'` pulled different onnxruntime releases, and a pre-commit hook's environment
+# another); the installed onnxruntime is read only when asked for by name (`--ort-version installed`).
+INSTALLED = "installed"  # the --ort-version value that asks for the installed onnxruntime's release
+
+
+def default_release() -> str:
+    """The newest ORT release every shipped kernel table (CPU, CUDA) has: one release for all ORT targets."""
+    shipped = [set(v) for v in available().values()]
+    common = set.intersection(*shipped) if shipped else set()
+    if not common:
+        raise LookupError("no ORT release has a shipped kernel table for every provider")
+    return max(common, key=version_key)
+
+
+def chosen_release(requested: str | None) -> tuple[str, str | None]:
+    """(the ORT release to read tables of, a note or None). `installed` without onnxruntime installed falls back
+    to the default, with a note saying so."""
+    if requested != INSTALLED:
+        return requested or default_release(), None
+    found = installed_ort_version()
+    if found is None:
+        default = default_release()
+        return default, f"ORT {default} tables used (--ort-version installed, but no onnxruntime is installed)"
+    return found, None
 
 
 # Which inputs and outputs of a CUDA kernel live in host memory (its KernelDef's InputMemoryType /

@@ -3,8 +3,8 @@ device after partitioning."""
 
 from __future__ import annotations
 
-from onnxlint import schemas
-from onnxlint.graph import GraphIndex, GraphScope, NodeRef
+from onnxlint.model.graph import GraphIndex, GraphScope, NodeRef
+from onnxlint.ort import schema_registry
 from onnxlint.ort.kernel_registry import cpu_inputs, cpu_outputs
 from onnxlint.ort.optimizer.optimized import Optimized
 from onnxlint.ort.verdicts import CPU, CUDA, Boundary, NodePlacement, Placement
@@ -58,7 +58,7 @@ def insert_boundaries(pl: Placement, index: GraphIndex, opt: Optimized | None,
         node = p.node
         if p.ep is None or p.status in _REMOVED or _mixed_body(p):
             continue
-        since = schemas.since_version(node.op_type, node.opset, node.domain) if p.ep == CUDA else None
+        since = schema_registry.since_version(node.op_type, node.opset, node.domain) if p.ep == CUDA else None
         host_inputs = cpu_inputs(node.op_type, since) if p.ep == CUDA else frozenset()
         scope = _effective(node.scope, opt) if merged else node.scope
         producer, inlined = scope.producer, merged.get(id(scope))

@@ -29,7 +29,7 @@ from typing import Any
 
 import onnx
 
-from onnxlint.graph import iter_graphs
+from onnxlint.model.graph import iter_graphs
 from onnxlint.ort import releases
 
 
@@ -61,7 +61,7 @@ def resolve_failure(model: onnx.ModelProto, checker_error: str | None, strict_er
             return shared
     if not strict_error:
         return None
-    from onnxlint.loading import native
+    from onnxlint.model.loading import native
 
     try:
         native.infer_shapes(as_ort_resolves(model), check_type=True, strict_mode=True)
@@ -78,14 +78,14 @@ def _ort_infers(model: onnx.ModelProto, error: re.Match[str], index: dict[tuple[
     """Whether ORT runs the inference that failed: a node of the graph (not one inside a function body onnx
     expanded) whose schema has an inference function of its own. ORT does not infer a function op through its
     body (onnx's MeanVarianceNormalization-13 body fails onnx's strict inference; ORT loads the node test)."""
-    from onnxlint import schemas
+    from onnxlint.ort import schema_registry
 
     found = _find_node(model, error.group("name") or "", error.group("op"), index)
     if found is None:
         return False
     node = found[1]
     opset = next((imp.version for imp in model.opset_import if imp.domain == node.domain), None)
-    schema = schemas.get_schema(node.op_type, opset, node.domain or "ai.onnx")
+    schema = schema_registry.get_schema(node.op_type, opset, node.domain or "ai.onnx")
     return schema is not None and bool(schema.has_type_and_shape_inference_function)
 
 
@@ -102,13 +102,13 @@ def resolve_failure_of(mf: Any, checker_error: str | None, version: str | None,
 
 def lint_failure(ctx: Any) -> str | None:
     """resolve_failure_of for a lint (a LintContext), at the lint's ORT release."""
-    from onnxlint import releases as chosen
     from onnxlint.ort.graph_viewer import ort_topological_order
+    from onnxlint.ort.kernel_registry import chosen_release
 
     def order() -> dict[str, int]:
         return {n.name: i for i, n in enumerate(ort_topological_order(ctx.index.scopes[0]))} if ctx.index.scopes else {}
 
-    return resolve_failure_of(ctx.mf, ctx.checker_error(), chosen.ort(ctx.options.ort_version)[0], order)
+    return resolve_failure_of(ctx.mf, ctx.checker_error(), chosen_release(ctx.options.ort_version)[0], order)
 
 
 def as_ort_resolves(model: onnx.ModelProto) -> onnx.ModelProto:
@@ -237,7 +237,7 @@ def ort_words(model: onnx.ModelProto, errors: list[re.Match[str]], order: dict[s
 
 
 def _tensor_type(elem: int) -> str:
-    from onnxlint.graph import dtype_name
+    from onnxlint.model.graph import dtype_name
 
     return f"tensor({dtype_name(elem)})"
 
@@ -276,11 +276,11 @@ def _output_declared_as(model: onnx.ModelProto, found: tuple[onnx.GraphProto, on
 def _other_binding(model: onnx.ModelProto, found: tuple[onnx.GraphProto, onnx.NodeProto], param_input: str,
                    type_str: str) -> tuple[str, str] | None:
     """(type parameter, the type another input bound it to) for onnx's "<input> has inconsistent type <t>"."""
-    from onnxlint import schemas
+    from onnxlint.ort import schema_registry
 
     g, node = found
     opset = next((imp.version for imp in model.opset_import if imp.domain == node.domain), None)
-    formal = schemas.formal_params(node.op_type, opset, node.domain or "ai.onnx")
+    formal = schema_registry.formal_params(node.op_type, opset, node.domain or "ai.onnx")
     if formal is None:
         return None
     ins = formal[0]
@@ -312,14 +312,14 @@ _BAD_NODE = re.compile(r"==> Context: Bad node spec for node\. Name: (?P<name>.*
 def complaint_is_ort_op(model: onnx.ModelProto, complaint: str) -> bool:
     """Whether the checker's complaint is only that onnx has no schema for an op ONNX Runtime defines
     (SimplifiedLayerNormalization in an ORT GenAI model): ORT resolves it with its own schema."""
-    from onnxlint import schemas
+    from onnxlint.ort import schema_registry
 
     m = _NO_OP.match(complaint)
     if not m:
         return False
     found = _find_node(model, m.group("name"), m.group("op"))
     domain = (found[1].domain if found else "") or "ai.onnx"
-    return schemas.ort_only(m.group("op"), int(m.group("version")), domain)
+    return schema_registry.ort_only(m.group("op"), int(m.group("version")), domain)
 
 
 def _checker_complaint_ort_shares(model: onnx.ModelProto, complaint: str) -> str | None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import onnx
 
-from onnxlint.graph import GraphIndex, GraphScope
+from onnxlint.model.graph import GraphIndex, GraphScope
 from onnxlint.ort.verdicts import Boundary, NodePlacement, Placement
 
 

@@ -15,9 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from onnxlint import schemas
-from onnxlint.graph import ORT_DOMAINS, STANDARD_DOMAINS, GraphIndex, NodeRef
-from onnxlint.ort import cpu_preferred, cuda_capability, insert_cast_transformer, memcpy, model_load, node_args
+from onnxlint.model.graph import ORT_DOMAINS, STANDARD_DOMAINS, GraphIndex, NodeRef
+from onnxlint.ort import cpu_preferred, cuda_capability, insert_cast_transformer, memcpy, model_load, node_args, schema_registry
 from onnxlint.ort import kernel_registry as kernels
 from onnxlint.ort.function_expansion import expand_function, function_body_gaps
 from onnxlint.ort.optimizer.graph_transformer_mgr import optimize
@@ -32,9 +31,7 @@ Tables = tuple[dict[str, kernels.KernelTable], str, list[str]]
 
 def resolve_tables(target: str, ort_version: str | None) -> Tables:
     """Kernel tables for the target's EPs at the requested ORT version, with notes on any substitution."""
-    from onnxlint import releases
-
-    requested, fallback = releases.ort(ort_version)  # unset: the newest shipped tables, never the installed ORT
+    requested, fallback = kernels.chosen_release(ort_version)  # unset: the newest shipped tables, never the installed ORT
     eps = [ep for ep in TARGET_EPS[target] if ep in kernels.EP_SHORT]
     versions, note = kernels.resolve([kernels.EP_SHORT[ep] for ep in eps], requested)  # one note per version
     tables = {ep: kernels.load(kernels.EP_SHORT[ep], versions[kernels.EP_SHORT[ep]]) for ep in eps}
@@ -130,7 +127,7 @@ class Simulator:
               fp16_as_float: bool = False) -> Callable[[Iterable[str]], dict[str, str]]:
         def bind(params: Iterable[str]) -> dict[str, str]:
             wanted = set(params)
-            formal = schemas.formal_params(node.op_type, node.opset, node.domain)
+            formal = schema_registry.formal_params(node.op_type, node.opset, node.domain)
             if formal is None:
                 p = table.params.get(node.domain, {}).get(node.op_type)
                 if not p:
@@ -169,7 +166,7 @@ class Simulator:
             if node.domain in ORT_DOMAINS:
                 return kernels.KernelMatch(False, "contrib-op", f"{node.domain}::{node.op_type} is a contrib op with no {short} kernel")
             return kernels.KernelMatch(False, "custom-domain", f"no provider registers domain '{node.domain}' (needs a custom-op library)")
-        since = schemas.since_version(node.op_type, node.opset, node.domain)
+        since = schema_registry.since_version(node.op_type, node.opset, node.domain)
         if since is None:
             since = node.opset if node.opset is not None else 1
         match = table.lookup(node.domain, node.op_type, since, self._bind(node, table))
@@ -214,7 +211,7 @@ class Simulator:
                             return NodePlacement(node, None, "unsupported", "kernel-init", failure)
                     return NodePlacement(node, ep, "device")
                 return NodePlacement(node, ep, "fallback", first.reason, first.detail)
-        if schemas.has_function(node.op_type, node.opset, node.domain):
+        if schema_registry.has_function(node.op_type, node.opset, node.domain):
             return self._expand(node, preferred)
         detail = first.detail if first else "no kernel"
         if len(self.tables) > 1 and first is not None and first.reason not in ("custom-domain",):

@@ -1,16 +1,18 @@
-"""The op schemas ONNX Runtime registers itself (core/graph/contrib_ops/*_defs.cc, onnx_deprecated_operators.cc):
-the ops ORT defines that onnx has no schema for.
+"""ONNX Runtime's schema registry: the op schemas a node resolves against, onnx's and those ORT registers itself
+(core/graph/schema_registry.cc: SchemaRegistryManager looks in ORT's own registries, then in onnx's).
 
-ORT adds them to the schema registry it resolves every node against, next to onnx's own: its contrib domains
-(com.microsoft: Attention, SkipLayerNormalization, MatMulNBits, ...) and a few ops in the ONNX domain itself
-(SimplifiedLayerNormalization at version 1 with no upper bound, so any opset resolves to it; LayerNormalization-1
-before onnx's 17; MeanVarianceNormalization-1 and ThresholdedRelu-1 before onnx's; Scale, Crop, Affine, ... at 1
-and deprecated at 10). A node of such an op takes that schema's since-version, which picks its kernel: without it
-an ORT-written GenAI model's SimplifiedLayerNormalization looked like an op no provider runs.
+ORT's own (core/graph/contrib_ops/*_defs.cc, onnx_deprecated_operators.cc) are the ops ORT defines that onnx has
+no schema for: its contrib domains (com.microsoft: Attention, SkipLayerNormalization, MatMulNBits, ...) and a few
+ops in the ONNX domain itself (SimplifiedLayerNormalization at version 1 with no upper bound, so any opset
+resolves to it; LayerNormalization-1 before onnx's 17; MeanVarianceNormalization-1 and ThresholdedRelu-1 before
+onnx's; Scale, Crop, Affine, ... at 1 and deprecated at 10). A node of such an op takes that schema's
+since-version, which picks its kernel: without it an ORT-written GenAI model's SimplifiedLayerNormalization looked
+like an op no provider runs.
 
-Read from each release's binary (``tools/gen_ort_schemas.py``: ``get_all_operator_schema`` of the wheel, the
-schemas whose source file is ORT's), packed into ``onnxlint/data/kernels/ort-schemas.json.gz``: one row per
-schema with a bit mask of the releases that register it exactly so.
+ORT's own schemas are read from each release's binary (``tools/gen_ort_schemas.py``: ``get_all_operator_schema``
+of the wheel, the schemas whose source file is ORT's), packed into ``onnxlint/data/kernels/ort-schemas.json.gz``:
+one row per schema with a bit mask of the releases that register it exactly so. The cached look-ups at the end
+(formal parameters, defaults, since-versions) answer for onnx's and ORT's schemas together.
 """
 
 from __future__ import annotations
@@ -21,11 +23,16 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from onnxlint import resources
+import onnx
+from onnx import defs, helper
+
+from onnxlint.model.graph import ORT_DOMAINS, STANDARD_DOMAINS
 from onnxlint.ort.releases import version_key
+from onnxlint.support import resources
 
 PACKED_FORMAT = 1
 Param = tuple[str, str, str]  # formal parameter: name, type string, option (single | optional | variadic)
+Formal = tuple[str, str, bool]  # formal parameter as the look-ups give it: name, type string, variadic
 
 
 @dataclass(frozen=True)
@@ -109,3 +116,86 @@ def domains() -> frozenset[str]:
 def registers(op_type: str, domain: str) -> bool:
     """Whether any release read registers a schema of its own for this op."""
     return (domain, op_type) in _by_op()
+
+
+# ------------------------------------------------------------ look-ups in onnx's and ORT's schemas together
+
+
+@lru_cache(maxsize=4096)
+def get_schema(op_type: str, version: int | None, domain: str) -> Any:
+    """onnx's schema of the op at that opset (an onnx.defs.OpSchema, whose stubs lack half its API), or None."""
+    dom = "" if domain == "ai.onnx" else domain
+    try:
+        if version is None:
+            return defs.get_schema(op_type, dom)
+        return defs.get_schema(op_type, version, dom)
+    except Exception:  # SchemaError: unknown op / version
+        return None
+
+
+def _ort_own(op_type: str, version: int | None, domain: str) -> OrtSchema | None:
+    """ORT's own schema when it is the one the node resolves to: the newest since-version <= the opset among
+    onnx's and ORT's schemas of the op is ORT's (ORT's schema registry holds both)."""
+    ort = schema(op_type, version, domain)
+    if ort is None:
+        return None
+    s = get_schema(op_type, version, domain)
+    return ort if s is None or ort.since_version > s.since_version else None
+
+
+@lru_cache(maxsize=4096)
+def since_version(op_type: str, version: int | None, domain: str) -> int | None:
+    """The since-version of the schema a node of this op at this opset resolves to (onnx's or ORT's own)."""
+    ort = _ort_own(op_type, version, domain)
+    if ort is not None:
+        return ort.since_version
+    s = get_schema(op_type, version, domain)
+    return s.since_version if s is not None else None
+
+
+@lru_cache(maxsize=4096)
+def ort_only(op_type: str, version: int | None, domain: str) -> bool:
+    """Whether only ONNX Runtime defines this op: a contrib-domain op, or an ONNX-domain op whose schema at this
+    opset is ORT's own (SimplifiedLayerNormalization). A model holding one was prepared for ORT. Not the TensorRT
+    plugin ops ORT registers in the ONNX domain for its TensorRT EP (EfficientNMS_TRT, ...: TensorRT's plugin names
+    end in _TRT): a model holding those was prepared for TensorRT."""
+    if domain not in STANDARD_DOMAINS:
+        return domain in ORT_DOMAINS or domain in domains()
+    return _ort_own(op_type, version, domain) is not None and not op_type.endswith("_TRT")
+
+
+@lru_cache(maxsize=4096)
+def attribute_default(op_type: str, version: int | None, domain: str, name: str) -> Any:
+    s = get_schema(op_type, version, domain)
+    if s is None or name not in s.attributes:
+        return None
+    dv = s.attributes[name].default_value
+    if dv is None or not dv.type:
+        return None
+    v = helper.get_attribute_value(dv)
+    if isinstance(v, bytes):
+        return v.decode()
+    if isinstance(v, list):
+        return [x.decode() if isinstance(x, bytes) else x for x in v]
+    return v
+
+
+@lru_cache(maxsize=4096)
+def formal_params(op_type: str, version: int | None, domain: str) -> tuple[list[Formal], list[Formal]] | None:
+    """([(name, type_str, variadic)], same for outputs) or None when neither onnx nor ORT has a schema for it."""
+    ort = _ort_own(op_type, version, domain)
+    if ort is not None:
+        return ([(n, t, o == "variadic") for n, t, o in ort.inputs], [(n, t, o == "variadic") for n, t, o in ort.outputs])
+    s = get_schema(op_type, version, domain)
+    if s is None:
+        return None
+    var = onnx.defs.OpSchema.FormalParameterOption.Variadic
+    ins = [(p.name, p.type_str, p.option == var) for p in s.inputs]
+    outs = [(p.name, p.type_str, p.option == var) for p in s.outputs]
+    return ins, outs
+
+
+@lru_cache(maxsize=4096)
+def has_function(op_type: str, version: int | None, domain: str) -> bool:
+    s = get_schema(op_type, version, domain)
+    return bool(s is not None and (s.has_function or s.has_context_dependent_function))

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from onnxlint.graph import GraphIndex, NodeRef
+from onnxlint.model.graph import GraphIndex, NodeRef
 
 
 class Verdicts(Protocol):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from onnxlint.graph import NodeRef, StatusIndex, shape_sized
+from onnxlint.model.graph import NodeRef, StatusIndex, shape_sized
 
 CUDA = "CUDAExecutionProvider"
 CPU = "CPUExecutionProvider"

@@ -10,14 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
-from onnxlint.comparison import compare
+from onnxlint.rules.comparison import compare
 
 if TYPE_CHECKING:
     from packaging.version import Version
 
-    from onnxlint.context import LintContext
-    from onnxlint.graph import NodeRef
-    from onnxlint.rule import Rule
+    from onnxlint.model.graph import NodeRef
+    from onnxlint.rules.context import LintContext
+    from onnxlint.rules.rule import Rule
 
 
 class VersionError(ValueError):

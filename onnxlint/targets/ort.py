@@ -8,7 +8,7 @@ from onnxlint.targets.base import Target
 from onnxlint.targets.ort_vocabulary import PLACEMENT
 
 if TYPE_CHECKING:
-    from onnxlint.context import LintContext
+    from onnxlint.rules.context import LintContext
 
 
 def _statuses() -> tuple[str, ...]:

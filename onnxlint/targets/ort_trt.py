@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from onnxlint.targets.base import Target
 
 if TYPE_CHECKING:
-    from onnxlint.context import LintContext
+    from onnxlint.rules.context import LintContext
 
 
 def _predict(ctx: "LintContext") -> Any:

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from onnxlint.comparison import enum_cmp
+from onnxlint.rules.comparison import enum_cmp
 from onnxlint.targets.base import Target, Vocabulary, status_nodes, verdict_matches
 
 if TYPE_CHECKING:
-    from onnxlint.context import LintContext
-    from onnxlint.graph import NodeRef
-    from onnxlint.rule import Rule
+    from onnxlint.model.graph import NodeRef
+    from onnxlint.rules.context import LintContext
+    from onnxlint.rules.rule import Rule
 
 
 def _schema(placed: list[Target]) -> dict[str, Any]:

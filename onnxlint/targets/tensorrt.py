@@ -1,40 +1,41 @@
-"""TensorRT's ONNX parser (`onnxlint.tensorrt` holds the support data and the per-node model)."""
+"""TensorRT's ONNX parser as a target: the rule vocabulary `tensorrt: {...}` and `{trt.*}` over the verdicts of
+`onnxlint.tensorrt` (its support tables and per-node model)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from onnxlint.comparison import cmp_schema, compare, enum_cmp
+from onnxlint.rules.comparison import cmp_schema, compare, enum_cmp
 from onnxlint.targets.base import Target, Vocabulary, status_nodes, verdict_matches
 
 if TYPE_CHECKING:
-    from onnxlint.context import LintContext
-    from onnxlint.graph import NodeRef
-    from onnxlint.rule import Rule
+    from onnxlint.model.graph import NodeRef
+    from onnxlint.rules.context import LintContext
+    from onnxlint.rules.rule import Rule
 
 
 def _statuses() -> tuple[str, ...]:
-    from onnxlint import tensorrt
+    from onnxlint.tensorrt import verdicts
 
-    return tuple(tensorrt.STATUSES)
+    return tuple(verdicts.STATUSES)
 
 
 def _reasons() -> tuple[str, ...]:
-    from onnxlint import tensorrt
+    from onnxlint.tensorrt import verdicts
 
-    return tuple(tensorrt.REASONS)
+    return tuple(verdicts.REASONS)
 
 
 def _versions() -> list[str]:
-    from onnxlint import tensorrt
+    from onnxlint.tensorrt import tables
 
-    return list(tensorrt.available())
+    return list(tables.available())
 
 
 def _predict(ctx: "LintContext") -> Any:
-    from onnxlint import tensorrt
+    from onnxlint.tensorrt import model_importer
 
-    return tensorrt.predict(ctx.index, ctx.options.trt_version)
+    return model_importer.predict(ctx.index, ctx.options.trt_version)
 
 
 def _summary(prediction: Any) -> str:

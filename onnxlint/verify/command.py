@@ -6,11 +6,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from onnxlint import config as config_mod
-from onnxlint import loading
-from onnxlint.errors import UsageError, did_you_mean
-from onnxlint.report import FileReport, Report
-from onnxlint.settings import Settings
+from onnxlint.config import config_file as config_mod
+from onnxlint.config.settings import Settings
+from onnxlint.linting.report import FileReport, Report
+from onnxlint.model import loading
+from onnxlint.support.errors import UsageError, did_you_mean
 from onnxlint.verify.compare import FixedVerifyResult, VerifyResult, attach, verify_file
 
 
@@ -65,8 +65,8 @@ def settings_for(path: Path, target: str, ort_version: str | None) -> Settings:
 
 def fix_in_place(path: Path, target: str, ort_version: str | None) -> list[str]:
     """The lint --fix path (safe fixes only, verified, atomic), for `verify --fix`."""
-    from onnxlint.fixing import FixOptions, fix_file
-    from onnxlint.linter import lint_file
+    from onnxlint.linting.fixing import FixOptions, fix_file
+    from onnxlint.linting.linter import lint_file
 
     settings = settings_for(path, target, ort_version)
     res = lint_file(path, settings, want_placement=False)
@@ -107,8 +107,8 @@ def verify_paths(paths: list[str], options: VerifyOptions) -> list[VerifyResult 
 
 def lint_report(results: list[VerifyResult | FixedVerifyResult], ort_version: str | None) -> Report:
     """The lint findings for each verified target, each marked with where its node ran, plus OLX901-903."""
-    from onnxlint.linter import lint_file
-    from onnxlint.ruleset import get_ruleset
+    from onnxlint.linting.linter import lint_file
+    from onnxlint.rulefiles.ruleset import get_ruleset
 
     report = Report()
     for entry in results:
@@ -126,7 +126,7 @@ def lint_report(results: list[VerifyResult | FixedVerifyResult], ort_version: st
 def verify_report(report: Report, providers: list[str], shapes: dict[str, list[int]],
                   settings_of: Callable[[Path], Settings]) -> None:
     """`onnxlint --verify`: one real session per linted model (each in a child process), sequentially."""
-    from onnxlint.ruleset import get_ruleset
+    from onnxlint.rulefiles.ruleset import get_ruleset
 
     require_onnxruntime()
     for res in report.files:

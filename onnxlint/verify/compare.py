@@ -145,7 +145,7 @@ def verify_file(path: Path, providers: list[str], shapes: dict[str, list[int]], 
                 ort_version: str | None = None, optimization: str = "all") -> VerifyResult:
     """Predict, run a real session at the same optimization level, compare. Never raises: a file that cannot
     be verified is a result with .error, so the other files of a folder keep theirs."""
-    from onnxlint.errors import InputError
+    from onnxlint.support.errors import InputError
 
     result = VerifyResult(str(path), target_for(providers), list(providers), optimization)
     try:
@@ -159,9 +159,11 @@ def verify_file(path: Path, providers: list[str], shapes: dict[str, list[int]], 
 
 def _verify(path: Path, result: VerifyResult, shapes: dict[str, list[int]], timeout: float,
             ort_version: str | None) -> None:
-    from onnxlint import engine, loading, targets
-    from onnxlint.context import Options
-    from onnxlint.ruleset import get_ruleset
+    from onnxlint import targets
+    from onnxlint.linting import engine
+    from onnxlint.model import loading
+    from onnxlint.rulefiles.ruleset import get_ruleset
+    from onnxlint.rules.context import Options
     from onnxlint.verify.naming import unique_names
     from onnxlint.verify.session import run_session
 
@@ -254,8 +256,9 @@ def record(result: VerifyResult, check: NodeCheck) -> None:
 def attach(res: Any, result: VerifyResult, ruleset: Any, selected: Any = lambda code: True) -> None:
     """Verification findings (OLX901-903) into a lint report, and each lint finding on an observed node
     learns where the node really ran (Finding.verified)."""
-    from onnxlint.messages import render_values
-    from onnxlint.report import Finding, node_location, node_path
+    from onnxlint.linting.report import Finding
+    from onnxlint.model.graph import node_location, node_path
+    from onnxlint.rules.messages import render_values
 
     rules = ruleset.by_id()
 

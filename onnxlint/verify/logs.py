@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
-from onnxlint.errors import strip_cpp_frames
+from onnxlint.support.errors import strip_cpp_frames
 from onnxlint.verify.cuda_status import ANSI
 
 

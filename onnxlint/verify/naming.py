@@ -11,7 +11,7 @@ from collections import Counter
 
 import onnx
 
-from onnxlint.graph import iter_graphs
+from onnxlint.model.graph import iter_graphs
 
 
 def unique_names(model: onnx.ModelProto) -> dict[str, str]:

@@ -14,7 +14,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from onnxlint import bounded_child
+from onnxlint.support import bounded_child
 from onnxlint.verify import cuda_status, logs
 
 CUDA = "CUDAExecutionProvider"

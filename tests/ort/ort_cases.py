@@ -8,7 +8,7 @@ from onnx import helper as h
 
 import onnxlint.ort.kernel_registry as kernels
 import onnxlint.ort.partitioner as placement
-from onnxlint.graph import GraphIndex
+from onnxlint.model.graph import GraphIndex
 from onnxlint.ort.optimizer import graph_transformer_mgr
 
 INF = kernels.OPEN_END

@@ -8,7 +8,7 @@ from onnx import helper as h
 from ort_cases import INF, _foldable_blocks, _if_fold_chain, _place, _removed, _shape_model, _tables
 
 import onnxlint.ort.partitioner as placement
-from onnxlint.graph import GraphIndex
+from onnxlint.model.graph import GraphIndex
 from onnxlint.ort.optimizer import (
     constant_folding,
     graph_transformer_mgr,

@@ -6,7 +6,7 @@ from onnx import TensorProto as T
 from onnx import helper as h
 from ort_cases import _removed, _shared_weight_blocks, _sharing_model
 
-from onnxlint.graph import GraphIndex
+from onnxlint.model.graph import GraphIndex
 from onnxlint.ort.optimizer import (
     constant_sharing,
     graph_transformer_mgr,

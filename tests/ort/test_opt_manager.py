@@ -4,7 +4,7 @@ import pytest
 from ort_cases import _cse_after_a_rewrite, _foldable_blocks, _if_fold_chain, _shape_model, _transformer_blocks
 
 import onnxlint.ort.partitioner as placement
-from onnxlint.graph import GraphIndex
+from onnxlint.model.graph import GraphIndex
 from onnxlint.ort.optimizer import (
     common_subexpression_elimination,
     constant_folding,

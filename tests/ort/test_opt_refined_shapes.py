@@ -9,7 +9,7 @@ from onnx import TensorProto as T
 from onnx import helper as h
 from ort_cases import _shared_weight_blocks
 
-from onnxlint.graph import GraphIndex
+from onnxlint.model.graph import GraphIndex
 from onnxlint.ort.optimizer import (
     refined_shapes,
 )
@@ -54,7 +54,7 @@ def test_no_data_propagation_over_a_long_one_dimensional_value(monkeypatch):
     Cast, Gather, ...), whatever its type: a 5M-element 1-D tensor into an Add took +686 MB. Such a value in the
     inferred model switches RefinedShapes' inference off, and so does a flatten to a computed length (plain
     inference does not know it, data propagation would), sized by the Reshape's input."""
-    from onnxlint import loading
+    from onnxlint.model import loading
 
     monkeypatch.setattr(refined_shapes, "DATA_PROP_MAX_ELEMENTS", 1000)
 
@@ -89,7 +89,7 @@ def test_no_data_propagation_over_a_long_one_dimensional_value(monkeypatch):
 def test_refined_shapes_read_what_the_index_knows_instead_of_walking():
     """RefinedShapes skips the walks over every node (inference budget, Range search, subgraph search) when the
     graph index says there is nothing to find; the answers are those of the walks."""
-    from onnxlint import loading
+    from onnxlint.model import loading
 
     def model(with_if, with_range):
         nodes = [h.make_node("Shape", ["x"], ["s"], name="shape"), h.make_node("Reshape", ["x", "s"], ["r"], name="reshape")]
@@ -182,7 +182,7 @@ def test_refined_shapes_bound_the_budget_by_the_count_made_before_inference(monk
     """With bodies, RefinedShapes' budget check on the inferred model is answered from loading's count before
     inference (its cost plus bodies x value_info) when that bound is within the budget: no second walk, the
     same shapes. Over it, the walk decides as before."""
-    from onnxlint import loading
+    from onnxlint.model import loading
 
     nodes = [h.make_node("Shape", ["x"], ["s"], name="shape"), h.make_node("Reshape", ["x", "s"], ["r"], name="reshape")]
     # a body value too: the bound counts it for every body, though only bodies nested in this one see it

@@ -7,7 +7,7 @@ from onnx import TensorProto as T
 from onnx import helper as h
 from ort_cases import _place, _qkv_model, _removed
 
-from onnxlint.graph import GraphIndex
+from onnxlint.model.graph import GraphIndex
 from onnxlint.ort.optimizer import (
     graph_transformer_mgr,
 )

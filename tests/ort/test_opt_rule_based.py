@@ -7,7 +7,7 @@ from onnx import TensorProto as T
 from onnx import helper as h
 from ort_cases import _place, _removed
 
-from onnxlint.graph import GraphIndex
+from onnxlint.model.graph import GraphIndex
 from onnxlint.ort import releases
 from onnxlint.ort.optimizer import (
     graph_transformer_mgr,

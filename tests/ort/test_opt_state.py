@@ -16,7 +16,7 @@ from ort_cases import (
     _transformer_blocks,
 )
 
-from onnxlint.graph import GraphIndex
+from onnxlint.model.graph import GraphIndex
 from onnxlint.ort import graph_viewer
 from onnxlint.ort.optimizer import (
     graph_transformer_mgr,

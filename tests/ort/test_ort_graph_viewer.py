@@ -4,7 +4,7 @@ from conftest import make_model, vi
 from onnx import TensorProto as T
 from onnx import helper as h
 
-from onnxlint.graph import GraphIndex
+from onnxlint.model.graph import GraphIndex
 from onnxlint.ort import graph_viewer
 
 

@@ -11,7 +11,7 @@ from onnx import helper as h
 from ort_cases import FLOATS, INF, _place, _tables
 
 import onnxlint.ort.partitioner as placement
-from onnxlint.graph import GraphIndex
+from onnxlint.model.graph import GraphIndex
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
 from gen_cuda_memory import registrations  # noqa: E402

@@ -10,7 +10,7 @@ from onnx import helper as h
 from ort_cases import ANY, INF, _place, _tables
 
 import onnxlint.ort.partitioner as placement
-from onnxlint.graph import GraphIndex
+from onnxlint.model.graph import GraphIndex
 from onnxlint.ort import node_args
 
 

@@ -9,7 +9,7 @@ from ort_cases import _place, _tables
 
 import onnxlint.ort.partitioner as placement
 import onnxlint.ort.verdicts as verdicts
-from onnxlint.graph import GraphIndex
+from onnxlint.model.graph import GraphIndex
 
 
 def test_statuses_and_reasons_are_declared():

@@ -12,7 +12,7 @@ from onnx import numpy_helper
 from onnxlint.ort.optimizer.optimized import NON_DETERMINISTIC
 
 if TYPE_CHECKING:
-    from onnxlint.graph import GraphScope, NodeRef
+    from onnxlint.model.graph import GraphScope, NodeRef
     from onnxlint.ort.optimizer.state import OptimizerState
     from onnxlint.ort.releases import Release
 

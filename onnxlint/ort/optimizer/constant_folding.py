@@ -20,7 +20,7 @@ import onnx
 from onnxlint.ort.optimizer.optimized import NON_DETERMINISTIC
 
 if TYPE_CHECKING:
-    from onnxlint.graph import GraphScope, NodeRef
+    from onnxlint.model.graph import GraphScope, NodeRef
     from onnxlint.ort.optimizer.state import OptimizerState
 
 # Folding a Gather/Slice of the known dims of a partly symbolic Shape ("enhanced shape constant folding") exists in

@@ -15,7 +15,7 @@ import onnx
 from onnxlint.ort.optimizer.initializers import small_array
 
 if TYPE_CHECKING:
-    from onnxlint.graph import GraphScope
+    from onnxlint.model.graph import GraphScope
     from onnxlint.ort.optimizer.state import OptimizerState
 
 SHARE_MAX_ELEMENTS = 8  # constant_sharing.cc: only small initializers are shared

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from onnxlint.graph import GraphScope
+    from onnxlint.model.graph import GraphScope
     from onnxlint.ort.optimizer.state import OptimizerState
 
 

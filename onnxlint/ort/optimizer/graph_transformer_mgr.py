@@ -14,7 +14,7 @@ from onnxlint.ort.optimizer.optimized import LEVELS, Optimized
 from onnxlint.ort.optimizer.state import OptimizerState
 
 if TYPE_CHECKING:
-    from onnxlint.graph import GraphIndex, GraphScope, NodeRef
+    from onnxlint.model.graph import GraphIndex, GraphScope, NodeRef
     from onnxlint.ort.optimizer.graph_transformer import GraphTransformer
 
 MAX_ITERATIONS = 10  # GraphTransformerManager's steps per level

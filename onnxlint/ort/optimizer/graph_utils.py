@@ -7,16 +7,16 @@ from typing import TYPE_CHECKING, TypeGuard
 
 import numpy as np
 
-from onnxlint import schemas
+from onnxlint.ort import schema_registry
 
 if TYPE_CHECKING:
-    from onnxlint.graph import GraphScope, NodeRef
+    from onnxlint.model.graph import GraphScope, NodeRef
     from onnxlint.ort.optimizer.state import OptimizerState
 
 
 def since(n: NodeRef) -> int | None:
     """The since-version of the node's schema."""
-    return schemas.since_version(n.op_type, n.opset, n.domain)
+    return schema_registry.since_version(n.op_type, n.opset, n.domain)
 
 
 def is_supported(n: NodeRef | None, state: OptimizerState, op: str, versions: tuple[int, ...]) -> TypeGuard[NodeRef]:

@@ -13,7 +13,7 @@ from onnx import numpy_helper
 from onnxlint.ort.optimizer.optimized import Array
 
 if TYPE_CHECKING:
-    from onnxlint.graph import GraphScope
+    from onnxlint.model.graph import GraphScope
 
 VALUE_MAX_ELEMENTS = 64  # an initializer's value is read (small_array) up to this many elements
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from onnxlint.ort.optimizer.graph_utils import is_supported
 
 if TYPE_CHECKING:
-    from onnxlint.graph import GraphScope, NodeRef
+    from onnxlint.model.graph import GraphScope, NodeRef
     from onnxlint.ort.optimizer.refined_shapes import Dims
     from onnxlint.ort.optimizer.state import OptimizerState
 

@@ -12,7 +12,7 @@ import numpy.typing as npt
 from onnxlint.ort.optimizer.refined_shapes import Dims, RefinedShapes
 
 if TYPE_CHECKING:
-    from onnxlint.graph import GraphScope, NodeRef
+    from onnxlint.model.graph import GraphScope, NodeRef
 
 LEVELS = ("disabled", "basic", "all")
 Array = npt.NDArray[Any]

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 import onnx
 from onnx import numpy_helper
 
-from onnxlint.graph import scan_attributes
+from onnxlint.model.graph import scan_attributes
 
 if TYPE_CHECKING:
-    from onnxlint.graph import GraphIndex
+    from onnxlint.model.graph import GraphIndex
 
 Dims = tuple[Any, ...]  # a shape: ints where known, None (or a symbolic name, as declared) where not
 DATA_PROP_MAX_ELEMENTS = 1 << 20
@@ -51,7 +51,7 @@ class RefinedShapes:
     def _over_budget(self, model: onnx.ModelProto) -> bool:
         """loading.over_inference_budget on the inferred model, without its walk where the count made before
         the first inference bounds it (loading.reinference_within_budget)."""
-        from onnxlint import loading
+        from onnxlint.model import loading
 
         if not self._flat and self._work is not None and self._graphs is not None \
                 and loading.reinference_within_budget(self._work, self._graphs):
@@ -210,7 +210,7 @@ def _data_propagation_too_costly(model: onnx.ModelProto, flat: bool = False, has
     finds otherwise (Expand, ConstantOfShape or Range to a computed length) is not caught. flat: no subgraph
     (the main graph alone is read); has_range False: no Range node anywhere (none is looked for); graphs: the
     model's graphs as iter_graphs lists them, when known (_model_graphs)."""
-    from onnxlint.graph import iter_graphs
+    from onnxlint.model.graph import iter_graphs
 
     for g in ([model.graph] if flat else graphs if graphs is not None else iter_graphs(model)):
         for t in g.initializer:

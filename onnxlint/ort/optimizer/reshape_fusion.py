@@ -19,7 +19,7 @@ from onnxlint.ort.optimizer.graph_utils import is_supported, one_element, produc
 from onnxlint.ort.optimizer.initializers import same_dim
 
 if TYPE_CHECKING:
-    from onnxlint.graph import GraphScope, NodeRef
+    from onnxlint.model.graph import GraphScope, NodeRef
     from onnxlint.ort.optimizer.state import OptimizerState
     from onnxlint.ort.releases import Release
 

@@ -17,7 +17,7 @@ import numpy as np
 from onnxlint.ort.optimizer.graph_utils import bypass_ok, can_remove, is_supported, since
 
 if TYPE_CHECKING:
-    from onnxlint.graph import GraphScope, NodeRef
+    from onnxlint.model.graph import GraphScope, NodeRef
     from onnxlint.ort.optimizer.refined_shapes import Dims
     from onnxlint.ort.optimizer.state import OptimizerState
     from onnxlint.ort.releases import Release

@@ -24,7 +24,7 @@ from onnxlint.ort.optimizer.optimized import Array, Optimized, Removed
 from onnxlint.ort.optimizer.refined_shapes import Dims, refined_shapes
 
 if TYPE_CHECKING:
-    from onnxlint.graph import GraphIndex, GraphScope, NodeRef
+    from onnxlint.model.graph import GraphIndex, GraphScope, NodeRef
 
 FOLD_EVAL_MAX_ELEMENTS = 4096  # folded values computed on demand (shape-sized tensors only)
 REINFER_MAX_DEPTH = 200  # producers walked back to find a folded value (Python's recursion limit is 1000)

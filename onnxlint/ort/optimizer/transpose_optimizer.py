@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, TypeGuard, cast
 from onnxlint.ort.optimizer.graph_utils import single_reader
 
 if TYPE_CHECKING:
-    from onnxlint.graph import GraphScope, NodeRef
+    from onnxlint.model.graph import GraphScope, NodeRef
     from onnxlint.ort.optimizer.state import OptimizerState
 
 PUSH_THROUGH = {"Relu", "Sigmoid", "Tanh", "Exp", "Log", "Neg", "Abs", "Sqrt", "Reciprocal", "Erf", "Softplus",

@@ -1,0 +1,400 @@
+"""The lint run: what `onnxlint [PATHS]` does once its arguments are parsed.
+
+A config per model folder, the rules in force, fixing, the result cache, verification, the baseline, the
+rendered report and the exit code. The CLI (`cli.py`) parses arguments into a `LintRequest` and calls
+`execute`; nothing here reads argparse. Like the CLI, this module imports only light modules at the top: a run
+whose models are all in the result cache renders their stored reports without importing onnx, numpy or yaml.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+from onnxlint import targets
+from onnxlint.config import config_file as config_mod
+from onnxlint.config.settings import Settings
+from onnxlint.formats.escape import text as esc
+from onnxlint.linting import linter
+from onnxlint.linting.report import Report
+from onnxlint.model import paths, write_guard
+from onnxlint.rules.rule import SEVERITY_RANK
+from onnxlint.support.errors import UsageError, did_you_mean
+from onnxlint.support.interrupt import signal_name
+
+
+class LintRequest:
+    """One lint run as the command line asks for it.
+
+    overrides: the Settings overrides given explicitly (`Settings.from_config`), applied on every model
+    folder's config; config: a config file for every model (None: the nearest one to each model's folder);
+    cache_dir: the result cache folder (None: lint every model again); providers/shapes: --verify's and --fix's
+    session settings as typed. A plain class, not a dataclass: generating its methods would cost every
+    process, a cached run included, ~0.5 ms."""
+
+    def __init__(self, paths: list[str], *, overrides: dict[str, Any] | None = None, config: Path | None = None,
+                 config_above_repo: bool = False, show_config: bool = False, format: str = "text",
+                 output: Path | None = None, fix: bool = False, unsafe_fixes: bool = False, diff: bool = False,
+                 verify: bool = False, providers: str = "CUDAExecutionProvider,CPUExecutionProvider",
+                 shapes: list[str] | None = None, progress: bool = True, jobs: int = 0, cache_dir: Path | None = None,
+                 statistics: bool = False, quiet: bool = False, show_info: bool = False, expand: bool = False,
+                 baseline: Path | None = None, update_baseline: bool = False) -> None:
+        self.paths = paths
+        self.overrides = overrides or {}
+        self.config = config
+        self.config_above_repo = config_above_repo
+        self.show_config = show_config
+        self.format = format
+        self.output = output
+        self.fix = fix
+        self.unsafe_fixes = unsafe_fixes
+        self.diff = diff
+        self.verify = verify
+        self.providers = providers
+        self.shapes = shapes
+        self.progress = progress
+        self.jobs = jobs
+        self.cache_dir = cache_dir
+        self.statistics = statistics
+        self.quiet = quiet
+        self.show_info = show_info
+        self.expand = expand
+        self.baseline = baseline
+        self.update_baseline = update_baseline
+
+
+def load_config(request: LintRequest, folder: Path) -> config_mod.Config:
+    """The config in force for models in folder: the one named, else the nearest one."""
+    if request.config:
+        return config_mod.load_file(request.config)
+    return config_mod.find_for(folder, request.config_above_repo)
+
+
+def settings_of(request: LintRequest, cfg: config_mod.Config) -> Settings:
+    return Settings.from_config(cfg, **request.overrides)
+
+
+def providers(text: str) -> list[str]:
+    """Execution provider names from a comma-separated list, each one onnxruntime knows (a UsageError if not)."""
+    names = [x.strip() for x in text.split(",") if x.strip()]
+    if not names:
+        raise UsageError("--providers names no execution provider")
+    known = _known_providers()
+    for x in names:
+        if not x.endswith("ExecutionProvider") or (known and x not in known):
+            hint = did_you_mean(x, known) if known else " (e.g. CUDAExecutionProvider, CPUExecutionProvider)"
+            raise UsageError(f"unknown execution provider {x!r}{hint}")
+    return names
+
+
+def _known_providers() -> list[str]:
+    """Every provider name this onnxruntime build knows (available or not); [] without onnxruntime."""
+    try:
+        import onnxruntime
+    except Exception:  # not installed, or a broken install: the session will say so
+        return []
+    return list(onnxruntime.get_all_providers())
+
+
+def _progress(enabled: bool) -> Callable[[int, int, str], None]:
+    def show(i: int, n: int, name: str) -> None:
+        if enabled:
+            bar = "#" * int(30 * i / n)
+            sys.stderr.write(f"\r[{bar:<30}] {i}/{n} {esc(name[-40:]):<40}")
+            if i == n:
+                sys.stderr.write("\n")
+            sys.stderr.flush()
+
+    return show
+
+
+def ruleset_of(settings: Settings, cache_dir: Path | None) -> Any:
+    """The rules in force: from the cache's stored copy when there is one (a RuleIndex: no YAML, no onnx), else
+    parsed and validated (a malformed rule file is a usage error here, before any model is read) and stored."""
+    from onnxlint import cache
+
+    if cache_dir is None:
+        from onnxlint.rulefiles.ruleset import get_ruleset
+
+        return get_ruleset(settings.rule_dirs)
+    index = cache.rule_index(settings.rule_dirs, cache_dir)
+    if index is not None:
+        return index
+    from onnxlint.rulefiles.ruleset import get_ruleset
+
+    return cache.cached_ruleset(settings.rule_dirs, get_ruleset, cache_dir)
+
+
+class CachedRules:
+    """A lint's source of rule sets: the cache folder's copy of the parsed rules (cache.cached_ruleset), so a
+    model that misses does not pay for parsing and validating every rule file again (1 ms instead of ~50 ms per
+    process) while the rule files are unchanged. Each run makes its own (a rule file edited between two runs in
+    one process is read again); pool workers get it with each model, pickled without what it read, and share
+    what they read per run in their process (_IN_WORKER)."""
+
+    def __init__(self, cache_dir: Path):
+        self.cache_dir = cache_dir
+        self.run_id = os.urandom(8).hex()
+        self._read: dict[tuple[Path, ...], Any] = {}
+
+    def __call__(self, dirs: tuple[Path, ...]) -> Any:
+        if dirs not in self._read:
+            from onnxlint import cache
+            from onnxlint.rulefiles.ruleset import get_ruleset
+
+            self._read[dirs] = cache.cached_ruleset(dirs, get_ruleset, self.cache_dir)
+        return self._read[dirs]
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"cache_dir": self.cache_dir, "run_id": self.run_id}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.cache_dir, self.run_id = state["cache_dir"], state["run_id"]
+        self._read = _IN_WORKER.setdefault(self.run_id, {})
+
+
+_IN_WORKER: dict[str, dict[tuple[Path, ...], Any]] = {}  # a pool worker's rule sets, per run (CachedRules)
+
+
+def execute(request: LintRequest, settings: Settings) -> int:
+    """Lint (and fix, verify) the request's paths, print or write the report; the exit code: 0 clean, 1
+    findings at or above fail-on, 2 an input error. settings: those of the config found from the current
+    folder (the rules checked before any model is read)."""
+    rules = _Rules(settings, request.cache_dir, eager=_rules_first(request, settings))
+    if not request.paths and request.show_config:  # alone: the config a model in the current folder would get
+        c = config_mod.load_file(request.config) if request.config else config_mod.find_for(Path.cwd(), request.config_above_repo)
+        print(f"onnxlint: config in force: {esc(str(c.path)) if c.path else 'none (defaults)'}", file=sys.stderr)
+        return 0
+    if not request.paths:
+        raise UsageError("no paths given (try: onnxlint model.onnx, onnxlint models/, onnxlint --help)")
+    if rules.read is not None:
+        linter.check_selection(settings, rules.read)
+    settings_for = _SettingsByFolder(request)
+    files = paths.expand_paths(request.paths)
+    _check_output(request.output, files, request.fix)
+    if request.show_config:
+        for path in sorted({settings_for(f).config.path or Path("-") for f in files}, key=str):
+            print(f"onnxlint: config in force: {esc(str(path)) if str(path) != '-' else 'none (defaults)'}", file=sys.stderr)
+    report, stopped = _lint(request, files, settings_for, rules)
+    if request.verify and stopped is None:
+        from onnxlint.verify.command import check_shape_names, parse_shapes, verify_report
+
+        shapes = {name: list(dims) for name, dims in parse_shapes(request.shapes)}
+        check_shape_names(files, shapes)
+        verify_report(report, providers(request.providers), shapes, settings_for)
+    first = settings_for(files[0]) if files else settings
+    _complete(report, request, settings, first, rules, settings_for)
+    if request.baseline:
+        recorded = _baseline(request.baseline, report, files, request.update_baseline, stopped)
+        if recorded is not None:
+            return recorded
+    _show(report, request, first)
+    return _exit_code(report, stopped, len(files))
+
+
+def _rules_first(request: LintRequest, settings: Settings) -> bool:
+    """Whether the rules are read before any model: a malformed rule file is a usage error before any model is
+    linted. With the result cache on and only the built-in rules (they come with the package, in every key), the
+    rules are read only when something needs them (codes to check, SARIF's rule list, a model to lint): a run of
+    hits needs none. A user's rule folder is always read: a model whose own config does not use it would otherwise
+    hide that folder's error on a hit."""
+    return request.cache_dir is None or bool(settings.rule_dirs) or request.format == "sarif" \
+        or bool(settings.selection_codes()) or any(settings.config.per_file_ignores.values())
+
+
+class _Rules:
+    """The rules in force for the run's settings, read once: at once when eager, else when first needed."""
+
+    def __init__(self, settings: Settings, cache_dir: Path | None, eager: bool) -> None:
+        self.settings, self.cache_dir = settings, cache_dir
+        self.read: Any = ruleset_of(settings, cache_dir) if eager else None
+
+    def get(self) -> Any:
+        if self.read is None:
+            self.read = ruleset_of(self.settings, self.cache_dir)
+        return self.read
+
+
+class _SettingsByFolder:
+    """The settings of each model: its folder's config (one config search per folder, not per file; one Settings
+    per config file), merged with the request's overrides."""
+
+    def __init__(self, request: LintRequest) -> None:
+        self.request = request
+        self.by_config: dict[int, Settings] = {}
+        self.by_dir: dict[str, Settings] = {}
+
+    def __call__(self, p: Path) -> Settings:
+        d = os.fspath(p.parent)
+        got = self.by_dir.get(d)
+        if got is None:
+            c = load_config(self.request, p.parent)
+            if id(c) not in self.by_config:
+                self.by_config[id(c)] = settings_of(self.request, c)
+            got = self.by_dir[d] = self.by_config[id(c)]
+        return got
+
+
+def _lint(request: LintRequest, files: list[Path], settings_for: _SettingsByFolder, rules: _Rules) -> tuple[Report, Any]:
+    """The report of every model (fixed, from the cache or linted) and the signal that stopped the lint, if one did:
+    what was finished is still reported."""
+    show = request.progress and sys.stderr.isatty() and request.format == "text" and linter.show_progress(files)
+    report = Report()
+    try:
+        if request.fix:
+            _fix(request, files, settings_for, report, show)
+        elif request.cache_dir is not None:
+            from onnxlint import cache as cache_mod
+
+            cache_dir = request.cache_dir
+
+            def lint_misses(misses: list[Path]) -> list[Any]:
+                rules.get()  # a malformed rule file stops the run here, before any lint
+                return linter.lint_paths(misses, settings_for, jobs=request.jobs, progress=_progress(show), digest=True,
+                                         rulesets=CachedRules(cache_dir)).files
+
+            report = Report(files=cache_mod.lint_with_cache(files, settings_for, lint_misses, cache_dir))
+        else:
+            report = linter.lint_paths(files, settings_for, jobs=request.jobs, progress=_progress(show))
+    except KeyboardInterrupt as exc:  # SIGINT, or SIGTERM (interrupt.signals_interrupt); pool workers are gone
+        from onnxlint.support.interrupt import interrupted
+
+        stopped = interrupted(exc, getattr(exc, "files", None) or report.files)
+        return Report(files=stopped.files), stopped
+    return report, None
+
+
+def _fix(request: LintRequest, files: list[Path], settings_for: _SettingsByFolder, report: Report, show: bool) -> None:
+    """Lint and fix each model in turn, its report appended as it is done."""
+    from onnxlint.linting import fixing
+    from onnxlint.verify.command import check_shape_names, parse_shapes
+
+    fix_shapes = {name: list(dims) for name, dims in parse_shapes(request.shapes)}
+    check_shape_names(files, fix_shapes)
+    fix_options = fixing.FixOptions(unsafe=request.unsafe_fixes, diff=request.diff, output=request.output,
+                                    shapes=fix_shapes)
+    for i, f in enumerate(files, 1):
+        s = settings_for(f)
+        res = linter.lint_file(f, s)
+        if not res.error:
+            fixing.fix_file(f, s, res, fix_options)
+        report.files.append(res)
+        _progress(show)(i, len(files), str(f))
+
+
+def _complete(report: Report, request: LintRequest, settings: Settings, first: Settings, rules: _Rules,
+              settings_for: _SettingsByFolder) -> None:
+    """What the report says besides its models: the rules in force (SARIF lists them; the other formats read
+    them only when they were read anyway), the fail-on severity, the runtime releases checked."""
+    if rules.read is not None or request.format == "sarif":
+        listed = rules.read if rules.read is not None and first.rule_dirs == settings.rule_dirs else ruleset_of(first, request.cache_dir)
+        report.rules = [r for r in listed.rules if first.selected(r.id, r.default)]
+    report.fail_on = first.fail_on
+    report.releases = "; ".join(sorted({_releases(s) for s in settings_for.by_config.values()} or {_releases(first)}))
+
+
+def _baseline(path: Path, report: Report, files: list[Path], update: bool, stopped: Any) -> int | None:
+    """Record the findings as the baseline (the exit code: never from part of a run) or mark the recorded ones
+    suppressed (None: the run goes on to print)."""
+    from onnxlint.linting import baseline
+
+    if stopped is None and (update or not path.exists()):
+        write_guard.check_target(path, files, "--baseline", "the baseline")
+        n = baseline.write(path, report)
+        print(f"onnxlint: baseline {esc(str(path))}: recorded {n} finding(s); later runs fail only on "
+              "new ones", file=sys.stderr)
+        return 2 if report.errors else 0
+    if path.exists():
+        baseline.apply(report, path, baseline.load(path))
+    return None
+
+
+def _show(report: Report, request: LintRequest, first: Settings) -> None:
+    """Render the report (to -o or stdout); fix notes of the machine formats and input errors go to stderr."""
+    from onnxlint import formats
+
+    colour = request.format == "text" and request.output is None and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    # how the report is rendered, with the format (a cached run renders its stored reports the same way)
+    shown_as = {"colour": colour, "statistics": request.statistics, "quiet": request.quiet,
+                "show_info": request.show_info, "expand": request.expand}
+    text = formats.render(request.format, report, **shown_as, config_file=first.config.path)
+    _emit(text, request)
+    if request.fix and request.format != "text":
+        # text output carries the fix notes; the machine formats stay pure, so what was written goes to stderr
+        for res in report.files:
+            for note in res.notes:
+                print(f"onnxlint: {esc(res.filename)}: {esc(note)}", file=sys.stderr)
+    for res in report.errors:
+        print(f"onnxlint: error: {esc(res.filename)}: {esc(res.error)}", file=sys.stderr)
+
+
+def _exit_code(report: Report, stopped: Any, n_files: int) -> int:
+    if stopped is not None:
+        print(f"onnxlint: interrupted ({signal_name(stopped.signum)}) after {len(report.files)} of {n_files} "
+              "model(s); the report above holds those", file=sys.stderr)
+        return int(stopped.exit_code)
+    if report.errors:
+        return 2
+    return 1 if report.worst() >= SEVERITY_RANK[report.fail_on] else 0
+
+
+def _releases(s: Settings) -> str:
+    """The runtime releases these settings check, for the summary line: `ORT 1.31.1, TensorRT 10.1+rtx1.4`."""
+    runtimes = {targets.get(t).runtime for t in targets.closure(s.targets)}  # "ORT", "TensorRT": each named once
+    parts = []
+    if "ORT" in runtimes:
+        from onnxlint.ort import kernel_registry
+
+        parts.append(f"ORT {kernel_registry.chosen_release(s.ort_version)[0]}")
+    if "TensorRT" in runtimes:
+        from onnxlint.tensorrt import tables, versions
+
+        parts.append(versions.checked(tables.resolve(s.trt_version)[0]))
+    return ", ".join(parts)
+
+
+def _emit(text: str, request: LintRequest) -> None:
+    if request.output and not request.fix:
+        request.output.write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+
+
+def _check_output(output: Path | None, inputs: list[Path], fix: bool) -> None:
+    """-o is a report file (or, with --fix, the fixed model or a folder for several): never an input, never a
+    folder for a report, and its folder must exist. With --fix, `-o DIR/` is a folder and made when missing
+    (never a file named DIR)."""
+    if output is None:
+        return
+    if isinstance(output, paths.FolderPath) and not output.is_dir():
+        if not fix:
+            raise UsageError(f"-o {output}{os.sep}: is a folder; give a file for the report")
+        if output.parent.is_dir() and not output.exists():
+            output.mkdir()
+    if any(_same_file(output, f) for f in inputs) and not fix:
+        raise UsageError(f"-o {output}: is one of the models being linted; the report would overwrite it")
+    if output.is_dir() and not fix:
+        raise UsageError(f"-o {output}: is a folder; give a file for the report")
+    if fix:
+        from onnxlint.linting.fixing import check_output, destination
+
+        check_output(inputs, output)  # several models: -o must be a folder, and no two write one file
+        for f in inputs:  # no fixed model over another input or any input's external data, nor a FIFO or device
+            dest = destination(f, output)
+            write_guard.check_target(dest, [i for i in inputs if not _same_file(i, dest)], "-o", "the fixed model")
+    else:
+        write_guard.check_target(output, inputs, "-o", "the report")
+    parent = output if output.is_dir() else output.parent
+    if not parent.is_dir():
+        raise UsageError(f"-o {output}: folder {parent} does not exist")
+    if not os.access(parent, os.W_OK):
+        raise UsageError(f"-o {output}: folder {parent} is not writable")
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False

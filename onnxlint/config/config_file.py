@@ -1,0 +1,243 @@
+"""Configuration: `[tool.onnxlint]` in the nearest pyproject.toml or a `.onnxlint.yaml`, searched upward.
+
+The search starts at the model's folder and stops at the repository root (the nearest folder holding
+`.git`); it goes above it only when asked (find_for(..., above_repo=True)). Outside a repository it goes up
+to the filesystem root, but a config file there that is owned by another user (not the current user, not
+root) is an error, never applied in silence. A config file that cannot be read or parsed (bad TOML or YAML,
+not UTF-8, `tool = "x"`, a setting of the wrong type) is a RuleError naming the file (exit 2), never "no
+config". Config.path is the file in force (absolute), None when none applies.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import sys
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from onnxlint.rules.rule import SEVERITIES
+from onnxlint.support.errors import RuleError
+from onnxlint.support.textfile import read_text
+from onnxlint.targets import names as target_names
+
+KEYS = {"select", "ignore", "extend-select", "targets", "severity", "per-file-ignores", "rules", "fail-on",
+        "ort-version", "trt-version", "ort-optimization"}
+OPTIMIZATION_LEVELS = ("disabled", "basic", "all")
+
+
+@dataclass
+class Config:
+    path: Path | None = None
+    select: list[str] | None = None
+    extend_select: list[str] = field(default_factory=list)
+    ignore: list[str] = field(default_factory=list)
+    targets: list[str] | None = None
+    severity: dict[str, str] = field(default_factory=dict)
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
+    rules: list[Path] = field(default_factory=list)
+    fail_on: str | None = None
+    ort_version: str | None = None
+    trt_version: str | None = None
+    ort_optimization: str | None = None  # the session's graph optimization level (disabled, basic, all)
+
+    def describe(self) -> str:
+        """One line naming the configuration in force, for the text summary and logs."""
+        if self.path is None:
+            return "config: none (defaults)"
+        where = " [tool.onnxlint]" if self.path.name == "pyproject.toml" else ""
+        return f"config: {self.path}{where}"
+
+    def ignored_for(self, filename: str) -> list[str]:
+        out = []
+        base = self.path.parent if self.path else Path.cwd()
+        try:
+            rel = Path(filename).resolve().relative_to(base.resolve()).as_posix()
+        except ValueError:
+            rel = Path(filename).as_posix()
+        for pattern, codes in self.per_file_ignores.items():
+            if fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(Path(filename).name, pattern):
+                out.extend(codes)
+        return out
+
+
+def _show(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _codes(value, where: str) -> list[str]:
+    if isinstance(value, str):
+        value = [v.strip() for v in value.split(",") if v.strip()]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise RuleError(f"{where}: expected a list of rule codes or prefixes, got {_show(value)}")
+    return value
+
+
+def _version(data: dict, key: str, path: Path) -> str | None:
+    if key not in data:
+        return None
+    value = data[key]
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)) or not str(value).strip():
+        raise RuleError(f"{path}: {key} must be a version such as \"1.17\", got {_show(value)}")
+    return str(value).strip()
+
+
+def parse(data: dict, path: Path) -> Config:
+    path = Path(path)
+    if not isinstance(data, dict):
+        what = "[tool.onnxlint] must be a table of settings" if path.suffix == ".toml" else \
+            "the config must be a mapping of settings"
+        raise RuleError(f"{path}: {what}, got {_show(data)}")
+    for k in data:
+        if k not in KEYS:
+            name = f"'{k}'" if isinstance(k, str) and len(k) <= 60 else _show(k)
+            raise RuleError(f"{path}: unknown onnxlint setting {name} (known: {', '.join(sorted(KEYS))})")
+    cfg = Config(path=Path(os.path.abspath(path)))
+    if "select" in data:
+        cfg.select = _codes(data["select"], f"{path}: select")
+    cfg.extend_select = _codes(data.get("extend-select", []), f"{path}: extend-select")
+    cfg.ignore = _codes(data.get("ignore", []), f"{path}: ignore")
+    if "targets" in data:
+        cfg.targets = _codes(data["targets"], f"{path}: targets")
+        for t in cfg.targets:
+            if t not in target_names():
+                raise RuleError(f"{path}: unknown target {_show(t)}")
+    sev = data.get("severity", {})
+    if not isinstance(sev, dict):
+        raise RuleError(f"{path}: severity must map rule codes to info, warning or error, got {_show(sev)}")
+    for code, level in sev.items():
+        if not isinstance(code, str):
+            raise RuleError(f"{path}: severity keys must be rule codes, got {_show(code)}")
+        if not isinstance(level, str) or level not in SEVERITIES:
+            raise RuleError(f"{path}: severity for {code} must be info, warning or error, got {_show(level)}")
+    cfg.severity = dict(sev)
+    pfi = data.get("per-file-ignores", {})
+    if not isinstance(pfi, dict):
+        raise RuleError(f"{path}: per-file-ignores must map glob patterns to rule codes, got {_show(pfi)}")
+    for k in pfi:
+        if not isinstance(k, str):
+            raise RuleError(f"{path}: per-file-ignores keys must be glob patterns, got {_show(k)}")
+    cfg.per_file_ignores = {k: _codes(v, f"{path}: per-file-ignores.{k}") for k, v in pfi.items()}
+    rules = data.get("rules", [])
+    if isinstance(rules, str):
+        rules = [rules]
+    if not isinstance(rules, list) or not all(isinstance(r, str) and r.strip() and "\0" not in r for r in rules):
+        raise RuleError(f"{path}: rules must be a folder or file path, or a list of them, got {_show(data.get('rules'))}")
+    cfg.rules = [(path.parent / r) for r in rules]
+    if "fail-on" in data:
+        if not isinstance(data["fail-on"], str) or data["fail-on"] not in SEVERITIES:
+            raise RuleError(f"{path}: fail-on must be info, warning or error, got {_show(data['fail-on'])}")
+        cfg.fail_on = data["fail-on"]
+    cfg.ort_version = _version(data, "ort-version", path)
+    cfg.trt_version = _version(data, "trt-version", path)
+    if "ort-optimization" in data:
+        if data["ort-optimization"] not in OPTIMIZATION_LEVELS:
+            raise RuleError(f"{path}: ort-optimization must be one of {', '.join(OPTIMIZATION_LEVELS)}, "
+                            f"got {_show(data['ort-optimization'])}")
+        cfg.ort_optimization = data["ort-optimization"]
+    return cfg
+
+
+def _toml_section(path: Path, text: str | None = None) -> dict | None:
+    """The [tool.onnxlint] table of a pyproject.toml, None when it has none; RuleError naming the file when
+    it cannot be read or parsed, or when `tool` or `tool.onnxlint` is not a table. tomllib is imported here,
+    only when a pyproject.toml exists (~4 ms a process otherwise); Python 3.10 has no tomllib, its `tomli` is the
+    same parser (a dependency there)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:
+        import tomli as tomllib
+
+    if text is None:
+        text = read_text(path, "config")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise RuleError(f"{path}: TOML syntax error: {exc}") from None
+    except RecursionError:  # tomllib recurses per nesting level: arrays nested thousands deep exhaust the stack
+        if "onnxlint" not in text:
+            return None  # not onnxlint's file to judge: it holds no [tool.onnxlint]
+        raise RuleError(f"{path}: nested too deeply to parse (arrays or tables thousands of levels deep)") from None
+    tool = data.get("tool")
+    if tool is None:
+        return None
+    if not isinstance(tool, dict):
+        raise RuleError(f"{path}: 'tool' must be a table ([tool]), got {_show(tool)}")
+    if "onnxlint" not in tool:
+        return None
+    section = tool["onnxlint"]
+    if not isinstance(section, dict):
+        raise RuleError(f"{path}: [tool.onnxlint] must be a table of settings, got {_show(section)}")
+    return section
+
+
+def load_file(path: Path) -> Config:
+    """A config file named by the user (or found by find_for): `.toml` is a pyproject.toml whose
+    [tool.onnxlint] table is read (none: defaults, path still recorded); anything else is YAML. yaml is
+    imported only here (a run without a YAML config never loads it)."""
+    path = Path(path)
+    text = read_text(path, "config")
+    if path.suffix == ".toml":
+        data = _toml_section(path, text) or {}
+    else:
+        from onnxlint.support import yaml_safe
+
+        data = yaml_safe.load(text, str(path))
+        if data is None:
+            data = {}
+    return parse(data, path)
+
+
+def repo_root(directory: Path) -> Path | None:
+    """The nearest folder at or above directory that holds `.git` (a folder, or a file for worktrees)."""
+    d = Path(os.path.realpath(directory))
+    for cand in [d, *d.parents]:
+        if os.path.lexists(cand / ".git"):
+            return cand
+    return None
+
+
+def _check_owner(path: Path) -> None:
+    """Outside a repository, a config file must belong to the current user or to root."""
+    if not hasattr(os, "geteuid"):
+        return
+    try:
+        owner = os.stat(path).st_uid
+    except OSError:
+        return
+    if owner not in (os.geteuid(), 0):
+        raise RuleError(f"{path}: config file owned by another user (uid {owner}), outside any repository; "
+                        "not applied: pass it with --config to use it, or remove it")
+
+
+def find_for(directory: Path, above_repo: bool = False) -> Config:
+    """Nearest config at or above directory, up to the repository root unless above_repo; an empty
+    Config (path None) when there is none. See the module docstring for the rules."""
+    return _find_for(Path(os.path.realpath(directory)), bool(above_repo))
+
+
+@lru_cache(maxsize=256)
+def _find_for(d: Path, above_repo: bool) -> Config:
+    root = repo_root(d)
+    for cand in [d, *d.parents]:
+        trusted = root is not None and (cand == root or root in cand.parents)
+        y = cand / ".onnxlint.yaml"
+        if y.is_file():
+            if not trusted:
+                _check_owner(y)
+            return load_file(y)
+        t = cand / "pyproject.toml"
+        if t.is_file():
+            section = _toml_section(t)
+            if section is not None:
+                if not trusted:
+                    _check_owner(t)
+                return parse(section, t)
+        if cand == root and not above_repo:
+            break
+    return Config()
+
+
+find_for.cache_clear = _find_for.cache_clear  # type: ignore[attr-defined]

@@ -1,0 +1,83 @@
+"""Lint settings: the config file merged with explicit overrides (from the command line or the API).
+
+No argparse here: the CLI turns its arguments into keyword overrides, a library caller passes them directly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from onnxlint.config import config_file as config_mod
+from onnxlint.rules.codes import matches, split_codes
+
+DEFAULT_FAIL_ON = "warning"
+
+OVERRIDABLE = ("select", "extend_select", "ignore", "targets", "ort_version", "trt_version", "fail_on", "rule_dirs",
+               "ort_optimization")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What one lint run selects: rules, targets and runtime versions, and the config they came from."""
+
+    config: config_mod.Config = field(default_factory=config_mod.Config)
+    select: tuple[str, ...] | None = None  # None: the default rule set (rules not marked `default: false`)
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    targets: tuple[str, ...] = ()
+    explicit_targets: tuple[str, ...] = ()  # the targets the command line or the config named (not the defaults)
+    ort_version: str | None = None
+    trt_version: str | None = None
+    fail_on: str = DEFAULT_FAIL_ON
+    rule_dirs: tuple[Path, ...] = ()
+    ort_optimization: str = "all"
+
+    @classmethod
+    def from_config(cls, config: config_mod.Config | str | Path | None = None, **overrides: Any) -> "Settings":
+        """Settings from a config (a Config, a config file path, or None for no config) with overrides on top.
+
+        Overrides use the attribute names (select, extend_select, ignore, targets, ort_version, trt_version,
+        fail_on, rule_dirs, ort_optimization); None means "not given". select/extend_select/ignore replace or
+        extend the config the way ruff's command line does: select replaces, the other two add."""
+        unknown = set(overrides) - set(OVERRIDABLE)
+        if unknown:
+            raise TypeError(f"unknown setting(s): {', '.join(sorted(unknown))}")
+        if config is None:
+            cfg = config_mod.Config()
+        elif isinstance(config, config_mod.Config):
+            cfg = config
+        else:
+            cfg = config_mod.load_file(Path(config))
+        from onnxlint import targets as targets_mod
+
+        select = split_codes(overrides.get("select")) or cfg.select or None
+        given = list(overrides.get("targets") or cfg.targets or ())
+        targets = given or list(targets_mod.DEFAULT_TARGETS)
+        return cls(
+            config=cfg,
+            select=tuple(select) if select is not None else None,
+            extend_select=tuple(split_codes(overrides.get("extend_select")) + list(cfg.extend_select)),
+            ignore=tuple(split_codes(overrides.get("ignore")) + list(cfg.ignore)),
+            targets=tuple(targets),
+            explicit_targets=tuple(given),
+            ort_version=overrides.get("ort_version") or cfg.ort_version,
+            trt_version=overrides.get("trt_version") or cfg.trt_version,
+            fail_on=overrides.get("fail_on") or cfg.fail_on or DEFAULT_FAIL_ON,
+            rule_dirs=tuple(Path(p) for p in (overrides.get("rule_dirs") or ())) + tuple(cfg.rules),
+            ort_optimization=overrides.get("ort_optimization") or cfg.ort_optimization or "all",
+        )
+
+    def with_targets(self, *targets: str) -> "Settings":
+        return replace(self, targets=tuple(targets), explicit_targets=tuple(targets))
+
+    def selected(self, code: str, default: bool = True) -> bool:
+        """Whether a rule runs: named by select (or, without one, in the default set), or by extend-select,
+        and not ignored. default: whether the rule is in the default set."""
+        chosen = matches(code, self.select) if self.select is not None else default
+        return (chosen or matches(code, self.extend_select)) and not matches(code, self.ignore)
+
+    def selection_codes(self) -> list[str]:
+        """Every code or prefix the selection names (to check that each names some rule)."""
+        return [c for c in (*(self.select or ()), *self.extend_select, *self.ignore) if c]

@@ -1,0 +1,87 @@
+"""Evaluates every rule in one walk over the graph index, dispatching node rules by op type."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import TYPE_CHECKING, Mapping
+
+from onnxlint.linting.report import Finding
+from onnxlint.model.graph import node_path
+from onnxlint.rules import messages, predicates
+from onnxlint.rules.context import LintContext, Options, Predictor, Rejects
+
+if TYPE_CHECKING:
+    from onnxlint.model.graph import GraphIndex, NodeRef
+    from onnxlint.model.loading import ModelFile
+    from onnxlint.rules.rule import Rule, RuleSet
+
+
+def new_context(mf: ModelFile, index: GraphIndex, options: Options, ruleset: RuleSet,
+                registry: Mapping[str, Predictor]) -> LintContext:
+    """A context whose targets read the ruleset's `fallback:` rules (GetCapability refusals written as rules)."""
+    fallback = [r for r in ruleset.rules if r.fallback is not None]
+    return LintContext(mf, index, options, registry, partial(fallback_rejects, fallback) if fallback else None)
+
+
+def fallback_rejects(fallback: list[Rule], ctx: LintContext, target: str) -> tuple[Rejects, set[str] | None]:
+    """The target's `fallback: TARGET` rules as a callback telling why its EP rejects a node (None: it does not),
+    and the op types the callback can refuse (None: any)."""
+    rules = [r for r in fallback if r.fallback == target]
+
+    def rejects(node: NodeRef, _target: str) -> str | None:
+        for r in rules:
+            if (r.ops is None or node.op_type in r.ops) and predicates.match_node(ctx, r.match, node):
+                return f"{r.id}: {messages.render(r.message, ctx, r, node)}"
+        return None
+
+    ops = None if any(r.ops is None for r in rules) else {op for r in rules for op in (r.ops or ())}
+    return rejects, ops
+
+
+def _finding(ctx: LintContext, rule: Rule, node: NodeRef | None, message: str) -> Finding:
+    from onnxlint.fixers.base import fix_for
+
+    fix = fix_for(rule, node, ctx.index.model) if rule.fix else None
+    target = "any" if "any" in rule.targets else next((t for t in rule.targets if t in ctx.options.targets), rule.targets[0])
+    return Finding(
+        code=rule.id, name=rule.name, severity=rule.severity, target=target, filename=ctx.mf.display,
+        node=node_path(node.location) if node else None, op_type=node.op_type if node else None, message=message,
+        hint=rule.fix_hint if fix or not rule.fix else "no automatic fix for this node", fix=fix,
+        node_name=(node.name if node else None),
+        doc_string=_text(node.proto.doc_string) if node else "",
+    )
+
+
+def _text(value: str | bytes) -> str:
+    """A string field as text: protobuf hands one that is not UTF-8 over as bytes (kept as surrogates, which the
+    output formats escape)."""
+    return value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else value
+
+
+def lint(ctx: LintContext, rules: list[Rule]) -> list[Finding]:
+    """All findings of the active rules for one model: model and input findings first, then graph order."""
+    active = [r for r in rules if r.applies_to(ctx.options.targets) and r.fallback is None]
+    ctx.active_rules = {r.id: r for r in active}
+    out: list[Finding] = []
+    for rule in (r for r in active if r.scope == "model"):
+        if predicates.match(ctx, "model", rule.match, None):
+            out.append(_finding(ctx, rule, None, messages.render(rule.message, ctx, rule)))
+    inputs = [r for r in active if r.scope == "graph_input"]
+    if inputs:
+        for vi in ctx.index.graph_inputs():
+            for rule in inputs:
+                if predicates.match(ctx, "graph_input", rule.match, vi):
+                    f = _finding(ctx, rule, None, messages.render(rule.message, ctx, rule, vi=vi))
+                    f.node = f"input:{vi.name}"
+                    out.append(f)
+    node_rules = [r for r in active if r.scope == "node"]
+    # fallback rules report themselves too: they are the reason a node leaves the CUDA EP
+    node_rules += [r for r in rules if r.fallback and r.applies_to(ctx.options.targets) and r.fallback in ctx.options.targets]
+    hits: list[tuple[int, int, Finding]] = []
+    for pos, rule in enumerate(node_rules):
+        for node in predicates.candidates(ctx, rule.match, rule.ops):
+            if predicates.match_node(ctx, rule.match, node):
+                hits.append((node.index, pos, _finding(ctx, rule, node, messages.render(rule.message, ctx, rule, node))))
+    hits.sort(key=lambda h: (h[0], h[1]))
+    out += [f for _, _, f in hits]
+    return out

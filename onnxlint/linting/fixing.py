@@ -1,0 +1,301 @@
+"""`--fix`: apply the fixers a model's findings name, verify the result, write it atomically, re-lint.
+
+The fixers receive the findings they fix; nothing is written unless the fixed model passes the checker,
+strict shape inference and (for safe fixes) the numeric check, and clears at least one finding. Whatever
+onnx-graphsurgeon, onnxslim, ORT or onnx.reference print while fixing and checking is captured at the file
+descriptor level, so `--fix --format json` prints JSON only.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import onnx
+
+from onnxlint.config.settings import Settings
+from onnxlint.linting.linter import lint_file, lint_model
+from onnxlint.linting.report import FileReport, Finding
+from onnxlint.model import loading
+from onnxlint.support.errors import UsageError, first_line
+
+
+@dataclass(frozen=True)
+class FixOptions:
+    unsafe: bool = False
+    diff: bool = False
+    output: Path | None = None  # write the fixed model here (a file, or a folder: under the input's name)
+    shapes: dict[str, list[int]] = field(default_factory=dict)  # numeric check input dims (--shape name=1x3x224x224)
+
+
+def check_output(paths: Sequence[Path], output: Path | None) -> None:
+    """`--fix -o OUTPUT`: with several inputs OUTPUT must be an existing folder (each fixed model is written
+    into it under its own name) and no two inputs may share a name. Raises UsageError otherwise.
+
+    The CLI calls this once before fixing: `fixing.check_output(files, args.output)`."""
+    if output is None or len(paths) <= 1:
+        return
+    if not Path(output).is_dir():
+        raise UsageError(f"-o {output}: with {len(paths)} models to fix, -o must be an existing folder "
+                         "(each fixed model is written into it under its own name)")
+    seen: dict[str, Path] = {}
+    for p in paths:
+        other = seen.setdefault(Path(p).name, Path(p))
+        if other != Path(p):
+            raise UsageError(f"-o {output}: {other} and {p} would both be written as {Path(p).name}")
+
+
+def destination(path: Path, output: Path | None) -> Path:
+    if output is None:
+        return path
+    output = Path(output)
+    return output / path.name if output.is_dir() else output
+
+
+NEEDS_ORT = ("--fix needs onnxruntime: a fixed model is written only once ORT ran it and the original on the same "
+             "inputs and their outputs agreed; install it with: pip install 'onnxlint[fix]' (nothing was written)")
+
+
+def require_numeric_check() -> None:
+    """The numeric check runs both models on ONNX Runtime's CPU provider; without onnxruntime nothing can be
+    checked, so nothing may be written (onnx.reference is no stand-in: it follows NumPy, not ORT, and refuses
+    what ORT runs). Raises UsageError with the one line to print. Looks for the package, never imports it."""
+    from importlib.util import find_spec
+
+    try:
+        found = find_spec("onnxruntime") is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise UsageError(NEEDS_ORT)
+
+
+def fix_file(path: Path, settings: Settings, res: FileReport, options: FixOptions) -> None:
+    """Fix one linted model in place (or into options.output); what happened goes into res.notes and the
+    findings the re-lint no longer reports are marked fixed. With --diff the notes say what a fix would do:
+    nothing is written either way, so "not written" would be no news."""
+    first = len(res.notes)
+    try:
+        _fix_file(path, settings, res, options)
+    finally:
+        if options.diff:
+            res.notes[first:] = [_conditional(n) for n in res.notes[first:]]
+
+
+def _conditional(note: str) -> str:
+    for now, would in (("fix not written", "the fix would not be written"),
+                       ("nothing written:", "nothing would be written:")):
+        if note.startswith(now):
+            return would + note[len(now):]
+    return note
+
+
+def _fix_file(path: Path, settings: Settings, res: FileReport, options: FixOptions) -> None:
+    from onnxlint import fixers
+
+    requests = [fixers.FixRequest(f.fix, f.node or None, f.target) for f in res.findings if f.fix and not f.suppressed]
+    if not requests:
+        return
+    require_numeric_check()
+    mf = loading.load(path)
+    dest = destination(path, options.output)
+    if mf.missing_external:
+        res.notes.append("fix not written: external data is missing or short (see OLX003)")
+        return
+    dest_real = os.path.realpath(dest)
+    if any(os.path.realpath(t.path) == dest_real for t in mf.external):
+        raise UsageError(f"-o {dest}: that is the external data file of {path}; writing it would destroy the weights")
+    external = fixers.has_external_data(mf.model)
+    done = _fixed(mf.model, requests, settings, path, options, res)
+    if done is None:
+        return
+    after = None if external else _relint(done.fixed, settings, res)  # a fix that clears no finding is not written
+    if after is not None and not after.error and not _clears_a_finding(res, after):
+        res.notes.append(f"nothing written: {', '.join(done.applied)} changed the model but cleared no finding")
+        return
+    if done.checked:
+        res.notes.append(f"numeric check: {_intended(done.applied, done.checked)}")
+    if options.diff:
+        from onnxlint.fixers import diff
+
+        res.notes.extend(f"would change: {line}" for line in diff.describe_lines(mf.model, done.fixed))
+        return
+    if _write(mf.model, done, path, dest, external, res):
+        _note_written(res, after, dest, settings, done)
+
+
+@dataclass
+class _Attempt:
+    """The fixers' rewrite of a model: the fixed model, the fixers that changed it, those left for
+    --unsafe-fixes, and what the numeric check said (None: nothing applied, nothing checked)."""
+
+    fixed: onnx.ModelProto
+    applied: list[str]
+    skipped: list[str]
+    checked: str | None
+
+
+def _attempt(model: onnx.ModelProto, requests: list[Any], settings: Settings, path: Path,
+             options: FixOptions) -> _Attempt:
+    """Apply the fixers (their prints captured) and check the result numerically against the original."""
+    from onnxlint import fixers
+    from onnxlint.fixers.equivalence import capture_output
+
+    with capture_output():
+        fixed, applied, skipped = fixers.apply(model, requests, unsafe=options.unsafe, targets=settings.targets)
+    checked = None
+    if applied:
+        safe = all(fixers.REGISTRY[n].safe for n in applied)
+        checked = fixers.verify(model, fixed, safe=safe, applied=applied, base_dir=path.parent,
+                                shapes=dict(options.shapes) or None)
+    return _Attempt(fixed, applied, skipped, checked)
+
+
+def _attempt_folding_alone(model: onnx.ModelProto, requests: list[Any], settings: Settings, path: Path,
+                           options: FixOptions, res: FileReport) -> _Attempt:
+    """_attempt; when onnxslim's rewrite failed the checks, again with onnxlint's own folder alone (what the lint
+    claimed), saying so; the first failure when that fails too."""
+    from onnxlint.fixers import fold_shapes
+
+    try:
+        return _attempt(model, requests, settings, path, options)
+    except Exception as first:
+        if not any(r.fixer == "fold-shapes" for r in requests) or fold_shapes.ENGINE["mode"] != "onnxslim":
+            raise
+        fold_shapes.ENGINE["mode"] = "own"
+        try:
+            done = _attempt(model, requests, settings, path, options)
+        except Exception:
+            raise first from None
+        finally:
+            fold_shapes.ENGINE["mode"] = "onnxslim"
+        res.notes.append(f"fold-shapes: onnxslim's result was rejected ({first_line(first)}); folded without it")
+        return done
+
+
+def _fixed(model: onnx.ModelProto, requests: list[Any], settings: Settings, path: Path, options: FixOptions,
+           res: FileReport) -> _Attempt | None:
+    """The checked rewrite; None, with a note saying why, when there is nothing to write."""
+    from onnxlint import fixers
+
+    try:
+        done = _attempt_folding_alone(model, requests, settings, path, options, res)
+    except fixers.FixError as exc:
+        res.notes.append(f"fix not written: {exc}")
+        return None
+    except Exception as exc:
+        res.notes.append(f"fix not written: {type(exc).__name__}: {first_line(exc)}")
+        return None
+    if done.skipped:
+        res.notes.append(f"{sum(1 for r in requests if r.fixer in done.skipped)} finding(s) need --unsafe-fixes "
+                         f"({', '.join(done.skipped)})")
+    if not done.applied:
+        tried = list(dict.fromkeys(r.fixer for r in requests if r.fixer not in done.skipped))
+        if tried:
+            res.notes.append(f"nothing written: {', '.join(tried)} found nothing it can change safely")
+        return None
+    return done
+
+
+def _relint(fixed: onnx.ModelProto, settings: Settings, res: FileReport) -> FileReport | None:
+    """The lint of the fixed model in memory (its prints captured); None when it could not run."""
+    from onnxlint.fixers.equivalence import capture_output
+
+    try:
+        with capture_output():
+            return lint_model(fixed, settings, display=res.filename, want_placement=False)
+    except Exception:
+        return None
+
+
+def _clears_a_finding(res: FileReport, after: FileReport) -> bool:
+    remaining = {(f.code, f.node) for f in after.findings if not f.suppressed}
+    return any((f.code, f.node) not in remaining for f in res.findings if not f.suppressed)
+
+
+def _write(model: onnx.ModelProto, done: _Attempt, path: Path, dest: Path, external: bool, res: FileReport) -> bool:
+    """Write the fixed model atomically; False, with a note, when it was not (nothing was replaced)."""
+    from onnxlint import fixers
+
+    try:
+        known = None
+        if done.checked and "fails the checker the same way" in done.checked:
+            from onnxlint.fixers.equivalence import validity_error
+
+            known = validity_error(model)
+        elif external:  # the checker could only run by path: what it says against the original file
+            known = _checker_complaint(path)
+        fixers.write_fixed(done.fixed, dest, path.parent, known_error=known)
+    except OSError as exc:
+        res.notes.append(f"fix not written to {dest}: {exc.strerror or exc}")
+        return False
+    except Exception as exc:  # the written file failed the re-read or the checker: nothing was replaced
+        res.notes.append(f"fix not written to {dest}: {type(exc).__name__}: {first_line(exc)}")
+        return False
+    return True
+
+
+def _note_written(res: FileReport, after: FileReport | None, dest: Path, settings: Settings, done: _Attempt) -> None:
+    """Mark what the written file no longer holds fixed and say what was written."""
+    if after is None or after.error:
+        after = lint_file(dest, settings, want_placement=False)
+    left = [f for f in after.findings if not f.suppressed]
+    n_fixed = mark_fixed(res.findings, left)
+    # from here the report lists what the written file holds: the fixed findings of the original, then the
+    # re-lint's findings (a fix can move a finding, e.g. folding an If inlines its branch under a new path)
+    res.findings = [f for f in res.findings if f.fixed] + list(after.findings)
+    need_unsafe = sum(1 for f in left if f.fix in done.skipped)
+    still_fixable = sum(1 for f in left if f.fix and f.fix not in done.skipped)
+    tail = f"; {still_fixable} still marked fixable" if still_fixable else ""
+    res.notes.append(f"{n_fixed} fixed, {len(left)} remaining ({need_unsafe} need --unsafe-fixes{tail}); "
+                     f"wrote {dest} ({', '.join(done.applied)})")
+
+
+def _intended(applied: list[str], checked: str) -> str:
+    """What the numeric check showed, said truly: a fixer that changes outputs on purpose (a training-mode
+    BatchNormalization's outputs depend on the batch) was compared with its reference, not the original."""
+    from onnxlint.fixers import REGISTRY
+
+    meant = [REGISTRY[n] for n in applied if REGISTRY[n].reference is not None]
+    if not meant or not checked.startswith("outputs equal"):
+        return checked
+    what = "; ".join(f"{fx.name} {fx.intended[0]}" for fx in meant)
+    against = " and ".join(dict.fromkeys(fx.intended[1] for fx in meant))
+    return f"an intended change ({what}): outputs equal to {against}, {checked[len('outputs equal '):]}"
+
+
+def _checker_complaint(path: Path) -> str | None:
+    """The first line of onnx.checker's complaint about a model file (by path: its external data is stat'ed,
+    not read), or None when it passes."""
+    try:
+        onnx.checker.check_model(str(path))
+    except onnx.checker.ValidationError as exc:
+        return first_line(exc, limit=1 << 20)
+    except Exception:
+        return None
+    return None
+
+
+def mark_fixed(before: Sequence[Finding], after: Sequence[Finding]) -> int:
+    """Mark the findings of `before` the re-lint (`after`, unsuppressed) no longer reports as fixed; returns how
+    many. A finding whose node moved (same rule and op type, a node path the original does not have: an
+    inlined If branch) is not fixed, only moved."""
+    from collections import Counter
+
+    exact = Counter((f.code, f.node) for f in after)
+    before_keys = {(f.code, f.node) for f in before}
+    moved = Counter((f.code, f.op_type) for f in after if (f.code, f.node) not in before_keys)
+    n_fixed = 0
+    for f in before:
+        if f.suppressed:
+            continue
+        if exact[(f.code, f.node)] > 0:
+            exact[(f.code, f.node)] -= 1
+        elif moved[(f.code, f.op_type)] > 0:
+            moved[(f.code, f.op_type)] -= 1
+        else:
+            f.fixed = True
+            n_fixed += 1
+    return n_fixed

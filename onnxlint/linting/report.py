@@ -1,0 +1,91 @@
+"""The report model every output format renders: findings, per-file errors, per-model summaries."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from onnxlint.model.graph import node_location
+from onnxlint.rules.rule import SEVERITY_RANK
+
+
+@dataclass
+class Finding:
+    code: str
+    name: str
+    severity: str
+    target: str
+    filename: str
+    node: str | None  # node_path of its location (None: about the whole model)
+    op_type: str | None
+    message: str
+    hint: str = ""
+    fix: str | None = None
+    suppressed: str | None = None  # why it is suppressed: config, per-file-ignores, metadata, doc_string
+    node_name: str | None = None
+    doc_string: str = ""
+    fixed: bool = False
+    verified: str | None = None  # provider the node ran on in a verification session (--verify)
+
+    @property
+    def fixable(self) -> bool:
+        return self.fix is not None
+
+    def fingerprint(self) -> str:
+        """Stable across re-runs and weight changes: rule id + file + node path only."""
+        import hashlib  # here: loading OpenSSL costs a cache-hit run ~3 ms, and only SARIF and baselines ask
+
+        key = f"{self.code}\0{self.filename}\0{node_location(self.node) or ''}"
+        return hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+
+    def as_json(self) -> dict[str, Any]:
+        return {"code": self.code, "name": self.name, "severity": self.severity, "target": self.target,
+                "filename": self.filename, "node": self.node, "op_type": self.op_type, "message": self.message,
+                "hint": self.hint, "fix": self.fix, "suppressed": self.suppressed, "fixable": self.fixable,
+                **({"verified_provider": self.verified} if self.verified else {})}
+
+
+@dataclass
+class FileReport:
+    """One model's findings, or the one-line error that kept it from being linted."""
+
+    filename: str
+    findings: list[Finding] = field(default_factory=list)
+    error: str | None = None  # one line; the file could not be linted
+    notes: list[str] = field(default_factory=list)
+    placement: dict[str, str] = field(default_factory=dict)  # target -> summary line
+    # the blake2b of the bytes linted, when the caller asked (the result cache stores a report only under their key)
+    digest: str | None = field(default=None, repr=False, compare=False)
+
+    def __str__(self) -> str:
+        if self.error:
+            return f"{self.filename}: error: {self.error}"
+        lines = [f"{self.filename}:{f.node}: {f.code} [{f.severity}] {f.message}" if f.node else
+                 f"{self.filename}: {f.code} [{f.severity}] {f.message}" for f in self.findings if not f.suppressed]
+        return "\n".join(lines) if lines else f"{self.filename}: no findings"
+
+
+FileResult = FileReport  # the name before 0.2
+
+
+@dataclass
+class Report:
+    files: list[FileReport] = field(default_factory=list)
+    rules: list[Any] = field(default_factory=list)  # Rule objects that ran
+    fail_on: str = "warning"
+    releases: str = ""  # the runtime releases checked (`ORT 1.31.1, TensorRT 10.1+rtx1.4`), for the summary
+
+    @property
+    def findings(self) -> list[Finding]:
+        return [f for r in self.files for f in r.findings]
+
+    @property
+    def active(self) -> list[Finding]:
+        return [f for f in self.findings if not f.suppressed and not f.fixed]
+
+    @property
+    def errors(self) -> list[FileReport]:
+        return [r for r in self.files if r.error]
+
+    def worst(self) -> int:
+        return max((SEVERITY_RANK[f.severity] for f in self.active), default=-1)

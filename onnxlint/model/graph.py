@@ -1,0 +1,560 @@
+"""One pass over a model: every node (subgraphs and local functions included) with a readable location,
+producers and consumers, value types, constants and the opset in effect.
+
+Walks are iterative so a 200-deep nest of If bodies does not hit Python's recursion limit.
+"""
+
+from __future__ import annotations
+
+import sys
+import weakref
+from collections import deque
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Iterator
+
+if TYPE_CHECKING:  # onnx is imported where a proto is read, not on import: `import onnxlint.model.graph` stays cheap
+    import onnx
+
+# AttributeProto.AttributeType values (fixed by the ONNX IR spec)
+_TENSOR, _GRAPH, _GRAPHS = 4, 5, 10
+_TENSOR_KINDS = (_TENSOR, 9, 11, 12)  # TENSOR, TENSORS, SPARSE_TENSOR, SPARSE_TENSORS
+
+STANDARD_DOMAINS = {"ai.onnx", "ai.onnx.ml", "ai.onnx.training", "ai.onnx.preview.training", "ai.onnx.preview"}
+ORT_DOMAINS = {"com.microsoft", "com.microsoft.nchwc", "com.ms.internal.nhwc", "com.microsoft.mlfeaturizers", "com.microsoft.dml"}
+
+
+def iter_graphs(model: onnx.ModelProto, tensors: list | None = None) -> Iterator[onnx.GraphProto]:
+    """The main graph and every control-flow body, iteratively (no recursion limit); tensors: a list that gets
+    the tensor-valued attributes of their nodes, in the order the graphs are yielded (scan_attributes)."""
+    stack = [model.graph]
+    while stack:
+        g = stack.pop()
+        yield g
+        scan_attributes(g.node, stack, tensors)
+
+
+def scan_attributes(nodes, bodies: list, tensors: list | None = None) -> None:
+    """Append the graphs the nodes hold (If branches, Loop and Scan bodies) to bodies, in node and attribute
+    order, and, when tensors is given, their tensor-valued attributes (TENSOR(S), SPARSE_TENSOR(S)) to it."""
+    for node in nodes:
+        attrs = node.attribute
+        if not attrs:
+            continue
+        for a in attrs:
+            kind = a.type
+            if kind == _GRAPH:
+                bodies.append(a.g)
+            elif kind == _GRAPHS:
+                bodies.extend(a.graphs)
+            elif tensors is not None and kind in _TENSOR_KINDS:
+                tensors.append(a)
+
+
+_intern = sys.intern
+INTERN_NODES = 200_000  # above this many nodes in the main graph the index interns value names (memory over time)
+
+
+def norm_domain(domain: str) -> str:
+    return domain or "ai.onnx"
+
+
+@lru_cache(maxsize=None)
+def dtype_name(elem_type: int) -> str | None:
+    """TensorProto enum -> ORT/ONNX spelling used in type constraints ('float', 'int64', 'float8e4m3fn')."""
+    if not elem_type:
+        return None
+    from onnx import TensorProto
+
+    try:
+        return TensorProto.DataType.Name(elem_type).lower()
+    except ValueError:
+        return None
+
+
+class ValueType:
+    """What is known of a value: 'tensor(float)' style type string, elem dtype and dims (None = unknown dim).
+
+    The dims are read from the TypeProto only when a rule asks: most values are only ever asked their dtype."""
+
+    __slots__ = ("type_str", "dtype", "_shape", "_tensor")
+
+    def __init__(self, type_str: str | None = None, dtype: str | None = None, shape: tuple | None = None,
+                 tensor: "onnx.TypeProto.Tensor | None" = None):
+        self.type_str = type_str
+        self.dtype = dtype
+        self._shape = shape
+        self._tensor = tensor  # read dims from here on first use
+
+    @property
+    def shape(self) -> tuple | None:
+        """ints, strings (symbolic) or None per dim; None when the rank is unknown."""
+        t = self._tensor
+        if t is not None:
+            self._tensor = None
+            if t.HasField("shape"):
+                dims = []
+                for d in t.shape.dim:
+                    w = d.WhichOneof("value")
+                    dims.append(d.dim_value if w == "dim_value" else (d.dim_param or None) if w == "dim_param" else None)
+                self._shape = tuple(dims)
+        return self._shape
+
+    def __repr__(self) -> str:
+        return f"ValueType({self.type_str!r}, {self.shape!r})"
+
+    @property
+    def rank(self) -> int | None:
+        shape = self.shape
+        return None if shape is None else len(shape)
+
+    @property
+    def static(self) -> bool:
+        shape = self.shape
+        return shape is not None and all(isinstance(d, int) and d >= 0 for d in shape)
+
+    def numel(self) -> int | None:
+        if not self.static:
+            return None
+        n = 1
+        for d in self.shape or ():
+            n *= d
+        return n
+
+
+UNKNOWN = ValueType()
+
+
+@lru_cache(maxsize=None)
+def _tensor_type_str(elem_type: int) -> tuple[str | None, str | None]:
+    dtype = dtype_name(elem_type)
+    return (f"tensor({dtype})" if dtype else None), dtype
+
+
+def value_type_of(tp: onnx.TypeProto) -> ValueType:
+    kind = tp.WhichOneof("value")
+    if kind == "tensor_type":
+        t = tp.tensor_type
+        type_str, dtype = _tensor_type_str(t.elem_type)
+        return ValueType(type_str, dtype, None, t)
+    if kind == "sequence_type":
+        inner = value_type_of(tp.sequence_type.elem_type)
+        return ValueType(f"seq({inner.type_str})" if inner.type_str else None, None, None)
+    if kind == "optional_type":
+        inner = value_type_of(tp.optional_type.elem_type)
+        return ValueType(f"optional({inner.type_str})" if inner.type_str else None, None, None)
+    return ValueType()
+
+
+@dataclass
+class GraphScope:
+    """One graph body: the main graph, a control-flow body or a local function."""
+
+    path: str
+    graph: onnx.GraphProto | None
+    parent: "GraphScope | None"
+    owner: "NodeRef | None"
+    opsets: dict[str, int]
+    inputs: list[str] = field(default_factory=list)
+    outputs: list[str] = field(default_factory=list)
+    initializers: dict[str, onnx.TensorProto] = field(default_factory=dict)
+    types: dict[str, ValueType] = field(default_factory=dict)
+    producer: dict[str, "NodeRef"] = field(default_factory=dict)
+    consumers: dict[str, list["NodeRef"]] = field(default_factory=dict)
+    constants: dict[str, onnx.TensorProto] = field(default_factory=dict)  # Constant-node outputs
+    nodes: list["NodeRef"] = field(default_factory=list)
+    is_function: bool = False
+    _input_set: set | None = None
+    index_ref: Any = None  # weakref to the GraphIndex (a strong one would be a cycle)
+
+    def _visible(self, table: str, name: str) -> Any:
+        """`name` in this graph's `table` or an enclosing graph's: a body sees its outer scopes' values."""
+        scope: GraphScope | None = self
+        while scope is not None:
+            got = getattr(scope, table).get(name)
+            if got is not None:
+                return got
+            scope = scope.parent
+        return None
+
+    @property
+    def root(self) -> "GraphScope":
+        """The outermost scope around this one: the main graph, or the local function a body is in."""
+        scope = self
+        while scope.parent is not None:
+            scope = scope.parent
+        return scope
+
+    def type_of(self, name: str) -> ValueType:
+        return self._visible("types", name) or UNKNOWN
+
+    def producer_of(self, name: str) -> "NodeRef | None":
+        """The node that makes `name`, in this graph or an enclosing one (an implicit input of a body)."""
+        return self._visible("producer", name)
+
+    def constant(self, name: str) -> onnx.TensorProto | None:
+        """Initializer or Constant-node value visible from this scope (ORT turns Constant nodes into initializers)."""
+        scope: GraphScope | None = self
+        while scope is not None:
+            t = scope.initializers.get(name) or scope.constants.get(name)
+            if t is not None:
+                return t
+            scope = scope.parent
+        return None
+
+    def constant_behind(self, name: str, hops: int = 16) -> onnx.TensorProto | None:
+        """The initializer or Constant `name` is, looking through up to `hops` Identity nodes (torch exporters
+        emit `Identity(initializer)` for shared constants; ORT's constant folding and TensorRT's parser see a
+        constant); None: a computed value or a graph input."""
+        scope: GraphScope = self
+        for _ in range(hops):
+            t = scope.constant(name)
+            if t is not None:
+                return t
+            prod = scope.producer_of(name)
+            if prod is None or prod.op_type != "Identity" or prod.domain != "ai.onnx" or not prod.inputs or not prod.inputs[0]:
+                return None
+            scope, name = prod.scope, prod.inputs[0]
+        return None
+
+    def is_graph_input(self, name: str) -> bool:
+        if self._input_set is None or len(self._input_set) != len(self.inputs):
+            self._input_set = set(self.inputs)
+        return name in self._input_set and name not in self.initializers
+
+
+class NodeRef:
+    """One node with what every rule asks for read out of the proto once (proto field access is slow).
+
+    A node and its scope refer to each other (scope.nodes/producer/consumers, node.scope): the GraphIndex
+    breaks those cycles when it is freed (GraphIndex.__del__), so a model's ~8 objects per node go at once by
+    reference counting instead of waiting for a full collection of the cyclic GC. Keep the index (or a
+    StatusIndex that recorded the node: it keeps the index) while using its nodes."""
+
+    __slots__ = ("index", "proto", "scope", "location", "domain", "opset", "op_type", "name", "inputs", "outputs")
+
+    def __init__(self, index: int, proto: onnx.NodeProto, scope: GraphScope, location: str, domain: str,
+                 opset: int | None, op_type: str, name: str, inputs: tuple, outputs: tuple):
+        self.index = index
+        self.proto = proto
+        self.scope = scope
+        self.location = location
+        self.domain = domain
+        self.opset = opset
+        self.op_type = op_type
+        self.name = name
+        self.inputs = inputs
+        self.outputs = outputs
+
+    def __repr__(self) -> str:
+        return f"NodeRef({self.location!r}, {self.op_type})"
+
+    def attr(self, name: str):
+        for a in self.proto.attribute:
+            if a.name == name:
+                return attribute_value(a)
+        return None
+
+    def has_attr(self, name: str) -> bool:
+        return any(a.name == name for a in self.proto.attribute)
+
+    def input_type(self, i: int) -> ValueType:
+        ins = self.inputs
+        if i >= len(ins) or not ins[i]:
+            return UNKNOWN
+        return self.scope.type_of(ins[i])
+
+    def output_type(self, i: int) -> ValueType:
+        outs = self.outputs
+        if i >= len(outs) or not outs[i]:
+            return UNKNOWN
+        return self.scope.type_of(outs[i])
+
+
+SHAPE_SIZED = 1024  # elements: what a shape computation makes (a few int64 vectors); an image or activation is more
+
+
+def least_elements(vt: ValueType) -> int | None:
+    """The fewest elements a value of this type can hold: the product of its known dims (a dynamic dim is at
+    least 1); None when the rank is unknown."""
+    shape = vt.shape
+    if shape is None:
+        return None
+    n = 1
+    for d in shape:
+        if isinstance(d, int) and d > 0:
+            n *= d
+    return n
+
+
+def shape_sized(node: NodeRef) -> bool:
+    """Whether the node may be a shape computation by its size: none of its inputs and outputs is known (by the
+    inferred shapes) to hold more than SHAPE_SIZED elements; an unknown shape gets the benefit of the doubt. An
+    image-sized GridSample that ORT keeps on CPU because its inputs are CPU tensors is not: its size, not why
+    it is there, decides whether running it on CPU is harmless."""
+    for values, type_of in ((node.inputs, node.input_type), (node.outputs, node.output_type)):
+        for k, name in enumerate(values):
+            n = least_elements(type_of(k)) if name else None
+            if n is not None and n > SHAPE_SIZED:
+                return False
+    return True
+
+
+class StatusIndex:
+    """For predictions whose .nodes map node index -> verdict (.status, .node), written through record().
+
+    Most nodes get the COMMON status ('device', 'supported'); rules ask for the others, so those are kept
+    aside as they are recorded and listing them never walks every node."""
+
+    COMMON = ""
+    nodes: dict[int, Any]
+
+    def record(self, index: int, verdict: Any) -> None:
+        self.nodes[index] = verdict
+        if "_index" not in self.__dict__:  # verdicts outlive the GraphIndex (api.predict): keep it
+            scope = getattr(verdict.node, "scope", None)
+            ref = getattr(scope, "index_ref", None)
+            self.__dict__["_index"] = ref() if ref is not None else None
+        if verdict.status != self.COMMON:
+            self.__dict__.setdefault("_unusual", set()).add(index)
+        self.__dict__.pop("_status_cache", None)
+
+    def by_status(self, with_common: bool = True) -> dict[str, list[NodeRef]]:
+        key = "_status_cache"
+        cache = self.__dict__.setdefault(key, {})
+        if with_common not in cache:
+            if with_common:
+                verdicts = list(self.nodes.values())
+            else:
+                verdicts = [self.nodes[i] for i in sorted(self.__dict__.get("_unusual", ()))]
+            out: dict[str, list[NodeRef]] = {}
+            for v in verdicts:
+                if with_common or v.status != self.COMMON:
+                    out.setdefault(v.status, []).append(v.node)
+            cache[with_common] = out
+        return cache[with_common]
+
+
+def attribute_value(a: onnx.AttributeProto):
+    if a.type == _GRAPH or a.type == _GRAPHS:
+        return "<graph>"
+    import onnx
+    from onnx import helper
+
+    try:
+        v = helper.get_attribute_value(a)
+    except Exception:  # malformed attribute: treat as unknown
+        return None
+    if isinstance(v, bytes):
+        return v.decode("utf-8", "replace")
+    if isinstance(v, list):
+        return [x.decode("utf-8", "replace") if isinstance(x, bytes) else x for x in v]
+    if isinstance(v, onnx.TensorProto):
+        return v
+    return v
+
+
+class GraphIndex:
+    """The whole model, indexed once."""
+
+    def __init__(self, model: onnx.ModelProto):
+        self.model = model
+        self.opsets: dict[str, int] = {}
+        for imp in model.opset_import:
+            d = norm_domain(imp.domain)
+            self.opsets.setdefault(d, imp.version)
+        self.functions = {(f.domain, f.name): f for f in model.functions}
+        self.nodes: list[NodeRef] = []
+        self.scopes: list[GraphScope] = []
+        self.by_op: dict[str, list[NodeRef]] = {}
+        self._by_domain: dict[str, list[NodeRef]] | None = None
+        self._signatures: list | None = None
+        self._distinct_sigs: dict[tuple, tuple] = {}
+        self._ref = weakref.ref(self)
+        # (cost, nodes, control-flow bodies) of onnx's inference as loading's budget walk counted it on the model
+        # before inference, when this index is of the inferred model (loading.index_model); else None
+        self.inference_work: tuple[int, int, int] | None = None
+        self._walk(model.graph)
+
+    def __del__(self) -> None:
+        """Break the node <-> scope cycles: with the index gone, reference counting frees every node now."""
+        for scope in self.__dict__.get("scopes", ()):
+            scope.nodes.clear()
+            scope.producer.clear()
+            scope.consumers.clear()
+
+    # ------------------------------------------------------------------ build
+    def _make_scope(self, path, graph, parent, owner, opsets) -> GraphScope:
+        scope = GraphScope(path=path, graph=graph, parent=parent, owner=owner, opsets=opsets)
+        scope.index_ref = self._ref
+        if graph is not None:
+            scope.inputs = [i.name for i in graph.input]
+            scope.outputs = [o.name for o in graph.output]
+            for init in graph.initializer:
+                scope.initializers[init.name] = init
+                scope.types[init.name] = ValueType(*_tensor_type_str(init.data_type), tuple(init.dims))
+            types = scope.types
+            for part in (graph.input, graph.value_info, graph.output):
+                for vi in part:
+                    tp = vi.type
+                    kind = tp.WhichOneof("value")
+                    if kind is None:
+                        continue
+                    if kind == "tensor_type":  # inlined value_type_of: one call less per value
+                        t = tp.tensor_type
+                        vt = ValueType(*_tensor_type_str(t.elem_type), None, t)
+                    else:
+                        vt = value_type_of(tp)
+                    name = _intern(vi.name)
+                    old = types.get(name)
+                    if old is None or old.type_str is None or (old.shape is None and vt.shape is not None):
+                        types[name] = vt
+        self.scopes.append(scope)
+        return scope
+
+    def _walk(self, root: onnx.GraphProto) -> GraphScope:
+        main = self._make_scope("graph", root, None, None, self.opsets)
+        stack: deque[tuple[GraphScope, list]] = deque([(main, list(root.node))])
+        for f in self.model.functions:
+            f_opsets = dict(self.opsets)
+            for imp in f.opset_import:
+                f_opsets[norm_domain(imp.domain)] = imp.version
+            fscope = self._make_scope(f"function:{f.domain + '.' if f.domain else ''}{f.name}", None, None, None, f_opsets)
+            fscope.is_function = True
+            fscope.inputs = list(f.input)
+            fscope.outputs = list(f.output)
+            stack.append((fscope, list(f.node)))
+        nodes, by_op = self.nodes, self.by_op
+        add_node = nodes.append
+        big = len(root.node) > INTERN_NODES
+        GRAPH, GRAPHS, TENSOR = _GRAPH, _GRAPHS, _TENSOR
+        while stack:
+            scope, protos = stack.popleft()
+            pending = []
+            path, opsets, producer, consumers = scope.path, scope.opsets, scope.producer, scope.consumers
+            opset_of = opsets.get
+            add_scope_node = scope.nodes.append
+            prefix = path + "/"
+            i = -1
+            for proto in protos:
+                i += 1
+                op, nm = _intern(proto.op_type), proto.name
+                dom = proto.domain or "ai.onnx"
+                if big:  # value names interned: read as one output, inputs and a value_info, protobuf hands out a
+                    # new str each time: -27 % of the index's memory, +20 % of its time
+                    ins, outs = tuple([_intern(v) for v in proto.input]), tuple([_intern(v) for v in proto.output])
+                else:
+                    ins, outs = tuple(proto.input[:]), tuple(proto.output[:])  # a slice is a list: 2x faster to copy
+                ref = NodeRef(len(nodes), proto, scope, prefix + nm if nm else f"{prefix}{op}#{i}", dom,
+                              opset_of(dom), op, nm, ins, outs)
+                add_node(ref)
+                add_scope_node(ref)
+                lst = by_op.get(op)
+                if lst is None:
+                    by_op[op] = [ref]
+                else:
+                    lst.append(ref)
+                for out in outs:
+                    if out:
+                        producer[out] = ref
+                for inp in ins:
+                    if inp:
+                        lst = consumers.get(inp)
+                        if lst is None:
+                            consumers[inp] = [ref]
+                        else:
+                            lst.append(ref)
+                attrs = proto.attribute
+                if not attrs:
+                    continue
+                if op == "Constant" and dom == "ai.onnx" and outs:
+                    for a in attrs:
+                        if a.name == "value" and a.type == TENSOR:
+                            scope.constants[outs[0]] = a.t
+                            if outs[0] not in scope.types:
+                                scope.types[outs[0]] = ValueType(*_tensor_type_str(a.t.data_type), tuple(a.t.dims))
+                for a in attrs:
+                    kind = a.type
+                    if kind != GRAPH and kind != GRAPHS:
+                        continue
+                    subs = [a.g] if kind == GRAPH else list(a.graphs)
+                    for k, g in enumerate(subs):
+                        name = a.name if len(subs) == 1 else f"{a.name}[{k}]"
+                        sub = self._make_scope(f"{ref.location}:{name}", g, scope, ref, scope.opsets)
+                        pending.append((sub, list(g.node)))
+            stack.extend(pending)
+        return main
+
+    # ------------------------------------------------------------------ queries (built on first use)
+    def by_domain(self) -> dict[str, list[NodeRef]]:
+        if self._by_domain is None:
+            self._by_domain = {}
+            for n in self.nodes:
+                self._by_domain.setdefault(n.domain, []).append(n)
+        return self._by_domain
+
+    def signature(self, node: NodeRef) -> tuple:
+        """(domain, op, opset, input type strings, output type strings): all a kernel lookup depends on."""
+        sigs = self._signatures
+        if sigs is None:
+            sigs = self._signatures = [None] * len(self.nodes)
+        sig = sigs[node.index]
+        if sig is None:
+            scope = node.scope
+            if scope.parent is None:  # the main graph or a function body: one dict holds every type
+                get = scope.types.get
+                ins = tuple([(get(v) or UNKNOWN).type_str if v else None for v in node.inputs])
+                outs = tuple([(get(v) or UNKNOWN).type_str if v else None for v in node.outputs])
+            else:
+                type_of = scope.type_of
+                ins = tuple([type_of(v).type_str if v else None for v in node.inputs])
+                outs = tuple([type_of(v).type_str if v else None for v in node.outputs])
+            sig = (node.domain, node.op_type, node.opset, ins, outs)
+            sig = sigs[node.index] = self._distinct_sigs.setdefault(sig, sig)  # most nodes share a few dozen
+        return sig
+
+    def values_with_dtype(self, wanted) -> set[str]:
+        """Names of values (any scope) whose dtype satisfies wanted(dtype); distinct dtypes are judged once."""
+        verdict: dict = {}
+        out: set[str] = set()
+        for scope in self.scopes:
+            for name, vt in scope.types.items():
+                d = vt.dtype
+                ok = verdict.get(d)
+                if ok is None:
+                    ok = verdict[d] = bool(wanted(d))
+                if ok:
+                    out.add(name)
+        return out
+
+    def readers_of(self, names: set[str]) -> list[NodeRef]:
+        """Nodes reading any of names, in any scope (subgraph nodes that read outer values included)."""
+        if not names:
+            return []
+        return [n for scope in self.scopes for name in names for n in scope.consumers.get(name, ())]
+
+    def is_local_function(self, node: NodeRef) -> bool:
+        return bool(self.functions) and (node.proto.domain, node.op_type) in self.functions
+
+    def graph_inputs(self) -> list[onnx.ValueInfoProto]:
+        inits = {i.name for i in self.model.graph.initializer}
+        return [i for i in self.model.graph.input if i.name not in inits]
+
+
+MAIN_GRAPH = "graph/"  # how a GraphIndex location of the main graph begins
+
+
+def node_path(location: str | None) -> str | None:
+    """What a finding calls its node: the GraphIndex location without the main graph's `graph/`, so a node reads
+    as the model names it: `/encoder/Reshape_9` (a torch name), `Relu#3` (unnamed: op and position), a body's
+    node under its owner `If_3:then_branch/Resize_7`, a local function's `function:dom.f/Mul`, a graph input
+    `input:x`."""
+    return location[len(MAIN_GRAPH):] if location and location.startswith(MAIN_GRAPH) else location
+
+
+def node_location(path: str | None) -> str | None:
+    """The GraphIndex location of a finding's node path (node_path's inverse): what locates the node in the model
+    and what fingerprints hash (baselines and SARIF fingerprints made before paths were readable still match)."""
+    if not path or path.startswith("function:"):
+        return path
+    return MAIN_GRAPH + path

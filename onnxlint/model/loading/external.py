@@ -1,0 +1,193 @@
+"""External-data safety: where a tensor's external bytes are, checked with stat() only, never opened, and
+never outside the model's folder."""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from onnxlint.model.loading.model_file import ExternalTensor
+
+if TYPE_CHECKING:
+    import onnx
+
+OUTSIDE = "points outside the model's folder"
+
+
+def external_location_problem(base_dir: str | os.PathLike, location: str) -> str | None:
+    """Why an external-data `location` may not be used from base_dir (the model's folder), or None.
+
+    It must be a relative path that resolves, after every symlink (os.path.realpath), inside base_dir:
+    absolute paths, `..` and symlinks leading out of the folder are refused. Only strings are inspected."""
+    return _resolve_location(os.path.realpath(base_dir), base_dir, location)[1]
+
+
+def safe_external_path(base_dir: str | os.PathLike, location: str) -> Path | None:
+    """The real path of an external-data file when `location` stays inside base_dir (see
+    external_location_problem), else None. Every reader and copier of external data goes through this:
+    open the returned path, never base_dir / location."""
+    path, problem = _resolve_location(os.path.realpath(base_dir), base_dir, location)
+    return None if problem else path
+
+
+def external_data_tensors(model: onnx.ModelProto) -> list[onnx.TensorProto]:
+    """Every tensor of the model whose bytes live in another file: initializers and sparse ones, Constant
+    values and every other tensor attribute, in every graph, control-flow body and local function. A copier or
+    a writer that moves a model must move (or refuse) all of these, not only the initializers."""
+    import onnx
+
+    return [t for t in _all_tensors(model) if t.data_location == onnx.TensorProto.EXTERNAL]
+
+
+def has_external_data(model: onnx.ModelProto) -> bool:
+    """Whether any tensor of the model keeps its bytes in another file (see external_data_tensors)."""
+    return bool(external_data_tensors(model))
+
+
+def check_external_data(model: onnx.ModelProto, base_dir: str | os.PathLike) -> str | None:
+    """The first reason the model's external data must not be read from base_dir (missing, short, bad
+    offset/length, outside the folder), or None when every external tensor is usable. Stats only."""
+    for t in external_tensors(model, Path(base_dir)):
+        if t.problem:
+            return f"tensor {t.name!r}: {t.problem}"
+    return None
+
+
+
+def _resolve_location(base_real: str, base_dir, location: str) -> tuple[Path | None, str | None]:
+    if not location:
+        return None, "no location given"
+    if "\0" in location:
+        return None, f"location {location!r} is not a valid file name"
+    parts = re.split(r"[\\/]", location)
+    if os.path.isabs(location) or location.startswith(("/", "\\")) or ".." in parts or re.match(r"^[A-Za-z]:", location):
+        return None, f"location {location!r} {OUTSIDE}"
+    try:
+        real = os.path.realpath(os.path.join(base_dir, location))
+        inside = real != base_real and os.path.commonpath([base_real, real]) == base_real
+    except (OSError, ValueError) as exc:
+        return None, f"location {location!r} cannot be resolved: {getattr(exc, 'strerror', None) or exc}"
+    if not inside:
+        return None, f"location {location!r} {OUTSIDE} (through a symlink)"
+    return Path(real), None
+
+
+_DIGITS = re.compile(r"[0-9]{1,19}")
+
+
+def _count(info: dict, key: str) -> tuple[int | None, str | None]:
+    """An offset/length value: absent or empty is None; anything but a plain non-negative integer is a problem."""
+    value = info.get(key)
+    if value is None or value == "":
+        return None, None
+    if not _DIGITS.fullmatch(value) or int(value) >= 2**63:
+        return None, f"external data {key} {value[:40]!r} is not a non-negative integer"
+    return int(value), None
+
+
+def external_tensors(model: onnx.ModelProto, base: Path) -> list[ExternalTensor]:
+    """Where each external tensor's bytes should be, checked with stat() only (never opened).
+
+    Every tensor that can hold external data is looked at: initializers, sparse initializers and tensor
+    attributes (Constant values), in every graph, subgraph and local function."""
+    import onnx
+
+    out = []
+    sizes: dict[Path, int | str] = {}
+    base_real = os.path.realpath(base)
+    for tensor in _all_tensors(model):
+        if tensor.data_location != onnx.TensorProto.EXTERNAL:
+            continue
+        info: dict[str, str] = {}
+        dup = None
+        not_text = None
+        for e in tensor.external_data:
+            raw_key, raw_value = e.key, e.value  # protobuf hands a non-UTF-8 string over as bytes
+            key, value = _text(raw_key), _text(raw_value)
+            if isinstance(raw_key, bytes) or isinstance(raw_value, bytes):
+                not_text = key
+            if key in info and key in ("location", "offset", "length"):
+                dup = key
+            info[key] = value
+        loc = info.get("location", "")
+        offset, bad_offset = _count(info, "offset")
+        length, bad_length = _count(info, "length")
+        ext = ExternalTensor(tensor.name, loc, offset or 0, length, base / loc if loc else base)
+        out.append(ext)
+        if dup:
+            ext.problem = f"external data key {dup!r} is given more than once"
+            continue
+        if not_text is not None:
+            ext.problem = f"external data entry {not_text!r} is not UTF-8 text"
+            ext.length = None
+            continue
+        if bad_offset or bad_length:
+            ext.problem = bad_offset or bad_length
+            ext.length = None
+            continue
+        real, ext.problem = _resolve_location(base_real, base, loc)
+        if ext.problem or real is None:
+            ext.outside = OUTSIDE in (ext.problem or "")
+            continue
+        ext.path = real
+        if real not in sizes:
+            try:
+                st = os.stat(real)
+                sizes[real] = st.st_size if stat.S_ISREG(st.st_mode) else "is not a regular file"
+            except FileNotFoundError:
+                sizes[real] = "is missing"
+            except OSError as exc:
+                sizes[real] = f"cannot be read ({exc.strerror or exc})"
+        have = sizes[real]
+        if isinstance(have, str):
+            ext.problem = f"external data file {loc!r} {have}"
+        elif length is not None and ext.offset + length > have:
+            ext.problem = f"external data file {loc!r} is {have} bytes, tensor needs bytes {ext.offset}..{ext.offset + length}"
+        elif length is None and ext.offset > have:
+            ext.problem = f"external data file {loc!r} is {have} bytes, tensor starts at byte {ext.offset}"
+    return out
+
+
+def _text(value: str | bytes) -> str:
+    """A string field as text: bytes that are not UTF-8 keep their bad bytes as `\\xNN`."""
+    return value if isinstance(value, str) else value.decode("utf-8", "backslashreplace")
+
+
+def _all_tensors(model: onnx.ModelProto):
+    """Every TensorProto of the model that may point at external data: the initializers and sparse
+    initializers of the main graph and its control-flow bodies, then the tensor attributes of their nodes and
+    of local functions' nodes (their bodies included). One walk over every node's attributes finds the bodies
+    and the tensor attributes both."""
+    import onnx
+
+    from onnxlint.model.graph import iter_graphs, scan_attributes
+
+    A = onnx.AttributeProto
+    found: list = []  # tensor attributes, in node order of the graphs in walk order, then of the functions
+    graphs = list(iter_graphs(model, found))
+    for g in graphs:
+        yield from g.initializer
+        for sp in g.sparse_initializer:
+            yield sp.values
+            yield sp.indices
+    fstack = [f.node for f in model.functions]
+    while fstack:  # local function bodies, their subgraphs included
+        bodies: list = []
+        scan_attributes(fstack.pop(), bodies, found)
+        fstack.extend(g.node for g in bodies)
+    for a in found:
+        kind = a.type
+        if kind == A.TENSOR:
+            yield a.t
+        elif kind == A.TENSORS:
+            yield from a.tensors
+        elif kind == A.SPARSE_TENSOR:
+            yield a.sparse_tensor.values
+            yield a.sparse_tensor.indices
+        else:
+            for sp in a.sparse_tensors:
+                yield sp.values
+                yield sp.indices

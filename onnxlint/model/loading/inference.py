@@ -1,0 +1,215 @@
+"""onnx shape inference within budgets (its cost grows with control-flow bodies and function calls, not with
+the file), strict first and lenient only when that fails."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from onnxlint.model.loading.model_file import ModelFile
+from onnxlint.model.loading.wire import weightless_bytes
+from onnxlint.support.errors import first_line
+
+if TYPE_CHECKING:
+    import onnx
+
+
+# re-infers a local function's body at every call: its cost grows with bodies x outer values and with
+# nested calls, not with the file (a chain of 20k If nodes: 179 s). The estimate below counts that work;
+# measured at 3-15 M units per second of one core: the budget is 2-9 s at most.
+INFER_BUDGET = 25_000_000
+# and onnx holds about 1 KB per node while inferring (a 1M-node chain: 6 s and 1.1 GB on top of the model)
+INFER_MAX_NODES = 300_000
+
+
+def inference_cost(model: onnx.ModelProto, limit: int | None = None) -> int:
+    """Estimated work of onnx shape inference (see INFER_BUDGET): one unit per node, plus, per control-flow
+    body, the values visible to it (onnx copies its outer scope), plus every local-function call's body
+    expanded (nested calls multiply). Linear in the model; stops counting once past limit."""
+    return _inference_work(model, limit)[0]
+
+
+def _inference_work(model: onnx.ModelProto, limit: int | None = None,
+                    graphs: list | None = None) -> tuple[int, int]:
+    """(inference_cost, nodes in the model's graphs and subgraphs), counting stopped once past limit. graphs: a
+    list that gets every graph walked (all of them when the cost is within limit), for the next walk."""
+    import onnx
+
+    A = onnx.AttributeProto
+    cap = limit if limit is not None else 2**62
+    fn_cost = _function_costs(model, cap)
+    cost = nodes = 0
+    stack = [(model.graph, 0)]
+    while stack:
+        g, outer = stack.pop()
+        if graphs is not None:
+            graphs.append(g)
+        visible = outer + len(g.input) + len(g.initializer) + len(g.value_info)
+        nodes += len(g.node)
+        cost += len(g.node)
+        for n in g.node:
+            visible += len(n.output)  # onnx's scope holds the values inferred so far
+            if n.attribute:
+                for a in n.attribute:
+                    if a.type == A.GRAPH:
+                        cost += visible
+                        stack.append((a.g, visible))
+                    elif a.type == A.GRAPHS:
+                        cost += visible * len(a.graphs)
+                        stack.extend((sub, visible) for sub in a.graphs)
+            if fn_cost:
+                cost += fn_cost.get((n.domain, n.op_type, n.overload), 0)
+        if cost > cap:
+            break
+    return cost, nodes
+
+
+def _function_costs(model: onnx.ModelProto, cap: int) -> dict:
+    """(domain, name, overload) -> nodes inferred for one call of that local function, calls expanded.
+
+    A function that calls itself, directly or not, costs cap + 1 (onnx cannot infer it)."""
+    import onnx
+
+    A = onnx.AttributeProto
+    funcs = {(f.domain, f.name, f.overload): f for f in model.functions}
+    if not funcs:
+        return {}
+
+    def body_nodes(f):
+        todo, out = [f.node], []
+        while todo:
+            nodes = todo.pop()
+            for n in nodes:
+                out.append(n)
+                for a in n.attribute:
+                    if a.type == A.GRAPH:
+                        todo.append(a.g.node)
+                    elif a.type == A.GRAPHS:
+                        todo.extend(g.node for g in a.graphs)
+        return out
+
+    calls = {}
+    size = {}
+    for key, f in funcs.items():
+        nodes = body_nodes(f)
+        size[key] = len(nodes)
+        calls[key] = [c for c in ((n.domain, n.op_type, n.overload) for n in nodes) if c in funcs]
+    costs: dict = {}
+    for root in funcs:
+        if root in costs:
+            continue
+        stack, on_path = [(root, iter(calls[root]))], {root}
+        while stack:  # post-order, iteratively; a callee still on the path is a cycle: it has no cost yet
+            key, pending = stack[-1]
+            for callee in pending:
+                if callee not in costs and callee not in on_path:
+                    stack.append((callee, iter(calls[callee])))
+                    on_path.add(callee)
+                    break
+            else:
+                stack.pop()
+                on_path.discard(key)
+                costs[key] = min(size[key] + sum(costs.get(c, cap + 1) for c in calls[key]), cap + 1)
+    return costs
+
+
+def infer_shapes(mf: ModelFile, budget: int | None = None) -> None:
+    """onnx's shape inference on the weight-less proto; failure is recorded, never raised.
+
+    mf.inferred keeps every small constant but has no bytes for the large initializers: rules only read
+    constants of a few elements (engine.MAX_VALUE_ELEMENTS).
+
+    A model whose inference would cost more than the budget (inference_cost, INFER_BUDGET, INFER_MAX_NODES)
+    is not inferred: mf.inferred stays None and mf.inference_skipped says why (a rule reports it)."""
+    mf.inference_work = None
+    graphs: list = []  # the graphs the budget walk met (their number: the control-flow bodies)
+    mf.inference_skipped, cost, nodes = _budget_verdict(mf.model, budget, None, False, graphs)
+    if mf.inference_skipped:
+        mf.inferred = None
+        _inference_done(mf)
+        return
+    mf.inference_work = (cost, nodes, len(graphs) - 1)
+    data = mf.weightless if mf.weightless is not None else weightless_bytes(mf.model, mf.raw)
+    _inference_done(mf)  # the file's bytes may go before onnx's copies of the model are made
+    _infer(mf, data)
+
+
+def _inference_done(mf: ModelFile) -> None:
+    """The file's bytes serve the checker and the weight-less copy for inference: dropped once both are done."""
+    mf.inference_done, mf.weightless = True, None
+    if mf.checked is not False or not mf.checker_wanted:
+        mf.raw = None
+
+
+def over_inference_budget(model: onnx.ModelProto, budget: int | None = None, max_nodes: int | None = None,
+                          flat: bool = False) -> str | None:
+    """Why onnx shape inference must not run on this model (past the budget), or None when it may.
+
+    Every caller of onnx.shape_inference.infer_shapes on a user's model checks this first. flat: the caller
+    knows the model holds no control-flow body and no local function (a graph index of one scope): its cost is
+    then its node count, read without the walk (~0.1 s at 100k nodes)."""
+    return _budget_verdict(model, budget, max_nodes, flat)[0]
+
+
+def _budget_verdict(model: onnx.ModelProto, budget: int | None, max_nodes: int | None, flat: bool,
+                    graphs: list | None = None) -> tuple[str | None, int, int]:
+    """(over_inference_budget's answer, inference cost, nodes); graphs: see _inference_work."""
+    limit = INFER_BUDGET if budget is None else budget
+    most = INFER_MAX_NODES if max_nodes is None else max_nodes
+    if flat:
+        cost = nodes = len(model.graph.node)
+    else:
+        cost, nodes = _inference_work(model, limit, graphs)
+    if nodes > most:
+        return (f"onnx shape inference skipped: {nodes:,} nodes, past the budget of {most:,} (its time and memory); "
+                f"types and shapes come from the file's own value_info"), cost, nodes
+    if cost <= limit:
+        return None, cost, nodes
+    return (f"onnx shape inference skipped: the model's control-flow bodies and function calls would cost it over "
+            f"{limit:,} steps (it re-reads the outer scope for every body and re-infers every function call); "
+            f"types and shapes come from the file's own value_info"), cost, nodes
+
+
+def reinference_within_budget(work: tuple[int, int, int], graphs: list) -> bool:
+    """Whether inferring the inferred model again is within the default budget, told without a walk over its
+    nodes from work (cost, nodes, control-flow bodies: ModelFile.inference_work, counted before the first
+    inference) and graphs (the inferred model's graphs, as iter_graphs lists them). Inference adds no node, only
+    value_info, and _inference_work charges each body the values visible to it, so the cost grows by at most
+    bodies x the value_info entries now in the model. False: not known this way (over_inference_budget's walk
+    decides)."""
+    cost, nodes, bodies = work
+    added = sum(len(g.value_info) for g in graphs)
+    return nodes <= INFER_MAX_NODES and cost + bodies * added <= INFER_BUDGET
+
+
+def _infer(mf: ModelFile, data: bytes) -> None:
+    """Strict first (type checks, every node's inference function must succeed: what ORT's graph resolution
+    requires, so a failure is "ORT will refuse this model"), then, only when that fails, lenient inference for
+    the rules. One pass in the common case. Both run in a child, in one request (native.infer_strict_then_lenient):
+    a crash of onnx's C++ code is recorded like a failure ("onnx's shape inference crashed on this model (signal
+    11)"), the run goes on."""
+    from onnxlint.model.loading import native
+
+    try:
+        inferred, strict, lenient = native.infer_strict_then_lenient(data)
+    except native.NativeCrash as exc:  # strict crashed (or lenient did): lenient alone, in a new child
+        strict, lenient = exc, None
+        try:
+            inferred = native.infer_shapes(data, check_type=False, strict_mode=False)
+        except Exception as again:  # onnx raises several types here, including InferenceError and RuntimeError
+            inferred, lenient = None, again
+    if strict is not None:
+        mf.strict_error = " ".join(str(strict).split())[:300] or type(strict).__name__
+    if lenient is not None:
+        mf.inference_error = first_line(lenient)
+    mf.inferred = inferred
+
+
+def index_model(mf: ModelFile):
+    """Shape inference, then the graph index over the inferred (weight-less) copy."""
+    from onnxlint.model.graph import GraphIndex
+
+    infer_shapes(mf)
+    index = GraphIndex(mf.inferred or mf.model)
+    if mf.inferred is not None:
+        index.inference_work = mf.inference_work
+    return index

@@ -1,0 +1,72 @@
+"""Where onnxlint may write: never over a model it reads or that model's external data, and only over a
+regular file.
+
+Every path a command writes (`-o` for a report or a fixed model, `--baseline`) is checked here before the run
+writes anything: `-o weights.data` would replace a model's weights with a report, `--baseline model.onnx
+--update-baseline` the model with JSON, and `-o` onto a FIFO or a device would block or be replaced by a
+regular file. The result cache writes only in a folder it made (cache.folder)."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import Iterable
+
+from onnxlint.support.errors import UsageError
+
+
+def check_target(dest: Path, inputs: Iterable[Path], option: str, replaced_by: str) -> None:
+    """UsageError when writing dest (what option names; replaced_by: what would be written) would destroy an
+    input model or one of its external-data files, or replace something that is not a regular file. A link is
+    judged by where it leads."""
+    dest = Path(dest)
+    try:
+        st = os.stat(dest)
+    except FileNotFoundError:
+        return  # a new file: nothing it could replace (its folder is the caller's to check)
+    except OSError as exc:
+        raise UsageError(f"{option} {dest}: cannot be checked: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(st.st_mode):
+        return  # a folder: the caller decides (a fix writes into it; a report refuses it)
+    if not stat.S_ISREG(st.st_mode):
+        raise UsageError(f"{option} {dest}: is not a regular file (a FIFO, a device or a socket); not replaced")
+    real = os.path.realpath(dest)
+    for model in inputs:
+        if os.path.realpath(model) == real:
+            raise UsageError(f"{option} {dest}: is the model {model}, being read; {replaced_by} would overwrite it")
+        if _inside(real, os.path.realpath(Path(model).parent)) and real in _external_files(model):
+            raise UsageError(f"{option} {dest}: is the external data file of {model}; {replaced_by} would destroy its "
+                             "weights")
+
+
+def _inside(path: str, folder: str) -> bool:
+    """Whether path lies in folder or below: only there can a model's external data be (loading.external)."""
+    try:
+        return os.path.commonpath([path, folder]) == folder
+    except ValueError:
+        return False
+
+
+_SEEN: dict[tuple[str, int, int], set[str]] = {}
+
+
+def _external_files(model: Path) -> set[str]:
+    """The real paths of the external-data files the model names inside its folder (any tensor: initializers,
+    Constant values, attributes, sparse parts); none when it cannot be read (the lint reports that). Parsed
+    once per file version (an in-place fix of a folder checks every model against every other)."""
+    from onnxlint.model import loading
+    from onnxlint.support.errors import InputError
+
+    try:
+        st = os.stat(model)
+    except OSError:
+        return set()
+    k = (os.path.realpath(model), st.st_size, st.st_mtime_ns)
+    if k not in _SEEN:
+        try:
+            mf = loading.load(Path(model))
+            _SEEN[k] = {os.path.realpath(t.path) for t in mf.external if not t.outside}
+        except InputError:
+            _SEEN[k] = set()
+    return _SEEN[k]

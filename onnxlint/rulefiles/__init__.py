@@ -1,0 +1,1 @@
+"""Rule files: reading and validating them against the published schema, and their JSON form."""

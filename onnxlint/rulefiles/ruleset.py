@@ -1,0 +1,274 @@
+"""Rule files: YAML, validated on load against the rule schema (`rule_schema`) with `file:line` errors.
+
+Rule text is data, never code: predicates come from the predicate registry, message placeholders are
+checked field by field, fixers and targets must exist.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, NoReturn
+
+from onnxlint import targets as targets_mod
+from onnxlint.model.paths import rule_files
+from onnxlint.rulefiles import rule_json, rule_schema
+from onnxlint.rules import messages
+from onnxlint.rules.rule import Rule
+from onnxlint.rules.rule import RuleSet as RuleSet  # what load_ruleset returns, importable from here too
+from onnxlint.support import resources
+from onnxlint.support.errors import RuleError, did_you_mean
+
+
+class LineDict(dict[Any, Any]):
+    line: int = 0
+    key_lines: dict[Any, int]
+
+    def line_of(self, key: Any) -> int:
+        return int(self.key_lines.get(key, self.line))
+
+
+def _construct_mapping(loader: Any, node: Any, deep: bool = False) -> LineDict:
+    loader.flatten_mapping(node)
+    out = LineDict()
+    out.line = node.start_mark.line + 1
+    out.key_lines = {}
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        if not isinstance(key, (str, int, float, bool)) and key is not None:
+            raise RuleError(f"{loader.name}:{key_node.start_mark.line + 1}: a key must be a name, got {type(key).__name__}")
+        if key in out:
+            raise RuleError(f"{loader.name}:{key_node.start_mark.line + 1}: duplicate key {key!r}")
+        out[key] = loader.construct_object(value_node, deep=True)
+        out.key_lines[key] = key_node.start_mark.line + 1
+    return out
+
+
+_LINE_LOADER: Any = None
+
+
+def _line_loader() -> Any:
+    """SafeLoader whose mappings remember the line of each key (1-based). Built on first use: a run whose rules
+    come from the cache never imports yaml (~25 ms with its regexes)."""
+    global _LINE_LOADER
+    if _LINE_LOADER is None:
+        import yaml
+
+        base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml parses when present
+        loader: Any = type("_LineLoader", (base,), {"__doc__": _line_loader.__doc__})
+        loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+        _LINE_LOADER = loader
+    return _LINE_LOADER
+
+
+def load_yaml(path: Path) -> Any:
+    """A rule file's YAML with line numbers per key; aliases bounded (an anchor bomb is an error, not a hang)."""
+    from onnxlint.support import yaml_safe
+
+    return yaml_safe.load_path(path, _line_loader(), what="rule file")
+
+
+def _first_placement_target(m: Any) -> str | None:
+    stack = [m]
+    while stack:
+        cur = stack.pop(0)
+        if isinstance(cur, dict):
+            if isinstance(cur.get("placement"), dict):
+                return str(cur["placement"].get("target"))
+            stack.extend(cur.values())
+        elif isinstance(cur, list):
+            stack.extend(cur)
+    return None
+
+
+def parse_rules(data: Any, path: Path) -> list[Rule]:
+    if data is None:
+        return []
+    if isinstance(data, dict) and "rules" in data:
+        data = data["rules"]
+    if not isinstance(data, list):
+        raise RuleError(f"{path}:1: a rule file holds a list of rules (or a mapping with key 'rules')")
+    return [_parse_rule(raw, path) for raw in data]
+
+
+def _parse_rule(raw: Any, path: Path) -> Rule:
+    line = getattr(raw, "line", 1)
+    rid = str(raw.get("id", "?")) if isinstance(raw, dict) else "?"
+
+    def fail(ln: int, msg: str) -> NoReturn:
+        msg = msg[: -len(" in rule")] if msg.endswith(" in rule") else msg  # the schema names the object "rule"
+        raise RuleError(f"{path}:{ln}: {msg} in rule {rid}")
+
+    if not isinstance(raw, dict):
+        raise RuleError(f"{path}:{line}: each rule must be a mapping, got {type(raw).__name__}")
+    schema = rule_schema.rule_schema()
+    rule_schema.validate(raw, schema["$defs"]["rule"], "rule", line, fail)
+    scope = raw.get("scope", "node")
+    match = raw["match"]
+    mline = _line(raw, "match", line)
+    if scope == "verification":
+        if match:
+            fail(mline, "a verification rule has an empty match ({}): the verify pass reports it")
+    else:
+        rule_schema.validate(match, rule_schema.match_schema(scope), "match", mline, fail)
+    fallback = raw.get("fallback")
+    if fallback is not None:
+        if scope != "node":
+            fail(_line(raw, "fallback", line), "only node rules can name a fallback target")
+        nested = rule_schema.prediction_keys(match)
+        if nested:
+            fail(mline, f"a fallback rule is part of computing the placement, so it cannot use '{nested[0]}'")
+    problem = messages.check(raw["message"], scope, targets_mod.verdict_fields())
+    if problem:
+        fail(_line(raw, "message", line), f"{problem} in message")
+    targets = raw["targets"]
+    ops = match.get("op") if scope == "node" else None
+    if isinstance(ops, dict):
+        ops = None  # a comparison: evaluated on every node
+    return Rule(
+        id=raw["id"], name=raw["name"], severity=raw["severity"],
+        targets=tuple([targets] if isinstance(targets, str) else targets),
+        summary=raw["summary"].strip(), explanation=raw["explanation"].strip(), match=match,
+        message=raw["message"].strip(), scope=scope, fix=raw.get("fix"), hint=raw.get("hint"),
+        references=tuple(raw.get("references") or ()), tags=tuple(raw.get("tags") or ()), fallback=fallback,
+        source=str(path), line=line, ops=(tuple([ops]) if isinstance(ops, str) else tuple(ops) if ops else None),
+        placement_target=_first_placement_target(match), default=bool(raw.get("default", True)),
+    )
+
+
+# ---------------------------------------------------------------------------- JSON form (cache, bundled rules)
+def rule_to_json(rule: Rule) -> dict[str, Any]:
+    """A validated rule as JSON data. Its match loses the per-key line numbers (only validation reports them)."""
+    return {**vars(rule), "match": rule_json.to_json(rule.match)}
+
+
+def rule_from_json(data: dict[str, Any]) -> Rule:
+    """rule_to_json's inverse (raises KeyError or TypeError for another layout)."""
+    return Rule(**{**rule_json.rule_fields(dict(data)), "match": rule_json.from_json(data["match"])})
+
+
+_AUTHORED = ("id", "name", "severity", "targets", "summary", "explanation", "match", "message", "scope", "fix", "hint",
+             "references", "tags", "fallback", "default")
+
+
+def rule_from_stored(data: dict[str, Any]) -> Rule:
+    """A rule from a result cache entry, which anyone who can write the cache folder could have forged: its
+    authored fields are validated again as a rule file's are (_parse_rule) and what parsing derives from them
+    must be what the entry says; RuleError, KeyError or TypeError otherwise (the caller parses the files)."""
+    stored = rule_from_json(data)
+    raw = {k: (list(v) if isinstance(v, tuple) else v) for k, v in vars(stored).items() if k in _AUTHORED and v is not None}
+    again = _parse_rule(raw, Path(stored.source) if isinstance(stored.source, str) else Path("?"))
+    again.line = stored.line if type(stored.line) is int else -1
+    if again != stored:
+        raise RuleError(f"stored rule {stored.id!r} is not what its fields parse to")
+    return again
+
+
+BUNDLED_RULES = "bundled-rules.json"  # in data_dir(): tools/gen_bundled_rules.py writes it
+
+
+def bundled_rules_json(rules: list[Rule], folder: Path) -> str:
+    """The built-in rules as parsed and validated from the files in folder, with each file's digest."""
+    # keys in the order parsed (no sort_keys): a match's keys are evaluated in order, the first failing one ends it
+    return json.dumps({"format": 1, "files": {f.name: _digest(f) for f in rule_files(folder, recursive=False)},
+                       "rules": [{**rule_to_json(r), "source": Path(r.source).name} for r in rules]}, indent=1) + "\n"
+
+
+def _digest(path: Path) -> str:
+    """blake2b of a rule file (the digest cache.keys.scan takes; the cache module cannot be imported here: it
+    imports this one)."""
+    from onnxlint.support import digest
+
+    return digest.hexdigest(path.read_bytes())
+
+
+def _bundled_rules() -> list[Rule] | None:
+    """The built-in rules as parsed and validated when the package was built, while every bundled rule file
+    still has the bytes it had then (~5 ms against ~80 ms of YAML parsing and validation, in every process that
+    has no cached rule set: --no-cache, a fresh CI checkout, a pool worker, the API). None: parse the YAML
+    (a rule file edited in a checkout, added or removed, or no bundled copy)."""
+    try:
+        folder = resources.rules_dir()
+        data = json.loads((resources.data_dir() / BUNDLED_RULES).read_bytes())
+        files = rule_files(folder, recursive=False)
+        if data.get("format") != 1 or sorted(data["files"]) != sorted(f.name for f in files):
+            return None
+        if any(_digest(f) != data["files"][f.name] for f in files):
+            return None
+        return [rule_from_json({**r, "source": str(folder / r["source"])}) for r in data["rules"]]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def _line(d: Any, key: Any, default: int) -> int:
+    return int(d.line_of(key)) if isinstance(d, LineDict) else default
+
+
+def load_ruleset(extra_dirs: list[Path] | tuple[Path, ...] | None = None, include_builtin: bool = True,
+                 bundled: bool = True) -> RuleSet:
+    """The built-in rules (their bundled parsed copy when it matches the files and bundled is True) and the
+    rules under extra_dirs, validated; a duplicate id or a dangling reported_by is a RuleError."""
+    files: list[Path] = []
+    rules: list[Rule] = []
+    seen: dict[str, Rule] = {}
+    if include_builtin:
+        builtin = _bundled_rules() if bundled else None
+        if builtin is None:
+            files += rule_files(resources.rules_dir(), recursive=False)
+        else:
+            rules += builtin
+            seen.update((r.id, r) for r in builtin)
+    for d in extra_dirs or []:
+        d = Path(d)
+        if d.is_file():
+            files.append(d)
+        elif d.is_dir():
+            files += rule_files(d)
+        else:
+            raise RuleError(f"{d}: rules directory does not exist")
+    for f in files:
+        for rule in parse_rules(load_yaml(f), f):
+            if rule.id in seen:
+                raise RuleError(f"{f}:{rule.line}: duplicate rule id {rule.id} (first defined at {seen[rule.id].origin})")
+            seen[rule.id] = rule
+            rules.append(rule)
+    _check_reported_by(seen)
+    rules.sort(key=lambda r: r.id)
+    return RuleSet(rules)
+
+
+def _reported_by_codes(match: Any) -> list[str]:
+    """Every code a match names in `reported_by`, nested any/all/not included."""
+    return [str(c) for k, v in rule_schema.match_items(match) if k == "reported_by" and isinstance(v, list) for c in v]
+
+
+def _check_reported_by(rules: dict[str, Rule]) -> None:
+    """`reported_by` names rules that exist and never leads back to the rule itself (a typo would silently
+    never match; a cycle would recurse forever)."""
+    names = {rid: _reported_by_codes(r.match) for rid, r in rules.items()}
+    for rid, codes in names.items():
+        for code in codes:
+            if code not in rules:
+                r = rules[rid]
+                raise RuleError(f"{r.origin}: reported_by names {code!r}, which no rule has{did_you_mean(code, rules)} "
+                                f"in rule {rid}")
+    for start in names:
+        stack, seen = list(names[start]), set()
+        while stack:
+            code = stack.pop()
+            if code == start:
+                raise RuleError(f"{rules[start].origin}: reported_by leads back to {start} itself in rule {start}")
+            if code not in seen:
+                seen.add(code)
+                stack.extend(names.get(code, ()))
+
+
+_CACHE: dict[tuple[str, ...], RuleSet] = {}
+
+
+def get_ruleset(dirs: tuple[Path, ...] | list[Path] = ()) -> RuleSet:
+    """The built-in rules plus the rules under dirs, parsed once per process."""
+    key = tuple(str(d) for d in dirs)
+    if key not in _CACHE:
+        _CACHE[key] = load_ruleset(list(dirs))
+    return _CACHE[key]

@@ -1,0 +1,36 @@
+"""Rule codes as users write them: comma-separated lists, prefixes (`OLX1` selects OLX100-OLX199), and the
+in-model suppression `onnxlint: ignore[CODE, ...]` in a node's doc_string. Shared by the settings (selection) and
+the predicates (`reported_by` must not defer to a finding that will not be shown)."""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+
+def split_codes(values: Iterable[str] | str | None) -> list[str]:
+    """'OLX1,OLX2' and ['OLX1', 'OLX2,OLX3'] alike -> ['OLX1', 'OLX2', 'OLX3']."""
+    if values is None:
+        return []
+    if isinstance(values, str):
+        values = [values]
+    out: list[str] = []
+    for v in values:
+        out.extend(x.strip() for x in v.split(",") if x.strip())
+    return out
+
+
+def matches(code: str, prefixes: Iterable[str]) -> bool:
+    return any(code.startswith(p) for p in prefixes)
+
+
+_SUPPRESS = re.compile(r"onnxlint:\s*ignore\[([^\]]*)\]")
+
+
+def doc_string_suppresses(doc_string: str | bytes | None, code: str) -> bool:
+    """Whether a node's doc_string says `onnxlint: ignore[CODE, ...]` for code."""
+    if isinstance(doc_string, bytes):  # protobuf hands a string field that is not UTF-8 over as bytes
+        doc_string = doc_string.decode("utf-8", "surrogateescape")
+    if not doc_string or "onnxlint:" not in doc_string:
+        return False
+    return any(matches(code, [c.strip() for c in m.group(1).split(",") if c.strip()]) for m in _SUPPRESS.finditer(doc_string))

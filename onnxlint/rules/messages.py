@@ -1,0 +1,247 @@
+"""Rule message templates: `{node}`, `{attr.mode}`, `{input[0].dtype}`, `{placement.reason}` ...
+
+Templates are parsed once; every placeholder is checked field by field when the rule file loads (an unknown
+root or field is a `file:line` error), and rendered by one renderer for lint and verification findings alike.
+
+An optional segment `[[ ... ]]` is left out when a placeholder inside it has no value (it would render `?`):
+`runs in training mode[[ (training_mode input {input[2].name})]]` reads well for a node without that input.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any, Callable, Mapping
+
+from onnxlint.model.graph import node_path
+from onnxlint.support.errors import did_you_mean
+
+if TYPE_CHECKING:
+    from onnxlint.model.graph import NodeRef
+    from onnxlint.rules.context import LintContext
+    from onnxlint.rules.rule import Rule
+
+PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+OPTIONAL = re.compile(r"\[\[(.*?)\]\]", re.S)
+_PATH = re.compile(r"^([a-z_]+)(?:\[(\d+)\])?(?:\.(\w+))?$")
+
+MODEL_FIELDS = ("checker_error", "inference_error", "strict_error", "ort_load_error", "inference_skipped", "size_mb",
+                "protobuf_mb", "ir_version", "opset", "external_problem", "external_missing", "inputs", "tensorrt_ort_ops",
+                "tensorrt_product")
+VALUE_FIELDS = ("name", "dtype", "shape", "rank", "value")
+VERIFY_FIELDS = ("provider", "predicted", "error")
+
+# which roots each rule scope may use, and whether a root takes [index] and/or .field; a node rule also has
+# the verdict roots the targets declare (`targets.base.Vocabulary`: {placement.reason}, {trt.version})
+_NODE_ROOTS = {"node", "name", "op_type", "domain", "opset", "attr", "input", "output"}
+_ROOTS_BY_SCOPE = {
+    "node": _NODE_ROOTS | {"file", "rule", "model"},
+    "model": {"file", "rule", "model"},
+    "graph_input": {"file", "rule", "model", "value"},
+    "verification": {"file", "rule", "node", "op_type", "verify"},
+}
+_ALL_ROOTS = set().union(*_ROOTS_BY_SCOPE.values())
+
+# a verdict root's fields, by root: what the registry's vocabularies declare
+VerdictFields = Mapping[str, "tuple[str, ...]"]
+
+Part = tuple[str, "str | None", "str | None"]
+_TEMPLATES: dict[str, list[Any]] = {}
+
+
+def _parse_flat(template: str) -> list[Any]:
+    parts: list[Any] = []
+    last = 0
+    for m in PLACEHOLDER.finditer(template):
+        parts.append(template[last:m.start()])
+        pm = _PATH.match(m.group(1))
+        parts.append((pm.group(1), pm.group(2), pm.group(3)) if pm else None)
+        last = m.end()
+    parts.append(template[last:])
+    return parts
+
+
+def parse(template: str) -> list[Any]:
+    """Literal text, parsed placeholders (root, index, field) and optional segments (a list of those), once
+    per template."""
+    parts = _TEMPLATES.get(template)
+    if parts is None:
+        parts, last = [], 0
+        for m in OPTIONAL.finditer(template):
+            parts.extend(_parse_flat(template[last:m.start()]))
+            parts.append(_parse_flat(m.group(1)))
+            last = m.end()
+        parts.extend(_parse_flat(template[last:]))
+        _TEMPLATES[template] = parts
+    return parts
+
+
+def check(template: str, scope: str, verdicts: VerdictFields) -> str | None:
+    """The first problem with a template's placeholders for a rule of this scope, or None. verdicts: the
+    targets' verdict roots and their fields (node rules only)."""
+    roots = _ROOTS_BY_SCOPE[scope] | set(verdicts) if scope == "node" else _ROOTS_BY_SCOPE[scope]
+    if "[[" in OPTIONAL.sub("", template) or "]]" in OPTIONAL.sub("", template):
+        return "an optional segment '[[ ... ]]' is not closed (or not opened)"
+    for m in PLACEHOLDER.finditer(template):
+        text = m.group(1)
+        pm = _PATH.match(text)
+        if not pm:
+            return f"placeholder '{{{text}}}' is not of the form name, name.field or name[index].field"
+        root, idx, field = pm.groups()
+        if root not in roots:
+            where = "" if root not in _ALL_ROOTS and root not in verdicts else f" (not available to a {scope} rule)"
+            return f"unknown placeholder '{{{text}}}'{where}{did_you_mean(root, roots)}"
+        problem = _check_fields(root, idx, field, verdicts)
+        if problem:
+            return f"placeholder '{{{text}}}': {problem}"
+    return None
+
+
+def _check_fields(root: str, idx: str | None, field: str | None, verdicts: VerdictFields) -> str | None:
+    def fields(allowed: tuple[str, ...], required: bool = True) -> str | None:
+        if field is None:
+            return f"needs a field: one of {', '.join(allowed)}" if required else None
+        if field not in allowed:
+            return f"unknown field '{field}' (one of: {', '.join(allowed)}){did_you_mean(field, allowed)}"
+        return None
+
+    if root in ("input", "output"):
+        if idx is None:
+            return f"{root} needs an index, e.g. {{{root}[0].dtype}}"
+        return fields(VALUE_FIELDS, required=False)
+    if idx is not None:
+        return f"{root} takes no [index]"
+    if root == "attr":
+        return None if field else "needs an attribute name, e.g. {attr.mode}"
+    if root == "model":
+        return fields(MODEL_FIELDS)
+    if root == "value":
+        return fields(("name", "dtype", "shape"))
+    if root in verdicts:
+        return fields(verdicts[root])
+    if root == "verify":
+        return fields(VERIFY_FIELDS)
+    return None if field is None else f"{root} has no fields"
+
+
+def fmt(v: Any) -> str:
+    if v is None:
+        return "?"
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join("?" if x is None else str(x) for x in v) + "]"
+    if isinstance(v, float):
+        return f"{v:g}"
+    return str(v)
+
+
+def render_with(template: str, lookup: Callable[[Part], str]) -> str:
+    out = []
+    for part in parse(template):
+        if part.__class__ is str:
+            out.append(part)
+        elif part.__class__ is list:  # optional segment: only when every placeholder in it has a value
+            seg = [p if p.__class__ is str else ("?" if p is None else lookup(p)) for p in part]
+            if not any(v == "?" for p, v in zip(part, seg) if p.__class__ is not str):
+                out.extend(seg)
+        else:
+            out.append("?" if part is None else lookup(part))
+    return "".join(out)
+
+
+def render(template: str, ctx: "LintContext", rule: "Rule", node: "NodeRef | None" = None, vi: Any = None) -> str:
+    return render_with(template, lambda part: _lookup(part, ctx, rule, node, vi))
+
+
+def render_values(template: str, values: dict[str, Any]) -> str:
+    """A message whose placeholders come from plain values ({verify.provider}, {node}, {file}): verification."""
+    return render_with(template, lambda part: fmt(values.get((part[2] or "") if part[0] == "verify" else part[0])))
+
+
+def _lookup(part: Part, ctx: "LintContext", rule: "Rule", node: "NodeRef | None", vi: Any) -> str:
+    """One placeholder's value, as text ('?' when unknown)."""
+    from onnxlint.model.graph import value_type_of
+    from onnxlint.rules.predicates import attr_value, constant_value
+
+    root, idx, sub = part
+    if root == "file":
+        return ctx.mf.display
+    if root == "rule":
+        return rule.id
+    if root == "model":
+        return fmt(_model_field(ctx, sub))
+    if root == "value" and vi is not None:
+        vt = value_type_of(vi.type)
+        return fmt({"name": vi.name, "dtype": vt.dtype, "shape": list(vt.shape) if vt.shape is not None else None}.get(sub or ""))
+    if node is None:
+        return "?"
+    if root == "node":
+        return node_path(node.location) or "?"
+    if root == "name":
+        return node.name or node_path(node.location) or "?"
+    if root == "op_type":
+        return node.op_type
+    if root == "domain":
+        return node.domain
+    if root == "opset":
+        return fmt(node.opset)
+    if root == "attr" and sub:
+        return fmt(attr_value(node, sub))
+    if root in ("input", "output") and idx is not None:
+        i = int(idx)
+        names = node.inputs if root == "input" else node.outputs
+        vt = node.input_type(i) if root == "input" else node.output_type(i)
+        if sub == "name":
+            return names[i] if i < len(names) else "?"
+        if sub == "shape":
+            return fmt(list(vt.shape) if vt.shape is not None else None)
+        if sub == "rank":
+            return fmt(vt.rank)
+        if sub == "value":
+            return fmt(constant_value(node, names[i]) if i < len(names) and names[i] else None)
+        return fmt(vt.dtype)
+    vocabulary = _verdict_root(ctx, root)
+    if vocabulary is not None:
+        return fmt(vocabulary.message_value(ctx, rule, node, sub))
+    return "?"
+
+
+def _verdict_root(ctx: "LintContext", root: str) -> Any:
+    """The vocabulary of the context's targets whose message root this is, or None."""
+    for target in ctx.registry.values():
+        vocabulary = target.vocabulary
+        if vocabulary is not None and vocabulary.message_root == root:
+            return vocabulary
+    return None
+
+
+def _model_field(ctx: "LintContext", sub: str | None) -> Any:
+    mf = ctx.mf
+    if sub == "checker_error":
+        return ctx.checker_error()
+    if sub == "inference_error":
+        return mf.inference_error
+    if sub == "strict_error":
+        return mf.strict_error
+    if sub == "ort_load_error":
+        from onnxlint.ort import model_load
+
+        return model_load.lint_failure(ctx)
+    if sub == "inference_skipped":
+        return getattr(mf, "inference_skipped", None)
+    if sub == "size_mb":
+        return f"{mf.total_size / 2**20:.1f}"
+    if sub == "protobuf_mb":
+        return f"{mf.file_size / 2**20:.1f}"
+    if sub == "ir_version":
+        return mf.model.ir_version
+    if sub == "opset":
+        return ctx.index.opsets.get("ai.onnx")
+    if sub == "external_problem":
+        return "; ".join(sorted({str(t.problem) for t in mf.missing_external})) or None
+    if sub == "external_missing":
+        return len(mf.missing_external)
+    if sub == "inputs":
+        return ", ".join(i.name for i in ctx.index.graph_inputs())
+    if sub in ("tensorrt_ort_ops", "tensorrt_product") and "tensorrt" in ctx.options.targets:
+        pred = ctx.prediction("tensorrt")
+        return pred.ort_ops_text() if sub == "tensorrt_ort_ops" else pred.product
+    return None

@@ -1,0 +1,59 @@
+"""A validated rule and a set of them: plain data, apart from the loader (`ruleset`) that validates rule files,
+so the modules that evaluate rules (`context`, `predicates`, `messages`) can name the type without importing the
+loader and, through it, the schema and the message checker."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
+SEVERITIES = tuple(SEVERITY_RANK)
+
+
+@dataclass
+class Rule:
+    id: str
+    name: str
+    severity: str
+    targets: tuple[str, ...]
+    summary: str
+    explanation: str
+    match: dict[str, Any]
+    message: str
+    scope: str = "node"
+    fix: str | None = None
+    hint: str | None = None
+    references: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    fallback: str | None = None  # target whose EP rejects a matching node (ORT GetCapability checks)
+    source: str = ""
+    line: int = 0
+    ops: tuple[str, ...] | None = None  # op types for dispatch; None = every node
+    placement_target: str | None = None  # whose placement {placement.*} renders: the first placement predicate's
+    default: bool = True  # in the default rule set (run without --select); false: only when selected by code
+
+    @property
+    def origin(self) -> str:
+        return f"{self.source}:{self.line}"
+
+    def applies_to(self, targets: set[str]) -> bool:
+        return "any" in self.targets or bool(targets.intersection(self.targets))
+
+    @property
+    def fix_hint(self) -> str:
+        if self.hint:
+            return self.hint
+        return "no automatic fix" if not self.fix else f"fixable with --fix ({self.fix})"
+
+
+@dataclass
+class RuleSet:
+    rules: list[Rule] = field(default_factory=list)
+
+    def by_id(self) -> dict[str, Rule]:
+        return {r.id: r for r in self.rules}
+
+    def knows(self, code: str) -> bool:
+        """Whether a code or prefix names at least one rule (for --select/--ignore checking)."""
+        return any(r.id.startswith(code) for r in self.rules)

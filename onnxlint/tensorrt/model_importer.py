@@ -1,0 +1,150 @@
+"""TensorRT's ONNX parser over a whole model (onnx-tensorrt's ModelImporter: supportsModel, parseGraph): each node
+gets the importer its op type names, then that importer's checks (builtin_op_checks); one verdict per node.
+
+Nodes with one signature, constant pattern and attributes get one verdict, computed once.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from onnxlint.model.graph import STANDARD_DOMAINS, GraphIndex, NodeRef
+from onnxlint.tensorrt import tables, versions
+from onnxlint.tensorrt.builtin_op_checks import Row, verdict_docs, verdict_verified
+from onnxlint.tensorrt.node_facts import Signature, constant_value, dtype_of, is_constant, ort_only, rank
+from onnxlint.tensorrt.tables import Table
+from onnxlint.tensorrt.verdicts import SUPPORTED, TrtNode, TrtPrediction, Verdict
+
+CheckFn = Callable[[NodeRef, Signature, Table, str, Row], Verdict]
+
+
+def predict(index: GraphIndex, version: str | None = None) -> TrtPrediction:
+    """The parser's verdict on every node (local function bodies left out: the parser inlines none)."""
+    ver, note = tables.resolve(version)
+    table = tables.load(ver)
+    pred = TrtPrediction(ver, note, verified=table.get("verified") == "parser")
+    check: CheckFn = verdict_verified if pred.verified else verdict_docs
+    shared: dict[tuple[Any, ...], Verdict] = {}
+    key_of = _share_key(table)
+    signature, record = index.signature, pred.record
+    local = index.is_local_function if index.functions else None
+    for node in index.nodes:
+        if local is not None and local(node):
+            continue
+        sig = signature(node)
+        key = key_of(node, sig)
+        verdict = shared.get(key)
+        if verdict is None:
+            verdict = shared[key] = _verdict(node, sig, table, ver, check)
+        if verdict[1] == "ort-op":
+            label = node.op_type if node.domain == "ai.onnx" else f"{node.domain}::{node.op_type}"
+            pred.ort_ops[label] = pred.ort_ops.get(label, 0) + 1
+        record(node.index, TrtNode(node, *verdict))
+    return pred
+
+
+def _verdict(node: NodeRef, sig: Signature, table: Table, ver: str, check: CheckFn) -> Verdict:
+    """The importer's verdict; an op only ORT defines that the parser does not import says so (the key holds the
+    op and domain, so the one verdict per key stays right)."""
+    found = importer(node, sig, table, ver)
+    verdict = found if isinstance(found, tuple) else check(node, sig, table, ver, found)
+    if verdict[0] == "unsupported" and ort_only(node):
+        return ("unsupported", "ort-op", verdict[2])
+    return verdict
+
+
+def _share_key(table: Table) -> Callable[[NodeRef, Signature], tuple[Any, ...]]:
+    """What a node's verdict depends on beyond its signature, as the table's row for its op asks: which inputs are
+    constant, their values, ranks, network inputs, attributes, the output count; a node whose verdict reads its
+    neighbours or bodies is keyed by itself."""
+    ops = table["ops"].get
+    behaviour = table.get("behaviour") or {}
+    mixed_rejected = behaviour.get("mixed_float_inputs") == "reject"
+    reduce_ignored = {op for op, how in (behaviour.get("reduce_axes_input") or {}).items() if how == "ignored"}
+
+    def key_of(node: NodeRef, sig: Signature) -> tuple[Any, ...]:
+        key: tuple[Any, ...] = sig
+        row = ops(node.op_type)
+        if row:
+            ins = node.inputs  # comprehensions, not generators: this runs once per node
+            key += (tuple([bool(n) and is_constant(node, n) for n in ins]),)
+            if row.get("input_value_limits"):
+                key += (tuple([constant_value(node, n) if n else None for n in ins]),)
+            if row.get("bad_ranks") or row.get("crash_ranks"):
+                key += (tuple([rank(node, i) for i in range(len(ins))]),)
+            if node.scope.parent is None:
+                is_input = node.scope.is_graph_input
+                key += (tuple([is_input(n) for n in ins]),)
+            if row.get("attr_limits") or node.op_type in ("Cast", "CastLike", "Shape"):
+                key += (tuple([(a.name, a.SerializeToString()) for a in node.proto.attribute if a.type not in (5, 10)]),)
+            key += (len([o for o in node.outputs if o]),)
+            if (mixed_rejected and node.op_type == "Cast") or node.op_type in reduce_ignored:
+                key += (node.index,)  # the verdict reads its consumers / its axes values and input rank
+        if node.op_type in ("If", "Loop"):
+            key += (node.index,)
+        return key
+
+    return key_of
+
+
+def importer(node: NodeRef, sig: Signature, table: Table, ver: str) -> Verdict | Row:
+    """The importer the parser picks for the node: a verdict when there is none it can use (a plugin op, an op
+    not listed or not supported, a string or non-tensor network input), else the op's table row to check."""
+    ort = _ort_op(node, table, ver) if node.domain not in STANDARD_DOMAINS or node.op_type not in table["ops"] else None
+    if ort is not None:
+        return ort
+    if node.domain not in STANDARD_DOMAINS:
+        if versions.is_rtx(ver):  # TensorRT-RTX ships no plugin ops: promising a plugin would mislead
+            return ("unsupported", "plugin", f"{versions.describe(ver)} has no importer for it, and TensorRT-RTX ships no plugin ops")
+        return "unsupported", "plugin", "TensorRT needs a plugin registered under that name"
+    row: Row | None = table["ops"].get(node.op_type)
+    who = versions.describe(ver)
+    if row is None or (node.domain != "ai.onnx" and table.get("verified") == "parser"):
+        return "unsupported", "not-listed", f"{node.op_type} is not in {who}'s operator table"
+    if not row["supported"]:
+        return _no_importer(node, table, ver)
+    if any(dtype_of(t) == "string" for t in sig[3] + sig[4]):
+        return "unsupported", "dtype", f"{node.op_type} touches a string tensor; TensorRT has no string type"
+    if node.scope.parent is None:
+        for name, t in zip(node.inputs, sig[3]):
+            if t and not t.startswith("tensor(") and node.scope.is_graph_input(name):
+                return "unsupported", "dtype", f"graph input '{name}' is a {t}; TensorRT network inputs are tensors"
+    return row
+
+
+def _no_importer(node: NodeRef, table: Table, ver: str) -> Verdict:
+    """An op the table says has no importer."""
+    who = versions.describe(ver)
+    if table.get("verified") != "parser":
+        return "unsupported", "not-supported", f"{who} lists {node.op_type} as unsupported"
+    docs_ver = table.get("docs_restrictions_from") or ver
+    docs = tables.docs_table(docs_ver)
+    if docs and (docs["ops"].get(node.op_type) or {}).get("supported"):
+        # plugin-backed importers (RoiAlign from 8.6, DeformConv): the probes load no plugin library and
+        # TensorRT-RTX ships none, so "no importer" was measured, but TensorRT proper with its plugins
+        # imports the op: too doubtful to call an error
+        return ("restricted", "matrix-restriction",
+                f"{who} had no importer for {node.op_type} when probed without plugins, but onnx-tensorrt's "
+                f"{docs_ver} matrix lists it (through a TensorRT plugin); TensorRT-RTX ships no plugins")
+    return "unsupported", "not-supported", f"{who} has no importer for {node.op_type}"
+
+
+def _ort_op(node: NodeRef, table: Table, ver: str) -> Verdict | Row | None:
+    """An op ONNX Runtime defines (com.microsoft, or ONNX-domain with no onnx schema) that the parser has an
+    importer for (the table's `ort_ops`, tools/gen_trt_behaviour.py). The parser picks importers by op type alone
+    (onnx-tensorrt ModelImporter.cpp, parseGraph: `opImporters.count(node.op_type())`), so the node gets the
+    importer of that name: the verdict, the ONNX op's table row, or None when the table does not know the op."""
+    info = (table.get("ort_ops") or {}).get(f"{node.domain}::{node.op_type}")
+    if not info:
+        return None
+    who, op = versions.describe(ver), node.op_type
+    if info.get("plugin"):
+        return ("unsupported", "plugin", f"{who}'s importer for {op} loads a TensorRT plugin of that name, and fails when none "
+                f"is registered ('failed to load {op} plugin')" + ("; TensorRT-RTX ships no plugins" if versions.is_rtx(ver) else ""))
+    if info.get("onnx_op") and not info.get("same_inputs"):
+        return ("unsupported", "not-supported", f"{who} picks importers by op type alone: this {node.domain}::{op} gets ONNX "
+                f"{op}'s importer, whose inputs differ from ONNX Runtime's {op}")
+    if info.get("onnx_op"):
+        row: Row | None = table["ops"].get(op)
+        return row if row else None
+    return SUPPORTED
