@@ -120,7 +120,8 @@ def measure(set_name, version, level, path, named_dir: Path) -> dict:
     res = {"agree": Counter(), "alarm": defaultdict(list), "miss": defaultdict(list), "other": defaultdict(list),
            "refused": 0, "refused_flagged": 0, "refused_lost": [], "built_unsup": [], "built_unsup_nodes": 0,
            "failed_other": [], "memcpy_truth": 0, "memcpy_off": [], "by_source": defaultdict(Counter),
-           "boundaries": 0, "memcpy_exact": 0, "models": 0, "no_model": 0, "gone_agree": 0, "fused_later": 0}
+           "boundaries": 0, "memcpy_exact": 0, "models": 0, "no_model": 0, "gone_agree": 0, "fused_later": 0,
+           "created_cpu": Counter()}
     for test, trs in sorted(by_test.items()):
         model_path = named_dir / set_name / f"{test}.onnx"
         if not model_path.exists():
@@ -174,6 +175,10 @@ def measure(set_name, version, level, path, named_dir: Path) -> dict:
         for r in trs:
             if r["row"] == "new" and r["ep"] in ("CUDA", "CPU") and re.fullmatch(rf"{r['op_type']}(_token_\d+)?", r["name"]):
                 generated[r["op_type"]].append(r["ep"])
+        for r in trs:  # nodes ORT creates on CPU (not judged: onnxlint's placement names original nodes only)
+            if r["row"] == "new" and r["ep"] == "CPU":
+                by = r["message"].rsplit(" by ", 1)[1] if " by " in r["message"] else ""
+                res["created_cpu"][r["op_type"] + (f" ({re.sub(r'_token_[0-9]+$', '', by)})" if by else "")] += 1
         memcpy = sum(1 for r in trs if r["row"] == "memcpy")
         res["memcpy_truth"] += memcpy
         res["boundaries"] += len(pl.boundaries)
@@ -249,6 +254,9 @@ def report(set_name, version, level, res, details: int) -> list[str]:
              f"   sessions ORT refused for want of a kernel / opset / IR: {res['refused']}, onnxlint flags {res['refused_flagged']}"
              + (f"; not flagged: {', '.join(res['refused_lost'][:8])}" if res["refused_lost"] else "")
              + f"; nodes onnxlint calls unsupported in sessions ORT built: {res['built_unsup_nodes']}"]
+    if res["created_cpu"]:
+        lines.append(f"   nodes ORT created on CPU (not judged): {sum(res['created_cpu'].values())}: " + ", ".join(
+            f"{op} {n}" for op, n in res["created_cpu"].most_common(8)))
     if res["failed_other"]:
         flagged = [t for t, f, _ in res["failed_other"] if f]
         lines.append(f"   sessions ORT failed for other reasons: {len(res['failed_other'])} (onnxlint calls a node unsupported in "
