@@ -194,7 +194,8 @@ def explain(rule: Any) -> str:
     from onnxlint import fixers
 
     fx = fixers.REGISTRY.get(rule.fix) if rule.fix else None
-    fix_line = f"Fix: {fx.name} ({'safe' if fx.safe else 'unsafe: needs --unsafe-fixes'}): {fx.summary}" if fx else "Fix: no automatic fix"
+    how = {"safe": "safe", "unsafe": "unsafe: needs --unsafe-fixes", "display-only": "display-only: never applied"}
+    fix_line = f"Fix: {fx.name} ({how[fx.applicability.value]}): {fx.summary}" if fx else "Fix: no automatic fix"
     refs = "\n".join(f"  - {esc(r)}" for r in rule.references)
     # every piece comes from a rule file (from the repository under review): escaped like a model's text
     return (f"{esc(rule.id)} ({esc(rule.name)}) [{esc(rule.severity)}] targets: {esc(', '.join(rule.targets))}\n\n"
