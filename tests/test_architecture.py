@@ -171,6 +171,18 @@ def test_no_function_is_over_80_lines():
     assert long_functions(f"def f():\n{body}\n") == [("f", 81)]
 
 
+_TIMING = re.compile(r"~?\b\d+(?:\.\d+)? ?(?:ms|µs|ns)\b|\b\d+(?:\.\d+)? ?s (?:of CPU|a check|at \d)|GB peak|"
+                     r"\b\d+x (?:faster|slower)|\b\d+/s\b")
+
+
+def test_no_comment_carries_a_benchmark_timing():
+    """A comment or docstring says why, not how fast it was once: figures live in benchmarks/README.md."""
+    found = [f"{p.relative_to(ROOT)}:{i}" for p in sorted(PKG.rglob("*.py"))
+             for i, line in enumerate(p.read_text().splitlines(), 1) if _TIMING.search(line)]
+    assert not found, found
+    assert all(_TIMING.search(t) for t in ("(~15 ms)", "0.69 s -> ~0.05 s a check", "(~0.3 s of CPU)", "2x faster", "at 287/s"))
+
+
 def test_core_never_imports_the_cli():
     graph = import_graph()
     users = sorted(m for m, deps in graph.items() if "onnxlint.cli" in deps and m != "onnxlint.__main__")

@@ -205,8 +205,8 @@ class Fixer:
 
 
 # The built-in fixers: name -> the module of onnxlint.fixers whose @fixer registers it. A lint asks only for
-# the fixers its findings name (fix_for), so only their modules are imported: all nine cost ~15 ms of a
-# process's start-up. tests/test_fix.py checks this table against what the modules register.
+# the fixers its findings name (fix_for), so only their modules are imported (all of them would be a
+# visible part of a process's start-up). tests/fixers/test_registry.py checks this table against what the modules register.
 BUILTIN = {
     "batchnorm-inference": "batchnorm",
     "double-inputs-to-float": "double_inputs",

@@ -103,7 +103,7 @@ def _walk_onnx(root: Path) -> list[Path]:
                 except OSError:
                     pass  # a dangling link: kept, and reported as missing
                 out.append(e.path)
-    if os.altsep is None:  # POSIX: Path's own order (by parts), without comparing Path objects (~10 µs a pair)
+    if os.altsep is None:  # POSIX: Path's own order (by parts), without comparing Path objects (slow per pair)
         return [Path(s) for s in sorted(out, key=lambda s: s.split(os.sep))]
     return sorted(Path(s) for s in out)
 

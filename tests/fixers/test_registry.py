@@ -207,16 +207,16 @@ def test_display_only_fixes_are_never_applied_and_unsafe_ones_only_when_asked(tm
 
 
 def test_explain_says_how_a_fix_applies():
-    from onnxlint import cli
+    from onnxlint.commands.rules import explain
     from onnxlint.fixers.base import REGISTRY, Applicability, Fixer
     from onnxlint.rulefiles.ruleset import get_ruleset
 
     rule = get_ruleset(()).by_id()["OLX012"]  # double-inputs-to-float: unsafe
-    assert "(unsafe: needs --unsafe-fixes)" in cli.explain(rule)
+    assert "(unsafe: needs --unsafe-fixes)" in explain(rule)
     REGISTRY["t-shown"] = Fixer("t-shown", Applicability.DISPLAY_ONLY, "a rewrite to make in the exporter", lambda c: c.model)
     try:
         rule.fix = "t-shown"
-        assert "Fix: t-shown (display-only: never applied): a rewrite to make in the exporter" in cli.explain(rule)
+        assert "Fix: t-shown (display-only: never applied): a rewrite to make in the exporter" in explain(rule)
     finally:
         rule.fix = "double-inputs-to-float"
         del REGISTRY["t-shown"]
