@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from onnxlint.linting.report import Finding
 from onnxlint.model.graph import node_path
@@ -14,6 +14,11 @@ if TYPE_CHECKING:
     from onnxlint.model.graph import GraphIndex, NodeRef
     from onnxlint.model.loading import ModelFile
     from onnxlint.rules.rule import Rule, RuleSet
+
+
+# which fixer a finding of a rule on a node names, None when that fixer cannot clear it there (fixers.base.fix_for,
+# handed in by the linter: the engine evaluates rules and asks the fixers nothing itself)
+Fixable = Callable[["Rule", "NodeRef | None", Any], "str | None"]
 
 
 def new_context(mf: ModelFile, index: GraphIndex, options: Options, ruleset: RuleSet,
@@ -38,10 +43,8 @@ def fallback_rejects(fallback: list[Rule], ctx: LintContext, target: str) -> tup
     return rejects, ops
 
 
-def _finding(ctx: LintContext, rule: Rule, node: NodeRef | None, message: str) -> Finding:
-    from onnxlint.fixers.base import fix_for
-
-    fix = fix_for(rule, node, ctx.index.model) if rule.fix else None
+def _finding(ctx: LintContext, rule: Rule, node: NodeRef | None, message: str, fixable: Fixable) -> Finding:
+    fix = fixable(rule, node, ctx.index.model) if rule.fix else None
     target = "any" if "any" in rule.targets else next((t for t in rule.targets if t in ctx.options.targets), rule.targets[0])
     return Finding(
         code=rule.id, name=rule.name, severity=rule.severity, target=target, filename=ctx.mf.display,
@@ -58,20 +61,21 @@ def _text(value: str | bytes) -> str:
     return value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else value
 
 
-def lint(ctx: LintContext, rules: list[Rule]) -> list[Finding]:
-    """All findings of the active rules for one model: model and input findings first, then graph order."""
+def lint(ctx: LintContext, rules: list[Rule], *, fixable: Fixable) -> list[Finding]:
+    """All findings of the active rules for one model: model and input findings first, then graph order.
+    fixable: which fixer a finding names (fixers.base.fix_for: None where the rule's fixer cannot clear it)."""
     active = [r for r in rules if r.applies_to(ctx.options.targets) and r.fallback is None]
     ctx.active_rules = {r.id: r for r in active}
     out: list[Finding] = []
     for rule in (r for r in active if r.scope == "model"):
         if predicates.match(ctx, "model", rule.match, None):
-            out.append(_finding(ctx, rule, None, messages.render(rule.message, ctx, rule)))
+            out.append(_finding(ctx, rule, None, messages.render(rule.message, ctx, rule), fixable))
     inputs = [r for r in active if r.scope == "graph_input"]
     if inputs:
         for vi in ctx.index.graph_inputs():
             for rule in inputs:
                 if predicates.match(ctx, "graph_input", rule.match, vi):
-                    f = _finding(ctx, rule, None, messages.render(rule.message, ctx, rule, vi=vi))
+                    f = _finding(ctx, rule, None, messages.render(rule.message, ctx, rule, vi=vi), fixable)
                     f.node = f"input:{vi.name}"
                     out.append(f)
     node_rules = [r for r in active if r.scope == "node"]
@@ -81,7 +85,7 @@ def lint(ctx: LintContext, rules: list[Rule]) -> list[Finding]:
     for pos, rule in enumerate(node_rules):
         for node in predicates.candidates(ctx, rule.match, rule.ops):
             if predicates.match_node(ctx, rule.match, node):
-                hits.append((node.index, pos, _finding(ctx, rule, node, messages.render(rule.message, ctx, rule, node))))
+                hits.append((node.index, pos, _finding(ctx, rule, node, messages.render(rule.message, ctx, rule, node), fixable)))
     hits.sort(key=lambda h: (h[0], h[1]))
     out += [f for _, _, f in hits]
     return out

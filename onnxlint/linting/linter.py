@@ -149,6 +149,7 @@ def ruleset_for(rule_dirs: tuple[Path, ...], rulesets: RuleSource | None = None)
 
 def _lint(mf: loading.ModelFile, settings: Settings, plan: LintPlan | Exception, want_placement: bool,
           res: FileReport, _retried: bool = False) -> None:
+    from onnxlint.fixers.base import fix_for
     from onnxlint.linting import engine
     from onnxlint.model import loading
 
@@ -167,7 +168,7 @@ def _lint(mf: loading.ModelFile, settings: Settings, plan: LintPlan | Exception,
         # neither it nor the target finding it stands for
         file_ignores, model_ignores = _file_suppressions(mf, settings, res.filename)
         ctx.suppressed_codes = [*file_ignores, *model_ignores]
-        res.findings = engine.lint(ctx, plan.rules)
+        res.findings = engine.lint(ctx, plan.rules, fixable=fix_for)
         _post_process(res, settings, file_ignores, model_ignores)
         if want_placement:
             for name in settings.targets:
