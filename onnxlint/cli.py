@@ -143,6 +143,9 @@ def _placement_parser() -> argparse.ArgumentParser:
     p.add_argument("--ort-version", type=_version_arg("ORT"))
     p.add_argument("--ort-optimization", choices=OPTIMIZATION_LEVELS, default="all")
     p.add_argument("--format", default="text", choices=list(FORMATS["placement"]))
+    p.add_argument("--compare", type=_version_arg("ORT"), metavar="VERSION",
+                   help="with --format html: also place at this ORT release and show the nodes that change provider")
+    p.add_argument("-o", "--output", type=output_path, help="write the report here (default: standard output)")
     return p
 
 
@@ -227,7 +230,8 @@ def _placement(argv: list[str]) -> int:
     from onnxlint.commands import placement
 
     args = _placement_parser().parse_args(argv)
-    return placement.run(args.models, args.target, args.ort_version, args.ort_optimization, args.format)
+    return placement.run(args.models, args.target, args.ort_version, args.ort_optimization, args.format,
+                         compare=args.compare, output=args.output)
 
 
 def _verify(argv: list[str]) -> int:
