@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # imported where used: the CLI imports this module on a cache
     import onnx
 
     from onnxlint.model import loading
+    from onnxlint.model.graph import NodeRef
     from onnxlint.rules.context import Options
     from onnxlint.rules.rule import Rule, RuleSet
 
@@ -170,9 +171,15 @@ def ruleset_for(rule_dirs: tuple[Path, ...], rulesets: RuleSource | None = None)
     return get_ruleset(rule_dirs)
 
 
+def _fixable(rule: Rule, node: NodeRef | None, model: Any) -> str | None:
+    """fixers.base.fix_for, imported when a shown finding names a fixer (a lint with none imports no fixer)."""
+    from onnxlint.fixers.base import fix_for
+
+    return fix_for(rule, node, model)
+
+
 def _lint(mf: loading.ModelFile, settings: Settings, plan: LintPlan | Exception, want_placement: bool,
           res: FileReport, _retried: bool = False) -> None:
-    from onnxlint.fixers.base import fix_for
     from onnxlint.linting import engine
     from onnxlint.model import loading
 
@@ -191,8 +198,10 @@ def _lint(mf: loading.ModelFile, settings: Settings, plan: LintPlan | Exception,
         # neither it nor the target finding it stands for
         file_ignores, model_ignores = _file_suppressions(mf, settings, res.filename)
         ctx.suppressed_codes = [*file_ignores, *model_ignores]
-        res.findings = engine.lint(ctx, plan.rules, fixable=fix_for)
+        res.findings = engine.lint(ctx, plan.rules, fixable=_fixable, deferred=True)
         _post_process(res, settings, file_ignores, model_ignores)
+        # details for what the run shows: an info's only when infos are shown (severity as overridden)
+        engine.complete(ctx, _fixable, None if settings.info_details else _not_info)
         if want_placement:
             for name in settings.targets:
                 target = targets_mod.get(name)
@@ -214,6 +223,10 @@ def _lint(mf: loading.ModelFile, settings: Settings, plan: LintPlan | Exception,
         _lint(mf, settings, plan, want_placement, res, _retried=True)
     except Exception as exc:  # a defect in onnxlint must not hide the other files' findings
         res.error = f"internal error while linting ({type(exc).__name__}: {first_line(exc)})"
+
+
+def _not_info(f: Any) -> bool:
+    return bool(f.severity != "info")
 
 
 def _wants_checker(rules: list[Any], targets: set[str]) -> bool:
