@@ -171,7 +171,10 @@ def _verify_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=_positive_float, default=300)
     p.add_argument("--ort-version", type=_version_arg("ORT"), default="installed",
                    help="kernel tables of this ORT version for the prediction (default: installed, the ORT the session runs)")
-    p.add_argument("--fix", action="store_true", help="apply safe fixes in place, verify again, show before/after")
+    p.add_argument("--fix", action="store_true", help="apply the safe fixes, verify the fixed model, and write it in "
+                   "place only when a session on the providers ran it; show before/after")
+    p.add_argument("-o", "--output", type=output_path, metavar="PATH",
+                   help="with --fix: write the fixed model here (a file, or `DIR/`), verified or not; the model stays")
     p.add_argument("--ort-optimization", choices=OPTIMIZATION_LEVELS, default="all",
                    help="the session's graph optimization level, and the prediction's (default: all, as ORT's)")
     return p
@@ -317,9 +320,16 @@ def _verify(argv: list[str]) -> int:
     from onnxlint.verify.command import VerifyOptions, lint_report, parse_shapes, verify_paths
 
     args = _verify_parser().parse_args(argv)
+    if args.output is not None:
+        if not args.fix:
+            raise UsageError("verify -o names where --fix writes the fixed model: add --fix")
+        from onnxlint.commands.lint import check_fix_output
+        from onnxlint.model import loading
+
+        check_fix_output(args.output, loading.expand_paths([str(m) for m in args.models]))
     options = VerifyOptions(providers=tuple(providers(args.providers)), shapes=parse_shapes(args.shape),
                             timeout=args.timeout, ort_version=args.ort_version, fix=args.fix,
-                            optimization=args.ort_optimization)
+                            optimization=args.ort_optimization, output=args.output)
     results = verify_paths([str(m) for m in args.models], options)
     sarif = lint_report(results, args.ort_version) if args.format == "sarif" else None
     sys.stdout.write(verify_output.render(args.format, results, sarif))

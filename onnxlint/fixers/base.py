@@ -15,6 +15,7 @@ from typing import Any, Callable
 import onnx
 
 from onnxlint.model.graph import GraphIndex, NodeRef
+from onnxlint.rules.rule import UNSAFE_FIXES
 
 
 class FixError(Exception):
@@ -283,6 +284,21 @@ def resolve(model: onnx.ModelProto, locations: list[str]) -> Nodes:
     out = Nodes(n for n in index.nodes if n.location in wanted)
     out.graph_index = index
     return out
+
+
+def hint_for(rule: Any) -> str:
+    """A finding's hint: the rule's own, else how to fix it, worded by the fixer's safety: an unsafe fixer
+    (it changes the interface or numerics) runs only with --unsafe-fixes, and the hint says so."""
+    fx = REGISTRY.get(rule.fix) if rule.fix else None
+    unsafe = fx is not None and not fx.safe
+    if rule.hint:
+        own = str(rule.hint)
+        return own if not unsafe or UNSAFE_FIXES in own else f"{own} (its fix needs --fix {UNSAFE_FIXES})"
+    if not rule.fix:
+        return "no automatic fix"
+    if unsafe:
+        return f"fixable with --fix {UNSAFE_FIXES} ({rule.fix}; unsafe: it changes the interface or numerics)"
+    return f"fixable with --fix ({rule.fix})"
 
 
 def fix_for(rule: Any, node: NodeRef | None, model: onnx.ModelProto | None = None) -> str | None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from onnxlint.linting.report import Finding
 from onnxlint.model.graph import node_path
@@ -38,15 +38,18 @@ def fallback_rejects(fallback: list[Rule], ctx: LintContext, target: str) -> tup
     return rejects, ops
 
 
-def _finding(ctx: LintContext, rule: Rule, node: NodeRef | None, message: str) -> Finding:
-    from onnxlint.fixers.base import fix_for
+def _finding(ctx: LintContext, rule: Rule, node: NodeRef | None, message: str, vi: Any = None) -> Finding:
+    from onnxlint.fixers.base import fix_for, hint_for
 
     fix = fix_for(rule, node, ctx.index.model) if rule.fix else None
+    hint = hint_for(rule) if fix or not rule.fix else "no automatic fix for this node"
+    if "{" in hint or "[[" in hint:  # a rule's hint is a template, as its message
+        hint = messages.render(hint, ctx, rule, node, vi)
     target = "any" if "any" in rule.targets else next((t for t in rule.targets if t in ctx.options.targets), rule.targets[0])
     return Finding(
         code=rule.id, name=rule.name, severity=rule.severity, target=target, filename=ctx.mf.display,
         node=node_path(node.location) if node else None, op_type=node.op_type if node else None, message=message,
-        hint=rule.fix_hint if fix or not rule.fix else "no automatic fix for this node", fix=fix,
+        hint=hint, fix=fix,
         node_name=(node.name if node else None),
         doc_string=_text(node.proto.doc_string) if node else "",
     )
@@ -71,7 +74,7 @@ def lint(ctx: LintContext, rules: list[Rule]) -> list[Finding]:
         for vi in ctx.index.graph_inputs():
             for rule in inputs:
                 if predicates.match(ctx, "graph_input", rule.match, vi):
-                    f = _finding(ctx, rule, None, messages.render(rule.message, ctx, rule, vi=vi))
+                    f = _finding(ctx, rule, None, messages.render(rule.message, ctx, rule, vi=vi), vi)
                     f.node = f"input:{vi.name}"
                     out.append(f)
     node_rules = [r for r in active if r.scope == "node"]

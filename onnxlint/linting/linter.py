@@ -191,6 +191,8 @@ def _lint(mf: loading.ModelFile, settings: Settings, plan: LintPlan | Exception,
         file_ignores, model_ignores = _file_suppressions(mf, settings, res.filename)
         ctx.suppressed_codes = [*file_ignores, *model_ignores]
         res.findings = engine.lint(ctx, plan.rules)
+        if "ort-trt" in settings.targets and "tensorrt" not in settings.targets:
+            _through_tensorrt_ep(res, ctx, settings)
         _post_process(res, settings, file_ignores, model_ignores)
         if want_placement:
             for name in settings.targets:
@@ -213,6 +215,30 @@ def _lint(mf: loading.ModelFile, settings: Settings, plan: LintPlan | Exception,
         _lint(mf, settings, plan, want_placement, res, _retried=True)
     except Exception as exc:  # a defect in onnxlint must not hide the other files' findings
         res.error = f"internal error while linting ({type(exc).__name__}: {first_line(exc)})"
+
+
+def _through_tensorrt_ep(res: FileReport, ctx: Any, settings: Settings) -> None:
+    """Under ORT's TensorRT EP (`--target ort-trt`, TensorRT not named itself), a node TensorRT's parser rejects
+    is no error: the EP hands it to CUDA (or CPU) and the session runs. Such a finding says where it runs and is
+    a warning (the TensorRT engine is split around it); a node no provider takes stays an error. What the CUDA EP
+    would do with a node TensorRT takes is no finding of this deployment (ort-cuda not named itself)."""
+    from onnxlint.model.graph import node_location
+
+    partition = ctx.prediction("ort-trt")
+    on_cuda, on_cpu = set(partition.cuda_nodes), set(partition.cpu_nodes)
+    elsewhere = on_cuda | on_cpu | set(partition.unsupported)
+    kept = []
+    for f in res.findings:
+        where = node_location(f.node) if f.node and not f.node.startswith("input:") else None
+        if f.target == "ort-cuda" and "ort-cuda" not in settings.targets and where and where not in elsewhere:
+            continue  # TensorRT runs it
+        if f.target == "tensorrt" and f.severity == "error" and where in elsewhere - set(partition.unsupported):
+            f.severity, f.target = "warning", "ort-trt"
+            ep = "CUDA: the TensorRT engine is split around it" if where in on_cuda else \
+                "CPU (OLX200 says why CUDA does not take it)"
+            f.message = f"{f.message}; ORT's TensorRT EP hands it to {ep}"
+        kept.append(f)
+    res.findings = kept
 
 
 def _wants_checker(rules: list[Any], targets: set[str]) -> bool:

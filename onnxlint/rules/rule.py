@@ -9,6 +9,9 @@ from typing import Any
 
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 SEVERITIES = tuple(SEVERITY_RANK)
+# the flag an unsafe fixer needs; a finding whose hint names it is fixable only so (the text's --statistics
+# counts those apart without importing the fixers)
+UNSAFE_FIXES = "--unsafe-fixes"
 
 
 @dataclass
@@ -39,12 +42,6 @@ class Rule:
 
     def applies_to(self, targets: set[str]) -> bool:
         return "any" in self.targets or bool(targets.intersection(self.targets))
-
-    @property
-    def fix_hint(self) -> str:
-        if self.hint:
-            return self.hint
-        return "no automatic fix" if not self.fix else f"fixable with --fix ({self.fix})"
 
 
 @dataclass
