@@ -32,7 +32,7 @@ class LintRequest:
     folder's config; config: a config file for every model (None: the nearest one to each model's folder);
     cache_dir: the result cache folder (None: lint every model again); providers/shapes: --verify's and --fix's
     session settings as typed. A plain class, not a dataclass: generating its methods would cost every
-    process, a cached run included, ~0.5 ms."""
+    process, a cached run included."""
 
     def __init__(self, paths: list[str], *, overrides: dict[str, Any] | None = None, config: Path | None = None,
                  config_above_repo: bool = False, show_config: bool = False, format: str = "text",
@@ -80,7 +80,15 @@ def load_config(request: LintRequest, folder: Path) -> config_mod.Config:
 
 
 def settings_of(request: LintRequest, cfg: config_mod.Config) -> Settings:
-    return Settings.from_config(cfg, **request.overrides)
+    return Settings.from_config(cfg, **{"info_details": shows_info_details(request), **request.overrides})
+
+
+def shows_info_details(request: LintRequest) -> bool:
+    """Whether the run reads what infos say (message, hint, fixability): not when its output shows no info
+    (text, GitHub annotations and SARIF without --show-info) and nothing else reads them (--statistics counts the
+    fixable ones, --fix fixes them, --verify and --baseline look at every finding)."""
+    return request.format not in ("text", "github", "sarif") or request.show_info or request.statistics \
+        or request.fix or request.verify or request.baseline is not None
 
 
 def providers(text: str) -> list[str]:
@@ -136,10 +144,10 @@ def ruleset_of(settings: Settings, cache_dir: Path | None) -> Any:
 
 class CachedRules:
     """A lint's source of rule sets: the cache folder's copy of the parsed rules (cache.cached_ruleset), so a
-    model that misses does not pay for parsing and validating every rule file again (1 ms instead of ~50 ms per
-    process) while the rule files are unchanged. Each run makes its own (a rule file edited between two runs in
-    one process is read again); pool workers get it with each model, pickled without what it read, and share
-    what they read per run in their process (_IN_WORKER)."""
+    model that misses does not pay for parsing and validating every rule file again while the rule files are
+    unchanged. Each run makes its own (a rule file edited between two runs in one process is read again); pool
+    workers get it with each model, pickled without what it read, and share what they read per run in their
+    process (_IN_WORKER)."""
 
     def __init__(self, cache_dir: Path):
         self.cache_dir = cache_dir

@@ -516,7 +516,7 @@ def run_check(before: onnx.ModelProto, after: onnx.ModelProto, base_dir: Path | 
 
 # The children fork from a server that has onnx, numpy and onnxruntime imported (check_server, started as
 # `python -m onnxlint.fixers.check_server`, one per process): one fresh process per model without paying the
-# imports each time (0.69 s -> ~0.05 s a check, measured on a one-node model). Not multiprocessing's forkserver:
+# imports each time. Not multiprocessing's forkserver:
 # it imports the caller's main module again in every child, so a script calling onnxlint.fix() at module level
 # without a __main__ guard ran twice. Where there is no fork (Windows) or the server cannot start or dies, each
 # check is `python -m onnxlint.fixers.equivalence_child`.

@@ -43,6 +43,14 @@ class Rule:
     def applies_to(self, targets: set[str]) -> bool:
         return "any" in self.targets or bool(targets.intersection(self.targets))
 
+    @property
+    def fix_hint(self) -> str:
+        """The hint as the rule gives it (a template when it has placeholders), else how to fix; the linter words
+        an unsafe fixer's (`fixers.base.hint_for`): the rule knows its fixer's name, not its applicability."""
+        if self.hint:
+            return self.hint
+        return "no automatic fix" if not self.fix else f"fixable with --fix ({self.fix})"
+
 
 @dataclass
 class RuleSet:
