@@ -170,6 +170,12 @@ def test_under_the_tensorrt_ep_a_rejection_says_where_the_node_runs(tmp_path: Pa
     assert "ort-trt: 1 node in 1 TensorRT subgraph, 1 fall through to CUDA, 0 to CPU" in proc.stdout
     f = json.loads(onnxlint(model, "--target", "ort-trt", "--format", "json", "--no-cache").stdout)
     assert [(x["code"], x["severity"], x["target"]) for x in f if x["code"] == "OLX300"] == [("OLX300", "warning", "ort-trt")]
+    # a model ORT refuses to load (IR version past the release) is refused under its TensorRT EP too
+    m = onnx.load(model)
+    m.ir_version = 14
+    onnx.save(m, model)
+    proc = onnxlint(model, "--target", "ort-trt", "--ort-version", "1.31.1", "--no-cache")
+    assert "error: OLX203 IR version 14 is newer than onnxruntime 1.31.1 loads" in proc.stdout, proc.stdout
 
 
 def test_verify_without_a_gpu_says_so_once_for_the_run(examples_dir: Path, tmp_path: Path) -> None:

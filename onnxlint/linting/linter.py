@@ -252,10 +252,13 @@ def _through_tensorrt_ep(res: FileReport, ctx: Any, settings: Settings) -> None:
     partition = ctx.prediction("ort-trt")
     on_cuda, on_cpu = set(partition.cuda_nodes), set(partition.cpu_nodes)
     elsewhere = on_cuda | on_cpu | set(partition.unsupported)
+    # a model ORT refuses to load (opset or IR version past the release: OLX203) is refused whatever the EPs
+    refused = {n.location for n in ctx.prediction("ort-cuda").by_status(False).get("refused", ())}
     kept = []
     for f in res.findings:
         where = node_location(f.node) if f.node and not f.node.startswith("input:") else None
-        if f.target == "ort-cuda" and "ort-cuda" not in settings.targets and where and where not in elsewhere:
+        if f.target == "ort-cuda" and "ort-cuda" not in settings.targets and where and where not in elsewhere \
+                and where not in refused:
             continue  # TensorRT runs it
         if f.target == "tensorrt" and f.severity == "error" and where in elsewhere - set(partition.unsupported):
             f.severity, f.target = "warning", "ort-trt"
