@@ -221,6 +221,7 @@ def test_fix_and_verify_bypass_the_cache(cli, spy, model, tmp_path, monkeypatch)
         raise AssertionError("the cache was consulted")
 
     monkeypatch.setattr(cache, "lint_with_cache", no_cache)
+    monkeypatch.setattr(cache, "CachedRun", no_cache)
     rc, out, err = cli(model, "--fix", "-o", tmp_path / "fixed.onnx")
     assert (tmp_path / "fixed.onnx").is_file() and rc in (0, 1), err
     rc, out, err = cli(model, "--diff")
@@ -458,3 +459,34 @@ def test_a_changed_baseline_is_read_on_a_cached_run(cli, spy, model, tmp_path):
     base.write_text(json.dumps(json.loads(base.read_text()) | {"fingerprints": []}))  # forget every finding
     rc, out, _ = cli(model, "--baseline", base)
     assert rc == 1 and "OLX015" in out and spy.linted == ["m.onnx"]
+
+
+def test_a_miss_is_parsed_from_the_bytes_its_key_hashed(cli, spy, model, tmp_path, monkeypatch):
+    """A cache miss is read and hashed once: the linter parses the bytes the key was computed from (the report
+    then carries their digest and is stored under that key); past the run's prefetch budget a model is read
+    again by the loader, with the same result."""
+    from onnxlint.commands import lint as lint_cmd
+    from onnxlint.model.loading import opening
+
+    reads: list = []
+    real = opening._read
+
+    def counting(path, display):
+        reads.append(Path(path).name)
+        return real(path, display)
+
+    monkeypatch.setattr(opening, "_read", counting)
+    first = cli(model, "--no-progress", "--format", "json")
+    assert reads == [] and spy.linted == ["m.onnx"]
+    assert cli(model, "--no-progress", "--format", "json") == first and spy.linted == ["m.onnx"]  # stored: a hit
+    other = tmp_path / "other.onnx"
+    onnx.save(_model("eq2"), other)
+    monkeypatch.setattr(lint_cmd, "PREFETCH_BYTES", 0)
+    rc, out, _ = cli(other, "--no-progress", "--format", "json")
+    assert reads == ["other.onnx"] and rc == 1 and "OLX015" in out
+    assert cli(other, "--no-progress", "--format", "json")[1] == out and spy.linted == ["m.onnx", "other.onnx"]
+    empty = tmp_path / "empty.onnx"
+    empty.write_bytes(b"")
+    monkeypatch.setattr(lint_cmd, "PREFETCH_BYTES", 1 << 20)
+    rc, out, err = cli(empty, "--no-progress")
+    assert rc == 2 and "empty file" in (out + err)

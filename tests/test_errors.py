@@ -323,9 +323,9 @@ def test_one_native_worker_serves_a_whole_run(tmp_path, monkeypatch, cli):
     started: list = []
     real = native._Worker.__init__
 
-    def counting(self):
+    def counting(self, first=None):
         started.append(1)
-        real(self)
+        real(self, first)
 
     monkeypatch.setattr(native._Worker, "__init__", counting)
     for i in range(5):  # Equal on float and int32: strict inference raises on each

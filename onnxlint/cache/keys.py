@@ -44,13 +44,21 @@ def file_digest(path: str | os.PathLike) -> str | None:
     return digest
 
 
-def scan(path: str | os.PathLike, limit: int | None = None) -> tuple[str, bool] | None:
+def scan(path: str | os.PathLike, limit: int | None = None, keep_below: int = 0) -> tuple[str, bool] | None:
     """(blake2b of the file's bytes, whether they spell b'location' anywhere: external data is named so).
 
     None for anything but a readable regular file: a FIFO would block and a device never ends (opened
     non-blocking and checked with fstat, as loading.load does; the linter then reports the file). None too,
     unread, for a file over limit bytes (a model over protobuf's limit: loading refuses it unread, and so
     hashing gigabytes first would be all that one line costs); and when it grows past limit while it is read."""
+    got = scan_bytes(path, limit, keep_below)
+    return None if got is None else (got[0], got[1])
+
+
+def scan_bytes(path: str | os.PathLike, limit: int | None = None,
+               keep_below: int = 0) -> tuple[str, bool, bytes | None] | None:
+    """scan's answer and, for a file of fewer than keep_below bytes, the bytes hashed (read whole): the linter
+    parses those very bytes instead of reading and hashing the file again (loading.load's `prefetched`)."""
     seen = False
     tail = b""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -64,7 +72,7 @@ def scan(path: str | os.PathLike, limit: int | None = None) -> tuple[str, bool] 
             return None
         h = digests.new()
         budget = limit if limit is not None else 2**62
-        if st.st_size < _CHUNK:  # most models: read whole, no file object (a 200-model hit run reads them all)
+        if st.st_size < max(_CHUNK, keep_below):  # read whole, no file object (a 200-model hit run reads them all)
             parts = []
             block = max(st.st_size + 1, 1 << 16)  # a file that says size 0 (procfs) is still read in blocks
             while True:  # until read() says end of file: a short read is not the end on every file system
@@ -75,9 +83,9 @@ def scan(path: str | os.PathLike, limit: int | None = None) -> tuple[str, bool] 
                 budget -= len(part)
                 if budget < 0:
                     return None
-            data = b"".join(parts)
+            data = parts[0] if len(parts) == 1 else b"".join(parts)
             h.update(data)
-            return h.hexdigest(), b"location" in data
+            return h.hexdigest(), b"location" in data, data if len(data) < keep_below else None
         with os.fdopen(fd, "rb") as fh:
             fd = -1
             while True:
@@ -96,7 +104,7 @@ def scan(path: str | os.PathLike, limit: int | None = None) -> tuple[str, bool] 
     finally:
         if fd >= 0:
             os.close(fd)
-    return h.hexdigest(), seen
+    return h.hexdigest(), seen, None
 
 
 def enc(text: str) -> bytes:
@@ -223,10 +231,18 @@ def key(path: str | os.PathLike, settings: Settings) -> str | None:
 MODEL_LIMIT = 2**31 - 1
 
 
-def scan_key(path: str | os.PathLike, settings: Settings, cwd: str | None = None) -> tuple[str, bool, str] | None:
+def scan_key(path: str | os.PathLike, settings: Settings, cwd: str | None = None,
+             keep_below: int = 0) -> tuple[str, bool, str] | None:
     """(key, whether the bytes spell `location`, blake2b of the bytes: what a report of them must carry to be
     stored under the key); cwd: os.getcwd() when the caller has it (one per run)."""
-    scanned = scan(path, MODEL_LIMIT)
+    got = scan_key_bytes(path, settings, cwd, keep_below)
+    return None if got is None else got[0]
+
+
+def scan_key_bytes(path: str | os.PathLike, settings: Settings, cwd: str | None = None,
+                   keep_below: int = 0) -> tuple[tuple[str, bool, str], bytes | None] | None:
+    """(scan_key's answer, the bytes hashed when the file has fewer than keep_below: scan_bytes)."""
+    scanned = scan_bytes(path, MODEL_LIMIT, keep_below)
     if scanned is None:
         return None
     h = digests.new()
@@ -238,4 +254,4 @@ def scan_key(path: str | os.PathLike, settings: Settings, cwd: str | None = None
     genai = os.path.join(os.path.dirname(absolute), GENAI_CONFIG)  # it picks the targets
     if os.path.isfile(genai):
         h.update(enc(f"\0genai {file_digest(genai)}"))
-    return h.hexdigest(), scanned[1], scanned[0]
+    return (h.hexdigest(), scanned[1], scanned[0]), scanned[2]

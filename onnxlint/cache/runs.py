@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from onnxlint.cache.entries import read_entry, stamps_hold, store_entry
 from onnxlint.cache.folder import FORMAT, default_dir, load_entry, write_entry
-from onnxlint.cache.keys import enc, scan_key
+from onnxlint.cache.keys import enc, scan_key_bytes
 from onnxlint.cache.report_json import report_from_json, report_to_json
 from onnxlint.support import digest as digests
 
@@ -41,11 +41,20 @@ class CachedRun:
     linter.lint_paths(digest=True)): only such a report is stored, under the key of those bytes."""
 
     def __init__(self, files: Sequence[Path], settings_of: Callable[[Path], Settings],
-                 cache_dir: str | os.PathLike | None = None):
+                 cache_dir: str | os.PathLike | None = None, prefetch: int = 0):
         self.files = files
         self.dir = Path(cache_dir) if cache_dir is not None else default_dir()
         cwd = os.getcwd()
-        self.keys = [scan_key(f, settings_of(f), cwd) for f in files]
+        # the bytes hashed, kept (up to prefetch bytes in all) for the linter of a miss: it parses what was hashed
+        # instead of reading and hashing the file again (loading.load's `prefetched`)
+        self.prefetched: dict[Path, tuple[bytes, str]] = {}
+        self.keys: list[tuple[str, bool, str] | None] = []
+        for f in files:
+            got = scan_key_bytes(f, settings_of(f), cwd, prefetch)
+            self.keys.append(None if got is None else got[0])
+            if got is not None and got[1] is not None:
+                self.prefetched[f] = (got[1], got[0][2])
+                prefetch -= len(got[1])
         self.run_key = _run_key(self.keys) if len(files) > 1 else None
         self.externals: list[list[list[Any]] | None] = [None] * len(files)  # per file: the stamps its entry holds
 
@@ -55,6 +64,7 @@ class CachedRun:
             stored = _read_run(d, self.run_key, files)
             if stored is not None:
                 self.externals = [stamps for _, stamps in stored]
+                self.prefetched.clear()
                 return [report for report, _ in stored]
         out: list[FileReport | None] = []
         externals = self.externals
@@ -65,6 +75,8 @@ class CachedRun:
             externals[i] = hit[1] if hit is not None else None  # checked just now or, below, taken when stored
             if hit is None:
                 misses.append(i)
+            else:
+                self.prefetched.pop(files[i], None)
         if misses:
             try:
                 linted = lint_misses([files[i] for i in misses])

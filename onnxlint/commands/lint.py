@@ -24,6 +24,10 @@ from onnxlint.rules.rule import SEVERITY_RANK
 from onnxlint.support.errors import UsageError, did_you_mean
 from onnxlint.support.interrupt import signal_name
 
+# a result-cache miss is parsed from the bytes its key was computed from (read and hashed once) while the misses
+# of a run total this much; past it, a model is read and hashed again when it is linted (memory over time)
+PREFETCH_BYTES = 128 << 20
+
 
 class LintRequest:
     """One lint run as the command line asks for it.
@@ -297,13 +301,14 @@ def _lint(request: LintRequest, files: list[Path], settings_for: _SettingsByFold
             from onnxlint import cache as cache_mod
 
             cache_dir = request.cache_dir
+            run = cache_mod.CachedRun(files, settings_for, cache_dir, prefetch=PREFETCH_BYTES)
 
             def lint_misses(misses: list[Path]) -> list[Any]:
                 rules.get()  # a malformed rule file stops the run here, before any lint
                 return linter.lint_paths(misses, settings_for, jobs=request.jobs, progress=_progress(show), digest=True,
-                                         rulesets=CachedRules(cache_dir)).files
+                                         rulesets=CachedRules(cache_dir), prefetched=run.prefetched).files
 
-            report = Report(files=cache_mod.lint_with_cache(files, settings_for, lint_misses, cache_dir))
+            report = Report(files=run.reports(lint_misses))
         else:
             report = linter.lint_paths(files, settings_for, jobs=request.jobs, progress=_progress(show))
     except KeyboardInterrupt as exc:  # SIGINT, or SIGTERM (interrupt.signals_interrupt); pool workers are gone

@@ -85,11 +85,13 @@ def _plan_or_error(settings: Settings, rulesets: RuleSource | None) -> LintPlan 
 
 
 def lint_file(path: Path, settings: Settings, want_placement: bool = True, rulesets: RuleSource | None = None,
-              plan: LintPlan | None = None, digest: bool = False) -> FileReport:
+              plan: LintPlan | None = None, digest: bool = False,
+              prefetched: tuple[bytes, str] | None = None) -> FileReport:
     """Lint one model file (plan: the settings' plan when the caller has it, else made here). The cyclic GC is
     paused meanwhile: indexing allocates an object per node and value, and generation scans over them cost a
     third of the walk on large models. digest: the report carries the blake2b of the bytes linted (for the
-    result cache)."""
+    result cache); prefetched: the file's bytes and their blake2b as the result cache's key read them (linted
+    instead of reading the file again)."""
     from onnxlint.model import loading
 
     intent = _genai_targets(path, settings)
@@ -98,7 +100,8 @@ def lint_file(path: Path, settings: Settings, want_placement: bool = True, rules
     got = plan if plan is not None else _plan_or_error(settings, rulesets)
     res = FileReport(str(path))
     try:
-        mf = loading.load(path, check=isinstance(got, LintPlan) and got.checker_wanted, lean=True, digest=digest)
+        mf = loading.load(path, check=isinstance(got, LintPlan) and got.checker_wanted, lean=True, digest=digest,
+                          prefetched=prefetched)
     except LfsPointer as exc:  # a checkout without Git LFS: a finding (OLX009), not an unreadable model
         if not isinstance(got, LintPlan):
             res.error = exc.message
@@ -337,11 +340,14 @@ POOL_MIN_BYTES = 4_000_000  # below this a folder is linted faster than worker p
 
 
 def lint_paths(paths: Iterable[Path | str], settings_for: Callable[[Path], Settings], jobs: int = 0,
-               progress: Progress | None = None, digest: bool = False, rulesets: RuleSource | None = None) -> Report:
+               progress: Progress | None = None, digest: bool = False, rulesets: RuleSource | None = None,
+               prefetched: dict[Path, tuple[bytes, str]] | None = None) -> Report:
     """Lint files, folders and globs; 16 or more models are linted by a process pool when it pays: with
     jobs > 1, or by default (one worker per core) when they hold POOL_MIN_BYTES or more. A worker starts by
     importing onnx and numpy, which tiny models do not repay (benchmarks/README.md, "Folders"). rulesets: as for plan_for (a
-    pool worker gets it with each model: it must pickle). In one process, the plan is made once per settings."""
+    pool worker gets it with each model: it must pickle). In one process, the plan is made once per settings.
+    prefetched: files' bytes and digests already read (lint_file's; taken from the dict as each is linted; a
+    pool reads its files itself)."""
     files = expand_paths([str(p) for p in paths])
     report = Report()
     workers = jobs or (os.cpu_count() or 1)
@@ -370,10 +376,11 @@ def lint_paths(paths: Iterable[Path | str], settings_for: Callable[[Path], Setti
                 if id(settings) not in plans:
                     plans[id(settings)] = (settings, _plan_or_error(settings, rulesets))
                 plan = plans[id(settings)][1]
+                read = prefetched.pop(f, None) if prefetched else None
                 if isinstance(plan, LintPlan):
-                    report.files.append(lint_file(f, settings, plan=plan, digest=digest))
+                    report.files.append(lint_file(f, settings, plan=plan, digest=digest, prefetched=read))
                 else:
-                    report.files.append(lint_file(f, settings, rulesets=rulesets, digest=digest))
+                    report.files.append(lint_file(f, settings, rulesets=rulesets, digest=digest, prefetched=read))
                 if progress:
                     progress(i, len(files), str(f))
         except KeyboardInterrupt as exc:

@@ -149,9 +149,13 @@ def _become_child() -> None:
             pass
 
 
-def _serve(requests: int, answers: int) -> None:
-    """The kept worker's loop: a request, its answer, until the request pipe closes."""
+def _serve(requests: int, answers: int, first: tuple[int, int, bytes] | None = None) -> None:
+    """The kept worker's loop: a request, its answer, until the request pipe closes. first: the request the
+    worker was forked for, answered first from the memory it shares with the parent (not sent down the pipe)."""
     inp, out = os.fdopen(requests, "rb"), os.fdopen(answers, "wb")
+    if first is not None:
+        _answer(out, *first)
+        first = None
     while True:
         head = inp.read(_HEAD.size)
         if len(head) < _HEAD.size:
@@ -167,11 +171,14 @@ def _serve(requests: int, answers: int) -> None:
 
 
 class _Worker:
-    def __init__(self) -> None:
+    """first: the request it is started for, answered before any other (its payload is not copied down the
+    pipe: the child has it from the fork)."""
+
+    def __init__(self, first: tuple[int, int, bytes] | None = None) -> None:
         self.owner = os.getpid()
         req_r, req_w = os.pipe()
         ans_r, ans_w = os.pipe()
-        pid = _fork((req_w, ans_r), lambda: _serve(req_r, ans_w))
+        pid = _fork((req_w, ans_r), lambda: _serve(req_r, ans_w, first))
         os.close(req_r)
         os.close(ans_w)
         self.pid = pid
@@ -208,13 +215,15 @@ def _call(kind: int, flags: int, payload: bytes) -> bytes:
     worker = _WORKER
     if worker is not None and worker.owner != os.getpid():  # inherited by a forked pool worker: not ours
         worker = _WORKER = None
+    started = worker is None
     if worker is None:
-        worker = _WORKER = _Worker()
+        worker = _WORKER = _Worker((kind, flags, payload))
         _at_exit()
     try:
-        worker.requests.write(_HEAD.pack(kind, flags, len(payload)))
-        worker.requests.write(payload)
-        worker.requests.flush()
+        if not started:
+            worker.requests.write(_HEAD.pack(kind, flags, len(payload)))
+            worker.requests.write(payload)
+            worker.requests.flush()
         return _read_answer(worker.answers, kind)
     except (NativeCrash, BrokenPipeError, ConnectionResetError):
         _WORKER = None

@@ -32,7 +32,7 @@ def _require_regular(display: str, st: os.stat_result) -> None:
 
 
 def load(path: Path, display: str | None = None, check: bool = False, lean: bool = False,
-         digest: bool = False) -> ModelFile:
+         digest: bool = False, prefetched: tuple[bytes, str] | None = None) -> ModelFile:
     """Read and parse one model file; every failure is an InputError (one line).
 
     Only a regular file is opened (a FIFO would block, a device never ends), and only after stat() shows
@@ -48,17 +48,24 @@ def load(path: Path, display: str | None = None, check: bool = False, lean: bool
     is parsed whole (the checker is run again on the parsed model there, weights and all).
 
     digest: mf.digest is the blake2b of the very bytes parsed (as cache.keys.scan hashes a file): a result
-    cache stores the report under the key of what was linted, not of what the file holds by then."""
+    cache stores the report under the key of what was linted, not of what the file holds by then.
+
+    prefetched: (the file's bytes, their blake2b) as the result cache's key read them from a regular file within
+    the limit (cache.keys.scan_bytes): parsed instead of reading and hashing the file again."""
     path = Path(path)
     display = display or str(path)
-    data = _read(path, display)
+    if prefetched is not None:
+        data = prefetched[0]
+        _require_size(display, len(data))
+    else:
+        data = _read(path, display)
     lfs.check(data, display)  # a checkout without Git LFS: a pointer, not a corrupt model
     checked = check and _LOCATION_KEY not in data
     early = checker_message(data) if checked else None
     model, weightless = _parse(data, display, lean)
     mf = ModelFile(path=path, display=display, model=model, file_size=len(data), raw=data, weightless=weightless)
     if digest:
-        mf.digest = digests.hexdigest(data)
+        mf.digest = prefetched[1] if prefetched is not None else digests.hexdigest(data)
     mf.external = external_tensors(model, path.parent)
     if checked:
         mf.checked = own_complaint(mf, early)
