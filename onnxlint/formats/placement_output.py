@@ -38,12 +38,20 @@ def as_json(filename: str, target: str, pl: Any) -> dict[str, Any]:
 NO_EP = {"eliminated": "none (removed by ORT's graph optimizations)", "folded": "none (folded into a constant)"}
 
 
+def _tables(r: dict[str, Any]) -> str:
+    """`ORT 1.31.1`, or the tables that answered for a version without its own: `ORT 1.21.1 tables, asked 1.21.5`."""
+    used = list(dict.fromkeys(r["kernel_tables"].values()))
+    if used == [r["ort_version"]] or not used:
+        return f"ORT {r['ort_version']}"
+    return f"ORT {' and '.join(used)} tables, asked {r['ort_version']}"
+
+
 def render(fmt: str, results: list[dict[str, Any]]) -> str:
     if fmt == "json":
         return json.dumps(results, indent=2) + "\n"
     lines = []
     for r in results:
-        lines.append(f"{esc(r['filename'])}: {r['target']} (ORT {r['ort_version']}): {r['summary']['line']}")
+        lines.append(f"{esc(r['filename'])}: {r['target']} ({_tables(r)}): {r['summary']['line']}")
         lines.extend(f"  note: {esc(note)}" for note in r["notes"])
         for n in r["nodes"]:
             if n["status"] not in ("device", "folded"):

@@ -33,7 +33,7 @@ class Finding:
 
     def fingerprint(self) -> str:
         """Stable across re-runs and weight changes: rule id + file + node path only."""
-        import hashlib  # here: loading OpenSSL costs a cache-hit run ~3 ms, and only SARIF and baselines ask
+        import hashlib  # here: a cache-hit run would load OpenSSL for it, and only SARIF and baselines ask
 
         key = f"{self.code}\0{self.filename}\0{node_location(self.node) or ''}"
         return hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]
@@ -74,6 +74,8 @@ class Report:
     rules: list[Any] = field(default_factory=list)  # Rule objects that ran
     fail_on: str = "warning"
     releases: str = ""  # the runtime releases checked (`ORT 1.31.1, TensorRT 10.1+rtx1.4`), for the summary
+    # per model file: target -> the tables its findings were checked against (JSON's `checked_against`)
+    checked: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @property
     def findings(self) -> list[Finding]:
