@@ -101,7 +101,8 @@ def _rename(graph: onnx.GraphProto, path: str, outer: dict[str, str], taken: set
                     _rename(g, f"{where}:{a.name}[{k}]", names, taken, original)
 
 
-def ort_type_str(scope: GraphScope, value: str, depth: int = 0) -> str | None:
+def ort_type_str(scope: GraphScope, value: str, depth: int = 0,
+                 cache: dict[tuple[int, str], str | None] | None = None) -> str | None:
     """A value's type as ORT's Graph::Resolve gives it where onnx's inference left it untyped: the output of an
     op onnx has no schema for (com.microsoft::Tokenizer, QLinearAdd), and of the ops after it, whose inference
     onnx then skips, gets the type its schema (ORT's own for a contrib op) binds it to, a concrete type or the type
@@ -110,6 +111,16 @@ def ort_type_str(scope: GraphScope, value: str, depth: int = 0) -> str | None:
     vt = scope.type_of(value)
     if vt.type_str or depth > 16:
         return vt.type_str
+    key = (id(scope), value)
+    if cache is not None and key in cache:
+        return cache[key]
+    got = _schema_type(scope, value, depth, cache)
+    if cache is not None:
+        cache[key] = got
+    return got
+
+
+def _schema_type(scope: GraphScope, value: str, depth: int, cache: dict[tuple[int, str], str | None] | None) -> str | None:
     node = scope.producer_of(value)
     if node is None:
         return None
@@ -125,7 +136,7 @@ def ort_type_str(scope: GraphScope, value: str, depth: int = 0) -> str | None:
         return param
     for i, v in enumerate(node.inputs):
         if v and ins and (i < len(ins) or ins[-1][2]) and ins[min(i, len(ins) - 1)][1] == param:
-            got = ort_type_str(node.scope, v, depth + 1)
+            got = ort_type_str(node.scope, v, depth + 1, cache)
             if got:
                 return got
     return None

@@ -64,6 +64,7 @@ class Simulator:
         self._last_body: Placement | None = None
         self._body_by_key: dict[tuple[Any, ...], Placement | None] = {}
         self._body_of: dict[int, Placement] = {}
+        self._ort_types: dict[tuple[int, str], str | None] = {}  # node_args.ort_type_str's answers
         self.opt: Optimized | None = None
 
     def run(self) -> Placement:
@@ -212,7 +213,7 @@ class Simulator:
                     if i >= len(formals) and not variadic:
                         continue
                     if type_str in wanted and type_str not in out:
-                        got = node.scope.type_of(value).type_str or node_args.ort_type_str(node.scope, value)
+                        got = node.scope.type_of(value).type_str or node_args.ort_type_str(node.scope, value, cache=self._ort_types)
                         if got:
                             out[type_str] = "tensor(float)" if fp16_as_float and got == "tensor(float16)" else got
             return out
@@ -265,7 +266,7 @@ class Simulator:
             return p
         key = self.index.signature(node)
         if None in key[3]:  # an untyped input may have the type ORT's own schema gives a contrib op's output
-            key = (*key, tuple(node_args.ort_type_str(node.scope, v) if v and t is None else t
+            key = (*key, tuple(node_args.ort_type_str(node.scope, v, cache=self._ort_types) if v and t is None else t
                                for v, t in zip(node.inputs, key[3])))
         hit = self._by_signature.get(key)
         if hit is None:

@@ -68,6 +68,7 @@ class CommonSubexpressionElimination:
     def apply(self, state: OptimizerState, scope: GraphScope) -> bool:
         seen: dict[tuple[Any, ...], NodeRef] = {}
         changed = False
+        copies = state.dq_copied()
         cached = self._attrs
         for n in state.nodes(scope):
             attrs = cached[n.index]
@@ -75,9 +76,11 @@ class CommonSubexpressionElimination:
                 attrs = cached[n.index] = cse_attributes(n, self._typed)
             if attrs is None:
                 continue
-            # an input reading a DequantizeLinear ORT copied per reading input reads a value of its own
-            key = (n.domain, n.op_type, n.opset, attrs, tuple((v, n.index, i) if v and state.read_per_edge(v) else state.canon(scope, v)
-                                                             for i, v in enumerate(n.inputs)), len(n.outputs))
+            if copies:  # an input reading a DequantizeLinear ORT copied per reading input reads a value of its own
+                ins = tuple((v, n.index, i) if v and state.read_per_edge(v) else state.canon(scope, v) for i, v in enumerate(n.inputs))
+            else:
+                ins = tuple(state.canon(scope, v) for v in n.inputs)
+            key = (n.domain, n.op_type, n.opset, attrs, ins, len(n.outputs))
             first = seen.get(key)
             if first is None:
                 seen[key] = n

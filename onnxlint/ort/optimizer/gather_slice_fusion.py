@@ -28,6 +28,8 @@ _GONE = ("folded", "eliminated", "expanded")
 
 
 def apply(pl: Placement, index: GraphIndex, opt: Optimized | None) -> None:
+    if not index.by_op.get("Gather") and not index.by_op.get("Slice"):
+        return
     for scope in index.scopes:
         if scope.is_function or (scope.opsets.get("ai.onnx") or 0) < 13:
             continue  # opset 13 and later only (Squeeze, Gather, Slice and Split change schema there)
@@ -39,11 +41,12 @@ class _Fusion:
         self.pl, self.scope, self.opt = pl, scope, opt
         self.resolve = opt.resolve if opt is not None else (lambda v: v)
         self.fused: set[int] = set()
+        # the live Gather/Slice nodes of the graph by the value they read first: only a value two of them read
+        # can be split (linear in those nodes, not in the graph)
         self.readers: dict[str, list[NodeRef]] = {}
         for n in scope.nodes:
-            if self._live(n):
-                for v in dict.fromkeys(v for v in n.inputs if v):
-                    self.readers.setdefault(self.resolve(v), []).append(n)
+            if n.op_type in ("Gather", "Slice") and n.domain == "ai.onnx" and n.inputs and n.inputs[0] and self._live(n):
+                self.readers.setdefault(self.resolve(n.inputs[0]), []).append(n)
 
     def _live(self, n: NodeRef) -> bool:
         p = self.pl.nodes.get(n.index)
@@ -55,17 +58,23 @@ class _Fusion:
         return small_array(t) if t is not None else None
 
     def run(self) -> None:
+        """The candidates in ORT's order: graph inputs and initializers read more than once, then the one output
+        of each node (not a Shape: its Gathers are cheap) read more than once; two Gather/Slice readers are both."""
         scope = self.scope
-        candidates = [v for v in (*scope.inputs, *scope.initializers) if len(self.readers.get(v, ())) > 1]
+        values = [v for v, rs in self.readers.items() if len(rs) > 1]
+        if not values:
+            return
         # a Shape the TransposeOptimizer put a Gather after: its readers read that Gather, which is no Shape
         gathered = {c.source.index for c in self.pl.created if c.by == "TransposeOptimizer" and c.op_type == "Gather"}
-        for n in scope.nodes:
-            if not self._live(n) or (n.op_type == "Shape" and n.domain == "ai.onnx" and n.index not in gathered) \
-                    or len(n.outputs) != 1 or not n.outputs[0]:
+        outer = [v for v in values if v in scope.inputs or v in scope.initializers]
+        produced = []
+        for v in values:
+            n = scope.producer.get(v)
+            if n is None or not self._live(n) or len(n.outputs) != 1 \
+                    or (n.op_type == "Shape" and n.domain == "ai.onnx" and n.index not in gathered):
                 continue
-            if len(self.readers.get(n.outputs[0], ())) > 1:
-                candidates.append(n.outputs[0])
-        for value in candidates:
+            produced.append((n.index, v))
+        for value in [*outer, *(v for _, v in sorted(produced))]:
             self._fuse(value)
 
     def _fuse(self, value: str) -> None:

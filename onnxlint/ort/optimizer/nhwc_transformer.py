@@ -46,6 +46,8 @@ def _layout_inputs(n: NodeRef) -> tuple[int, ...] | None:
 
 def apply(pl: Placement, index: GraphIndex, opt: Optimized | None) -> None:
     """The channels-last QLinearConv nodes and the Transposes left around them, added to pl.created."""
+    if not index.by_op.get("QLinearConv"):
+        return
     for scope in index.scopes:
         if scope.is_function:
             continue

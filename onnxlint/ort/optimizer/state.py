@@ -99,6 +99,10 @@ class OptimizerState:
         """Whether ConstantFolding can run the node: a CPU kernel for its exact types."""
         return self._has_cpu_kernel(node)
 
+    def dq_copied(self) -> bool:
+        """Whether EnsureUniqueDQForNodeUnit copied any DequantizeLinear of the model."""
+        return bool(self._copy_edges)
+
     def read_per_edge(self, value: str) -> bool:
         """Whether each input reading value reads a copy of its producer of its own: a DequantizeLinear
         EnsureUniqueDQForNodeUnit copied before the Level-1 transformers (two readers never read the same value)."""
