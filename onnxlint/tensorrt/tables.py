@@ -76,6 +76,7 @@ def docs_table(version: str) -> Table | None:
     return table
 
 
+@lru_cache(maxsize=None)
 def default_version() -> str:
     """The newest parser-verified table (a parser-verified table is one beside docs/, not in it: a test checks each
     says so), from the file names alone."""

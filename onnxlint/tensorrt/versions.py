@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Iterable
 
 from packaging.version import InvalidVersion, Version
@@ -41,6 +42,7 @@ LINES: dict[int, Line] = {
 }
 
 
+@lru_cache(maxsize=256)
 def version_key(label: str) -> Version:
     """A table label as a packaging version ('10.1+rtx1.4' sorts after '10.1')."""
     return Version(label)
@@ -108,6 +110,7 @@ def product(label: str) -> str:
     return f"TensorRT-RTX {m.group(1)}" if m else f"TensorRT {label}"
 
 
+@lru_cache(maxsize=64)
 def describe(label: str) -> str:
     """'TensorRT 8.6' or "TensorRT-RTX 1.4's parser (10.x line)"."""
     name = product(label)
