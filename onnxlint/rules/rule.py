@@ -7,9 +7,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
-SEVERITIES = tuple(SEVERITY_RANK)
-
 
 @dataclass
 class Rule:

@@ -12,18 +12,17 @@ TensorRT table through this module.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import Iterable
+from typing import Iterable, NamedTuple
 
 from packaging.version import InvalidVersion, Version
 
 RTX_LABEL = re.compile(r"\+rtx(\d+(?:\.\d+)*)")  # a TensorRT-RTX table's label: '10.1+rtx1.4'
 
 
-@dataclass(frozen=True)
-class Line:
-    """One major line of the parser: what it does that its support table does not say."""
+class Line(NamedTuple):
+    """One major line of the parser: what it does that its support table does not say. (A NamedTuple: a dataclass
+    would cost every cached run its generated methods.)"""
 
     name: str  # how messages call the line: '8.x'
     # If branches whose outputs differ in rank: the 8.x conditional layer rejects them (`IIfConditionalOutputLayer
