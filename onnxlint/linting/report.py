@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from onnxlint.model.graph import node_location
-from onnxlint.rules.rule import SEVERITY_RANK
+from onnxlint.model.locations import node_location
+from onnxlint.rules.severity import SEVERITY_RANK
 
 
 @dataclass
@@ -54,6 +54,7 @@ class FileReport:
     error: str | None = None  # one line; the file could not be linted
     notes: list[str] = field(default_factory=list)
     placement: dict[str, str] = field(default_factory=dict)  # target -> summary line
+    diff: str = field(default="", repr=False, compare=False)  # --diff: the unified diff of the fix's text form
     # the blake2b of the bytes linted, when the caller asked (the result cache stores a report only under their key)
     digest: str | None = field(default=None, repr=False, compare=False)
 

@@ -79,7 +79,7 @@ class CommonSubexpressionElimination:
             if copies:  # an input reading a DequantizeLinear ORT copied per reading input reads a value of its own
                 ins = tuple((v, n.index, i) if v and state.read_per_edge(v) else state.canon(scope, v) for i, v in enumerate(n.inputs))
             else:
-                ins = tuple(state.canon(scope, v) for v in n.inputs)
+                ins = state.canon_inputs(scope, n.inputs)
             key = (n.domain, n.op_type, n.opset, attrs, ins, len(n.outputs))
             first = seen.get(key)
             if first is None:
