@@ -50,7 +50,7 @@ def imported_tensors(c: NodeCheck) -> Verdict | None:
             d = node.input_type(i).dtype
             words = (measured.get("inputs") or {}).get(d or "")
             if words:
-                return ("unsupported", "dtype", f"{c.who} cannot take a network input of type {d} ({_input_name(node, i)}): "
+                return ("unsupported", "network-import", f"{c.who} cannot take a network input of type {d}: "
                         f"\"{_plain(words)}\" (it makes the network's inputs before any node)")
             continue
         t = scope.constant(name)
@@ -59,7 +59,7 @@ def imported_tensors(c: NodeCheck) -> Verdict | None:
         d = dtype_name(t.data_type)
         words = (measured.get("initializers") or {}).get(d or "") or (measured.get("constants") or {}).get(d or "")
         if words:
-            return ("unsupported", "dtype", f"{c.who} cannot import {_input_name(node, i)}, a stored {d} tensor: "
+            return ("unsupported", "network-import", f"{c.who} cannot import {_input_name(node, i)}, a stored {d} tensor: "
                     f"\"{_plain(words)}\" (it imports every initializer before any node)")
     return None
 
@@ -86,7 +86,7 @@ def qdq(c: NodeCheck) -> Verdict | None:
 
 def symmetric_int8_taken(measured: dict[str, Any] | None) -> bool:
     """Whether the probes saw the parser take int8 Q/DQ with zero points of 0: int8 weights DequantizeLinear-13 per
-    axis, and QuantizeLinear-13 -> DequantizeLinear of a float tensor (what OLX317's advice says)."""
+    axis, and QuantizeLinear-13 -> DequantizeLinear of a float tensor (what OLX318's advice says)."""
     qdq = (measured or {}).get("qdq") or {}
     return (qdq.get("DequantizeLinear/ai.onnx/13/int8/weights/zero/axis") == "accept"
             and qdq.get("QuantizeLinear/ai.onnx/13/int8/pair/zero/tensor") == "accept")

@@ -81,7 +81,7 @@ def test_16_bit_zero_point_initializers_fail_the_import_on_both_parsers():
     for v in ("8.6", RTX):
         got, pred = verdicts(m, v)
         for name in ("q", "dq"):
-            assert (got[name].status, got[name].reason) == ("unsupported", "dtype"), (v, got[name].detail)
+            assert (got[name].status, got[name].reason) == ("unsupported", "network-import"), (v, got[name].detail)
             assert '"Found unsupported datatype (4) when importing initializer"' in got[name].detail
         assert not pred.ort_ops  # the parser imports com.microsoft Q/DQ (ONNX's importer): not "prepared for ORT"
 
