@@ -405,7 +405,7 @@ class GraphIndex:
                         vt = ValueType(*_tensor_type_str(t.elem_type), None, t)
                     else:
                         vt = value_type_of(tp)
-                    name = _intern(vi.name)
+                    name = _intern(vi.name) if self._big else vi.name  # shared with the nodes' interned names
                     old = types.get(name)
                     if old is None or old.type_str is None or (old.shape is None and vt.shape is not None):
                         types[name] = vt
@@ -413,6 +413,7 @@ class GraphIndex:
         return scope
 
     def _walk(self, root: onnx.GraphProto) -> GraphScope:
+        self._big = len(root.node) > INTERN_NODES
         main = self._make_scope("graph", root, None, None, self.opsets)
         stack: deque[tuple[GraphScope, list]] = deque([(main, list(root.node))])
         for f in self.model.functions:
@@ -426,7 +427,7 @@ class GraphIndex:
             stack.append((fscope, list(f.node)))
         nodes, by_op = self.nodes, self.by_op
         add_node = nodes.append
-        big = len(root.node) > INTERN_NODES
+        big = self._big
         GRAPH, GRAPHS, TENSOR = _GRAPH, _GRAPHS, _TENSOR
         while stack:
             scope, protos = stack.popleft()
