@@ -12,7 +12,6 @@ Start-up is most of a small model's cost, so this module imports only argparse a
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import sys
@@ -24,6 +23,7 @@ from onnxlint.config import config_file as config_mod
 from onnxlint.config.config_file import OPTIMIZATION_LEVELS
 from onnxlint.config.settings import Settings
 from onnxlint.formats import FORMATS
+from onnxlint.formats.escape import dumps as esc_dumps
 from onnxlint.formats.escape import lines as esc_lines
 from onnxlint.formats.escape import text as esc
 from onnxlint.model.paths import output_path
@@ -193,8 +193,13 @@ def settings_from_args(args: argparse.Namespace, cfg: config_mod.Config) -> Sett
 def explain(rule: Any) -> str:
     from onnxlint import fixers
 
-    fx = fixers.REGISTRY.get(rule.fix) if rule.fix else None
-    fix_line = f"Fix: {fx.name} ({'safe' if fx.safe else 'unsafe: needs --unsafe-fixes'}): {fx.summary}" if fx else "Fix: no automatic fix"
+    try:
+        fx = fixers.REGISTRY.get(rule.fix) if rule.fix else None
+    except fixers.FixError as exc:  # a plug-in that cannot be loaded: said on the fix line
+        fix_line = f"Fix: {esc(rule.fix)} (not available: {esc(str(exc))})"
+    else:
+        fix_line = (f"Fix: {esc(fx.name)} ({'safe' if fx.safe else 'unsafe: needs --unsafe-fixes'}): {esc(fx.summary)}"
+                    if fx else "Fix: no automatic fix")  # a plug-in's name and summary: untrusted too
     refs = "\n".join(f"  - {esc(r)}" for r in rule.references)
     # every piece comes from a rule file (from the repository under review): escaped like a model's text
     return (f"{esc(rule.id)} ({esc(rule.name)}) [{esc(rule.severity)}] targets: {esc(', '.join(rule.targets))}\n\n"
@@ -233,8 +238,8 @@ def _lint(argv: list[str]) -> int:
             sys.stdout.write(explain(rule))
             return 0
         if args.format == "json":
-            print(json.dumps([{"code": r.id, "name": r.name, "severity": r.severity, "targets": list(r.targets),
-                               "summary": r.summary, "fix": r.fix} for r in listed.rules], indent=2))
+            print(esc_dumps([{"code": r.id, "name": r.name, "severity": r.severity, "targets": list(r.targets),
+                              "summary": r.summary, "fix": r.fix} for r in listed.rules], indent=2))
         else:
             for r in listed.rules:
                 fix = " [fix]" if r.fix else ""

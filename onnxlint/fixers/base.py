@@ -192,8 +192,11 @@ BUILTIN = {
 
 
 class FixerRegistry(MutableMapping[str, Fixer]):
-    """Fixers by name. A built-in fixer's module is imported when that fixer is first asked for; listing the
-    registry (iterating, len) imports them all, so a listing is always complete."""
+    """Fixers by name. A built-in fixer's module is imported when that fixer is first asked for; a plug-in's
+    (an entry point of PLUGIN_GROUP) only when a fix needs it: a plain lint, the rule schema and the result
+    cache's keys know plug-ins by name (names(): their entry points' names, nothing imported), so a broken
+    plug-in costs only the --fix that asks for it, as one FixError line. Listing the registry (iterating, len)
+    imports every fixer, so a listing is always complete."""
 
     def __init__(self, builtin: dict[str, str]) -> None:
         self._fixers: dict[str, Fixer] = {}
@@ -208,15 +211,32 @@ class FixerRegistry(MutableMapping[str, Fixer]):
 
     def _plugins(self, name: str | None = None) -> None:
         """Load the fixers installed packages declare in the entry-point group `onnxlint.fixers` (entry name: the
-        fixer's name; loading it imports the module whose @fixer registers it): the one asked for, or all."""
-        from importlib.metadata import entry_points
-
-        for ep in entry_points(group=PLUGIN_GROUP):
+        fixer's name; loading it imports the module whose @fixer registers it): the one asked for, or all. A
+        plug-in that cannot be imported, or registers no such fixer, is a FixError (one line)."""
+        for ep in _entry_points():
             if (name is None or ep.name == name) and ep.name not in self._fixers and ep.name not in self._builtin:
-                ep.load()
+                try:
+                    ep.load()
+                except Exception as exc:  # noqa: BLE001 - any failure of a third party's import is one line
+                    detail = " ".join(str(exc).split())[:300]
+                    raise FixError(f"plug-in fixer {ep.name!r} ({ep.value}, entry point of {PLUGIN_GROUP}) cannot be "
+                                   f"loaded: {type(exc).__name__}: {detail}") from None
                 if ep.name not in self._fixers:
                     raise FixError(f"plug-in {ep.value} (entry point {ep.name!r} of group {PLUGIN_GROUP}) registered "
                                    f"no fixer named {ep.name!r}; decorate it with onnxlint.fixers.base.fixer")
+
+    def names(self) -> list[str]:
+        """Every fixer name, built-in, registered or declared by a plug-in's entry point, without importing any
+        fixer (what the rule schema's `fix:` enum lists)."""
+        declared = [ep.name for ep in _entry_points()]
+        return list(dict.fromkeys([*self._builtin, *self._fixers, *declared]))
+
+    def loaded(self, name: str) -> Fixer | None:
+        """The fixer when it can be had without running a plug-in's code: a built-in one (imported now if need
+        be) or one already registered; None for a plug-in not loaded yet (a lint does not load it)."""
+        if name in self._builtin:
+            return self.get(name)
+        return self._fixers.get(name)
 
     def __getitem__(self, name: str) -> Fixer:
         if name not in self._fixers:
@@ -239,6 +259,13 @@ class FixerRegistry(MutableMapping[str, Fixer]):
 
     def __len__(self) -> int:
         return sum(1 for _ in self)
+
+
+def _entry_points() -> list[Any]:
+    """The entry points of PLUGIN_GROUP (their metadata only: nothing is imported)."""
+    from importlib.metadata import entry_points
+
+    return list(entry_points(group=PLUGIN_GROUP))
 
 
 PLUGIN_GROUP = "onnxlint.fixers"  # the entry-point group of user fixers (docs: CONTRIBUTING.md, "Plug-in fixers")
@@ -296,7 +323,7 @@ def fix_for(rule: Any, node: NodeRef | None, model: onnx.ModelProto | None = Non
     name: str | None = getattr(rule, "fix", None)
     if not name:
         return None
-    fx = REGISTRY.get(name)
+    fx = REGISTRY.loaded(name)  # a plug-in is not imported by a lint: its finding keeps the rule's fixer
     if fx is None or fx.can_fix is None:
         return name
     asked: Any = node

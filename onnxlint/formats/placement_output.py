@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from onnxlint.formats.escape import dumps, joined
 from onnxlint.formats.escape import text as esc
 from onnxlint.model.graph import SHAPE_SIZED, shape_sized
 
@@ -33,14 +33,16 @@ NO_EP = {"eliminated": "none (removed by ORT's graph optimizations)", "folded": 
 
 
 def render(fmt: str, results: list[dict[str, Any]]) -> str:
+    """Every string of the model (file, node, op type, domain, value names, details quoting them) is escaped
+    (escape.text in text, escape.dumps in JSON: valid UTF-8 for a file name that is not)."""
     if fmt == "json":
-        return json.dumps(results, indent=2) + "\n"
+        return dumps(results, indent=2) + "\n"
     lines = []
     for r in results:
-        lines.append(f"{esc(r['filename'])}: {r['target']} (ORT {r['ort_version']}): {r['summary']['line']}")
+        lines.append(f"{esc(r['filename'])}: {esc(r['target'])} (ORT {esc(r['ort_version'])}): {esc(r['summary']['line'])}")
         lines.extend(f"  note: {esc(note)}" for note in r["notes"])
         for n in r["nodes"]:
             if n["status"] not in ("device", "folded"):
-                lines.append(f"  {esc(n['node'])}: {n['op_type']} -> {n['ep'] or NO_EP.get(n['status'], 'NO PROVIDER')} "
-                             f"[{n['status']}] {esc(n['detail'])}")
-    return "\n".join(lines) + ("\n" if lines else "")
+                ep = n["ep"] or NO_EP.get(n["status"], "NO PROVIDER")
+                lines.append(f"  {esc(n['node'])}: {esc(n['op_type'])} -> {esc(ep)} [{esc(n['status'])}] {esc(n['detail'])}")
+    return joined(lines)

@@ -81,7 +81,10 @@ def lint(ctx: LintContext, rules: list[Rule]) -> list[Finding]:
     for pos, rule in enumerate(node_rules):
         for node in predicates.candidates(ctx, rule.match, rule.ops):
             if predicates.match_node(ctx, rule.match, node):
-                hits.append((node.index, pos, _finding(ctx, rule, node, messages.render(rule.message, ctx, rule, node))))
+                f = _finding(ctx, rule, node, messages.render(rule.message, ctx, rule, node))
+                if messages.names_location(rule.message):
+                    f.short_message = messages.render(rule.message, ctx, rule, node, omit=messages.LOCATION_ROOTS)
+                hits.append((node.index, pos, f))
     hits.sort(key=lambda h: (h[0], h[1]))
     out += [f for _, _, f in hits]
     return out

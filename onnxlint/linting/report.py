@@ -26,6 +26,9 @@ class Finding:
     doc_string: str = ""
     fixed: bool = False
     verified: str | None = None  # provider the node ran on in a verification session (--verify)
+    # the message without the node's location, for a line that starts with it (rendered from the rule's template
+    # with {node} and {name} left out, never cut out of `message`); None: the same as message
+    short_message: str | None = None
 
     @property
     def fixable(self) -> bool:

@@ -258,7 +258,7 @@ def attach(res: Any, result: VerifyResult, ruleset: Any, selected: Any = lambda 
     learns where the node really ran (Finding.verified)."""
     from onnxlint.linting.report import Finding
     from onnxlint.model.graph import node_location, node_path
-    from onnxlint.rules.messages import render_values
+    from onnxlint.rules.messages import LOCATION_ROOTS, names_location, render_values
 
     rules = ruleset.by_id()
 
@@ -269,7 +269,9 @@ def attach(res: Any, result: VerifyResult, ruleset: Any, selected: Any = lambda 
         values.update(node=node or "model", op_type=op_type or "", file=res.filename)
         res.findings.append(Finding(code=code, name=rule.name, severity=rule.severity, target=result.target,
                                     filename=res.filename, node=node_path(node), op_type=op_type,
-                                    message=render_values(rule.message, values), hint=rule.hint or ""))
+                                    message=render_values(rule.message, values), hint=rule.hint or "",
+                                    short_message=render_values(rule.message, values, LOCATION_ROOTS)
+                                    if node and names_location(rule.message) else None))
 
     if result.error or result.cuda_unavailable:
         add("OLX903", error=result.error or f"CUDAExecutionProvider was requested but not exercised: {result.cuda_unavailable}")
