@@ -357,7 +357,10 @@ def _releases(s: Settings) -> str:
 
 def _emit(text: str, request: LintRequest) -> None:
     if request.output and not request.fix:
-        request.output.write_text(text, encoding="utf-8")
+        try:
+            request.output.write_text(text, encoding="utf-8")
+        except OSError as exc:  # a full disk, a folder gone: one line, exit 2
+            raise UsageError(f"-o {request.output}: cannot write the report: {exc.strerror or exc}") from None
     else:
         sys.stdout.write(text)
 
