@@ -20,6 +20,11 @@ The sets (a set is a name shared by its TSVs and its NAMED_DIR folder; --sets pi
                 timm, ultralytics}; test name `<source>__<path, / as __, .onnx and /model dropped>`, e.g.
                 optimum__t5__decoder_model_merged, genai-builder__llama_int4_cuda; truth at 1.24.4 and 1.31.1
                 (on this workspace: /work/truth/ort, README.txt there says how it was made)
+  producers     issue 41's producer set (benchmarks/make_producer_exports.py): bench-out/models/{tf2onnx-keras,
+                tflite, hf-tf, skl2onnx, onnxmltools, ort-quant, diffusers-torchscript, diffusers-dynamo,
+                diffusers-optimum, opset20-23, paddle2onnx}; test name `<source>__<manifest name, / as __>`, e.g.
+                ort-quant__torch_cnn_op17_qoperator, diffusers-optimum__sd_optimum__unet; truth at 1.24.4 and 1.31.1
+                (laid out for the harness by `make_producer_exports.py layout --dest DIR`)
 A test name `<source>__<rest>` groups disagreements by source (the exporter or tool that made the model).
 
 For each TSV this runs `placement.simulate(index, "ort-cuda", <version>, optimization=<level>)` on the
@@ -115,7 +120,8 @@ def measure(set_name, version, level, path, named_dir: Path) -> dict:
     res = {"agree": Counter(), "alarm": defaultdict(list), "miss": defaultdict(list), "other": defaultdict(list),
            "refused": 0, "refused_flagged": 0, "refused_lost": [], "built_unsup": [], "built_unsup_nodes": 0,
            "failed_other": [], "memcpy_truth": 0, "memcpy_off": [], "by_source": defaultdict(Counter),
-           "boundaries": 0, "memcpy_exact": 0, "models": 0, "no_model": 0, "gone_agree": 0, "fused_later": 0}
+           "boundaries": 0, "memcpy_exact": 0, "models": 0, "no_model": 0, "gone_agree": 0, "fused_later": 0,
+           "created_cpu": Counter()}
     for test, trs in sorted(by_test.items()):
         model_path = named_dir / set_name / f"{test}.onnx"
         if not model_path.exists():
@@ -169,6 +175,10 @@ def measure(set_name, version, level, path, named_dir: Path) -> dict:
         for r in trs:
             if r["row"] == "new" and r["ep"] in ("CUDA", "CPU") and re.fullmatch(rf"{r['op_type']}(_token_\d+)?", r["name"]):
                 generated[r["op_type"]].append(r["ep"])
+        for r in trs:  # nodes ORT creates on CPU (not judged: onnxlint's placement names original nodes only)
+            if r["row"] == "new" and r["ep"] == "CPU":
+                by = r["message"].rsplit(" by ", 1)[1] if " by " in r["message"] else ""
+                res["created_cpu"][r["op_type"] + (f" ({re.sub(r'_token_[0-9]+$', '', by)})" if by else "")] += 1
         memcpy = sum(1 for r in trs if r["row"] == "memcpy")
         res["memcpy_truth"] += memcpy
         res["boundaries"] += len(pl.boundaries)
@@ -202,6 +212,7 @@ def measure(set_name, version, level, path, named_dir: Path) -> dict:
             op = r["op_type"] if r["domain"] == "ai.onnx" else f'{r["domain"]}::{r["op_type"]}'
             item = (test, r["name"], p.status, p.reason or "", (p.detail or "")[:150], r["cuda_log"])
             source = test.split("__", 1)[0] if "__" in test else set_name
+            res["by_source"][source]["judged"] += 1
             if truth == pred:
                 res["agree"][truth] += 1
             elif pred == "CPU":
@@ -243,6 +254,9 @@ def report(set_name, version, level, res, details: int) -> list[str]:
              f"   sessions ORT refused for want of a kernel / opset / IR: {res['refused']}, onnxlint flags {res['refused_flagged']}"
              + (f"; not flagged: {', '.join(res['refused_lost'][:8])}" if res["refused_lost"] else "")
              + f"; nodes onnxlint calls unsupported in sessions ORT built: {res['built_unsup_nodes']}"]
+    if res["created_cpu"]:
+        lines.append(f"   nodes ORT created on CPU (not judged): {sum(res['created_cpu'].values())}: " + ", ".join(
+            f"{op} {n}" for op, n in res["created_cpu"].most_common(8)))
     if res["failed_other"]:
         flagged = [t for t, f, _ in res["failed_other"] if f]
         lines.append(f"   sessions ORT failed for other reasons: {len(res['failed_other'])} (onnxlint calls a node unsupported in "
@@ -250,9 +264,10 @@ def report(set_name, version, level, res, details: int) -> list[str]:
     if res["built_unsup"]:
         lines.append(f"   sessions ORT built although onnxlint says no provider: {len(res['built_unsup'])}: "
                      f"{', '.join(res['built_unsup'][:8])}")
-    if res["by_source"]:
-        lines.append("   by source (false alarms/misses): " + ", ".join(
-            f"{src} {c['alarm']}/{c['miss']}" for src, c in sorted(res["by_source"].items())))
+    if len(res["by_source"]) > 1:
+        lines.append("   by source (CPU-or-not, false alarms/misses of judged nodes): " + ", ".join(
+            f"{src} {100.0 * (c['judged'] - c['alarm'] - c['miss']) / max(c['judged'], 1):.2f}% "
+            f"{c['alarm']}/{c['miss']} of {c['judged']}" for src, c in sorted(res["by_source"].items())))
     for key in ("alarm", "miss", "other"):
         groups = sorted(res[key].items(), key=lambda kv: (-len(kv[1]), kv[0]))
         for op, items in groups[:details]:

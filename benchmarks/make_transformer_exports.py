@@ -222,11 +222,12 @@ def stage_hf(a) -> None:
     run_jobs(a, jobs, export)
 
 
-def run_jobs(a, jobs, export, folder: bool = False) -> None:
+def run_jobs(a, jobs, export, folder: bool = False, log_name: str = LOG_NAME) -> None:
     """Run (name, source, family, opset, ...) jobs through export(job, path) -> exporter[\tnote]; keep part files.
 
     folder: the job writes a folder <name>/ (optimum, GenAI builder: several .onnx, external data, genai_config)
-    and every .onnx in it becomes a manifest row <name>/<file>."""
+    and every .onnx in it becomes a manifest row <name>/<file>. log_name: the failure log (bench-out/logs/) of the
+    calling script."""
     ok = fail = skip = 0
     parts: dict[str, dict] = {}
     for job in jobs:
@@ -265,7 +266,7 @@ def run_jobs(a, jobs, export, folder: bool = False) -> None:
             fail += 1
             msg = f"FAIL {src}/{name} ({time.time() - t0:.0f}s): {first_error_line(e)}"
             print(msg, flush=True)
-            log_fail(msg)
+            _log_fail(msg, log_name)
             if a.verbose:
                 traceback.print_exc()
         write_part(d / "_manifest.part.tsv", rows.values())

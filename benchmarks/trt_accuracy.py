@@ -34,6 +34,9 @@ sys.path.insert(0, str(ROOT))
 csv.field_size_limit(1 << 24)
 
 
+SOURCE: dict[str, str] = {}  # model name -> its manifest's source (the producer family), where a manifest names it
+
+
 def find_models(dirs: list[str]) -> dict[str, list[str]]:
     """name -> model paths. Under a folder with a `_manifest.part.tsv` (make_transformer_exports.py's families)
     a model is named by that manifest: its path below the folder without `.onnx` (`bart/decoder_model`,
@@ -47,7 +50,10 @@ def find_models(dirs: list[str]) -> dict[str, list[str]]:
                     path = os.path.join(os.path.dirname(os.path.normpath(root)), row["path"]) \
                         if row["path"].startswith(family + "/") else os.path.join(root, row["path"])
                     if os.path.exists(path):
-                        out[row["name"]].append(path)
+                        # a folder-per-test truth run (`make_producer_exports.py layout`) names `a/b` as `a__b`
+                        for name in {row["name"], row["name"].replace("/", "__")}:
+                            out[name].append(path)
+                            SOURCE.setdefault(name, row.get("source") or family)
                 subdirs[:] = []
                 continue
             if "model.onnx" in files:
@@ -184,6 +190,7 @@ def main(argv=None) -> int:
         other_net: list[str] = []
         n = 0
         excluded = []
+        by_src: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
         for r in rows:
             paths = models.get(r["test"])
             if not paths:
@@ -193,6 +200,8 @@ def main(argv=None) -> int:
                 excluded.append(r["test"])
                 continue
             n += 1
+            src = by_src[SOURCE.get(r["test"], "-")]
+            src["models"] += 1
             bad, err = predict_model(paths[0], label)
             truth_ok = r["verdict"] == "accept"
             pred_ok = not bad
@@ -205,6 +214,7 @@ def main(argv=None) -> int:
                 c["agree"] += 1
                 other_net.append(r["test"])
                 continue
+            src["false alarms" if truth_ok else "misses"] += 1
             if truth_ok:
                 v = bad[0]
                 key = f"{v.node.op_type} ({v.reason})"
@@ -222,6 +232,10 @@ def main(argv=None) -> int:
         if other_net:
             print(f"  ({label}: {len(other_net)} accepted by the parser as a network whose output shapes differ from the "
                   f"model's, which onnxlint calls rejected, counted as agreement: {', '.join(other_net[:4])})")
+        if len(by_src) > 1:  # per producer family (the manifests' sources)
+            print(f"  ({label} by source, agreement / false alarms / misses: " + ", ".join(
+                f"{k} {100 * (v['models'] - v['false alarms'] - v['misses']) / v['models']:.1f} % of {v['models']} "
+                f"{v['false alarms']}/{v['misses']}" for k, v in sorted(by_src.items())) + ")")
         if excluded:
             print(f"  ({label}: {len(excluded)} left out: the truth run could not open their external data, which is present: "
                   f"{', '.join(excluded[:4])})")

@@ -158,6 +158,9 @@ def _placement_parser() -> argparse.ArgumentParser:
     p.add_argument("--ort-version", type=_version_arg("ORT"))
     p.add_argument("--ort-optimization", choices=OPTIMIZATION_LEVELS, default="all")
     p.add_argument("--format", default="text", choices=list(FORMATS["placement"]))
+    p.add_argument("--compare", type=_version_arg("ORT"), metavar="VERSION",
+                   help="with --format html: also place at this ORT release and show the nodes that change provider")
+    p.add_argument("-o", "--output", type=output_path, help="write the report here (default: standard output)")
     return p
 
 
@@ -275,16 +278,35 @@ def _placement(argv: list[str]) -> int:
     from onnxlint.model import loading
 
     args = _placement_parser().parse_args(argv)
-    results, errors = [], 0
-    for path in loading.expand_paths([str(m) for m in args.models]):
-        try:
-            pl = api.predict(path, args.target, args.ort_version, ort_optimization=args.ort_optimization)
-        except InputError as exc:
-            print(f"onnxlint: error: {esc(str(exc))}", file=sys.stderr)
-            errors += 1
-            continue
-        results.append(placement_output.as_json(str(path), args.target, pl))
-    sys.stdout.write(placement_output.render(args.format, results))
+    if args.compare and args.format != "html":
+        raise UsageError("--compare: only with --format html (the page shows both releases side by side)")
+    paths = loading.expand_paths([str(m) for m in args.models])
+    if args.output is not None:
+        from onnxlint.commands.lint import check_report_output
+
+        check_report_output(args.output, paths)
+    if args.format == "html":
+        from onnxlint.formats import html_report
+
+        text, failed = html_report.placement_page(paths, args.target, args.ort_version, args.ort_optimization, args.compare)
+        for line in failed:
+            print(f"onnxlint: error: {esc(line)}", file=sys.stderr)
+        errors = len(failed)
+    else:
+        results, errors = [], 0
+        for path in paths:
+            try:
+                pl = api.predict(path, args.target, args.ort_version, ort_optimization=args.ort_optimization)
+            except InputError as exc:
+                print(f"onnxlint: error: {esc(str(exc))}", file=sys.stderr)
+                errors += 1
+                continue
+            results.append(placement_output.as_json(str(path), args.target, pl))
+        text = placement_output.render(args.format, results)
+    if args.output is not None:
+        args.output.write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
     return 2 if errors else 0
 
 

@@ -190,7 +190,7 @@ def execute(request: LintRequest, settings: Settings) -> int:
         recorded = _baseline(request.baseline, report, files, request.update_baseline, stopped)
         if recorded is not None:
             return recorded
-    _show(report, request, first)
+    _show(report, request, first, settings_for)
     return _exit_code(report, stopped, len(files))
 
 
@@ -311,7 +311,7 @@ def _baseline(path: Path, report: Report, files: list[Path], update: bool, stopp
     return None
 
 
-def _show(report: Report, request: LintRequest, first: Settings) -> None:
+def _show(report: Report, request: LintRequest, first: Settings, settings_for: _SettingsByFolder) -> None:
     """Render the report (to -o or stdout); fix notes of the machine formats and input errors go to stderr."""
     from onnxlint import formats
 
@@ -319,7 +319,8 @@ def _show(report: Report, request: LintRequest, first: Settings) -> None:
     # how the report is rendered, with the format (a cached run renders its stored reports the same way)
     shown_as = {"colour": colour, "statistics": request.statistics, "quiet": request.quiet,
                 "show_info": request.show_info, "expand": request.expand}
-    text = formats.render(request.format, report, **shown_as, config_file=first.config.path)
+    # settings_for: the HTML page places each model as it was linted (its config's target, release, rules)
+    text = formats.render(request.format, report, **shown_as, config_file=first.config.path, settings_for=settings_for)
     _emit(text, request)
     if request.fix and request.format != "text":
         # text output carries the fix notes; the machine formats stay pure, so what was written goes to stderr
@@ -363,6 +364,11 @@ def _emit(text: str, request: LintRequest) -> None:
             raise UsageError(f"-o {request.output}: cannot write the report: {exc.strerror or exc}") from None
     else:
         sys.stdout.write(text)
+
+
+def check_report_output(output: Path, inputs: list[Path]) -> None:
+    """-o for a report (`onnxlint placement -o`), checked as a lint run's -o is."""
+    _check_output(output, inputs, False)
 
 
 def _check_output(output: Path | None, inputs: list[Path], fix: bool) -> None:

@@ -1,0 +1,325 @@
+"""The HTML placement report (`placement --format html`, `--format html`): built from models made here, opened
+from disk in headless Chromium (tests/browser.py, the DevTools protocol over a pipe), and read back from the page
+as a user sees it: the same counts and CPU nodes as `--format json`, no console error, no request, hostile names
+shown as text. Without Chromium the browser tests are skipped, saying so; CI installs it and sets
+ONNXLINT_REQUIRE_CHROMIUM=1, which makes its absence a failure."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import browser
+import numpy as np
+import onnx
+import pytest
+from conftest import ROOT, make_model, vi
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper as nh
+
+from onnxlint.formats import html_report
+from onnxlint.formats.escape import text as esc
+
+CORPUS = sorted((ROOT / "tests" / "corpus").glob("*.onnx"))
+EXAMPLES = sorted((ROOT / "examples").glob("*.onnx"))
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    exe = browser.find()
+    if exe is None:
+        if os.environ.get("ONNXLINT_REQUIRE_CHROMIUM") == "1":
+            pytest.fail("ONNXLINT_REQUIRE_CHROMIUM=1 but no Chromium found (apt-get install chromium)")
+        pytest.skip("no Chromium on this machine (apt-get install chromium, or set ONNXLINT_CHROMIUM); .ci/run installs it")
+    with browser.Chromium(exe) as b:
+        yield b
+
+
+def opened(b: browser.Chromium, page: Path) -> browser.Chromium:
+    b.console.clear()
+    b.requests.clear()
+    b.open(page)
+    return b
+
+
+def clean(b: browser.Chromium) -> None:
+    """Nothing logged as an error or warning (a CSP violation, an exception), nothing requested."""
+    assert b.errors() == [], b.errors()
+    assert b.outside_requests() == [], b.outside_requests()
+
+
+PAGE_COUNTS = """(function(){
+  var pick = document.getElementById('run-pick');  // the release whose lists are shown (comparing two)
+  if (pick && pick.options.length) { pick.value = 'RUN'; pick.dispatchEvent(new Event('change')); }
+  var c = {};
+  document.querySelectorAll('#counts [data-count][data-run="RUN"]').forEach(function(e){ c[e.dataset.count] = +e.dataset.value; });
+  var more = document.querySelector('#cpu-nodes + .show-all'); if (more) more.click();
+  return {counts: c, cpu: Array.prototype.map.call(document.querySelectorAll('#cpu-nodes li .path'), function(e){ return e.textContent; })};
+})()"""
+KEYS = ("nodes", "on_preferred_ep", "real_fallback", "shape_only", "unsupported", "folded", "eliminated", "boundaries",
+        "bytes_copied", "bytes_unknown")
+
+
+def placement_json(cli, model: Path, *args) -> dict:
+    rc, out, err = cli("placement", model, "--format", "json", *args)
+    assert rc == 0, err
+    return json.loads(out)[0]
+
+
+def assert_page_equals_json(b: browser.Chromium, doc: dict, run: int = 0) -> None:
+    shown = b.evaluate(PAGE_COUNTS.replace("RUN", str(run)))
+    assert {k: shown["counts"][k] for k in KEYS} == {k: doc["summary"][k] for k in KEYS}
+    cpu = [esc(n["node"][len("graph/"):] if n["node"].startswith("graph/") else n["node"]) for n in doc["nodes"]
+           if n["ep"] == "CPUExecutionProvider"]
+    assert sorted(shown["cpu"]) == sorted(cpu)
+
+
+def fallback_model() -> onnx.ModelProto:
+    """Torch-style names, an opset-19 Equal (no CUDA kernel before ORT 1.31: CPU, with a Memcpy each way), a shape
+    computation ORT keeps on CPU on purpose, an If with a body."""
+    nodes = [
+        h.make_node("Relu", ["x"], ["r"], name="/model/block/Relu"),
+        h.make_node("Cast", ["r"], ["c"], name="/model/block/Cast", to=T.INT64),
+        h.make_node("Equal", ["c", "zero"], ["e"], name="/model/block/mask/Equal"),
+        h.make_node("Where", ["e", "r", "x"], ["w"], name="/model/block/mask/Where"),
+        h.make_node("Shape", ["w"], ["s"], name="/model/head/Shape"),
+        h.make_node("Reshape", ["w", "s"], ["y"], name="/model/head/Reshape"),
+        h.make_node("If", ["flag"], ["z"], name="/model/head/If",
+                    then_branch=h.make_graph([h.make_node("Neg", ["y"], ["t"], name="/then/Neg")], "then", [],
+                                             [vi("t", T.FLOAT, [2, 4, 8])]),
+                    else_branch=h.make_graph([h.make_node("Abs", ["y"], ["u"], name="/else/Abs")], "else", [],
+                                             [vi("u", T.FLOAT, [2, 4, 8])])),
+    ]
+    return make_model(nodes, [vi("x", T.FLOAT, [2, 4, 8]), vi("flag", T.BOOL, [])], [vi("z", T.FLOAT, [2, 4, 8])],
+                      [nh.from_array(np.array(0, np.int64), "zero")], opset=19)
+
+
+# ----------------------------------------------------------------------------- without a browser
+
+
+def test_embedded_json_cannot_end_its_script_element():
+    doc = {"name": "</script><script>alert(1)</script><!-- \u2028\u2029 & a\udcffb"}
+    text = html_report._script_json(doc)
+    assert not re.search("[<>&\u2028\u2029\ud800-\udfff]", text)
+    assert json.loads(text) == {"name": "</script><script>alert(1)</script><!-- \u2028\u2029 & a\\xffb"}
+
+
+def test_page_is_one_file_with_a_policy_that_allows_only_its_own_script_and_style(tmp_path, save, cli):
+    page = tmp_path / "r.html"
+    rc, _, err = cli("placement", save(fallback_model()), "--format", "html", "-o", page)
+    assert rc == 0, err
+    text = page.read_text(encoding="utf-8")
+    assert len(re.findall(r"<script\b", text)) == 2 and len(re.findall(r"<style\b", text)) == 1
+    assert not re.search(r"""(?:src|href)\s*=|@import|url\((?!#)|https?://""", text.replace("http://www.w3.org/2000/svg", "")), \
+        "the page refers to nothing outside itself"
+    csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', text).group(1)
+    assert "default-src 'none'" in csp and "unsafe-inline" not in csp and csp.count("sha256-") == 2
+
+
+def test_wide_scopes_are_split_so_none_lists_more_than_a_part():
+    paths = [f"/m/blk.{i // 3}/op{i % 3}" for i in range(30_000)] + [f"flat_{i}" for i in range(250)]
+    tree, scope_of, leaves = html_report._scope_tree(paths)
+    children = [0] * len(tree.names)
+    for parent in tree.parents:
+        if parent >= 0:
+            children[parent] += 1
+    for s in scope_of:
+        children[s] += 1
+    assert max(children) <= html_report.PART
+    assert leaves[0] == "op0" and tree.names[scope_of[0]] == "blk.0" and "part" in tree.kinds
+    # every node is still under its own scope
+    s = scope_of[29_999]
+    while tree.kinds[s] == "part":
+        s = tree.parents[s]
+    assert tree.names[s] == "blk.9999"
+
+
+def test_compare_needs_html_and_output_never_replaces_a_model(tmp_path, save, cli):
+    model = save(fallback_model())
+    rc, _, err = cli("placement", model, "--compare", "1.24.4")
+    assert rc == 2 and "--compare: only with --format html" in err
+    rc, _, err = cli("placement", model, "--format", "html", "-o", model)
+    assert rc == 2 and "is one of the models being linted" in err
+    assert onnx.load(model).graph.node  # untouched
+
+
+def test_an_unreadable_model_is_one_line_and_named_on_the_page(tmp_path, save, cli):
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"not a model")
+    page = tmp_path / "r.html"
+    rc, out, err = cli("placement", save(fallback_model()), bad, "--format", "html", "-o", page)
+    assert rc == 2 and out == "" and err.count("\n") == 1 and "bad.onnx" in err and "Traceback" not in err
+    data = json.loads(re.search(r'id="onnxlint-data">(.*?)</script>', page.read_text(encoding="utf-8"), re.S).group(1))
+    assert [m["error"] is not None for m in data["models"]] == [False, True]
+
+
+# ----------------------------------------------------------------------------- in Chromium
+
+
+@pytest.mark.parametrize("model", CORPUS + EXAMPLES, ids=lambda p: p.name)
+def test_page_shows_the_counts_and_cpu_nodes_of_the_json(chromium, tmp_path, cli, model):
+    page = tmp_path / "r.html"
+    rc, _, err = cli("placement", model, "--format", "html", "-o", page)
+    assert rc == 0, err
+    assert_page_equals_json(opened(chromium, page), placement_json(cli, model))
+    clean(chromium)
+
+
+def test_fallbacks_copies_and_scopes_are_shown(chromium, tmp_path, save, cli):
+    model = save(fallback_model())
+    page = tmp_path / "r.html"
+    assert cli("placement", model, "--format", "html", "--ort-version", "1.24.4", "-o", page)[0] == 0
+    doc = placement_json(cli, model, "--ort-version", "1.24.4")
+    assert doc["summary"]["real_fallback"] == 1 and doc["summary"]["boundaries"] == 2  # what this test is about
+    b = opened(chromium, page)
+    assert_page_equals_json(b, doc)
+    copies = b.evaluate("Array.prototype.map.call(document.querySelectorAll('#copies li'), function(e){ return e.textContent; })")
+    arrow = {"to-host": "\u2191", "to-device": "\u2193"}
+    want = [f"copy{arrow[v['direction']]} {v['value']}{v['bytes']} B" for v in doc["summary"]["boundary_values"]]
+    assert sorted(copies) == sorted(want) == ["copy\u2191 c512 B", "copy\u2193 e64 B"]  # int64 and bool [2, 4, 8]
+    # the tree: the scope /model/block says it holds a CPU node and copies; opening it lists its nodes
+    b.evaluate("window.onnxlintReport.open(%d)" % _scope_id(b, "block"))
+    row = b.evaluate("document.querySelector('.row[data-scope=\"%d\"]').textContent" % _scope_id(b, "block"))
+    assert "1 CPU" in row and "\u21c5 2" in row
+    # a node drawn: the Equal, on CPU, between two Memcpy nodes in its scope's drawing
+    b.evaluate("window.onnxlintReport.reveal(%d)" % _node_id(b, "/model/block/mask/Equal"))
+    drawn = b.evaluate("Array.prototype.map.call(document.querySelectorAll('#graph .nd text'), function(e){ return e.textContent; })")
+    assert "Equal" in drawn and "MemcpyToHost" in drawn and "Where" in drawn
+    assert "/model/block/mask/Equal" in b.evaluate("document.getElementById('details').textContent")
+    assert "CUDA has no kernel for Equal version 19" in b.evaluate("document.getElementById('details').textContent")
+    clean(b)
+
+
+DATA = "JSON.parse(document.getElementById('onnxlint-data').textContent).models[0]"
+
+
+def _node_id(b, path):
+    return b.evaluate(f"{DATA}.nodes.path.indexOf({json.dumps(path)})")
+
+
+def _scope_id(b, name):
+    return b.evaluate(f"{DATA}.scopes.name.indexOf({json.dumps(name)})")
+
+
+def test_two_releases_side_by_side_name_the_nodes_that_change_provider(chromium, tmp_path, save, cli):
+    model = save(fallback_model())
+    page = tmp_path / "r.html"
+    assert cli("placement", model, "--format", "html", "--ort-version", "1.24.4", "--compare", "1.31.1", "-o", page)[0] == 0
+    b = opened(chromium, page)
+    assert_page_equals_json(b, placement_json(cli, model, "--ort-version", "1.24.4"), run=0)
+    assert_page_equals_json(b, placement_json(cli, model, "--ort-version", "1.31.1"), run=1)
+    changes = b.evaluate("Array.prototype.map.call(document.querySelectorAll('#changes li .path'), function(e){ return e.textContent; })")
+    assert changes == ["/model/block/mask/Equal"]
+    assert "CPU \u2192 CUDA: 1 node" in b.evaluate("document.getElementById('changes').textContent")
+    clean(b)
+
+
+def test_lint_page_attaches_each_finding_to_its_node(chromium, tmp_path, save, lint_json, cli):
+    model = save(fallback_model())
+    rc, findings = lint_json(model, "--ort-version", "1.24.4")
+    page = tmp_path / "r.html"
+    rc, out, err = cli(model, "--ort-version", "1.24.4", "--format", "html", "-o", page)
+    assert rc == 1 and out == "", err
+    b = opened(chromium, page)
+    shown = b.evaluate("Array.prototype.map.call(document.querySelectorAll('#findings li'), function(e){ return e.textContent; })")
+    assert sorted(shown) == sorted(f["code"] + (f["node"] or "(the model)") for f in findings)
+    for sev in ("error", "warning", "info"):
+        got = b.evaluate(f"+document.querySelector('#finding-counts [data-severity={sev}]').dataset.value")
+        assert got == sum(f["severity"] == sev for f in findings)
+    equal = next(f for f in findings if f["node"] == "/model/block/mask/Equal")
+    b.click("#findings li[data-finding] .path[title*='Equal']")
+    details = b.evaluate("document.getElementById('details').textContent")
+    assert equal["message"] in details and equal["hint"] in details
+    clean(b)
+
+
+def test_search_from_the_keyboard_goes_to_the_node(chromium, tmp_path, save, cli):
+    page = tmp_path / "r.html"
+    assert cli("placement", save(fallback_model()), "--format", "html", "-o", page)[0] == 0
+    b = opened(chromium, page)
+    b.key("/")
+    assert b.evaluate("document.activeElement.id") == "search"
+    b.type("reshape")
+    b.wait_for("document.querySelectorAll('#results .hit').length === 1")
+    b.key("Enter", keycode=13)
+    b.wait_for("document.getElementById('details').dataset.node !== undefined")
+    assert "/model/head/Reshape" in b.evaluate("document.getElementById('details').textContent")
+    assert b.evaluate("document.querySelector('.row.selected').dataset.node") == str(_node_id(b, "/model/head/Reshape"))
+    clean(b)
+
+
+HOSTILE = [
+    "</script><script>document.title='PWNED'</script>",
+    "<img src=x onerror=\"document.title='PWNED'\">",
+    "\u202eevil\u202c/\x1b[31mred\x07",
+    "line\u2028break\nnew&amp;<!--",
+]
+
+
+def test_hostile_names_stay_text(chromium, tmp_path, cli):
+    nodes = [h.make_node("Relu", ["x"], ["a"], name=HOSTILE[0]), h.make_node("Relu", ["a"], ["b"], name=HOSTILE[1]),
+             h.make_node("Relu", ["b"], ["c"], name=HOSTILE[2]), h.make_node("Relu", ["c"], [HOSTILE[3]], name=HOSTILE[3]),
+             h.make_node("<b>Op</b>", [HOSTILE[3]], ["y"], name="custom", domain="x.<i>")]
+    m = make_model(nodes, [vi("x", T.FLOAT, [2])], [vi("y", T.FLOAT, [2])], extra_opsets=[("x.<i>", 1)])
+    model = tmp_path / "<b>m&amp;<i>.onnx"
+    onnx.save(m, model)
+    for args in (["placement", model, "--format", "html"], [model, "--format", "html", "--no-cache"]):
+        page = tmp_path / "r.html"
+        rc, _, err = cli(*args, "-o", page)
+        assert rc in (0, 1), err
+        text = page.read_text(encoding="utf-8")
+        assert "PWNED" in text and "<img" not in text and len(re.findall(r"<script\b", text)) == 2
+        b = opened(chromium, page)
+        assert b.evaluate("document.title") == "onnxlint" + (" placement" if args[0] == "placement" else "") + ": " + esc(str(model))
+        assert b.evaluate("document.querySelectorAll('img, script:not([type]) + script, iframe').length") == 0
+        b.evaluate("window.onnxlintReport.open(0)")
+        tree = b.evaluate("document.getElementById('tree').textContent") + b.evaluate("document.getElementById('side').textContent")
+        # the names are there as text, control and bidi characters shown as escapes (as in every other format)
+        assert "document.title='PWNED'" in tree and "\\u202eevil" in tree and "\\x1b[31mred\\x07" in tree
+        assert not re.search("[\x00-\x08\x0b-\x1f\u202a-\u202e\u2028\u2029]", tree)
+        b.evaluate("window.onnxlintReport.reveal(4)")
+        assert "<b>Op</b>" in b.evaluate("document.getElementById('details').textContent")
+        assert b.evaluate("document.title").find("PWNED") < 0
+        clean(b)
+
+
+def test_a_10k_node_model_opens_and_its_scopes_open(chromium, tmp_path, cli):
+    """A model of 10,000 nodes in 100 scopes of 100 (torch-like names): the page opens (its speed is measured in
+    benchmarks/html_report.py, not here), counts as the JSON does, and lists at most a part of a scope at a time."""
+    nodes, prev = [], "x"
+    for i in range(10_000):
+        out = f"v{i}"
+        op = "Relu" if i % 2 else "Neg"
+        nodes.append(h.make_node(op, [prev], [out], name=f"/model/layers.{i // 100}/block/{op}_{i}"))
+        prev = out
+    model = tmp_path / "big.onnx"
+    onnx.save(make_model(nodes, [vi("x", T.FLOAT, [4])], [vi(prev, T.FLOAT, [4])]), model)
+    page = tmp_path / "r.html"
+    assert cli("placement", model, "--format", "html", "-o", page)[0] == 0
+    b = opened(chromium, page)
+    assert_page_equals_json(b, placement_json(cli, model))
+    assert b.evaluate("document.querySelectorAll('.row').length") < 250
+    s = b.evaluate("window.onnxlintReport.widestScope()")
+    b.evaluate(f"window.onnxlintReport.open({s})")
+    assert b.evaluate("document.querySelectorAll('#graph .nd').length") <= html_report.PART + 2
+    clean(b)
+
+
+@pytest.mark.parametrize("case", ["constants-only", "refused-opset"])
+def test_a_graph_ort_places_nothing_of_or_refuses_opens_cleanly(chromium, tmp_path, save, cli, case):
+    if case == "constants-only":  # ORT turns Constant nodes into initializers: nothing is placed, nothing drawn
+        m = make_model([h.make_node("Constant", [], ["y"], name="c", value=nh.from_array(np.ones(2, np.float32)))],
+                       [], [vi("y", T.FLOAT, [2])])
+    else:  # an opset newer than any ORT release: ORT refuses the model
+        m = make_model([h.make_node("Relu", ["x"], ["y"], name="/m/relu")], [vi("x", T.FLOAT, [2])], [vi("y", T.FLOAT, [2])], opset=99)
+    model = save(m)
+    page = tmp_path / "r.html"
+    assert cli("placement", model, "--format", "html", "-o", page)[0] == 0
+    b = opened(chromium, page)
+    assert_page_equals_json(b, placement_json(cli, model))
+    if case == "refused-opset":
+        assert "ORT refuses this model" in b.evaluate("document.getElementById('side').textContent")
+    clean(b)
