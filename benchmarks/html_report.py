@@ -304,10 +304,10 @@ def timings(args: argparse.Namespace) -> int:
 
 
 def check(args: argparse.Namespace) -> int:
-    from onnxlint import loading
+    from onnxlint.model import loading
 
     models = loading.expand_paths(args.paths)[: args.limit or None]
-    bad = 0
+    bad = with_cpu = with_copies = 0
     extra = ["--ort-version", args.ort_version] if args.ort_version else []
     with tempfile.TemporaryDirectory() as tmp, Chromium() as b:
         for k, model in enumerate(models, 1):
@@ -322,7 +322,10 @@ def check(args: argparse.Namespace) -> int:
             b.requests.clear()
             try:
                 b.open(page)
-                problems = compare_counts(page_counts(b), json_counts(model, Path(tmp), *extra))
+                shown = page_counts(b)
+                problems = compare_counts(shown, json_counts(model, Path(tmp), *extra))
+                with_cpu += bool(shown["cpu"])
+                with_copies += shown["counts"].get("boundaries", 0) > 0
             except Exception as exc:  # noqa: BLE001  one line per model, the run goes on
                 problems = [f"{type(exc).__name__}: {exc}"]
             problems += [f"console: {e}" for e in b.errors()] + [f"request: {u}" for u in b.outside_requests()]
@@ -331,7 +334,7 @@ def check(args: argparse.Namespace) -> int:
                 print(f"{model}: " + "; ".join(problems))
             if k % 25 == 0:
                 print(f"... {k}/{len(models)}, {bad} with problems", file=sys.stderr)
-    print(f"{len(models)} models, {bad} with problems")
+    print(f"{len(models)} models, {bad} with problems ({with_cpu} with nodes on CPU, {with_copies} with Memcpy copies)")
     return 1 if bad else 0
 
 
