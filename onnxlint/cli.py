@@ -96,12 +96,32 @@ def _version_arg(runtime: str):
     return parse
 
 
+def parse(parser: argparse.ArgumentParser, argv: list[str], positional: str, convert: Any = str,
+          required: bool = False) -> argparse.Namespace:
+    """parser.parse_args with the conventional end of options: every argument after the first `--` is one more
+    positional (a path), whatever it looks like (`--baseline=b.onnx`), whether or not paths came before it. Done
+    here, not by argparse, whose handling of `--` after positionals differs between Python releases."""
+    head, tail = (argv[:argv.index("--")], argv[argv.index("--") + 1:]) if "--" in argv else (argv, [])
+    args = parser.parse_args(head)
+    values = list(getattr(args, positional) or []) + [convert(t) for t in tail]
+    if required and not values:
+        parser.error(f"the following arguments are required: {positional}")
+    setattr(args, positional, values)
+    return args
+
+
+PRE_COMMIT_NEEDS_MARKER = ("--pre-commit: the hook's args must end with '--' (pre-commit appends the file names after "
+                           "them, and a file named like an option, such as --baseline=b.onnx, would be read as one): "
+                           "args: [--target, ort-cuda, --]")
+
+
 def build_parser() -> argparse.ArgumentParser:
     epilog = "subcommands:\n" + "\n".join(f"  onnxlint {name:<10} {text}" for name, text in SUBCOMMANDS.items())
     epilog += "\n\n(`onnxlint SUBCOMMAND --help` for each)"
     p = _Parser(prog="onnxlint", description="Static linter for ONNX models deployed on ONNX Runtime (CUDA, TensorRT).",
                 epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("paths", nargs="*", help="files, directories (searched for *.onnx) or globs")
+    p.add_argument("paths", nargs="*", help="files, directories (searched for *.onnx) or globs (expanded by onnxlint, "
+                   "`**` included); after `--` every argument is a path, even one that starts with `-`")
     p.add_argument("--select", action="append", default=None, help="only these rule codes or prefixes (comma-separated)")
     p.add_argument("--extend-select", action="append", default=[], help="add rule codes or prefixes")
     p.add_argument("--ignore", action="append", default=[], help="skip rule codes or prefixes")
@@ -147,13 +167,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="lint every model again: neither read nor write the result cache")
     p.add_argument("--cache-dir", type=Path, metavar="DIR",
                    help="result cache folder (default: $ONNXLINT_CACHE_DIR or .onnxlint_cache in the current folder)")
+    p.add_argument("--pre-commit", action="store_true",
+                   help="run as pre-commit's hook (.pre-commit-hooks.yaml): the file names pre-commit appends must follow "
+                        "`--`, which the hook's args end with; without it the hook refuses to run")
     p.add_argument("--version", action="version", version=f"onnxlint {__version__}")
     return p
 
 
 def _placement_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="onnxlint placement", description=SUBCOMMANDS["placement"])
-    p.add_argument("models", nargs="+", type=Path)
+    p.add_argument("models", nargs="*", type=Path, help="model files, folders or globs (after `--`: paths, whatever they look like)")
     p.add_argument("--target", default="ort-cuda", choices=[t.name for t in targets.REGISTRY.values() if t.predicate == "placement"])
     p.add_argument("--ort-version", type=_version_arg("ORT"))
     p.add_argument("--ort-optimization", choices=OPTIMIZATION_LEVELS, default="all")
@@ -166,7 +189,7 @@ def _placement_parser() -> argparse.ArgumentParser:
 
 def _verify_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="onnxlint verify", description=SUBCOMMANDS["verify"])
-    p.add_argument("models", nargs="+", type=Path)
+    p.add_argument("models", nargs="*", type=Path, help="model files, folders or globs (after `--`: paths, whatever they look like)")
     p.add_argument("--providers", default="CUDAExecutionProvider,CPUExecutionProvider")
     p.add_argument("--shape", action="append", help="dynamic input dims, e.g. x=1x3x224x224 (default: 1 for each)")
     p.add_argument("--format", default="text", choices=list(FORMATS["verify"]))
@@ -238,7 +261,9 @@ def _cache_dir(args: argparse.Namespace) -> Path | None:
 def _lint(argv: list[str]) -> int:
     from onnxlint.commands import lint as run
 
-    args = build_parser().parse_args(argv)
+    if "--pre-commit" in argv and "--" not in argv:  # before parsing: a file name must not be parsed, even to fail
+        raise UsageError(PRE_COMMIT_NEEDS_MARKER)
+    args = parse(build_parser(), argv, "paths")
     if args.diff:
         args.fix = True
     cfg = config_mod.load_file(args.config) if args.config else config_mod.find_for(Path.cwd(), args.config_above_repo)
@@ -277,7 +302,7 @@ def _placement(argv: list[str]) -> int:
     from onnxlint.formats import placement_output
     from onnxlint.model import loading
 
-    args = _placement_parser().parse_args(argv)
+    args = parse(_placement_parser(), argv, "models", Path, required=True)
     if args.compare and args.format != "html":
         raise UsageError("--compare: only with --format html (the page shows both releases side by side)")
     paths = loading.expand_paths([str(m) for m in args.models])
@@ -315,7 +340,7 @@ def _verify(argv: list[str]) -> int:
     from onnxlint.formats import verify_output
     from onnxlint.verify.command import VerifyOptions, lint_report, parse_shapes, verify_paths
 
-    args = _verify_parser().parse_args(argv)
+    args = parse(_verify_parser(), argv, "models", Path, required=True)
     options = VerifyOptions(providers=tuple(providers(args.providers)), shapes=parse_shapes(args.shape),
                             timeout=args.timeout, ort_version=args.ort_version, fix=args.fix,
                             optimization=args.ort_optimization)
