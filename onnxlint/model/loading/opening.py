@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import stat
 from pathlib import Path
 from typing import Any
 
@@ -12,22 +11,10 @@ from onnxlint.model.loading.external import external_tensors
 from onnxlint.model.loading.model_file import ModelFile
 from onnxlint.model.loading.wire import strip_initializers
 from onnxlint.support import digest as digests
+from onnxlint.support import reading
 from onnxlint.support.errors import InputError, first_line
 
 PROTOBUF_LIMIT = 2**31 - 1  # protobuf cannot parse a message of 2 GiB or more: such a file is refused unread
-
-
-_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-          (stat.S_ISSOCK, "a socket"))
-
-
-def _require_regular(display: str, st: os.stat_result) -> None:
-    if stat.S_ISREG(st.st_mode):
-        return
-    if stat.S_ISDIR(st.st_mode):
-        raise InputError(display, "is a directory, not an ONNX file")
-    kind = next((name for test, name in _KINDS if test(st.st_mode)), "not a plain file")
-    raise InputError(display, f"not a regular file ({kind}); not read")
 
 
 def load(path: Path, display: str | None = None, check: bool = False, lean: bool = False,
@@ -64,42 +51,12 @@ def load(path: Path, display: str | None = None, check: bool = False, lean: bool
 
 
 def _read(path: Path, display: str) -> bytes:
-    """The bytes of a regular file within protobuf's limit, read once from what was opened."""
+    """The bytes of a regular file within protobuf's limit, read once from what was opened (support.reading)."""
     try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        raise InputError(display, "no such file or directory") from None
-    except PermissionError:
-        raise InputError(display, "permission denied") from None
-    except (OSError, ValueError) as exc:
-        raise InputError(display, f"cannot read: {getattr(exc, 'strerror', None) or exc}") from None
-    _require_regular(display, st)
-    _require_size(display, st.st_size)
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags)
-    except PermissionError:
-        raise InputError(display, "permission denied") from None
-    except OSError as exc:
-        raise InputError(display, f"cannot read: {exc.strerror or exc}") from None
-    try:
-        st = os.fstat(fd)  # what was opened, should the path have been swapped since stat()
-        _require_regular(display, st)
-        size = st.st_size
-        _require_size(display, size)
-        with os.fdopen(fd, "rb") as fh:
-            fd = -1
-            data = fh.read(size)
-            if len(data) != size or fh.read(1):
-                raise InputError(display, "the file changed while it was being read")
-    except PermissionError:
-        raise InputError(display, "permission denied") from None
-    except OSError as exc:
-        raise InputError(display, f"cannot read: {exc.strerror or exc}") from None
-    finally:
-        if fd >= 0:
-            os.close(fd)
-    return data
+        return reading.read_regular(path, lambda size: _require_size(display, size),
+                                    directory="is a directory, not an ONNX file")
+    except reading.Refused as exc:
+        raise InputError(display, str(exc)) from None
 
 
 def _parse(data: bytes, display: str, lean: bool) -> tuple[Any, bytes | None]:
