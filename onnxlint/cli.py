@@ -122,6 +122,15 @@ def build_parser() -> argparse.ArgumentParser:
                 epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("paths", nargs="*", help="files, directories (searched for *.onnx) or globs (expanded by onnxlint, "
                    "`**` included); after `--` every argument is a path, even one that starts with `-`")
+    p.add_argument("--exclude", action="append", default=None, metavar="PATTERNS",
+                   help="path patterns a folder walk leaves out, replacing the defaults (.*/ venv/ node_modules/ "
+                        "site-packages/ __pypackages__/) and the config's exclude (comma-separated, repeatable)")
+    p.add_argument("--extend-exclude", action="append", default=[], metavar="PATTERNS",
+                   help="path patterns to leave out besides the excluded ones (comma-separated, repeatable)")
+    p.add_argument("--force-exclude", action=argparse.BooleanOptionalAction, default=None,
+                   help="files named on the command line honour the excludes too (what the pre-commit hook passes)")
+    p.add_argument("--respect-gitignore", action=argparse.BooleanOptionalAction, default=None,
+                   help="leave out what git ignores when walking folders and matching globs (default: on)")
     p.add_argument("--select", action="append", default=None, help="only these rule codes or prefixes (comma-separated)")
     p.add_argument("--extend-select", action="append", default=[], help="add rule codes or prefixes")
     p.add_argument("--ignore", action="append", default=[], help="skip rule codes or prefixes")
@@ -137,6 +146,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", type=output_path,
                    help="write the report (or, with --fix, the fixed model; `DIR/`: into that folder, made if need be) here")
     p.add_argument("--fail-on", choices=["info", "warning", "error"], help="lowest severity that fails (default: warning)")
+    p.add_argument("--exit-zero", action="store_true",
+                   help="report only: exit 0 even with findings (still 2 on a usage error or an unreadable model)")
     p.add_argument("--config", type=Path, help="config file (pyproject.toml or .onnxlint.yaml); default: nearest one")
     p.add_argument("--config-above-repo", action="store_true",
                    help="also look for a config above the repository root (the folder holding .git)")
@@ -258,6 +269,11 @@ def _cache_dir(args: argparse.Namespace) -> Path | None:
     return cache.default_dir()
 
 
+def _patterns(given: list[str]) -> list[str]:
+    """--exclude / --extend-exclude values: comma-separated, repeatable."""
+    return [p.strip() for text in given for p in text.split(",") if p.strip()]
+
+
 def _lint(argv: list[str]) -> int:
     from onnxlint.commands import lint as run
 
@@ -293,7 +309,10 @@ def _lint(argv: list[str]) -> int:
         fix=args.fix, unsafe_fixes=args.unsafe_fixes, diff=args.diff, verify=args.verify, providers=args.providers,
         shapes=args.shape, progress=not args.no_progress, jobs=args.jobs, cache_dir=_cache_dir(args),
         statistics=args.statistics, quiet=args.quiet, show_info=args.show_info, expand=args.expand,
-        baseline=args.baseline, update_baseline=args.update_baseline)
+        baseline=args.baseline, update_baseline=args.update_baseline, exit_zero=args.exit_zero,
+        exclude=_patterns(args.exclude) if args.exclude is not None else None,
+        extend_exclude=_patterns(args.extend_exclude), force_exclude=args.force_exclude,
+        respect_gitignore=args.respect_gitignore)
     return run.execute(request, settings)
 
 

@@ -68,7 +68,7 @@ def test_location_is_readable_once(cli, save):
     p = _many_equal_fallbacks(save, 1)
     rc, out, _ = cli(p, "--target", "ort-cuda", "--select", "OLX200", "--ort-version", "1.24.4")
     line = next(ln for ln in out.splitlines() if "OLX200" in ln)
-    assert f"{p}:/block0/Equal: OLX200 " in line and "graph//" not in line
+    assert f"{p}:/block0/Equal: warning: OLX200 " in line and "graph//" not in line
 
 
 def test_infos_are_counted_not_shown_by_default(cli, save):

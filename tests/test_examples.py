@@ -35,7 +35,7 @@ def test_clean_model_exits_zero(examples_dir, cli):
 def test_text_format_lines(examples_dir, cli):
     rc, out, _ = cli(examples_dir / "equal_mismatch.onnx")
     assert rc == 1
-    assert f"{examples_dir / 'equal_mismatch.onnx'}:eq: OLX015 Equal compares int64 with int32" in out
+    assert f"{examples_dir / 'equal_mismatch.onnx'}:eq: error: OLX015 Equal compares int64 with int32" in out
     assert out.count("hint:") == 1
 
 

@@ -54,9 +54,11 @@ def test_config_release_is_used_and_named(tmp_path, examples_dir, cli, installed
     (tmp_path / "m.onnx").write_bytes((examples_dir / "equal_string_cuda.onnx").read_bytes())
     (tmp_path / "pyproject.toml").write_text('[tool.onnxlint]\nort-version = "1.20.1"\ntrt-version = "8.6"\n')
     _, out, _ = cli(tmp_path / "m.onnx", "--no-cache")
-    assert "Checked against ORT 1.20.1, TensorRT 8.6" in out
+    # 1.20.1 was never an onnxruntime-gpu release: the summary names the CUDA table that answered for it
+    assert "Checked against ORT 1.20.2 CUDA and 1.20.1 CPU tables (asked 1.20.1), TensorRT 8.6." in out
     _, out, _ = cli(tmp_path / "m.onnx", "--no-cache", "--format", "sarif")
-    assert json.loads(out)["runs"][0]["properties"]["checkedReleases"].startswith("ORT 1.20.1, TensorRT 8.6")
+    assert json.loads(out)["runs"][0]["properties"]["checkedReleases"].startswith(
+        "ORT 1.20.2 CUDA and 1.20.1 CPU tables (asked 1.20.1), TensorRT 8.6")
 
 
 def test_placement_prints_the_tables_release(examples_dir, cli, installed):

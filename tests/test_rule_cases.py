@@ -23,6 +23,8 @@ A case is failing when it expects findings and passing when it expects none. Opt
              (see BUILD_STEPS below); no Python, no eval
   lint       `file`: save the model (and any external data) to a temporary folder and lint the path,
              as the CLI does, instead of the in-memory ModelProto
+  file       (file rules, scope: file) the text the model file holds instead of a model (a Git LFS
+             pointer), linted by path
   verify     (verification rules, scope: verification) a verification result fed to
              onnxlint.verify.compare.record/attach after linting the model (if any):
              {target, providers, error, checks: [{location, op_type, predicted, ran_on}]}
@@ -48,7 +50,7 @@ import onnxlint
 from onnxlint.rulefiles.ruleset import get_ruleset
 
 CASES_DIR = Path(__file__).resolve().parent / "rule_cases"
-CASE_KEYS = {"name", "code", "model", "build", "lint", "settings", "expect", "verify", "xfail", "skip", "heavy"}
+CASE_KEYS = {"name", "code", "model", "build", "lint", "settings", "expect", "verify", "xfail", "skip", "heavy", "file"}
 HEAVY_ENV = "ONNXLINT_HEAVY_CASES"  # =1 runs the cases marked `heavy` (GBs of memory, tens of seconds)
 EXPECT_KEYS = {"code", "node", "message", "message_contains", "message_excludes", "severity", "suppressed"}
 MIN_REASON = 20  # characters: a skip or xfail must say why
@@ -92,7 +94,8 @@ def _load_file(path: Path) -> list[Case]:
                 assert isinstance(raw[key], str) and len(raw[key].strip()) >= MIN_REASON, \
                     f"{where}:{raw['name']}: `{key}` needs a reason"
         if "skip" not in raw:
-            assert ("model" in raw) or ("verify" in raw), f"{where}:{raw['name']}: needs `model` or `verify`"
+            assert ("model" in raw) or ("verify" in raw) or ("file" in raw), \
+                f"{where}:{raw['name']}: needs `model`, `file` or `verify`"
         out.append(Case(rule, path, raw, code=raw.get("code", rule), name=str(raw["name"]), expect=list(raw["expect"] or [])))
     return out
 
@@ -187,7 +190,12 @@ def _verify(case: Case, report: Any) -> None:
 
 def run_case(case: Case, tmp_path: Path) -> list[Any]:
     settings = onnxlint.Settings.from_config(None, **(case.raw.get("settings") or {}))
-    if "model" in case.raw:
+    if "file" in case.raw:  # what the file holds instead of a model
+        path = tmp_path / "model.onnx"
+        path.write_text(case.raw["file"])
+        report = onnxlint.lint(path, settings)
+        assert report.error is None, f"{case.id}: the file could not be linted: {report.error}"
+    elif "model" in case.raw:
         report = onnxlint.lint(build(case, tmp_path), settings)
         assert report.error is None, f"{case.id}: the model could not be linted: {report.error}"
     else:

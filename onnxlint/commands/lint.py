@@ -40,7 +40,9 @@ class LintRequest:
                  verify: bool = False, providers: str = "CUDAExecutionProvider,CPUExecutionProvider",
                  shapes: list[str] | None = None, progress: bool = True, jobs: int = 0, cache_dir: Path | None = None,
                  statistics: bool = False, quiet: bool = False, show_info: bool = False, expand: bool = False,
-                 baseline: Path | None = None, update_baseline: bool = False) -> None:
+                 baseline: Path | None = None, update_baseline: bool = False, exit_zero: bool = False,
+                 exclude: list[str] | None = None, extend_exclude: list[str] | None = None,
+                 force_exclude: bool | None = None, respect_gitignore: bool | None = None) -> None:
         self.paths = paths
         self.overrides = overrides or {}
         self.config = config
@@ -63,6 +65,11 @@ class LintRequest:
         self.expand = expand
         self.baseline = baseline
         self.update_baseline = update_baseline
+        self.exit_zero = exit_zero
+        self.exclude = exclude  # None: the config's, else the defaults
+        self.extend_exclude = extend_exclude or []
+        self.force_exclude = force_exclude  # None: the config's, else off
+        self.respect_gitignore = respect_gitignore  # None: the config's, else on
 
 
 def load_config(request: LintRequest, folder: Path) -> config_mod.Config:
@@ -172,7 +179,13 @@ def execute(request: LintRequest, settings: Settings) -> int:
     if rules.read is not None:
         linter.check_selection(settings, rules.read)
     settings_for = _SettingsByFolder(request)
-    files = paths.expand_paths(request.paths)
+    walk = _walk(request, settings.config)
+    files = paths.expand_paths(request.paths, walk)
+    for note in walk.notes:
+        print(f"onnxlint: note: {esc(note)}", file=sys.stderr)
+    if not files:  # every file named was excluded (--force-exclude): nothing to lint is not a failure
+        print("onnxlint: every file given is excluded (exclude / extend-exclude, --force-exclude); nothing to "
+              "lint", file=sys.stderr)
     _check_output(request.output, files, request.fix)
     if request.show_config:
         for path in sorted({settings_for(f).config.path or Path("-") for f in files}, key=str):
@@ -191,7 +204,34 @@ def execute(request: LintRequest, settings: Settings) -> int:
         if recorded is not None:
             return recorded
     _show(report, request, first, settings_for)
-    return _exit_code(report, stopped, len(files))
+    return _exit_code(report, stopped, len(files), request.exit_zero)
+
+
+def _walk(request: LintRequest, run_config: config_mod.Config) -> Any:
+    """What folder walks and globs leave out: the command line's patterns (relative to the current folder), the
+    config in force for each folder (its patterns relative to its own folder), the defaults; .gitignore and
+    force-exclude as the command line says, else as the run's config (the current folder's, or --config) says."""
+    from onnxlint.model import excludes
+
+    cwd = os.getcwd()
+    compiled: dict[int, tuple[Any, Any, Any]] = {}  # by config object (kept in the value: ids stay unique)
+
+    def config_patterns(folder: str) -> tuple[Any, Any]:
+        c = load_config(request, Path(folder))
+        got = compiled.get(id(c))
+        if got is None:
+            base = os.fspath(c.path.parent) if c.path else cwd
+            got = compiled[id(c)] = (c, excludes.compile_all(c.exclude, base) if c.exclude is not None else None,
+                                     excludes.compile_all(c.extend_exclude, base))
+        return got[1], got[2]
+
+    def pick(given: bool | None, configured: bool | None, default: bool) -> bool:
+        return given if given is not None else configured if configured is not None else default
+
+    return excludes.Walk(cli=excludes.compile_all(request.exclude, cwd) if request.exclude is not None else None,
+                         extend=excludes.compile_all(request.extend_exclude, cwd), config_patterns=config_patterns,
+                         respect_gitignore=pick(request.respect_gitignore, run_config.respect_gitignore, True),
+                         force_exclude=pick(request.force_exclude, run_config.force_exclude, False))
 
 
 def _rules_first(request: LintRequest, settings: Settings) -> bool:
@@ -293,6 +333,13 @@ def _complete(report: Report, request: LintRequest, settings: Settings, first: S
         report.rules = [r for r in listed.rules if first.selected(r.id, r.default)]
     report.fail_on = first.fail_on
     report.releases = "; ".join(sorted({_releases(s) for s in settings_for.by_config.values()} or {_releases(first)}))
+    if request.format == "json":  # each finding names the tables its target was checked against
+        by_settings: dict[int, dict[str, str]] = {}
+        for res in report.files:
+            s = settings_for(Path(res.filename))
+            if id(s) not in by_settings:
+                by_settings[id(s)] = _tables_by_target(s)
+            report.checked[res.filename] = by_settings[id(s)]
 
 
 def _baseline(path: Path, report: Report, files: list[Path], update: bool, stopped: Any) -> int | None:
@@ -331,29 +378,49 @@ def _show(report: Report, request: LintRequest, first: Settings, settings_for: _
         print(f"onnxlint: error: {esc(res.filename)}: {esc(res.error)}", file=sys.stderr)
 
 
-def _exit_code(report: Report, stopped: Any, n_files: int) -> int:
+def _exit_code(report: Report, stopped: Any, n_files: int, exit_zero: bool = False) -> int:
+    """0 clean, 1 findings at or above fail-on (0 with --exit-zero: report only), 2 a model that could not be
+    read, the signal's code when one stopped the run. --exit-zero never hides an unreadable model: a report-only
+    step still fails when it could not look at everything."""
     if stopped is not None:
         print(f"onnxlint: interrupted ({signal_name(stopped.signum)}) after {len(report.files)} of {n_files} "
               "model(s); the report above holds those", file=sys.stderr)
         return int(stopped.exit_code)
     if report.errors:
         return 2
-    return 1 if report.worst() >= SEVERITY_RANK[report.fail_on] else 0
+    return 1 if report.worst() >= SEVERITY_RANK[report.fail_on] and not exit_zero else 0
 
 
 def _releases(s: Settings) -> str:
-    """The runtime releases these settings check, for the summary line: `ORT 1.31.1, TensorRT 10.1+rtx1.4`."""
-    runtimes = {targets.get(t).runtime for t in targets.closure(s.targets)}  # "ORT", "TensorRT": each named once
+    """The runtime tables these settings check, for the summary line: `ORT 1.31.1, TensorRT 10.1+rtx1.4`, each
+    with the version asked for when another release's table answers for it (`ORT 1.21.1 tables (asked 1.21.5)`)."""
+    closure = targets.closure(s.targets)
+    runtimes = {targets.get(t).runtime for t in closure}  # "ORT", "TensorRT": each named once
     parts = []
     if "ORT" in runtimes:
         from onnxlint.ort import kernel_registry
 
-        parts.append(f"ORT {kernel_registry.chosen_release(s.ort_version)[0]}")
+        eps = ("cuda", "cpu") if closure & {"ort-cuda", "ort-trt"} else ("cpu",)
+        parts.append(kernel_registry.checked(s.ort_version, eps))
     if "TensorRT" in runtimes:
         from onnxlint.tensorrt import tables, versions
 
-        parts.append(versions.checked(tables.resolve(s.trt_version)[0]))
+        label, inexact = tables.resolve(s.trt_version)
+        parts.append(versions.checked(label) + (f" (asked {s.trt_version})" if inexact else ""))
     return ", ".join(parts)
+
+
+def _tables_by_target(s: Settings) -> dict[str, str]:
+    """Every target's tables at these settings' versions, as JSON names them per finding (`ORT 1.31.1`,
+    `TensorRT-RTX 1.4`, `ORT 1.21.1 tables (asked 1.21.5)`): a model's own deployment intent may pick any target."""
+    from onnxlint.ort import kernel_registry
+    from onnxlint.tensorrt import tables, versions
+
+    label, inexact = tables.resolve(s.trt_version)
+    trt = versions.product(label) + (f" (asked {s.trt_version})" if inexact else "")
+    cuda = kernel_registry.checked(s.ort_version, ("cuda", "cpu"))
+    return {"ort-cuda": cuda, "ort-cpu": kernel_registry.checked(s.ort_version, ("cpu",)), "tensorrt": trt,
+            "ort-trt": f"{trt}, {cuda}"}
 
 
 def _emit(text: str, request: LintRequest) -> None:

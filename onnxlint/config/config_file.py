@@ -23,7 +23,8 @@ from onnxlint.support.textfile import read_text
 from onnxlint.targets import names as target_names
 
 KEYS = {"select", "ignore", "extend-select", "targets", "severity", "per-file-ignores", "rules", "fail-on",
-        "ort-version", "trt-version", "ort-optimization"}
+        "ort-version", "trt-version", "ort-optimization", "exclude", "extend-exclude", "force-exclude",
+        "respect-gitignore"}
 OPTIMIZATION_LEVELS = ("disabled", "basic", "all")
 
 
@@ -41,6 +42,12 @@ class Config:
     ort_version: str | None = None
     trt_version: str | None = None
     ort_optimization: str | None = None  # the session's graph optimization level (disabled, basic, all)
+    # what a folder walk leaves out (model.excludes): exclude replaces the defaults, extend-exclude adds;
+    # patterns relative to this file's folder. None: not set here
+    exclude: list[str] | None = None
+    extend_exclude: list[str] = field(default_factory=list)
+    force_exclude: bool | None = None  # files named on the command line honour the excludes too (pre-commit)
+    respect_gitignore: bool | None = None
 
     def describe(self) -> str:
         """One line naming the configuration in force, for the text summary and logs."""
@@ -73,6 +80,25 @@ def _codes(value, where: str) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise RuleError(f"{where}: expected a list of rule codes or prefixes, got {_show(value)}")
     return value
+
+
+def _patterns(data: dict, key: str, path: Path) -> list[str] | None:
+    if key not in data:
+        return None
+    value = data[key]
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() and "\0" not in v for v in value):
+        raise RuleError(f"{path}: {key} must be a list of path patterns, got {_show(data[key])}")
+    return value
+
+
+def _flag(data: dict, key: str, path: Path) -> bool | None:
+    if key not in data:
+        return None
+    if not isinstance(data[key], bool):
+        raise RuleError(f"{path}: {key} must be true or false, got {_show(data[key])}")
+    return bool(data[key])
 
 
 def _version(data: dict, key: str, path: Path) -> str | None:
@@ -137,6 +163,10 @@ def parse(data: dict, path: Path) -> Config:
             raise RuleError(f"{path}: ort-optimization must be one of {', '.join(OPTIMIZATION_LEVELS)}, "
                             f"got {_show(data['ort-optimization'])}")
         cfg.ort_optimization = data["ort-optimization"]
+    cfg.exclude = _patterns(data, "exclude", path)
+    cfg.extend_exclude = _patterns(data, "extend-exclude", path) or []
+    cfg.force_exclude = _flag(data, "force-exclude", path)
+    cfg.respect_gitignore = _flag(data, "respect-gitignore", path)
     return cfg
 
 

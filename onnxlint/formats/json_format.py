@@ -1,4 +1,5 @@
-"""JSON like ruff's: a flat list, one object per finding (files that failed to load appear as OLX000)."""
+"""JSON like ruff's: a flat list, one object per finding (files that failed to load appear as OLX000); each names
+the runtime tables its target was checked against (`checked_against`, null for a rule of every target)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,13 @@ from onnxlint.formats.escape import json_unicode
 
 
 def render(report, **_) -> str:
-    out = [f.as_json() for f in report.findings if not f.suppressed and not f.fixed]
+    checked = getattr(report, "checked", {})
+    out = [{**f.as_json(), "checked_against": checked.get(f.filename, {}).get(f.target)}
+           for f in report.findings if not f.suppressed and not f.fixed]
     for res in report.errors:
         out.append({"code": "OLX000", "name": "unreadable-model", "severity": "error", "target": "any",
                     "filename": res.filename, "node": None, "op_type": None, "message": res.error,
-                    "hint": "", "fix": None, "suppressed": None, "fixable": False})
+                    "hint": "", "fix": None, "suppressed": None, "fixable": False, "checked_against": None})
     # one finding per line: json's C encoder only runs without indent, and tens of thousands of findings
     # through the pure-Python indenting encoder cost more than linting them
     if not out:

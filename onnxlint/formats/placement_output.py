@@ -32,6 +32,14 @@ def as_json(filename: str, target: str, pl: Any) -> dict[str, Any]:
 NO_EP = {"eliminated": "none (removed by ORT's graph optimizations)", "folded": "none (folded into a constant)"}
 
 
+def _tables(r: dict[str, Any]) -> str:
+    """`ORT 1.31.1`, or the tables that answered for a version without its own: `ORT 1.21.1 tables, asked 1.21.5`."""
+    used = list(dict.fromkeys(r["kernel_tables"].values()))
+    if used == [r["ort_version"]] or not used:
+        return f"ORT {r['ort_version']}"
+    return f"ORT {' and '.join(used)} tables, asked {r['ort_version']}"
+
+
 def render(fmt: str, results: list[dict[str, Any]]) -> str:
     """Every string of the model (file, node, op type, domain, value names, details quoting them) is escaped
     (escape.text in text, escape.dumps in JSON: valid UTF-8 for a file name that is not)."""
@@ -39,7 +47,7 @@ def render(fmt: str, results: list[dict[str, Any]]) -> str:
         return dumps(results, indent=2) + "\n"
     lines = []
     for r in results:
-        lines.append(f"{esc(r['filename'])}: {esc(r['target'])} (ORT {esc(r['ort_version'])}): {esc(r['summary']['line'])}")
+        lines.append(f"{esc(r['filename'])}: {esc(r['target'])} ({esc(_tables(r))}): {esc(r['summary']['line'])}")
         lines.extend(f"  note: {esc(note)}" for note in r["notes"])
         for n in r["nodes"]:
             if n["status"] not in ("device", "folded"):

@@ -1,4 +1,4 @@
-"""Human output: per file its placement summary first, then `path:location: CODE message`.
+"""Human output: per file its placement summary first, then `path:location: SEVERITY: CODE message`.
 
 What a deployment engineer reads: errors and warnings; infos are counted in the summary and shown with
 --show-info. Findings of one rule with one cause in one model print once, with the count and the first few
@@ -21,7 +21,7 @@ BOLD, DIM, RESET = "\033[1m", "\033[2m", "\033[0m"
 SHOWN_LOCATIONS = 3  # of a group of findings, the locations printed before "and N more"
 MAX_LOCATION = 80  # longer subgraph paths are shortened in text (full in JSON and SARIF)
 NO_FIX = "no automatic fix"  # a rule with neither fixer nor hint: saying so on every finding is noise
-RUN_WIDE_NOTES = ("CUDA kernel table", "CPU kernel table", "TensorRT ", "ORT ")
+RUN_WIDE_NOTES = ("CUDA kernel table", "CPU kernel table", "CUDA and CPU kernel table", "TensorRT ", "ORT ")
 _PATHLIKE = re.compile(r"[\w.:#\[\]-]*/[\w./:#\[\]-]*")
 
 
@@ -111,7 +111,8 @@ def render(report: Any, colour: bool = False, show_hints: bool = True, statistic
             where = f"{name}:{esc(display_location(f.node))}" if f.node else name
             text = esc(without_location(f))
             text += also(members, esc, "; --expand lists them")
-            lines.append(f"{c(BOLD, where)}: {c(COLOURS[f.severity], f.code)} {text}")
+            # the severity as a word, where gcc, clang and mypy put it: readable without colour (CI logs, pipes)
+            lines.append(f"{c(BOLD, where)}: {c(COLOURS[f.severity], f.severity + ':')} {f.code} {text}")
             problem_lines += 1
             if show_hints and not quiet and f.hint and not f.hint.startswith(NO_FIX) and f.code not in hinted:
                 hinted.add(f.code)

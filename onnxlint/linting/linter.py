@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 from onnxlint import targets as targets_mod
 from onnxlint.config.settings import Settings
 from onnxlint.linting.report import FileReport, Report
+from onnxlint.model.lfs import LfsPointer
 from onnxlint.model.paths import expand_paths
 from onnxlint.rules.codes import doc_string_suppresses, matches
 from onnxlint.support.errors import InputError, RuleError, UsageError, did_you_mean, first_line
@@ -97,6 +98,12 @@ def lint_file(path: Path, settings: Settings, want_placement: bool = True, rules
     res = FileReport(str(path))
     try:
         mf = loading.load(path, check=isinstance(got, LintPlan) and got.checker_wanted, lean=True, digest=digest)
+    except LfsPointer as exc:  # a checkout without Git LFS: a finding (OLX009), not an unreadable model
+        if not isinstance(got, LintPlan):
+            res.error = exc.message
+            return res
+        _lfs_pointer(exc, got, settings, res)
+        return res
     except InputError as exc:
         res.error = exc.message
         return res
@@ -104,6 +111,22 @@ def lint_file(path: Path, settings: Settings, want_placement: bool = True, rules
     if intent is not None:
         res.notes.append("genai_config.json: built for ONNX Runtime's CPU EP, checked as ort-cpu")
     return _lint_loaded(mf, settings, got, want_placement, res)
+
+
+def _lfs_pointer(exc: LfsPointer, plan: LintPlan, settings: Settings, res: FileReport) -> None:
+    """The file rules (scope `file`: OLX009) of a Git LFS pointer, when selected, as findings of the file."""
+    from onnxlint.linting.report import Finding
+    from onnxlint.model.lfs import describe_size
+    from onnxlint.rules.messages import render_values
+
+    values = {"file": res.filename, "oid": exc.oid, "size": describe_size(exc.size)}
+    for rule in plan.rules:
+        if rule.scope == "file":
+            res.findings.append(Finding(code=rule.id, name=rule.name, severity=rule.severity, target="any",
+                                        filename=res.filename, node=None, op_type=None,
+                                        message=render_values(rule.message, {**values, "rule": rule.id}),
+                                        hint=rule.hint or ""))
+    _post_process(res, settings, settings.config.ignored_for(res.filename), [])
 
 
 def _genai_targets(path: Path, settings: Settings) -> Settings | None:

@@ -77,6 +77,8 @@ class Report:
     rules: list[Any] = field(default_factory=list)  # Rule objects that ran
     fail_on: str = "warning"
     releases: str = ""  # the runtime releases checked (`ORT 1.31.1, TensorRT 10.1+rtx1.4`), for the summary
+    # per model file: target -> the tables its findings were checked against (JSON's `checked_against`)
+    checked: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @property
     def findings(self) -> list[Finding]:

@@ -1,5 +1,6 @@
 """Which files a command names: files, folders (walked for *.onnx) and globs, without following a symlink into
-a loop. The CLI's cache hits need this and no more of loading (which defines the model-file types)."""
+a loop, leaving out what `excludes.Walk` excludes (.gitignore, hidden and virtual-environment folders, the
+user's patterns). The CLI's cache hits need this and no more of loading (which defines the model-file types)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import re
 import stat
 from pathlib import Path
 
+from onnxlint.model.excludes import Walk
 from onnxlint.support.errors import InputError
 
 
@@ -22,28 +24,46 @@ def output_path(text: str) -> Path:
     return FolderPath(text) if text.endswith(("/", os.sep)) else Path(text)
 
 
-def expand_paths(args: list[str]) -> list[Path]:
+def expand_paths(args: list[str], walk: Walk | None = None) -> list[Path]:
     """Files, directories (recursing for *.onnx) and globs; a path that does not exist is an input error.
 
     Recursive walks (a directory argument, `**` in a glob) never follow a symlink to a directory (a loop such
     as `a -> .` would never end), while the arguments themselves are followed. A folder that cannot be
     listed is an input error, never skipped in silence. FIFOs, devices and sockets are listed like files and
-    refused by load() (one line per file) before anything opens them."""
+    refused by load() (one line per file) before anything opens them.
+
+    walk: what folder walks and glob matches leave out (default: `excludes.Walk()`, hidden and
+    virtual-environment folders and .gitignore); a file named as an argument is left out only with its
+    force_exclude (pre-commit names every staged file)."""
+    walk = walk if walk is not None else Walk()
     found: list[Path] = []
     for arg in args:
         p = Path(arg)
         st = _stat_arg(arg)
+        hits: list[Path] = []
+        left_out: list[str] = []
         if st is not None and stat.S_ISDIR(st.st_mode):
-            hits = _walk_onnx(p)
+            hits = _walk_onnx(p, walk, left_out)
             if not hits:
-                raise InputError(arg, "no .onnx files found under this directory")
+                why = f": {_left_out(left_out)}" if left_out else ""
+                raise InputError(arg, f"no .onnx files found under this directory{why}")
             found.extend(hits)
         elif st is not None:
-            found.append(p)  # a FIFO, device or socket is refused by load(), per file, before any open()
+            if walk.excluded_named(os.path.abspath(arg)) is None:
+                found.append(p)  # a FIFO, device or socket is refused by load(), per file, before any open()
         elif any(ch in arg for ch in "*?["):
-            hits = _glob(arg)
-            if not hits:
+            matched = _glob(arg)
+            if not matched:
                 raise InputError(arg, "no file matches this pattern")
+            root = _glob_root(arg)
+            for h in matched:
+                why_not = _glob_hit_excluded(walk, os.path.abspath(h), root)
+                if why_not:
+                    left_out.append(f"model: {why_not}")
+                else:
+                    hits.append(h)
+            if not hits:
+                raise InputError(arg, f"every match of this pattern is excluded: {_left_out(left_out)}")
             found.extend(hits)
         else:
             raise InputError(arg, "no such file or directory")
@@ -87,22 +107,74 @@ def _is_real_dir(e: os.DirEntry) -> bool:
         return False
 
 
-def _walk_onnx(root: Path) -> list[Path]:
-    """Every *.onnx under root that is not a directory, without following symlinks to directories."""
+def _left_out(reasons: list[str]) -> str:
+    """`2 folders and 1 model left out (exclude pattern '.*/', .gitignore); ...`: what the user would look for.
+    reasons: `folder: why` or `model: why` per entry left out."""
+    kinds: dict[str, int] = {}
+    whys: dict[str, None] = {}
+    for r in reasons:
+        kind, why = r.split(": ", 1)
+        kinds[kind] = kinds.get(kind, 0) + 1
+        whys[why] = None
+    counted = " and ".join(f"{n} {kind}{'s' if n != 1 else ''}" for kind, n in sorted(kinds.items()))
+    return (f"{counted} left out ({', '.join(sorted(whys))}); name a file to lint it anyway, or see --exclude and "
+            "--respect-gitignore")
+
+
+def _glob_hit_excluded(walk: Walk, path: str, root: str) -> str | None:
+    """Why a glob's match is left out: as a walk from the pattern's literal folder (root) would leave it out,
+    judged for each folder on the way and for the file."""
+    rel = os.path.relpath(path, root)
+    if rel.startswith(os.pardir):
+        return walk.excluded(path, False)
+    d = root
+    for part in rel.split(os.sep)[:-1]:
+        d = os.path.join(d, part)
+        why = walk.excluded(d, True)
+        if why is not None:
+            return why
+    return walk.excluded(path, False)
+
+
+def _glob_root(pattern: str) -> str:
+    """The folder a glob's literal part names (absolute): `exports/**/*.onnx` -> exports."""
+    parts = pattern.split(os.sep) if os.altsep is None else re.split(r"[\\/]", pattern)
+    literal = []
+    for part in parts[:-1]:
+        if _MAGIC.search(part):
+            break
+        literal.append(part)
+    return os.path.abspath(os.sep.join(literal) if literal or not pattern.startswith(os.sep) else os.sep)
+
+
+def _walk_onnx(root: Path, walk: Walk, left_out: list[str]) -> list[Path]:
+    """Every *.onnx under root that is not a directory, without following symlinks to directories nor entering
+    a folder the walk excludes (left_out gets why for each folder and model left out)."""
     out: list[str] = []
-    stack = [str(root)]
+    stack = [(str(root), os.path.abspath(root))]
     while stack:
-        d = stack.pop()
+        d, absolute = stack.pop()
         for e in _scandir(d):
             if _is_real_dir(e):
-                stack.append(e.path)
+                if e.name == ".git":  # git's own folder, whatever the excludes say (as git and ruff do)
+                    continue
+                full = os.path.join(absolute, e.name)
+                why = walk.excluded(full, True)
+                if why is None:
+                    stack.append((e.path, full))
+                else:
+                    left_out.append(f"folder: {why}")
             elif e.name.endswith(".onnx") and not e.name.startswith(".onnxlint-"):  # not our own temporary files
                 try:
                     if e.is_symlink() and e.is_dir():
                         continue  # a symlink to a folder: not followed
                 except OSError:
                     pass  # a dangling link: kept, and reported as missing
-                out.append(e.path)
+                why = walk.excluded(os.path.join(absolute, e.name), False)
+                if why is None:
+                    out.append(e.path)
+                else:
+                    left_out.append(f"model: {why}")
     if os.altsep is None:  # POSIX: Path's own order (by parts), without comparing Path objects (~10 µs a pair)
         return [Path(s) for s in sorted(out, key=lambda s: s.split(os.sep))]
     return sorted(Path(s) for s in out)

@@ -361,9 +361,11 @@ def _vkey(v: str) -> tuple[int, ...]:
 def nearest(ep: str, version: str | None) -> tuple[str, bool]:
     """The shipped table for ep of that release; (table_version, exact).
 
-    Every published release read is shipped under its own version, so a published version is exact. Only
-    a version with no table (unpublished, a dev or local build, a release newer than the data) gets the
-    nearest one: the same minor line if there is one (closest patch), else the closest minor line."""
+    Every published release read is shipped under its own version, so a published version is exact. A version
+    with no table (unpublished, a dev or local build, a release newer than the data) gets the nearest one by
+    release order: in its own minor line the closest patch, the newer of two as close (1.21.5 -> 1.21.1;
+    1.20.1, never an onnxruntime-gpu release -> 1.20.2); with no table of its minor line, the newest release
+    before it (1.32.0, 1.33, 2.0 -> the newest table), or the oldest table for a version older than every one."""
     versions = releases(ep)
     if not versions:
         raise LookupError(f"no kernel table shipped for {ep}")
@@ -371,13 +373,32 @@ def nearest(ep: str, version: str | None) -> tuple[str, bool]:
         return versions[-1], False
     if version in versions:
         return version, True
-    want = _vkey(version)[:3] + (0,) * 3
+    want = _release3(version)
+    line = [v for v in versions if _release3(v)[:2] == want[:2]]
+    if line:
+        return min(line, key=lambda v: (abs(_release3(v)[2] - want[2]), -_release3(v)[2])), False
+    before = [v for v in versions if _release3(v) < want]
+    return (max(before, key=_release3) if before else min(versions, key=_release3)), False
 
-    def dist(v: str) -> tuple[int, int, int]:
-        k = _vkey(v)[:3] + (0,) * 3
-        return abs((k[0] * 1000 + k[1]) - (want[0] * 1000 + want[1])), abs(k[2] - want[2]), -k[2]
 
-    return min(versions, key=dist), False
+def _release3(v: str) -> tuple[int, int, int]:
+    """major, minor, patch of a version text (missing parts 0): `1.33` -> (1, 33, 0), `1.22.0.dev1` -> (1, 22, 0)."""
+    k = _vkey(v)[:3] + (0, 0, 0)
+    return k[0], k[1], k[2]
+
+
+def checked(requested: str | None, eps: Iterable[str] = ("cuda", "cpu")) -> str:
+    """The kernel tables a run reads, for every output that names them: `ORT 1.31.1`, or with a version that has
+    no table of its own, what answered for it: `ORT 1.21.1 tables (asked 1.21.5)`, `ORT 1.31.1 CUDA and 1.32.0
+    CPU tables (asked 1.32.0)`. eps: the providers the targets read ('cuda', 'cpu')."""
+    release, _ = chosen_release(requested)
+    got = {ep: nearest(ep, release) for ep in eps if releases(ep)}
+    if all(exact for _, exact in got.values()):
+        return f"ORT {release}"
+    used = list(dict.fromkeys(v for v, _ in got.values()))
+    if len(used) == 1:
+        return f"ORT {used[0]} tables (asked {release})"
+    return f"ORT {' and '.join(f'{v} {ep.upper()}' for ep, (v, _) in got.items())} tables (asked {release})"
 
 
 def resolve(eps: list[str], requested: str | None) -> tuple[dict[str, str], str | None]:

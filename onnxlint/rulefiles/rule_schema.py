@@ -21,7 +21,10 @@ from onnxlint.support.errors import did_you_mean
 
 ID_PATTERN = r"^[A-Z]{2,6}[0-9]{3,4}$"
 NAME_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
-RULE_SCOPES = ("node", "model", "graph_input", "verification")  # verification: reported by the verify pass
+# verification: reported by the verify pass; file: reported from the file's bytes before any model is parsed
+# (a Git LFS pointer)
+RULE_SCOPES = ("node", "model", "graph_input", "verification", "file")
+REPORTED_ELSEWHERE = ("verification", "file")  # scopes whose rules have no match: their pass reports them
 
 
 def _match_def(scope: str) -> dict[str, Any]:
@@ -79,8 +82,8 @@ def rule_schema() -> dict[str, Any]:
              "then": {"properties": {"match": {"$ref": f"#/$defs/{scope}_match"}}}}
             for scope in ("model", "graph_input")
         ] + [
-            {"if": {"required": ["scope"], "properties": {"scope": {"const": "verification"}}},
-             "then": {"properties": {"match": {"maxProperties": 0}}}},
+            *({"if": {"required": ["scope"], "properties": {"scope": {"const": scope}}},
+               "then": {"properties": {"match": {"maxProperties": 0}}}} for scope in REPORTED_ELSEWHERE),
             {"if": {"not": {"required": ["scope"]}}, "then": {"properties": {"match": {"$ref": "#/$defs/node_match"}}}},
             {"if": {"required": ["scope"], "properties": {"scope": {"const": "node"}}},
              "then": {"properties": {"match": {"$ref": "#/$defs/node_match"}}}},

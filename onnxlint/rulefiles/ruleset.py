@@ -107,9 +107,10 @@ def _parse_rule(raw: Any, path: Path) -> Rule:
     scope = raw.get("scope", "node")
     match = raw["match"]
     mline = _line(raw, "match", line)
-    if scope == "verification":
+    if scope in rule_schema.REPORTED_ELSEWHERE:
         if match:
-            fail(mline, "a verification rule has an empty match ({}): the verify pass reports it")
+            fail(mline, f"a {scope} rule has an empty match ({{}}): "
+                        f"{'the verify pass' if scope == 'verification' else 'reading the file'} reports it")
     else:
         rule_schema.validate(match, rule_schema.match_schema(scope), "match", mline, fail)
     fallback = raw.get("fallback")

@@ -29,6 +29,7 @@ MODEL_FIELDS = ("checker_error", "inference_error", "strict_error", "ort_load_er
                 "tensorrt_product")
 VALUE_FIELDS = ("name", "dtype", "shape", "rank", "value")
 VERIFY_FIELDS = ("provider", "predicted", "error")
+LFS_FIELDS = ("oid", "size")  # a Git LFS pointer's object: its sha256, its size in words ("a 94.3 MB object")
 
 # which roots each rule scope may use, and whether a root takes [index] and/or .field; a node rule also has
 # the verdict roots the targets declare (`targets.base.Vocabulary`: {placement.reason}, {trt.version})
@@ -38,6 +39,7 @@ _ROOTS_BY_SCOPE = {
     "model": {"file", "rule", "model"},
     "graph_input": {"file", "rule", "model", "value"},
     "verification": {"file", "rule", "node", "op_type", "verify"},
+    "file": {"file", "rule", "lfs"},
 }
 _ALL_ROOTS = set().union(*_ROOTS_BY_SCOPE.values())
 
@@ -120,6 +122,8 @@ def _check_fields(root: str, idx: str | None, field: str | None, verdicts: Verdi
         return fields(verdicts[root])
     if root == "verify":
         return fields(VERIFY_FIELDS)
+    if root == "lfs":
+        return fields(LFS_FIELDS)
     return None if field is None else f"{root} has no fields"
 
 
@@ -191,8 +195,10 @@ def render(template: str, ctx: "LintContext", rule: "Rule", node: "NodeRef | Non
 
 
 def render_values(template: str, values: dict[str, Any], omit: frozenset[str] = frozenset()) -> str:
-    """A message whose placeholders come from plain values ({verify.provider}, {node}, {file}): verification."""
-    return render_with(template, lambda part: fmt(values.get((part[2] or "") if part[0] == "verify" else part[0])), omit)
+    """A message whose placeholders come from plain values ({verify.provider}, {lfs.size}, {node}, {file}):
+    verification and file rules."""
+    return render_with(template, lambda part: fmt(values.get((part[2] or "") if part[0] in ("verify", "lfs") else part[0])),
+                       omit)
 
 
 def _lookup(part: Part, ctx: "LintContext", rule: "Rule", node: "NodeRef | None", vi: Any) -> str:

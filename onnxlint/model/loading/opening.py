@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from onnxlint.model import lfs
 from onnxlint.model.loading.checker import checker_message, own_complaint
 from onnxlint.model.loading.external import external_tensors
 from onnxlint.model.loading.model_file import ModelFile
@@ -38,6 +39,7 @@ def load(path: Path, display: str | None = None, check: bool = False, lean: bool
     path = Path(path)
     display = display or str(path)
     data = _read(path, display)
+    lfs.check(data, display)  # a checkout without Git LFS: a pointer, not a corrupt model
     checked = check and _LOCATION_KEY not in data
     early = checker_message(data) if checked else None
     model, weightless = _parse(data, display, lean)

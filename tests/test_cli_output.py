@@ -1,0 +1,96 @@
+"""What a run says, as a user meets it in a terminal, a CI log or a pipe (issue 44): each line's severity as a
+word, report-only runs (--exit-zero), and the kernel tables a run was checked against named in every output.
+
+Each test runs the `onnxlint` command in a child process, output piped (no colour), as CI runs it."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def onnxlint(*args: object, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "ONNXLINT_CACHE_DIR")}
+    return subprocess.run([sys.executable, "-m", "onnxlint", *map(str, args)], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_every_finding_line_names_its_severity_without_colour(examples_dir: Path) -> None:
+    proc = onnxlint(examples_dir, "--show-info", "--no-cache")
+    assert proc.returncode == 1 and "\033[" not in proc.stdout  # a pipe: no colour, the word carries it
+    lines = [ln for ln in proc.stdout.splitlines() if re.search(r"\bOLX\d{3}\b", ln) and not ln.startswith(("    ", "Found"))]
+    assert lines
+    for ln in lines:  # path[:node]: SEVERITY: CODE message (gcc's, clang's and mypy's place for the word)
+        assert re.match(r"^\S+\.onnx(:\S+)?: (error|warning|info): OLX\d{3} \S", ln), ln
+    text = "\n".join(lines)
+    assert f"{examples_dir / 'equal_mismatch.onnx'}:eq: error: OLX015 Equal compares int64 with int32" in text
+    assert f"{examples_dir / 'double_input.onnx'}:input:x: warning: OLX012 graph input 'x'" in text
+    assert f"{examples_dir / 'double_input.onnx'}:relu: info: OLX307 Relu computes in float64" in text
+
+
+def test_exit_zero_reports_but_does_not_fail(examples_dir: Path, tmp_path: Path) -> None:
+    proc = onnxlint(examples_dir, "--exit-zero", "--no-cache")
+    assert proc.returncode == 0 and "error: OLX015" in proc.stdout  # the findings are all still reported
+    sarif = tmp_path / "r.sarif"
+    assert onnxlint(examples_dir, "--exit-zero", "--format", "sarif", "-o", sarif).returncode == 0
+    assert json.loads(sarif.read_text())["runs"][0]["results"]
+    # an unreadable model or a usage error is still exit 2: a report-only step never hides what it could not read
+    (tmp_path / "broken.onnx").write_bytes(b"\x08\x07garbage")
+    proc = onnxlint(tmp_path / "broken.onnx", examples_dir / "double_input.onnx", "--exit-zero", "--no-cache")
+    assert proc.returncode == 2 and "broken.onnx" in proc.stderr
+    assert onnxlint(examples_dir, "--exit-zero", "--select", "OLX99").returncode == 2
+
+
+@pytest.mark.parametrize(("asked", "cuda", "cpu"), [
+    ("1.32.0", "1.31.1", "1.32.0"),  # newer than every CUDA table: the newest, not 1.31.0
+    ("1.33", "1.31.1", "1.32.0"),
+    ("2.0", "1.31.1", "1.32.0"),
+    ("1.21.5", "1.21.1", "1.21.1"),  # an unpublished patch: its minor line's newest patch below it
+])
+def test_an_unpublished_ort_version_uses_the_nearest_tables_by_release_order_and_says_so(
+        examples_dir: Path, asked: str, cuda: str, cpu: str) -> None:
+    from onnxlint.ort import kernel_registry
+
+    assert kernel_registry.nearest("cuda", asked) == (cuda, False) or asked == cuda
+    assert kernel_registry.nearest("cpu", asked)[0] == cpu
+    model = examples_dir / "equal_string_cuda.onnx"
+    used = f"ORT {cuda} tables" if cuda == cpu else f"ORT {cuda} CUDA and {cpu} CPU tables"
+    # text: the summary names the tables that answered and what was asked
+    proc = onnxlint(model, "--ort-version", asked, "--target", "ort-cuda", "--no-cache")
+    assert f"Checked against {used} (asked {asked})." in proc.stdout, proc.stdout
+    # JSON: each finding names the tables its target was checked against
+    proc = onnxlint(model, "--ort-version", asked, "--format", "json", "--no-cache")
+    by_code = {f["code"]: f for f in json.loads(proc.stdout)}
+    assert by_code["OLX200"]["checked_against"] == f"{used} (asked {asked})"
+    assert by_code["OLX300"]["checked_against"] == "TensorRT-RTX 1.4"
+    # SARIF: the run property
+    proc = onnxlint(model, "--ort-version", asked, "--format", "sarif", "--no-cache")
+    assert json.loads(proc.stdout)["runs"][0]["properties"]["checkedReleases"].startswith(f"{used} (asked {asked}), ")
+    # placement: the tables beside the release asked for
+    proc = onnxlint("placement", model, "--ort-version", asked)
+    assert f"ort-cuda (ORT {cuda}{' and ' + cpu if cpu != cuda else ''} tables, asked {asked})" in proc.stdout
+
+
+def test_a_published_version_is_named_as_is(examples_dir: Path) -> None:
+    proc = onnxlint(examples_dir / "double_input.onnx", "--ort-version", "1.24.4", "--trt-version", "8.6", "--no-cache")
+    assert "Checked against ORT 1.24.4, TensorRT 8.6." in proc.stdout and "asked" not in proc.stdout
+    proc = onnxlint(examples_dir / "double_input.onnx", "--trt-version", "8.7", "--format", "json", "--no-cache")
+    assert {f["checked_against"] for f in json.loads(proc.stdout) if f["target"] == "tensorrt"} == {"TensorRT 8.6 (asked 8.7)"}
+
+
+def test_new_table_rows_are_taken_without_code_changes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 41 adds onnxruntime-gpu 1.32.0: resolution reads the shipped releases, so the new row answers."""
+    from onnxlint.ort import kernel_registry
+
+    shipped = kernel_registry.releases("cuda")
+    monkeypatch.setattr(kernel_registry, "releases", lambda ep: [*shipped, "1.32.0"] if ep == "cuda" else shipped)
+    assert kernel_registry.nearest("cuda", "1.32.0") == ("1.32.0", True)
+    assert kernel_registry.nearest("cuda", "1.33") == ("1.32.0", False)
