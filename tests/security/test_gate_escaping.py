@@ -234,6 +234,6 @@ def test_a_template_that_names_the_node_is_shown_without_it_after_the_location(t
     p = tmp_path / "m.onnx"
     onnx.save(_dropout("a"), p)
     rc, out, err = cli(p, "--rules", rules, "--select", "XTR008", "--no-progress")
-    assert f"{p}:a: XTR008 Dropout runs in Dropout mode" in out, out
+    assert f"{p}:a: warning: XTR008 Dropout runs in Dropout mode" in out, out
     rc, out, err = cli(p, "--rules", rules, "--select", "XTR008", "--format", "json")
     assert json.loads(out)[0]["message"] == "Dropout a (a) runs in Dropout mode"

@@ -80,7 +80,7 @@ def test_a_file_named_like_a_subcommand_after_the_marker_is_a_path(tmp_path, cli
     monkeypatch.chdir(tmp_path)
     onnx.save(_dropout(), tmp_path / "verify")
     rc, out, err = cli("--", "verify")
-    assert rc == 1 and "verify:d: OLX010" in out, out + err
+    assert rc == 1 and "verify:d: error: OLX010" in out, out + err
 
 
 def test_globs_are_expanded_by_onnxlint_with_recursion(tmp_path, cli, monkeypatch):
@@ -153,7 +153,7 @@ def test_pre_commit_passes_a_committed_file_named_like_an_option_as_a_path(tmp_p
     run = _pre_commit(repo, env)
     assert run.returncode == 1, run.stdout + run.stderr
     for name in HOSTILE:
-        assert f"{name}:d: OLX010" in run.stdout, run.stdout
+        assert f"{name}:d: error: OLX010" in run.stdout, run.stdout
     _nothing_injected(repo)
 
 
@@ -166,7 +166,7 @@ def test_a_users_own_args_without_the_marker_fail_the_hook_not_open_it(tmp_path)
     _nothing_injected(repo)
     repo2, env2 = _precommit(tmp_path / "2", [_local("onnxlint", ["--target", "ort-cuda", "--"])])
     run = _pre_commit(repo2, env2)
-    assert run.returncode == 1 and "--baseline=b.onnx:d: OLX010" in run.stdout, run.stdout
+    assert run.returncode == 1 and "--baseline=b.onnx:d: error: OLX010" in run.stdout, run.stdout
     _nothing_injected(repo2)
 
 
