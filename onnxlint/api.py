@@ -39,10 +39,11 @@ def fix(path: str | Path, settings: Settings | None = None, *, unsafe: bool = Fa
         diff: bool = False, shapes: dict[str, list[int]] | None = None) -> FileReport:
     """Lint, then apply the safe (or, with unsafe=True, all) fixes the findings name; the report's notes say
     what was written and its fixed findings are marked. `shapes` gives dynamic input dims for the numeric check
-    (default 1 for each)."""
+    (default 1 for each). An in-place write is compare-and-swap: when the file changed since it was read, nothing
+    is written and the report's write_refused says so."""
     path = Path(path)
     settings = settings or _settings_near(path)
-    res = linter.lint_file(path, settings)
+    res = linter.lint_file(path, settings, digest=True)
     if not res.error:
         fix_file(path, settings, res, FixOptions(unsafe=unsafe, diff=diff, output=Path(output) if output else None,
                                                  shapes=dict(shapes or {})))

@@ -59,6 +59,8 @@ class FileReport:
     placement: dict[str, str] = field(default_factory=dict)  # target -> summary line
     # the blake2b of the bytes linted, when the caller asked (the result cache stores a report only under their key)
     digest: str | None = field(default=None, repr=False, compare=False)
+    # --fix found the file changed since it was read and wrote nothing (compare-and-swap): the one line to say
+    write_refused: str | None = field(default=None, repr=False, compare=False)
 
     def __str__(self) -> str:
         if self.error:

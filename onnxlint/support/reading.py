@@ -52,6 +52,17 @@ def read_regular(path: str | os.PathLike, check_size: Callable[[int], None],
                  directory: str = "is a directory") -> bytes:
     """The bytes of a regular file whose size check_size accepts (it raises to refuse), read once from what was
     opened. Refused for anything else: missing, unreadable, not a regular file, too large, changed meanwhile."""
+    return read_with_stat(path, check_size, directory)[0]
+
+
+def stamp(st: os.stat_result) -> tuple[int, int, int, int]:
+    """What identifies a file's version without reading it: (device, inode, size, mtime in ns)."""
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def read_with_stat(path: str | os.PathLike, check_size: Callable[[int], None],
+                   directory: str = "is a directory") -> tuple[bytes, os.stat_result]:
+    """read_regular, and the fstat of what was read (a compare-and-swap write checks the file still is that)."""
     try:
         st = os.stat(path)
     except FileNotFoundError:
@@ -85,4 +96,4 @@ def read_regular(path: str | os.PathLike, check_size: Callable[[int], None],
     finally:
         if fd >= 0:
             os.close(fd)
-    return data
+    return data, st

@@ -38,12 +38,13 @@ def load(path: Path, display: str | None = None, check: bool = False, lean: bool
     cache stores the report under the key of what was linted, not of what the file holds by then."""
     path = Path(path)
     display = display or str(path)
-    data = _read(path, display)
+    data, st = _read(path, display)
     lfs.check(data, display)  # a checkout without Git LFS: a pointer, not a corrupt model
     checked = check and _LOCATION_KEY not in data
     early = checker_message(data) if checked else None
     model, weightless = _parse(data, display, lean)
-    mf = ModelFile(path=path, display=display, model=model, file_size=len(data), raw=data, weightless=weightless)
+    mf = ModelFile(path=path, display=display, model=model, file_size=len(data), raw=data, weightless=weightless,
+                   stamp=reading.stamp(st))
     if digest:
         mf.digest = digests.hexdigest(data)
     mf.external = external_tensors(model, path.parent)
@@ -52,11 +53,12 @@ def load(path: Path, display: str | None = None, check: bool = False, lean: bool
     return mf
 
 
-def _read(path: Path, display: str) -> bytes:
-    """The bytes of a regular file within protobuf's limit, read once from what was opened (support.reading)."""
+def _read(path: Path, display: str) -> tuple[bytes, os.stat_result]:
+    """The bytes of a regular file within protobuf's limit, read once from what was opened (support.reading),
+    and the fstat of what was read."""
     try:
-        return reading.read_regular(path, lambda size: _require_size(display, size),
-                                    directory="is a directory, not an ONNX file")
+        return reading.read_with_stat(path, lambda size: _require_size(display, size),
+                                      directory="is a directory, not an ONNX file")
     except reading.Refused as exc:
         raise InputError(display, str(exc)) from None
 
