@@ -297,18 +297,21 @@ def test_ruleset_copy_is_the_same_rules_and_follows_rule_files(tmp_path, cdir):
         calls.append(dirs)
         return load_ruleset(list(dirs))
 
-    first = cache.cached_ruleset((), load, cdir)
+    first = cache.cached_ruleset((), load, cdir)  # the built-in rules: their bundled parsed copy, stored too
     second = cache.cached_ruleset((), load, cdir)
-    assert len(calls) == 1
+    assert calls == [] and cache.rule_index((), cdir) is not None
+    assert [vars(r) for r in first.rules] == [vars(r) for r in load_ruleset().rules]
     assert [vars(r) for r in first.rules] == [vars(r) for r in second.rules]
     rules = tmp_path / "rules"
     rules.mkdir()
-    (rules / "x.yaml").write_text("[]\n")
+    (rules / "x.yaml").write_text(CAST_RULE)
+    mine = cache.cached_ruleset((rules,), load, cdir)
+    assert len(calls) == 1
+    again = cache.cached_ruleset((rules,), load, cdir)  # the stored copy, validated again
+    assert len(calls) == 1 and [vars(r) for r in again.rules] == [vars(r) for r in mine.rules]
+    (rules / "x.yaml").write_text(CAST_RULE + "# changed\n")
     cache.cached_ruleset((rules,), load, cdir)
     assert len(calls) == 2
-    (rules / "x.yaml").write_text("[]\n# changed\n")
-    cache.cached_ruleset((rules,), load, cdir)
-    assert len(calls) == 3
 
 
 def test_a_run_of_several_models_is_read_back_from_one_entry(tmp_path, cdir, monkeypatch):

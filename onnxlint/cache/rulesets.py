@@ -76,11 +76,23 @@ def cached_ruleset(rule_dirs: Sequence[str | os.PathLike], load: Callable[[tuple
     is stored. A hit does not parse YAML (onnxlint.rulefiles.ruleset, which it imports, still imports yaml and, through
     the rule schema, onnx: a caller that must stay light uses rule_index). JSON, not pickle: an entry is data,
     never code. A rule's match loses its per-key line numbers (only validation reports them, and a stored
-    rule set was valid)."""
+    rule set was valid).
+
+    The built-in rules alone come from the package's bundled parsed copy whenever it matches the rule files
+    (ruleset.bundled_ruleset): the cache's copy, which anyone who can write the folder could have forged, would
+    be validated again rule by rule (~30 ms, the plug-in fixers' entry points looked up), the bundled one is
+    the package's own. The entry is still written: a run of hits reads the rules from it (rule_index)."""
     dirs = tuple(Path(d) for d in rule_dirs)
     k, path = _ruleset_entry(dirs, cache_dir)
+    trusted = None
+    if not dirs:
+        from onnxlint.rulefiles.ruleset import bundled_ruleset
+
+        trusted = bundled_ruleset()
     stored = _read_ruleset(k, path)
     if stored is not None:
+        if trusted is not None:
+            return trusted
         try:
             from onnxlint.rulefiles.ruleset import RuleSet, rule_from_stored
             from onnxlint.support.errors import RuleError
@@ -91,7 +103,7 @@ def cached_ruleset(rule_dirs: Sequence[str | os.PathLike], load: Callable[[tuple
                 pass  # a field renamed since, or a forged entry: parse the files again
         except ImportError:  # pragma: no cover
             pass
-    ruleset = load(dirs)
+    ruleset = trusted if trusted is not None else load(dirs)
     from onnxlint.rulefiles.ruleset import rule_to_json
 
     try:

@@ -80,7 +80,15 @@ def load_config(request: LintRequest, folder: Path) -> config_mod.Config:
 
 
 def settings_of(request: LintRequest, cfg: config_mod.Config) -> Settings:
-    return Settings.from_config(cfg, **request.overrides)
+    return Settings.from_config(cfg, **{"info_details": shows_info_details(request), **request.overrides})
+
+
+def shows_info_details(request: LintRequest) -> bool:
+    """Whether the run reads what infos say (message, hint, fixability): not when its output shows no info
+    (text, GitHub annotations and SARIF without --show-info) and nothing else reads them (--statistics counts the
+    fixable ones, --fix fixes them, --verify and --baseline look at every finding)."""
+    return request.format not in ("text", "github", "sarif") or request.show_info or request.statistics \
+        or request.fix or request.verify or request.baseline is not None
 
 
 def providers(text: str) -> list[str]:

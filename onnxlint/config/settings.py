@@ -15,7 +15,7 @@ from onnxlint.rules.codes import matches, split_codes
 DEFAULT_FAIL_ON = "warning"
 
 OVERRIDABLE = ("select", "extend_select", "ignore", "targets", "ort_version", "trt_version", "fail_on", "rule_dirs",
-               "ort_optimization")
+               "ort_optimization", "info_details")
 
 
 @dataclass(frozen=True)
@@ -33,13 +33,16 @@ class Settings:
     fail_on: str = DEFAULT_FAIL_ON
     rule_dirs: tuple[Path, ...] = ()
     ort_optimization: str = "all"
+    # False: info findings get no message, hint or fixability (a run that shows no info: text without --show-info
+    # computes them for nothing); the result cache keys reports by it, as by every field
+    info_details: bool = True
 
     @classmethod
     def from_config(cls, config: config_mod.Config | str | Path | None = None, **overrides: Any) -> "Settings":
         """Settings from a config (a Config, a config file path, or None for no config) with overrides on top.
 
         Overrides use the attribute names (select, extend_select, ignore, targets, ort_version, trt_version,
-        fail_on, rule_dirs, ort_optimization); None means "not given". select/extend_select/ignore replace or
+        fail_on, rule_dirs, ort_optimization, info_details); None means "not given". select/extend_select/ignore replace or
         extend the config the way ruff's command line does: select replaces, the other two add."""
         unknown = set(overrides) - set(OVERRIDABLE)
         if unknown:
@@ -67,6 +70,7 @@ class Settings:
             fail_on=overrides.get("fail_on") or cfg.fail_on or DEFAULT_FAIL_ON,
             rule_dirs=tuple(Path(p) for p in (overrides.get("rule_dirs") or ())) + tuple(cfg.rules),
             ort_optimization=overrides.get("ort_optimization") or cfg.ort_optimization or "all",
+            info_details=overrides.get("info_details") is not False,
         )
 
     def with_targets(self, *targets: str) -> "Settings":

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from onnxlint.linting.report import Finding
 from onnxlint.model.graph import node_path
@@ -38,19 +38,53 @@ def fallback_rejects(fallback: list[Rule], ctx: LintContext, target: str) -> tup
     return rejects, ops
 
 
-def _finding(ctx: LintContext, rule: Rule, node: NodeRef | None, message: str) -> Finding:
+def _finding(ctx: LintContext, rule: Rule, node: NodeRef | None, vi: Any = None) -> Finding:
+    """A finding without its details (message, hint, fixability): `complete` adds them, for the findings a run
+    shows. Only its identity and what suppression reads (code, node, doc_string) are set here."""
+    target = "any" if "any" in rule.targets else next((t for t in rule.targets if t in ctx.options.targets), rule.targets[0])
+    f = Finding(
+        code=rule.id, name=rule.name, severity=rule.severity, target=target, filename=ctx.mf.display,
+        node=node_path(node.location) if node else None, op_type=node.op_type if node else None, message="",
+        node_name=(node.name if node else None), doc_string=_text(node.proto.doc_string) if node else "",
+    )
+    if _deferrable(rule):
+        ctx.pending_details.append((f, rule, node, vi))
+    else:  # its message may read a prediction or the checker (what a run computes): rendered as before
+        _detail(ctx, f, rule, node, vi)
+    return f
+
+
+def _deferrable(rule: Rule) -> bool:
+    """Whether a finding's details can wait: its message reads only the node (and its file and rule), never a
+    target's prediction or a model fact another rule could otherwise not have computed."""
+    got = _DEFERRABLE.get(rule.message)
+    if got is None:
+        got = _DEFERRABLE[rule.message] = messages.reads_only_node(rule.message)
+    return got
+
+
+_DEFERRABLE: dict[str, bool] = {}
+
+
+def _detail(ctx: LintContext, f: Finding, rule: Rule, node: NodeRef | None, vi: Any) -> None:
     from onnxlint.fixers.base import fix_for
 
+    f.message = messages.render(rule.message, ctx, rule, node, vi=vi)
+    if node is not None and messages.names_location(rule.message):  # the text line's message, from the template
+        f.short_message = messages.render(rule.message, ctx, rule, node, vi=vi, omit=messages.LOCATION_ROOTS)
     fix = fix_for(rule, node, ctx.index.model) if rule.fix else None
-    target = "any" if "any" in rule.targets else next((t for t in rule.targets if t in ctx.options.targets), rule.targets[0])
-    return Finding(
-        code=rule.id, name=rule.name, severity=rule.severity, target=target, filename=ctx.mf.display,
-        node=node_path(node.location) if node else None, op_type=node.op_type if node else None, message=message,
-        hint=rule.fix_hint if fix or not rule.fix else "no automatic fix for this node", fix=fix,
-        node_name=(node.name if node else None),
-        doc_string=_text(node.proto.doc_string) if node else "",
-    )
+    f.fix = fix
+    f.hint = rule.fix_hint if fix or not rule.fix else "no automatic fix for this node"
 
+
+def complete(ctx: LintContext, wanted: Callable[[Finding], bool] | None = None) -> None:
+    """Add the details (message, hint, fixability) of the findings `wanted` accepts (None: all of them), while the
+    model's index is alive: a run that shows no infos computes none of theirs (13k OLX309 infos at 100k nodes:
+    fold-shapes' question and a message each). The others keep an empty message and no fix."""
+    pending, ctx.pending_details = ctx.pending_details, []
+    for f, rule, node, vi in pending:
+        if wanted is None or wanted(f):
+            _detail(ctx, f, rule, node, vi)
 
 def _text(value: str | bytes) -> str:
     """A string field as text: protobuf hands one that is not UTF-8 over as bytes (kept as surrogates, which the
@@ -58,20 +92,21 @@ def _text(value: str | bytes) -> str:
     return value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else value
 
 
-def lint(ctx: LintContext, rules: list[Rule]) -> list[Finding]:
-    """All findings of the active rules for one model: model and input findings first, then graph order."""
+def lint(ctx: LintContext, rules: list[Rule], deferred: bool = False) -> list[Finding]:
+    """All findings of the active rules for one model: model and input findings first, then graph order.
+    deferred: the caller adds their details (`complete`) once it knows which it shows."""
     active = [r for r in rules if r.applies_to(ctx.options.targets) and r.fallback is None]
     ctx.active_rules = {r.id: r for r in active}
     out: list[Finding] = []
     for rule in (r for r in active if r.scope == "model"):
         if predicates.match(ctx, "model", rule.match, None):
-            out.append(_finding(ctx, rule, None, messages.render(rule.message, ctx, rule)))
+            out.append(_finding(ctx, rule, None))
     inputs = [r for r in active if r.scope == "graph_input"]
     if inputs:
         for vi in ctx.index.graph_inputs():
             for rule in inputs:
                 if predicates.match(ctx, "graph_input", rule.match, vi):
-                    f = _finding(ctx, rule, None, messages.render(rule.message, ctx, rule, vi=vi))
+                    f = _finding(ctx, rule, None, vi)
                     f.node = f"input:{vi.name}"
                     out.append(f)
     node_rules = [r for r in active if r.scope == "node"]
@@ -81,10 +116,9 @@ def lint(ctx: LintContext, rules: list[Rule]) -> list[Finding]:
     for pos, rule in enumerate(node_rules):
         for node in predicates.candidates(ctx, rule.match, rule.ops):
             if predicates.match_node(ctx, rule.match, node):
-                f = _finding(ctx, rule, node, messages.render(rule.message, ctx, rule, node))
-                if messages.names_location(rule.message):
-                    f.short_message = messages.render(rule.message, ctx, rule, node, omit=messages.LOCATION_ROOTS)
-                hits.append((node.index, pos, f))
+                hits.append((node.index, pos, _finding(ctx, rule, node)))
     hits.sort(key=lambda h: (h[0], h[1]))
     out += [f for _, _, f in hits]
+    if not deferred:
+        complete(ctx)
     return out

@@ -190,8 +190,10 @@ def _lint(mf: loading.ModelFile, settings: Settings, plan: LintPlan | Exception,
         # neither it nor the target finding it stands for
         file_ignores, model_ignores = _file_suppressions(mf, settings, res.filename)
         ctx.suppressed_codes = [*file_ignores, *model_ignores]
-        res.findings = engine.lint(ctx, plan.rules)
+        res.findings = engine.lint(ctx, plan.rules, deferred=True)
         _post_process(res, settings, file_ignores, model_ignores)
+        # details for what the run shows: an info's only when infos are shown (severity as overridden)
+        engine.complete(ctx, None if settings.info_details else _not_info)
         if want_placement:
             for name in settings.targets:
                 target = targets_mod.get(name)
@@ -213,6 +215,10 @@ def _lint(mf: loading.ModelFile, settings: Settings, plan: LintPlan | Exception,
         _lint(mf, settings, plan, want_placement, res, _retried=True)
     except Exception as exc:  # a defect in onnxlint must not hide the other files' findings
         res.error = f"internal error while linting ({type(exc).__name__}: {first_line(exc)})"
+
+
+def _not_info(f: Any) -> bool:
+    return bool(f.severity != "info")
 
 
 def _wants_checker(rules: list[Any], targets: set[str]) -> bool:

@@ -268,6 +268,17 @@ def _check_reported_by(rules: dict[str, Rule]) -> None:
 _CACHE: dict[tuple[str, ...], RuleSet] = {}
 
 
+def bundled_ruleset() -> RuleSet | None:
+    """The built-in rules from their bundled parsed copy when it matches the rule files (checked at every call:
+    a run reads its rules again), None when it does not (a rule file edited in a checkout: then they are parsed)."""
+    builtin = _bundled_rules()
+    if builtin is None:
+        return None
+    _check_reported_by({r.id: r for r in builtin})
+    builtin.sort(key=lambda r: r.id)
+    return RuleSet(builtin)
+
+
 def get_ruleset(dirs: tuple[Path, ...] | list[Path] = ()) -> RuleSet:
     """The built-in rules plus the rules under dirs, parsed once per process."""
     key = tuple(str(d) for d in dirs)

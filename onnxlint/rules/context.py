@@ -69,6 +69,9 @@ class LintContext:
         self._checker: str | None | bool = False
         self.active_rules: dict[str, Rule] = {}  # the rules this run evaluates (the `reported_by` predicate asks)
         self.suppressed_codes: list[str] = []  # codes suppressed for the whole file (per-file-ignores, metadata)
+        # findings whose details (message, hint, fixability) wait until the run knows which it shows:
+        # (finding, rule, node, graph input) each (engine.complete)
+        self.pending_details: list[tuple[Any, Rule, NodeRef | None, Any]] = []
 
     # model-level facts
     def checker_error(self) -> str | None:

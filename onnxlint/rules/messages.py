@@ -127,6 +127,17 @@ def _check_fields(root: str, idx: str | None, field: str | None, verdicts: Verdi
     return None if field is None else f"{root} has no fields"
 
 
+_NODE_FACTS = _NODE_ROOTS | {"file", "rule", "value"}
+
+
+def reads_only_node(template: str) -> bool:
+    """Whether every placeholder of the template reads the node, its file or its rule (no model field, no
+    target's verdict): rendering it computes nothing the rest of the lint could see, so it may wait."""
+    return all(part is not None and part[0] in _NODE_FACTS
+               for part in (p for seg in parse(template) for p in (seg if seg.__class__ is list else [seg]))
+               if part.__class__ is not str)
+
+
 def fmt(v: Any) -> str:
     if v is None:
         return "?"

@@ -175,10 +175,10 @@ def _transformer_blocks() -> onnx.ModelProto:
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
     try:
-        import bench_lint
+        import transformer_blocks
     finally:
         sys.path.pop(0)
-    return bench_lint.transformer(400)
+    return transformer_blocks.transformer(400)
 
 
 def _cse_after_a_rewrite() -> onnx.ModelProto:
