@@ -24,8 +24,6 @@ from onnxlint.config import config_file as config_mod
 from onnxlint.config.config_file import OPTIMIZATION_LEVELS
 from onnxlint.config.settings import Settings
 from onnxlint.formats import FORMATS
-from onnxlint.formats.escape import dumps as esc_dumps
-from onnxlint.formats.escape import lines as esc_lines
 from onnxlint.formats.escape import text as esc
 from onnxlint.model.paths import output_path
 from onnxlint.support.errors import InputError, RuleError, UsageError, first_line
@@ -45,7 +43,7 @@ class _Parser(argparse.ArgumentParser):
 
     def _get_formatter(self) -> argparse.HelpFormatter:
         """argparse builds a formatter per add_argument (to check metavars), and its default width imports
-        shutil (~3 ms, most of a cached run's own work): the width is read here as shutil would."""
+        shutil, which a cached run would otherwise not import: the width is read here as shutil would."""
         return self.formatter_class(prog=self.prog, width=_columns() - 2)  # type: ignore[call-arg]
 
 
@@ -240,23 +238,6 @@ def settings_from_args(args: argparse.Namespace, cfg: config_mod.Config) -> Sett
     return Settings.from_config(cfg, **_overrides(args))
 
 
-def explain(rule: Any) -> str:
-    from onnxlint import fixers
-
-    try:
-        fx = fixers.REGISTRY.get(rule.fix) if rule.fix else None
-    except fixers.FixError as exc:  # a plug-in that cannot be loaded: said on the fix line
-        fix_line = f"Fix: {esc(rule.fix)} (not available: {esc(str(exc))})"
-    else:
-        fix_line = (f"Fix: {esc(fx.name)} ({'safe' if fx.safe else 'unsafe: needs --unsafe-fixes'}): {esc(fx.summary)}"
-                    if fx else "Fix: no automatic fix")  # a plug-in's name and summary: untrusted too
-    refs = "\n".join(f"  - {esc(r)}" for r in rule.references)
-    # every piece comes from a rule file (from the repository under review): escaped like a model's text
-    return (f"{esc(rule.id)} ({esc(rule.name)}) [{esc(rule.severity)}] targets: {esc(', '.join(rule.targets))}\n\n"
-            f"{esc_lines(rule.summary)}\n\n{esc_lines(rule.explanation)}\n\n{fix_line}\n"
-            + (f"\nReferences:\n{refs}\n" if refs else "") + f"\nDefined in {esc(rule.origin)}\n")
-
-
 def _cache_dir(args: argparse.Namespace) -> Path | None:
     """The result cache folder of this run, None when the run must lint afresh: --no-cache, and anything that
     writes a model or needs a live session (--fix, --diff, --verify)."""
@@ -275,7 +256,7 @@ def _patterns(given: list[str]) -> list[str]:
 
 
 def _lint(argv: list[str]) -> int:
-    from onnxlint.commands import lint as run
+    from onnxlint.commands import lint
 
     if "--pre-commit" in argv and "--" not in argv:  # before parsing: a file name must not be parsed, even to fail
         raise UsageError(PRE_COMMIT_NEEDS_MARKER)
@@ -285,25 +266,11 @@ def _lint(argv: list[str]) -> int:
     cfg = config_mod.load_file(args.config) if args.config else config_mod.find_for(Path.cwd(), args.config_above_repo)
     settings = settings_from_args(args, cfg)
     if args.list_rules or args.explain:
+        from onnxlint.commands import rules
         from onnxlint.rulefiles.ruleset import get_ruleset
 
-        listed = get_ruleset(settings.rule_dirs)
-        if args.explain:
-            rule = listed.by_id().get(args.explain.upper())
-            if rule is None:
-                raise UsageError(f"no rule {args.explain!r}; see --list-rules")
-            sys.stdout.write(explain(rule))
-            return 0
-        if args.format == "json":
-            print(esc_dumps([{"code": r.id, "name": r.name, "severity": r.severity, "targets": list(r.targets),
-                              "summary": r.summary, "fix": r.fix} for r in listed.rules], indent=2))
-        else:
-            for r in listed.rules:
-                fix = " [fix]" if r.fix else ""
-                print(f"{esc(r.id)}  {esc(r.name):<34} {esc(r.severity):<8} {esc(','.join(r.targets)):<20} "
-                      f"{esc(r.summary)}{fix}")
-        return 0
-    request = run.LintRequest(
+        return rules.run(get_ruleset(settings.rule_dirs), args.explain, args.format)
+    request = lint.LintRequest(
         [str(p) for p in args.paths], overrides=_overrides(args), config=args.config,
         config_above_repo=args.config_above_repo, show_config=args.show_config, format=args.format, output=args.output,
         fix=args.fix, unsafe_fixes=args.unsafe_fixes, diff=args.diff, verify=args.verify, providers=args.providers,
@@ -313,99 +280,42 @@ def _lint(argv: list[str]) -> int:
         exclude=_patterns(args.exclude) if args.exclude is not None else None,
         extend_exclude=_patterns(args.extend_exclude), force_exclude=args.force_exclude,
         respect_gitignore=args.respect_gitignore)
-    return run.execute(request, settings)
+    return lint.execute(request, settings)
 
 
 def _placement(argv: list[str]) -> int:
-    from onnxlint import api
-    from onnxlint.formats import placement_output
-    from onnxlint.model import loading
+    from onnxlint.commands import placement
 
     args = parse(_placement_parser(), argv, "models", Path, required=True)
-    if args.compare and args.format != "html":
-        raise UsageError("--compare: only with --format html (the page shows both releases side by side)")
-    paths = loading.expand_paths([str(m) for m in args.models])
-    if args.output is not None:
-        from onnxlint.commands.lint import check_report_output
-
-        check_report_output(args.output, paths)
-    if args.format == "html":
-        from onnxlint.formats import html_report
-
-        text, failed = html_report.placement_page(paths, args.target, args.ort_version, args.ort_optimization, args.compare)
-        for line in failed:
-            print(f"onnxlint: error: {esc(line)}", file=sys.stderr)
-        errors = len(failed)
-    else:
-        results, errors = [], 0
-        for path in paths:
-            try:
-                pl = api.predict(path, args.target, args.ort_version, ort_optimization=args.ort_optimization)
-            except InputError as exc:
-                print(f"onnxlint: error: {esc(str(exc))}", file=sys.stderr)
-                errors += 1
-                continue
-            results.append(placement_output.as_json(str(path), args.target, pl))
-        text = placement_output.render(args.format, results)
-    if args.output is not None:
-        args.output.write_text(text, encoding="utf-8")
-    else:
-        sys.stdout.write(text)
-    return 2 if errors else 0
+    return placement.run(args.models, args.target, args.ort_version, args.ort_optimization, args.format,
+                         compare=args.compare, output=args.output)
 
 
 def _verify(argv: list[str]) -> int:
-    from onnxlint.commands.lint import providers
-    from onnxlint.formats import verify_output
-    from onnxlint.verify.command import VerifyOptions, lint_report, parse_shapes, verify_paths
+    from onnxlint.commands import verify
 
     args = parse(_verify_parser(), argv, "models", Path, required=True)
-    options = VerifyOptions(providers=tuple(providers(args.providers)), shapes=parse_shapes(args.shape),
-                            timeout=args.timeout, ort_version=args.ort_version, fix=args.fix,
-                            optimization=args.ort_optimization)
-    results = verify_paths([str(m) for m in args.models], options)
-    sarif = lint_report(results, args.ort_version) if args.format == "sarif" else None
-    sys.stdout.write(verify_output.render(args.format, results, sarif))
-    return 1 if any(r.failed for r in results) else 0
+    return verify.run(args.models, args.providers, args.shape, args.timeout, args.ort_version, args.fix,
+                      args.ort_optimization, args.format)
 
 
 def _doctor(argv: list[str]) -> int:
     from onnxlint.commands import doctor
-    from onnxlint.formats import doctor_output
 
-    args = _doctor_parser().parse_args(argv)
-    checks = doctor.checks()
-    sys.stdout.write(doctor_output.render(args.format, checks))
-    return 0 if all(c.ok for c in checks) else 1
+    return doctor.run(_doctor_parser().parse_args(argv).format)
 
 
 def _clean(argv: list[str]) -> int:
-    """Remove the cache folder, saying what went; a folder that is not onnxlint's cache is left alone (exit 2)."""
-    from onnxlint import cache
+    from onnxlint.commands import clean
 
-    args = _clean_parser().parse_args(argv)
-    d = Path(args.cache_dir) if args.cache_dir is not None else cache.default_dir()
-    if not d.exists():
-        print(f"onnxlint: no cache folder at {esc(str(d))}; nothing to remove")
-        return 0
-    kept: list[str] = []
-    files = cache.clean(d, kept)
-    if files is None:
-        raise UsageError(f"{d}: not an onnxlint cache folder (no onnxlint CACHEDIR.TAG); not removed")
-    if kept:  # only what onnxlint wrote goes: anything else put in the folder stays, and so does the folder
-        shown = ", ".join(esc(k) for k in kept[:5]) + (f" and {len(kept) - 5} more" if len(kept) > 5 else "")
-        print(f"onnxlint: removed {files} cache file(s) from {esc(str(d))}; kept {len(kept)} path(s) onnxlint did "
-              f"not write: {shown}", file=sys.stderr)
-        return 2
-    print(f"onnxlint: removed cache folder {esc(str(d))} ({files} file(s))")
-    return 0
+    return clean.run(_clean_parser().parse_args(argv).cache_dir)
 
 
 _COMMANDS = {"placement": _placement, "verify": _verify, "doctor": _doctor, "clean": _clean}
 
 
-# numpy's OpenBLAS starts a thread per core when numpy is imported, and they spin: ~80 ms of CPU on 2 cores (more
-# on more), before a single matrix product, in every process and every pool worker. Linting multiplies no large
+# numpy's OpenBLAS starts a thread per core when numpy is imported, and they spin: CPU spent before a single matrix
+# product, in every process and every pool worker. Linting multiplies no large
 # matrices (folded values are shape-sized), so the CLI asks for one BLAS thread unless the user chose a number,
 # or the command runs a model (--fix checks its rewrite numerically, verify runs sessions; onnx.reference, the
 # fallback without onnxruntime, multiplies real weights).
@@ -589,8 +499,7 @@ def _require_cwd() -> None:
 
 def _quick_exit() -> None:
     """The process ends after main returns: keep Python's shutdown from walking every object left (onnx's and
-    numpy's modules, the model) with the cyclic collector, ~0.1 s of a ~0.5 s lint (measured: `import onnx`
-    alone, 0.44-0.48 s with a normal exit, 0.31-0.35 s with the objects frozen). Frozen objects are left to
+    numpy's modules, the model) with the cyclic collector, a large share of a small model's lint. Frozen objects are left to
     the operating system; atexit handlers still run and the standard streams are still flushed. Nothing
     onnxlint writes depends on a collection at exit: its files are closed where they are written."""
     import gc

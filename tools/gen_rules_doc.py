@@ -38,7 +38,7 @@ def fixer_table() -> str:
     rows = ["| fixer | kind | what it does | rules |", "| --- | --- | --- | --- |"]
     for name in sorted(REGISTRY, key=lambda n: (not REGISTRY[n].safe, n)):
         fx = REGISTRY[name]
-        rows.append(f"| `{name}` | {'safe' if fx.safe else 'unsafe'} | {fx.summary} | {', '.join(by_fixer.get(name, [])) or '—'} |")
+        rows.append(f"| `{name}` | {fx.applicability.value} | {fx.summary} | {', '.join(by_fixer.get(name, [])) or '—'} |")
     return "\n".join(rows)
 
 

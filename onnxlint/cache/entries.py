@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 
 def _entry_path(cache_dir: Path, k: str) -> str:
-    return os.path.join(cache_dir, f"v{FORMAT}", k[:2], f"{k}.json")  # a str: pathlib's joins cost a hit ~10 %
+    return os.path.join(cache_dir, f"v{FORMAT}", k[:2], f"{k}.json")  # a str: pathlib's joins are a cache hit's cost
 
 
 def lookup(path: str | os.PathLike, settings: Settings, cache_dir: str | os.PathLike | None = None) -> FileReport | None:

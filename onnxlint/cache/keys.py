@@ -51,7 +51,7 @@ def scan(path: str | os.PathLike, limit: int | None = None) -> tuple[str, bool] 
     None for anything but a readable regular file: a FIFO would block and a device never ends (opened
     non-blocking and checked with fstat, as loading.load does; the linter then reports the file). None too,
     unread, for a file over limit bytes (a model over protobuf's limit: loading refuses it unread, and so
-    hashing 8 GiB first would cost 20 s for that one line); and when it grows past limit while it is read."""
+    hashing gigabytes first would be all that one line costs); and when it grows past limit while it is read."""
     seen = False
     tail = b""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -142,7 +142,7 @@ def package_stamp() -> str:
         h.update(enc(f"onnxlint {__version__} format {FORMAT} python {sys.version_info[:2]}\n"))
         cut = len(str(pkg)) + 1
         for f in walk_files(pkg):
-            h.update(enc(f"{f[cut:]}\0{stat_stamp(f)}\n"))  # the path inside the package (relpath costs 10x)
+            h.update(enc(f"{f[cut:]}\0{stat_stamp(f)}\n"))  # the path inside the package (cut, not relpath: cheaper)
         h.update(enc("\0".join(_distributions())))
         _PACKAGE_STAMP = h.hexdigest()
     return _PACKAGE_STAMP

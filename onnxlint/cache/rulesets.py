@@ -80,7 +80,7 @@ def cached_ruleset(rule_dirs: Sequence[str | os.PathLike], load: Callable[[tuple
 
     The built-in rules alone come from the package's bundled parsed copy whenever it matches the rule files
     (ruleset.bundled_ruleset): the cache's copy, which anyone who can write the folder could have forged, would
-    be validated again rule by rule (~30 ms, the plug-in fixers' entry points looked up), the bundled one is
+    be validated again rule by rule (the plug-in fixers' entry points looked up, in every run), the bundled one is
     the package's own. The entry is still written: a run of hits reads the rules from it (rule_index)."""
     dirs = tuple(Path(d) for d in rule_dirs)
     k, path = _ruleset_entry(dirs, cache_dir)

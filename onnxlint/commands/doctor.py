@@ -134,3 +134,12 @@ def checks(probe_timeout: float = PROBE_TIMEOUT, smi_timeout: float = SMI_TIMEOU
     cuda_ok = any(c.ok and "CUDAExecutionProvider" in c.text and "one-node" in c.text for c in lines)
     gpu = _gpu_check(cuda_ok, smi_timeout)
     return lines + ([gpu] if gpu else [])
+
+
+def run(format: str) -> int:
+    """Print the checks; the exit code: 1 when one failed, else 0."""
+    from onnxlint.formats import doctor_output
+
+    found = checks()
+    sys.stdout.write(doctor_output.render(format, found))
+    return 0 if all(c.ok for c in found) else 1

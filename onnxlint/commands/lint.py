@@ -32,7 +32,7 @@ class LintRequest:
     folder's config; config: a config file for every model (None: the nearest one to each model's folder);
     cache_dir: the result cache folder (None: lint every model again); providers/shapes: --verify's and --fix's
     session settings as typed. A plain class, not a dataclass: generating its methods would cost every
-    process, a cached run included, ~0.5 ms."""
+    process, a cached run included."""
 
     def __init__(self, paths: list[str], *, overrides: dict[str, Any] | None = None, config: Path | None = None,
                  config_above_repo: bool = False, show_config: bool = False, format: str = "text",
@@ -144,10 +144,10 @@ def ruleset_of(settings: Settings, cache_dir: Path | None) -> Any:
 
 class CachedRules:
     """A lint's source of rule sets: the cache folder's copy of the parsed rules (cache.cached_ruleset), so a
-    model that misses does not pay for parsing and validating every rule file again (1 ms instead of ~50 ms per
-    process) while the rule files are unchanged. Each run makes its own (a rule file edited between two runs in
-    one process is read again); pool workers get it with each model, pickled without what it read, and share
-    what they read per run in their process (_IN_WORKER)."""
+    model that misses does not pay for parsing and validating every rule file again while the rule files are
+    unchanged. Each run makes its own (a rule file edited between two runs in one process is read again); pool
+    workers get it with each model, pickled without what it read, and share what they read per run in their
+    process (_IN_WORKER)."""
 
     def __init__(self, cache_dir: Path):
         self.cache_dir = cache_dir

@@ -173,7 +173,7 @@ def parse(data: dict, path: Path) -> Config:
 def _toml_section(path: Path, text: str | None = None) -> dict | None:
     """The [tool.onnxlint] table of a pyproject.toml, None when it has none; RuleError naming the file when
     it cannot be read or parsed, or when `tool` or `tool.onnxlint` is not a table. tomllib is imported here,
-    only when a pyproject.toml exists (~4 ms a process otherwise); Python 3.10 has no tomllib, its `tomli` is the
+    only when a pyproject.toml exists (a process without one does not pay for it); Python 3.10 has no tomllib, its `tomli` is the
     same parser (a dependency there)."""
     if sys.version_info >= (3, 11):
         import tomllib

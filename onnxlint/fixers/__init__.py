@@ -16,7 +16,7 @@ import onnx
 
 # the fixer modules register themselves when REGISTRY is first asked for them (base.BUILTIN); the numeric
 # check and the write are imported when first used: a lint needs neither
-from onnxlint.fixers.base import REGISTRY, FixContext, Fixer, FixError, resolve
+from onnxlint.fixers.base import REGISTRY, Applicability, FixContext, Fixer, FixError, resolve
 from onnxlint.model.graph import GraphIndex, iter_graphs, node_location
 
 if TYPE_CHECKING:
@@ -34,8 +34,8 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(f"{__name__}.{module}"), name)
 
 
-__all__ = ["REGISTRY", "FixContext", "FixError", "FixRequest", "Fixer", "apply", "atomic_write", "check_equivalent", "has_external_data",
-           "verify", "write_fixed"]
+__all__ = ["REGISTRY", "Applicability", "FixContext", "FixError", "FixRequest", "Fixer", "apply", "atomic_write",
+           "check_equivalent", "has_external_data", "verify", "write_fixed"]
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,9 @@ def apply(model: onnx.ModelProto, requests: Iterable[FixRequest], unsafe: bool,
     before = _canonical(current)
     for name, reqs in by_fixer.items():
         fx = REGISTRY[name]
-        if not fx.safe and not unsafe:
+        if fx.applicability is Applicability.DISPLAY_ONLY:
+            continue  # never applied: the finding names it for a user to make by hand
+        if not fx.applicability.applies(unsafe):
             skipped.append(name)
             continue
         locations = [pinned.get(r.location, r.location) for r in reqs if r.location and not r.location.startswith(INPUT)]

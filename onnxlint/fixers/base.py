@@ -8,8 +8,10 @@ that finds nothing it can change safely returns the model unchanged, and the cal
 from __future__ import annotations
 
 import importlib
+import warnings
 from collections.abc import Iterator, MutableMapping
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any, Callable
 
 import onnx
@@ -161,10 +163,29 @@ def _inputs_for_initializers(model: onnx.ModelProto) -> None:
                        for t in g.initializer if t.name not in listed)
 
 
+class Applicability(str, Enum):
+    """How far a fix may be applied without being asked, as ruff's `Applicability` says it.
+
+    SAFE: `--fix` applies it. It keeps what the model computes: the numeric check holds the fixed model to the
+    original's outputs (or, for a fixer with a reference, to the behaviour the reference names).
+    UNSAFE: applied only with `--unsafe-fixes`. It changes the interface or the numerics on purpose (float64
+    inputs taken as float32), so a user must ask for it.
+    DISPLAY_ONLY: never applied. The finding still names it, for a rewrite a user should make by hand or in
+    the exporter (`--explain` says so)."""
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+    DISPLAY_ONLY = "display-only"
+
+    def applies(self, unsafe: bool) -> bool:
+        """Whether a run applies it: SAFE always, UNSAFE with --unsafe-fixes, DISPLAY_ONLY never."""
+        return self is Applicability.SAFE or (self is Applicability.UNSAFE and unsafe)
+
+
 @dataclass(frozen=True)
 class Fixer:
     name: str
-    safe: bool
+    applicability: Applicability
     summary: str
     apply: Callable[[FixContext], onnx.ModelProto]
     reference: Callable[[onnx.ModelProto], onnx.ModelProto] | None = None
@@ -173,10 +194,19 @@ class Fixer:
     # with a reference: (what the fix changes on purpose, what it was checked against), for the fix note
     intended: tuple[str, str] = ("changes outputs on purpose", "its reference")
 
+    def __post_init__(self) -> None:
+        if isinstance(self.applicability, bool):  # the form before Applicability: True safe, False unsafe
+            object.__setattr__(self, "applicability", _applicability(self.name, self.applicability, None))
+
+    @property
+    def safe(self) -> bool:
+        """Applied by --fix alone (Applicability.SAFE): the numeric check wants outputs equal."""
+        return self.applicability is Applicability.SAFE
+
 
 # The built-in fixers: name -> the module of onnxlint.fixers whose @fixer registers it. A lint asks only for
-# the fixers its findings name (fix_for), so only their modules are imported: all nine cost ~15 ms of a
-# process's start-up. tests/test_fix.py checks this table against what the modules register.
+# the fixers its findings name (fix_for), so only their modules are imported (all of them would be a
+# visible part of a process's start-up). tests/fixers/test_registry.py checks this table against what the modules register.
 BUILTIN = {
     "batchnorm-inference": "batchnorm",
     "double-inputs-to-float": "double_inputs",
@@ -275,21 +305,47 @@ REGISTRY = FixerRegistry(BUILTIN)
 FixFn = Callable[[FixContext], onnx.ModelProto]
 
 
-def fixer(name: str, safe: bool, summary: str,
+def fixer(name: str, applicability: Applicability | bool | None = None, summary: str | None = None,
           reference: Callable[[onnx.ModelProto], onnx.ModelProto] | None = None,
           can_fix: Callable[[NodeRef, Any], bool] | None = None,
-          intended: tuple[str, str] = ("changes outputs on purpose", "its reference")) -> Callable[[FixFn], FixFn]:
-    """Register a fixer. reference(model) gives the behaviour the fix must keep when the original's own outputs
-    are not it (a training-mode Dropout is random: the fix must match the original run in inference mode).
-    can_fix(node, rule) says, at lint time, whether the fixer can clear that finding: a finding it cannot
-    clear is not marked fixable. intended: with a reference, (what the fix changes on purpose, what it was
-    checked against): the fix note says so, not "outputs equal"."""
+          intended: tuple[str, str] = ("changes outputs on purpose", "its reference"),
+          *, safe: bool | None = None) -> Callable[[FixFn], FixFn]:
+    """Register a fixer: `@fixer("my-fix", Applicability.SAFE, "what it does")`. reference(model) gives the
+    behaviour the fix must keep when the original's own outputs are not it (a training-mode Dropout is random:
+    the fix must match the original run in inference mode). can_fix(node, rule) says, at lint time, whether the
+    fixer can clear that finding: a finding it cannot clear is not marked fixable. intended: with a reference,
+    (what the fix changes on purpose, what it was checked against): the fix note says so, not "outputs equal".
+
+    The form before Applicability, a bool (`@fixer(name, True, summary)`, `@fixer(name, safe=True, ...)`), still
+    registers the same fixer (True: SAFE, False: UNSAFE) with a DeprecationWarning (CONTRIBUTING.md, "Plug-in
+    fixers")."""
+    how = _applicability(name, applicability, safe)
+    if summary is None:
+        raise TypeError(f"fixer {name!r}: a summary is required")
 
     def deco(fn: FixFn) -> FixFn:
-        REGISTRY[name] = Fixer(name, safe, summary, fn, reference, can_fix, intended)
+        REGISTRY[name] = Fixer(name, how, summary, fn, reference, can_fix, intended)
         return fn
 
     return deco
+
+
+def _applicability(name: str, given: Applicability | bool | None, safe: bool | None) -> Applicability:
+    """The Applicability a registration names, from the new form or the bool one."""
+    if isinstance(given, Applicability):
+        if safe is not None:
+            raise TypeError(f"fixer {name!r}: give the applicability or safe=, not both")
+        return given
+    if given is None and safe is None:
+        raise TypeError(f"fixer {name!r}: its applicability is required (Applicability.SAFE, UNSAFE or DISPLAY_ONLY)")
+    if given is not None and safe is not None:
+        raise TypeError(f"fixer {name!r}: give the applicability or safe=, not both")
+    flag = given if given is not None else safe
+    if not isinstance(flag, bool):
+        raise TypeError(f"fixer {name!r}: applicability must be an Applicability, not {flag!r}")
+    warnings.warn(f"fixer {name!r}: a bool for fix safety is deprecated; pass onnxlint.fixers.base.Applicability."
+                  f"{'SAFE' if flag else 'UNSAFE'}", DeprecationWarning, stacklevel=3)
+    return Applicability.SAFE if flag else Applicability.UNSAFE
 
 
 def opset_of(model: onnx.ModelProto) -> int:

@@ -6,7 +6,7 @@ from typing import Any, Iterable
 
 import onnx
 
-from onnxlint.fixers.base import FixContext, fixer, graft, gs_locations, is_read, truncate
+from onnxlint.fixers.base import Applicability, FixContext, fixer, graft, gs_locations, is_read, truncate
 
 
 def _to_inference(graph: Any, nodes: Iterable[Any]) -> None:
@@ -38,7 +38,7 @@ def can_fix(node, rule=None) -> bool:
     return node.op_type == "BatchNormalization" and not _used(node, [o for o in node.outputs[1:] if o])
 
 
-@fixer("batchnorm-inference", True, "set BatchNormalization training_mode=0 and drop the running-stat outputs",
+@fixer("batchnorm-inference", Applicability.SAFE, "set BatchNormalization training_mode=0 and drop the running-stat outputs",
        reference=_inference_reference, can_fix=can_fix,
        intended=("normalises with the learned running statistics, not the batch's, as the eval-mode export does",
                  "the original run with training_mode=0"))

@@ -6,10 +6,10 @@ import numpy as np
 import onnx
 from onnx import TensorProto
 
-from onnxlint.fixers.base import FixContext, fixer
+from onnxlint.fixers.base import Applicability, FixContext, fixer
 
 
-@fixer("double-inputs-to-float", False, "change float64 graph inputs to float32 and cast inside (changes the interface)")
+@fixer("double-inputs-to-float", Applicability.UNSAFE, "change float64 graph inputs to float32 and cast inside (changes the interface)")
 def double_inputs_to_float(ctx: FixContext) -> onnx.ModelProto:
     import onnx_graphsurgeon as gs
 

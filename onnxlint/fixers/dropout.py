@@ -8,7 +8,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from onnxlint.fixers.base import FixContext, fixer, is_read, truncate
+from onnxlint.fixers.base import Applicability, FixContext, fixer, is_read, truncate
 from onnxlint.model.graph import iter_graphs
 
 
@@ -37,7 +37,7 @@ def can_fix(node, rule=None) -> bool:
     return node.op_type == "Dropout" and not _used(node, [o for o in node.outputs[1:] if o])
 
 
-@fixer("dropout-inference", True, "replace training-mode Dropout with Identity (inference semantics)",
+@fixer("dropout-inference", Applicability.SAFE, "replace training-mode Dropout with Identity (inference semantics)",
        reference=_inference_reference, can_fix=can_fix,
        intended=("passes its input through instead of dropping at random, as the eval-mode export does",
                  "the original run with training_mode=0"))

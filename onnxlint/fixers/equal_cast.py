@@ -5,7 +5,7 @@ from __future__ import annotations
 import onnx
 from onnx import TensorProto
 
-from onnxlint.fixers.base import FixContext, fixer
+from onnxlint.fixers.base import Applicability, FixContext, fixer
 from onnxlint.model.graph import GraphIndex
 
 # the wider type wins: casting the narrower input keeps every value
@@ -27,7 +27,7 @@ def value_types(model: onnx.ModelProto) -> dict[str, int]:
             for scope in index.scopes for name, vt in scope.types.items() if vt.dtype}
 
 
-@fixer("equal-cast", True, "insert a Cast so both Equal inputs share one dtype", can_fix=can_fix)
+@fixer("equal-cast", Applicability.SAFE, "insert a Cast so both Equal inputs share one dtype", can_fix=can_fix)
 def equal_cast(ctx: FixContext) -> onnx.ModelProto:
     import onnx_graphsurgeon as gs
 

@@ -511,8 +511,8 @@ def run_check(before: onnx.ModelProto, after: onnx.ModelProto, base_dir: Path | 
 
 
 # The children fork from a server that has onnx, numpy and onnxruntime imported (multiprocessing's forkserver):
-# one fresh process per model without paying the imports each time (0.69 s -> ~0.05 s a check, measured on a
-# one-node model); where there is no forkserver (Windows) or it cannot start, `python -m equivalence_child`.
+# one fresh process per model without paying the imports each time; where there is no forkserver (Windows) or
+# it cannot start, `python -m equivalence_child`.
 _FORKSERVER: list[Any] = []
 
 

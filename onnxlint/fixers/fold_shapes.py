@@ -18,7 +18,7 @@ from typing import Any
 
 import onnx
 
-from onnxlint.fixers.base import FixContext, fixer
+from onnxlint.fixers.base import Applicability, FixContext, fixer
 
 # onnxslim rewrites that only fold or drop shape plumbing (the arithmetic fusions are left out)
 _SHAPE_PATTERNS = ("EliminationConcat", "EliminationReshape", "EliminationReshapeAs", "EliminationSlice",
@@ -336,7 +336,7 @@ def _drop_dead(model: onnx.ModelProto) -> None:
             return
 
 
-@fixer("fold-shapes", True, "constant-fold shape subgraphs (onnxslim's folding, shape rewrites only) so ORT has "
+@fixer("fold-shapes", Applicability.SAFE, "constant-fold shape subgraphs (onnxslim's folding, shape rewrites only) so ORT has "
        "no CPU shape nodes and TensorRT gets constant shapes", can_fix=lambda node, rule: _can_fix(node, rule))
 def fold_shapes(ctx: FixContext) -> onnx.ModelProto:
     if not ctx.nodes and not ctx.model_level:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import onnx
 from onnx import helper
 
-from onnxlint.fixers.base import FixContext, fixer, graft, gs_locations, opset_of
+from onnxlint.fixers.base import Applicability, FixContext, fixer, graft, gs_locations, opset_of
 from onnxlint.model.graph import iter_graphs
 
 # torch's GridSampler enums, which mmcv::grid_sampler carries as integers
@@ -54,7 +54,7 @@ def can_fix(node, rule=None) -> bool:
     return _standard_grid_attrs(_attrs(node.proto), max(node.opset or 0, 16)) is not None
 
 
-@fixer("gridsample-standard", True,
+@fixer("gridsample-standard", Applicability.SAFE,
        "raise the opset to 16 (version converter) and rewrite custom-domain GridSample / mmcv::grid_sampler as ai.onnx GridSample",
        can_fix=can_fix)
 def gridsample_standard(ctx: FixContext) -> onnx.ModelProto:

@@ -10,7 +10,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from onnxlint.fixers.base import FixContext, fixer
+from onnxlint.fixers.base import Applicability, FixContext, fixer
 from onnxlint.model.graph import iter_graphs
 
 I32 = np.iinfo(np.int32)
@@ -37,7 +37,7 @@ def can_fix(node, rule=None) -> bool:
     return True
 
 
-@fixer("int64-to-int32", False, "store INT64 constants as INT32 behind a Cast, and take INT64 graph inputs as INT32, "
+@fixer("int64-to-int32", Applicability.UNSAFE, "store INT64 constants as INT32 behind a Cast, and take INT64 graph inputs as INT32, "
        "where every value fits (TensorRT 8.x)", can_fix=can_fix)
 def int64_to_int32(ctx: FixContext) -> onnx.ModelProto:
     model = ctx.model

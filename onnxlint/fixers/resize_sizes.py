@@ -12,7 +12,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, numpy_helper
 
-from onnxlint.fixers.base import FixContext, fixer
+from onnxlint.fixers.base import Applicability, FixContext, fixer
 from onnxlint.model.graph import iter_graphs
 
 
@@ -69,7 +69,7 @@ def _shapes(model: onnx.ModelProto) -> dict[str, list[int | None]]:
     return out
 
 
-@fixer("resize-sizes", True,
+@fixer("resize-sizes", Applicability.SAFE,
        "give an align_corners Resize an explicit 'sizes' input (from its static input shape and constant scales; a "
        "dynamic batch at scale 1 is read from Shape at run time)",
        can_fix=can_fix)

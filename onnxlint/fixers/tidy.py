@@ -13,7 +13,7 @@ from typing import Any
 
 import onnx
 
-from onnxlint.fixers.base import FixContext, fixer, graft
+from onnxlint.fixers.base import Applicability, FixContext, fixer, graft
 from onnxlint.model.graph import iter_graphs, scan_attributes
 
 
@@ -94,7 +94,7 @@ def can_fix(node: Any, rule: Any = None) -> bool:
     return model is not None and not is_sorted(model.graph)
 
 
-@fixer("toposort", True, "sort the nodes of a graph that is not topologically sorted (what onnx.checker rejects and "
+@fixer("toposort", Applicability.SAFE, "sort the nodes of a graph that is not topologically sorted (what onnx.checker rejects and "
        "ORT tolerates) with onnx-graphsurgeon", can_fix=can_fix)
 def toposort(ctx: FixContext) -> onnx.ModelProto:
     return tidy(ctx.model)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import onnx
 
-from onnxlint.fixers.base import FixContext, fixer
+from onnxlint.fixers.base import Applicability, FixContext, fixer
 
 MIN_OPSET = 11
 
@@ -46,7 +46,7 @@ def can_fix(node, rule=None) -> bool:
     return True if model is None else can_convert(model)
 
 
-@fixer("upgrade-opset", True,
+@fixer("upgrade-opset", Applicability.SAFE,
        "convert the model to ai.onnx opset 11 (the oldest every target fully supports) with onnx's version converter",
        can_fix=can_fix)
 def upgrade_opset(ctx: FixContext) -> onnx.ModelProto:

@@ -16,6 +16,11 @@ if TYPE_CHECKING:
     from onnxlint.rules.rule import Rule, RuleSet
 
 
+# which fixer a finding of a rule on a node names, None when that fixer cannot clear it there (fixers.base.fix_for,
+# handed in by the linter: the engine evaluates rules and asks the fixers nothing itself)
+Fixable = Callable[["Rule", "NodeRef | None", Any], "str | None"]
+
+
 def new_context(mf: ModelFile, index: GraphIndex, options: Options, ruleset: RuleSet,
                 registry: Mapping[str, Predictor]) -> LintContext:
     """A context whose targets read the ruleset's `fallback:` rules (GetCapability refusals written as rules)."""
@@ -38,7 +43,7 @@ def fallback_rejects(fallback: list[Rule], ctx: LintContext, target: str) -> tup
     return rejects, ops
 
 
-def _finding(ctx: LintContext, rule: Rule, node: NodeRef | None, vi: Any = None) -> Finding:
+def _finding(ctx: LintContext, rule: Rule, node: NodeRef | None, fixable: Fixable, vi: Any = None) -> Finding:
     """A finding without its details (message, hint, fixability): `complete` adds them, for the findings a run
     shows. Only its identity and what suppression reads (code, node, doc_string) are set here."""
     target = "any" if "any" in rule.targets else next((t for t in rule.targets if t in ctx.options.targets), rule.targets[0])
@@ -50,7 +55,7 @@ def _finding(ctx: LintContext, rule: Rule, node: NodeRef | None, vi: Any = None)
     if _deferrable(rule):
         ctx.pending_details.append((f, rule, node, vi))
     else:  # its message may read a prediction or the checker (what a run computes): rendered as before
-        _detail(ctx, f, rule, node, vi)
+        _detail(ctx, f, rule, node, vi, fixable)
     return f
 
 
@@ -66,25 +71,23 @@ def _deferrable(rule: Rule) -> bool:
 _DEFERRABLE: dict[str, bool] = {}
 
 
-def _detail(ctx: LintContext, f: Finding, rule: Rule, node: NodeRef | None, vi: Any) -> None:
-    from onnxlint.fixers.base import fix_for
-
+def _detail(ctx: LintContext, f: Finding, rule: Rule, node: NodeRef | None, vi: Any, fixable: Fixable) -> None:
     f.message = messages.render(rule.message, ctx, rule, node, vi=vi)
     if node is not None and messages.names_location(rule.message):  # the text line's message, from the template
         f.short_message = messages.render(rule.message, ctx, rule, node, vi=vi, omit=messages.LOCATION_ROOTS)
-    fix = fix_for(rule, node, ctx.index.model) if rule.fix else None
+    fix = fixable(rule, node, ctx.index.model) if rule.fix else None
     f.fix = fix
     f.hint = rule.fix_hint if fix or not rule.fix else "no automatic fix for this node"
 
 
-def complete(ctx: LintContext, wanted: Callable[[Finding], bool] | None = None) -> None:
+def complete(ctx: LintContext, fixable: Fixable, wanted: Callable[[Finding], bool] | None = None) -> None:
     """Add the details (message, hint, fixability) of the findings `wanted` accepts (None: all of them), while the
     model's index is alive: a run that shows no infos computes none of theirs (13k OLX309 infos at 100k nodes:
     fold-shapes' question and a message each). The others keep an empty message and no fix."""
     pending, ctx.pending_details = ctx.pending_details, []
     for f, rule, node, vi in pending:
         if wanted is None or wanted(f):
-            _detail(ctx, f, rule, node, vi)
+            _detail(ctx, f, rule, node, vi, fixable)
 
 def _text(value: str | bytes) -> str:
     """A string field as text: protobuf hands one that is not UTF-8 over as bytes (kept as surrogates, which the
@@ -92,21 +95,22 @@ def _text(value: str | bytes) -> str:
     return value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else value
 
 
-def lint(ctx: LintContext, rules: list[Rule], deferred: bool = False) -> list[Finding]:
+def lint(ctx: LintContext, rules: list[Rule], *, fixable: Fixable, deferred: bool = False) -> list[Finding]:
     """All findings of the active rules for one model: model and input findings first, then graph order.
+    fixable: which fixer a finding names (fixers.base.fix_for: None where the rule's fixer cannot clear it).
     deferred: the caller adds their details (`complete`) once it knows which it shows."""
     active = [r for r in rules if r.applies_to(ctx.options.targets) and r.fallback is None]
     ctx.active_rules = {r.id: r for r in active}
     out: list[Finding] = []
     for rule in (r for r in active if r.scope == "model"):
         if predicates.match(ctx, "model", rule.match, None):
-            out.append(_finding(ctx, rule, None))
+            out.append(_finding(ctx, rule, None, fixable))
     inputs = [r for r in active if r.scope == "graph_input"]
     if inputs:
         for vi in ctx.index.graph_inputs():
             for rule in inputs:
                 if predicates.match(ctx, "graph_input", rule.match, vi):
-                    f = _finding(ctx, rule, None, vi)
+                    f = _finding(ctx, rule, None, fixable, vi)
                     f.node = f"input:{vi.name}"
                     out.append(f)
     node_rules = [r for r in active if r.scope == "node"]
@@ -116,9 +120,9 @@ def lint(ctx: LintContext, rules: list[Rule], deferred: bool = False) -> list[Fi
     for pos, rule in enumerate(node_rules):
         for node in predicates.candidates(ctx, rule.match, rule.ops):
             if predicates.match_node(ctx, rule.match, node):
-                hits.append((node.index, pos, _finding(ctx, rule, node)))
+                hits.append((node.index, pos, _finding(ctx, rule, node, fixable)))
     hits.sort(key=lambda h: (h[0], h[1]))
     out += [f for _, _, f in hits]
     if not deferred:
-        complete(ctx)
+        complete(ctx, fixable)
     return out

@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # imported where used: the CLI imports this module on a cache
     import onnx
 
     from onnxlint.model import loading
+    from onnxlint.model.graph import NodeRef
     from onnxlint.rules.context import Options
     from onnxlint.rules.rule import Rule, RuleSet
 
@@ -170,6 +171,13 @@ def ruleset_for(rule_dirs: tuple[Path, ...], rulesets: RuleSource | None = None)
     return get_ruleset(rule_dirs)
 
 
+def _fixable(rule: Rule, node: NodeRef | None, model: Any) -> str | None:
+    """fixers.base.fix_for, imported when a shown finding names a fixer (a lint with none imports no fixer)."""
+    from onnxlint.fixers.base import fix_for
+
+    return fix_for(rule, node, model)
+
+
 def _lint(mf: loading.ModelFile, settings: Settings, plan: LintPlan | Exception, want_placement: bool,
           res: FileReport, _retried: bool = False) -> None:
     from onnxlint.linting import engine
@@ -181,7 +189,7 @@ def _lint(mf: loading.ModelFile, settings: Settings, plan: LintPlan | Exception,
         mf.checker_wanted = plan.checker_wanted
         if mf.raw is not None and mf.checker_wanted:  # not already checked by load
             # before the index: the checker's own copy of the model then adds to the parsed model alone, not to
-            # the index and the inferred copy too (1M nodes: 2.84 -> 2.38 GB peak); the bytes go once inference
+            # the index and the inferred copy too (a lower peak); the bytes go once inference
             # has cut its weight-less copy out of them, before onnx's copies of the model and the index
             loading.checker_result(mf)
         index = loading.index_model(mf)
@@ -190,10 +198,10 @@ def _lint(mf: loading.ModelFile, settings: Settings, plan: LintPlan | Exception,
         # neither it nor the target finding it stands for
         file_ignores, model_ignores = _file_suppressions(mf, settings, res.filename)
         ctx.suppressed_codes = [*file_ignores, *model_ignores]
-        res.findings = engine.lint(ctx, plan.rules, deferred=True)
+        res.findings = engine.lint(ctx, plan.rules, fixable=_fixable, deferred=True)
         _post_process(res, settings, file_ignores, model_ignores)
         # details for what the run shows: an info's only when infos are shown (severity as overridden)
-        engine.complete(ctx, None if settings.info_details else _not_info)
+        engine.complete(ctx, _fixable, None if settings.info_details else _not_info)
         if want_placement:
             for name in settings.targets:
                 target = targets_mod.get(name)
@@ -307,8 +315,7 @@ def lint_paths(paths: Iterable[Path | str], settings_for: Callable[[Path], Setti
                progress: Progress | None = None, digest: bool = False, rulesets: RuleSource | None = None) -> Report:
     """Lint files, folders and globs; 16 or more models are linted by a process pool when it pays: with
     jobs > 1, or by default (one worker per core) when they hold POOL_MIN_BYTES or more. A worker starts by
-    importing onnx and numpy (~0.3 s of CPU): measured on 2 cores, 200 tiny models lint at 287/s in one
-    process and 248/s with the pool, 24 real ones (1-7 MB) at 22/s and 31/s. rulesets: as for plan_for (a
+    importing onnx and numpy, which tiny models do not repay (benchmarks/README.md, "Folders"). rulesets: as for plan_for (a
     pool worker gets it with each model: it must pickle). In one process, the plan is made once per settings."""
     files = expand_paths([str(p) for p in paths])
     report = Report()

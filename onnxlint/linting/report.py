@@ -36,7 +36,7 @@ class Finding:
 
     def fingerprint(self) -> str:
         """Stable across re-runs and weight changes: rule id + file + node path only."""
-        import hashlib  # here: loading OpenSSL costs a cache-hit run ~3 ms, and only SARIF and baselines ask
+        import hashlib  # here: a cache-hit run would load OpenSSL for it, and only SARIF and baselines ask
 
         key = f"{self.code}\0{self.filename}\0{node_location(self.node) or ''}"
         return hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]

@@ -444,7 +444,7 @@ class GraphIndex:
                     # new str each time: -27 % of the index's memory, +20 % of its time
                     ins, outs = tuple([_intern(v) for v in proto.input]), tuple([_intern(v) for v in proto.output])
                 else:
-                    ins, outs = tuple(proto.input[:]), tuple(proto.output[:])  # a slice is a list: 2x faster to copy
+                    ins, outs = tuple(proto.input[:]), tuple(proto.output[:])  # a slice is a list: quicker to copy
                 ref = NodeRef(len(nodes), proto, scope, prefix + nm if nm else f"{prefix}{op}#{i}", dom,
                               opset_of(dom), op, nm, ins, outs)
                 add_node(ref)

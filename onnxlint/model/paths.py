@@ -175,7 +175,7 @@ def _walk_onnx(root: Path, walk: Walk, left_out: list[str]) -> list[Path]:
                     out.append(e.path)
                 else:
                     left_out.append(f"model: {why}")
-    if os.altsep is None:  # POSIX: Path's own order (by parts), without comparing Path objects (~10 µs a pair)
+    if os.altsep is None:  # POSIX: Path's own order (by parts), without comparing Path objects (slow per pair)
         return [Path(s) for s in sorted(out, key=lambda s: s.split(os.sep))]
     return sorted(Path(s) for s in out)
 

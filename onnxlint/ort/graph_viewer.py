@@ -26,7 +26,7 @@ def ort_topological_order(scope: GraphScope, opt: Optimized | None = None) -> li
     get = producer.get
     inputs_of: dict[int, list[NodeRef]] = {}
     has_consumer: set[int] = set()
-    for n in nodes:  # one pass, ~100 ns a value: it runs before every optimizer pass that follows a change
+    for n in nodes:  # one pass: it runs before every optimizer pass that follows a change
         ins: dict[int, NodeRef] = {}
         for v in n.inputs:
             if not v:

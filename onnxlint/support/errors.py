@@ -44,7 +44,7 @@ def ort_message(exc: BaseException, limit: int = 240) -> str:
 
 def did_you_mean(word: str, options: Iterable[object]) -> str:
     """' (did you mean 'x'?)' for the closest option, or '' when none is close."""
-    import difflib  # only for a usage error's suggestion: ~1 ms of every lint process otherwise
+    import difflib  # only for a usage error's suggestion, not in every lint process
 
     close = difflib.get_close_matches(word, sorted(str(o) for o in options), n=1)
     return f" (did you mean '{close[0]}'?)" if close else ""

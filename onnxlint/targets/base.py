@@ -27,7 +27,7 @@ class VersionError(ValueError):
 def parse_version(text: str | None, what: str) -> Version | None:
     if text is None:
         return None
-    from packaging.version import InvalidVersion, Version  # not on the cache-hit path (~2 ms)
+    from packaging.version import InvalidVersion, Version  # not on the cache-hit path
 
     try:
         return Version(str(text))

@@ -156,14 +156,20 @@ def _attr_limit_hits(c: NodeCheck, lim: dict[str, Any]) -> bool:
     return True
 
 
+def _listed_ranks(c: NodeCheck, key: str) -> list[int | None] | None:
+    """The node's input ranks (scalars left out) when the row lists them under key, else None."""
+    listed = c.row.get(key)
+    if listed:
+        sig_r = input_ranks(c.node)
+        if None not in sig_r and sig_r in listed:
+            return sig_r
+    return None
+
+
 def ranks(c: NodeCheck) -> Verdict | None:
     """Input ranks the importer rejects."""
-    bad_ranks = c.row.get("bad_ranks")
-    if bad_ranks:
-        sig_r = input_ranks(c.node)
-        if None not in sig_r and sig_r in bad_ranks:
-            return "unsupported", "attribute", f"{c.who} rejects {c.op} on inputs of rank {sig_r}"
-    return None
+    sig_r = _listed_ranks(c, "bad_ranks")
+    return None if sig_r is None else ("unsupported", "attribute", f"{c.who} rejects {c.op} on inputs of rank {sig_r}")
 
 
 def outputs(c: NodeCheck) -> Verdict | None:
@@ -177,12 +183,9 @@ def outputs(c: NodeCheck) -> Verdict | None:
 
 def crash_ranks(c: NodeCheck) -> Verdict | None:
     """Input ranks at which the parser crashed when probed: a warning, not a rejection."""
-    crash = c.row.get("crash_ranks")
-    if crash:
-        sig_r = input_ranks(c.node)
-        if None not in sig_r and sig_r in crash:
-            return "restricted", "parser-crash", f"{c.who}'s parser crashed on {c.op} with inputs of rank {sig_r} when probed"
-    return None
+    sig_r = _listed_ranks(c, "crash_ranks")
+    return None if sig_r is None else (
+        "restricted", "parser-crash", f"{c.who}'s parser crashed on {c.op} with inputs of rank {sig_r} when probed")
 
 
 def control_flow_check(c: NodeCheck) -> Verdict | None:

@@ -182,7 +182,7 @@ def test_explain_escapes_a_plugin_fixers_text(cli, tmp_path, monkeypatch):
   message: m
   fix: evil-fix
 """)
-    monkeypatch.setitem(base.REGISTRY, "evil-fix", base.Fixer("evil-fix", True, "sum\u202e\x1b[2J\n::error::x",
+    monkeypatch.setitem(base.REGISTRY, "evil-fix", base.Fixer("evil-fix", base.Applicability.SAFE, "sum\u202e\x1b[2J\n::error::x",
                                                               lambda ctx: ctx.model))
     rule_schema.rule_schema.cache_clear()  # its fixer enum names the registered fixers
     try:

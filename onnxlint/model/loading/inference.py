@@ -13,11 +13,11 @@ if TYPE_CHECKING:
     import onnx
 
 
-# re-infers a local function's body at every call: its cost grows with bodies x outer values and with
-# nested calls, not with the file (a chain of 20k If nodes: 179 s). The estimate below counts that work;
-# measured at 3-15 M units per second of one core: the budget is 2-9 s at most.
+# onnx's shape inference re-infers a local function's body at every call: its cost grows with bodies x outer
+# values and with nested calls, not with the file. The estimate below counts that work; the budget bounds the
+# seconds one model may take (calibrated in benchmarks/README.md, "Budgets").
 INFER_BUDGET = 25_000_000
-# and onnx holds about 1 KB per node while inferring (a 1M-node chain: 6 s and 1.1 GB on top of the model)
+# and onnx holds memory per node while inferring, on top of the model (benchmarks/README.md, "Budgets")
 INFER_MAX_NODES = 300_000
 
 
@@ -146,7 +146,7 @@ def over_inference_budget(model: onnx.ModelProto, budget: int | None = None, max
 
     Every caller of onnx.shape_inference.infer_shapes on a user's model checks this first. flat: the caller
     knows the model holds no control-flow body and no local function (a graph index of one scope): its cost is
-    then its node count, read without the walk (~0.1 s at 100k nodes)."""
+    then its node count, read without the walk."""
     return _budget_verdict(model, budget, max_nodes, flat)[0]
 
 

@@ -7,7 +7,7 @@ Here the native call runs in a child process, and a child that dies answers Nati
 
 Two kinds of child, chosen by the size of what the call is given:
 - a worker forked once per process (the CLI's, or a pool worker's) and kept: each call sends its bytes down a
-  pipe and reads the answer (~0.1 ms per call); a crash ends it, and the next call forks a new one;
+  pipe and reads the answer (no fork per call); a crash ends it, and the next call forks a new one;
 - for inputs over FORK_BYTES, a child forked for the one call, which has the bytes already (fork shares the
   parent's memory): copying hundreds of MB down a pipe would cost more than the fork.
 Where there is no fork (Windows) the calls run in-process, as before.
@@ -192,7 +192,7 @@ _WORKER: _Worker | None = None
 
 
 def _warm() -> None:
-    """onnx builds its registry of op schemas on first use (~15 ms): built here, before a fork, the children
+    """onnx builds its registry of op schemas on first use: built here, before a fork, the children
     share it with the parent, which reads schemas while linting anyway, instead of building their own too."""
     import onnx
 

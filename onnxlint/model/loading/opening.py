@@ -27,11 +27,11 @@ def load(path: Path, display: str | None = None, check: bool = False, lean: bool
 
     check: run onnx.checker too (mf.checked), on the bytes before they are parsed, when no tensor of the file
     names external data (the checker would stat it from the current folder then): its own copy of the model
-    and the parsed one are not in memory together (a 346 MB model: 1.04 -> 0.70 GB peak).
+    and the parsed one are not in memory together (a lower peak: benchmarks/README.md).
 
     lean: parse the model without the data of its main graph's large initializers (weightless_bytes; kept in
     mf.weightless for shape inference), for a lint, which reads no weight's values (its index is of the
-    weight-less inferred copy): the parse copies no weights (~0.3 s of CPU on a 331 MB model). An IR < 4 model
+    weight-less inferred copy): the parse copies no weights. An IR < 4 model
     is parsed whole (the checker is run again on the parsed model there, weights and all).
 
     digest: mf.digest is the blake2b of the very bytes parsed (as cache.keys.scan hashes a file): a result

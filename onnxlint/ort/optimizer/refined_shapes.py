@@ -203,8 +203,8 @@ def _data_propagation_too_costly(model: onnx.ModelProto, flat: bool = False, has
     """An integer initializer, a constant Range, or a 1-D value over DATA_PROP_MAX_ELEMENTS: onnx's data
     propagation would spell it out as shape data (RefinedShapes skips the inference then). Every op with a data
     propagation function (Add, Mul, Sub, Cast, Concat, Gather, Slice, Squeeze, Unsqueeze) does so for a 1-D
-    input of a known length that is not an initializer, whatever its dtype: measured ~140 bytes an element (a
-    5M-element graph input into an Add: +686 MB). model is the inferred one: its value_info has the lengths
+    input of a known length that is not an initializer, whatever its dtype, at a cost in memory per element
+    (benchmarks/README.md, "Budgets"). model is the inferred one: its value_info has the lengths
     plain inference knows, and a 1-D Reshape output of a length only data propagation would find (a flatten
     to a computed `[N]`) is sized by the Reshape's data input. A long 1-D length that only data propagation
     finds otherwise (Expand, ConstantOfShape or Range to a computed length) is not caught. flat: no subgraph
@@ -252,7 +252,7 @@ def _long_flatten(graph: onnx.GraphProto, unsized: set[str]) -> bool:
 
 def _long_constant_range(graph: onnx.GraphProto) -> bool:
     """A Range over constants longer than DATA_PROP_MAX_ELEMENTS: onnx's data propagation spells its whole output
-    out as shape dims (20M elements took 5.6 GB), so such a model gets no data propagation. A Range with a
+    out as shape dims (gigabytes for a long one), so such a model gets no data propagation. A Range with a
     computed bound cannot be sized here and is let through (data propagation only runs on what it can compute)."""
     if not any(n.op_type == "Range" for n in graph.node):
         return False

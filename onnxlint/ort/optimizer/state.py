@@ -424,7 +424,7 @@ class OptimizerState:
 
     @staticmethod
     def _reference(node: NodeRef, feeds: dict[str, Array]) -> list[Any] | None:
-        """onnx.reference for the ops fold_eval does not compute (imported only then: it costs ~50 ms)."""
+        """onnx.reference for the ops fold_eval does not compute (imported only then: its import is slow)."""
         try:
             from onnx.reference import ReferenceEvaluator
 

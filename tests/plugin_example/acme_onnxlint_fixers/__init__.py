@@ -4,10 +4,10 @@ onnxlint, which cleans up and sorts once after every fixer; the numeric check an
 
 from __future__ import annotations
 
-from onnxlint.fixers.base import FixContext, fixer
+from onnxlint.fixers.base import Applicability, FixContext, fixer
 
 
-@fixer("acme-drop-identity", safe=True, summary="remove Identity nodes: their readers read the Identity's input")
+@fixer("acme-drop-identity", Applicability.SAFE, summary="remove Identity nodes: their readers read the Identity's input")
 def drop_identity(ctx: FixContext):
     graph = ctx.graph()
     outputs = {t.name for t in graph.outputs}

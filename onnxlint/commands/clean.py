@@ -1,0 +1,31 @@
+"""`onnxlint clean`: remove the result cache folder, saying what went."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from onnxlint.formats.escape import text as esc
+from onnxlint.support.errors import UsageError
+
+
+def run(cache_dir: Path | None) -> int:
+    """Remove the cache folder (None: the default one); a folder that is not onnxlint's cache is left alone
+    (exit 2), and so is anything in it onnxlint did not write."""
+    from onnxlint import cache
+
+    d = Path(cache_dir) if cache_dir is not None else cache.default_dir()
+    if not d.exists():
+        print(f"onnxlint: no cache folder at {esc(str(d))}; nothing to remove")
+        return 0
+    kept: list[str] = []
+    files = cache.clean(d, kept)
+    if files is None:
+        raise UsageError(f"{d}: not an onnxlint cache folder (no onnxlint CACHEDIR.TAG); not removed")
+    if kept:  # only what onnxlint wrote goes: anything else put in the folder stays, and so does the folder
+        shown = ", ".join(esc(k) for k in kept[:5]) + (f" and {len(kept) - 5} more" if len(kept) > 5 else "")
+        print(f"onnxlint: removed {files} cache file(s) from {esc(str(d))}; kept {len(kept)} path(s) onnxlint did "
+              f"not write: {shown}", file=sys.stderr)
+        return 2
+    print(f"onnxlint: removed cache folder {esc(str(d))} ({files} file(s))")
+    return 0

@@ -1,0 +1,350 @@
+"""--fix, the driver (onnxlint/linting/fixing.py): what is applied, checked, written and said, external data included."""
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from fix_cases import (
+    _copy,
+    _external_dropout_model,
+    _findings_naming,
+    _grid_model,
+    _noisy_fold_model,
+    _outputs,
+    _Reader,
+)
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper as nh
+
+import onnxlint
+from onnxlint.config.settings import Settings
+from onnxlint.fixers import write as fix_write
+from onnxlint.linting import fixing
+
+
+@pytest.mark.parametrize("name,code", [("dropout_training.onnx", "OLX010"), ("batchnorm_training.onnx", "OLX011"),
+                                       ("equal_mismatch.onnx", "OLX015"), ("resize_opset10.onnx", "OLX020"),
+                                       ("gridsample_custom_domain.onnx", "OLX021"), ("resize_align_corners.onnx", "OLX301")])
+def test_fix_removes_safe_findings(tmp_path, examples_dir, cli, lint_json, name, code):
+    p = _copy(examples_dir, tmp_path, name)
+    rc, out, _ = cli(p, "--fix")
+    assert "fixed" in out and "fix not written" not in out, out
+    onnx.checker.check_model(onnx.load(p))
+    _, after = lint_json(p)
+    assert not any(f["code"] == code for f in after)
+
+
+def test_diff_writes_nothing(tmp_path, examples_dir, cli):
+    p = _copy(examples_dir, tmp_path, "dropout_training.onnx")
+    before = p.read_bytes()
+    rc, out, _ = cli(p, "--diff")
+    assert "would change" in out and "Dropout" in out
+    assert p.read_bytes() == before
+
+
+def test_external_data_model_fixed_in_place_keeps_its_data_file(tmp_path, cli, lint_json):
+    p = _external_dropout_model(tmp_path / "src")
+    data_before = (tmp_path / "src" / "m.data").read_bytes()
+    rc, text, _ = cli(p, "--fix")
+    assert " fixed, " in text and "fix not written" not in text, text
+    assert (tmp_path / "src" / "m.data").read_bytes() == data_before
+    assert not any(f["code"] == "OLX010" for f in lint_json(p)[1])
+    assert sorted(os.listdir(tmp_path / "src")) == ["m.data", "m.onnx"]  # no temp files left
+
+
+def test_output_naming_the_models_own_data_file_is_refused(tmp_path, cli):
+    """-o never clobbers an input: not the model's external data file either."""
+    p = _external_dropout_model(tmp_path / "src")
+    data_before = (tmp_path / "src" / "m.data").read_bytes()
+    rc, out, err = cli(p, "--fix", "-o", tmp_path / "src" / "m.data")
+    assert rc == 2 and "external data file" in err and len(err.strip().splitlines()) == 1, err
+    assert (tmp_path / "src" / "m.data").read_bytes() == data_before
+
+
+def test_external_data_model_fixed_into_another_folder_gets_its_own_data(tmp_path, cli, monkeypatch):
+    import numpy as np
+
+    p = _external_dropout_model(tmp_path / "src")
+    x = np.random.default_rng(1).standard_normal((2, 1024)).astype(np.float32)
+    expected = (x + np.arange(1024, dtype=np.float32)) * 3.0  # Dropout in inference form is the identity
+    out = tmp_path / "elsewhere"
+    out.mkdir()
+    reads = []
+    real_open = open
+
+    def spy(file, mode="r", *a, **k):
+        fh = real_open(file, mode, *a, **k)
+        if str(file).endswith("m.data") and "r" in mode:
+            fh = _Reader(fh, reads)
+        return fh
+
+    monkeypatch.setattr("builtins.open", spy)
+    monkeypatch.setattr(fix_write, "COPY_CHUNK", 1000)
+    rc, text, _ = cli(p, "--fix", "-o", out / "fixed.onnx")
+    monkeypatch.undo()
+    assert " fixed, " in text, text
+    assert reads and max(reads) <= 1000  # streamed, never the whole file at once
+    assert sorted(os.listdir(out)) == ["fixed.onnx", "fixed.onnx.data"]
+    fixed = onnx.load(out / "fixed.onnx", load_external_data=False)
+    assert {e.value for t in fixed.graph.initializer for e in t.external_data if e.key == "location"} == {"fixed.onnx.data"}
+    assert "Dropout" not in {n.op_type for n in fixed.graph.node}
+    np.testing.assert_array_equal(_outputs(out / "fixed.onnx"), expected)
+    (tmp_path / "src" / "m.data").unlink()  # the copy does not depend on the source folder
+    np.testing.assert_array_equal(_outputs(out / "fixed.onnx"), expected)
+
+
+def test_external_data_fix_failure_removes_the_new_data_file(tmp_path, cli, monkeypatch):
+    p = _external_dropout_model(tmp_path / "src")
+    out = tmp_path / "elsewhere"
+    out.mkdir()
+
+    def broken(*a, **k):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(fix_write, "atomic_write", broken)
+    rc, text, _ = cli(p, "--fix", "-o", out / "fixed.onnx")
+    assert "fix not written" in text and "No space left" in text
+    assert os.listdir(out) == []
+
+
+def test_fix_over_the_examples_leaves_no_safely_fixable_finding(tmp_path, examples_dir, cli, lint_json):
+    import shutil
+
+    from onnxlint.fixers import REGISTRY
+
+    d = tmp_path / "ex"
+    shutil.copytree(examples_dir, d)
+    _, before = lint_json(d)
+    fixable = {(f["filename"], f["code"], f["node"]) for f in before if f["fix"] and REGISTRY[f["fix"]].safe}
+    assert len({f for f, _, _ in fixable}) >= 6
+    rc, out, _ = cli(d, "--fix")
+    assert "fix not written" not in out, out
+    _, after = lint_json(d)
+    left = [(f["filename"], f["code"], f["node"]) for f in after if f["fix"] and REGISTRY[f["fix"]].safe]
+    assert left == []
+    for p in d.glob("*.onnx"):
+        onnx.checker.check_model(onnx.load(p), full_check=True)
+
+
+def test_fix_format_json_stays_valid_json(tmp_path, capfd):
+    """onnx-graphsurgeon, onnxslim, ORT print from Python and C++: nothing may reach fd 1 but the report."""
+    from onnxlint.cli import main
+
+    p = tmp_path / "dyn_fold.onnx"
+    onnx.save(_noisy_fold_model(), p)
+
+    def noisy(model):
+        print("[W] graphsurgeon-style warning on stdout")
+        os.write(1, b"C++ level noise on fd 1\n")
+        os.write(2, b"C++ level noise on fd 2\n")
+        return fold(model)
+
+    from onnxlint.fixers import fold_shapes as fs
+
+    fold = fs.fold
+    fs.fold = noisy
+    try:
+        main([str(p), "--fix", "--format", "json", "--target", "ort-cuda", "--target", "tensorrt", "--ort-optimization", "disabled"])
+    finally:
+        fs.fold = fold
+    out, err = capfd.readouterr()
+    data = json.loads(out)  # valid JSON: the noise went elsewhere
+    assert any(f.get("fixed") or f["code"] == "OLX309" for f in data) or data == []
+    assert "noise" not in out and "[W]" not in out
+
+
+def test_a_fixer_that_changes_nothing_writes_nothing(tmp_path, examples_dir):
+    from onnxlint.fixers.base import REGISTRY, Applicability, Fixer
+
+    p = _copy(examples_dir, tmp_path, "double_input.onnx")
+    stat = p.stat()
+    REGISTRY["test-noop"] = Fixer("test-noop", Applicability.SAFE, "changes nothing", lambda ctx: ctx.model)
+
+    def touch(ctx):
+        ctx.model.doc_string = "touched"
+        return ctx.model
+
+    REGISTRY["test-touch"] = Fixer("test-touch", Applicability.SAFE, "changes a doc string", touch)
+    try:
+        res = _findings_naming("test-noop", p)
+        fixing.fix_file(p, Settings.from_config(None), res, fixing.FixOptions())
+        assert any(n.startswith("nothing written: test-noop") for n in res.notes), res.notes
+        res = _findings_naming("test-touch", p)
+        fixing.fix_file(p, Settings.from_config(None), res, fixing.FixOptions())
+        assert any("cleared no finding" in n for n in res.notes), res.notes
+        assert not any("wrote" in n for n in res.notes)
+    finally:
+        del REGISTRY["test-noop"], REGISTRY["test-touch"]
+    assert p.stat().st_mtime_ns == stat.st_mtime_ns and sorted(os.listdir(tmp_path)) == ["double_input.onnx"]
+
+
+def test_output_folder_for_several_models(tmp_path, examples_dir):
+    from onnxlint.support.errors import UsageError
+
+    a = _copy(examples_dir, tmp_path, "dropout_training.onnx")
+    b = _copy(examples_dir, tmp_path, "batchnorm_training.onnx")
+    with pytest.raises(UsageError, match="existing folder"):
+        fixing.check_output([a, b], tmp_path / "one.onnx")
+    out = tmp_path / "fixed"
+    out.mkdir()
+    fixing.check_output([a, b], out)
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    c = _copy(examples_dir, sub, "dropout_training.onnx")
+    with pytest.raises(UsageError, match="both be written"):
+        fixing.check_output([a, c], out)
+    before = {x: x.read_bytes() for x in (a, b)}
+    for x in (a, b):
+        res = onnxlint.fix(x, output=out)
+        assert any(f"wrote {out / x.name}" in n for n in res.notes), res.notes
+    assert sorted(os.listdir(out)) == ["batchnorm_training.onnx", "dropout_training.onnx"]
+    assert all(x.read_bytes() == v for x, v in before.items())  # the inputs are untouched
+
+
+def test_fix_shape_sets_the_numeric_check_inputs(tmp_path, cli):
+    """`--fix --shape` feeds the numeric check the user's dims; a name no input has is a usage error."""
+    node = h.make_node("GridSample", ["x", "grid"], ["y"], name="gs", domain="com.microsoft")
+    m = _grid_model(node, extra=[("com.microsoft", 1)])
+    for inp in m.graph.input:  # a dynamic batch, as exports have
+        inp.type.tensor_type.shape.dim[0].dim_param = "n"
+    m.graph.output[0].type.tensor_type.shape.dim[0].dim_param = "n"
+    p = tmp_path / "gs.onnx"
+    onnx.save(m, p)
+    rc, out, err = cli(p, "--fix", "--shape", "nosuch=1x2x5x5")
+    assert rc == 2 and "nosuch" in err and len(err.strip().splitlines()) == 1, err
+    assert onnx.load(p).graph.node[0].domain == "com.microsoft"  # nothing written
+    rc, out, _ = cli(p, "--fix", "--shape", "x=3x2x5x5", "--shape", "grid=3x4x4x2")
+    assert "outputs equal at fixed shapes" in out and "wrote" in out, out
+    onnx.save(m, p)
+    rc, out, _ = cli(p, "--fix")  # without --shape the check picks the symbolic batch itself
+    assert "outputs equal at n=" in out and "wrote" in out, out
+
+
+def test_a_checker_complaint_the_original_has_does_not_block_the_fix(tmp_path, cli, monkeypatch):
+    """An output declared without a shape fails onnx's checker in the original too: the fix still lands (the
+    note says so), and OLX001 keeps reporting it. (onnxslim would add the shape; onnxlint's own folder, used
+    when onnxslim is absent or rejected, does not.)"""
+    from onnxlint.fixers import fold_shapes
+
+    monkeypatch.setitem(fold_shapes.ENGINE, "mode", "own")
+    p = tmp_path / "noshape.onnx"
+    onnx.save(_noisy_fold_model(r_shape=None), p)
+    rc, text, _ = cli(p, "--fix", "--target", "tensorrt")
+    assert "OLX001" in text and "wrote" in text and "fails the checker the same way" in text, text
+    assert "concat" not in {n.name for n in onnx.load(p).graph.node}  # [-1, C] folded to a constant
+
+
+def test_fix_with_a_machine_format_says_on_stderr_what_it_wrote(tmp_path, examples_dir, cli):
+    p = tmp_path / "d.onnx"
+    p.write_bytes((examples_dir / "dropout_training.onnx").read_bytes())
+    rc, out, err = cli(p, "--fix", "--format", "json")
+    assert not any(f["code"] == "OLX010" for f in json.loads(out))  # stdout stays one JSON document
+    assert "wrote" in err and "d.onnx" in err, err
+
+
+def test_external_data_model_fixed_through_a_symlink_keeps_loading_through_it(tmp_path, cli, lint_json):
+    """A -> B link to a model with external data beside both: fixed in place through the link, the model still
+    loads (ORT resolves the data from the link's folder) and no data file is copied."""
+    real = _external_dropout_model(tmp_path / "B")
+    (tmp_path / "A").mkdir()
+    os.symlink(real, tmp_path / "A" / "m.onnx")
+    (tmp_path / "A" / "m.data").write_bytes((tmp_path / "B" / "m.data").read_bytes())
+    rc, text, _ = cli(tmp_path / "A" / "m.onnx", "--fix")
+    assert "wrote" in text, text
+    assert (tmp_path / "A" / "m.onnx").is_symlink()
+    assert sorted(os.listdir(tmp_path / "A")) == ["m.data", "m.onnx"]
+    codes = {f["code"] for f in lint_json(tmp_path / "A" / "m.onnx")[1]}
+    assert "OLX003" not in codes and "OLX010" not in codes
+    _outputs(tmp_path / "A" / "m.onnx")  # loads and runs
+
+
+def test_external_data_model_with_an_inherited_checker_complaint_is_fixed(tmp_path, cli, monkeypatch):
+    """The checker complains about the original already (an output without a shape); with external data it can
+    only run by path, and the fix still lands."""
+    from onnxlint.fixers import fold_shapes
+
+    monkeypatch.setitem(fold_shapes.ENGINE, "mode", "own")  # onnxslim would add the missing shape
+    p = _external_dropout_model(tmp_path / "src", output_shape=None)
+    rc, text, _ = cli(p, "--fix")
+    assert "wrote" in text and "OLX001" in text, text
+
+
+def test_fix_without_onnxruntime_says_so_in_one_line_and_writes_nothing(tmp_path, examples_dir, cli, monkeypatch):
+    """The numeric check needs ORT: without it (sys.modules entry None: not importable, find_spec finds
+    nothing) --fix is a usage error naming the extra, and the model is untouched."""
+    import sys
+
+    p = _copy(examples_dir, tmp_path, "batchnorm_training.onnx")
+    before = p.read_bytes()
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)
+    for extra in ((), ("--diff",), ("-o", str(tmp_path / "out.onnx"))):
+        rc, out, err = cli(p, "--fix", *extra)
+        assert rc == 2 and out == "", (extra, out)
+        assert err.strip() == f"onnxlint: error: {fixing.NEEDS_ORT}"
+        assert "pip install 'onnxlint[fix]'" in err and len(err.splitlines()) == 1
+    assert p.read_bytes() == before and not (tmp_path / "out.onnx").exists()
+    rc, out, _ = cli(examples_dir / "clean_conv.onnx", "--fix")  # nothing to fix: nothing to check either
+    assert rc == 0
+
+
+def test_fix_extra_and_hook_declare_onnxruntime():
+    import yaml
+
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10: tomli, a dependency there
+        import tomli as tomllib  # type: ignore[no-redef]
+
+    root = Path(__file__).resolve().parents[2]
+    extras = tomllib.loads((root / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    fix = [e for d in extras["fix"] for e in (extras["cpu"] if d == "onnxlint[cpu]" else [d])]
+    assert fix and all(d.startswith("onnxruntime") for d in fix)
+    hooks = {h["id"]: h for h in yaml.safe_load((root / ".pre-commit-hooks.yaml").read_text())}
+    assert any(d.startswith("onnxruntime") for d in hooks["onnxlint-fix"]["additional_dependencies"])
+    assert "additional_dependencies" not in hooks["onnxlint"]
+
+
+def test_intended_change_is_reported_as_such(tmp_path, examples_dir, cli):
+    """batch-norm and Dropout fixes change outputs on purpose: the note says so and names the reference."""
+    for name, fixer in (("batchnorm_training.onnx", "batchnorm-inference"), ("dropout_training.onnx", "dropout-inference")):
+        p = _copy(examples_dir, tmp_path, name)
+        _, out, _ = cli(p, "--fix")
+        note = next(line for line in out.splitlines() if "numeric check:" in line)
+        assert f"an intended change ({fixer} " in note and "outputs equal to the original run with training_mode=0, at batch=1" in note
+    p = _copy(examples_dir, tmp_path, "equal_mismatch.onnx")  # no reference: the original is the reference
+    _, out, _ = cli(p, "--fix")
+    assert "intended change" not in out
+
+
+def test_fix_output_folder_with_trailing_slash_is_made(tmp_path, examples_dir, cli):
+    p = _copy(examples_dir, tmp_path, "dropout_training.onnx")
+    before = p.read_bytes()
+    rc, out, _ = cli(p, "--fix", "-o", f"{tmp_path / 'newdir'}/")
+    assert (tmp_path / "newdir").is_dir() and (tmp_path / "newdir" / "dropout_training.onnx").is_file(), out
+    assert p.read_bytes() == before
+    rc, _, err = cli(p, "-o", f"{tmp_path / 'report'}/")  # a report is a file
+    assert rc == 2 and "is a folder" in err and not (tmp_path / "report").exists()
+
+
+def test_diff_says_what_would_happen(tmp_path, cli):
+    """--diff writes nothing, so its notes say 'would': a fix that is refused reads 'would not be written'."""
+    m = h.make_model(h.make_graph([h.make_node("Dropout", ["x", "r", "t"], ["y"], name="d")], "g",
+                                  [h.make_tensor_value_info("x", T.FLOAT, [2])], [h.make_tensor_value_info("y", T.FLOAT, [2])],
+                                  [nh.from_array(np.array(0.5, np.float32), "r"), nh.from_array(np.array(True), "t")]),
+                     opset_imports=[h.make_opsetid("", 13)])
+    p = tmp_path / "d.onnx"
+    m.ir_version = 14  # newer than ORT loads: the numeric check cannot run, the fix is refused
+    onnx.save(m, p)
+    _, out, _ = cli(p, "--fix", "--diff")
+    assert "note: the fix would not be written: neither the original nor the fixed model runs on ORT CPU" in out, out
+    assert "note: fix not written" not in out
+    m.ir_version = 8
+    onnx.save(m, p)
+    _, out, _ = cli(p, "--fix", "--diff")
+    assert "would change: ~ Identity graph/d (was Dropout)" in out and "not written" not in out, out
+    assert fixing._conditional("fix not written: x") == "the fix would not be written: x"
+    assert fixing._conditional("nothing written: a found nothing") == "nothing would be written: a found nothing"
