@@ -27,13 +27,15 @@ class FixError(Exception):
 class FixContext:
     """model: the working copy (fixers edit it in place or return a new one); nodes: the nodes of this
     fixer's findings in that copy; targets: the selected targets; model_level: a finding with no node (the
-    fix is about the whole model); inputs: the graph inputs of this fixer's graph-input findings."""
+    fix is about the whole model); inputs: the graph inputs of this fixer's graph-input findings; notes: lines the
+    fixer has to say (what it left alone and why), shown with the model's fix notes."""
 
     model: onnx.ModelProto
     nodes: list[NodeRef] = field(default_factory=list)
     targets: frozenset[str] = frozenset()
     model_level: bool = False
     inputs: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def opset(self) -> int:

@@ -43,24 +43,37 @@ MAX_FOLD_ELEMENTS = 4096  # fold_known makes Constants of shape-sized values onl
 MAX_FOLD_FLOATS = 16  # float values folded: scales and sizes computed in float, never weights
 
 
-def fold(model: onnx.ModelProto, mode: str | None = None) -> onnx.ModelProto:
+def fold(model: onnx.ModelProto, mode: str | None = None, notes: list[str] | None = None) -> onnx.ModelProto:
     """The folded model (a new proto; the input is left as it is). Output names, input names and the
-    model's metadata are kept."""
+    model's metadata are kept. Every evaluation runs under one budget of work for the model (model.evaluation);
+    onnxslim's folding, which evaluates the constant subgraph with ORT and cannot be bounded from here, runs
+    only when every node it would evaluate has a known cost within bounds (slim_refusal). notes: gets one line
+    for what was not evaluated, one for onnxslim not run."""
     import copy
 
+    from onnxlint.model.evaluation import Budget
+
     mode = mode or ENGINE["mode"]
+    budget = Budget()
     # onnxlint's own folding first, on the model the lint judged (its shapes are the ones the findings were
     # computed from), then onnxslim for the rest, then once more for what onnxslim exposed
-    out = fold_known(copy.deepcopy(model))
+    out = fold_known(copy.deepcopy(model), budget=budget)
     if mode == "onnxslim":
         try:
             import onnxslim  # noqa: F401
         except ImportError:
             pass  # fold_known above folded what the lint claimed
         else:
-            out = _onnxslim_fold(out)
-            out.ir_version = model.ir_version
-            out = fold_known(out)
+            why = slim_refusal(out)
+            if why is None:
+                out = _onnxslim_fold(out)
+                out.ir_version = model.ir_version
+                out = fold_known(out, budget=budget)
+            elif notes is not None:
+                notes.append(f"fold-shapes: onnxslim's folding not run ({why}): folded with onnxlint's own folder only")
+    line = budget.summary("fold-shapes")
+    if line and notes is not None:
+        notes.append(f"{line}; left as they are")
     # keep what the engines drop or rewrite
     for attr in ("producer_name", "producer_version", "domain", "model_version", "doc_string"):
         setattr(out, attr, getattr(model, attr))
@@ -69,12 +82,15 @@ def fold(model: onnx.ModelProto, mode: str | None = None) -> onnx.ModelProto:
     return out
 
 
-def fold_known(model: onnx.ModelProto, rounds: int = 3) -> onnx.ModelProto:
+def fold_known(model: onnx.ModelProto, rounds: int = 3, budget: Any = None) -> onnx.ModelProto:
     """`fold_once` until nothing more folds (shape inference over a folded graph knows more), at most
-    `rounds` times."""
+    `rounds` times; budget: the model's evaluation budget (model.evaluation.Budget; a new one when None)."""
+    from onnxlint.model.evaluation import Budget
+
+    budget = budget if budget is not None else Budget()
     for _ in range(rounds):
         before = sum(len(g.node) for g in _graphs(model)), sum(len(g.initializer) for g in _graphs(model))
-        model = fold_once(model)
+        model = fold_once(model, budget)
         if (sum(len(g.node) for g in _graphs(model)), sum(len(g.initializer) for g in _graphs(model))) == before:
             break
     return model
@@ -86,11 +102,13 @@ def _graphs(model):
     return list(iter_graphs(model))
 
 
-def fold_once(model: onnx.ModelProto) -> onnx.ModelProto:
+def fold_once(model: onnx.ModelProto, budget: Any = None) -> onnx.ModelProto:
     """Replace every node `can_fold` says folds (its outputs are computable from constants and fixed dims,
     partial shapes under a dynamic batch included) with Constant nodes holding the values, then drop the
     nodes nothing reads any more. Works in every graph (If/Loop/Scan bodies too), in place."""
-    folding = _Folding(model)
+    from onnxlint.model.evaluation import Budget
+
+    folding = _Folding(model, budget if budget is not None else Budget())
     for ref in folding.index.nodes:
         if ref.scope.graph is None or ref.scope.is_function or ref.op_type == "Constant":
             continue
@@ -110,9 +128,10 @@ class _Folding:
     Types come from the inferred copy's index (`index`); the nodes to replace from the model's own index (`own`:
     same structure, so the same locations)."""
 
-    def __init__(self, model: onnx.ModelProto) -> None:
+    def __init__(self, model: onnx.ModelProto, budget: Any) -> None:
         from onnxlint.model.graph import GraphIndex
 
+        self.budget = budget
         try:
             inferred = onnx.shape_inference.infer_shapes(model)
         except Exception:
@@ -190,7 +209,7 @@ class _Folding:
 
         if any((ref.output_type(k).numel() or 0) > MAX_FOLD_ELEMENTS for k in range(len(ref.outputs))):
             return None  # a weight computation (e.g. DequantizeLinear of a constant), not a shape: not evaluated
-        arrays = _evaluate(ref, self.value)
+        arrays = _evaluate(ref, self.value, self.budget)  # a size not known from the types is known before it runs
         if arrays is None or any(np.asarray(a).size > MAX_FOLD_ELEMENTS for a in arrays):
             return None
         if any(np.asarray(a).dtype.kind in "fc" and np.asarray(a).size > MAX_FOLD_FLOATS for a in arrays):
@@ -234,9 +253,13 @@ class _Folding:
             graph.node.extend(nodes)
 
 
-def _evaluate(ref, value):
-    """The node's output values (numpy), from the constants and the fixed dims it reads; None when unknown."""
+def _evaluate(ref, value, budget):
+    """The node's output values (numpy), from the constants and the fixed dims it reads; None when unknown, or
+    when its work is not within the budget, or its outputs would not be shape-sized (known before it runs:
+    model.evaluation)."""
     import numpy as np
+
+    from onnxlint.model.graph import node_path
 
     op = ref.op_type
     if op in ("Shape", "Size"):
@@ -266,13 +289,24 @@ def _evaluate(ref, value):
         return _partial_eval(ref, ins)
     if any(isinstance(v, _Partial) for v in ins):
         return None
+    attrs = {a.name: onnx.helper.get_attribute_value(a) for a in ref.proto.attribute}
+    if not budget.allow(op, ref.domain, ref.opset or 17, attrs, ins, name=ref.name or node_path(ref.location),
+                        max_elements=MAX_FOLD_ELEMENTS * max(len(ref.outputs), 1)):
+        return None
+    return _run_reference(ref, ins)
+
+
+def _run_reference(ref, ins):
+    """onnx.reference's outputs of one node given its input values (None when it cannot run them)."""
+    import numpy as np
+
     try:
         from onnx import helper
         from onnx.reference import ReferenceEvaluator
 
         names = [f"i{k}" if n else "" for k, n in enumerate(ref.inputs)]
         outs = [f"o{k}" for k in range(len(ref.outputs))]
-        node = helper.make_node(op, names, outs, domain=ref.proto.domain)
+        node = helper.make_node(ref.op_type, names, outs, domain=ref.proto.domain)
         node.attribute.extend(ref.proto.attribute)
         feeds = {nm: v for nm, v in zip(names, ins) if nm}
         # a one-node model at the node's own opset (a bare NodeProto runs at the newest version)
@@ -341,7 +375,102 @@ def _drop_dead(model: onnx.ModelProto) -> None:
 def fold_shapes(ctx: FixContext) -> onnx.ModelProto:
     if not ctx.nodes and not ctx.model_level:
         return ctx.model
-    return fold(ctx.model)
+    return fold(ctx.model, notes=ctx.notes)
+
+
+# ------------------------------------------------------------------ what onnxslim's folding would evaluate
+
+SLIM_GROWTH = 16  # a folded node may make this many times the elements of its largest input ...
+SLIM_ELEMENTS = 1 << 24  # ... or this many (a static attention mask); more is no folding worth its memory
+SLIM_WORK_FACTOR = 64  # work per element in and out (ORT's kernels), past NODE_WORK
+SLIM_MODEL_ELEMENTS = 1 << 26  # elements all folded nodes of a model may make, besides the model's own weights
+
+
+def slim_refusal(model: onnx.ModelProto) -> str | None:
+    """Why onnxslim's folding must not run on model (None: it may). It evaluates, with ORT, every node whose
+    inputs are all constants (initializers, Constant nodes, Shape/Size of static shapes, and their products), in
+    every graph, and nothing bounds that from here: a ConstantOfShape of a computed [20000, 20000] takes 3.2 GB
+    while writing nothing. So each such node's cost is known first (model.evaluation.cost, from its inputs'
+    shapes and its small inputs' values): an op of unknown cost, a node that would make far more elements than
+    it reads, work out of proportion to what it reads and writes, or a model whose folds would make too much,
+    keep onnxslim's folding from running (onnxlint's own folder, budgeted, still runs)."""
+    import math
+
+    import numpy as np
+    from onnx import numpy_helper
+
+    from onnxlint.model import evaluation
+    from onnxlint.model.graph import GraphIndex, node_path
+
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model)
+    except Exception:
+        inferred = model
+    index = GraphIndex(inferred)
+    known: dict[tuple[int, str], Any] = {}  # (scope, value) -> array or Meta: a constant, as gs will see it
+
+    def lookup(scope, name):
+        s = scope
+        while s is not None:
+            got = known.get((id(s), name))
+            if got is not None:
+                return got
+            t = s.initializers.get(name) or s.constants.get(name)
+            if t is not None:
+                small = t.data_location != onnx.TensorProto.EXTERNAL and math.prod(t.dims) <= evaluation.VALUE_MAX
+                got = numpy_helper.to_array(t) if small else evaluation.Meta(tuple(int(d) for d in t.dims))
+                known[(id(s), name)] = got
+                return got
+            if name in s.producer or name in s.inputs:
+                return None
+            s = s.parent
+        return None
+
+    weights = sum(math.prod(t.dims) for g in _graphs(model) for t in g.initializer)
+    made = 0
+    for ref in index.nodes:
+        if ref.scope.is_function or ref.op_type == "Constant" or ref.domain == "ai.onnx" and ref.op_type in _NONDETERMINISTIC:
+            continue
+        if ref.op_type in ("Shape", "Size") and ref.domain == "ai.onnx" and ref.inputs:
+            shape = ref.scope.type_of(ref.inputs[0]).shape
+            if shape is not None and all(isinstance(d, int) for d in shape):
+                value = [int(d) for d in shape] if ref.op_type == "Shape" else [math.prod(shape)]
+                known[(id(ref.scope), ref.outputs[0])] = np.array(value, np.int64)
+            continue
+        names = [n for n in ref.inputs if n]
+        ins = [lookup(ref.scope, n) if n else None for n in ref.inputs]
+        if not names or any(v is None for n, v in zip(ref.inputs, ins) if n):
+            continue  # reads a run-time value: gs does not fold it
+        if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in ref.proto.attribute):
+            continue
+        where = f"{ref.op_type} {node_path(ref.location)!r} of constant inputs"
+        attrs = {a.name: onnx.helper.get_attribute_value(a) for a in ref.proto.attribute}
+        try:
+            cost = evaluation.cost(ref.op_type, ref.proto.domain or "ai.onnx", ref.opset or 17, attrs, ins)
+        except evaluation.Refused as exc:
+            return f"{where}: {exc}"
+        read = max((math.prod(evaluation._shape(v)) for v in ins if v is not None), default=1)
+        if cost.elements > max(SLIM_GROWTH * read, SLIM_ELEMENTS):
+            return f"{where} would make {cost.elements:,} elements from {read:,}"
+        if cost.work > SLIM_WORK_FACTOR * (read + cost.elements) + evaluation.NODE_WORK:
+            return f"{where} takes {cost.work:,} units of work for {cost.elements:,} elements"
+        made += cost.elements
+        if made > SLIM_MODEL_ELEMENTS + 2 * weights:
+            return f"its constant folds would make {made:,} elements, past {SLIM_MODEL_ELEMENTS + 2 * weights:,}"
+        values = None
+        if cost.elements <= evaluation.VALUE_MAX and cost.work <= evaluation.NODE_WORK and ref.domain == "ai.onnx" \
+                and all(isinstance(v, np.ndarray) or v is None for v in ins):
+            values = _run_reference(ref, ins)  # small: its value, for the costs of the nodes that read it
+        for k, o in enumerate(ref.outputs):
+            if not o:
+                continue
+            if values is not None and k < len(values):
+                known[(id(ref.scope), o)] = values[k]
+                continue
+            shape = ref.output_type(k).shape
+            known[(id(ref.scope), o)] = evaluation.Meta(
+                tuple(shape) if shape is not None and all(isinstance(d, int) for d in shape) else None)
+    return None
 
 
 # ------------------------------------------------------------------ what a fold can clear (lint time)

@@ -142,6 +142,7 @@ class _Attempt:
     applied: list[str]
     skipped: list[str]
     checked: str | None
+    notes: list[str] = field(default_factory=list)  # what the fixers said (FixContext.notes)
 
 
 def _attempt(model: onnx.ModelProto, requests: list[Any], settings: Settings, path: Path,
@@ -150,14 +151,16 @@ def _attempt(model: onnx.ModelProto, requests: list[Any], settings: Settings, pa
     from onnxlint import fixers
     from onnxlint.fixers.equivalence import capture_output
 
+    notes: list[str] = []
     with capture_output():
-        fixed, applied, skipped = fixers.apply(model, requests, unsafe=options.unsafe, targets=settings.targets)
+        fixed, applied, skipped = fixers.apply(model, requests, unsafe=options.unsafe, targets=settings.targets,
+                                               notes=notes)
     checked = None
     if applied:
         safe = all(fixers.REGISTRY[n].safe for n in applied)
         checked = fixers.verify(model, fixed, safe=safe, applied=applied, base_dir=path.parent,
                                 shapes=dict(options.shapes) or None)
-    return _Attempt(fixed, applied, skipped, checked)
+    return _Attempt(fixed, applied, skipped, checked, notes)
 
 
 def _attempt_folding_alone(model: onnx.ModelProto, requests: list[Any], settings: Settings, path: Path,
@@ -195,6 +198,7 @@ def _fixed(model: onnx.ModelProto, requests: list[Any], settings: Settings, path
     except Exception as exc:
         res.notes.append(f"fix not written: {type(exc).__name__}: {first_line(exc)}")
         return None
+    res.notes.extend(n for n in done.notes if n not in res.notes)
     if done.skipped:
         res.notes.append(f"{sum(1 for r in requests if r.fixer in done.skipped)} finding(s) need --unsafe-fixes "
                          f"({', '.join(done.skipped)})")
