@@ -447,9 +447,9 @@ def slim_refusal(model: onnx.ModelProto) -> str | None:
         attrs = {a.name: onnx.helper.get_attribute_value(a) for a in ref.proto.attribute}
         try:
             cost = evaluation.cost(ref.op_type, ref.proto.domain or "ai.onnx", ref.opset or 17, attrs, ins)
+            read = max((evaluation.size(v) for v in ins if v is not None), default=1)
         except evaluation.Refused as exc:
             return f"{where}: {exc}"
-        read = max((math.prod(evaluation._shape(v)) for v in ins if v is not None), default=1)
         if cost.elements > max(SLIM_GROWTH * read, SLIM_ELEMENTS):
             return f"{where} would make {cost.elements:,} elements from {read:,}"
         if cost.work > SLIM_WORK_FACTOR * (read + cost.elements) + evaluation.NODE_WORK:
@@ -468,8 +468,8 @@ def slim_refusal(model: onnx.ModelProto) -> str | None:
                 known[(id(ref.scope), o)] = values[k]
                 continue
             shape = ref.output_type(k).shape
-            known[(id(ref.scope), o)] = evaluation.Meta(
-                tuple(shape) if shape is not None and all(isinstance(d, int) for d in shape) else None)
+            static = shape is not None and all(isinstance(d, int) for d in shape)
+            known[(id(ref.scope), o)] = evaluation.Meta(tuple(shape) if static else None, elements=cost.elements)
     return None
 
 

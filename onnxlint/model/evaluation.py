@@ -33,10 +33,12 @@ class Refused(Exception):
 
 @dataclass(frozen=True)
 class Meta:
-    """An input known by its type only (no value): its shape (None: unknown) and numpy dtype (None: unknown)."""
+    """An input known by its type only (no value): its shape (None: unknown), numpy dtype (None: unknown) and,
+    when the shape is not known, how many elements it has at most (what made it said so; None: unknown)."""
 
     shape: tuple[int, ...] | None
     dtype: Any = None
+    elements: int | None = None
 
 
 Input = Any  # np.ndarray | Meta | None (an absent optional input)
@@ -57,7 +59,14 @@ def _shape(x: Input) -> tuple[int, ...]:
     return tuple(int(d) for d in shape)
 
 
+def size(x: Input) -> int:
+    """An input's elements (a Meta of unknown shape: its bound; Refused when neither is known)."""
+    return _n(x)
+
+
 def _n(x: Input) -> int:
+    if isinstance(x, Meta) and x.shape is None and x.elements is not None:
+        return x.elements
     return 0 if x is None else math.prod(_shape(x))
 
 
@@ -597,6 +606,8 @@ UNBOUNDED = _refused("no bound on its work is known")
 
 # ----------------------------------------------------------------------------- the table
 
+# one data input (and scalar or per-axis parameters: Clip's bounds, a quantization's scale and zero point along
+# an axis or in blocks, which do not broadcast as numpy does): as large as the first input
 _UNARY = ("Abs Acos Acosh Asin Asinh Atan Atanh BitwiseNot Ceil Celu Clip Cos Cosh Elu Erf Exp Floor Gelu HardSigmoid "
           "HardSwish Identity IsInf IsNaN LeakyRelu Log Mish Neg Not Reciprocal Relu Round Selu Shrink Sigmoid Sign Sin "
           "Sinh Softplus Softsign Sqrt Swish Tan Tanh ThresholdedRelu CastLike BitCast DynamicQuantizeLinear "
@@ -610,7 +621,7 @@ _LIKE_FIRST = ("ArgMax ArgMin BatchNormalization CumProd CumSum DepthToSpace Fla
                "ReverseSequence Slice Softmax SoftmaxCrossEntropyLoss SpaceToDepth Split Squeeze Transpose Trilu Unsqueeze")
 
 COSTS: dict[str, CostFn] = {
-    **{op: _elementwise() for op in _UNARY.split()},
+    **{op: _like_first() for op in _UNARY.split()},
     **{op: _elementwise() for op in _BROADCAST.split()},
     **{op: _like_first() for op in _LIKE_FIRST.split()},
     "LRN": _like_first(16), "Cast": _cast,
@@ -639,7 +650,7 @@ COSTS: dict[str, CostFn] = {
 }
 # ops of other domains whose cost is that of an elementwise op (ORT's quantization ops, for onnxslim's folding)
 DOMAIN_COSTS: dict[tuple[str, str], CostFn] = {
-    ("com.microsoft", "DequantizeLinear"): _elementwise(), ("com.microsoft", "QuantizeLinear"): _elementwise(),
+    ("com.microsoft", "DequantizeLinear"): _like_first(), ("com.microsoft", "QuantizeLinear"): _like_first(),
 }
 
 
