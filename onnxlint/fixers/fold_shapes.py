@@ -468,8 +468,8 @@ def slim_refusal(model: onnx.ModelProto) -> str | None:
                 known[(id(ref.scope), o)] = values[k]
                 continue
             shape = ref.output_type(k).shape
-            static = shape is not None and all(isinstance(d, int) for d in shape)
-            known[(id(ref.scope), o)] = evaluation.Meta(tuple(shape) if static else None, elements=cost.elements)
+            dims = tuple(int(d) for d in shape) if shape is not None and all(isinstance(d, int) for d in shape) else None
+            known[(id(ref.scope), o)] = evaluation.Meta(dims, elements=cost.elements)
     return None
 
 
