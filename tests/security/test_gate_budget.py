@@ -17,54 +17,14 @@ import numpy as np
 import onnx
 import onnx.defs
 import pytest
+from attacks import constant_of_shape_model, regex_model, roi_model
 from bounded import limits, onnxlint
-from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper as nh
 from onnx.reference import ReferenceEvaluator
 
 from onnxlint.model import evaluation
 from onnxlint.model.evaluation import Meta, Refused
-
-
-def _if_on(nodes: list, cond: str, inits: list, opset: int) -> onnx.ModelProto:
-    """An If whose condition is `cond`: the static model of ORT's constant folding needs cond's value."""
-    then = h.make_graph([h.make_node("Identity", ["inp"], ["t"], name="then_id")], "then", [],
-                        [h.make_tensor_value_info("t", T.FLOAT, [1])])
-    other = h.make_graph([h.make_node("Neg", ["inp"], ["e"], name="else_neg")], "else", [],
-                         [h.make_tensor_value_info("e", T.FLOAT, [1])])
-    g = h.make_graph([*nodes, h.make_node("If", [cond], ["y"], name="if", then_branch=then, else_branch=other)], "g",
-                     [h.make_tensor_value_info("inp", T.FLOAT, [1])], [h.make_tensor_value_info("y", T.FLOAT, [1])], inits)
-    return h.make_model(g, opset_imports=[h.make_opsetid("", opset)], ir_version=8 if opset < 20 else 9)
-
-
-def regex_model(chars: int = 40, nodes: int = 1) -> onnx.ModelProto:
-    s = nh.from_array(np.array("a" * chars, dtype=object), "s")
-    regexes = [h.make_node("RegexFullMatch", ["s"], [f"m{k}"], name=f"re{k}", pattern="(a+)+b") for k in range(nodes)]
-    ands = [h.make_node("And", ["m0", f"m{k}"], [f"m0_{k}"], name=f"and{k}") for k in range(1, nodes)]
-    return _if_on(regexes + ands, f"m0_{nodes - 1}" if nodes > 1 else "m0", [s], 20)
-
-
-def roi_model(sampling_ratio: int = 100_000) -> onnx.ModelProto:
-    inits = [nh.from_array(np.ones((1, 1, 4, 4), np.float32), "X"),
-             nh.from_array(np.array([[0, 0, 3, 3]], np.float32), "rois"), nh.from_array(np.array([0], np.int64), "bi")]
-    nodes = [h.make_node("RoiAlign", ["X", "rois", "bi"], ["r"], name="roi", output_height=1, output_width=1,
-                         sampling_ratio=sampling_ratio),
-             h.make_node("ReduceSum", ["r"], ["s"], name="sum", keepdims=0), h.make_node("Cast", ["s"], ["c"], name="c", to=T.BOOL)]
-    return _if_on(nodes, "c", inits, 16)
-
-
-def constant_of_shape_model(side: int = 20000) -> onnx.ModelProto:
-    """A ConstantOfShape whose shape onnx's inference does not know (an Abs of a constant), read by a ReduceMax; and a
-    Reshape whose shape folds (OLX309, fixable by fold-shapes): --fix runs fold-shapes over the whole model."""
-    k = nh.from_array(np.array([side, side], np.int64), "k")
-    nodes = [h.make_node("Abs", ["k"], ["s"], name="abs"),
-             h.make_node("ConstantOfShape", ["s"], ["z"], name="cos", value=nh.from_array(np.array([1.0], np.float32))),
-             h.make_node("ReduceMax", ["z"], ["m"], name="max", keepdims=0), h.make_node("Add", ["inp", "m"], ["y2"], name="add"),
-             h.make_node("Shape", ["inp"], ["xs"], name="shape"), h.make_node("Reshape", ["inp", "xs"], ["y"], name="reshape")]
-    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("inp", T.FLOAT, [1, 4])],
-                     [h.make_tensor_value_info("y", T.FLOAT, [1, 4]), h.make_tensor_value_info("y2", T.FLOAT, [1, 4])], [k])
-    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)], ir_version=8)
 
 
 def _folder(tmp_path: Path, model: onnx.ModelProto, n: int = 1) -> Path:

@@ -15,17 +15,13 @@ import unicodedata
 
 import onnx
 import pytest
+from attacks import NASTY, hostile_model
 from conftest import make_model, vi
 from onnx import TensorProto as T
 from onnx import helper as h
 
 from onnxlint.formats import doctor_output, escape
 
-# every class the policy names: C0, C1, DEL, a line separator, bidi, zero-width space/joiners, BOM, tag
-# characters, soft hyphen, a variation selector, a Hangul filler, a reserved default-ignorable
-HIDDEN = ("\x1b]0;title\x07", "\x9b", "\x7f", "\u2028", "\u202e", "\u2066", "\u200b", "\u200c", "\u200d", "\ufeff",
-          "\U000e0041\U000e007f", "\u00ad", "\ufe0f", "\u3164", "\u2065", "\U000e0100")
-NASTY = "drop" + "".join(HIDDEN) + "out\n::error file=README.md::PWNED"
 # what no human output may hold raw: controls (a line break only between lines), format characters, the other
 # default-ignorables, lone surrogates
 RAW = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f"
@@ -61,17 +57,6 @@ def test_drop_zwsp_out_never_reads_as_dropout():
     assert escape.text("\ufeffmodel") == "\\ufeffmodel"
 
 
-def _hostile_model() -> onnx.ModelProto:
-    """Hostile names on a node (name, op type, domain) and on the values it reads and writes; a Dropout in
-    training mode (a finding whose line names the node) and a custom-domain op (a finding quoting op type and
-    domain)."""
-    nodes = [h.make_node("Dropout", ["x", "r", "t"], [NASTY + "v"], name=NASTY, domain=""),
-             h.make_node(NASTY + "Op", [NASTY + "v"], ["y"], name="custom" + NASTY, domain="evil" + "\u202e\u200b")]
-    m = make_model(nodes, [vi("x", T.FLOAT, [2, 3]), vi("r", T.FLOAT, []), vi("t", T.BOOL, [])],
-                   [vi("y", T.FLOAT, [2, 3])], opset=13, extra_opsets=[("evil\u202e\u200b", 1)])
-    return m
-
-
 def _assert_human(out: str, github: bool = False) -> None:
     assert "PWNED" in out
     for line in out.splitlines():
@@ -91,7 +76,7 @@ def _assert_json(out: str) -> object:
 @pytest.fixture
 def hostile(tmp_path):
     p = tmp_path / "m.onnx"
-    onnx.save(_hostile_model(), p)
+    onnx.save(hostile_model(), p)
     return p
 
 
@@ -100,7 +85,7 @@ def hostile(tmp_path):
 def test_lint_output_escapes_every_hidden_character(hostile, cli, fmt, mode):
     where = {"file": [hostile], "folder": [hostile.parent], "jobs": [hostile.parent, "--jobs", "2"]}[mode]
     if mode == "jobs":
-        onnx.save(_hostile_model(), hostile.parent / "second.onnx")
+        onnx.save(hostile_model(), hostile.parent / "second.onnx")
     rc, out, err = cli(*where, "--format", fmt, "--no-progress", "--show-info")
     assert rc == 1, err
     assert "Traceback" not in err and not RAW.search(err.replace("\n", ""))

@@ -10,21 +10,15 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import onnx
 import pytest
-import yaml
 from conftest import make_model, vi
 from onnx import TensorProto as T
 from onnx import helper as h
+from runners import git_repo, hooks, local_hook, pre_commit, pre_commit_installed, run_action
 
-ROOT = Path(__file__).resolve().parents[2]
-TIMEOUT = 180
 HOSTILE = ("--baseline=b.onnx", "-o.onnx", "--fix.onnx")
 
 
@@ -101,56 +95,23 @@ def test_globs_are_expanded_by_onnxlint_with_recursion(tmp_path, cli, monkeypatc
 # ----------------------------------------------------------------------------- pre-commit
 
 
-def _hooks() -> dict[str, dict]:
-    return {hk["id"]: hk for hk in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
-
-
 def test_every_hook_ends_its_args_with_the_marker_and_requires_it():
-    for hk in _hooks().values():
+    for hk in hooks().values():
         assert hk["args"][-1] == "--", hk
         assert "--pre-commit" in hk["entry"].split(), hk  # no `--` left by a user's own args: the hook refuses
 
 
-def _precommit(tmp_path: Path, hooks: list[dict]) -> tuple[Path, dict[str, str]]:
+def _precommit(tmp_path: Path, hooks_used: list[dict]) -> tuple[Path, dict[str, str]]:
     repo = tmp_path / "repo"
     _hostile_folder(repo)
     onnx.save(_dropout(), repo / "clean name.onnx")
-    config = {"repos": [{"repo": "local", "hooks": hooks}]}
-    (repo / ".pre-commit-config.yaml").write_text(yaml.safe_dump(config))
-    env = {"PRE_COMMIT_HOME": str(tmp_path / "pc-home"), "HOME": str(tmp_path), "ONNXLINT_CACHE_DIR": str(tmp_path / "c"),
-           "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])}
-    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.com"]
-    for cmd in (["init", "-q"], ["add", "--", "."], ["commit", "-q", "-m", "models"]):
-        subprocess.run(git + cmd, check=True, capture_output=True, env=env)
-    return repo, env
-
-
-def _local(hook_id: str, args: list[str] | None = None) -> dict:
-    """The hook as .pre-commit-hooks.yaml defines it, run from PATH (language: system): pre-commit composes
-    entry + args + file names the same way for every language; args: the user's own `args:` (they replace the
-    hook's)."""
-    hk = {k: v for k, v in _hooks()[hook_id].items() if k in ("id", "name", "entry", "args", "files", "types",
-                                                            "require_serial")}
-    hk["language"] = "system"
-    if args is not None:
-        hk["args"] = args
-    return hk
-
-
-def _pre_commit(repo: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pre_commit", "run", "--all-files", "--color", "never"], cwd=repo,
-                          env=env, capture_output=True, text=True, timeout=TIMEOUT)
-
-
-pre_commit_installed = pytest.mark.skipif(shutil.which("git") is None or subprocess.run(
-    [sys.executable, "-m", "pre_commit", "--version"], capture_output=True).returncode != 0,
-    reason="git or pre-commit not installed")
+    return repo, git_repo(repo, hooks_used, tmp_path)
 
 
 @pre_commit_installed
 def test_pre_commit_passes_a_committed_file_named_like_an_option_as_a_path(tmp_path):
-    repo, env = _precommit(tmp_path, [_local("onnxlint")])
-    run = _pre_commit(repo, env)
+    repo, env = _precommit(tmp_path, [local_hook("onnxlint")])
+    run = pre_commit(repo, env)
     assert run.returncode == 1, run.stdout + run.stderr
     for name in HOSTILE:
         assert f"{name}:d: error: OLX010" in run.stdout, run.stdout
@@ -159,62 +120,28 @@ def test_pre_commit_passes_a_committed_file_named_like_an_option_as_a_path(tmp_p
 
 @pre_commit_installed
 def test_a_users_own_args_without_the_marker_fail_the_hook_not_open_it(tmp_path):
-    repo, env = _precommit(tmp_path, [_local("onnxlint", ["--target", "ort-cuda"])])
-    run = _pre_commit(repo, env)
+    repo, env = _precommit(tmp_path, [local_hook("onnxlint", ["--target", "ort-cuda"])])
+    run = pre_commit(repo, env)
     assert run.returncode != 0 and "OLX010" not in run.stdout, run.stdout
     assert "must end with '--'" in run.stdout, run.stdout
     _nothing_injected(repo)
-    repo2, env2 = _precommit(tmp_path / "2", [_local("onnxlint", ["--target", "ort-cuda", "--"])])
-    run = _pre_commit(repo2, env2)
+    repo2, env2 = _precommit(tmp_path / "2", [local_hook("onnxlint", ["--target", "ort-cuda", "--"])])
+    run = pre_commit(repo2, env2)
     assert run.returncode == 1 and "--baseline=b.onnx:d: error: OLX010" in run.stdout, run.stdout
     _nothing_injected(repo2)
 
 
 @pre_commit_installed
 def test_the_fix_hook_fixes_files_named_like_options_in_place(tmp_path):
-    repo, env = _precommit(tmp_path, [_local("onnxlint-fix")])
+    repo, env = _precommit(tmp_path, [local_hook("onnxlint-fix")])
     before = (repo / "-o.onnx").read_bytes()
-    run = _pre_commit(repo, env)
+    run = pre_commit(repo, env)
     assert "wrote -o.onnx (dropout-inference)" in run.stdout, run.stdout
     assert (repo / "-o.onnx").read_bytes() != before
     _nothing_injected(repo)
 
 
 # ----------------------------------------------------------------------------- the Action
-
-
-EXPR = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
-
-
-def _run_action(tmp_path: Path, workspace: Path, **inputs: str) -> tuple[list[subprocess.CompletedProcess], dict]:
-    """action.yml's steps as a runner runs them (expressions expanded, each step in bash -e with its env), the
-    install step replaced by a venv stand-in that runs this Python (tests/test_action.py installs for real)."""
-    action = yaml.safe_load((ROOT / "action.yml").read_text())
-    values = {k: v.get("default", "") for k, v in action["inputs"].items()} | inputs
-    runner = tmp_path / "runner"
-    (runner / "onnxlint-venv" / "bin").mkdir(parents=True)
-    shim = runner / "onnxlint-venv" / "bin" / "python"
-    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
-    shim.chmod(0o755)
-    output = tmp_path / "github_output"
-    output.write_text("")
-    context = {f"inputs.{k}": v for k, v in values.items()} | {"github.action_path": str(ROOT)}
-    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "RUNNER_TEMP": str(runner), "GITHUB_OUTPUT": str(output),
-           "GITHUB_WORKSPACE": str(workspace), "ONNXLINT_CACHE_DIR": str(tmp_path / "cache"),
-           "PYTHONPATH": str(ROOT)}  # the checkout's onnxlint (a stand-in for the action's own install)
-    runs = []
-    for step in action["runs"]["steps"]:
-        if "uses" in step or step["name"] == "Install onnxlint":
-            continue
-        outputs = dict(line.partition("=")[::2] for line in output.read_text().splitlines())
-        context.update({f"steps.lint.outputs.{k}": v for k, v in outputs.items()})
-        step_env = env | {k: EXPR.sub(lambda m: context[m.group(1)], str(v)) for k, v in step.get("env", {}).items()}
-        run = subprocess.run(["bash", "-e", "-c", EXPR.sub(lambda m: context[m.group(1)], step["run"])], cwd=workspace,
-                             env=step_env, capture_output=True, text=True, timeout=TIMEOUT)
-        runs.append(run)
-        if run.returncode != 0:
-            break
-    return runs, dict(line.partition("=")[::2] for line in output.read_text().splitlines())
 
 
 def _workspace(tmp_path: Path) -> Path:
@@ -232,7 +159,7 @@ def _sarif_uris(path: Path) -> set[str]:
 
 def test_the_action_expands_double_star_itself_and_never_reads_a_path_as_an_option(tmp_path):
     ws = _workspace(tmp_path)
-    runs, outputs = _run_action(tmp_path, ws, paths="models/**/*.onnx")
+    runs, outputs = run_action(tmp_path, ws, paths="models/**/*.onnx")
     assert outputs["exit-code"] == "1" and runs[-1].returncode == 1, [r.stderr for r in runs]
     assert _sarif_uris(ws / "onnxlint.sarif") == {"models/top.onnx", "models/a/mid.onnx", "models/a/b/deep.onnx",
                                                   "models/a/b/--baseline%3Db.onnx"}
@@ -247,7 +174,7 @@ def test_the_action_expands_double_star_itself_and_never_reads_a_path_as_an_opti
 ])
 def test_no_action_input_reaches_a_shell(tmp_path, inputs):
     ws = _workspace(tmp_path)
-    runs, outputs = _run_action(tmp_path, ws, **inputs)
+    runs, outputs = run_action(tmp_path, ws, **inputs)
     assert not (ws / "pwned").exists() and not list(tmp_path.rglob("pwned"))
     assert outputs.get("exit-code") == "2" or runs[0].returncode == 2  # unknown paths or options: a usage error
     assert "Traceback" not in runs[0].stderr
@@ -256,7 +183,7 @@ def test_no_action_input_reaches_a_shell(tmp_path, inputs):
 def test_a_quoted_path_with_blanks_is_one_path(tmp_path):
     ws = _workspace(tmp_path)
     onnx.save(_dropout(), ws / "my model.onnx")
-    runs, outputs = _run_action(tmp_path, ws, paths="'my model.onnx'\nmodels/top.onnx")
+    runs, outputs = run_action(tmp_path, ws, paths="'my model.onnx'\nmodels/top.onnx")
     assert outputs["exit-code"] == "1", runs[0].stderr
     assert _sarif_uris(ws / "onnxlint.sarif") == {"my%20model.onnx", "models/top.onnx"}
 
@@ -273,7 +200,7 @@ def test_the_action_never_writes_outside_the_workspace_or_through_a_link(tmp_pat
     if how == "folder-link":
         os.symlink(outside, ws / "reports")
     args = f"--out={outside / 'x.sarif'}" if how == "args" else ""  # argparse would take --out for --output
-    runs, outputs = _run_action(tmp_path, ws, paths="models/", **{"sarif-file": sarif, "args": args})
+    runs, outputs = run_action(tmp_path, ws, paths="models/", **{"sarif-file": sarif, "args": args})
     assert list(outside.iterdir()) == [], list(outside.iterdir())
     assert runs[0].returncode == 2 and "exit-code" not in outputs
     said = "input args: -o/--output is not allowed" if how == "args" else "input sarif-file"
@@ -282,5 +209,5 @@ def test_the_action_never_writes_outside_the_workspace_or_through_a_link(tmp_pat
 
 def test_args_may_not_move_the_end_of_options(tmp_path):
     ws = _workspace(tmp_path)
-    runs, outputs = _run_action(tmp_path, ws, paths="models/", args="--")
+    runs, outputs = run_action(tmp_path, ws, paths="models/", args="--")
     assert runs[0].returncode == 2 and "'--' is not allowed" in runs[0].stderr
