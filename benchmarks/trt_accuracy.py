@@ -4,9 +4,11 @@
 Truth comes from TSVs written by a run of the real parser on the same models (the workspace's trt-parser-truth
 harness, `trt_parse_truth.py`: one row per model with `test` and `verdict` = accept | reject | crash | timeout).
 onnxlint "predicts reject" when any node (subgraphs included) gets status `unsupported` (what OLX300/OLX310
-report as errors) or reason `parser-crash` (OLX313's warning), or when external data is missing (OLX003); a parser
-crash or timeout counts as a rejection. A parse the truth run recorded as accepted with network output shapes
-(`net_out_shapes`) other than the model's built another network: agreement when onnxlint rejects it.
+report as errors), reason `other-shapes` (OLX317's error: the parser accepts the node and builds other shapes,
+so a later node fails or another network is built) or reason `parser-crash` (OLX313's warning), or when external
+data is missing (OLX003); a parser crash or timeout counts as a rejection. A parse the truth run recorded as
+accepted with network output shapes (`net_out_shapes`) other than the model's built another network: agreement
+when onnxlint rejects it.
 
 usage:
   python benchmarks/trt_accuracy.py --truth LABEL=TRUTH.tsv[,TRUTH2.tsv...] [--truth ...] --models DIR [--models DIR ...]
@@ -109,7 +111,7 @@ def predict_model(path: str, label: str):
     if missing:  # onnxlint's OLX003 (external-data-missing, an error on every target): the parser cannot load it
         return [_Missing(missing)], ""
     pred = model_importer.predict(index, label)
-    bad = [v for v in pred.nodes.values() if v.status == "unsupported" or v.reason == "parser-crash"]
+    bad = [v for v in pred.nodes.values() if v.status == "unsupported" or v.reason in ("parser-crash", "other-shapes")]
     return bad, ""
 
 

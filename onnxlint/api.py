@@ -36,17 +36,20 @@ def lint(model: str | Path | onnx.ModelProto, settings: Settings | None = None) 
 
 
 def fix(path: str | Path, settings: Settings | None = None, *, unsafe: bool = False, output: str | Path | None = None,
-        diff: bool = False, shapes: dict[str, list[int]] | None = None) -> FileReport:
+        diff: bool = False, shapes: dict[str, list[int]] | None = None, show_info: bool = False) -> FileReport:
     """Lint, then apply the safe (or, with unsafe=True, all) fixes the findings name; the report's notes say
     what was written and its fixed findings are marked. `shapes` gives dynamic input dims for the numeric check
-    (default 1 for each). An in-place write is compare-and-swap: when the file changed since it was read, nothing
-    is written and the report's write_refused says so."""
+    (default 1 for each). As the command line does, it fixes what a run shows: errors and warnings, infos only
+    with show_info=True (or when the settings select their code by name); a note says what was left alone.
+    With diff=True nothing is written and the report's `.diff` is the unified diff of the model's text form. An
+    in-place write is compare-and-swap: when the file changed since it was read, nothing is written and the
+    report's write_refused says so."""
     path = Path(path)
     settings = settings or _settings_near(path)
     res = linter.lint_file(path, settings, digest=True)
     if not res.error:
         fix_file(path, settings, res, FixOptions(unsafe=unsafe, diff=diff, output=Path(output) if output else None,
-                                                 shapes=dict(shapes or {})))
+                                                 shapes=dict(shapes or {}), show_info=show_info))
     return res
 
 

@@ -205,7 +205,10 @@ def _verify_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=_positive_float, default=300)
     p.add_argument("--ort-version", type=_version_arg("ORT"), default="installed",
                    help="kernel tables of this ORT version for the prediction (default: installed, the ORT the session runs)")
-    p.add_argument("--fix", action="store_true", help="apply safe fixes in place, verify again, show before/after")
+    p.add_argument("--fix", action="store_true", help="apply the safe fixes, verify the fixed model, and write it in "
+                   "place only when a session on the providers ran it; show before/after")
+    p.add_argument("-o", "--output", type=output_path, metavar="PATH",
+                   help="with --fix: write the fixed model here (a file, or `DIR/`), verified or not; the model stays")
     p.add_argument("--ort-optimization", choices=OPTIMIZATION_LEVELS, default="all",
                    help="the session's graph optimization level, and the prediction's (default: all, as ORT's)")
     return p
@@ -296,7 +299,7 @@ def _verify(argv: list[str]) -> int:
 
     args = parse(_verify_parser(), argv, "models", Path, required=True)
     return verify.run(args.models, args.providers, args.shape, args.timeout, args.ort_version, args.fix,
-                      args.ort_optimization, args.format)
+                      args.ort_optimization, args.format, output=args.output)
 
 
 def _doctor(argv: list[str]) -> int:

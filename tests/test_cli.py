@@ -92,8 +92,10 @@ def test_infos_are_counted_not_shown_by_default(cli, save):
 def test_statistics_prints_only_its_table(cli, examples_dir):
     rc, out, _ = cli(examples_dir, "--statistics")
     rows = out.strip().splitlines()
-    assert rows[-1].startswith("[*] ") and rows[-1].endswith(" fixable with --fix")  # the fixable count closes it
-    assert rc == 1 and rows[:-1] and all(r.split()[0].isdigit() and r.split()[1].startswith("OLX") for r in rows[:-1]), out
+    # the fixable counts close it: --fix's (the infos it leaves counted apart), then --fix --unsafe-fixes'
+    assert rows[-2] == "[*] 6 findings fixable with --fix (1 info more with --show-info)", out
+    assert rows[-1] == "[!] 1 finding fixable with --fix --unsafe-fixes (unsafe fixes)", out
+    assert rc == 1 and rows[:-2] and all(r.split()[0].isdigit() and r.split()[1].startswith("OLX") for r in rows[:-2]), out
 
 
 def test_baseline_fails_only_on_new_findings(cli, tmp_path, examples_dir):

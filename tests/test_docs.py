@@ -79,6 +79,24 @@ def test_python_api_snippet_runs_as_written(workdir):
     assert "OLX010 error /drop/Dropout" in run.stdout and " on CUDA, 0 fall back" in run.stdout
 
 
+def test_python_api_snippet_runs_once_as_a_script_without_a_guard(workdir):
+    """The snippet saved as a script and run as `python script.py`, no `if __name__ == "__main__":` guard (issue
+    44): the numeric check's child must not import the script again (multiprocessing's forkserver and spawn
+    did: it printed everything twice and fixed the model twice). Every model write is logged, in every process."""
+    (snippet,) = [b for b in _blocks("python") if "import onnxlint" in b]
+    log = workdir / "writes.log"
+    spy = (f"import os as _os, onnxlint.fixers.write as _w\n_real = _w.write_fixed\n"
+           f"def _logged(*a, **k):\n    open({str(log)!r}, 'a').write(f'{{_os.getpid()}}\\n')\n    return _real(*a, **k)\n"
+           "_w.write_fixed = _logged\nimport onnxlint.fixers as _f\n_f.write_fixed = _logged\n")
+    script = workdir / "snippet.py"
+    script.write_text(spy + snippet)
+    run = subprocess.run([sys.executable, str(script)], cwd=workdir, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.count("OLX010 error /drop/Dropout") == 1, run.stdout  # printed once
+    assert run.stdout.count(" on CUDA, 0 fall back") == 1, run.stdout
+    assert len(log.read_text().splitlines()) == 1, log.read_text()  # fixed once (the second fix: nothing left)
+
+
 def test_configuration_example_with_its_rule_runs_as_written(workdir, cli, examples_dir):
     """The README's pyproject table and its ACME001 rule file, as written: the user's rule is selected and
     reports an int64 Equal on CPU under ORT 1.20.2 (the release the example names); --show-config finds it."""

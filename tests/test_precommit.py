@@ -52,7 +52,9 @@ def test_readme_remote_hook_runs_from_a_fresh_clone(tmp_path, examples_dir):
     # its `main` at this checkout's HEAD, whatever branch that is (`branch -f` refuses the branch checked out)
     subprocess.run(["git", "-C", str(clone), "checkout", "-q", "-B", "main", "HEAD"], check=True, capture_output=True)
     block = _remote_block((ROOT / "README.md").read_text())
-    assert "rev: main" in block and "id: onnxlint" in block
+    assert "id: onnxlint" in block
+    rev = yaml.safe_load(block)["repos"][0]["rev"]  # a commit of this repository's history: pre-commit fetches it
+    assert subprocess.run(["git", "-C", str(clone), "cat-file", "-e", f"{rev}^{{commit}}"]).returncode == 0
     _run_hook_on_examples(tmp_path, examples_dir, block.replace(PUBLIC, str(clone)), timeout=900)
 
 
@@ -61,6 +63,12 @@ def test_docs_pre_commit_config_matches_the_readme():
     readme = yaml.safe_load(_remote_block((ROOT / "README.md").read_text()))
     assert docs["repos"][0]["repo"] == readme["repos"][0]["repo"] == PUBLIC
     assert docs["repos"][0]["rev"] == readme["repos"][0]["rev"]
+    # pinned to a commit (a branch name makes pre-commit warn on every run), one of this repository's history
+    rev = readme["repos"][0]["rev"]
+    assert re.fullmatch(r"[0-9a-f]{40}", rev), rev
+    if subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True).returncode == 0:
+        assert subprocess.run(["git", "-C", str(ROOT), "merge-base", "--is-ancestor", rev, "HEAD"]).returncode == 0
+    assert "pre-commit autoupdate --freeze" in (ROOT / "README.md").read_text()
     hooks = {h["id"] for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
     assert {h["id"] for h in docs["repos"][0]["hooks"]} <= hooks
 

@@ -81,10 +81,14 @@ def test_training_dropout_under_onnxruntime_is_what_olx010_says(save, cli):
                                h.make_node("Dropout", ["a", "r", "t"], ["d"], name="drop"),
                                h.make_node("Relu", ["d"], ["y"], name="relu2")],
                               [vi("x", T.FLOAT, [8, 64])], [vi("y", T.FLOAT, [8, 64])], weights), "removed.onnx")
-    for p in (kept, removed):
-        _, out, _ = cli(p)
-        assert ("OLX010 Dropout runs in training mode (training_mode input t); outputs are random where it runs "
-                "(ORT's default optimizations remove it between two nodes)") in out, out
+    said = "OLX010 Dropout runs in training mode (training_mode input t); outputs are random where it runs"
+    removal = ", but ORT's graph optimizations (level all) remove it here: ONNX Runtime gives the eval-mode outputs"
+    _, out, _ = cli(kept)
+    assert said + "\n" in out and removal not in out, out  # ORT keeps it: random at every level
+    _, out, _ = cli(removed)
+    assert said + removal in out, out
+    _, out, _ = cli(removed, "--ort-optimization", "disabled")  # ORT keeps it then: no "remove" claim
+    assert said + "\n" in out and "remove it here" not in out, out
     default, off = ort.GraphOptimizationLevel.ORT_ENABLE_ALL, ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     for r in (runs(kept, default), runs(removed, off)):
         assert all((o == 0).any() for o in r) and len({o.tobytes() for o in r}) > 1  # random, masked

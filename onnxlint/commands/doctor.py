@@ -75,7 +75,7 @@ def _probe(timeout: float) -> tuple[dict[str, Any], str, str | None]:
 def _session_checks(timeout: float) -> list[Check]:
     wheels = cuda_status.installed_wheels()
     if not wheels:
-        return [Check(False, "onnxruntime is not installed", "pip install 'onnxlint[gpu]' (onnxruntime-gpu)")]
+        return [Check(False, "onnxruntime is not installed", "pip install onnxruntime-gpu (from PyPI)")]
     out = [Check(True, f"onnxruntime installed: {', '.join(f'{k} {v}' for k, v in wheels.items())}")]
     both = cuda_status.both_wheels(wheels)
     if both:

@@ -322,7 +322,7 @@ def _fix(request: LintRequest, files: list[Path], settings_for: _SettingsByFolde
     fix_shapes = {name: list(dims) for name, dims in parse_shapes(request.shapes)}
     check_shape_names(files, fix_shapes)
     fix_options = fixing.FixOptions(unsafe=request.unsafe_fixes, diff=request.diff, output=request.output,
-                                    shapes=fix_shapes)
+                                    shapes=fix_shapes, show_info=request.show_info)
     for i, f in enumerate(files, 1):
         s = settings_for(f)
         res = linter.lint_file(f, s, digest=True)  # what was linted: the fix must find the same version
@@ -377,10 +377,20 @@ def _show(report: Report, request: LintRequest, first: Settings, settings_for: _
     # settings_for: the HTML page places each model as it was linted (its config's target, release, rules)
     text = formats.render(request.format, report, **shown_as, config_file=first.config.path, settings_for=settings_for)
     _emit(text, request)
-    if request.fix and request.format != "text":
-        # text output carries the fix notes; the machine formats stay pure, so what was written goes to stderr
+    if (request.fix or request.verify) and request.format != "text":
+        # text output carries the fix and verify notes; the machine formats stay pure, so they go to stderr
+        from onnxlint.formats.text_format import RUN_WIDE_NOTES, diff_lines
+
+        said: set[str] = set()
         for res in report.files:
+            for line in diff_lines(res.diff):
+                print(line, file=sys.stderr)
             for note in res.notes:
+                if note.startswith(RUN_WIDE_NOTES):  # said once for the run
+                    if note not in said:
+                        said.add(note)
+                        print(f"onnxlint: {esc(note)}", file=sys.stderr)
+                    continue
                 print(f"onnxlint: {esc(res.filename)}: {esc(note)}", file=sys.stderr)
     for res in report.errors:
         print(f"onnxlint: error: {esc(res.filename)}: {esc(res.error)}", file=sys.stderr)
@@ -442,6 +452,11 @@ def _emit(text: str, request: LintRequest) -> None:
             raise UsageError(f"-o {request.output}: cannot write the report: {exc.strerror or exc}") from None
     else:
         sys.stdout.write(text)
+
+
+def check_fix_output(output: Path, inputs: list[Path]) -> None:
+    """`-o` of a fix (`verify --fix -o`): a file for one model, a folder for several; never an input."""
+    _check_output(output, inputs, True)
 
 
 def check_report_output(output: Path, inputs: list[Path]) -> None:

@@ -82,6 +82,11 @@ class Settings:
         chosen = matches(code, self.select) if self.select is not None else default
         return (chosen or matches(code, self.extend_select)) and not matches(code, self.ignore)
 
+    def named(self, code: str) -> bool:
+        """Whether select or extend-select names this very code (not a prefix): the user asked for its findings,
+        at whatever severity (`--fix` fixes a hidden info the user named so)."""
+        return code in (*(self.select or ()), *self.extend_select)
+
     def selection_codes(self) -> list[str]:
         """Every code or prefix the selection names (to check that each names some rule)."""
         return [c for c in (*(self.select or ()), *self.extend_select, *self.ignore) if c]

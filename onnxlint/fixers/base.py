@@ -17,6 +17,7 @@ from typing import Any, Callable
 import onnx
 
 from onnxlint.model.graph import GraphIndex, NodeRef
+from onnxlint.rules.rule import UNSAFE_FIXES
 
 
 class FixError(Exception):
@@ -368,6 +369,21 @@ def resolve(model: onnx.ModelProto, locations: list[str]) -> Nodes:
     out = Nodes(n for n in index.nodes if n.location in wanted)
     out.graph_index = index
     return out
+
+
+def worded_hint(hint: str, fix: str) -> str:
+    """A fixable finding's hint worded by its fixer's applicability (`Rule.fix_hint` knows the fixer's name only):
+    an unsafe fixer (it changes the interface or numerics) runs only with --fix --unsafe-fixes, a display-only one
+    never, and the hint says so. The text's --statistics counts a hint naming --unsafe-fixes apart."""
+    fx = REGISTRY.get(fix)
+    if fx is None or fx.applicability is Applicability.SAFE:
+        return hint
+    generic = hint == f"fixable with --fix ({fix})"
+    if fx.applicability is Applicability.UNSAFE:
+        if generic:
+            return f"fixable with --fix {UNSAFE_FIXES} ({fix}; unsafe: it changes the interface or numerics)"
+        return hint if UNSAFE_FIXES in hint else f"{hint} (its fix needs --fix {UNSAFE_FIXES})"
+    return f"{fix} describes a fix onnxlint does not apply" if generic else hint
 
 
 def fix_for(rule: Any, node: NodeRef | None, model: onnx.ModelProto | None = None) -> str | None:

@@ -1,15 +1,80 @@
-"""What a fix changes, for --diff: removed, added and changed nodes one per line, grouped by op, then the
-opset and graph-input changes."""
+"""What a fix changes, for --diff: a unified diff of the model's text form (onnx's printer, `onnx.printer.to_text`),
+the changed lines with three lines of context, as `git diff` shows source.
+
+The text form is the printer's, one node a line (a control-flow body indented under its node), with what would
+bury the change left out: an initializer's values are shown only when small (shape constants, which a fold
+changes); a larger one is its dtype, dims and a digest of its bytes (an external one: of its data's location,
+never read); initializers are listed by name. Value infos (shapes the exporter annotated) are left out: a fix's changes to them are noise.
+"""
 
 from __future__ import annotations
 
-import onnx
+import difflib
 
-from onnxlint.model.graph import GraphIndex
+import onnx
+import onnx.printer
+
+from onnxlint.support import digest
+
+SHOWN_VALUES = 16  # an initializer with at most this many elements shows its values
+CONTEXT = 3  # unchanged lines around each change, as `diff -u`
+MAX_LINES = 200_000  # past this a model's text is not diffed (difflib is superlinear): the structural summary instead
+
+
+def _initializer(t: onnx.TensorProto) -> str:
+    dtype = onnx.helper.tensor_dtype_to_string(t.data_type).replace("TensorProto.", "").lower()
+    dims = ",".join(str(d) for d in t.dims)
+    n = 1
+    for d in t.dims:
+        n *= d
+    if t.data_location != onnx.TensorProto.EXTERNAL and n <= SHOWN_VALUES:
+        try:
+            from onnx import numpy_helper
+
+            values = numpy_helper.to_array(t).ravel().tolist()
+            return f"   <{dtype}[{dims}] {t.name} = {values}>"
+        except Exception:  # a tensor numpy cannot hold: its digest below
+            pass
+    where = "external data " if t.data_location == onnx.TensorProto.EXTERNAL else ""
+    return f"   <{dtype}[{dims}] {t.name} = {where}blake2b:{digest.hexdigest(t.SerializeToString())[:16]}>"
+
+
+def text_lines(model: onnx.ModelProto) -> list[str]:
+    """The model as the printer writes it, one node a line, initializers summarised (see the module doc)."""
+    header = onnx.ModelProto()
+    header.CopyFrom(model)
+    del header.functions[:]
+    g = header.graph
+    for field in ("node", "initializer", "value_info", "sparse_initializer"):
+        g.ClearField(field)
+    lines = onnx.printer.to_text(header).splitlines()
+    body_end = lines.pop() if lines and lines[-1] == "}" else None
+    # by name: their order means nothing (onnxslim reorders them), and a diff of the order would bury the change
+    lines.extend(_initializer(t) for t in sorted(model.graph.initializer, key=lambda t: t.name))
+    for node in model.graph.node:
+        lines.extend("   " + ln for ln in onnx.printer.to_text(node).splitlines())
+    if body_end is not None:
+        lines.append(body_end)
+    for f in model.functions:
+        lines.extend(onnx.printer.to_text(f).splitlines())
+    return lines
+
+
+def unified(before: onnx.ModelProto, after: onnx.ModelProto, name: str) -> str:
+    """`--- a/NAME` / `+++ b/NAME` and the hunks that change; '' when the text forms are the same."""
+    a, b = text_lines(before), text_lines(after)
+    name = name.lstrip("/")  # `a/models/m.onnx` as git writes it, also for an absolute path
+    if max(len(a), len(b)) > MAX_LINES:
+        return "\n".join([f"--- a/{name}", f"+++ b/{name}", f"@@ {len(a)} lines -> {len(b)} lines: too long to diff; "
+                          "what changes @@", *describe_lines(before, after)]) + "\n"
+    out = list(difflib.unified_diff(a, b, f"a/{name}", f"b/{name}", n=CONTEXT, lineterm=""))
+    return "\n".join(out) + "\n" if out else ""
 
 
 def _nodes(model: onnx.ModelProto) -> dict[tuple[str, str], tuple[str, str, bytes]]:
     """(scope path, node key) -> (op, shown name, serialized node). Unnamed nodes are keyed by their outputs."""
+    from onnxlint.model.graph import GraphIndex
+
     out = {}
     index = GraphIndex(model)  # keeps the nodes' scopes alive
     for ref in index.nodes:
@@ -21,6 +86,8 @@ def _nodes(model: onnx.ModelProto) -> dict[tuple[str, str], tuple[str, str, byte
 
 
 def describe_lines(before: onnx.ModelProto, after: onnx.ModelProto) -> list[str]:
+    """Removed, added and changed nodes one per line, grouped by op, then the opset and graph-input changes: what
+    a model too large to diff as text shows instead."""
     a, b = _nodes(before), _nodes(after)
     rows: list[tuple[str, int, str]] = []
     for k, (op, shown, _) in a.items():
@@ -48,8 +115,3 @@ def describe_lines(before: onnx.ModelProto, after: onnx.ModelProto) -> list[str]
     if nb != na:
         lines.append(f"initializers: {nb} -> {na}")
     return lines or ["no structural change"]
-
-
-def describe(before: onnx.ModelProto, after: onnx.ModelProto) -> str:
-    """The same, one string (one change per line)."""
-    return "\n".join(describe_lines(before, after))

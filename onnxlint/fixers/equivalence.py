@@ -14,13 +14,17 @@ models are compared at two sizes. Everything the runtimes print goes to a captur
 from __future__ import annotations
 
 import ast
+import atexit
 import contextlib
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
@@ -480,7 +484,7 @@ def run_check(before: onnx.ModelProto, after: onnx.ModelProto, base_dir: Path | 
     with contextlib.ExitStack() as stack:
         tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="onnxlint-check."))
         folder = str(base_dir) if external else tmp
-        base_dir = Path(os.path.abspath(base_dir)) if base_dir is not None else None  # the forkserver has its own cwd
+        base_dir = Path(os.path.abspath(base_dir)) if base_dir is not None else None  # the check server has its own cwd
         paths = []
         for model in (before, after):
             fd, path = tempfile.mkstemp(prefix=".onnxlint-check.", suffix=".onnx", dir=os.path.abspath(folder))
@@ -510,44 +514,109 @@ def run_check(before: onnx.ModelProto, after: onnx.ModelProto, base_dir: Path | 
     raise FixError(f"could not run the numeric check: {last[0][:200]}")
 
 
-# The children fork from a server that has onnx, numpy and onnxruntime imported (multiprocessing's forkserver):
-# one fresh process per model without paying the imports each time; where there is no forkserver (Windows) or
-# it cannot start, `python -m equivalence_child`.
-_FORKSERVER: list[Any] = []
+# The children fork from a server that has onnx, numpy and onnxruntime imported (check_server, started as
+# `python -m onnxlint.fixers.check_server`, one per process): one fresh process per model without paying the
+# imports each time. Not multiprocessing's forkserver:
+# it imports the caller's main module again in every child, so a script calling onnxlint.fix() at module level
+# without a __main__ guard ran twice. Where there is no fork (Windows) or the server cannot start or dies, each
+# check is `python -m onnxlint.fixers.equivalence_child`.
+_SERVER: list[Any] = []  # [the server's Popen, or None where there is none]
+_SERVER_LOCK = threading.Lock()
 
 
-def _forkserver() -> Any:
-    if not _FORKSERVER:
-        ctx = None
+def _server() -> Any:
+    if _SERVER and (_SERVER[0] is None or _SERVER[0].poll() is None):
+        return _SERVER[0]
+    proc = None
+    if hasattr(os, "fork") and sys.platform != "win32":
         try:
-            import multiprocessing
+            proc = subprocess.Popen([sys.executable, "-m", "onnxlint.fixers.check_server"], stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
+        except OSError:
+            proc = None
+    _SERVER[:] = [proc]
+    if proc is not None:
+        atexit.register(_close, proc)
+    return proc
 
-            if "forkserver" in multiprocessing.get_all_start_methods():
-                ctx = multiprocessing.get_context("forkserver")
-                ctx.set_forkserver_preload(["onnxlint.fixers.equivalence", "onnxruntime"])
-        except Exception:
-            ctx = None
-        _FORKSERVER.append(ctx)
-    return _FORKSERVER[0]
+
+def _close(proc: Any) -> None:
+    """At exit: the server ends when its stdin closes (it would anyway, when this process is gone)."""
+    with contextlib.suppress(Exception):
+        proc.stdin.close()
+    with contextlib.suppress(Exception):
+        proc.wait(5)
+
+
+def _read_line(proc: Any, deadline: float | None) -> dict[str, Any] | None:
+    """The server's next JSON line; None when it ended, or when the deadline passed first."""
+    fd = proc.stdout.fileno()
+    buf = proc.__dict__.setdefault("_onnxlint_buf", bytearray())
+    while b"\n" not in buf:
+        wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+        ready, _, _ = select.select([fd], [], [], wait)
+        if not ready:
+            return None
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            return None
+        buf.extend(chunk)
+    line, _, rest = bytes(buf).partition(b"\n")
+    buf[:] = rest
+    try:
+        got = json.loads(line)
+    except ValueError:
+        return None
+    return got if isinstance(got, dict) else None
+
+
+def _on_server(proc: Any, args: tuple[Any, ...], crash: str | None, errors: str, timeout: float,
+               memory: int) -> tuple[int | None, str] | None:
+    """The check in a child of the server: (exit code, None past the time limit; what the child printed), or
+    None when the server could not run it (the caller runs the plain child instead)."""
+    start = time.monotonic()
+    try:
+        proc.stdin.write((json.dumps({"args": list(args), "crash": crash, "errors": errors, "memory": memory})
+                          + "\n").encode())
+        proc.stdin.flush()
+    except OSError:
+        return None
+    # the first check waits for the server's imports too (~1 s): within the check's own time limit
+    got = _read_line(proc, start + timeout)
+    if got is None or "pid" not in got:
+        alive = proc.poll() is None
+        _stop(proc, forever=not alive)
+        return (None, "") if alive else None  # still starting when the time was up: this check timed out
+    pid = int(got["pid"])
+    done = _read_line(proc, start + timeout)
+    if done is None:  # past the time limit: the child is killed, the server reports it and serves on
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+        if _read_line(proc, time.monotonic() + 30) is None:
+            _stop(proc)
+        return None, ""
+    return int(done.get("exit", 1)), _read_text(errors)
+
+
+def _stop(proc: Any, forever: bool = False) -> None:
+    """End a server that is stuck (the next check starts a new one) or that died on its own (forever: every later
+    check runs the plain child)."""
+    with contextlib.suppress(OSError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(Exception):
+        proc.wait(5)
+    _SERVER[:] = [None] if forever else []
 
 
 def _run_child(args: tuple[str, ...], crash: str | None, errors: str, timeout: float,
                memory: int) -> tuple[int | None, str]:
     """(exit code, None past the time limit; what the child printed)."""
-    ctx = _forkserver()
-    if ctx is not None:
-        try:
-            proc = ctx.Process(target=_child_check, args=(*args, crash, errors, memory), daemon=True)
-            proc.start()
-        except Exception:  # no forkserver here after all: the plain child below
-            _FORKSERVER[0] = None
-        else:
-            proc.join(timeout)
-            if proc.is_alive():
-                proc.kill()
-                proc.join()
-                return None, ""
-            return proc.exitcode, _read_text(errors)
+    with _SERVER_LOCK:
+        proc = _server()
+        if proc is not None:
+            got = _on_server(proc, args, crash, errors, timeout, memory)
+            if got is not None:
+                return got
     cmd = [sys.executable, "-m", "onnxlint.fixers.equivalence_child", *args]
     env = None if crash is None else {**os.environ, CRASH_ENV: crash}
     code, _, stderr = bounded_child.run(cmd, timeout, memory=memory, stdout=subprocess.DEVNULL, env=env)
@@ -571,7 +640,7 @@ def _child_check(before_path: str, after_path: str, base: str, shapes_json: str,
                  stderr_path: str | None = None, memory: int | None = None) -> None:
     """The child's side of run_check: both models from their files, the check, the outcome into `report` (one
     JSON object a line: the stage before each session, then result or fix_error)."""
-    if stderr_path:  # a forkserver child: what it prints goes to a file of its own, never the terminal
+    if stderr_path:  # a check server's child: what it prints goes to a file of its own, never the terminal
         fd = os.open(stderr_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         os.dup2(fd, 1)
         os.dup2(fd, 2)

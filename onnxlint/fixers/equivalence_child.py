@@ -2,10 +2,10 @@
 
 `equivalence.run_check` writes the original and the fixed model to temporary files (beside the model when it has
 external data, whose paths are relative to its folder) and runs the check in a child: forked from a server
-that has the imports done (multiprocessing's forkserver), or, where there is none, `python -m
-onnxlint.fixers.equivalence_child` on them. The child says which model it is about to build a session for,
-then the outcome, in a JSON file; a child killed by a signal (a native crash), past its time or out of memory
-becomes a FixError naming the stage, and the linter goes on with the next model.
+that has the imports done (`check_server`, onnxlint's own: never the caller's main module imported again),
+or, where there is none, `python -m onnxlint.fixers.equivalence_child` on them. The child says which model it
+is about to build a session for, then the outcome, in a JSON file; a child killed by a signal (a native crash),
+past its time or out of memory becomes a FixError naming the stage, and the linter goes on with the next model.
 
 Test hook: ONNXLINT_TEST_CRASH_CHECK=<graph name> makes the child die with SIGSEGV when it is about to create
 a session for the fixed model of a model whose main graph has that name.

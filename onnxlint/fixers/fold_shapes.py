@@ -19,6 +19,7 @@ from typing import Any
 import onnx
 
 from onnxlint.fixers.base import Applicability, FixContext, fixer
+from onnxlint.model.loading import has_external_data
 
 # onnxslim rewrites that only fold or drop shape plumbing (the arithmetic fusions are left out)
 _SHAPE_PATTERNS = ("EliminationConcat", "EliminationReshape", "EliminationReshapeAs", "EliminationSlice",
@@ -58,7 +59,11 @@ def fold(model: onnx.ModelProto, mode: str | None = None, notes: list[str] | Non
     # onnxlint's own folding first, on the model the lint judged (its shapes are the ones the findings were
     # computed from), then onnxslim for the rest, then once more for what onnxslim exposed
     out = fold_known(copy.deepcopy(model), budget=budget)
-    if mode == "onnxslim":
+    # not onnxslim on a model with external data: it reads tensor values through onnx's numpy_helper, which
+    # resolves each data file against the current folder: every weight read (run from the model's folder), or
+    # a checker error on the first (run from elsewhere: a dynamo BART export's "should be stored in
+    # model.onnx.data, but it is not regular file")
+    if mode == "onnxslim" and not has_external_data(model):
         try:
             import onnxslim  # noqa: F401
         except ImportError:
@@ -76,7 +81,10 @@ def fold(model: onnx.ModelProto, mode: str | None = None, notes: list[str] | Non
         notes.append(f"{line}; left as they are")
     # keep what the engines drop or rewrite
     for attr in ("producer_name", "producer_version", "domain", "model_version", "doc_string"):
-        setattr(out, attr, getattr(model, attr))
+        if model.HasField(attr):
+            setattr(out, attr, getattr(model, attr))
+        else:  # absent stays absent (an empty field written would be a change the fix did not mean)
+            out.ClearField(attr)
     del out.metadata_props[:]
     out.metadata_props.extend(model.metadata_props)
     return out

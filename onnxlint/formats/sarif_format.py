@@ -97,7 +97,8 @@ def _suppression(reason: str) -> dict:
 
 def _result(members: list, index: dict, base: Path, expand: bool) -> dict:
     f = members[0]
-    text = f.message + also(members)
+    # the node, as GitHub annotations and the text name it: code scanning shows the message and the file only
+    text = f.message + (f" ({f.node})" if f.node else "") + also(members)
     uri = _artifact(f.filename, base)
     res: dict = {
         "ruleId": f.code,

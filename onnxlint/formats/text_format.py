@@ -15,13 +15,15 @@ from typing import Any
 
 from onnxlint.formats.escape import line as _guard
 from onnxlint.formats.escape import text as esc
+from onnxlint.rules.rule import UNSAFE_FIXES
 
 COLOURS = {"error": "\033[31m", "warning": "\033[33m", "info": "\033[36m"}
 BOLD, DIM, RESET = "\033[1m", "\033[2m", "\033[0m"
 SHOWN_LOCATIONS = 3  # of a group of findings, the locations printed before "and N more"
 MAX_LOCATION = 80  # longer subgraph paths are shortened in text (full in JSON and SARIF)
 NO_FIX = "no automatic fix"  # a rule with neither fixer nor hint: saying so on every finding is noise
-RUN_WIDE_NOTES = ("CUDA kernel table", "CPU kernel table", "CUDA and CPU kernel table", "TensorRT ", "ORT ")
+RUN_WIDE_NOTES = ("CUDA kernel table", "CPU kernel table", "CUDA and CPU kernel table", "TensorRT ", "ORT ",
+                  "--verify did not run: ")
 _PATHLIKE = re.compile(r"[\w.:#\[\]-]*/[\w./:#\[\]-]*")
 
 
@@ -95,7 +97,7 @@ def render(report: Any, colour: bool = False, show_hints: bool = True, statistic
         return f"{code}{text}{RESET}" if colour else text
 
     if statistics:
-        return _statistics(report)
+        return _statistics(report, show_info)
     problem_lines = 0  # finding lines printed: one per group (rule, cause, model)
     for res in report.files:
         if res.error:
@@ -105,7 +107,7 @@ def render(report: Any, colour: bool = False, show_hints: bool = True, statistic
         if not quiet and (shown or any(_worth_saying(s) for s in res.placement.values())):
             for target, summary in res.placement.items():  # a clean model prints nothing
                 lines.append(c(DIM, f"{name}: {target}: {esc(summary)}"))
-        hinted: set[str] = set()
+        hinted: set[tuple[str, str]] = set()  # a hint once per rule and wording (a node's own hint can differ)
         for members in group(shown, expand):
             f = members[0]
             where = f"{name}:{esc(display_location(f.node))}" if f.node else name
@@ -114,9 +116,10 @@ def render(report: Any, colour: bool = False, show_hints: bool = True, statistic
             # the severity as a word, where gcc, clang and mypy put it: readable without colour (CI logs, pipes)
             lines.append(f"{c(BOLD, where)}: {c(COLOURS[f.severity], f.severity + ':')} {f.code} {text}")
             problem_lines += 1
-            if show_hints and not quiet and f.hint and not f.hint.startswith(NO_FIX) and f.code not in hinted:
-                hinted.add(f.code)
+            if show_hints and not quiet and f.hint and not f.hint.startswith(NO_FIX) and (f.code, f.hint) not in hinted:
+                hinted.add((f.code, f.hint))
                 lines.append(c(DIM, f"    hint: {esc(f.hint)}"))
+        lines.extend(diff_lines(getattr(res, "diff", ""), c))
         if not quiet:
             for note in res.notes:
                 if note.startswith(RUN_WIDE_NOTES):
@@ -128,6 +131,20 @@ def render(report: Any, colour: bool = False, show_hints: bool = True, statistic
     if show_summary and not quiet:
         lines.append(summary_line(report, show_info, None if expand else problem_lines))
     return "\n".join(map(_guard, lines)) + ("\n" if lines else "")
+
+
+DIFF_COLOURS = {"+": "\033[32m", "-": "\033[31m", "@": "\033[36m"}
+
+
+def diff_lines(diff: str, c: Any = None) -> list[str]:
+    """A --diff's lines as the text shows them: escaped (node and value names come from the model), coloured
+    like `git diff` when colour is on."""
+    out = []
+    for ln in diff.splitlines():
+        shown = esc(ln)
+        colour = DIFF_COLOURS.get(ln[:1]) if not ln.startswith(("+++", "---")) else BOLD
+        out.append(c(colour, shown) if c is not None and colour else shown)
+    return out
 
 
 def summary_line(report: Any, show_info: bool = False, problem_lines: int | None = None) -> str:
@@ -158,13 +175,25 @@ def summary_line(report: Any, show_info: bool = False, problem_lines: int | None
             f"{', '.join(parts)}{tail}{bad}{grouped}.{checked}")
 
 
-def _statistics(report: Any) -> str:
-    """Only the table: findings per rule, most frequent first; `[*]` (as ruff marks it) where --fix can fix some
-    of them, and a last line counting those."""
+def _statistics(report: Any, show_info: bool = False) -> str:
+    """Only the table: findings per rule (infos included), most frequent first; `[*]` (as ruff marks it) where
+    --fix can fix some of them, `[!]` where only --fix --unsafe-fixes can (an unsafe fix changes the interface
+    or numerics), and last lines counting each as --fix would: infos only with --show-info (--fix fixes what a
+    run shows)."""
     counts = Counter((f.code, f.name, f.severity) for f in report.active)
-    fixable = Counter(f.code for f in report.active if f.fixable)
-    rows = [f"{k:5d}  {code}  {'[*]' if fixable[code] else '   '} {name} [{sev}]" for (code, name, sev), k in counts.most_common()]
-    if fixable:
-        n = sum(fixable.values())
-        rows.append(f"[*] {n} finding{'s' if n != 1 else ''} fixable with --fix")
+    fixable = [f for f in report.active if f.fixable]
+    unsafe = Counter(f.code for f in fixable if UNSAFE_FIXES in f.hint)
+    safe = Counter(f.code for f in fixable if UNSAFE_FIXES not in f.hint)
+
+    def mark(code: str) -> str:
+        return "[*]" if safe[code] else "[!]" if unsafe[code] else "   "
+
+    rows = [f"{k:5d}  {code}  {mark(code)} {name} [{sev}]" for (code, name, sev), k in counts.most_common()]
+    hidden = [f for f in fixable if f.severity == "info" and not show_info]
+    for marker, unsafe_fix, how in (("[*]", False, "--fix"), ("[!]", True, f"--fix {UNSAFE_FIXES} (unsafe fixes)")):
+        n = sum(1 for f in fixable if (UNSAFE_FIXES in f.hint) == unsafe_fix and f not in hidden)
+        infos = sum(1 for f in hidden if (UNSAFE_FIXES in f.hint) == unsafe_fix)
+        more = f" ({infos} info{'s' if infos != 1 else ''} more with --show-info)" if infos else ""
+        if n or infos:
+            rows.append(f"{marker} {n} finding{'s' if n != 1 else ''} fixable with {how}{more}")
     return "\n".join(rows) + ("\n" if rows else "")

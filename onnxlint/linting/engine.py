@@ -60,15 +60,16 @@ def _finding(ctx: LintContext, rule: Rule, node: NodeRef | None, fixable: Fixabl
 
 
 def _deferrable(rule: Rule) -> bool:
-    """Whether a finding's details can wait: its message reads only the node (and its file and rule), never a
-    target's prediction or a model fact another rule could otherwise not have computed."""
-    got = _DEFERRABLE.get(rule.message)
+    """Whether a finding's details can wait: its message (and its hint, a template too) reads only the node (and
+    its file and rule), never a target's prediction or a model fact another rule could otherwise not have computed."""
+    key = (rule.message, rule.hint)
+    got = _DEFERRABLE.get(key)
     if got is None:
-        got = _DEFERRABLE[rule.message] = messages.reads_only_node(rule.message)
+        got = _DEFERRABLE[key] = messages.reads_only_node(rule.message) and messages.reads_only_node(rule.hint or "")
     return got
 
 
-_DEFERRABLE: dict[str, bool] = {}
+_DEFERRABLE: dict[tuple[str, str | None], bool] = {}
 
 
 def _detail(ctx: LintContext, f: Finding, rule: Rule, node: NodeRef | None, vi: Any, fixable: Fixable) -> None:
@@ -77,7 +78,10 @@ def _detail(ctx: LintContext, f: Finding, rule: Rule, node: NodeRef | None, vi: 
         f.short_message = messages.render(rule.message, ctx, rule, node, vi=vi, omit=messages.LOCATION_ROOTS)
     fix = fixable(rule, node, ctx.index.model) if rule.fix else None
     f.fix = fix
-    f.hint = rule.fix_hint if fix or not rule.fix else "no automatic fix for this node"
+    hint = rule.fix_hint if fix or not rule.fix else "no automatic fix for this node"
+    if "{" in hint or "[[" in hint:  # a rule's hint is a template, as its message
+        hint = messages.render(hint, ctx, rule, node, vi=vi)
+    f.hint = hint
 
 
 def complete(ctx: LintContext, fixable: Fixable, wanted: Callable[[Finding], bool] | None = None) -> None:

@@ -29,6 +29,9 @@ class FixOptions:
     diff: bool = False
     output: Path | None = None  # write the fixed model here (a file, or a folder: under the input's name)
     shapes: dict[str, list[int]] = field(default_factory=dict)  # numeric check input dims (--shape name=1x3x224x224)
+    # what the run shows is what it fixes: infos only when shown (--show-info), or when their code was named
+    # exactly (--select OLX201); a hidden fixable info is left alone, and a note says so
+    show_info: bool = False
 
 
 def check_output(paths: Sequence[Path], output: Path | None) -> None:
@@ -56,7 +59,8 @@ def destination(path: Path, output: Path | None) -> Path:
 
 
 NEEDS_ORT = ("--fix needs onnxruntime: a fixed model is written only once ORT ran it and the original on the same "
-             "inputs and their outputs agreed; install it with: pip install 'onnxlint[fix]' (nothing was written)")
+             "inputs and their outputs agreed; install it from PyPI with: pip install onnxruntime (the CPU build; "
+             "on a GPU machine onnxruntime-gpu serves as well) (nothing was written)")
 
 
 def require_numeric_check() -> None:
@@ -87,7 +91,7 @@ def fix_file(path: Path, settings: Settings, res: FileReport, options: FixOption
 
 def _conditional(note: str) -> str:
     for now, would in (("fix not written", "the fix would not be written"),
-                       ("nothing written:", "nothing would be written:")):
+                       ("nothing written:", "nothing would be written:"), ("left alone:", "not in this diff:")):
         if note.startswith(now):
             return would + note[len(now):]
     return note
@@ -96,7 +100,14 @@ def _conditional(note: str) -> str:
 def _fix_file(path: Path, settings: Settings, res: FileReport, options: FixOptions) -> None:
     from onnxlint import fixers
 
-    requests = [fixers.FixRequest(f.fix, f.node or None, f.target) for f in res.findings if f.fix and not f.suppressed]
+    fixable = [f for f in res.findings if f.fix and not f.suppressed]
+    shown = [f for f in fixable if f.severity != "info" or options.show_info or settings.named(f.code)]
+    hidden = [f for f in fixable if f not in shown]
+    if hidden:
+        names = ", ".join(dict.fromkeys(str(f.fix) for f in hidden))
+        res.notes.append(f"left alone: {len(hidden)} info finding{'s' if len(hidden) != 1 else ''} not shown "
+                         f"({names}); --show-info shows and fixes {'it' if len(hidden) == 1 else 'them'}")
+    requests = [fixers.FixRequest(str(f.fix), f.node or None, f.target) for f in shown]
     if not requests:
         return
     require_numeric_check()
@@ -125,7 +136,8 @@ def _fix_file(path: Path, settings: Settings, res: FileReport, options: FixOptio
     if options.diff:
         from onnxlint.fixers import diff
 
-        res.notes.extend(f"would change: {line}" for line in diff.describe_lines(mf.model, done.fixed))
+        res.diff = diff.unified(mf.model, done.fixed, res.filename)
+        res.notes.append(f"would write {dest} ({', '.join(done.applied)})")
         return
     in_place = os.path.realpath(dest) == os.path.realpath(path)
     version = ReadVersion(mf.stamp, mf.digest) if in_place and mf.stamp and mf.digest else None
@@ -151,15 +163,15 @@ def _attempt(model: onnx.ModelProto, requests: list[Any], settings: Settings, pa
     from onnxlint import fixers
     from onnxlint.fixers.equivalence import capture_output
 
+    checked = None
     notes: list[str] = []
-    with capture_output():
+    with capture_output():  # what the libraries print (onnxslim, graph-surgeon, onnx's checker) never reaches the user
         fixed, applied, skipped = fixers.apply(model, requests, unsafe=options.unsafe, targets=settings.targets,
                                                notes=notes)
-    checked = None
-    if applied:
-        safe = all(fixers.REGISTRY[n].safe for n in applied)
-        checked = fixers.verify(model, fixed, safe=safe, applied=applied, base_dir=path.parent,
-                                shapes=dict(options.shapes) or None)
+        if applied:
+            safe = all(fixers.REGISTRY[n].safe for n in applied)
+            checked = fixers.verify(model, fixed, safe=safe, applied=applied, base_dir=path.parent,
+                                    shapes=dict(options.shapes) or None)
     return _Attempt(fixed, applied, skipped, checked, notes)
 
 
@@ -167,6 +179,7 @@ def _attempt_folding_alone(model: onnx.ModelProto, requests: list[Any], settings
                            options: FixOptions, res: FileReport) -> _Attempt:
     """_attempt; when onnxslim's rewrite failed the checks, again with onnxlint's own folder alone (what the lint
     claimed), saying so; the first failure when that fails too."""
+    from onnxlint import fixers
     from onnxlint.fixers import fold_shapes
 
     try:
@@ -181,7 +194,9 @@ def _attempt_folding_alone(model: onnx.ModelProto, requests: list[Any], settings
             raise first from None
         finally:
             fold_shapes.ENGINE["mode"] = "onnxslim"
-        res.notes.append(f"fold-shapes: onnxslim's result was rejected ({first_line(first)}); folded without it")
+        # onnxslim's own words are not the user's business: what failed, in ours
+        why = f"it failed the checks: {first_line(first)}" if isinstance(first, fixers.FixError) else "onnxslim failed on it"
+        res.notes.append(f"fold-shapes: folded by onnxlint alone (onnxslim's fold was not used: {why})")
         return done
 
 
@@ -195,8 +210,9 @@ def _fixed(model: onnx.ModelProto, requests: list[Any], settings: Settings, path
     except fixers.FixError as exc:
         res.notes.append(f"fix not written: {exc}")
         return None
-    except Exception as exc:
-        res.notes.append(f"fix not written: {type(exc).__name__}: {first_line(exc)}")
+    except Exception as exc:  # a defect in a fixer: framed as such, never a library's bare words
+        res.notes.append(f"fix not written: internal error in a fixer ({type(exc).__name__}: {first_line(exc)}); "
+                         "please report it")
         return None
     res.notes.extend(n for n in done.notes if n not in res.notes)
     if done.skipped:
@@ -215,8 +231,8 @@ def _relint(fixed: onnx.ModelProto, settings: Settings, res: FileReport) -> File
     from onnxlint.fixers.equivalence import capture_output
 
     try:
-        with capture_output():
-            return lint_model(fixed, settings, display=res.filename, want_placement=False)
+        with capture_output():  # with its placement: after a write, the summary describes the written model
+            return lint_model(fixed, settings, display=res.filename)
     except Exception:
         return None
 
@@ -258,7 +274,9 @@ def _write(model: onnx.ModelProto, done: _Attempt, path: Path, dest: Path, exter
 def _note_written(res: FileReport, after: FileReport | None, dest: Path, settings: Settings, done: _Attempt) -> None:
     """Mark what the written file no longer holds fixed and say what was written."""
     if after is None or after.error:
-        after = lint_file(dest, settings, want_placement=False)
+        after = lint_file(dest, settings)
+    if not after.error:
+        res.placement = dict(after.placement)  # the written model's, not the original's
     left = [f for f in after.findings if not f.suppressed]
     n_fixed = mark_fixed(res.findings, left)
     # from here the report lists what the written file holds: the fixed findings of the original, then the

@@ -202,6 +202,9 @@ def _lint(mf: loading.ModelFile, settings: Settings, plan: LintPlan | Exception,
         _post_process(res, settings, file_ignores, model_ignores)
         # details for what the run shows: an info's only when infos are shown (severity as overridden)
         engine.complete(ctx, _fixable, None if settings.info_details else _not_info)
+        _word_fix_applicability(res.findings)
+        if "ort-trt" in settings.targets and "tensorrt" not in settings.targets:
+            _through_tensorrt_ep(res, ctx, settings)
         if want_placement:
             for name in settings.targets:
                 target = targets_mod.get(name)
@@ -227,6 +230,43 @@ def _lint(mf: loading.ModelFile, settings: Settings, plan: LintPlan | Exception,
 
 def _not_info(f: Any) -> bool:
     return bool(f.severity != "info")
+
+
+def _word_fix_applicability(findings: list[Any]) -> None:
+    """An unsafe (or display-only) fixer's findings say so in their hint (fixers.base.worded_hint; that module is
+    imported already when a finding names a fixer)."""
+    for f in findings:
+        if f.fix:
+            from onnxlint.fixers.base import worded_hint
+
+            f.hint = worded_hint(f.hint, f.fix)
+
+
+def _through_tensorrt_ep(res: FileReport, ctx: Any, settings: Settings) -> None:
+    """Under ORT's TensorRT EP (`--target ort-trt`, TensorRT not named itself), a node TensorRT's parser rejects
+    is no error: the EP hands it to CUDA (or CPU) and the session runs. Such a finding says where it runs and is
+    a warning (the TensorRT engine is split around it); a node no provider takes stays an error. What the CUDA EP
+    would do with a node TensorRT takes is no finding of this deployment (ort-cuda not named itself)."""
+    from onnxlint.model.graph import node_location
+
+    partition = ctx.prediction("ort-trt")
+    on_cuda, on_cpu = set(partition.cuda_nodes), set(partition.cpu_nodes)
+    elsewhere = on_cuda | on_cpu | set(partition.unsupported)
+    # a model ORT refuses to load (opset or IR version past the release: OLX203) is refused whatever the EPs
+    refused = {n.location for n in ctx.prediction("ort-cuda").by_status(False).get("refused", ())}
+    kept = []
+    for f in res.findings:
+        where = node_location(f.node) if f.node and not f.node.startswith("input:") else None
+        if f.target == "ort-cuda" and "ort-cuda" not in settings.targets and where and where not in elsewhere \
+                and where not in refused:
+            continue  # TensorRT runs it
+        if f.target == "tensorrt" and f.severity == "error" and where in elsewhere - set(partition.unsupported):
+            f.severity, f.target = "warning", "ort-trt"
+            ep = "CUDA: the TensorRT engine is split around it" if where in on_cuda else \
+                "CPU (OLX200 says why CUDA does not take it)"
+            f.message = f"{f.message}; ORT's TensorRT EP hands it to {ep}"
+        kept.append(f)
+    res.findings = kept
 
 
 def _wants_checker(rules: list[Any], targets: set[str]) -> bool:

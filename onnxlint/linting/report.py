@@ -57,6 +57,7 @@ class FileReport:
     error: str | None = None  # one line; the file could not be linted
     notes: list[str] = field(default_factory=list)
     placement: dict[str, str] = field(default_factory=dict)  # target -> summary line
+    diff: str = field(default="", repr=False, compare=False)  # --diff: the unified diff of the fix's text form
     # the blake2b of the bytes linted, when the caller asked (the result cache stores a report only under their key)
     digest: str | None = field(default=None, repr=False, compare=False)
     # --fix found the file changed since it was read and wrote nothing (compare-and-swap): the one line to say

@@ -128,30 +128,7 @@ class Simulator:
     # -------------------------------------------------------------- kernel assignment
     def _bind(self, node: NodeRef, table: kernels.KernelTable,
               fp16_as_float: bool = False) -> Callable[[Iterable[str]], dict[str, str]]:
-        def bind(params: Iterable[str]) -> dict[str, str]:
-            wanted = set(params)
-            formal = schema_registry.formal_params(node.op_type, node.opset, node.domain)
-            if formal is None:
-                p = table.params.get(node.domain, {}).get(node.op_type)
-                if not p:
-                    return {}
-                formal = ([(n, t, False) for n, t in p["inputs"]], [(n, t, False) for n, t in p["outputs"]])
-            out: dict[str, str] = {}
-            for kind, formals in (("in", formal[0]), ("out", formal[1])):
-                names = node.inputs if kind == "in" else node.outputs
-                for i, value in enumerate(names):
-                    if not value or not formals:
-                        continue
-                    name, type_str, variadic = formals[min(i, len(formals) - 1)]
-                    if i >= len(formals) and not variadic:
-                        continue
-                    if type_str in wanted and type_str not in out:
-                        vt = node.scope.type_of(value)
-                        if vt.type_str:
-                            out[type_str] = "tensor(float)" if fp16_as_float and vt.type_str == "tensor(float16)" else vt.type_str
-            return out
-
-        return bind
+        return bind_types(node, table, fp16_as_float)
 
     def _cpu_kernel_for_folding(self, node: NodeRef) -> bool:
         """ConstantFolding runs the node with a CPU kernel for its exact types: the float16->float Casts ORT's
@@ -268,3 +245,33 @@ def simulate(index: GraphIndex, target: str, ort_version: str | None = None, rej
     `optimization` (disabled | basic | all; ORT's default session options are all)."""
     return Simulator(index, target, ort_version, rejects, reject_ops, optimization).run()
 
+
+def bind_types(node: NodeRef, table: kernels.KernelTable,
+               fp16_as_float: bool = False) -> Callable[[Iterable[str]], dict[str, str]]:
+    """The binder a kernel lookup asks: type parameter names -> the node's dtype strings, through the op schema's
+    formal parameters (else the table's own for an op onnx has no schema of). fp16_as_float: float16 seen as float
+    (the Casts InsertCastTransformer adds around a CPU node)."""
+    def bind(params: Iterable[str]) -> dict[str, str]:
+        wanted = set(params)
+        formal = schema_registry.formal_params(node.op_type, node.opset, node.domain)
+        if formal is None:
+            p = table.params.get(node.domain, {}).get(node.op_type)
+            if not p:
+                return {}
+            formal = ([(n, t, False) for n, t in p["inputs"]], [(n, t, False) for n, t in p["outputs"]])
+        out: dict[str, str] = {}
+        for kind, formals in (("in", formal[0]), ("out", formal[1])):
+            names = node.inputs if kind == "in" else node.outputs
+            for i, value in enumerate(names):
+                if not value or not formals:
+                    continue
+                name, type_str, variadic = formals[min(i, len(formals) - 1)]
+                if i >= len(formals) and not variadic:
+                    continue
+                if type_str in wanted and type_str not in out:
+                    vt = node.scope.type_of(value)
+                    if vt.type_str:
+                        out[type_str] = "tensor(float)" if fp16_as_float and vt.type_str == "tensor(float16)" else vt.type_str
+        return out
+
+    return bind

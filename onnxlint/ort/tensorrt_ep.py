@@ -24,8 +24,9 @@ class TrtPartition:
     unsupported: list[str] = field(default_factory=list)
 
     def summary_line(self) -> str:
-        return (f"{self.trt_nodes} nodes in {self.subgraphs} TensorRT subgraph(s), {len(self.cuda_nodes)} fall through "
-                f"to CUDA, {len(self.cpu_nodes)} to CPU" + (f", {len(self.unsupported)} with no provider" if self.unsupported else ""))
+        return (f"{self.trt_nodes} node{'s' if self.trt_nodes != 1 else ''} in {self.subgraphs} TensorRT "
+                f"subgraph{'s' if self.subgraphs != 1 else ''}, {len(self.cuda_nodes)} fall through to CUDA, "
+                f"{len(self.cpu_nodes)} to CPU" + (f", {len(self.unsupported)} with no provider" if self.unsupported else ""))
 
 
 def partition(trt: Verdicts, cuda: Verdicts, index: GraphIndex) -> TrtPartition:

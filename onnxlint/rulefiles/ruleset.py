@@ -123,6 +123,10 @@ def _parse_rule(raw: Any, path: Path) -> Rule:
     problem = messages.check(raw["message"], scope, targets_mod.verdict_fields())
     if problem:
         fail(_line(raw, "message", line), f"{problem} in message")
+    if raw.get("hint"):  # a hint is a template too (`[[CUDA kernel from onnxruntime-gpu {placement.cuda_release}; ]]...`)
+        problem = messages.check(raw["hint"], scope, targets_mod.verdict_fields())
+        if problem:
+            fail(_line(raw, "hint", line), f"{problem} in hint")
     targets = raw["targets"]
     ops = match.get("op") if scope == "node" else None
     if isinstance(ops, dict):

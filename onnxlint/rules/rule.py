@@ -9,6 +9,9 @@ from typing import Any
 
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 SEVERITIES = tuple(SEVERITY_RANK)
+# the flag an unsafe fixer needs; a finding whose hint names it is fixable only so (the text's --statistics
+# counts those apart without importing the fixers)
+UNSAFE_FIXES = "--unsafe-fixes"
 
 
 @dataclass
@@ -42,6 +45,8 @@ class Rule:
 
     @property
     def fix_hint(self) -> str:
+        """The hint as the rule gives it (a template when it has placeholders), else how to fix; the linter words
+        an unsafe fixer's (`fixers.base.hint_for`): the rule knows its fixer's name, not its applicability."""
         if self.hint:
             return self.hint
         return "no automatic fix" if not self.fix else f"fixable with --fix ({self.fix})"

@@ -20,9 +20,11 @@ def shape_start_end(c: NodeCheck) -> Verdict | None:
     sliced = shape_slice(c.node)
     if not sliced:
         return None
-    return ("unsupported", "attribute", f"{c.who} ignores Shape's start/end (measured: {c.behaviour.get('shape_start_end_probe')}): "
-            f"this node gets all {sliced[0]} dims where the model takes dims {sliced[1]}:{sliced[2]}, so the shapes computed "
-            "from it are wrong (the parser then rejects or crashes on a later node, or builds a different network)")
+    # the parser accepts the node (measured): what it does is build another shape, never a rejection of this node
+    return ("restricted", "other-shapes", f"{c.who} ignores Shape's start/end (measured: "
+            f"{c.behaviour.get('shape_start_end_probe')}): this node gives all {sliced[0]} dims where the model takes dims "
+            f"{sliced[1]}:{sliced[2]}, so the shapes computed from it differ from the model's (a later node is then "
+            "rejected or crashes the parser, or the engine computes other shapes)")
 
 
 def reduce_axes_input(c: NodeCheck) -> Verdict | None:
@@ -39,8 +41,8 @@ def reduce_axes_input(c: NodeCheck) -> Verdict | None:
     if keepdims is None or keepdims:  # same rank, broadcasts on: the parse goes through, the values differ
         return ("restricted", "ignored-input", f"{why}: the engine computes one value over the whole tensor where "
                 "the model reduces those axes (keepdims=1 keeps the shape, so nothing fails)")
-    return ("unsupported", "attribute", f"{why}, so the output's rank differs from the model's (the parser then "
-            "rejects a later node, or builds a different network)")
+    return ("restricted", "other-shapes", f"{why}, so the output's rank differs from the model's (a later node is then "
+            "rejected, or the engine computes other shapes)")
 
 
 def mixed_float_inputs(c: NodeCheck) -> Verdict | None:

@@ -24,6 +24,9 @@ REASONS = (
     "matrix-restriction",  # supported, with a restriction text in onnx-tensorrt's matrix (status restricted)
     "ignored-input",       # the parser accepts the node but ignores an input (ReduceX-18 axes on 8.6): other values
                            # (status restricted: OLX316)
+    "other-shapes",        # the parser accepts the node but builds it with other output shapes than the model's
+                           # (Shape-15 start/end on 8.6, ReduceX-18 axes with keepdims=0): a later node is rejected
+                           # or the network computes other shapes (status restricted: OLX317)
     "ort-op",              # an op only ONNX Runtime defines, which the parser does not import: the model was
                            # prepared for ORT (reported once per model, OLX314/OLX315)
 )

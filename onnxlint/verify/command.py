@@ -22,6 +22,7 @@ class VerifyOptions:
     ort_version: str | None = None
     fix: bool = False
     optimization: str = "all"  # the session's graph optimization level, and the prediction's (ORT's default: all)
+    output: Path | None = None  # verify --fix -o: the fixed model is written there, verified or not
 
     @property
     def shape_map(self) -> dict[str, list[int]]:
@@ -63,8 +64,9 @@ def settings_for(path: Path, target: str, ort_version: str | None) -> Settings:
     return Settings.from_config(config_mod.find_for(path.parent), targets=[target], ort_version=ort_version)
 
 
-def fix_in_place(path: Path, target: str, ort_version: str | None) -> list[str]:
-    """The lint --fix path (safe fixes only, verified, atomic), for `verify --fix`."""
+def fix_in_place(path: Path, target: str, ort_version: str | None, output: Path | None = None) -> list[str]:
+    """The lint --fix path (safe fixes only, numerically checked, atomic), for `verify --fix`; into output
+    when given."""
     from onnxlint.linting.fixing import FixOptions, fix_file
     from onnxlint.linting.linter import lint_file
 
@@ -72,10 +74,63 @@ def fix_in_place(path: Path, target: str, ort_version: str | None) -> list[str]:
     res = lint_file(path, settings, want_placement=False, digest=True)
     if res.error:
         return [f"fix not attempted: {res.error}"]
-    fix_file(path, settings, res, FixOptions())
+    fix_file(path, settings, res, FixOptions(output=output))
     if res.write_refused:
         return [*res.notes, f"fix not written: {res.write_refused}"]
     return res.notes or ["nothing to fix"]
+
+
+def _verified(result: VerifyResult) -> bool:
+    """A session ran the model on the providers asked for (misses are the prediction's, not the model's)."""
+    return result.error is None and result.cuda_unavailable is None
+
+
+def fix_and_verify(path: Path, before: VerifyResult, options: VerifyOptions) -> FixedVerifyResult:
+    """`verify --fix` writes only what it could verify: the fix goes to a temporary copy beside the model (where
+    its external data resolves), a session runs that copy on the providers asked for, and only then is the model
+    fixed in place (the --fix path again: checked, atomic). A fixed model no session could run (no GPU, a refused
+    session) is not written; `-o FILE` writes it there whatever the session says."""
+    import contextlib
+    import os
+    import tempfile
+
+    providers = list(options.providers)
+
+    def verify(p: Path) -> VerifyResult:
+        got = verify_file(p, providers, options.shape_map, options.timeout, options.ort_version, options.optimization)
+        got.filename = str(path)
+        return got
+
+    if options.output is not None:
+        dest = options.output / path.name if options.output.is_dir() else options.output
+        notes = fix_in_place(path, before.target, options.ort_version, dest)
+        if not any(n.startswith("fix not") for n in notes) and dest.exists():
+            after = verify(dest)
+            if not _verified(after):
+                notes.append(f"written to {dest} without a verified session: {after.summary_line()}")
+            return FixedVerifyResult(str(path), before, notes, after)
+        return FixedVerifyResult(str(path), before, notes, before)
+    fd, tmp_name = tempfile.mkstemp(prefix=".onnxlint-verify-", suffix=".onnx", dir=path.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        notes = fix_in_place(path, before.target, options.ort_version, tmp)
+        written = [n for n in notes if "; wrote " in n]
+        if not written:  # nothing to fix, or the fix was not written: the model stands as verified before
+            return FixedVerifyResult(str(path), before, notes, before)
+        after = verify(tmp)
+        if not _verified(after):
+            why = after.error or f"CUDAExecutionProvider was requested but not exercised: {after.cuda_unavailable}"
+            if after.summary_line() == before.summary_line():
+                why = "as before the fix, above"
+            return FixedVerifyResult(str(path), before, [
+                f"fix not written: no session could verify the fixed model ({why}); "
+                "`onnxlint verify --fix -o FIXED.onnx` writes it without that"], before)
+        notes = fix_in_place(path, before.target, options.ort_version)
+        return FixedVerifyResult(str(path), before, notes, after)
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
 
 
 def require_onnxruntime() -> None:
@@ -83,8 +138,8 @@ def require_onnxruntime() -> None:
     import importlib.util
 
     if importlib.util.find_spec("onnxruntime") is None:
-        raise UsageError("verification needs onnxruntime, which is not installed: pip install 'onnxlint[gpu]' "
-                         "(onnxruntime-gpu; or onnxruntime for --providers CPUExecutionProvider)")
+        raise UsageError("verification needs onnxruntime, which is not installed: pip install onnxruntime-gpu (from "
+                         "PyPI; or onnxruntime, the CPU build, for --providers CPUExecutionProvider)")
 
 
 def verify_paths(paths: list[str], options: VerifyOptions) -> list[VerifyResult | FixedVerifyResult]:
@@ -97,11 +152,10 @@ def verify_paths(paths: list[str], options: VerifyOptions) -> list[VerifyResult 
         result = verify_file(path, providers, options.shape_map, options.timeout, options.ort_version, options.optimization)
         if options.fix:  # also when the session failed: a training-mode BatchNorm or mismatched Equal is fixable
             try:
-                notes = fix_in_place(path, result.target, options.ort_version)
+                results.append(fix_and_verify(path, result, options))
             except Exception as exc:
-                notes = [f"fix not attempted: {type(exc).__name__}: {exc}"]
-            after = verify_file(path, providers, options.shape_map, options.timeout, options.ort_version, options.optimization)
-            results.append(FixedVerifyResult(str(path), result, notes, after))
+                results.append(FixedVerifyResult(str(path), result, [f"fix not attempted: {type(exc).__name__}: {exc}"],
+                                                 result))
         else:
             results.append(result)
     return results
@@ -127,19 +181,32 @@ def lint_report(results: list[VerifyResult | FixedVerifyResult], ort_version: st
 
 def verify_report(report: Report, providers: list[str], shapes: dict[str, list[int]],
                   settings_of: Callable[[Path], Settings]) -> None:
-    """`onnxlint --verify`: one real session per linted model (each in a child process), sequentially."""
+    """`onnxlint --verify`: one real session per linted model (each in a child process), sequentially. A CUDA EP
+    that cannot run here (no GPU, a CPU-only build) is the environment's, not a model's: one note for the run
+    (VERIFY_NOTE, printed once), no per-model error, and the other models are not tried."""
     from onnxlint.rulefiles.ruleset import get_ruleset
 
     require_onnxruntime()
+    unavailable = None
     for res in report.files:
         if res.error:
             continue
-        path = Path(res.filename)
-        s = settings_of(path)
-        result = verify_file(path, providers, shapes, ort_version=s.ort_version, optimization=s.ort_optimization)
-        attach(res, result, get_ruleset(s.rule_dirs), s.selected)
-        res.notes.append(result.summary_line())
-        res.notes.extend(result.notes())
+        if unavailable is None:
+            path = Path(res.filename)
+            s = settings_of(path)
+            result = verify_file(path, providers, shapes, ort_version=s.ort_version, optimization=s.ort_optimization)
+            if result.cuda_unavailable and result.error is None:
+                unavailable = result.cuda_unavailable
+            else:
+                attach(res, result, get_ruleset(s.rule_dirs), s.selected)
+                res.notes.append(result.summary_line())
+                res.notes.extend(result.notes())
+                continue
+        res.notes.append(f"{VERIFY_NOTE}CUDAExecutionProvider was requested but not exercised: {unavailable}; the "
+                         "findings are the static prediction")
+
+
+VERIFY_NOTE = "--verify did not run: "  # a run-wide note: the text prints it once
 
 
 __all__ = ["FileReport", "VerifyOptions", "lint_report", "parse_shapes", "verify_paths", "verify_report"]

@@ -28,7 +28,7 @@ def test_fold_shapes_removes_cpu_shape_nodes_for_a_static_input(tmp_path, cli, l
     # at ORT's default optimizations these shape nodes are folded away anyway: the fix is for sessions without
     _, before = lint_json(p, "--target", "ort-cuda", "--ort-optimization", "disabled")
     assert {f["node"] for f in before if f["code"] == "OLX201"} >= {"gather", "unsqueeze", "concat"}
-    rc, text, _ = cli(p, "--fix", "--target", "ort-cuda", "--ort-optimization", "disabled")
+    rc, text, _ = cli(p, "--fix", "--show-info", "--target", "ort-cuda", "--ort-optimization", "disabled")  # infos: shown, fixed
     assert "wrote" in text and "fix not written" not in text, text
     fixed = onnx.load(p)
     assert [n.op_type for n in fixed.graph.node] == ["Reshape", "Relu"]
@@ -47,7 +47,7 @@ def test_fold_shapes_under_a_dynamic_batch_claims_only_what_it_folds(tmp_path, c
     assert ("OLX309", "reshape_n") in fixable  # [N, -1] with N = the data's dim 0: [0, -1]
     assert ("OLX309", "reshape_nc") in unfixable  # [N*C, -1]: no constant equivalent
     assert ("OLX309", "reshape_back") in unfixable  # [N, -1] but N is not r3's dim 0
-    rc, text, _ = cli(p, "--fix", *args)
+    rc, text, _ = cli(p, "--fix", "--show-info", *args)
     assert "wrote" in text and "outputs equal at batch=1 and batch=2" in text, text
     _, after = lint_json(p, *args)
     assert not [f for f in after if f["fixable"]]
