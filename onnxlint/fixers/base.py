@@ -374,8 +374,9 @@ def resolve(model: onnx.ModelProto, locations: list[str]) -> Nodes:
 def worded_hint(hint: str, fix: str) -> str:
     """A fixable finding's hint worded by its fixer's applicability (`Rule.fix_hint` knows the fixer's name only):
     an unsafe fixer (it changes the interface or numerics) runs only with --fix --unsafe-fixes, a display-only one
-    never, and the hint says so. The text's --statistics counts a hint naming --unsafe-fixes apart."""
-    fx = REGISTRY.get(fix)
+    never, and the hint says so. The text's --statistics counts a hint naming --unsafe-fixes apart. A plug-in is
+    not imported to word it (a lint never imports one): its hint stays as the rule words it."""
+    fx = REGISTRY.loaded(fix)
     if fx is None or fx.applicability is Applicability.SAFE:
         return hint
     generic = hint == f"fixable with --fix ({fix})"
