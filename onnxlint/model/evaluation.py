@@ -27,6 +27,21 @@ PY = 256  # onnx.reference runs these per element in Python: a unit of their wor
 VALUE_MAX = 1 << 16  # an input whose value sizes the output (a shape, pads) is read only when this small
 
 
+SATURATED = 1 << 62  # a count past this is "too many" (saturating: a product of 65,536 huge dims stays one word)
+
+
+def prod(values: Any) -> int:
+    """math.prod, saturating at SATURATED: a shape of thousands of dims near 2^63 would otherwise build an integer of
+    millions of bits, quadratic work before any budget is asked."""
+    n = 1
+    for v in values:
+        v = int(v)
+        if v == 0:
+            return 0
+        n = min(n * abs(v), SATURATED) if n < SATURATED else SATURATED
+    return n
+
+
 class Refused(Exception):
     """Not evaluated: why, in a few words."""
 
@@ -67,7 +82,7 @@ def size(x: Input) -> int:
 def _n(x: Input) -> int:
     if isinstance(x, Meta) and x.shape is None and x.elements is not None:
         return x.elements
-    return 0 if x is None else math.prod(_shape(x))
+    return 0 if x is None else prod(_shape(x))
 
 
 def _bytes(x: Input) -> int:
@@ -104,7 +119,7 @@ def _at(ins: Sequence[Input], k: int) -> Input:
 def _count(dims: Sequence[int]) -> int:
     if any(d < 0 for d in dims):
         raise Refused("a negative dimension")
-    return math.prod(dims)
+    return prod(dims)
 
 
 Attrs = dict[str, Any]
@@ -121,7 +136,7 @@ def _elementwise(factor: int = 1) -> CostFn:
         if not shapes:
             raise Refused("no input")
         try:
-            out = math.prod(np.broadcast_shapes(*shapes))
+            out = prod(np.broadcast_shapes(*shapes))
         except ValueError:
             raise Refused("its inputs do not broadcast") from None
         return Cost(out, factor * (out + sum(_n(x) for x in ins)))
@@ -153,7 +168,7 @@ def _top_k(attrs: Attrs, opset: int, ins: Sequence[Input]) -> Cost:
     axis = axis + len(x) if axis < 0 else axis
     if len(k) != 1 or not 0 <= axis < len(x) or not 0 <= k[0] <= x[axis]:
         raise Refused("its k or axis do not fit the input")
-    n = math.prod(x)
+    n = prod(x)
     out = 2 * (n // max(x[axis], 1)) * k[0]
     return Cost(out, n * max(n, 2).bit_length() + out)
 
@@ -182,8 +197,8 @@ def _gather(attrs: Attrs, opset: int, ins: Sequence[Input]) -> Cost:
     axis = axis + len(data) if axis < 0 else axis
     if not 0 <= axis < len(data):
         raise Refused("its axis is out of range")
-    out = math.prod(data[:axis]) * math.prod(idx) * math.prod(data[axis + 1:])
-    return Cost(out, out + math.prod(idx))
+    out = prod(data[:axis]) * prod(idx) * prod(data[axis + 1:])
+    return Cost(out, out + prod(idx))
 
 
 def _gather_nd(attrs: Attrs, opset: int, ins: Sequence[Input]) -> Cost:
@@ -193,8 +208,8 @@ def _gather_nd(attrs: Attrs, opset: int, ins: Sequence[Input]) -> Cost:
     k, batch = idx[-1], int(attrs.get("batch_dims", 0))
     if not 0 <= batch + k <= len(data):
         raise Refused("its indices reach past the data's rank")
-    out = math.prod(idx[:-1]) * math.prod(data[batch + k:])
-    return Cost(out, out + math.prod(idx))
+    out = prod(idx[:-1]) * prod(data[batch + k:])
+    return Cost(out, out + prod(idx))
 
 
 def _scatter(attrs: Attrs, opset: int, ins: Sequence[Input]) -> Cost:
@@ -213,7 +228,7 @@ def _shape_op(attrs: Attrs, opset: int, ins: Sequence[Input]) -> Cost:
 
 def _constant(attrs: Attrs, opset: int, ins: Sequence[Input]) -> Cost:
     value = attrs.get("value")
-    n = int(math.prod(getattr(value, "dims", ()) or ())) if value is not None else 1
+    n = int(prod(getattr(value, "dims", ()) or ())) if value is not None else 1
     return Cost(n, n)
 
 
@@ -225,7 +240,7 @@ def _constant_of_shape(attrs: Attrs, opset: int, ins: Sequence[Input]) -> Cost:
 def _expand(attrs: Attrs, opset: int, ins: Sequence[Input]) -> Cost:
     target = _ints(_at(ins, 1), "shape")
     try:
-        out = math.prod(np.broadcast_shapes(_shape(ins[0]), tuple(target)))
+        out = prod(np.broadcast_shapes(_shape(ins[0]), tuple(target)))
     except ValueError:
         raise Refused("its shape does not broadcast") from None
     return Cost(out, out + _n(ins[0]))
@@ -332,7 +347,7 @@ def _matmul(attrs: Attrs, opset: int, ins: Sequence[Input]) -> Cost:
     if a2[-1] != b2[-2]:
         raise Refused("its operands do not multiply")
     try:
-        batch = math.prod(np.broadcast_shapes(a2[:-2], b2[:-2]))
+        batch = prod(np.broadcast_shapes(a2[:-2], b2[:-2]))
     except ValueError:
         raise Refused("its batch dimensions do not broadcast") from None
     out = batch * a2[-2] * b2[-1]
@@ -364,15 +379,15 @@ def _einsum(attrs: Attrs, opset: int, ins: Sequence[Input]) -> Cost:
             dims[letter] = max(dims.get(letter, 1), d)
     if not rhs and "->" not in equation:
         rhs = "".join(sorted(c for c in dims if lhs.count(c) == 1))
-    out = math.prod(dims.get(c, 1) for c in rhs)
-    return Cost(out, math.prod(dims.values()) * len(terms) + out)
+    out = prod(dims.get(c, 1) for c in rhs)
+    return Cost(out, prod(dims.values()) * len(terms) + out)
 
 
 def _det(attrs: Attrs, opset: int, ins: Sequence[Input]) -> Cost:
     shape = _shape(_at(ins, 0))
     if len(shape) < 2:
         raise Refused("not a matrix")
-    batch, n = math.prod(shape[:-2]), shape[-1]
+    batch, n = prod(shape[:-2]), shape[-1]
     return Cost(batch, batch * n ** 3 + 1)
 
 
@@ -420,7 +435,7 @@ def _conv(attrs: Attrs, opset: int, ins: Sequence[Input]) -> Cost:
     kernel = [int(k) for k in attrs.get("kernel_shape", w[2:])]
     out, padded = _window_out(attrs, kernel, x[2:])
     n = _count([x[0], w[0], *out])
-    per = math.prod(w[1:])
+    per = prod(w[1:])
     return Cost(n, PY * n * max(per, 1) // 16 + x[0] * x[1] * padded + _n(ins[w_at]))
 
 
@@ -440,7 +455,7 @@ def _conv_transpose(attrs: Attrs, opset: int, ins: Sequence[Input]) -> Cost:
                    for i in range(rank)]
     n = _count([x[0], w[1] * group, *spatial])
     full = _count([x[0], w[1] * group, *[strides[i] * x[2 + i] + kernel[i] * dilations[i] for i in range(rank)]])
-    return Cost(n, PY * _n(ins[0]) * max(math.prod(w[1:]), 1) // 16 + full + n)
+    return Cost(n, PY * _n(ins[0]) * max(prod(w[1:]), 1) // 16 + full + n)
 
 
 def _pool(attrs: Attrs, opset: int, ins: Sequence[Input]) -> Cost:
@@ -450,7 +465,7 @@ def _pool(attrs: Attrs, opset: int, ins: Sequence[Input]) -> Cost:
         raise Refused("its kernel does not match the input")
     out, padded = _window_out(attrs, kernel, x[2:], ceil=bool(attrs.get("ceil_mode", 0)))
     n = _count([x[0], x[1], *out])
-    return Cost(2 * n, PY * n * max(math.prod(kernel), 1) + x[0] * x[1] * padded)
+    return Cost(2 * n, PY * n * max(prod(kernel), 1) + x[0] * x[1] * padded)
 
 
 def _roi_align(attrs: Attrs, opset: int, ins: Sequence[Input]) -> Cost:
@@ -503,7 +518,7 @@ def _grid_sample(attrs: Attrs, opset: int, ins: Sequence[Input]) -> Cost:
     x, grid = _shape(_at(ins, 0)), _shape(_at(ins, 1))
     if len(x) < 3 or len(grid) != len(x):
         raise Refused("its input and grid ranks do not match")
-    n = x[0] * x[1] * math.prod(grid[1:-1])
+    n = x[0] * x[1] * prod(grid[1:-1])
     return Cost(n, PY * n * 4 ** (len(x) - 2) + _n(ins[0]))
 
 
@@ -518,9 +533,9 @@ def _affine_grid(attrs: Attrs, opset: int, ins: Sequence[Input]) -> Cost:
 def _col2im(attrs: Attrs, opset: int, ins: Sequence[Input]) -> Cost:
     x = _shape(_at(ins, 0))
     image, block = _ints(_at(ins, 1), "image_shape"), _ints(_at(ins, 2), "block_shape")
-    if len(x) != 3 or not block or math.prod(block) <= 0:
+    if len(x) != 3 or not block or prod(block) <= 0:
         raise Refused("its input or block shape do not fit")
-    n = _count([x[0], x[1] // math.prod(block), *image])
+    n = _count([x[0], x[1] // prod(block), *image])
     return Cost(n, PY * _n(ins[0]) + n)
 
 
@@ -542,8 +557,8 @@ def _attention(attrs: Attrs, opset: int, ins: Sequence[Input]) -> Cost:
     q, k, v = (_shape(_at(ins, i)) for i in range(3))
     if len(q) < 3 or len(k) < 3 or len(v) < 3:
         raise Refused("its Q, K or V are not 3-D or 4-D")
-    scores = math.prod(q[:-1]) * k[-2]
-    out = math.prod(q[:-1]) * v[-1]
+    scores = prod(q[:-1]) * k[-2]
+    out = prod(q[:-1]) * v[-1]
     return Cost(out + scores, scores * (q[-1] + v[-1] + 4) + out)
 
 

@@ -191,3 +191,19 @@ def test_the_budget_refuses_past_a_node_and_past_a_model():
     assert not b.allow("ConstantOfShape", "", 17, {}, [np.array([10], I64)], max_elements=5)  # a cap: no note
     line = b.summary("here")
     assert line is not None and line.startswith("here: not evaluated: Add 'big'") and "ConstantOfShape" not in line
+
+
+def test_a_shape_of_thousands_of_huge_dims_is_counted_in_one_word(tmp_path):
+    """A ConstantOfShape of a 65,536-long shape of 2^62s: its element count saturates instead of growing an
+    integer of millions of bits (quadratic work before the budget could refuse it); the model lints in a bounded
+    child, the count is refused as too many."""
+    shape = np.full(65536, 2**62, np.int64)
+    assert evaluation.cost("ConstantOfShape", "", 17, {}, [shape]).elements == evaluation.SATURATED
+    k = nh.from_array(shape, "k")
+    g = h.make_graph([h.make_node("ConstantOfShape", ["k"], ["z"], name="cos"),
+                      h.make_node("Shape", ["z"], ["zs"], name="shape"), h.make_node("Reshape", ["x", "zs"], ["y"], name="r")],
+                     "g", [h.make_tensor_value_info("x", onnx.TensorProto.FLOAT, None)],
+                     [h.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)], [k])
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 17)], ir_version=8), tmp_path / "m.onnx")
+    run = onnxlint("m.onnx", "--no-cache", cwd=tmp_path, timeout=120)
+    assert run.returncode in (0, 1) and "Traceback" not in run.stderr, run.stderr
