@@ -18,6 +18,7 @@ from typing import Any
 
 import onnx
 
+from onnxlint.fixers import slim_check
 from onnxlint.fixers.base import Applicability, FixContext, fixer
 from onnxlint.model.loading import has_external_data
 
@@ -48,7 +49,7 @@ def fold(model: onnx.ModelProto, mode: str | None = None, notes: list[str] | Non
     """The folded model (a new proto; the input is left as it is). Output names, input names and the
     model's metadata are kept. Every evaluation runs under one budget of work for the model (model.evaluation);
     onnxslim's folding, which evaluates the constant subgraph with ORT and cannot be bounded from here, runs
-    only when every node it would evaluate has a known cost within bounds (slim_refusal). notes: gets one line
+    only when every node it would evaluate has a known cost within bounds (fixers.slim_check). notes: gets one line
     for what was not evaluated, one for onnxslim not run."""
     import copy
 
@@ -69,7 +70,7 @@ def fold(model: onnx.ModelProto, mode: str | None = None, notes: list[str] | Non
         except ImportError:
             pass  # fold_known above folded what the lint claimed
         else:
-            why = slim_refusal(out)
+            why = slim_check.refusal(out, _run_reference)
             if why is None:
                 out = _onnxslim_fold(out)
                 out.ir_version = model.ir_version
@@ -384,101 +385,6 @@ def fold_shapes(ctx: FixContext) -> onnx.ModelProto:
     if not ctx.nodes and not ctx.model_level:
         return ctx.model
     return fold(ctx.model, notes=ctx.notes)
-
-
-# ------------------------------------------------------------------ what onnxslim's folding would evaluate
-
-SLIM_GROWTH = 16  # a folded node may make this many times the elements of its largest input ...
-SLIM_ELEMENTS = 1 << 24  # ... or this many (a static attention mask); more is no folding worth its memory
-SLIM_WORK_FACTOR = 64  # work per element in and out (ORT's kernels), past NODE_WORK
-SLIM_MODEL_ELEMENTS = 1 << 26  # elements all folded nodes of a model may make, besides the model's own weights
-
-
-def slim_refusal(model: onnx.ModelProto) -> str | None:
-    """Why onnxslim's folding must not run on model (None: it may). It evaluates, with ORT, every node whose
-    inputs are all constants (initializers, Constant nodes, Shape/Size of static shapes, and their products), in
-    every graph, and nothing bounds that from here: a ConstantOfShape of a computed [20000, 20000] takes 3.2 GB
-    while writing nothing. So each such node's cost is known first (model.evaluation.cost, from its inputs'
-    shapes and its small inputs' values): an op of unknown cost, a node that would make far more elements than
-    it reads, work out of proportion to what it reads and writes, or a model whose folds would make too much,
-    keep onnxslim's folding from running (onnxlint's own folder, budgeted, still runs)."""
-    import math
-
-    import numpy as np
-    from onnx import numpy_helper
-
-    from onnxlint.model import evaluation
-    from onnxlint.model.graph import GraphIndex, node_path
-
-    try:
-        inferred = onnx.shape_inference.infer_shapes(model)
-    except Exception:
-        inferred = model
-    index = GraphIndex(inferred)
-    known: dict[tuple[int, str], Any] = {}  # (scope, value) -> array or Meta: a constant, as gs will see it
-
-    def lookup(scope, name):
-        s = scope
-        while s is not None:
-            got = known.get((id(s), name))
-            if got is not None:
-                return got
-            t = s.initializers.get(name) or s.constants.get(name)
-            if t is not None:
-                small = t.data_location != onnx.TensorProto.EXTERNAL and math.prod(t.dims) <= evaluation.VALUE_MAX
-                got = numpy_helper.to_array(t) if small else evaluation.Meta(tuple(int(d) for d in t.dims))
-                known[(id(s), name)] = got
-                return got
-            if name in s.producer or name in s.inputs:
-                return None
-            s = s.parent
-        return None
-
-    weights = sum(math.prod(t.dims) for g in _graphs(model) for t in g.initializer)
-    made = 0
-    for ref in index.nodes:
-        if ref.scope.is_function or ref.op_type == "Constant" or ref.domain == "ai.onnx" and ref.op_type in _NONDETERMINISTIC:
-            continue
-        if ref.op_type in ("Shape", "Size") and ref.domain == "ai.onnx" and ref.inputs:
-            shape = ref.scope.type_of(ref.inputs[0]).shape
-            if shape is not None and all(isinstance(d, int) for d in shape):
-                value = [int(d) for d in shape] if ref.op_type == "Shape" else [math.prod(shape)]
-                known[(id(ref.scope), ref.outputs[0])] = np.array(value, np.int64)
-            continue
-        names = [n for n in ref.inputs if n]
-        ins = [lookup(ref.scope, n) if n else None for n in ref.inputs]
-        if not names or any(v is None for n, v in zip(ref.inputs, ins) if n):
-            continue  # reads a run-time value: gs does not fold it
-        if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in ref.proto.attribute):
-            continue
-        where = f"{ref.op_type} {node_path(ref.location)!r} of constant inputs"
-        attrs = {a.name: onnx.helper.get_attribute_value(a) for a in ref.proto.attribute}
-        try:
-            cost = evaluation.cost(ref.op_type, ref.proto.domain or "ai.onnx", ref.opset or 17, attrs, ins)
-            read = max((evaluation.size(v) for v in ins if v is not None), default=1)
-        except evaluation.Refused as exc:
-            return f"{where}: {exc}"
-        if cost.elements > max(SLIM_GROWTH * read, SLIM_ELEMENTS):
-            return f"{where} would make {cost.elements:,} elements from {read:,}"
-        if cost.work > SLIM_WORK_FACTOR * (read + cost.elements) + evaluation.NODE_WORK:
-            return f"{where} takes {cost.work:,} units of work for {cost.elements:,} elements"
-        made += cost.elements
-        if made > SLIM_MODEL_ELEMENTS + 2 * weights:
-            return f"its constant folds would make {made:,} elements, past {SLIM_MODEL_ELEMENTS + 2 * weights:,}"
-        values = None
-        if cost.elements <= evaluation.VALUE_MAX and cost.work <= evaluation.NODE_WORK and ref.domain == "ai.onnx" \
-                and all(isinstance(v, np.ndarray) or v is None for v in ins):
-            values = _run_reference(ref, ins)  # small: its value, for the costs of the nodes that read it
-        for k, o in enumerate(ref.outputs):
-            if not o:
-                continue
-            if values is not None and k < len(values):
-                known[(id(ref.scope), o)] = values[k]
-                continue
-            shape = ref.output_type(k).shape
-            dims = tuple(int(d) for d in shape) if shape is not None and all(isinstance(d, int) for d in shape) else None
-            known[(id(ref.scope), o)] = evaluation.Meta(dims, elements=cost.elements)
-    return None
 
 
 # ------------------------------------------------------------------ what a fold can clear (lint time)

@@ -21,7 +21,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-NODE_WORK = 1 << 22  # element operations one evaluation may take (~10 ms of numpy; ~0.1 s in Python loops / PY)
+NODE_WORK = 1 << 22  # element operations one evaluation may take (a PY-weighted unit: a Python loop step)
 MODEL_WORK = 1 << 26  # all evaluations of one model
 PY = 256  # onnx.reference runs these per element in Python: a unit of their work costs this many
 VALUE_MAX = 1 << 16  # an input whose value sizes the output (a shape, pads) is read only when this small
