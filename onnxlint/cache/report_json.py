@@ -25,7 +25,7 @@ def report_from_json(data: Any, filename: str | None = None) -> FileReport:
 
     filename: the path as this run names it; the stored report must be about it."""
     from onnxlint.linting.report import FileReport, Finding
-    from onnxlint.rules.rule import SEVERITIES
+    from onnxlint.rules.severity import SEVERITIES
 
     if not isinstance(data, dict) or data.keys() != _REPORT_KEYS:
         raise BadEntry("report fields")

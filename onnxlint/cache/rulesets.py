@@ -52,7 +52,7 @@ _INFO_TYPES = {"id": _STR, "name": _STR, "severity": _STR, "summary": _STR, "exp
 def _checked(rule: Any) -> dict[str, Any]:
     """A stored rule's fields as data of the types and severities a Rule has (ValueError otherwise): what a
     run of hits reads of its rules (selection checks, SARIF's rule list) without parsing them again."""
-    from onnxlint.rules.rule import SEVERITIES
+    from onnxlint.rules.severity import SEVERITIES
 
     if type(rule) is not dict or rule.keys() != _INFO_TYPES.keys():
         raise ValueError("rule fields")

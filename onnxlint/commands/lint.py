@@ -20,7 +20,7 @@ from onnxlint.formats.escape import text as esc
 from onnxlint.linting import linter
 from onnxlint.linting.report import Report
 from onnxlint.model import paths, write_guard
-from onnxlint.rules.rule import SEVERITY_RANK
+from onnxlint.rules.severity import SEVERITY_RANK
 from onnxlint.support.errors import UsageError, did_you_mean
 from onnxlint.support.interrupt import signal_name
 

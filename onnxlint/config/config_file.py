@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from onnxlint.rules.rule import SEVERITIES
+from onnxlint.rules.severity import SEVERITIES
 from onnxlint.support.errors import RuleError
 from onnxlint.support.textfile import read_text
 from onnxlint.targets import names as target_names

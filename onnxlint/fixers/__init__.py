@@ -17,7 +17,8 @@ import onnx
 # the fixer modules register themselves when REGISTRY is first asked for them (base.BUILTIN); the numeric
 # check and the write are imported when first used: a lint needs neither
 from onnxlint.fixers.base import REGISTRY, Applicability, FixContext, Fixer, FixError, resolve
-from onnxlint.model.graph import GraphIndex, iter_graphs, node_location
+from onnxlint.model.graph import GraphIndex, iter_graphs
+from onnxlint.model.locations import node_location
 
 if TYPE_CHECKING:
     from onnxlint.fixers.equivalence import check_equivalent, has_external_data, verify
@@ -80,7 +81,7 @@ def apply(model: onnx.ModelProto, requests: Iterable[FixRequest], unsafe: bool,
     A fixer that found nothing it can rewrite (e.g. a GridSample attribute with no standard equivalent) is
     not counted as applied. model is left as it is. notes: gets what the fixers said (FixContext.notes)."""
     current = copy.deepcopy(model)
-    # a finding names its node by path (graph.node_path); the fixers locate nodes by GraphIndex location
+    # a finding names its node by path (locations.node_path); the fixers locate nodes by GraphIndex location
     requests = [FixRequest(r.fixer, node_location(r.location), r.target) for r in requests]
     pinned = _pin_locations(current, {r.location for r in requests if r.location})
     by_fixer: dict[str, list[FixRequest]] = {}

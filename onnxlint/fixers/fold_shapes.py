@@ -268,7 +268,7 @@ def _evaluate(ref, value, budget):
     model.evaluation)."""
     import numpy as np
 
-    from onnxlint.model.graph import node_path
+    from onnxlint.model.locations import node_path
 
     op = ref.op_type
     if op in ("Shape", "Size"):

@@ -19,7 +19,8 @@ import onnx
 from onnx import numpy_helper
 
 from onnxlint.model import evaluation
-from onnxlint.model.graph import GraphIndex, iter_graphs, node_path
+from onnxlint.model.graph import GraphIndex, iter_graphs
+from onnxlint.model.locations import node_path
 
 GROWTH = 16  # a folded node may make this many times the elements of its largest input ...
 ELEMENTS = 1 << 24  # ... or this many (a static attention mask); more is no folding worth its memory

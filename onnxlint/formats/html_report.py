@@ -25,7 +25,8 @@ from onnxlint.formats.escape import json_unicode
 from onnxlint.formats.escape import lines as esc_lines
 from onnxlint.formats.escape import text as esc
 from onnxlint.formats.placement_output import as_json
-from onnxlint.model.graph import node_location, node_path, shape_sized
+from onnxlint.model.graph import shape_sized
+from onnxlint.model.locations import node_location, node_path
 
 ASSETS = Path(__file__).resolve().parent / "html"
 PART = 100  # children of one scope shown (and drawn) at most: more are split into parts of this many

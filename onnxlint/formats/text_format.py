@@ -28,7 +28,7 @@ _PATHLIKE = re.compile(r"[\w.:#\[\]-]*/[\w./:#\[\]-]*")
 
 
 def display_location(node: str | None) -> str:
-    """A finding's node path (`/encoder/Reshape_9`, `If_3:then_branch/Resize_7`: graph.node_path) as a line
+    """A finding's node path (`/encoder/Reshape_9`, `If_3:then_branch/Resize_7`: locations.node_path) as a line
     shows it: long paths keep their head and tail."""
     if not node:
         return ""

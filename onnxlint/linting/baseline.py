@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 
 from onnxlint.linting.report import Finding, Report
-from onnxlint.model.graph import node_location
+from onnxlint.model.locations import node_location
 from onnxlint.support import reading
 from onnxlint.support.errors import UsageError, first_line
 

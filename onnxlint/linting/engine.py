@@ -6,7 +6,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from onnxlint.linting.report import Finding
-from onnxlint.model.graph import node_path
+from onnxlint.model.locations import node_path
 from onnxlint.rules import messages, predicates
 from onnxlint.rules.context import LintContext, Options, Predictor, Rejects
 

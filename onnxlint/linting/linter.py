@@ -247,7 +247,7 @@ def _through_tensorrt_ep(res: FileReport, ctx: Any, settings: Settings) -> None:
     is no error: the EP hands it to CUDA (or CPU) and the session runs. Such a finding says where it runs and is
     a warning (the TensorRT engine is split around it); a node no provider takes stays an error. What the CUDA EP
     would do with a node TensorRT takes is no finding of this deployment (ort-cuda not named itself)."""
-    from onnxlint.model.graph import node_location
+    from onnxlint.model.locations import node_location
 
     partition = ctx.prediction("ort-trt")
     on_cuda, on_cpu = set(partition.cuda_nodes), set(partition.cpu_nodes)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from onnxlint.model.graph import node_location
-from onnxlint.rules.rule import SEVERITY_RANK
+from onnxlint.model.locations import node_location
+from onnxlint.rules.severity import SEVERITY_RANK
 
 
 @dataclass

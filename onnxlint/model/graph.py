@@ -405,7 +405,7 @@ class GraphIndex:
                         vt = ValueType(*_tensor_type_str(t.elem_type), None, t)
                     else:
                         vt = value_type_of(tp)
-                    name = _intern(vi.name)
+                    name = _intern(vi.name) if self._big else vi.name  # shared with the nodes' interned names
                     old = types.get(name)
                     if old is None or old.type_str is None or (old.shape is None and vt.shape is not None):
                         types[name] = vt
@@ -413,6 +413,7 @@ class GraphIndex:
         return scope
 
     def _walk(self, root: onnx.GraphProto) -> GraphScope:
+        self._big = len(root.node) > INTERN_NODES
         main = self._make_scope("graph", root, None, None, self.opsets)
         stack: deque[tuple[GraphScope, list]] = deque([(main, list(root.node))])
         for f in self.model.functions:
@@ -426,7 +427,7 @@ class GraphIndex:
             stack.append((fscope, list(f.node)))
         nodes, by_op = self.nodes, self.by_op
         add_node = nodes.append
-        big = len(root.node) > INTERN_NODES
+        big = self._big
         GRAPH, GRAPHS, TENSOR = _GRAPH, _GRAPHS, _TENSOR
         while stack:
             scope, protos = stack.popleft()
@@ -539,22 +540,3 @@ class GraphIndex:
     def graph_inputs(self) -> list[onnx.ValueInfoProto]:
         inits = {i.name for i in self.model.graph.initializer}
         return [i for i in self.model.graph.input if i.name not in inits]
-
-
-MAIN_GRAPH = "graph/"  # how a GraphIndex location of the main graph begins
-
-
-def node_path(location: str | None) -> str | None:
-    """What a finding calls its node: the GraphIndex location without the main graph's `graph/`, so a node reads
-    as the model names it: `/encoder/Reshape_9` (a torch name), `Relu#3` (unnamed: op and position), a body's
-    node under its owner `If_3:then_branch/Resize_7`, a local function's `function:dom.f/Mul`, a graph input
-    `input:x`."""
-    return location[len(MAIN_GRAPH):] if location and location.startswith(MAIN_GRAPH) else location
-
-
-def node_location(path: str | None) -> str | None:
-    """The GraphIndex location of a finding's node path (node_path's inverse): what locates the node in the model
-    and what fingerprints hash (baselines and SARIF fingerprints made before paths were readable still match)."""
-    if not path or path.startswith("function:"):
-        return path
-    return MAIN_GRAPH + path

@@ -42,8 +42,9 @@ REASONS = (
 )
 
 
-@dataclass
+@dataclass(slots=True)
 class NodePlacement:
+    """One node's placement (one per node of the model: slots, not a dict each)."""
     node: NodeRef
     ep: str | None
     status: str  # one of STATUSES

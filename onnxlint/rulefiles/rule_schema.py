@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 from onnxlint import targets
 from onnxlint.rules.predicates import REGISTRY
-from onnxlint.rules.rule import SEVERITIES
+from onnxlint.rules.severity import SEVERITIES
 from onnxlint.support.errors import did_you_mean
 
 ID_PATTERN = r"^[A-Z]{2,6}[0-9]{3,4}$"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-from onnxlint.model.graph import node_path
+from onnxlint.model.locations import node_path
 from onnxlint.support.errors import did_you_mean
 
 if TYPE_CHECKING:

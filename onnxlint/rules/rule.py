@@ -7,8 +7,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
-SEVERITIES = tuple(SEVERITY_RANK)
 # the flag an unsafe fixer needs; a finding whose hint names it is fixable only so (the text's --statistics
 # counts those apart without importing the fixers)
 UNSAFE_FIXES = "--unsafe-fixes"

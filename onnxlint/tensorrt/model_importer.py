@@ -67,7 +67,13 @@ def _share_key(table: Table) -> Callable[[NodeRef, Signature], tuple[Any, ...]]:
         row = ops(node.op_type)
         if row:
             ins = node.inputs  # comprehensions, not generators: this runs once per node
-            key += (tuple([bool(n) and is_constant(node, n) for n in ins]),)
+            scope = node.scope
+            if scope.parent is None:  # is_constant, without its calls: nothing encloses this scope
+                inits, consts, prod = scope.initializers, scope.constants, scope.producer
+                key += (tuple([bool(n) and ((inits.get(n) or consts.get(n)) is not None or _constant_node(prod.get(n)))
+                               for n in ins]),)
+            else:
+                key += (tuple([bool(n) and is_constant(node, n) for n in ins]),)
             if row.get("input_value_limits"):
                 key += (tuple([constant_value(node, n) if n else None for n in ins]),)
             if row.get("bad_ranks") or row.get("crash_ranks"):
@@ -85,6 +91,10 @@ def _share_key(table: Table) -> Callable[[NodeRef, Signature], tuple[Any, ...]]:
         return key
 
     return key_of
+
+
+def _constant_node(node: NodeRef | None) -> bool:
+    return node is not None and node.op_type == "Constant" and node.domain == "ai.onnx"
 
 
 def importer(node: NodeRef, sig: Signature, table: Table, ver: str) -> Verdict | Row:

@@ -76,6 +76,7 @@ def docs_table(version: str) -> Table | None:
     return table
 
 
+@lru_cache(maxsize=None)
 def default_version() -> str:
     """The newest parser-verified table (a parser-verified table is one beside docs/, not in it: a test checks each
     says so), from the file names alone."""
@@ -85,9 +86,9 @@ def default_version() -> str:
 
 def resolve(version: str | None) -> tuple[str, str | None]:
     """(table label, note or None) for a requested TensorRT version."""
-    vs = available()
-    if version is None:
+    if version is None:  # the default from the file names alone: a cached run's summary sorts no other label
         return default_version(), None
+    vs = available()
     version = str(version)
     if version in vs:
         return version, None

@@ -35,8 +35,9 @@ Verdict = tuple[str, "str | None", str]  # (status, reason or None when supporte
 SUPPORTED: Verdict = ("supported", None, "")
 
 
-@dataclass
+@dataclass(slots=True)
 class TrtNode:
+    """One node's verdict (one per node of the model: slots, not a dict each)."""
     node: NodeRef
     status: str  # one of STATUSES
     reason: str | None = None  # one of REASONS (None when supported)

@@ -12,17 +12,17 @@ TensorRT table through this module.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Iterable
+from functools import lru_cache
+from typing import Iterable, NamedTuple
 
 from packaging.version import InvalidVersion, Version
 
 RTX_LABEL = re.compile(r"\+rtx(\d+(?:\.\d+)*)")  # a TensorRT-RTX table's label: '10.1+rtx1.4'
 
 
-@dataclass(frozen=True)
-class Line:
-    """One major line of the parser: what it does that its support table does not say."""
+class Line(NamedTuple):
+    """One major line of the parser: what it does that its support table does not say. (A NamedTuple: a dataclass
+    would cost every cached run its generated methods.)"""
 
     name: str  # how messages call the line: '8.x'
     # If branches whose outputs differ in rank: the 8.x conditional layer rejects them (`IIfConditionalOutputLayer
@@ -41,6 +41,7 @@ LINES: dict[int, Line] = {
 }
 
 
+@lru_cache(maxsize=256)
 def version_key(label: str) -> Version:
     """A table label as a packaging version ('10.1+rtx1.4' sorts after '10.1')."""
     return Version(label)
@@ -108,6 +109,7 @@ def product(label: str) -> str:
     return f"TensorRT-RTX {m.group(1)}" if m else f"TensorRT {label}"
 
 
+@lru_cache(maxsize=64)
 def describe(label: str) -> str:
     """'TensorRT 8.6' or "TensorRT-RTX 1.4's parser (10.x line)"."""
     name = product(label)

@@ -270,7 +270,7 @@ def attach(res: Any, result: VerifyResult, ruleset: Any, selected: Any = lambda 
     """Verification findings (OLX901-903) into a lint report, and each lint finding on an observed node
     learns where the node really ran (Finding.verified)."""
     from onnxlint.linting.report import Finding
-    from onnxlint.model.graph import node_location, node_path
+    from onnxlint.model.locations import node_location, node_path
     from onnxlint.rules.messages import LOCATION_ROOTS, names_location, render_values
 
     rules = ruleset.by_id()

@@ -64,17 +64,36 @@ def test_optimizer_passes_share_one_order_between_changes(monkeypatch):
              h.make_node("Add", ["a", "b"], ["y"], name="add")]
     m = make_model(nodes, [vi("x", T.FLOAT, [2])], [vi("y", T.FLOAT, [2])])
     orders: list = []
-    real = graph_viewer.ort_topological_order
+    real = graph_viewer.OrderCache.order
 
-    def counted(scope, opt=None):
+    def counted(self, scope, opt):
         orders.append(scope.path)
-        return real(scope, opt)
+        return real(self, scope, opt)
 
-    monkeypatch.setattr(graph_viewer, "ort_topological_order", counted)
+    monkeypatch.setattr(graph_viewer.OrderCache, "order", counted)
     opt = graph_transformer_mgr.optimize(GraphIndex(m))
     assert [r.reason for r in opt.removed.values()] == ["cse"]
     passes = 4 * 2  # two rounds of the four passes: the first removes r2, the second finds nothing
     assert 0 < len([p for p in orders if p == "graph"]) <= 3 < passes
+
+
+@pytest.mark.parametrize("build", [lambda: _anchor_blocks(3), lambda: _foldable_blocks(12), _if_fold_chain,
+                                   _transformer_blocks, _cse_after_a_rewrite])
+def test_the_passes_order_is_ort_topological_order_of_the_graph_as_they_left_it(monkeypatch, build):
+    """OrderCache (what never changes read once per scope, positions instead of nodes) gives, after every
+    change, the order ort_topological_order computes from scratch on the graph as the passes left it."""
+    checked: list[bool] = []
+    real = optimizer_state.OptimizerState.nodes
+
+    def nodes(self, scope):
+        got = real(self, scope)
+        want = graph_viewer.ort_topological_order(scope, self._out)
+        checked.append([n.index for n in got] == [n.index for n in want])
+        return got
+
+    monkeypatch.setattr(optimizer_state.OptimizerState, "nodes", nodes)
+    opt = graph_transformer_mgr.optimize(GraphIndex(build()))
+    assert checked and all(checked) and opt.removed
 
 
 @pytest.mark.parametrize("build", [lambda: _anchor_blocks(1), lambda: _anchor_blocks(20), lambda: _computed_reshape_blocks(3),

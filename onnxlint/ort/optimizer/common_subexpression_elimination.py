@@ -73,7 +73,7 @@ class CommonSubexpressionElimination:
                 attrs = cached[n.index] = cse_attributes(n, self._typed)
             if attrs is None:
                 continue
-            key = (n.domain, n.op_type, n.opset, attrs, tuple(state.canon(scope, v) for v in n.inputs), len(n.outputs))
+            key = (n.domain, n.op_type, n.opset, attrs, state.canon_inputs(scope, n.inputs), len(n.outputs))
             first = seen.get(key)
             if first is None:
                 seen[key] = n

@@ -34,7 +34,8 @@ class RefinedShapes:
     keeps its propagated shapes (they decide which shape nodes ORT keeps on CPU)."""
 
     def __init__(self, model: onnx.ModelProto | None, flat: bool = False, has_range: bool = True,
-                 graphs: list[onnx.GraphProto] | None = None, work: tuple[int, int, int] | None = None, bodies: Bodies | None = None):
+                 graphs: list[onnx.GraphProto] | None = None, work: tuple[int, int, int] | None = None, bodies: Bodies | None = None,
+                 nodes: int | None = None):
         self._model = model
         # name -> the last value_info of that name in the inferred model (None: not inferred yet); its type is
         # the answer when it has a shape, else _types (the last one that has one) decides
@@ -47,12 +48,15 @@ class RefinedShapes:
         # what the budget walk before the first inference counted (work: cost, nodes, bodies), and where the
         # bodies are (bodies: _body_positions)
         self._flat, self._has_range, self._graphs, self._work, self._bodies = flat, has_range, graphs, work, bodies
+        self._nodes = nodes  # the nodes of the model's graphs and bodies (local functions' left out), when known
 
     def _over_budget(self, model: onnx.ModelProto) -> bool:
         """loading.over_inference_budget on the inferred model, without its walk where the count made before
         the first inference bounds it (loading.reinference_within_budget)."""
         from onnxlint.model import loading
 
+        if self._nodes is not None and self._nodes > loading.inference.INFER_MAX_NODES:
+            return True  # what over_inference_budget's walk would find, from the index's count
         if not self._flat and self._work is not None and self._graphs is not None \
                 and loading.reinference_within_budget(self._work, self._graphs):
             return False
@@ -108,7 +112,8 @@ class RefinedShapes:
 
 def refined_shapes(index: GraphIndex) -> RefinedShapes:
     return RefinedShapes(index.model, flat=len(index.scopes) == 1, has_range="Range" in index.by_op,
-                         graphs=_model_graphs(index), work=index.inference_work, bodies=_body_positions(index))
+                         graphs=_model_graphs(index), work=index.inference_work, bodies=_body_positions(index),
+                         nodes=sum(len(s.nodes) for s in index.scopes if not s.root.is_function))
 
 
 def _body_positions(index: GraphIndex) -> Bodies | None:

@@ -17,7 +17,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from onnxlint.model.graph import node_path
+from onnxlint.model.locations import node_path
 from onnxlint.ort import graph_viewer
 from onnxlint.ort.optimizer import fold_eval
 from onnxlint.ort.optimizer.initializers import VALUE_MAX_ELEMENTS, constant_node_tensor, small_array
@@ -57,6 +57,7 @@ class OptimizerState:
         # changed nothing hands the next one the same order
         self._changes = 0
         self._orders: dict[int, tuple[int, list[NodeRef]]] = {}
+        self._order_cache = graph_viewer.OrderCache()
         self._folded_values: dict[tuple[int, str], Array | None] = {}  # folded_value's answers
         # reinferred's answers: (graph change count, dims or None, whether None holds only until the graph changes)
         self._reinfer: dict[tuple[int, str], tuple[int, Dims | None, bool]] = {}
@@ -510,7 +511,7 @@ class OptimizerState:
         got = self._orders.get(id(scope))
         if got is not None and got[0] == self._changes:
             return got[1]
-        order = [n for n in graph_viewer.ort_topological_order(scope, self._out) if not self._out.is_removed(n)]
+        order = self._order_cache.order(scope, self._out)  # the removed nodes left out
         self._orders[id(scope)] = (self._changes, order)
         return order
 
@@ -528,6 +529,18 @@ class OptimizerState:
         if got is None:
             got = self._canon[k] = self._shared_key(self, scope, value) if self._shared_key is not None else value
         return got
+
+    def canon_inputs(self, scope: GraphScope, values: tuple[str, ...]) -> tuple[Any, ...]:
+        """tuple(canon(scope, v) for v in values), with no call per value while nothing is rewired or shared
+        (CSE asks it of every node in every round)."""
+        alias = self._out.alias
+        if not self._shareable:
+            for v in values:
+                if v in alias:
+                    break
+            else:
+                return values if type(values) is tuple else tuple(values)  # each canon(v) is v ("" stays "")
+        return tuple([self.canon(scope, v) for v in values])
 
     def share_constants(self, values: set[str], key: SharedKey) -> None:
         """ConstantSharing's answer: CSE compares each of values by key(state, scope, value) (its dtype, shape
