@@ -37,7 +37,12 @@ model copy and compares every original node of a session ORT built:
   * other: onnxlint says CUDA but ORT removed the node, or the reverse (harmless for findings);
   * CPU-or-not agreement: both say CPU, or both say not CPU (issue 31's measure: other counts as agreement).
 A node of an If branch ORT inlined (constant condition) is judged by the EP of the renamed copy ORT made; a
-Transpose the TransposeOptimizer moved, by the EP of the Transpose it created (`Transpose_token_N`). At level
+Transpose the TransposeOptimizer moved, by the EP of the Transpose it created (`Transpose_token_N`). The nodes
+ORT creates that stand for no original node (a DequantizeLinear copy, the Gather of a Shape the
+TransposeOptimizer moved a Transpose through, NhwcTransformer's Transposes, a Split, a function body's nodes)
+are judged too, per model and op type against the nodes onnxlint's placement says ORT creates
+(`Placement.created`): a node ORT creates on CPU agrees only where onnxlint predicts one of that op type on
+CPU (a miss otherwise), and one onnxlint predicts on CPU that ORT does not create there is a false alarm. At level
 all a node that exists at basic and is gone at all was fused by a Level-2/3 transformer after partitioning: it
 is judged by its EP in the basic session (the CPU work is still there, in the fused node). At off and basic
 nothing fuses after partitioning: a node gone there is gone (ORT's duplicate-Cast removal), never CPU work.
@@ -121,7 +126,8 @@ def measure(set_name, version, level, path, named_dir: Path) -> dict:
            "refused": 0, "refused_flagged": 0, "refused_lost": [], "built_unsup": [], "built_unsup_nodes": 0,
            "failed_other": [], "memcpy_truth": 0, "memcpy_off": [], "by_source": defaultdict(Counter),
            "boundaries": 0, "memcpy_exact": 0, "models": 0, "no_model": 0, "gone_agree": 0, "fused_later": 0,
-           "created_cpu": Counter()}
+           "created_cpu": Counter(), "created": Counter(), "created_miss": defaultdict(list),
+           "created_alarm": defaultdict(list)}
     for test, trs in sorted(by_test.items()):
         model_path = named_dir / set_name / f"{test}.onnx"
         if not model_path.exists():
@@ -150,33 +156,36 @@ def measure(set_name, version, level, path, named_dir: Path) -> dict:
         if unsup:
             res["built_unsup"].append(test)
             res["built_unsup_nodes"] += len(unsup)
-        replaced = {}  # original node -> EP of the node ORT rewrote it into (layout transforms, '<name>_token_N')
-        for r in trs:
-            if r["row"] == "new" and r["ep"] in ("CUDA", "CPU"):
-                src = r["message"][5:].rsplit(" by ", 1)[0] if r["message"].startswith("from ") else r["name"].split("_token_")[0]
-                if src != r["name"]:
-                    replaced.setdefault((src, r["op_type"]), r["ep"])
+        # the nodes ORT created (row numbers): those that stand for an original node are used up judging it,
+        # the others are judged against the nodes onnxlint says ORT creates (judge_created)
+        new = [k for k, r in enumerate(trs) if r["row"] == "new" and r["ep"] in ("CUDA", "CPU")]
+        used: set[int] = set()
+        replaced = {}  # original node -> the node ORT rewrote it into (layout transforms, '<name>_token_N')
+        for k in new:
+            r = trs[k]
+            src = r["message"][5:].rsplit(" by ", 1)[0] if r["message"].startswith("from ") else r["name"].split("_token_")[0]
+            if src != r["name"] and not r["message"].endswith(" by duplicated"):
+                replaced.setdefault((src, r["op_type"]), k)
         # nodes of an If branch ORT inlined (constant condition) come back under new names, `_if_<branch>_...`:
         # their EPs by op type, consumed by the branch's original nodes in order
-        inlined: dict[str, list[str]] = defaultdict(list)
-        for r in trs:
-            if r["row"] == "new" and r["name"].startswith("_if_") and r["ep"] in ("CUDA", "CPU"):
-                inlined[r["op_type"]].append(r["ep"])
+        inlined: dict[str, list[int]] = defaultdict(list)
+        for k in new:
+            if trs[k]["name"].startswith("_if_"):
+                inlined[trs[k]["op_type"]].append(k)
         # a Level-1 fusion that replaces a node by another op under a derived name (MatMulAddFusion: MatMul ->
         # Gemm '<name>/MatMulAddFusion'): onnxlint keeps the first node standing for the fused one
-        fused_into = {r["message"][5:].rsplit(" by ", 1)[0]: r["ep"] for r in trs
-                      if r["row"] == "new" and r["message"].endswith(" by MatMulAddFusion") and r["ep"] in ("CUDA", "CPU")}
+        fused_into = {trs[k]["message"][5:].rsplit(" by ", 1)[0]: k for k in new if trs[k]["message"].endswith(" by MatMulAddFusion")}
         # ReshapeFusion's contiguous reshapes become '<first>_new_reshape'
-        fused_into.update({r["name"][:-len("_new_reshape")]: r["ep"] for r in trs
-                           if r["row"] == "new" and r["name"].endswith("_new_reshape") and r["ep"] in ("CUDA", "CPU")})
+        fused_into.update({trs[k]["name"][:-len("_new_reshape")]: k for k in new if trs[k]["name"].endswith("_new_reshape")})
         # the TransposeOptimizer removes Transposes and creates new ones elsewhere, named after the op
         # (`Transpose_token_5`): a removed original Transpose is judged by such a copy's EP, in order
-        generated: dict[str, list[str]] = defaultdict(list)
-        for r in trs:
-            if r["row"] == "new" and r["ep"] in ("CUDA", "CPU") and re.fullmatch(rf"{r['op_type']}(_token_\d+)?", r["name"]):
-                generated[r["op_type"]].append(r["ep"])
-        for r in trs:  # nodes ORT creates on CPU (not judged: onnxlint's placement names original nodes only)
-            if r["row"] == "new" and r["ep"] == "CPU":
+        generated: dict[str, list[int]] = defaultdict(list)
+        for k in new:
+            if re.fullmatch(rf"{trs[k]['op_type']}(_token_\d+)?", trs[k]["name"]):
+                generated[trs[k]["op_type"]].append(k)
+        for k in new:  # nodes ORT creates on CPU, by op type and creator
+            r = trs[k]
+            if r["ep"] == "CPU":
                 by = r["message"].rsplit(" by ", 1)[1] if " by " in r["message"] else ""
                 res["created_cpu"][r["op_type"] + (f" ({re.sub(r'_token_[0-9]+$', '', by)})" if by else "")] += 1
         memcpy = sum(1 for r in trs if r["row"] == "memcpy")
@@ -192,14 +201,18 @@ def measure(set_name, version, level, path, named_dir: Path) -> dict:
             if p is None:
                 continue  # a Constant node (onnxlint places none) or a node of a model-local function
             truth, pred = r["ep"], predicted(p)
+            stand_in = None
             if truth == "gone" and pred != "gone" and ":" in r["graph"] and inlined.get(r["op_type"]):
-                truth = inlined[r["op_type"]].pop(0)  # inlined from a branch of a folded If, renamed
+                stand_in = inlined[r["op_type"]].pop(0)  # inlined from a branch of a folded If, renamed
             elif truth == "gone" and pred != "gone" and r["op_type"] == "Transpose" and generated.get("Transpose"):
-                truth = generated["Transpose"].pop(0)
+                stand_in = generated["Transpose"].pop(0)
             elif truth == "gone" and pred != "gone" and r["name"] in fused_into:
-                truth = fused_into[r["name"]]
+                stand_in = fused_into[r["name"]]
             elif truth == "gone" and (r["name"], r["op_type"]) in replaced:
-                truth = replaced[r["name"], r["op_type"]]  # rewritten in place (same op), e.g. by a layout transformer
+                stand_in = replaced[r["name"], r["op_type"]]  # rewritten in place (same op), e.g. by a layout transformer
+            if stand_in is not None:
+                truth = trs[stand_in]["ep"]
+                used.add(stand_in)
             elif truth == "gone" and level == "all" and (test, r["name"]) in at_partition and pred != "gone":
                 truth = at_partition[test, r["name"]]  # fused by a Level-2/3 transformer after partitioning
                 res["fused_later"] += 1
@@ -223,15 +236,51 @@ def measure(set_name, version, level, path, named_dir: Path) -> dict:
                 res["by_source"][source]["miss"] += 1
             else:
                 res["other"][op].append(item + (f"truth {truth}, onnxlint {pred}",))
+        source = test.split("__", 1)[0] if "__" in test else set_name
+        judge_created(res, test, source, [trs[k] for k in new if k not in used],
+                      [c for c in getattr(pl, "created", []) if not getattr(c, "replaces", False)])
     return res
 
 
-def cpu_or_not(res) -> tuple[int, int]:
-    """(nodes on whose CPU-or-not both agree, nodes judged): 'other' (CUDA vs gone) agrees on not-CPU."""
+def judge_created(res, test: str, source: str, ort_rows, predicted_nodes) -> None:
+    """The nodes ORT created that stand for no original node, against the ones onnxlint says ORT creates, per
+    op type: CPU-or-not counts the nodes either side puts on CPU (both: agreement; ORT only: a miss; onnxlint
+    only: a false alarm), kept apart from the original nodes' figures (cpu_or_not(res, created=True) adds them).
+    Every created node is also counted by EP (created agreement)."""
+    ort, ours = Counter(), Counter()
+    for r in ort_rows:
+        ort[r["op_type"], r["ep"]] += 1
+    for c in predicted_nodes:
+        ours[c.op_type, "CPU" if c.ep == placement.CPU else "CUDA" if c.ep == placement.CUDA else "none"] += 1
+    for (op, ep) in set(ort) | set(ours):
+        both = min(ort[op, ep], ours[op, ep])
+        res["created"][ep, "agree"] += both
+        res["created"][ep, "ort"] += ort[op, ep]
+        res["created"][ep, "onnxlint"] += ours[op, ep]
+        if ep != "CPU":
+            continue
+        miss, alarm = ort[op, ep] - both, ours[op, ep] - both
+        res["by_source"][source]["created_judged"] += both + miss + alarm
+        res["by_source"][source]["created_wrong"] += miss + alarm
+        item = (test, "(created)", "created", "", f"ORT creates {ort[op, ep]} {op} on CPU, onnxlint predicts {ours[op, ep]}", "")
+        if miss:
+            res["created_miss"][op].extend([item] * miss)
+        if alarm:
+            res["created_alarm"][op].extend([item] * alarm)
+
+
+def cpu_or_not(res, created: bool = False) -> tuple[int, int]:
+    """(nodes on whose CPU-or-not both agree, nodes judged): 'other' (CUDA vs gone) agrees on not-CPU. created:
+    the nodes ORT creates on CPU (and those onnxlint says it does) counted too."""
     n_alarm = sum(map(len, res["alarm"].values()))
     n_miss = sum(map(len, res["miss"].values()))
     judged = sum(res["agree"].values()) + n_alarm + n_miss + sum(map(len, res["other"].values()))
-    return judged - n_alarm - n_miss, judged
+    same = judged - n_alarm - n_miss
+    if created:
+        wrong = sum(map(len, res["created_miss"].values())) + sum(map(len, res["created_alarm"].values()))
+        same += res["created"]["CPU", "agree"]
+        judged += res["created"]["CPU", "agree"] + wrong
+    return same, judged
 
 
 def report(set_name, version, level, res, details: int) -> list[str]:
@@ -255,8 +304,15 @@ def report(set_name, version, level, res, details: int) -> list[str]:
              + (f"; not flagged: {', '.join(res['refused_lost'][:8])}" if res["refused_lost"] else "")
              + f"; nodes onnxlint calls unsupported in sessions ORT built: {res['built_unsup_nodes']}"]
     if res["created_cpu"]:
-        lines.append(f"   nodes ORT created on CPU (not judged): {sum(res['created_cpu'].values())}: " + ", ".join(
+        lines.append(f"   nodes ORT created on CPU: {sum(res['created_cpu'].values())}: " + ", ".join(
             f"{op} {n}" for op, n in res["created_cpu"].most_common(8)))
+    c = res["created"]
+    if c["CPU", "ort"] or c["CPU", "onnxlint"] or c["CUDA", "ort"] or c["CUDA", "onnxlint"]:
+        same_c, judged_c = cpu_or_not(res, created=True)
+        lines.append(f"   with the nodes ORT creates (standing for no original node): CPU-or-not {same_c}/{judged_c} = "
+                     f"{100.0 * same_c / max(judged_c, 1):.3f}%; created on CPU: ORT {c['CPU', 'ort']}, onnxlint "
+                     f"{c['CPU', 'onnxlint']}, both {c['CPU', 'agree']}; on CUDA: ORT {c['CUDA', 'ort']}, onnxlint "
+                     f"{c['CUDA', 'onnxlint']}, both {c['CUDA', 'agree']}")
     if res["failed_other"]:
         flagged = [t for t, f, _ in res["failed_other"] if f]
         lines.append(f"   sessions ORT failed for other reasons: {len(res['failed_other'])} (onnxlint calls a node unsupported in "
@@ -268,12 +324,18 @@ def report(set_name, version, level, res, details: int) -> list[str]:
         lines.append("   by source (CPU-or-not, false alarms/misses of judged nodes): " + ", ".join(
             f"{src} {100.0 * (c['judged'] - c['alarm'] - c['miss']) / max(c['judged'], 1):.2f}% "
             f"{c['alarm']}/{c['miss']} of {c['judged']}" for src, c in sorted(res["by_source"].items())))
-    for key in ("alarm", "miss", "other"):
+        if any(c["created_judged"] for c in res["by_source"].values()):
+            lines.append("   by source, with the nodes ORT creates (CPU-or-not, wrong of judged): " + ", ".join(
+                f"{src} {100.0 * (j - c['alarm'] - c['miss'] - c['created_wrong']) / max(j, 1):.2f}% "
+                f"{c['alarm'] + c['miss'] + c['created_wrong']} of {j}"
+                for src, c in sorted(res["by_source"].items()) for j in [c["judged"] + c["created_judged"]]))
+    for key in ("alarm", "miss", "other", "created_alarm", "created_miss"):
         groups = sorted(res[key].items(), key=lambda kv: (-len(kv[1]), kv[0]))
         for op, items in groups[:details]:
             causes = Counter(f"{it[2]}/{it[3]}" + (f" [ORT: {it[5]}]" if it[5] else "") for it in items).most_common(2)
             tests = sorted({it[0] for it in items})
-            label = {"alarm": "false alarm", "miss": "miss", "other": "other"}[key]
+            label = {"alarm": "false alarm", "miss": "miss", "other": "other", "created_alarm": "created, false alarm",
+                     "created_miss": "created, miss"}[key]
             lines.append(f"   {label}: {op} x{len(items)} ({', '.join(f'{c} x{n}' for c, n in causes)})"
                          f" e.g. {', '.join(tests[:3])}{' ...' if len(tests) > 3 else ''}: {items[0][4]}")
     return lines
@@ -337,7 +399,9 @@ def main() -> int:
         lines = report(set_name, version, level, res, args.details)
         print("\n".join(lines) + f"\n   ({time.perf_counter() - t0:.1f} s)", flush=True)
         same, judged = cpu_or_not(res)
+        same_c, judged_c = cpu_or_not(res, created=True)
         summary.append(f"{set_name:<13} {version:<7} {level:<5} CPU-or-not {100.0 * same / max(judged, 1):7.3f}%  "
+                       f"with created {100.0 * same_c / max(judged_c, 1):7.3f}%  "
                        f"false alarms {sum(map(len, res['alarm'].values())):4d}  misses {sum(map(len, res['miss'].values())):4d}  "
                        f"Memcpy equal {res['memcpy_exact']}/{res['models']}  unsupported in built sessions {res['built_unsup_nodes']}")
     if len(summary) > 1:

@@ -118,3 +118,25 @@ def test_cuda_attribute_fallback_rule(save, lint_json):
                    [vi("x", T.FLOAT, ["n", 2, 4, 4])], [vi("y", T.FLOAT, ["n", 2, 5, 5])], [init("w", np.ones((2, 2, 3, 3), np.float32))])
     _, findings = lint_json(save(m), "--target", "ort-cuda")
     assert [f["code"] for f in findings] == ["OLX211"]
+
+
+def test_placement_json_lists_the_nodes_ort_creates(save, cli):
+    """An int32 DequantizeLinear read by two Adds: ORT copies it for the second (EnsureUniqueDQForNodeUnit), each
+    on CPU with its own Memcpy; the JSON lists the copy under `created` (absent when ORT creates nothing), the text
+    output says what ORT adds off CUDA."""
+    nodes = [h.make_node("DequantizeLinear", ["b", "bs"], ["bd"], name="dqb"),
+             h.make_node("Add", ["x", "bd"], ["a1"], name="a1"), h.make_node("Add", ["a1", "bd"], ["y"], name="a2")]
+    m = make_model(nodes, [vi("x", T.FLOAT, ["N", 4])], [vi("y", T.FLOAT, None)],
+                   [init("b", np.array([1, 2, 3, 4], np.int32)), init("bs", np.array(0.01, np.float32))])
+    path = save(m)
+    rc, out, _ = cli("placement", path, "--target", "ort-cuda", "--ort-version", "1.31.1", "--format", "json")
+    data = json.loads(out)[0]
+    assert data["created"] == [{"node": "dqb/duplicated", "op_type": "DequantizeLinear", "domain": "ai.onnx",
+                                "ep": "CPUExecutionProvider", "by": "EnsureUniqueDQForNodeUnit", "from": "graph/dqb",
+                                "replaces": False, "detail": data["created"][0]["detail"]}]
+    assert data["summary"]["boundaries"] == 2
+    rc, out, _ = cli("placement", path, "--target", "ort-cuda", "--ort-version", "1.31.1")
+    assert "created by ORT off CUDAExecutionProvider: 1 DequantizeLinear on CPUExecutionProvider (EnsureUniqueDQForNodeUnit)" in out
+    plain = make_model([h.make_node("Relu", ["x"], ["y"], name="relu")], [vi("x", T.FLOAT, [2])], [vi("y", T.FLOAT, [2])])
+    rc, out, _ = cli("placement", save(plain, "plain.onnx"), "--target", "ort-cuda", "--format", "json")
+    assert "created" not in json.loads(out)[0]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from onnxlint.formats.escape import dumps, joined
@@ -24,8 +25,13 @@ def as_json(filename: str, target: str, pl: Any) -> dict[str, Any]:
     summary = pl.summary()
     summary["line"] = pl.summary_line()
     summary["boundary_values"] = [{"value": b.value, "direction": b.direction, "bytes": b.bytes} for b in pl.boundaries]
-    return {"filename": filename, "target": target, "ort_version": pl.ort_version, "kernel_tables": pl.table_versions,
-            "notes": pl.notes, "nodes": nodes, "summary": summary}
+    out = {"filename": filename, "target": target, "ort_version": pl.ort_version, "kernel_tables": pl.table_versions,
+           "notes": pl.notes, "nodes": nodes, "summary": summary}
+    created = getattr(pl, "created", None)
+    if created:  # the nodes ORT's transformers add (a key of its own, present when there are some)
+        out["created"] = [{"node": c.name, "op_type": c.op_type, "domain": c.domain, "ep": c.ep, "by": c.by,
+                           "from": c.source.location, "replaces": c.replaces, "detail": c.detail} for c in created]
+    return out
 
 
 # a node with no provider because ORT's graph optimizations removed it is not one no provider can run
@@ -53,4 +59,9 @@ def render(fmt: str, results: list[dict[str, Any]]) -> str:
             if n["status"] not in ("device", "folded"):
                 ep = n["ep"] or NO_EP.get(n["status"], "NO PROVIDER")
                 lines.append(f"  {esc(n['node'])}: {esc(n['op_type'])} -> {esc(ep)} [{esc(n['status'])}] {esc(n['detail'])}")
+        made = [c for c in r.get("created", ()) if c["ep"] != r["summary"]["preferred_ep"]]
+        if made:  # what ORT adds off the preferred provider (a DequantizeLinear copy on CPU, a channels-last region's Transposes)
+            by_what = Counter((c["op_type"], c["ep"], c["by"]) for c in made)
+            lines.append("  created by ORT off " + esc(r["summary"]["preferred_ep"]) + ": " + ", ".join(
+                f"{n} {esc(op)} on {esc(ep)} ({esc(by)})" for (op, ep, by), n in sorted(by_what.items())))
     return joined(lines)

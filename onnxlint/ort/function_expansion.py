@@ -64,8 +64,14 @@ def expand_function(node: NodeRef) -> onnx.ModelProto | None:
         if schema.has_context_dependent_function:
             if any(t is None for v, t in zip(node.inputs, in_types) if v):
                 return None
-            raw = schema.get_context_dependent_function_with_opset_version(
-                node.opset, node.proto.SerializeToString(), [t.SerializeToString() if t is not None else b"" for t in in_types])
+            # the newest body at or before the model's opset (onnx builds GroupNormalization-21's for opset 21
+            # only; ORT expands it in an opset-23 model with that body: measured on 1.24.4 and 1.31.1)
+            raw = b""
+            for version in range(node.opset, schema.since_version - 1, -1):
+                raw = schema.get_context_dependent_function_with_opset_version(
+                    version, node.proto.SerializeToString(), [t.SerializeToString() if t is not None else b"" for t in in_types])
+                if raw:
+                    break
         elif schema.has_function:
             if node.opset < min(schema.function_opset_versions or [0]):
                 return onnx.ModelProto(graph=onnx.GraphProto())

@@ -33,14 +33,17 @@ def _bytes(scope: GraphScope, value: str) -> int | None:
 
 
 def insert_boundaries(pl: Placement, index: GraphIndex, opt: Optimized | None,
-                      rewired: dict[str, str] | None = None) -> None:
+                      rewired: dict[str, str] | None = None, per_edge: dict[str, str] | None = None) -> None:
     """Memcpy nodes as ORT's MemcpyTransformer (transformer_memcpy.cc) inserts them: one per value a node
     on one side produces and a node on the other side reads (a CUDA kernel's host-memory inputs and outputs
     count as host side). A graph's own input, or an outer value a body reads, gets one only when host-side
     and device-side readers share it; otherwise the session copies it in (CopyInputsAcrossDevices).
     Initializers never do: ORT duplicates them per device. rewired: the values whose readers read another
-    value after partitioning (the Casts RemoveDuplicateCastTransformer removed)."""
-    seen: set[tuple[str, str]] = set()
+    value after partitioning (the Casts RemoveDuplicateCastTransformer removed). per_edge: the values each reading
+    input reads through a copy of its producer of its own (EnsureUniqueDQForNodeUnit), and the provider the
+    copies run on: one crossing per reading input (the copies stay where a removed original no longer is)."""
+    per_edge = per_edge or {}
+    seen: set[tuple[str, ...]] = set()
     # scope id -> value -> [host-side reader, device-side reader] for the scope's inputs and outer values
     fed: dict[int, dict[str, list[NodeRef | None]]] = {}
     # the branch of an If ORT inlined (constant condition) runs in the graph around it: its producers are
@@ -67,7 +70,7 @@ def insert_boundaries(pl: Placement, index: GraphIndex, opt: Optimized | None,
                 value = resolve(value)
             while rewired and value in rewired:
                 value = rewired[value]
-            if value in folded:
+            if value in folded and value not in per_edge:
                 continue  # an initializer now: copied by the session state, not a Memcpy node
             prod = producer.get(value)
             if prod is None and inlined:
@@ -79,16 +82,20 @@ def insert_boundaries(pl: Placement, index: GraphIndex, opt: Optimized | None,
                     side[k] = side[k] or node
                 continue  # an initializer: duplicated per device by ORT, never a Memcpy node
             pp = pl.nodes.get(prod.index)
-            if pp is None or pp.ep is None or pp.status in _REMOVED or _mixed_body(pp):
+            if value in per_edge and pp is not None and (pp.ep is None or pp.status in _REMOVED):
+                src_host = per_edge[value] == CPU  # a copy of a DequantizeLinear a transformer removed
+            elif pp is None or pp.ep is None or pp.status in _REMOVED or _mixed_body(pp):
                 continue  # Constant nodes become initializers; a body on both providers: unknown edges
-            src_host = output_on_host(pp, prod, value)
+            else:
+                src_host = output_on_host(pp, prod, value)
             dst_host = p.ep == CPU or i in host_inputs
             if src_host == dst_host:
                 continue
             direction = "to-device" if src_host else "to-host"
-            if (value, direction) in seen:
+            key = (value, direction) if value not in per_edge else (value, direction, str(node.index), str(i))
+            if key in seen:
                 continue
-            seen.add((value, direction))
+            seen.add(key)
             pl.boundaries.append(Boundary(value, direction, prod, node, _bytes(node.scope, value)))
     for values in fed.values():
         for value, (host_reader, device_reader) in values.items():

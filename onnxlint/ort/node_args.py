@@ -11,11 +11,12 @@ handed back in the model's own nodes and value names. Models without such names 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import onnx
 
 from onnxlint.model.graph import GraphIndex, GraphScope
+from onnxlint.ort import schema_registry
 from onnxlint.ort.verdicts import Boundary, NodePlacement, Placement
 
 
@@ -34,6 +35,7 @@ class ScopedView:
         name = self.original.get
         out.boundaries = [Boundary(name(b.value, b.value), b.direction, nodes[b.producer.index] if b.producer else None,
                                    nodes[b.consumer.index], b.bytes) for b in pl.boundaries]
+        out.created = [replace(c, source=nodes[c.source.index]) for c in pl.created]
         return out
 
 
@@ -97,3 +99,44 @@ def _rename(graph: onnx.GraphProto, path: str, outer: dict[str, str], taken: set
             elif a.type == onnx.AttributeProto.GRAPHS:
                 for k, g in enumerate(a.graphs):
                     _rename(g, f"{where}:{a.name}[{k}]", names, taken, original)
+
+
+def ort_type_str(scope: GraphScope, value: str, depth: int = 0,
+                 cache: dict[tuple[int, str], str | None] | None = None) -> str | None:
+    """A value's type as ORT's Graph::Resolve gives it where onnx's inference left it untyped: the output of an
+    op onnx has no schema for (com.microsoft::Tokenizer, QLinearAdd), and of the ops after it, whose inference
+    onnx then skips, gets the type its schema (ORT's own for a contrib op) binds it to, a concrete type or the type
+    parameter it shares with a typed input (measured: StringNormalizer -> Tokenizer -> Flatten puts the Flatten on
+    CPU, a string tensor, on 1.24.4 and 1.31.1)."""
+    vt = scope.type_of(value)
+    if vt.type_str or depth > 16:
+        return vt.type_str
+    key = (id(scope), value)
+    if cache is not None and key in cache:
+        return cache[key]
+    got = _schema_type(scope, value, depth, cache)
+    if cache is not None:
+        cache[key] = got
+    return got
+
+
+def _schema_type(scope: GraphScope, value: str, depth: int, cache: dict[tuple[int, str], str | None] | None) -> str | None:
+    node = scope.producer_of(value)
+    if node is None:
+        return None
+    formal = schema_registry.formal_params(node.op_type, node.opset, node.domain)
+    if formal is None or value not in node.outputs:
+        return None
+    ins, outs = formal
+    k = node.outputs.index(value)
+    if not outs or (k >= len(outs) and not outs[-1][2]):
+        return None
+    param = outs[min(k, len(outs) - 1)][1]
+    if param.startswith("tensor(") or param.startswith("seq("):
+        return param
+    for i, v in enumerate(node.inputs):
+        if v and ins and (i < len(ins) or ins[-1][2]) and ins[min(i, len(ins) - 1)][1] == param:
+            got = ort_type_str(node.scope, v, depth + 1, cache)
+            if got:
+                return got
+    return None

@@ -19,9 +19,10 @@ from onnxlint.model.graph import ORT_DOMAINS, STANDARD_DOMAINS, GraphIndex, Node
 from onnxlint.ort import cpu_preferred, cuda_capability, insert_cast_transformer, memcpy, model_load, node_args, schema_registry
 from onnxlint.ort import kernel_registry as kernels
 from onnxlint.ort.function_expansion import expand_function, function_body_gaps
+from onnxlint.ort.optimizer import ensure_unique_dq_for_node_unit, gather_slice_fusion, nhwc_transformer
 from onnxlint.ort.optimizer.graph_transformer_mgr import optimize
 from onnxlint.ort.optimizer.optimized import LEVELS, Optimized
-from onnxlint.ort.verdicts import CPU, CUDA, GONE_STATUSES, TARGET_EPS, NodePlacement, Placement
+from onnxlint.ort.verdicts import CPU, CUDA, GONE_STATUSES, TARGET_EPS, CreatedNode, NodePlacement, Placement
 
 OPTIMIZATION_LEVELS = LEVELS
 Rejects = Callable[[NodeRef, str], "str | None"]  # (node, target) -> why the EP refuses the node (a rule file's), or None
@@ -59,6 +60,11 @@ class Simulator:
         # ops rejects() may refuse; None = any op (then nothing is shared between nodes)
         self.reject_ops = reject_ops if rejects is not None else set()
         self._by_signature: dict[tuple[Any, ...], tuple[str | None, str, str | None, str]] = {}
+        # function bodies ORT inlines: the placement of the body of the last node expanded, per signature, per node
+        self._last_body: Placement | None = None
+        self._body_by_key: dict[tuple[Any, ...], Placement | None] = {}
+        self._body_of: dict[int, Placement] = {}
+        self._ort_types: dict[tuple[int, str], str | None] = {}  # node_args.ort_type_str's answers
         self.opt: Optimized | None = None
 
     def run(self) -> Placement:
@@ -86,10 +92,12 @@ class Simulator:
                                                     message if first else ""))
                 first = False
             return pl
+        # before the Level-1 transformers, at every level (InferenceSession::TransformGraph)
+        unique_dq = ensure_unique_dq_for_node_unit.apply(self.index)
         if self.optimization != "disabled":
             cpu = self.tables.get(CPU)
             self.opt = optimize(self.index, self.optimization, self._cpu_kernel_for_folding if cpu is not None else None,
-                                ort_version=self.version)
+                                ort_version=self.version, unique_dq=unique_dq)
         removed = self.opt.removed if self.opt else {}
         expanded_subgraphs: set[int] = set()
         for node in self.index.nodes:
@@ -120,15 +128,77 @@ class Simulator:
                 pl.notes = [*pl.notes, f"{line}; what they compute is taken as unknown"]
             self.opt.release()  # the optimizer model is not asked again: drop it now
         rewired = insert_cast_transformer.remove_duplicate_casts(pl, self.index, self.opt)  # every level
+        self._inlined_bodies(pl)
+        copies = self._dq_copies(pl, unique_dq, preferred)
+        if self.opt is not None:
+            _place_created(pl, self.opt, preferred)
+        if self.optimization == "all":  # Level 2 and 3, after partitioning
+            gather_slice_fusion.apply(pl, self.index, self.opt)
+            if CPU in self.tables:
+                nhwc_transformer.apply(pl, self.index, self.opt)
         if len(self.tables) > 1:
             # one provider: every tensor stays where it is, no Memcpy
-            memcpy.insert_boundaries(pl, self.index, self.opt, rewired)
+            memcpy.insert_boundaries(pl, self.index, self.opt, rewired, copies)
         return pl
+
+    def _inlined_bodies(self, pl: Placement) -> None:
+        """The nodes of the function bodies ORT inlines (Graph::InlineFunction, for a node no EP has a kernel for),
+        where the body's own placement puts them (its GetCpuPreferredNodes: a GroupNormalization-21's Div and
+        Concat of shape values on CPU)."""
+        for index, sub in self._body_of.items():
+            p = pl.nodes.get(index)
+            if p is None or p.status != "expanded":
+                continue
+            node = p.node
+            for bp in sub.nodes.values():
+                if bp.ep is not None and bp.status not in GONE_STATUSES:
+                    pl.created.append(CreatedNode(f"{node.name or node.op_type}_{bp.node.name or bp.node.op_type}", bp.node.op_type,
+                                                  bp.node.domain, bp.ep, "InlineFunction", node,
+                                                  f"a node of the function body ORT inlines for {node.op_type}"))
+            pl.created.extend(CreatedNode(c.name, c.op_type, c.domain, c.ep, c.by, node, c.detail) for c in sub.created)
+
+    def _dq_copies(self, pl: Placement, unique: ensure_unique_dq_for_node_unit.UniqueDQ, preferred: str) -> dict[str, str]:
+        """EnsureUniqueDQForNodeUnit's copies that still have a reader, each where its DequantizeLinear runs (where
+        it would run, when a Level-1 transformer removed the original), named as ORT names them (one `_token_`
+        counter per graph for the node and value names it generates, a value first). Returns the DQ outputs read
+        through copies and the provider the copies run on."""
+        counters: dict[int, int] = {}
+        taken: dict[int, set[str]] = {}
+        eps: dict[str, str] = {}
+        removed = self.opt.removed if self.opt is not None else {}
+        for index, edges in unique.copies.items():
+            dq = self.index.nodes[index]
+            p = pl.nodes.get(index)
+            if p is None or p.status == "expanded":
+                continue
+            if p.ep is None:  # the original went (folded with its QDQ node unit, a no-op DQ -> Q pair): not its copies
+                p = self._assign_shared(dq, preferred)
+                if p.ep is None:
+                    continue
+            scope = dq.scope
+            names = taken.setdefault(id(scope), {n.name for n in scope.nodes} | set(scope.producer) | set(scope.inputs))
+            alias = self.opt.alias if self.opt is not None else {}
+            for reader, slot in edges:
+                gone = removed.get(reader.index)
+                if gone is not None and (gone.status == "folded" or not any(o in alias for o in reader.outputs if o)):
+                    continue  # its reader went for good (folded, dropped): the copy went with it; a reader
+                    # bypassed (an Identity) or fused leaves the copy to what reads its output now
+                for base in (f"{dq.outputs[0]}/duplicated", f"{dq.name}/duplicated"):  # its output, then the node
+                    name = base
+                    while name in names:
+                        name = f"{base}_token_{counters.get(id(scope), 0)}"
+                        counters[id(scope)] = counters.get(id(scope), 0) + 1
+                    names.add(name)
+                eps[dq.outputs[0]] = p.ep
+                pl.created.append(CreatedNode(name, dq.op_type, dq.domain, p.ep, ensure_unique_dq_for_node_unit.NAME, dq,
+                                              f"a copy of {dq.name or dq.op_type} for input {slot} of {reader.name or reader.op_type}:"
+                                              " each QDQ node unit gets its own DequantizeLinear"))
+        return eps
 
     # -------------------------------------------------------------- kernel assignment
     def _bind(self, node: NodeRef, table: kernels.KernelTable,
               fp16_as_float: bool = False) -> Callable[[Iterable[str]], dict[str, str]]:
-        return bind_types(node, table, fp16_as_float)
+        return bind_types(node, table, fp16_as_float, self._ort_types)
 
     def _cpu_kernel_for_folding(self, node: NodeRef) -> bool:
         """ConstantFolding runs the node with a CPU kernel for its exact types: the float16->float Casts ORT's
@@ -169,12 +239,24 @@ class Simulator:
 
     def _assign_shared(self, node: NodeRef, preferred: str) -> NodePlacement:
         if self.reject_ops is None or node.op_type in self.reject_ops or node.op_type in self.CAPABILITY_OPS:
-            return self._assign(node, preferred)
+            self._last_body = None
+            p = self._assign(node, preferred)
+            if p.status == "expanded" and self._last_body is not None:
+                self._body_of[node.index] = self._last_body
+            return p
         key = self.index.signature(node)
+        if None in key[3]:  # an untyped input may have the type ORT's own schema gives a contrib op's output
+            key = (*key, tuple(node_args.ort_type_str(node.scope, v, cache=self._ort_types) if v and t is None else t
+                               for v, t in zip(node.inputs, key[3])))
         hit = self._by_signature.get(key)
         if hit is None:
+            self._last_body = None
             p = self._assign(node, preferred)
             self._by_signature[key] = hit = (p.ep, p.status, p.reason, p.detail)
+            self._body_by_key[key] = self._last_body
+        body = self._body_by_key.get(key)
+        if hit[1] == "expanded" and body is not None:
+            self._body_of[node.index] = body
         return NodePlacement(node, *hit)
 
     def _assign(self, node: NodeRef, preferred: str) -> NodePlacement:
@@ -218,6 +300,7 @@ class Simulator:
                                  " ORT refuses the model")
         sub = Simulator(GraphIndex(body), self.target, self.version, self.rejects, self.reject_ops, "disabled",
                         (self.tables, self.version, self.notes)).run()
+        self._last_body = sub
         unsup = [p for p in sub.nodes.values() if p.status == "unsupported"]
         if unsup and CUDA in self.tables and all("bfloat16 not supported" in p.detail for p in unsup):
             # the body comes from the installed onnx; the one compiled into ORT may differ (seen for Attention in
@@ -239,6 +322,26 @@ class Simulator:
                              f"no kernel; ORT expands {node.op_type} into its ONNX function body")
 
 
+def _place_created(pl: Placement, opt: Optimized, preferred: str) -> None:
+    """The nodes the Level-1 transformers added, where they run: a node reading only host-side shape values
+    (the Gather after a Shape) on CPU where GetCpuPreferredNodes runs (CUDA preferred) or its source runs on CPU,
+    else where its source runs. A node whose source was folded afterwards went with it (its inputs constant)."""
+    taken: set[str] = set()
+    for c in opt.created:
+        p = pl.nodes.get(c.source.index)
+        if p is None or p.status in GONE_STATUSES or p.ep is None:
+            continue
+        ep = p.ep
+        if c.runs_with == "shape-consumer" and (p.ep == CPU or (p.ep == CUDA and preferred == CUDA)):
+            ep = CPU
+        name, k = c.name, 0
+        while name in taken:
+            k += 1
+            name = f"{c.name}_token_{k}"
+        taken.add(name)
+        pl.created.append(CreatedNode(name, c.op_type, c.domain, ep, c.by, c.source, c.detail))
+
+
 def simulate(index: GraphIndex, target: str, ort_version: str | None = None, rejects: Rejects | None = None,
              reject_ops: set[str] | None = None, optimization: str = "all") -> Placement:
     """Placement of every node by ORT `ort_version` for `target`, after ORT's Level-1 graph optimizations at
@@ -246,11 +349,12 @@ def simulate(index: GraphIndex, target: str, ort_version: str | None = None, rej
     return Simulator(index, target, ort_version, rejects, reject_ops, optimization).run()
 
 
-def bind_types(node: NodeRef, table: kernels.KernelTable,
-               fp16_as_float: bool = False) -> Callable[[Iterable[str]], dict[str, str]]:
+def bind_types(node: NodeRef, table: kernels.KernelTable, fp16_as_float: bool = False,
+               ort_types: dict[tuple[int, str], str | None] | None = None) -> Callable[[Iterable[str]], dict[str, str]]:
     """The binder a kernel lookup asks: type parameter names -> the node's dtype strings, through the op schema's
-    formal parameters (else the table's own for an op onnx has no schema of). fp16_as_float: float16 seen as float
-    (the Casts InsertCastTransformer adds around a CPU node)."""
+    formal parameters (else the table's own for an op onnx has no schema of); a value onnx's inference left untyped
+    has the type ORT's gives it (node_args.ort_type_str; ort_types: its answers so far). fp16_as_float: float16 seen
+    as float (the Casts InsertCastTransformer adds around a CPU node)."""
     def bind(params: Iterable[str]) -> dict[str, str]:
         wanted = set(params)
         formal = schema_registry.formal_params(node.op_type, node.opset, node.domain)
@@ -269,9 +373,9 @@ def bind_types(node: NodeRef, table: kernels.KernelTable,
                 if i >= len(formals) and not variadic:
                     continue
                 if type_str in wanted and type_str not in out:
-                    vt = node.scope.type_of(value)
-                    if vt.type_str:
-                        out[type_str] = "tensor(float)" if fp16_as_float and vt.type_str == "tensor(float16)" else vt.type_str
+                    got = node.scope.type_of(value).type_str or node_args.ort_type_str(node.scope, value, cache=ort_types)
+                    if got:
+                        out[type_str] = "tensor(float)" if fp16_as_float and got == "tensor(float16)" else got
         return out
 
     return bind

@@ -21,8 +21,10 @@ class Release:
     max_opset: int | None  # newest ai.onnx opset it loads (None: not known, nothing refused)
     max_ir: int | None  # newest IR version it loads
     # ReshapeFusion fuses a Reshape/Squeeze/Unsqueeze chain ending in a static shape into one Reshape
-    # (FuseContiguousReshapes); measured on 1.31.1, not on 1.24.4 (releases in between not measured)
-    contiguous_reshapes: bool
+    # (FuseContiguousReshapes) when its first Reshape's since-version is at most this (0: never): measured 0 on
+    # 1.20.2, 14 on 1.24.4 (Reshape-14 chains fused, Reshape-19/21/23 ones not: a GroupNormalization-21 body keeps
+    # its two Reshapes), every version on 1.31.1 (releases in between not measured: the older one's)
+    contiguous_reshapes: int
     # ReshapeFusion's "copy this dim" (0) for Gather(Shape(x'), k) with x' not the Reshape's input: 1.24.4 wants
     # x' of the very same shape (CompareShape); 1.31.1 fuses when dim k alone is the same (measured: a qkv
     # Reshape [B, T, 3, 4, C/4] of x [B, T, 64] becomes [0, 0, 3, 4, -1]); releases in between not measured
@@ -47,10 +49,13 @@ class Release:
     measured: str | None = None  # the patch release checked against ORT's own partitioner (the truth benchmark)
 
 
-def _row(opset: int, ir: int, since_1_31: bool, measured: str | None = None) -> Release:
+ANY_VERSION = 1 << 16  # a since-version bound that takes every version
+
+
+def _row(opset: int, ir: int, since_1_31: bool, measured: str | None = None, reshapes_upto: int = 0) -> Release:
     """A row of a release whose behaviours are those of 1.31 and later (since_1_31) or of the releases before;
     the releases between two measured ones take the older one's behaviour (not measured)."""
-    return Release(opset, ir, contiguous_reshapes=since_1_31, reshape_dim_match=since_1_31,
+    return Release(opset, ir, contiguous_reshapes=ANY_VERSION if since_1_31 else reshapes_upto, reshape_dim_match=since_1_31,
                    dropout_reads_training_mode=False, cse_typed_tensor_attributes=since_1_31,
                    function_node_cpu_in_first_pass=not since_1_31, cast_removal_keeps_lossy_to_bool=since_1_31,
                    measured=measured)
@@ -61,16 +66,16 @@ RELEASES: dict[tuple[int, int], Release] = {
     (1, 14): _row(18, 8, False), (1, 15): _row(19, 9, False), (1, 16): _row(19, 9, False),
     (1, 17): _row(20, 9, False), (1, 18): _row(21, 10, False), (1, 19): _row(21, 10, False),
     (1, 20): _row(21, 10, False, "1.20.2"), (1, 21): _row(22, 10, False), (1, 22): _row(22, 11, False),
-    (1, 23): _row(23, 11, False), (1, 24): _row(25, 13, False, "1.24.4"), (1, 25): _row(25, 13, False),
-    (1, 26): _row(26, 13, False), (1, 27): _row(26, 13, False), (1, 28): _row(26, 13, False),
-    (1, 29): _row(26, 13, False), (1, 30): _row(26, 13, False), (1, 31): _row(26, 13, True, "1.31.1"),
+    (1, 23): _row(23, 11, False), (1, 24): _row(25, 13, False, "1.24.4", 14), (1, 25): _row(25, 13, False, None, 14),
+    (1, 26): _row(26, 13, False, None, 14), (1, 27): _row(26, 13, False, None, 14), (1, 28): _row(26, 13, False, None, 14),
+    (1, 29): _row(26, 13, False, None, 14), (1, 30): _row(26, 13, False, None, 14), (1, 31): _row(26, 13, True, "1.31.1"),
 }
 # a release newer than the table, or none named: the newest behaviour ORT's sources show, no limits known
-NEWEST = Release(None, None, contiguous_reshapes=True, reshape_dim_match=True, dropout_reads_training_mode=True,
+NEWEST = Release(None, None, contiguous_reshapes=ANY_VERSION, reshape_dim_match=True, dropout_reads_training_mode=True,
                  cse_typed_tensor_attributes=True, function_node_cpu_in_first_pass=False,
                  cast_removal_keeps_lossy_to_bool=True)
 # a release older than the table: the oldest behaviour, no limits known
-OLDEST = Release(None, None, contiguous_reshapes=False, reshape_dim_match=False, dropout_reads_training_mode=False,
+OLDEST = Release(None, None, contiguous_reshapes=0, reshape_dim_match=False, dropout_reads_training_mode=False,
                  cse_typed_tensor_attributes=False, function_node_cpu_in_first_pass=True)
 
 

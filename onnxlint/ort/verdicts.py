@@ -57,6 +57,23 @@ class NodePlacement:
 
 
 @dataclass
+class CreatedNode:
+    """A node ORT's graph transformers add to the model (it is in no model file): its name as ORT makes it
+    (GenerateNodeName: `<name>/duplicated`, `Gather_token_3`, ...; the counters are ORT's, so a predicted name
+    may differ in its number), its op, where it runs, the transformer that makes it (ORT's name) and the model's
+    node it comes from."""
+
+    name: str
+    op_type: str
+    domain: str
+    ep: str | None
+    by: str
+    source: NodeRef
+    detail: str = ""
+    replaces: bool = False  # it takes its source's place (a rewrite: the channels-last QLinearConv), not added next to it
+
+
+@dataclass
 class Boundary:
     value: str
     direction: str  # to-host | to-device
@@ -76,6 +93,7 @@ class Placement(StatusIndex):
     nodes: dict[int, NodePlacement] = field(default_factory=dict)
     boundaries: list[Boundary] = field(default_factory=list)
     optimization: str = "all"
+    created: list[CreatedNode] = field(default_factory=list)  # the nodes ORT's transformers add, in the order made
     refused: str | None = None  # why ORT refuses the whole model at this version, if it does
 
     def get(self, node: NodeRef) -> NodePlacement | None:

@@ -141,3 +141,33 @@ def test_a_node_rewired_to_a_constant_after_a_folding_run_is_folded_on_the_next(
     ident, neg = main.nodes
     state.remove(ident, "eliminated", "test", "a later pass rewires its readers to k", {"i": "k"})
     assert folding.apply(state, main) and state.result().removed[neg.index].reason == "constant-folding"
+
+
+def test_a_shape_folds_only_when_every_dim_of_its_input_is_known():
+    """ConstantFoldShapeNode checks the whole input shape, whatever start/end pick: Shape(x, start=-1) of
+    [N, 77] stays (measured on 1.24.4 and 1.31.1); of [3, 77] it folds."""
+    def model(dims):
+        nodes = [h.make_node("Shape", ["x"], ["s"], name="shape", start=-1),
+                 h.make_node("Concat", ["m1", "s"], ["c"], name="cat", axis=0), h.make_node("Reshape", ["x", "c"], ["y"], name="resh")]
+        return make_model(nodes, [vi("x", T.FLOAT, dims)], [vi("y", T.FLOAT, None)], [init("m1", np.array([-1], np.int64))])
+
+    assert not _removed(model(["N", 77]), "basic")
+    assert {"shape", "cat"} <= set(_removed(model([3, 77]), "basic"))
+
+
+@pytest.mark.parametrize("op", ["ConstantOfShape", "Expand", "Reshape"])
+def test_no_dims_for_a_value_shaped_output_of_a_computed_shape(op):
+    """ORT's inference of ConstantOfShape, Expand and Reshape reads a shape input only when it is a constant: of
+    Concat(Unsqueeze(Gather(Shape(x), 1)), ...) with x [N, 77], onnx's data propagation says [77, 77], ORT knows
+    no dims and keeps the Shape after it (measured on 1.24.4 and 1.31.1: a CLIP text encoder's causal mask)."""
+    src = [h.make_node("Shape", ["x"], ["s"], name="shape_x"), h.make_node("Gather", ["s", "one"], ["g"], name="gather", axis=0),
+           h.make_node("Unsqueeze", ["g", "ax0"], ["u"], name="unsq"), h.make_node("Concat", ["u", "u"], ["v"], name="cat", axis=0)]
+    made = {"ConstantOfShape": h.make_node("ConstantOfShape", ["v"], ["cs"], name="made"),
+            "Expand": h.make_node("Expand", ["f1", "v"], ["cs"], name="made"),
+            "Reshape": h.make_node("Reshape", ["z", "v"], ["cs"], name="made")}[op]
+    tail = [h.make_node("Shape", ["cs"], ["s2"], name="tshape"), h.make_node("Concat", ["m1", "s2"], ["c2"], name="tcat", axis=0),
+            h.make_node("Reshape", ["w", "c2"], ["y"], name="tresh")]
+    m = make_model(src + [made] + tail, [vi("x", T.FLOAT, ["N", 77]), vi("w", T.FLOAT, ["M"])], [vi("y", T.FLOAT, None)],
+                   [init("one", np.array(1, np.int64)), init("ax0", np.array([0], np.int64)), init("m1", np.array([-1], np.int64)),
+                    init("f1", np.ones((1,), np.float32)), init("z", np.ones((77 * 77,), np.float32))])
+    assert "tshape" not in _removed(m, "basic")

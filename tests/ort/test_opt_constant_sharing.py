@@ -73,3 +73,16 @@ def test_cse_checks_a_shared_constant_once_not_once_per_reader(monkeypatch):
     opt = graph_transformer_mgr.optimize(gi)
     assert asked == ["k"]  # 300 readers, one check; values that are not constants are compared by name
     assert not opt.removed  # v_i + k chains: nothing is a duplicate of anything
+
+
+def test_an_empty_constant_is_never_shared():
+    """IsAllowedToShare wants 1 to 8 elements: two Reshapes to a scalar by two empty shapes stay two (measured on
+    paddle2onnx's BiLSTM, 1.24.4 and 1.31.1: its duplicated state chains keep both Reshapes); two [-1] are shared."""
+    def model(shape):
+        nodes = [h.make_node("Reshape", ["x", "s1"], ["a"], name="r1"), h.make_node("Reshape", ["x", "s2"], ["b"], name="r2"),
+                 h.make_node("Add", ["a", "b"], ["y"], name="add")]
+        return make_model(nodes, [vi("x", T.FLOAT, [1])], [vi("y", T.FLOAT, None)],
+                          [init("s1", np.array(shape, np.int64)), init("s2", np.array(shape, np.int64))], opset=14)
+
+    assert not _removed(model(np.zeros((0,), np.int64)), "basic")
+    assert [r.reason for r in _removed(model([-1]), "basic").values()] == ["cse"]

@@ -1,9 +1,14 @@
-"""TransposeOptimizer, its cancellation part (ort.optimizer.transpose_optimizer)."""
+"""TransposeOptimizer, its cancellation part and its Shape handler (ort.optimizer.transpose_optimizer)."""
 
-from conftest import make_model, vi
+import numpy as np
+import onnx
+from conftest import init, make_model, vi
 from onnx import TensorProto as T
 from onnx import helper as h
 from ort_cases import _removed
+
+import onnxlint.ort.partitioner as placement
+from onnxlint.model.graph import GraphIndex
 
 
 def test_transposes_cancelled_through_a_softmax():
@@ -19,3 +24,36 @@ def test_transposes_cancelled_through_a_softmax():
 
     assert set(_removed(model([0, 2, 1]))) == {"t1", "t2"}
     assert not _removed(model([1, 0, 2]))
+
+
+def _shape_of_transpose(extra=None, opset=17):
+    nodes = [h.make_node("Transpose", ["x"], ["t"], perm=[0, 2, 1, 3], name="T"), h.make_node("Shape", ["t"], ["s"], name="shape"),
+             h.make_node("Gather", ["s", "i"], ["g"], axis=0, name="gat"), h.make_node("Unsqueeze", ["g", "ax"], ["u"], name="unsq"),
+             h.make_node("Concat", ["u", "m1"], ["c"], axis=0, name="cat"), h.make_node("Reshape", ["x", "c"], ["y"], name="resh")]
+    outs = [vi("y", T.FLOAT, None)]
+    if extra:
+        nodes.append(h.make_node(extra, ["t", "w" if extra == "MatMul" else "t"], ["z"], name="other"))
+        outs.append(vi("z", T.FLOAT, None))
+    return make_model(nodes, [vi("x", T.FLOAT, ["N", "S", 4, 8])], outs,
+                      [init("i", np.array(1, np.int64)), init("ax", np.array([0], np.int64)), init("m1", np.array([-1], np.int64)),
+                       init("w", np.ones((8, 8), np.float32))], opset=opset)
+
+
+def test_a_transpose_read_by_a_shape_moves_past_it_as_a_gather_on_cpu():
+    """HandleShape: Shape(Transpose(x)) becomes Gather(Shape(x), perm); the Gather is a shape computation ORT keeps on
+    CPU; the Transpose goes when the Shape was its only reader. Not when a MatMul (no handler) also reads it.
+    Measured on 1.24.4 and 1.31.1 at opsets 13 and 17, basic and all; at 'disabled' nothing moves."""
+    for version in ("1.24.4", "1.31.1"):
+        for opset in (13, 17):
+            index = GraphIndex(onnx.shape_inference.infer_shapes(_shape_of_transpose(opset=opset)))
+            pl = placement.simulate(index, "ort-cuda", version, optimization="basic")
+            by = {p.node.name: p for p in pl.nodes.values()}
+            made = [(c.op_type, c.ep, c.by, c.source.name) for c in pl.created]
+            assert made == [("Gather", placement.CPU, "TransposeOptimizer", "shape")]
+            assert by["T"].status == "eliminated" and by["shape"].ep == placement.CUDA
+            index = GraphIndex(onnx.shape_inference.infer_shapes(_shape_of_transpose("Mul", opset)))
+            pl = placement.simulate(index, "ort-cuda", version, optimization="all")
+            assert [c.op_type for c in pl.created] == ["Gather"] and {p.node.name: p for p in pl.nodes.values()}["T"].status == "device"
+            index = GraphIndex(onnx.shape_inference.infer_shapes(_shape_of_transpose("MatMul", opset)))
+            assert not placement.simulate(index, "ort-cuda", version, optimization="all").created
+            assert not placement.simulate(index, "ort-cuda", version, optimization="disabled").created

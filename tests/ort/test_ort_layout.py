@@ -37,7 +37,7 @@ def test_each_level1_transformer_has_its_own_module():
     for t in transformers:
         by_module.setdefault(type(t).__module__, set()).add(t.name.split(".")[0])  # ReshapeFusion.FuseContiguousReshapes
     assert all(len(names) == 1 for names in by_module.values()), by_module
-    assert len(by_module) == len({t.name.split(".")[0] for t in transformers}) == 7
+    assert len(by_module) == len({t.name.split(".")[0] for t in transformers}) == 8
     assert all(m.startswith("onnxlint.ort.optimizer.") for m in by_module)
 
 

@@ -90,3 +90,20 @@ def _merged_decoder_like_unique() -> onnx.ModelProto:
                 n.output[:] = [f"e_{v}" for v in n.output]
             a.g.output[0].name = "e_out"
     return m
+
+
+def test_a_contrib_op_output_onnx_leaves_untyped_takes_its_type_from_ort_s_schema():
+    """StringNormalizer -> com.microsoft::Tokenizer -> Flatten (skl2onnx's TF-IDF pipelines): onnx has no schema for
+    Tokenizer, ORT's types its output T like its input, a string; the Flatten of strings runs on CPU (no CUDA
+    kernel for strings), measured on 1.24.4 and 1.31.1."""
+    nodes = [h.make_node("StringNormalizer", ["x"], ["n"], name="norm", case_change_action="LOWER"),
+             h.make_node("Tokenizer", ["n"], ["t"], domain="com.microsoft", name="tok", mark=0, pad_value="#",
+                         separators=[" "], mincharnum=1),
+             h.make_node("Flatten", ["t"], ["y"], name="flat")]
+    m = make_model(nodes, [vi("x", T.STRING, ["N"])], [vi("y", T.STRING, None)], opset=17, extra_opsets=[("com.microsoft", 1)])
+    index = GraphIndex(onnx.shape_inference.infer_shapes(m))
+    assert index.scopes[0].type_of("t").type_str is None  # onnx's inference stops at the contrib op
+    assert node_args.ort_type_str(index.scopes[0], "t") == "tensor(string)"
+    for version in ("1.24.4", "1.31.1"):
+        by = {p.node.name: p for p in placement.simulate(index, "ort-cuda", version).nodes.values()}
+        assert by["flat"].ep == placement.CPU

@@ -1,6 +1,8 @@
 """CommonSubexpressionElimination (core/optimizer/common_subexpression_elimination.cc): a deterministic node
-with the same op, domain, attributes and inputs as an earlier one (in ORT's order) is removed; its consumers
-read the earlier one's outputs."""
+(IsOperationDeterministic: ai.onnx but the random ops, com.microsoft's Q/DQ) with the same op, domain,
+attributes and inputs as an earlier one (in ORT's order) is removed; its consumers read the earlier one's
+outputs. An ai.onnx DequantizeLinear is never merged (IsNodeSupported: a DQ stays in one QDQ node unit;
+measured on 1.24.4 and 1.31.1: two identical DQs, and two identical com.microsoft::Gelu, stay apart)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import onnx
 from onnx import numpy_helper
 
-from onnxlint.ort.optimizer.optimized import NON_DETERMINISTIC
+from onnxlint.ort.optimizer.graph_utils import is_operation_deterministic
 
 if TYPE_CHECKING:
     from onnxlint.model.graph import GraphScope, NodeRef
@@ -22,9 +24,9 @@ Attributes = tuple[tuple[str, Any], ...]
 
 def cse_attributes(n: NodeRef, typed_tensors: bool = True) -> Attributes | None:
     """A node's attributes as CSE compares them (sorted name, bytes), None when CSE never merges it (random
-    ops, control flow, and, unless typed_tensors (Release.cse_typed_tensor_attributes), a tensor attribute not
-    stored as raw bytes)."""
-    if n.op_type in NON_DETERMINISTIC:
+    ops, other domains' ops but com.microsoft's Q/DQ, an ai.onnx DequantizeLinear, control flow, and, unless
+    typed_tensors (Release.cse_typed_tensor_attributes), a tensor attribute not stored as raw bytes)."""
+    if not is_operation_deterministic(n.domain, n.op_type) or (n.domain == "ai.onnx" and n.op_type == "DequantizeLinear"):
         return None
     attrs = n.proto.attribute
     if not attrs:
@@ -66,6 +68,7 @@ class CommonSubexpressionElimination:
     def apply(self, state: OptimizerState, scope: GraphScope) -> bool:
         seen: dict[tuple[Any, ...], NodeRef] = {}
         changed = False
+        copies = state.dq_copied()
         cached = self._attrs
         for n in state.nodes(scope):
             attrs = cached[n.index]
@@ -73,7 +76,11 @@ class CommonSubexpressionElimination:
                 attrs = cached[n.index] = cse_attributes(n, self._typed)
             if attrs is None:
                 continue
-            key = (n.domain, n.op_type, n.opset, attrs, state.canon_inputs(scope, n.inputs), len(n.outputs))
+            if copies:  # an input reading a DequantizeLinear ORT copied per reading input reads a value of its own
+                ins = tuple((v, n.index, i) if v and state.read_per_edge(v) else state.canon(scope, v) for i, v in enumerate(n.inputs))
+            else:
+                ins = state.canon_inputs(scope, n.inputs)
+            key = (n.domain, n.op_type, n.opset, attrs, ins, len(n.outputs))
             first = seen.get(key)
             if first is None:
                 seen[key] = n

@@ -1,5 +1,6 @@
-"""ConstantSharing (core/optimizer/constant_sharing.cc): initializers of <= 8 elements with the same dtype, shape
-and bytes become one, so CommonSubexpressionElimination sees them as one value.
+"""ConstantSharing (core/optimizer/constant_sharing.cc): initializers of 1 to 8 elements with the same dtype, shape
+and bytes become one, so CommonSubexpressionElimination sees them as one value (IsAllowedToShare: an empty
+tensor, the shape of a Reshape to a scalar, is never shared; paddle2onnx's duplicated LSTM-state chains stay two).
 
 It runs once (ShouldOnlyApplyOnce), in the first step right after the rule-based pass, on the main graph only
 (verbose transformer log of 1.24.4: ConstantSharing appears in step 1 only). Modelled as the key CSE compares
@@ -28,9 +29,9 @@ def shared_key(state: OptimizerState, scope: GraphScope, value: str) -> object:
     t = state.tensor(scope, value)
     if t is not None:
         arr = small_array(t, SHARE_MAX_ELEMENTS)
-        return value if arr is None else ("const", t.data_type, tuple(t.dims), arr.tobytes())
+        return value if arr is None or arr.size == 0 else ("const", t.data_type, tuple(t.dims), arr.tobytes())
     arr = state.value(scope, value)  # an initializer the first rule pass made (UnsqueezeElimination)
-    if arr is None or arr.size > SHARE_MAX_ELEMENTS:
+    if arr is None or arr.size > SHARE_MAX_ELEMENTS or arr.size == 0:
         return value
     try:
         dtype = onnx.helper.np_dtype_to_tensor_dtype(arr.dtype)

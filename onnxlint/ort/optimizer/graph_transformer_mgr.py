@@ -15,6 +15,7 @@ from onnxlint.ort.optimizer.state import OptimizerState
 
 if TYPE_CHECKING:
     from onnxlint.model.graph import GraphIndex, GraphScope, NodeRef
+    from onnxlint.ort.optimizer.ensure_unique_dq_for_node_unit import UniqueDQ
     from onnxlint.ort.optimizer.graph_transformer import GraphTransformer
 
 MAX_ITERATIONS = 10  # GraphTransformerManager's steps per level
@@ -46,12 +47,13 @@ class _Manager:
 
 
 def optimize(index: GraphIndex, level: str = "all", has_cpu_kernel: Callable[[NodeRef], bool] | None = None,
-             ort_version: str | None = None) -> Optimized:
+             ort_version: str | None = None, unique_dq: UniqueDQ | None = None) -> Optimized:
     """Which nodes of `index` ORT's Level-1 transformers remove at `level` (disabled | basic | all), for the
-    ORT release `ort_version` (None: the newest behaviour modelled)."""
+    ORT release `ort_version` (None: the newest behaviour modelled). unique_dq: the DequantizeLinear copies
+    EnsureUniqueDQForNodeUnit made (it runs before)."""
     if level not in LEVELS:
         raise ValueError(f"optimization level must be one of {', '.join(LEVELS)}, not {level!r}")
-    state = OptimizerState(index, level, has_cpu_kernel or (lambda node: True))
+    state = OptimizerState(index, level, has_cpu_kernel or (lambda node: True), unique_dq)
     if level == "disabled":
         return state.result()
     level1 = generate_transformers(releases.row(ort_version), state.node_count())

@@ -8,10 +8,24 @@ from typing import TYPE_CHECKING, TypeGuard
 import numpy as np
 
 from onnxlint.ort import schema_registry
+from onnxlint.ort.optimizer.optimized import NON_DETERMINISTIC
 
 if TYPE_CHECKING:
     from onnxlint.model.graph import GraphScope, NodeRef
     from onnxlint.ort.optimizer.state import OptimizerState
+
+
+# optimizer_utils' kMSDomainDeterministicOps: the com.microsoft ops constant folding and CSE take for deterministic
+MS_DETERMINISTIC = frozenset({"QuantizeLinear", "DequantizeLinear"})
+
+
+def is_operation_deterministic(domain: str, op_type: str) -> bool:
+    """optimizer_utils::IsOperationDeterministic: an ai.onnx op but the random ones, com.microsoft's QuantizeLinear
+    and DequantizeLinear; any other domain is taken for non-deterministic (measured on 1.24.4 and 1.31.1:
+    com.microsoft::QuantizeLinear of constants is folded, two identical com.microsoft::Gelu stay apart)."""
+    if domain == "ai.onnx":
+        return op_type not in NON_DETERMINISTIC
+    return domain == "com.microsoft" and op_type in MS_DETERMINISTIC
 
 
 def since(n: NodeRef) -> int | None:

@@ -28,10 +28,26 @@ class Removed:
 
 
 @dataclass
+class Created:
+    """A node a transformer adds to the graph: its op, the model's node it comes from, and where it runs relative
+    to that node (runs_with: the placement rule the partitioner applies: `shape-consumer` for a node reading only
+    host-side shape values, which GetCpuPreferredNodes keeps on CPU)."""
+
+    name: str
+    op_type: str
+    domain: str
+    by: str  # ORT's name of the transformer
+    source: NodeRef
+    runs_with: str
+    detail: str = ""
+
+
+@dataclass
 class Optimized:
     level: str
     removed: dict[int, Removed] = field(default_factory=dict)  # node index -> why it is gone
     alias: dict[str, str] = field(default_factory=dict)  # value -> value its consumers read instead
+    created: list[Created] = field(default_factory=list)  # nodes the transformers added, in the order made
     constants: set[str] = field(default_factory=set)  # values that are initializers after optimization
     shapes: dict[str, Dims] | RefinedShapes = field(default_factory=dict)  # shapes known after data propagation
     # the work the folded values computed on demand may spend, and what it refused (said in one placement note)

@@ -2,8 +2,9 @@
 
 The Shape->Gather->Unsqueeze->Concat subgraph that builds a Reshape's shape from its own input's dims (plus
 constants and at most one other value) becomes a constant; a dim of another tensor counts when it is known to be
-the same (Release.reshape_dim_match: that one dim, else the whole shape). From 1.31 (Release.contiguous_reshapes)
-it also fuses contiguous Reshapes (FuseContiguousReshapes), run as its own pass. The constants it reads (a
+the same (Release.reshape_dim_match: that one dim, else the whole shape). From 1.24 (Release.contiguous_reshapes:
+Reshape-14 and older there, every version from 1.31) it also fuses contiguous Reshapes (FuseContiguousReshapes),
+run as its own pass. The constants it reads (a
 Concat input, a Gather index) must be initializers of the Reshape's own graph (AppendTensorFromInitializer and
 IsInitializerWithExpectedValue read Graph::GetInitializedTensor): in an If branch, an outer graph's constant does
 not count (measured on 1.24.4 and 1.31.1: an optimum merged decoder's branches keep their shape subgraphs).
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING, TypeGuard
 
 import numpy as np
 
-from onnxlint.ort.optimizer.graph_utils import is_supported, one_element, producer, single_reader
+from onnxlint.ort.optimizer.graph_utils import is_supported, one_element, producer, since, single_reader
 from onnxlint.ort.optimizer.initializers import same_dim
 
 if TYPE_CHECKING:
@@ -169,9 +170,12 @@ def _drop_dead_producers(state: OptimizerState, scope: GraphScope, n: NodeRef, b
 
 
 class ContiguousReshapeFusion:
-    """ReshapeFusion::FuseContiguousReshapes (1.31 on)."""
+    """ReshapeFusion::FuseContiguousReshapes, for a first Reshape whose since-version is at most `upto`."""
 
     name = "ReshapeFusion.FuseContiguousReshapes"
+
+    def __init__(self, upto: int):
+        self._upto = upto
 
     def apply(self, state: OptimizerState, scope: GraphScope) -> bool:
         """FuseContiguousReshapes: Reshape/Squeeze/Unsqueeze nodes in a row, each the only reader of the one before,
@@ -179,12 +183,13 @@ class ContiguousReshapeFusion:
         it here; the others go."""
         changed = False
         for first in state.nodes(scope):
-            if not _reshape_like(first) or first.op_type != "Reshape" or state.is_removed(first):
+            if not _reshape_like(first) or first.op_type != "Reshape" or state.is_removed(first) \
+                    or (since(first) or 0) > self._upto:
                 continue  # measured: a run that starts with Squeeze/Unsqueeze (small shape tensors) stays
             before = scope.producer.get(state.resolve(first.inputs[0]))
-            if _reshape_like(before) and not state.is_removed(before) \
+            if _reshape_like(before) and before.op_type == "Reshape" and not state.is_removed(before) \
                     and single_reader(state, scope, before.outputs[0]) is first:
-                continue  # not the head of its chain
+                continue  # not the head of its chain (a Squeeze/Unsqueeze before it starts none: measured)
             chain = [first]
             while True:
                 nxt = single_reader(state, scope, chain[-1].outputs[0])

@@ -20,13 +20,15 @@ from onnx import numpy_helper
 from onnxlint.model.locations import node_path
 from onnxlint.ort import graph_viewer
 from onnxlint.ort.optimizer import fold_eval
+from onnxlint.ort.optimizer.ensure_unique_dq_for_node_unit import UniqueDQ
 from onnxlint.ort.optimizer.initializers import VALUE_MAX_ELEMENTS, constant_node_tensor, small_array
-from onnxlint.ort.optimizer.optimized import Array, Optimized, Removed
+from onnxlint.ort.optimizer.optimized import Array, Created, Optimized, Removed
 from onnxlint.ort.optimizer.refined_shapes import Dims, refined_shapes
 
 if TYPE_CHECKING:
     from onnxlint.model.graph import GraphIndex, GraphScope, NodeRef
 
+_VALUE_SHAPED = frozenset({"ConstantOfShape", "Expand", "Reshape"})  # ops whose output shape is a value's (see _base)
 FOLD_EVAL_MAX_ELEMENTS = 4096  # folded values computed on demand (shape-sized tensors only)
 REINFER_MAX_DEPTH = 200  # producers walked back to find a folded value (Python's recursion limit is 1000)
 REINFER_BUDGET = 10_000  # re-inference steps per model (a detector of a few thousand nodes needs ~3k)
@@ -38,8 +40,12 @@ SharedKey = Callable[["OptimizerState", "GraphScope", str], object]
 
 
 class OptimizerState:
-    def __init__(self, index: GraphIndex, level: str, has_cpu_kernel: Callable[[NodeRef], bool]):
+    def __init__(self, index: GraphIndex, level: str, has_cpu_kernel: Callable[[NodeRef], bool],
+                 unique_dq: UniqueDQ | None = None):
         self._index = index
+        # the DequantizeLinear copies EnsureUniqueDQForNodeUnit made before the Level-1 transformers
+        self._unique_dq = unique_dq if unique_dq is not None else UniqueDQ()
+        self._copy_edges = {(r.index, i) for edges in self._unique_dq.copies.values() for r, i in edges}
         self._has_cpu_kernel = has_cpu_kernel
         self._out = Optimized(level)
         self._out.shapes = refined_shapes(index)
@@ -94,6 +100,24 @@ class OptimizerState:
     def has_cpu_kernel(self, node: NodeRef) -> bool:
         """Whether ConstantFolding can run the node: a CPU kernel for its exact types."""
         return self._has_cpu_kernel(node)
+
+    def dq_copied(self) -> bool:
+        """Whether EnsureUniqueDQForNodeUnit copied any DequantizeLinear of the model."""
+        return bool(self._copy_edges)
+
+    def read_per_edge(self, value: str) -> bool:
+        """Whether each input reading value reads a copy of its producer of its own: a DequantizeLinear
+        EnsureUniqueDQForNodeUnit copied before the Level-1 transformers (two readers never read the same value)."""
+        return bool(self._copy_edges) and self._out.resolve(value) in self._unique_dq.outputs
+
+    def original_readers(self, value: str) -> list[NodeRef]:
+        """The live nodes reading value from its producer itself, not from a DequantizeLinear copy
+        EnsureUniqueDQForNodeUnit made for them (rewired readers included)."""
+        readers = self.live_readers(value)
+        if not self._copy_edges or self._out.resolve(value) not in self._unique_dq.outputs:
+            return readers
+        return [r for r in readers if not all((r.index, i) in self._copy_edges for i, v in enumerate(r.inputs)
+                                               if v and self._out.resolve(v) == self._out.resolve(value))]
 
     def bodies_of(self, node: NodeRef) -> list[GraphScope]:
         """The graph bodies a node holds (If branches, a Loop body), from a map built once."""
@@ -216,7 +240,11 @@ class OptimizerState:
         shp = scope.type_of(value).shape
         if shp is not None and all(isinstance(d, int) for d in shp):
             return tuple(shp)  # static already: data propagation (a second inference) cannot add to it
-        s = self._out.shapes.get(value)
+        p = scope.producer.get(value)
+        # ORT's inference of ConstantOfShape and Expand reads their shape input only when it is a constant
+        # initializer (getInputData): a shape computed from Shape -> Gather -> Concat gives their output no dims
+        # (measured on 1.24.4 and 1.31.1: a CLIP mask's ConstantOfShape of [77, 77] keeps the Shape after it)
+        s = None if p is not None and p.op_type in _VALUE_SHAPED and p.domain == "ai.onnx" else self._out.shapes.get(value)
         if s is not None:
             return s
         return None if shp is None else tuple(d if isinstance(d, int) else None for d in shp)
@@ -505,6 +533,16 @@ class OptimizerState:
                         if id(r) not in ids:
                             ids.add(id(r))
                             have.append(r)
+
+    def create(self, node: Created) -> None:
+        """A transformer adds a node to the graph (a Gather the TransposeOptimizer puts after a Shape): placed by
+        the partitioner after the model's own nodes. It is no change the other passes can read (they look at the
+        model's nodes only), so it does not count as one."""
+        self._out.created.append(node)
+
+    def created(self) -> list[Created]:
+        """The nodes the transformers added so far (a copy)."""
+        return list(self._out.created)
 
     def nodes(self, scope: GraphScope) -> list[NodeRef]:
         """The scope's live nodes in ORT's order (shared by passes between changes: never mutate it)."""

@@ -1,0 +1,90 @@
+"""The transformers ORT runs after partitioning at `all` (Levels 2 and 3) that leave nodes of their own:
+GatherSliceToSplitFusion (ort.optimizer.gather_slice_fusion) and NhwcTransformer (ort.optimizer.nhwc_transformer);
+and the nodes of a function body ORT inlines. Each model was measured with ORT's CUDA session on 1.24.4 and
+1.31.1 (the truth harness); the tests place them with the shipped kernel tables."""
+
+import numpy as np
+import onnx
+import pytest
+from conftest import init, make_model, vi
+from onnx import TensorProto as T
+from onnx import helper as h
+
+import onnxlint.ort.partitioner as placement
+from onnxlint.model.graph import GraphIndex
+
+RELEASES = ("1.24.4", "1.31.1")
+
+
+def _created(model, version, level):
+    pl = placement.simulate(GraphIndex(onnx.shape_inference.infer_shapes(model)), "ort-cuda", version, optimization=level)
+    return sorted((c.op_type, c.ep, c.by, c.replaces) for c in pl.created), pl
+
+
+def _gathers_and_slice(covered=True):
+    nodes = [h.make_node("Relu", ["x"], ["r"], name="relu"), h.make_node("Gather", ["r", "i0"], ["g0"], axis=1, name="g0"),
+             h.make_node("Gather", ["r", "i1"], ["g1"], axis=1, name="g1"), h.make_node("Add", ["g0", "g1"], ["a"], name="add")]
+    outs = [vi("a", T.FLOAT, None)]
+    if covered:
+        nodes += [h.make_node("Slice", ["r", "st", "en", "ax"], ["s2"], name="sl"), h.make_node("Sigmoid", ["s2"], ["y2"], name="sig")]
+        outs.append(vi("y2", T.FLOAT, None))
+    return make_model(nodes, [vi("x", T.FLOAT, ["N", 3, 4])], outs,
+                      [init("i0", np.array(0, np.int64)), init("i1", np.array(1, np.int64)), init("st", np.array([2], np.int64)),
+                       init("en", np.array([3], np.int64)), init("ax", np.array([1], np.int64))])
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_gathers_and_slices_covering_a_dim_become_a_split(version):
+    """Two Gathers of scalar indices and a Slice covering dim 1 of [N, 3, 4]: a Split and two Squeezes, on CUDA
+    with the first of them, at `all` only; two Gathers leaving index 2 out stay."""
+    split = "GatherSliceToSplitFusion"
+    made, _ = _created(_gathers_and_slice(), version, "all")
+    assert made == [("Split", placement.CUDA, split, False)] + [("Squeeze", placement.CUDA, split, False)] * 2
+    assert not _created(_gathers_and_slice(), version, "basic")[0]
+    assert not _created(_gathers_and_slice(covered=False), version, "all")[0]
+
+
+def _qconvs(with_add=False):
+    def conv(i, o, w, name):
+        return h.make_node("QLinearConv", [i, "s", "z", w, "ws", "wz", "s", "z"], [o], name=name, pads=[1, 1, 1, 1])
+
+    nodes = [h.make_node("QuantizeLinear", ["x", "s", "z"], ["q"], name="q"), conv("q", "c1", "w", "c1"), conv("c1", "c2", "w2", "c2")]
+    last = "c2"
+    if with_add:
+        nodes += [h.make_node("QLinearAdd", ["c1", "s", "z", "c2", "s", "z", "s", "z"], ["a"], domain="com.microsoft", name="add"),
+                  conv("a", "c3", "w", "c3")]
+        last = "c3"
+    nodes.append(h.make_node("DequantizeLinear", [last, "s", "z"], ["y"], name="dq"))
+    weights = np.ones((4, 4, 3, 3), np.uint8)
+    return make_model(nodes, [vi("x", T.FLOAT, ["N", 4, 8, 8])], [vi("y", T.FLOAT, None)],
+                      [init("s", np.array(0.1, np.float32)), init("z", np.array(128, np.uint8)), init("w", weights),
+                       init("ws", np.array(0.02, np.float32)), init("wz", np.array(0, np.uint8)), init("w2", weights)],
+                      extra_opsets=[("com.microsoft", 1)])
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_cpu_qlinearconvs_go_channels_last_between_two_transposes(version):
+    """NhwcTransformer: each CPU QLinearConv (uint8) is replaced by com.microsoft's channels-last one; the
+    Transposes between two of them cancel, a QLinearAdd of two of them is pushed through: one Transpose in and
+    one out, on CPU, at `all` only. The Memcpy nodes stay as they are."""
+    nhwc = "NhwcTransformer"
+    for with_add, convs in ((False, 2), (True, 3)):
+        made, pl = _created(_qconvs(with_add), version, "all")
+        assert made == [("QLinearConv", placement.CPU, nhwc, True)] * convs + [("Transpose", placement.CPU, nhwc, False)] * 2
+        assert len(pl.boundaries) == 2
+        assert not _created(_qconvs(with_add), version, "basic")[0]
+
+
+@pytest.mark.parametrize("version", RELEASES)
+@pytest.mark.parametrize("opset", [21, 23])
+def test_the_body_of_an_inlined_function_is_placed_node_by_node(version, opset):
+    """GroupNormalization-21 has no kernel: ORT inlines its body (in an opset-23 model too, with the opset-21
+    body), 29 nodes, its Div and Concat of shape values on CPU, the rest on CUDA, at every level."""
+    m = make_model([h.make_node("GroupNormalization", ["x", "g", "b"], ["y"], name="gn", num_groups=2, epsilon=1e-5)],
+                   [vi("x", T.FLOAT, ["N", 4, 2, 2])], [vi("y", T.FLOAT, None)],
+                   [init("g", np.ones(4, np.float32)), init("b", np.zeros(4, np.float32))], opset=opset, ir=10)
+    for level in ("disabled", "all"):
+        made, pl = _created(m, version, level)
+        assert {p.node.name: p.status for p in pl.nodes.values()} == {"gn": "expanded"}
+        cpu = sorted(op for op, ep, by, _ in made if ep == placement.CPU)
+        assert cpu == ["Concat", "Div"] and len(made) == 29 and {by for _, _, by, _ in made} == {"InlineFunction"}
