@@ -93,6 +93,12 @@ def main(argv: list[str] | None = None) -> int:
         print(proc.stderr, file=sys.stderr)
         return 2
     findings = json.loads(proc.stdout or "[]")
+    # a model's notes are shown lines too (a text run prints `path: note: ...`: a classic-ML model checked as a CPU
+    # model, a GenAI model built for the CPU EP): counted beside the finding lines, not judged (they claim nothing
+    # about a runtime)
+    text = subprocess.run([sys.executable, "-m", "onnxlint", *map(str, models), "--no-progress"],
+                          capture_output=True, text=True, cwd=ROOT).stdout
+    notes = Counter(ln.split(": note: ", 1)[0] for ln in text.splitlines() if ": note: " in ln and not ln.startswith("note: "))
     shown = [f for f in findings if not f["suppressed"] and f["severity"] != "info"]
     rows = load_judgements()
     from types import SimpleNamespace
@@ -114,23 +120,28 @@ def main(argv: list[str] | None = None) -> int:
         verdicts[r["verdict"]] += 1
         if args.details:
             print(f"{r['verdict']:<6} {f['code']} {rel.get(f['filename'])}:{f['node']} {f['message'][:110]}")
-    print(f"{'model':<70} lines findings  by code")
+    print(f"{'model':<70} lines notes findings  by code")
     for m in models:
         c = per_model.get(str(m), Counter())
-        print(f"{rel[str(m)][-70:]:<70} {lines_per_model.get(str(m), 0):5d} {sum(c.values()):8d}  "
+        print(f"{rel[str(m)][-70:]:<70} {lines_per_model.get(str(m), 0):5d} {notes.get(str(m), 0):5d} {sum(c.values()):8d}  "
               f"{', '.join(f'{k}×{v}' for k, v in sorted(c.items()))}")
-    print(f"\n{'family':<32} models  lines  lines/model  max")
-    by_family: dict[str, list[int]] = defaultdict(list)
+    print(f"\n{'family':<32} models  lines  notes  (lines+notes)/model  max")
+    by_family: dict[str, list[tuple[int, int]]] = defaultdict(list)
     for m in models:
-        by_family[family[str(m)]].append(lines_per_model.get(str(m), 0))
+        by_family[family[str(m)]].append((lines_per_model.get(str(m), 0), notes.get(str(m), 0)))
     for fam, counts in sorted(by_family.items()):
-        print(f"{fam:<32} {len(counts):6d} {sum(counts):6d} {sum(counts) / len(counts):12.2f} {max(counts):4d}")
+        ln, nt = sum(a for a, _ in counts), sum(b for _, b in counts)
+        print(f"{fam:<32} {len(counts):6d} {ln:6d} {nt:6d} {(ln + nt) / len(counts):20.2f} {max(a + b for a, b in counts):4d}")
     infos = sum(1 for f in findings if f["severity"] == "info" and not f["suppressed"])
     worst = max((sum(c.values()) for c in per_model.values()), default=0)
     worst_lines = max(lines_per_model.values(), default=0)
+    n_notes = sum(notes.values())
+    worst_shown = max((lines_per_model.get(str(m), 0) + notes.get(str(m), 0) for m in models), default=0)
     print(f"\nmodels: {len(models)}; shown: {len(lines)} text lines, {len(lines) / max(len(models), 1):.2f} per model "
           f"(max {worst_lines} on one model) for {len(shown)} "
           f"findings (max {worst} on one model); infos counted, not shown: {infos}")
+    print(f"with the models' notes: {len(lines) + n_notes} shown lines ({n_notes} notes), "
+          f"{(len(lines) + n_notes) / max(len(models), 1):.2f} per model, max {worst_shown} on one model")
     print("verdicts: " + ", ".join(f"{k} {v}" for k, v in sorted(verdicts.items())))
     errors_stderr = [ln for ln in proc.stderr.splitlines() if ln.startswith("onnxlint: error")]
     if errors_stderr:

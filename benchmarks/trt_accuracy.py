@@ -19,7 +19,10 @@ usage:
          the manifest's names: bench-out/models/optimum/bart/decoder_model.onnx is `bart/decoder_model`)
 
 Prints per version: agreement, false alarms (onnxlint rejects, the parser accepts) and misses (the parser rejects,
-onnxlint does not), each grouped by cause.
+onnxlint does not), each grouped by cause; and, on the models both reject, whether onnxlint's first rejected node
+(graph order) is the one the parser stopped at (same op type; for an initializer the parser could not import, a
+verdict saying so), and whether the parser's words onnxlint quotes (a probe-measured verdict) are the parser's
+words here.
 """
 
 from __future__ import annotations
@@ -66,6 +69,31 @@ def find_models(dirs: list[str]) -> dict[str, list[str]]:
                 if f.endswith(".onnx"):
                     out[f[:-5]].append(os.path.join(root, f))
     return out
+
+
+def first_error(bad: list, row: dict) -> tuple[bool, bool | None]:
+    """(onnxlint's first rejected node is where the parser stopped, the words it quotes are the parser's: None
+    where it quotes none) for a model both reject."""
+    import re
+
+    main = [v for v in bad if getattr(getattr(v.node, "scope", None), "parent", None) is None] or bad
+    # the parser imports every initializer before any node: a stored tensor it cannot import fails it first
+    stored = [v for v in main if "cannot import" in v.detail or "cannot take a network input" in v.detail]
+    first = min(stored or main, key=lambda v: getattr(v.node, "index", 0))
+    op = (row.get("error_ops") or "-").split(",")[0]
+    said = " ".join((row.get("error_desc", ""), row.get("log", "")))
+    if op == "-" and "initializer" in said:  # parseGraph imports every initializer before any node
+        same = "cannot import" in first.detail
+    elif op == "-" and "Failed to convert ONNX date type" in said:  # importInputs: the network's inputs, first of all
+        same = "cannot take a network input" in first.detail
+    else:
+        same = op in ("-", first.node.op_type)
+    quoted = re.search(r'"([^"]{12,})"', first.detail)
+    if not quoted:
+        return same, None
+    words = re.sub(r"\s+", " ", quoted.group(1)).rstrip(".")
+    said = " ".join(said.split())
+    return same, all(part.strip() in said for part in words.split(" (")[0].split("<name>"))  # <name>: a tensor's
 
 
 def truth_cause(row: dict) -> str:
@@ -190,6 +218,8 @@ def main(argv=None) -> int:
         c = collections.Counter()
         fa, miss = collections.defaultdict(list), collections.defaultdict(list)
         other_net: list[str] = []
+        other_first: list[str] = []
+        wrong_words: list[str] = []
         n = 0
         excluded = []
         by_src: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
@@ -209,6 +239,17 @@ def main(argv=None) -> int:
             pred_ok = not bad
             if truth_ok == pred_ok:
                 c["agree"] += 1
+                if not truth_ok and bad and r["verdict"] == "reject":
+                    same, words = first_error(bad, r)
+                    c["both reject"] += 1
+                    c["same first node"] += same
+                    if not same:
+                        other_first.append(r["test"])
+                    if words is not None:
+                        c["quoted"] += 1
+                        c["quoted right"] += words
+                        if not words:
+                            wrong_words.append(r["test"])
                 continue
             if truth_ok and _other_network(r, paths[0]):
                 # the parser accepted, but built outputs of other shapes than the model's: what onnxlint called
@@ -231,6 +272,12 @@ def main(argv=None) -> int:
         rej = sum(1 for r in rows if models.get(r["test"]) and r["verdict"] != "accept")
         rej -= len(excluded)
         print(f"| {args.set} | {label} | {n} | {rej} | {c['agree']} ({100 * c['agree'] / max(n, 1):.1f} %) | {nfa} | {nmiss} |")
+        if c["both reject"]:
+            print(f"  ({label} first error, of {c['both reject']} models both reject: onnxlint's first rejected node is the "
+                  f"parser's in {c['same first node']}; the parser's words it quotes are the parser's here in "
+                  f"{c['quoted right']} of {c['quoted']}"
+                  + (f"; other first node: {', '.join(other_first[:6])}" if other_first else "")
+                  + (f"; other words: {', '.join(wrong_words[:6])}" if wrong_words else "") + ")")
         if other_net:
             print(f"  ({label}: {len(other_net)} accepted by the parser as a network whose output shapes differ from the "
                   f"model's, which onnxlint calls rejected, counted as agreement: {', '.join(other_net[:4])})")

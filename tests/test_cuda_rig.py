@@ -95,9 +95,11 @@ def test_missing_cuda_libraries_fail_and_name_every_one(relu_add, tmp_path):
     for lib in ("libcudart.so.12", "libcublasLt.so.12", "libcudnn.so.9"):
         assert lib in r["cuda_unavailable"]
     assert "fix: pip install 'nvidia-cudnn-cu12'" in r["cuda_unavailable"]
-    rc, out, _ = rig(relu_add, "--verify", "--target", "ort-cuda", "--format", "json", libs=False)
-    findings = [f for entry in json.loads(out) for f in entry.get("findings", [])] if out.startswith("[") else []
-    assert rc == 1 and "OLX903" in out and "verified_provider" not in out, findings
+    # lint --verify: the static prediction stands (its exit status), and one run-wide note says verify did not run
+    rc, out, err = rig(relu_add, "--verify", "--target", "ort-cuda", "--format", "json", libs=False)
+    assert rc == 0 and "OLX903" not in out and "verified_provider" not in out, out
+    assert err.count("--verify did not run: CUDAExecutionProvider was requested but not exercised") == 1, err
+    assert "libcudnn.so.9" in err
 
 
 def test_both_wheels_installed_fail_with_uninstall_one(relu_add):

@@ -98,3 +98,58 @@ def test_cache_key_follows_genai_config(tmp_path):
     (p.parent / "genai_config.json").write_text(json.dumps({"model": {"decoder": {
         "filename": "model.onnx", "session_options": {"provider_options": [{"cuda": {}}]}}}}))
     assert keys.key(p, settings) != before
+
+
+# ----------------------------------------------------- issue 41: classic ML and ORT's CPU quantization formats
+
+
+def _sklearn_pipeline():
+    """What skl2onnx writes for StandardScaler + LogisticRegression: ai.onnx.ml Scaler, LinearClassifier, ZipMap."""
+    ml = ("ai.onnx.ml", 3)
+    nodes = [h.make_node("Scaler", ["X"], ["s"], name="scaler", domain="ai.onnx.ml", offset=[0.0, 0.0], scale=[1.0, 1.0]),
+             h.make_node("LinearClassifier", ["s"], ["label", "prob"], name="clf", domain="ai.onnx.ml",
+                         classlabels_ints=[0, 1], coefficients=[1.0, -1.0, -1.0, 1.0], intercepts=[0.0, 0.0])]
+    m = make_model(nodes, [vi("X", T.FLOAT, ["N", 2])], [vi("label", T.INT64, ["N"]), vi("prob", T.FLOAT, ["N", 2])],
+                   extra_opsets=[ml])
+    m.producer_name = "skl2onnx"
+    return m
+
+
+def test_classic_ml_model_is_checked_as_a_cpu_model_with_one_line(save, lint_json, cli):
+    p = save(_sklearn_pipeline())
+    rc, findings = lint_json(p)
+    assert findings == [] and rc == 0  # ORT's CPU EP runs every ai.onnx.ml op: nothing to say
+    rc, out, _ = cli(p)
+    notes = [ln for ln in out.splitlines() if ": note: " in ln]
+    assert len(notes) == 1 and "a classic-ML model (ai.onnx.ml ops Scaler, LinearClassifier)" in notes[0]
+    assert "checked as a CPU model (ort-cpu)" in notes[0] and "OLX200" not in out and "OLX300" not in out
+
+
+def test_classic_ml_on_a_named_gpu_target_is_checked_there(save, lint_json):
+    p = save(_sklearn_pipeline())
+    _, findings = lint_json(p, "--target", "ort-cuda")
+    assert {f["code"] for f in findings} == {"OLX200"}  # no CUDA kernel for the ai.onnx.ml ops
+    _, findings = lint_json(p, "--target", "tensorrt")
+    assert {f["code"] for f in findings} == {"OLX300"}
+
+
+def _qoperator():
+    """ORT's quantize_static with QuantFormat.QOperator: a QLinearConv and com.microsoft's QLinearAdd."""
+    w = init("w", np.zeros((4, 3, 3, 3), np.uint8))
+    scalars = [init("s", np.array(0.1, np.float32)), init("z", np.array(0, np.uint8))]
+    nodes = [h.make_node("QLinearConv", ["x", "s", "z", "w", "s", "z", "s", "z"], ["c"], name="conv"),
+             h.make_node("QLinearAdd", ["c", "s", "z", "c", "s", "z", "s", "z"], ["y"], name="add", domain="com.microsoft")]
+    return make_model(nodes, [vi("x", T.UINT8, ["N", 3, 8, 8])], [vi("y", T.UINT8, ["N", 4, 6, 6])], [w, *scalars],
+                      extra_opsets=[MS])
+
+
+def test_qoperator_model_on_cuda_is_one_line_with_its_cost(save, lint_json):
+    rc, findings = lint_json(save(_qoperator()))
+    shown = [f for f in findings if f["severity"] != "info"]
+    assert [f["code"] for f in shown] == ["OLX207"]  # not OLX200 per op type, no TensorRT line by default
+    msg = shown[0]["message"]
+    assert msg.startswith("QOperator quantization runs on CPU under the CUDA EP: 2 of the model's 2 nodes")
+    assert "quantize in QDQ format" in msg
+    # TensorRT named: its verdicts on the model are shown
+    _, findings = lint_json(save(_qoperator()), "--target", "tensorrt", "--target", "ort-cuda")
+    assert {"OLX207"} < {f["code"] for f in findings if f["severity"] != "info"}

@@ -850,7 +850,7 @@ def main(argv=None) -> int:
         dest = Path(args.out) / f"trt-{label}.json"
         if dest.exists():  # what tools/gen_trt_behaviour.py measured stays until it is run again
             old = json.loads(dest.read_text())
-            table.update({k: old[k] for k in ("behaviour", "ort_ops", "ort_ops_source") if k in old})
+            table.update({k: old[k] for k in ("behaviour", "ort_ops", "ort_ops_source", "ort_op_probes") if k in old})
         dest.write_text(json.dumps(table, sort_keys=True, separators=(",", ":")) + "\n")
         print(dest, f"({time.time() - t0:.0f} s)", flush=True)
     if not args.keep:

@@ -52,12 +52,20 @@ def text_lines(model: onnx.ModelProto) -> list[str]:
     # by name: their order means nothing (onnxslim reorders them), and a diff of the order would bury the change
     lines.extend(_initializer(t) for t in sorted(model.graph.initializer, key=lambda t: t.name))
     for node in model.graph.node:
-        lines.extend("   " + ln for ln in onnx.printer.to_text(node).splitlines())
+        lines.extend("   " + ln for ln in _node_lines(node))
     if body_end is not None:
         lines.append(body_end)
     for f in model.functions:
         lines.extend(onnx.printer.to_text(f).splitlines())
     return lines
+
+
+def _node_lines(node: onnx.NodeProto) -> list[str]:
+    """The printer's lines for one node: the body of a graph holding only it (onnx < 1.22's printer takes no node;
+    a node printed alone is the same lines)."""
+    g = onnx.GraphProto(name="_")
+    g.node.append(node)
+    return onnx.printer.to_text(g).splitlines()[1:-1]
 
 
 def unified(before: onnx.ModelProto, after: onnx.ModelProto, name: str) -> str:

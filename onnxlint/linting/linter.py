@@ -144,6 +144,22 @@ def _genai_targets(path: Path, settings: Settings) -> Settings | None:
     return replace(settings, targets=tuple("ort-cpu" if t == "ort-cuda" else t for t in settings.targets))
 
 
+def _content_targets(index: Any, settings: Settings) -> tuple[Settings, str] | None:
+    """The default targets of a model whose content says ORT runs it on its CPU EP (model.intent.cpu_model: a
+    classic-ML model): ort-cpu, with the one line saying so. Targets the user named are kept."""
+    if settings.explicit_targets or not {"ort-cuda", "tensorrt"} & set(settings.targets):
+        return None
+    from onnxlint.model import intent
+
+    why = intent.cpu_model(index)
+    if why is None:
+        return None
+    from dataclasses import replace
+
+    return (replace(settings, targets=("ort-cpu",)),
+            f"{why} is checked as a CPU model (ort-cpu); name --target ort-cuda or tensorrt to check it for a GPU")
+
+
 def lint_model(model: onnx.ModelProto, settings: Settings, display: str = "<model>",
                base_dir: Path | None = None, want_placement: bool = True) -> FileReport:
     return _lint_loaded(model_file(model, display, base_dir), settings, _plan_or_error(settings, None),
@@ -183,6 +199,7 @@ def _lint(mf: loading.ModelFile, settings: Settings, plan: LintPlan | Exception,
     from onnxlint.linting import engine
     from onnxlint.model import loading
 
+    given, planned = settings, plan  # what a retry starts from
     try:
         if isinstance(plan, Exception):
             raise plan
@@ -193,6 +210,11 @@ def _lint(mf: loading.ModelFile, settings: Settings, plan: LintPlan | Exception,
             # has cut its weight-less copy out of them, before onnx's copies of the model and the index
             loading.checker_result(mf)
         index = loading.index_model(mf)
+        intent = _content_targets(index, settings)
+        if intent is not None:  # a classic-ML model: checked where ORT runs it, the CPU EP
+            settings, note = intent
+            plan = LintPlan(plan.ruleset, plan.rules, options_for(settings), plan.checker_wanted)
+            res.notes.append(note)
         ctx = engine.new_context(mf, index, plan.options, plan.ruleset, targets_mod.REGISTRY)
         # a finding that will be suppressed does not count as "reported" (`reported_by`): the user would see
         # neither it nor the target finding it stands for
@@ -223,7 +245,7 @@ def _lint(mf: loading.ModelFile, settings: Settings, plan: LintPlan | Exception,
             return
         mf.inferred = mf.raw = mf.weightless = None  # inferred again, from the repaired model
         res.findings, res.placement, res.notes = [], {}, []
-        _lint(mf, settings, plan, want_placement, res, _retried=True)
+        _lint(mf, given, planned, want_placement, res, _retried=True)
     except Exception as exc:  # a defect in onnxlint must not hide the other files' findings
         res.error = f"internal error while linting ({type(exc).__name__}: {first_line(exc)})"
 

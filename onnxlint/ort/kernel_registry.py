@@ -391,7 +391,7 @@ def checked(requested: str | None, eps: Iterable[str] = ("cuda", "cpu")) -> str:
     """The kernel tables a run reads, for every output that names them: `ORT 1.31.1`, or with a version that has
     no table of its own, what answered for it: `ORT 1.21.1 tables (asked 1.21.5)`, `ORT 1.31.1 CUDA and 1.32.0
     CPU tables (asked 1.32.0)`. eps: the providers the targets read ('cuda', 'cpu')."""
-    release, _ = chosen_release(requested)
+    release, _ = chosen_release(requested, eps)
     got = {ep: nearest(ep, release) for ep in eps if releases(ep)}
     if all(exact for _, exact in got.values()):
         return f"ORT {release}"
@@ -470,23 +470,26 @@ def installed_ort_version() -> str | None:
 INSTALLED = "installed"  # the --ort-version value that asks for the installed onnxruntime's release
 
 
-def default_release() -> str:
-    """The newest ORT release every shipped kernel table (CPU, CUDA) has: one release for all ORT targets."""
-    shipped = [set(v) for v in available().values()]
+def default_release(eps: Iterable[str] | None = None) -> str:
+    """The newest ORT release every shipped kernel table of the providers has (eps: 'cpu', 'cuda'; None: every
+    provider): each target's default is its newest table, ort-cpu the newest CPU table (1.32.0, where
+    onnxruntime-gpu stops at 1.31.1), ort-cuda the newest release with a CUDA and a CPU table."""
+    have = available()
+    shipped = [set(v) for ep, v in have.items() if eps is None or ep in set(eps)]
     common = set.intersection(*shipped) if shipped else set()
     if not common:
         raise LookupError("no ORT release has a shipped kernel table for every provider")
     return max(common, key=version_key)
 
 
-def chosen_release(requested: str | None) -> tuple[str, str | None]:
-    """(the ORT release to read tables of, a note or None). `installed` without onnxruntime installed falls back
-    to the default, with a note saying so."""
+def chosen_release(requested: str | None, eps: Iterable[str] | None = None) -> tuple[str, str | None]:
+    """(the ORT release to read tables of, a note or None): the requested one, else the providers' default.
+    `installed` without onnxruntime installed falls back to the default, with a note saying so."""
     if requested != INSTALLED:
-        return requested or default_release(), None
+        return requested or default_release(eps), None
     found = installed_ort_version()
     if found is None:
-        default = default_release()
+        default = default_release(eps)
         return default, f"ORT {default} tables used (--ort-version installed, but no onnxruntime is installed)"
     return found, None
 

@@ -108,7 +108,8 @@ def lint_failure(ctx: Any) -> str | None:
     def order() -> dict[str, int]:
         return {n.name: i for i, n in enumerate(ort_topological_order(ctx.index.scopes[0]))} if ctx.index.scopes else {}
 
-    return resolve_failure_of(ctx.mf, ctx.checker_error(), chosen_release(ctx.options.ort_version)[0], order)
+    eps = ("cuda", "cpu") if ctx.options.targets & {"ort-cuda", "ort-trt"} else ("cpu",)  # the targets' default release
+    return resolve_failure_of(ctx.mf, ctx.checker_error(), chosen_release(ctx.options.ort_version, eps)[0], order)
 
 
 def as_ort_resolves(model: onnx.ModelProto) -> onnx.ModelProto:

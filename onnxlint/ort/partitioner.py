@@ -32,8 +32,9 @@ Tables = tuple[dict[str, kernels.KernelTable], str, list[str]]
 
 def resolve_tables(target: str, ort_version: str | None) -> Tables:
     """Kernel tables for the target's EPs at the requested ORT version, with notes on any substitution."""
-    requested, fallback = kernels.chosen_release(ort_version)  # unset: the newest shipped tables, never the installed ORT
     eps = [ep for ep in TARGET_EPS[target] if ep in kernels.EP_SHORT]
+    # unset: the newest tables the target's providers have, never the installed ORT
+    requested, fallback = kernels.chosen_release(ort_version, [kernels.EP_SHORT[ep] for ep in eps])
     versions, note = kernels.resolve([kernels.EP_SHORT[ep] for ep in eps], requested)  # one note per version
     tables = {ep: kernels.load(kernels.EP_SHORT[ep], versions[kernels.EP_SHORT[ep]]) for ep in eps}
     return tables, requested, [n for n in (fallback, note) if n]

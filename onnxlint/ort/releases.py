@@ -1,17 +1,22 @@
 """The ORT release table: what each onnxruntime minor line does that its kernel tables do not say.
 
 Every release-dependent gate of the model reads this table, nowhere else: the newest opset and IR version a
-release loads (model_load_utils.h ValidateOpsetForDomain, model.cc's IR check, docs/Versioning.md), and the
-graph transformers and partitioner behaviours that changed between releases. The kernel tables themselves are
-generated data (tools/gen_kernel_tables.py, `kernel_registry`). Supporting a new release: run the generator,
-add its row here (its limits, and each behaviour as measured on it), run the truth benchmark
-(benchmarks/cuda_placement_accuracy.py); CONTRIBUTING.md says it step by step.
+release loads (model_load_utils.h ValidateOpsetForDomain, model.cc's IR check), and the graph transformers and
+partitioner behaviours that changed between releases. The limits are generated data, probed on each line's own
+wheel (onnxlint/data/kernels/ort-releases.json, by tools/follow_releases.py, which also regenerates the kernel
+tables: tools/gen_kernel_tables.py, `kernel_registry`); the behaviours are what the truth benchmark
+(benchmarks/cuda_placement_accuracy.py) measured, set here. Supporting a new release: `python
+tools/follow_releases.py`, then the truth benchmark; CONTRIBUTING.md says it step by step.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
+from functools import lru_cache
+
+from onnxlint.support import resources
 
 
 @dataclass(frozen=True)
@@ -61,15 +66,34 @@ def _row(opset: int, ir: int, since_1_31: bool, measured: str | None = None, res
                    measured=measured)
 
 
-# (major, minor) -> row, oldest first. Limits measured: 1.20 -> 21/10, 1.24 -> 25/13, 1.31 -> 26/13.
+LIMITS_FILE = resources.data_dir() / "kernels" / "ort-releases.json"
+
+
+@lru_cache(maxsize=1)
+def limits() -> dict[tuple[int, int], tuple[int, int]]:
+    """(major, minor) -> (newest ai.onnx opset, newest IR version) that line's newest patch loads: session creation
+    of one-Identity models on its own wheel (tools/follow_releases.py); {} without the file."""
+    if not LIMITS_FILE.exists():
+        return {}
+    rows = json.loads(LIMITS_FILE.read_text())["releases"]
+    out = {}
+    for line, row in rows.items():
+        major, minor = (int(x) for x in line.split("."))
+        out[(major, minor)] = (int(row["max_opset"]), int(row["max_ir"]))
+    return dict(sorted(out.items()))
+
+
+# The behaviours, as the truth benchmark measured them: lines from 1.31 on behave the 1.31.1 way, earlier ones the
+# 1.24.4 way (the lines in between were not measured: they take the older one's behaviour); the measured patches
+_NEWER_SINCE = (1, 31)
+_MEASURED = {(1, 20): "1.20.2", (1, 24): "1.24.4", (1, 31): "1.31.1"}
+# contiguous_reshapes: Reshape-14 chains fused from 1.24 on (measured on 1.24.4; 0 on 1.20.2), every version from 1.31
+_RESHAPES_14_SINCE = (1, 24)
+
+# (major, minor) -> row, oldest first
 RELEASES: dict[tuple[int, int], Release] = {
-    (1, 14): _row(18, 8, False), (1, 15): _row(19, 9, False), (1, 16): _row(19, 9, False),
-    (1, 17): _row(20, 9, False), (1, 18): _row(21, 10, False), (1, 19): _row(21, 10, False),
-    (1, 20): _row(21, 10, False, "1.20.2"), (1, 21): _row(22, 10, False), (1, 22): _row(22, 11, False),
-    (1, 23): _row(23, 11, False), (1, 24): _row(25, 13, False, "1.24.4", 14), (1, 25): _row(25, 13, False, None, 14),
-    (1, 26): _row(26, 13, False, None, 14), (1, 27): _row(26, 13, False, None, 14), (1, 28): _row(26, 13, False, None, 14),
-    (1, 29): _row(26, 13, False, None, 14), (1, 30): _row(26, 13, False, None, 14), (1, 31): _row(26, 13, True, "1.31.1"),
-}
+    line: _row(opset, ir, line >= _NEWER_SINCE, _MEASURED.get(line), 14 if line >= _RESHAPES_14_SINCE else 0)
+    for line, (opset, ir) in limits().items()}
 # a release newer than the table, or none named: the newest behaviour ORT's sources show, no limits known
 NEWEST = Release(None, None, contiguous_reshapes=ANY_VERSION, reshape_dim_match=True, dropout_reads_training_mode=True,
                  cse_typed_tensor_attributes=True, function_node_cpu_in_first_pass=False,
@@ -98,7 +122,7 @@ def row(version: str | None) -> Release:
     got = RELEASES.get(rel)
     if got is not None:
         return got
-    return NEWEST if rel > max(RELEASES) else OLDEST
+    return NEWEST if not RELEASES or rel > max(RELEASES) else OLDEST
 
 
 def measured() -> list[str]:

@@ -66,6 +66,7 @@ class LintContext:
         self.registry = registry
         self._fallback = fallback
         self._predictions: dict[str, Any] = {}
+        self.facts: dict[str, Any] = {}  # model facts rules derive from the predictions (rules.intent_facts), once
         self._checker: str | None | bool = False
         self.active_rules: dict[str, Rule] = {}  # the rules this run evaluates (the `reported_by` predicate asks)
         self.suppressed_codes: list[str] = []  # codes suppressed for the whole file (per-file-ignores, metadata)

@@ -26,7 +26,7 @@ _PATH = re.compile(r"^([a-z_]+)(?:\[(\d+)\])?(?:\.(\w+))?$")
 
 MODEL_FIELDS = ("checker_error", "inference_error", "strict_error", "ort_load_error", "inference_skipped", "size_mb",
                 "protobuf_mb", "ir_version", "opset", "external_problem", "external_missing", "inputs", "tensorrt_ort_ops",
-                "tensorrt_product")
+                "tensorrt_product", "cpu_quantization", "tensorrt_quantization", "tensorrt_network_import")
 VALUE_FIELDS = ("name", "dtype", "shape", "rank", "value")
 VERIFY_FIELDS = ("provider", "predicted", "error")
 LFS_FIELDS = ("oid", "size")  # a Git LFS pointer's object: its sha256, its size in words ("a 94.3 MB object")
@@ -297,6 +297,11 @@ def _model_field(ctx: "LintContext", sub: str | None) -> Any:
         return len(mf.missing_external)
     if sub == "inputs":
         return ", ".join(i.name for i in ctx.index.graph_inputs())
+    if sub in ("cpu_quantization", "tensorrt_quantization", "tensorrt_network_import"):
+        from onnxlint.rules import intent_facts
+
+        return {"cpu_quantization": intent_facts.cpu_quantization_text, "tensorrt_quantization": intent_facts.tensorrt_quantization_text,
+                "tensorrt_network_import": intent_facts.tensorrt_network_import_text}[sub](ctx)
     if sub in ("tensorrt_ort_ops", "tensorrt_product") and "tensorrt" in ctx.options.targets:
         pred = ctx.prediction("tensorrt")
         return pred.ort_ops_text() if sub == "tensorrt_ort_ops" else pred.product

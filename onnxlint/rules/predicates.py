@@ -347,11 +347,32 @@ def _shape_sized(ctx: "LintContext", node: NodeRef, spec: bool) -> bool:
 
 
 @predicate("node", "ort_prepared_model", {"type": "boolean"},
-           "whether the node's model was prepared for ONNX Runtime (it holds ops only ORT defines) while TensorRT is "
-           "only a default target: TensorRT's verdicts there are context, said once per model (OLX315)",
+           "whether the node's model was prepared for ONNX Runtime (it holds ops only ORT defines, or is quantized in "
+           "one of ORT's CPU formats: QOperator, dynamic, 16-bit QDQ) while TensorRT is only a default target: "
+           "TensorRT's verdicts there are context, said once per model (OLX315, OLX207)",
            needs_prediction=True)
 def _ort_prepared_model(ctx: "LintContext", node: NodeRef, spec: bool) -> bool:
-    return (_tensorrt_ort_ops(ctx) == "default-target") == spec
+    return _prepared_for_ort(ctx) == spec
+
+
+def _prepared_for_ort(ctx: "LintContext") -> bool:
+    got = ctx.facts.get("prepared_for_ort")
+    if got is None:
+        from onnxlint.model import intent
+
+        got = ctx.facts["prepared_for_ort"] = _tensorrt_ort_ops(ctx) == "default-target" or (
+            "tensorrt" in ctx.options.targets and "tensorrt" not in ctx.options.explicit_targets
+            and bool(intent.cpu_quantization(ctx.index)))
+    return bool(got)
+
+
+@predicate("node", "cpu_quantization_op", {"type": "boolean"},
+           "under the CUDA EP, whether the node is one of the model's quantized ops in an ORT format the CUDA EP runs "
+           "on CPU (QOperator, dynamic, 16-bit QDQ) and falls back: said once per model by OLX207", needs_prediction=True)
+def _cpu_quantization_op(ctx: "LintContext", node: NodeRef, spec: bool) -> bool:
+    from onnxlint.rules import intent_facts
+
+    return intent_facts.in_cpu_quantization(ctx, node) == spec
 
 
 @predicate("node", "local_function", {"type": "boolean"}, "whether the node is inside a model-local function")
@@ -496,6 +517,34 @@ def _tensorrt_ort_ops(ctx: "LintContext") -> str:
     return "selected" if "tensorrt" in ctx.options.explicit_targets else "default-target"
 
 
+def _cpu_quantization(ctx: "LintContext") -> bool:
+    from onnxlint.rules import intent_facts
+
+    return bool(intent_facts.cpu_quantization_nodes(ctx))
+
+
+_model("cpu_quantization", cmp_schema({"type": "boolean"}, "cpu_quantization"),
+       "under the CUDA EP, whether the model is quantized in an ORT format whose quantized ops run on CPU there "
+       "(QOperator, dynamic, 16-bit QDQ: model.intent) and some of them fall back", _cpu_quantization)
+def _tensorrt_quantization(ctx: "LintContext") -> bool:
+    from onnxlint.rules import intent_facts
+
+    return intent_facts.tensorrt_quantization(ctx)
+
+
+def _tensorrt_network_import(ctx: "LintContext") -> bool:
+    return "tensorrt" in ctx.options.targets and bool(ctx.prediction("tensorrt").network_import_causes())
+
+
+_model("tensorrt_network_import", cmp_schema({"type": "boolean"}, "tensorrt_network_import"),
+       "whether TensorRT's parser fails before any node: a network input, initializer or Constant of a type it "
+       "cannot take, read by a node other than a Q/DQ (OLX319 says it once)", _tensorrt_network_import)
+_model("ort_prepared_model", cmp_schema({"type": "boolean"}, "ort_prepared_model"),
+       "as the node predicate: whether the model was prepared for ONNX Runtime (ORT-only ops, or one of ORT's CPU "
+       "quantization formats) while TensorRT is only a default target", _prepared_for_ort)
+_model("tensorrt_quantization", cmp_schema({"type": "boolean"}, "tensorrt_quantization"),
+       "whether TensorRT's parser rejects one of the model's QuantizeLinear/DequantizeLinear nodes (OLX318 says "
+       "every cause in one line)", _tensorrt_quantization)
 _model("tensorrt_ort_ops", enum_cmp(("none", "default-target", "selected"), "tensorrt_ort_ops"),
        "whether the model holds ops only ONNX Runtime defines that TensorRT's parser does not import (prepared for "
        "ORT), and whether TensorRT was selected by the user (`selected`) or is a default target", _tensorrt_ort_ops)

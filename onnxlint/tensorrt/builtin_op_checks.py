@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from onnxlint.model.graph import NodeRef
 from onnxlint.ort import schema_registry
-from onnxlint.tensorrt import behaviour, control_flow
+from onnxlint.tensorrt import behaviour, control_flow, quantization
 from onnxlint.tensorrt.node_facts import (
     NodeCheck,
     Signature,
@@ -195,6 +195,7 @@ def control_flow_check(c: NodeCheck) -> Verdict | None:
 # A parser-verified row's checks, in the order they are asked; the first rejection is the node's verdict.
 CHECKS: tuple[Callable[[NodeCheck], Verdict | None], ...] = (
     op_version,         # the importer refuses the op version before it looks at anything else
+    quantization.qdq,   # a probed Q/DQ pattern: the probe's verdict, and nothing after it
     dtypes,             # then each type parameter's binding
     absent_inputs,      # an input that must not be given
     constant_inputs,    # inputs read as weights

@@ -6,16 +6,18 @@ Nodes with one signature, constant pattern and attributes get one verdict, compu
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable
 
 from onnxlint.model.graph import STANDARD_DOMAINS, GraphIndex, NodeRef
-from onnxlint.tensorrt import tables, versions
+from onnxlint.tensorrt import quantization, tables, versions
 from onnxlint.tensorrt.builtin_op_checks import Row, verdict_docs, verdict_verified
-from onnxlint.tensorrt.node_facts import Signature, constant_value, dtype_of, is_constant, ort_only, rank
+from onnxlint.tensorrt.node_facts import NodeCheck, Signature, constant_value, dtype_of, is_constant, ort_only, rank
 from onnxlint.tensorrt.tables import Table
-from onnxlint.tensorrt.verdicts import SUPPORTED, TrtNode, TrtPrediction, Verdict
+from onnxlint.tensorrt.verdicts import QDQ_OPS, SUPPORTED, TrtNode, TrtPrediction, Verdict
 
 CheckFn = Callable[[NodeRef, Signature, Table, str, Row], Verdict]
+_IMPORTER_SAID = re.compile(r"'s importer for \S+ \([^)]*\): \"(.+)\"$")  # a probed importer's words (_ort_op)
 
 
 def predict(index: GraphIndex, version: str | None = None) -> TrtPrediction:
@@ -39,18 +41,28 @@ def predict(index: GraphIndex, version: str | None = None) -> TrtPrediction:
         if verdict[1] == "ort-op":
             label = node.op_type if node.domain == "ai.onnx" else f"{node.domain}::{node.op_type}"
             pred.ort_ops[label] = pred.ort_ops.get(label, 0) + 1
+            said = _IMPORTER_SAID.search(verdict[2])
+            if said and label not in pred.ort_op_words:
+                pred.ort_op_words[label] = said.group(1)
         record(node.index, TrtNode(node, *verdict))
     return pred
 
 
 def _verdict(node: NodeRef, sig: Signature, table: Table, ver: str, check: CheckFn) -> Verdict:
-    """The importer's verdict; an op only ORT defines that the parser does not import says so (the key holds the
-    op and domain, so the one verdict per key stays right)."""
+    """A stored input the parser cannot import (it imports every initializer before any node), else the importer's
+    verdict; an op only ORT defines that the parser has no importer for says so (the key holds the op and domain,
+    so the one verdict per key stays right). An ORT op the parser imports by its name (com.microsoft::
+    QuantizeLinear gets ONNX's importer) is judged as that importer judges it."""
+    if (table.get("behaviour") or {}).get("quantization"):
+        stored = quantization.imported_tensors(NodeCheck(node, sig, table, ver, {}))
+        if stored is not None:
+            return stored
     found = importer(node, sig, table, ver)
-    verdict = found if isinstance(found, tuple) else check(node, sig, table, ver, found)
-    if verdict[0] == "unsupported" and ort_only(node):
-        return ("unsupported", "ort-op", verdict[2])
-    return verdict
+    if not isinstance(found, tuple):
+        return check(node, sig, table, ver, found)
+    if found[0] == "unsupported" and ort_only(node):
+        return ("unsupported", "ort-op", found[2])
+    return found
 
 
 def _share_key(table: Table) -> Callable[[NodeRef, Signature], tuple[Any, ...]]:
@@ -60,6 +72,8 @@ def _share_key(table: Table) -> Callable[[NodeRef, Signature], tuple[Any, ...]]:
     ops = table["ops"].get
     behaviour = table.get("behaviour") or {}
     mixed_rejected = behaviour.get("mixed_float_inputs") == "reject"
+    qdq_probed = bool(behaviour.get("quantization"))
+    probed_ort_ops = set(table.get("ort_op_probes") or ())
     reduce_ignored = {op for op, how in (behaviour.get("reduce_axes_input") or {}).items() if how == "ignored"}
 
     def key_of(node: NodeRef, sig: Signature) -> tuple[Any, ...]:
@@ -86,8 +100,12 @@ def _share_key(table: Table) -> Callable[[NodeRef, Signature], tuple[Any, ...]]:
             key += (len([o for o in node.outputs if o]),)
             if (mixed_rejected and node.op_type == "Cast") or node.op_type in reduce_ignored:
                 key += (node.index,)  # the verdict reads its consumers / its axes values and input rank
-        if node.op_type in ("If", "Loop"):
-            key += (node.index,)
+            if qdq_probed and node.op_type in QDQ_OPS:
+                key += (quantization.key(node),)  # where x comes from, the zero point's values, the scale's shape
+        elif qdq_probed:  # the stored inputs the parser cannot import, whatever the op
+            key += (tuple([bool(n) and is_constant(node, n) for n in node.inputs]),)
+        if node.op_type in ("If", "Loop") or (probed_ort_ops and f"{node.domain}::{node.op_type}" in probed_ort_ops):
+            key += (node.index,)  # reads its bodies / the attributes its importer checks (MatMulNBits' bits)
         return key
 
     return key_of
@@ -148,6 +166,13 @@ def _ort_op(node: NodeRef, table: Table, ver: str) -> Verdict | Row | None:
     if not info:
         return None
     who, op = versions.describe(ver), node.op_type
+    measured = _ort_op_probe(node, (table.get("ort_op_probes") or {}).get(f"{node.domain}::{op}"))
+    if measured is not None:
+        if measured.get("result") == "accept":
+            return SUPPORTED
+        words = measured.get("error", "")
+        return ("unsupported", "plugin" if "plugin" in words else "not-supported",
+                f"{who}'s importer for {op} (A {measured['A']}, {measured['bits']} bits): \"{words}\"")
     if info.get("plugin"):
         return ("unsupported", "plugin", f"{who}'s importer for {op} loads a TensorRT plugin of that name, and fails when none "
                 f"is registered ('failed to load {op} plugin')" + ("; TensorRT-RTX ships no plugins" if versions.is_rtx(ver) else ""))
@@ -158,3 +183,14 @@ def _ort_op(node: NodeRef, table: Table, ver: str) -> Verdict | Row | None:
         row: Row | None = table["ops"].get(op)
         return row if row else None
     return SUPPORTED
+
+
+def _ort_op_probe(node: NodeRef, probes: list[dict[str, Any]] | None) -> dict[str, Any] | None:
+    """The probe of an ORT op's importer that matches the node (tools/gen_trt_behaviour.py `ort_op_probes`:
+    MatMulNBits by A's type and `bits`), None when none does."""
+    if not probes:
+        return None
+    a = node.input_type(0).dtype if node.inputs else None
+    bits = node.attr("bits")
+    bits = 4 if bits is None else bits  # the schema's default
+    return next((p for p in probes if p.get("A") == a and p.get("bits") == bits), None)

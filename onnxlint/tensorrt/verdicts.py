@@ -29,9 +29,14 @@ REASONS = (
                            # or the network computes other shapes (status restricted: OLX317)
     "ort-op",              # an op only ONNX Runtime defines, which the parser does not import: the model was
                            # prepared for ORT (reported once per model, OLX314/OLX315)
+    "quantization",        # a QuantizeLinear/DequantizeLinear pattern the parser rejects when probed (zero point,
+                           # quantized type, where x comes from): tools/gen_trt_behaviour.py, in the parser's words
+    "network-import",      # a network input or a stored tensor (initializer, Constant) of a type the parser cannot
+                           # take: it fails before any node (importInputs, parseGraph), said once per model (OLX319)
 )
 
 Verdict = tuple[str, "str | None", str]  # (status, reason or None when supported, detail)
+QDQ_OPS = ("QuantizeLinear", "DequantizeLinear")
 SUPPORTED: Verdict = ("supported", None, "")
 
 
@@ -53,14 +58,52 @@ class TrtPrediction(StatusIndex):
     nodes: dict[int, TrtNode] = field(default_factory=dict)
     verified: bool = False
     ort_ops: dict[str, int] = field(default_factory=dict)  # ORT-only op -> nodes the parser does not import
+    # ORT-only op -> what its importer said when probed with such a node (MatMulNBits on the 10.x line)
+    ort_op_words: dict[str, str] = field(default_factory=dict)
 
     @property
     def product(self) -> str:
         return versions.product(self.version)
 
     def ort_ops_text(self) -> str:
-        """'com.microsoft::SkipLayerNormalization ×24, com.microsoft::Attention ×12' (most nodes first)."""
-        return ", ".join(f"{op} ×{n}" for op, n in sorted(self.ort_ops.items(), key=lambda kv: (-kv[1], kv[0])))
+        """'com.microsoft::SkipLayerNormalization ×24, com.microsoft::Attention ×12' (most nodes first), with the
+        importer's own words where it has one that was probed ('com.microsoft::MatMulNBits ×72 (its importer:
+        "input tensor A must be FP16.")')."""
+        return ", ".join(f"{op} ×{n}" + (f" (its importer: \"{self.ort_op_words[op]}\")" if op in self.ort_op_words else "")
+                         for op, n in sorted(self.ort_ops.items(), key=lambda kv: (-kv[1], kv[0])))
 
     def get(self, node: NodeRef) -> TrtNode | None:
         return self.nodes.get(node.index)
+
+    def network_import_causes(self) -> list[tuple[str, int]]:
+        """Each network input or stored tensor the parser cannot take, read by nodes other than Q/DQ (whose causes
+        OLX318 says), worded without the product, with its node count: what OLX319 says in one line."""
+        who = versions.describe(self.version)
+        causes: dict[str, int] = {}
+        for v in self.nodes.values():
+            if v.reason == "network-import" and v.node.op_type not in QDQ_OPS:
+                text = _before_any_node(v.detail.replace(f"{who} ", ""))
+                causes[text] = causes.get(text, 0) + 1
+        return list(causes.items())
+
+    def qdq_causes(self) -> list[tuple[str, int]]:
+        """Each cause for which the parser rejects the model's QuantizeLinear/DequantizeLinear nodes, worded
+        without the product ('DequantizeLinear-13 of int32 weights (an initializer): "input has type Int32 ..."'),
+        with its node count, in the order the parser meets them: what OLX318 says in one line."""
+        who = versions.describe(self.version)
+        causes: dict[str, list[int]] = {}  # text -> [nodes, first node's index, whether the parser fails on it first]
+        for v in self.nodes.values():
+            if v.status != "unsupported" or v.node.op_type not in QDQ_OPS or v.reason == "ort-op":
+                continue
+            text = _before_any_node(v.detail.replace(f" is rejected by {who}", "").replace(f"{who} rejects ", "").replace(f"{who} ", ""))
+            got = causes.setdefault(text, [0, v.node.index, int(v.reason != "network-import" and "before importing" not in text)])
+            got[0] += 1
+        # in the order the parser meets them: what it fails on before any node (an initializer it cannot import),
+        # then by the first node of each cause
+        return [(text, n) for text, (n, _, _) in sorted(causes.items(), key=lambda kv: (kv[1][2], kv[1][1]))]
+
+
+def _before_any_node(text: str) -> str:
+    """A cause without the note that the parser fails on it before any node (the one line says that once)."""
+    return text.replace(" (it makes the network's inputs before any node)", "").replace(
+        " (it imports every initializer before any node)", "")

@@ -90,10 +90,12 @@ def test_no_module_of_the_package_is_over_800_lines():
 
 def test_every_check_of_a_verified_row_is_listed_once_in_order():
     """builtin_op_checks.CHECKS is the one ordered list a parser-verified row is asked through: each check of the
-    module and of behaviour.py in it once, the control-flow check last."""
-    from onnxlint.tensorrt import behaviour, builtin_op_checks
+    module, of behaviour.py and of quantization.py in it once, the control-flow check last. (The stored tensors the
+    parser cannot import are asked before any importer: model_importer._verdict.)"""
+    from onnxlint.tensorrt import behaviour, builtin_op_checks, quantization
 
     checks = builtin_op_checks.CHECKS
     assert len(set(checks)) == len(checks)
-    assert set(behaviour.CHECKS) <= set(checks)
+    assert set(behaviour.CHECKS) <= set(checks) and set(quantization.CHECKS) <= set(checks)
+    assert quantization.imported_tensors not in checks
     assert checks[0] is builtin_op_checks.op_version and checks[-1] is builtin_op_checks.control_flow_check

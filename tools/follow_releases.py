@@ -1,0 +1,404 @@
+#!/usr/bin/env python3
+"""Follow the runtimes' releases: list onnxruntime, onnxruntime-gpu, TensorRT and TensorRT-RTX releases on PyPI
+newer than onnxlint's tables, and regenerate every table and row for them in one run.
+
+    python tools/follow_releases.py --check          # list what is newer than the tables; exit 1 if anything is
+    python tools/follow_releases.py [--only ort|tensorrt] [--work DIR] \\
+        [--stub-tool ORT_CUDA_TRUTH --cuda-include DIR]          # for a new onnxruntime-gpu release
+        [--trt-stub-dir DIR]                                     # (TensorRT 8.x wheels need a stub CUDA driver)
+
+What one run regenerates, each with the generator that owns it (nothing is typed):
+
+* onnxruntime (CPU) and onnxruntime-gpu (CUDA) releases: their kernel tables (tools/gen_kernel_tables.py
+  `read` of each new wheel, then `pack` with every shipped release, unpacked from the shipped tables) and ORT's
+  own op schemas (tools/gen_ort_schemas.py, the same way);
+* the release rows (onnxlint/data/kernels/ort-releases.json, read by onnxlint/ort/releases.py): for every
+  minor line with a table, the newest ai.onnx opset and IR version its newest patch loads, probed with session
+  creation on the wheel itself (a one-Identity model per opset and per IR version: ORT refuses a newer one in
+  ValidateOpsetForDomain / Model::Model);
+* TensorRT-RTX (`tensorrt-rtx`, the 10.x-line parser, whose wheels run here without a GPU): a parser-verified
+  table per new release (tools/gen_trt_support.py, then tools/gen_trt_behaviour.py), label `10.1+rtx<M.m>`.
+  `tensorrt` releases newer than the tables whose parser PyPI ships only as an sdist that downloads from
+  NVIDIA's own index cannot be measured here: they are listed, and recorded with that reason in
+  data/upstream/releases-seen.json so that `--check` tells of them once.
+
+Each target's default is its newest table (onnxlint/ort/kernel_registry.py, onnxlint/tensorrt/tables.py), so a
+regenerated release is what a default run checks. Then run the truth benchmarks (benchmarks/README.md) on it.
+`--check` needs only pip and the network: run it on a schedule (a cron job, a CI job) to learn that a release
+shipped (it prints the list and exits 1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(HERE))
+
+import gen_kernel_tables as kt  # noqa: E402
+
+from onnxlint.ort import kernel_registry, releases, schema_registry  # noqa: E402
+from onnxlint.tensorrt import tables as trt_tables  # noqa: E402
+from onnxlint.tensorrt import versions as trt_versions  # noqa: E402
+
+SEEN = ROOT / "data" / "upstream" / "releases-seen.json"
+ORT_PACKAGES = {"onnxruntime": "cpu", "onnxruntime-gpu": "cuda"}
+RTX_PACKAGES = ("tensorrt-rtx-cu12-libs", "tensorrt-rtx-cu12-bindings")
+log = kt.log
+
+
+# --------------------------------------------------------------------------------------------- what is newer
+
+
+def pypi(package: str) -> list[str]:
+    """The package's releases, oldest first (`pip index versions`: the index's own client)."""
+    try:
+        return kt.pypi_versions(package, sys.executable)
+    except RuntimeError as exc:
+        log(f"  {package}: {exc}")
+        return []
+
+
+def _release(v: str) -> tuple[int, ...]:
+    """A version's release numbers, padded ('10.1' and '10.1.0' are one; a .post build is its release's)."""
+    nums = kt.version_key(re.sub(r"\.post\d+$", "", v))
+    return nums + (0,) * (4 - len(nums))
+
+
+def _newer(found: list[str], shipped: list[str]) -> list[str]:
+    """The found releases newer than every shipped one (pre-releases and .post rebuilds of a listed one left out)."""
+    top = max((_release(v) for v in shipped), default=())
+    out: dict[tuple[int, ...], str] = {}
+    for v in found:
+        if _release(v) > top and not re.search(r"(dev|rc|a|b)\d*$", v):
+            out.setdefault(_release(v), v)
+    return list(out.values())
+
+
+def rtx_label(version: str) -> str:
+    """The table label of a TensorRT-RTX release: '1.7.1.116' -> '10.1+rtx1.7' (its parser is of the 10.x line,
+    newer than 10.1's docs; tensorrt.versions)."""
+    major, minor = kt.version_key(version)[:2]
+    return f"10.1+rtx{major}.{minor}"
+
+
+def newer_releases() -> dict[str, list[str]]:
+    """product -> releases newer than its newest table (TensorRT: those not recorded as unmeasurable)."""
+    out: dict[str, list[str]] = {}
+    for package, ep in ORT_PACKAGES.items():
+        out[package] = _newer(pypi(package), kernel_registry.releases(ep))
+    labels = trt_tables.available()
+    numbered = [v for v in labels if not trt_versions.is_rtx(v)]
+    seen = _seen().get("tensorrt", {})
+    out["tensorrt"] = [v for v in _newer(pypi("tensorrt"), numbered) if v not in seen]
+    have_rtx = {v for v in labels if trt_versions.is_rtx(v)}
+    rtx = [v for v in pypi(RTX_PACKAGES[0]) if rtx_label(v) not in have_rtx]
+    latest: dict[str, str] = {}
+    for v in rtx:  # one table per minor line: its newest patch
+        latest[rtx_label(v)] = v
+    newest = max((kt.version_key(_rtx_of(lb)) for lb in have_rtx), default=())
+    out["tensorrt-rtx"] = [v for v in latest.values() if kt.version_key(v) > newest]
+    rows = missing_rows()
+    if rows:
+        out["ORT release rows"] = rows
+    return out
+
+
+def _rtx_of(label: str) -> str:
+    m = trt_versions.RTX_LABEL.search(label)
+    return m.group(1) if m else "0"
+
+
+def missing_rows(since: str | None = None) -> list[str]:
+    """ORT minor lines with a kernel table (or published from `since` on) that have no release row."""
+    lines = {releases.release(v) for ep in ("cpu", "cuda") for v in kernel_registry.releases(ep)}
+    if since:
+        lines |= {releases.release(v) for v in _published_ort() if kt.version_key(v) >= kt.version_key(since)}
+    return [f"{a}.{b}" for a, b in sorted(x for x in lines if x and x not in releases.limits())]
+
+
+def _published_ort() -> list[str]:
+    """Every onnxruntime release on PyPI, CPU or GPU package (1.20.2 is published only as onnxruntime-gpu)."""
+    return sorted(set(pypi("onnxruntime")) | set(pypi("onnxruntime-gpu")), key=kt.version_key)
+
+
+def _seen() -> dict[str, dict[str, str]]:
+    return json.loads(SEEN.read_text()).get("not_measured", {}) if SEEN.exists() else {}
+
+
+# --------------------------------------------------------------------------------------------- ORT tables
+
+
+def unpack_kernels(raw: Path) -> None:
+    """The shipped kernel tables as gen_kernel_tables' raw files (pack of them gives the shipped bytes back)."""
+    for ep in ("cpu", "cuda"):
+        data = kernel_registry._packed(ep) or {"releases": [], "read": {}}
+        for v in data["releases"]:
+            t = kernel_registry.load(ep, v)
+            r = kt.raw_from_table(ep, v, t.source, {"ops": t.ops, "params": t.params})
+            r["read"] = data["read"].get(v, "")
+            kt.write_raw(raw, ep, r)
+
+
+def unpack_schemas(raw: Path) -> None:
+    """The shipped ORT schema table as gen_ort_schemas' raw files."""
+    data = schema_registry._packed() or {"releases": [], "read": {}, "schemas": [], "sources": []}
+    for i, v in enumerate(data["releases"]):
+        bit = 1 << i
+        rows = sorted((row[:-1] for row in data["schemas"] if row[-1] & bit), key=json.dumps)
+        source = next((s for s, m in data["sources"] if m & bit), "")
+        (raw / f"{v}-schemas.json").write_text(json.dumps({"ort_version": v, "source": source, "read": data["read"].get(v, ""),
+                                                           "schemas": rows}, sort_keys=True, separators=(",", ":")) + "\n")
+
+
+def regenerate_ort(new: dict[str, list[str]], args: argparse.Namespace) -> list[str]:
+    """Kernel tables and ORT schemas of the new onnxruntime / onnxruntime-gpu releases; what was written."""
+    import gen_ort_schemas as gs
+
+    if not new.get("onnxruntime") and not new.get("onnxruntime-gpu"):
+        return []
+    raw = Path(tempfile.mkdtemp(prefix="ort-raw-", dir=args.work))
+    unpack_kernels(raw)
+    wrote = []
+    for package, ep in ORT_PACKAGES.items():
+        for v in new.get(package, []):
+            log(f"{package}=={v}: kernel registry ...")
+            if ep == "cuda" and not (args.stub_tool or args.stub_dir):
+                raise SystemExit(f"{package} {v}: the CUDA provider's registry needs --stub-tool (the ort-cuda-truth "
+                                 "harness's build_stubs.py) and --cuda-include, or --stub-dir")
+            for name, r in kt.read_release(package, v, args).items():
+                log(f"  {kt.write_raw(raw, ep, r, name)}: {len(r['defs'])} KernelDefs")
+    for path in kt.pack(raw, kt.OUT):
+        wrote.append(str(path.relative_to(ROOT)))
+    kt.update_sources_md(ROOT / "data" / "upstream" / "ort" / "SOURCES.md", kt.sources_table(raw))
+    schemas = Path(tempfile.mkdtemp(prefix="ort-schemas-raw-", dir=args.work))
+    unpack_schemas(schemas)
+    have = set((schema_registry._packed() or {"releases": []})["releases"])
+    for v in sorted(set(_fresh_packed("cpu")) - have, key=kt.version_key):
+        log(f"onnxruntime {v}: op schemas ...")
+        r = gs.read_release(v, args)
+        (schemas / f"{v}-schemas.json").write_text(json.dumps(r, sort_keys=True, separators=(",", ":")) + "\n")
+    wrote.append(str(gs.pack(schemas, gs.OUT).relative_to(ROOT)))
+    for cached in (kernel_registry._packed, kernel_registry.available, schema_registry._packed):
+        getattr(cached, "cache_clear", lambda: None)()
+    return wrote
+
+
+def _fresh_packed(ep: str) -> list[str]:
+    import gzip
+
+    return list(json.loads(gzip.decompress((kt.OUT / f"ort-{ep}.json.gz").read_bytes()))["releases"])
+
+
+# --------------------------------------------------------------------------------------------- release rows
+
+PROBE = r"""
+import json, sys
+import onnxruntime as ort
+so = ort.SessionOptions()
+so.log_severity_level = 4
+out = {}
+for key, model in json.load(open(sys.argv[1])).items():
+    try:
+        ort.InferenceSession(bytes.fromhex(model), so, providers=["CPUExecutionProvider"])
+        out[key] = True
+    except Exception as exc:
+        out[key] = str(exc).splitlines()[0][:200]
+print(json.dumps({"version": ort.__version__, "loads": out}))
+"""
+
+
+def probe_models() -> dict[str, str]:
+    """One Identity model per ai.onnx opset (at IR 7) and per IR version (at opset 13), as hex bytes."""
+    from onnx import TensorProto, helper
+
+    def model(opset: int, ir: int) -> str:
+        g = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "probe",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+        m.ir_version = ir
+        return m.SerializeToString().hex()
+
+    out = {f"opset:{n}": model(n, 7) for n in range(7, 41)}
+    out.update({f"ir:{n}": model(13, n) for n in range(3, 21)})
+    return out
+
+
+def probe_limits(version: str, args: argparse.Namespace) -> dict[str, object]:
+    """The newest opset and IR version the release's CPU wheel loads (its session creation)."""
+    work = Path(tempfile.mkdtemp(prefix=f"ort-limits-{version}-", dir=args.work))
+    try:
+        wheel, py = _wheel(version, work, args)
+        target = work / "site"
+        with zipfile.ZipFile(wheel) as z:
+            z.extractall(target)
+        for so in (target / "onnxruntime" / "capi").glob("*.so*"):
+            so.chmod(0o755)
+        helper = kt.ensure_helper(Path(args.work) / f"helper-py{py}", args.python_for.get(py, f"python{py}"))
+        job = work / "models.json"
+        job.write_text(json.dumps(probe_models()))
+        env = dict(os.environ, PYTHONPATH=str(target), PYTHONNOUSERSITE="1")
+        proc = subprocess.run([helper, "-c", PROBE, str(job)], capture_output=True, text=True, env=env, cwd=work, timeout=900)
+        if proc.returncode != 0:
+            raise RuntimeError(f"probe failed: {(proc.stderr.strip().splitlines() or ['?'])[-1]}")
+        got = json.loads(proc.stdout.strip().splitlines()[-1])
+        if got["version"] != version:
+            raise RuntimeError(f"wheel reports version {got['version']}, expected {version}")
+        loads = got["loads"]
+        opset = max(int(k.split(":")[1]) for k, ok in loads.items() if k.startswith("opset:") and ok is True)
+        ir = max(int(k.split(":")[1]) for k, ok in loads.items() if k.startswith("ir:") and ok is True)
+        return {"max_opset": opset, "max_ir": ir, "read": datetime.date.today().isoformat(),
+                "source": f"session creation of one-Identity models on {wheel.name}"}
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _wheel(version: str, work: Path, args: argparse.Namespace) -> tuple[Path, str]:
+    for package in ("onnxruntime", "onnxruntime-gpu"):  # 1.20.2 is published only as onnxruntime-gpu
+        try:
+            return kt.download(package, version, work, args.pythons)
+        except RuntimeError:
+            continue
+    raise RuntimeError(f"no onnxruntime wheel of {version} for {', '.join(args.pythons)}")
+
+
+def regenerate_rows(args: argparse.Namespace) -> list[str]:
+    """A row for every minor line with a table (or published from --rows-from on) and none in ort-releases.json
+    (--refresh-rows: every line again): the newest published patch of the line, probed."""
+    releases.limits.cache_clear()
+    data = json.loads(releases.LIMITS_FILE.read_text()) if releases.LIMITS_FILE.exists() else {"format": 1, "releases": {}}
+    lines = missing_rows(args.rows_from)
+    if args.refresh_rows:
+        lines = sorted(set(lines) | set(data["releases"]), key=kt.version_key)
+    if not lines:
+        return []
+    published = _published_ort()
+    failed = []
+    for line in lines:
+        patches = [v for v in published if releases.release(v) == tuple(int(x) for x in line.split("."))]
+        if not patches:
+            failed.append(f"{line} (no release on PyPI)")
+            continue
+        log(f"onnxruntime {patches[-1]}: opset / IR limits ...")
+        try:
+            data["releases"][line] = dict(probe_limits(patches[-1], args), release=patches[-1])
+        except RuntimeError as exc:
+            log(f"  FAILED {patches[-1]}: {exc}")
+            failed.append(f"{line} ({exc})")
+            continue
+        log(f"  {line}: opset {data['releases'][line]['max_opset']}, IR {data['releases'][line]['max_ir']}")
+    data["releases"] = dict(sorted(data["releases"].items(), key=lambda kv: kt.version_key(kv[0])))
+    releases.LIMITS_FILE.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    if failed:
+        log("rows not probed: " + "; ".join(failed))
+    return [str(releases.LIMITS_FILE.relative_to(ROOT))]
+
+
+# --------------------------------------------------------------------------------------------- TensorRT
+
+
+def regenerate_trt(new: dict[str, list[str]], args: argparse.Namespace) -> list[str]:
+    """Tables of new TensorRT-RTX releases; unmeasurable TensorRT releases recorded."""
+    wrote = []
+    for v in new.get("tensorrt-rtx", []):
+        label = rtx_label(v)
+        venv = Path(args.work) / f"venv-rtx-{v}"
+        log(f"tensorrt-rtx {v}: a venv with its parser ({venv}) ...")
+        if not (venv / "bin" / "python").exists():
+            kt.run([sys.executable, "-m", "venv", venv], check=True)
+            kt.run([venv / "bin" / "python", "-m", "pip", "install", "-q", *[f"{p}=={v}" for p in RTX_PACKAGES],
+                    "numpy"], check=True)
+        py = str(venv / "bin" / "python")
+        docs = max(trt_tables.docs_only_versions(), key=trt_versions.sort_key)
+        log(f"  {label}: tools/gen_trt_support.py (single-node probes; long) ...")
+        kt.run([sys.executable, HERE / "gen_trt_support.py", "--trt", f"{label}={py}", "--docs", f"{label}={docs}",
+                "--jobs", str(args.jobs)], check=True, capture_output=False)
+        log(f"  {label}: tools/gen_trt_behaviour.py ...")
+        kt.run([sys.executable, HERE / "gen_trt_behaviour.py", "--trt", f"{label}={py}"], check=True, capture_output=False)
+        wrote.append(f"onnxlint/data/tensorrt/trt-{label}.json")
+    unmeasurable = {}
+    for v in new.get("tensorrt", []):
+        unmeasurable[v] = _why_not_measurable(v, args)
+    if unmeasurable:
+        seen = json.loads(SEEN.read_text()) if SEEN.exists() else {"not_measured": {}}
+        seen.setdefault("not_measured", {}).setdefault("tensorrt", {}).update(unmeasurable)
+        seen["checked"] = datetime.date.today().isoformat()
+        SEEN.write_text(json.dumps(seen, indent=1, sort_keys=True) + "\n")
+        wrote.append(str(SEEN.relative_to(ROOT)))
+    return wrote
+
+
+def _why_not_measurable(version: str, args: argparse.Namespace) -> str:
+    """Why a TensorRT release cannot be probed here (asked of pip: is there a wheel that carries the parser?)."""
+    with tempfile.TemporaryDirectory(dir=args.work) as tmp:
+        proc = kt.run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-d", tmp,
+                       f"tensorrt=={version}"])
+        if proc.returncode == 0:
+            return "a wheel exists: probe it with tools/gen_trt_support.py (and a stub CUDA driver)"
+    return "PyPI has only an sdist, which downloads the libraries from NVIDIA's own index at install time"
+
+
+# --------------------------------------------------------------------------------------------- CLI
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--check", action="store_true", help="list releases newer than the tables; exit 1 if any")
+    ap.add_argument("--only", choices=["ort", "tensorrt", "tensorrt-rtx"],
+                    help="follow one runtime: ort (onnxruntime, onnxruntime-gpu, the release rows), tensorrt, tensorrt-rtx")
+    ap.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "onnxlint-follow-releases")
+    ap.add_argument("--pythons", nargs="*", default=["3.11", "3.12", "3.10"], help="wheel tags to try, in order")
+    ap.add_argument("--python", action="append", default=[], metavar="VER=PATH", help="interpreter for a Python version")
+    ap.add_argument("--stub-tool", help="folder with the ort-cuda-truth harness's build_stubs.py (onnxruntime-gpu)")
+    ap.add_argument("--stub-dir", help="prebuilt stub folder (instead of --stub-tool)")
+    ap.add_argument("--cuda-include", help="CUDA headers for build_stubs.py (gen_kernel_tables.py cuda-include)")
+    ap.add_argument("--jobs", type=int, default=2, help="TensorRT probe workers")
+    ap.add_argument("--rows-from", help="release rows for every ORT line published from this version on (default: "
+                    "the lines with a kernel table)")
+    ap.add_argument("--refresh-rows", action="store_true", help="probe every release row again")
+    args = ap.parse_args(argv)
+    args.python_for = dict(p.split("=", 1) for p in args.python)
+    args.work = args.work.resolve()
+    args.work.mkdir(parents=True, exist_ok=True)
+    new = newer_releases()
+    if args.only == "ort":
+        new = {k: v for k, v in new.items() if not k.startswith("tensorrt")}
+    elif args.only:
+        new = {k: v for k, v in new.items() if k == args.only}
+    found = {k: v for k, v in new.items() if v}
+    for product, versions in found.items():
+        print(f"{product}: {', '.join(versions)}")
+    if args.check:
+        if not found:
+            print("every table is up to date")
+        return 1 if found else 0
+    if not found:
+        print("every table is up to date: nothing to regenerate")
+        return 0
+    wrote: list[str] = []
+    if args.only in (None, "ort"):
+        wrote += regenerate_ort(new, args)
+        wrote += regenerate_rows(args)
+    if args.only != "ort":
+        wrote += regenerate_trt(new, args)
+    for path in wrote:
+        print(f"wrote {path}")
+    print("next: the truth benchmarks on the new releases (benchmarks/README.md), then the CHANGELOG")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
