@@ -8,6 +8,7 @@ the fixer. Linting (cache on and off, one file, a folder, --jobs, every format) 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -45,7 +46,7 @@ def broken_plugin(tmp_path, monkeypatch):
     (site / "broken_fix_module.py").write_text(
         f"open({str(marker)!r}, 'a').write('imported\\n')\nraise RuntimeError('the plug-in is broken')\n")
     monkeypatch.syspath_prepend(str(site))
-    monkeypatch.setenv("PYTHONPATH", str(site))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")])))
     rule_schema.rule_schema.cache_clear()
     rules = tmp_path / "rules"
     rules.mkdir()
