@@ -141,6 +141,8 @@ def test_verify_fix_writes_only_what_a_session_verified(tmp_path: Path) -> None:
         assert model.read_bytes() == before and r["after"]["verified"] is False, proc.stdout
         assert any(n.startswith("fix not written: no session could verify the fixed model") for n in r["fix"]), r["fix"]
         assert sorted(p.name for p in tmp_path.iterdir()) == ["m.onnx"]  # no temporary copy left behind
+        text = onnxlint("verify", model, "--fix").stdout  # the reason once, not once per line
+        assert text.count("was requested but not exercised") == 1 and "after fix:  the model as above (nothing written)" in text
         out = tmp_path / "fixed.onnx"  # -o writes it whatever the session says, and leaves the model alone
         proc = onnxlint("verify", model, "--fix", "-o", out)
         assert out.is_file() and model.read_bytes() == before, proc.stdout + proc.stderr

@@ -541,11 +541,19 @@ def _server() -> Any:
 
 
 def _close(proc: Any) -> None:
-    """At exit: the server ends when its stdin closes (it would anyway, when this process is gone)."""
+    """At exit: the server ends when its stdin closes (it would anyway, when this process is gone); one still
+    unwinding its imports after a moment is ended, so no process of ours outlives this one unreaped."""
     with contextlib.suppress(Exception):
         proc.stdin.close()
+    try:
+        proc.wait(2)
+    except Exception:
+        with contextlib.suppress(OSError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        with contextlib.suppress(Exception):
+            proc.wait(10)
     with contextlib.suppress(Exception):
-        proc.wait(5)
+        proc.stdout.close()
 
 
 def _read_line(proc: Any, deadline: float | None) -> dict[str, Any] | None:

@@ -23,6 +23,9 @@ def render(fmt: str, results: list[Any], sarif_report: Any = None) -> str:
             lines.append(f"  before fix: {esc(b.summary_line())}")
             lines.extend(f"    note: {esc(n)}" for n in b.notes())
             lines.extend(f"  fix: {esc(n)}" for n in r.fix_notes)
+            if a is b:  # nothing was written: the model is the one verified above
+                lines.append("  after fix:  the model as above (nothing written)")
+                continue
             lines.append(f"  after fix:  {esc(a.summary_line())}")
             lines.extend(f"    note: {esc(n)}" for n in a.notes())
             if not a.error and not b.error:
