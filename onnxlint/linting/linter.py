@@ -393,6 +393,21 @@ def _size(p: Path) -> int:
 POOL_MIN_BYTES = 4_000_000  # below this a folder is linted faster than worker processes start
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask, a container's cpuset), else the machine's count."""
+    try:
+        return max(len(os.sched_getaffinity(0)), 1)
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def pool_size(jobs: int, models: int) -> int:
+    """Worker processes for a run: bounded by the work and the machine, min(--jobs or one per CPU, the models,
+    the usable CPUs): `--jobs 120` on 16 models starts at most 16 on a machine with 16 CPUs or more (a worker
+    holds onnx and numpy, ~150 MB; more than the CPUs only share them)."""
+    return max(1, min(jobs or usable_cpus(), models, usable_cpus()))
+
+
 def lint_paths(paths: Iterable[Path | str], settings_for: Callable[[Path], Settings], jobs: int = 0,
                progress: Progress | None = None, digest: bool = False, rulesets: RuleSource | None = None) -> Report:
     """Lint files, folders and globs; 16 or more models are linted by a process pool when it pays: with
@@ -401,7 +416,7 @@ def lint_paths(paths: Iterable[Path | str], settings_for: Callable[[Path], Setti
     pool worker gets it with each model: it must pickle). In one process, the plan is made once per settings."""
     files = expand_paths([str(p) for p in paths])
     report = Report()
-    workers = jobs or (os.cpu_count() or 1)
+    workers = pool_size(jobs, len(files))
     from onnxlint.support import interrupt
 
     if workers > 1 and len(files) >= 16 and (jobs > 1 or sum(_size(f) for f in files) >= POOL_MIN_BYTES):

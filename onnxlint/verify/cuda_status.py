@@ -182,3 +182,16 @@ def explain(available: list[str], log: str, capi: Path | None) -> str:
     """diagnose() as one sentence."""
     why, fix = diagnose(available, log, capi)
     return f"{why}; fix: {fix}"
+
+
+def explain_provider(provider: str, available: list[str], log: str) -> str:
+    """Why a requested provider other than CUDA's is not among the session's, with the fix, in one sentence: not
+    in this onnxruntime build (TensorRT's EP is in onnxruntime-gpu, and needs TensorRT's libraries), or in it
+    and not created (ORT's own message)."""
+    if provider not in available:
+        have = ", ".join(f"{k} {v}" for k, v in installed_wheels().items()) or "onnxruntime"
+        fix = ("pip install onnxruntime-gpu, with TensorRT's libraries on LD_LIBRARY_PATH"
+               if provider == "TensorrtExecutionProvider" else f"install an onnxruntime build that has {provider}")
+        return f"this onnxruntime build has no {provider} ({have}; available: {', '.join(available)}); fix: {fix}"
+    return (f"failed to create {provider}: {ort_error(log) or 'ORT gave no reason'}; fix: see ORT's message; "
+            "`onnxlint doctor` checks the whole stack")
