@@ -222,3 +222,37 @@ def test_a_template_that_names_the_node_is_shown_without_it_after_the_location(t
     assert f"{p}:a: warning: XTR008 Dropout runs in Dropout mode" in out, out
     rc, out, err = cli(p, "--rules", rules, "--select", "XTR008", "--format", "json")
     assert json.loads(out)[0]["message"] == "Dropout a (a) runs in Dropout mode"
+
+
+# the issue's cases: a node named `a` cut every `a` out of TensorRT's message ("RegexFullMtch is rejected by ...
+# prser"), a node named like its op type cut the op out of the CUDA EP's ("no cuda kernel for ai.onnx.ml::")
+RUNTIME_MESSAGES = [
+    ("Det", "", "a", "tensorrt", "OLX300", "Det is rejected by TensorRT-RTX 1.4 (not-supported): TensorRT-RTX 1.4's "
+     "parser (10.x line) has no importer for Det"),
+    ("Det", "", "Det", "tensorrt", "OLX300", "Det is rejected by TensorRT-RTX 1.4 (not-supported): TensorRT-RTX 1.4's "
+     "parser (10.x line) has no importer for Det"),
+    ("Det", "", "a", "ort-cuda", "OLX200", "Det runs on CPU under the CUDA EP (not-registered): no cuda kernel for "
+     "ai.onnx::Det"),
+    ("Binarizer", "ai.onnx.ml", "Binarizer", "ort-cuda", "OLX200", "Binarizer runs on CPU under the CUDA EP "
+     "(not-registered): no cuda kernel for ai.onnx.ml::Binarizer"),
+]
+
+
+SEVERITY = {"OLX200": "warning", "OLX300": "error"}
+
+
+@pytest.mark.parametrize("op, domain, name, target, code, message", RUNTIME_MESSAGES,
+                         ids=[f"{c[4]}-{c[2]}" for c in RUNTIME_MESSAGES])
+def test_a_runtime_finding_keeps_its_message_whatever_the_node_is_named(tmp_path, cli, op, domain, name, target,
+                                                                         code, message):
+    n = h.make_node(op, ["x"], ["y"], name=name, domain=domain)
+    m = make_model([n], [vi("x", T.FLOAT, [2, 3, 3])], [vi("y", T.FLOAT, [2] if op == "Det" else [2, 3, 3])],
+                   opset=17)
+    if domain:
+        m.opset_import.append(h.make_opsetid(domain, 1))
+    p = tmp_path / "m.onnx"
+    onnx.save(m, p)
+    rc, out, err = cli(p, "--no-progress", "--no-cache", "--target", target, "--select", code)
+    assert [x for x in out.splitlines() if code in x] == [f"{p}:{name}: {SEVERITY[code]}: {code} {message}"], out + err
+    rc, out, err = cli(p, "--no-cache", "--target", target, "--select", code, "--format", "json")
+    assert [(f["node"], f["message"]) for f in json.loads(out) if f["code"] == code] == [(name, message)], out
