@@ -21,6 +21,8 @@ def _run_hook_on_examples(tmp_path, examples_dir, config: str, timeout: int) -> 
     git("init", "-q")
     (repo / ".pre-commit-config.yaml").write_text(config)
     env = {"PRE_COMMIT_HOME": str(tmp_path / "cache"), "PATH": os.environ["PATH"], "HOME": str(tmp_path)}
+    # a committed file named like an option is linted as a path (the hook ends its args with `--`): no baseline
+    (repo / "--baseline=b.onnx").write_bytes((examples_dir / "clean_conv.onnx").read_bytes())
     for model, rc in (("clean_conv.onnx", 0), ("dropout_training.onnx", 1)):
         (repo / "model.onnx").write_bytes((examples_dir / model).read_bytes())
         git("add", ".")
@@ -28,6 +30,7 @@ def _run_hook_on_examples(tmp_path, examples_dir, config: str, timeout: int) -> 
                              timeout=timeout)
         assert run.returncode == rc, run.stdout + run.stderr
         assert rc == 0 or "OLX010" in run.stdout, run.stdout + run.stderr
+        assert not (repo / "b.onnx").exists()
 
 
 PUBLIC = "https://github.com/onnxlint/onnxlint"

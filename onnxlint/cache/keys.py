@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from onnxlint.cache.folder import FORMAT
 from onnxlint.config.deployment import GENAI_CONFIG
 from onnxlint.support import digest as digests
+from onnxlint.support.reading import TEXT_LIMIT
 
 if TYPE_CHECKING:
     from onnxlint.config.settings import Settings
@@ -37,7 +38,7 @@ def file_digest(path: str | os.PathLike) -> str | None:
     k = (os.fspath(path), st[0], st[1])
     if k in _DIGESTS:
         return _DIGESTS[k]
-    got = scan(path)
+    got = scan(path, limit=TEXT_LIMIT)  # past the read guard's limit for text, the file is refused unread anyway
     digest = None if got is None else got[0]
     if st[1] is not None and time.time_ns() - st[1] > 2_000_000_000:  # older than the mtime's granularity: racy-clean
         _DIGESTS[k] = digest
@@ -56,9 +57,10 @@ def scan(path: str | os.PathLike, limit: int | None = None, keep_below: int = 0)
 
 
 def scan_bytes(path: str | os.PathLike, limit: int | None = None,
-               keep_below: int = 0) -> tuple[str, bool, bytes | None] | None:
-    """scan's answer and, for a file of fewer than keep_below bytes, the bytes hashed (read whole): the linter
-    parses those very bytes instead of reading and hashing the file again (loading.load's `prefetched`)."""
+               keep_below: int = 0) -> tuple[str, bool, tuple[bytes, os.stat_result] | None] | None:
+    """scan's answer and, for a file of fewer than keep_below bytes, the bytes hashed (read whole) with the fstat
+    of what was read (its size theirs: the file did not change while it was read): the linter parses those very
+    bytes instead of reading and hashing the file again (loading.load's `prefetched`)."""
     seen = False
     tail = b""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -85,7 +87,8 @@ def scan_bytes(path: str | os.PathLike, limit: int | None = None,
                     return None
             data = parts[0] if len(parts) == 1 else b"".join(parts)
             h.update(data)
-            return h.hexdigest(), b"location" in data, data if len(data) < keep_below else None
+            kept = (data, st) if len(data) < keep_below and len(data) == st.st_size else None
+            return h.hexdigest(), b"location" in data, kept
         with os.fdopen(fd, "rb") as fh:
             fd = -1
             while True:
@@ -240,8 +243,8 @@ def scan_key(path: str | os.PathLike, settings: Settings, cwd: str | None = None
 
 
 def scan_key_bytes(path: str | os.PathLike, settings: Settings, cwd: str | None = None,
-                   keep_below: int = 0) -> tuple[tuple[str, bool, str], bytes | None] | None:
-    """(scan_key's answer, the bytes hashed when the file has fewer than keep_below: scan_bytes)."""
+                   keep_below: int = 0) -> tuple[tuple[str, bool, str], tuple[bytes, os.stat_result] | None] | None:
+    """(scan_key's answer, the bytes hashed and their fstat when the file has fewer than keep_below: scan_bytes)."""
     scanned = scan_bytes(path, MODEL_LIMIT, keep_below)
     if scanned is None:
         return None

@@ -47,14 +47,14 @@ class CachedRun:
         cwd = os.getcwd()
         # the bytes hashed, kept (up to prefetch bytes in all) for the linter of a miss: it parses what was hashed
         # instead of reading and hashing the file again (loading.load's `prefetched`)
-        self.prefetched: dict[Path, tuple[bytes, str]] = {}
+        self.prefetched: dict[Path, tuple[bytes, str, os.stat_result]] = {}
         self.keys: list[tuple[str, bool, str] | None] = []
         for f in files:
             got = scan_key_bytes(f, settings_of(f), cwd, prefetch)
             self.keys.append(None if got is None else got[0])
             if got is not None and got[1] is not None:
-                self.prefetched[f] = (got[1], got[0][2])
-                prefetch -= len(got[1])
+                self.prefetched[f] = (got[1][0], got[0][2], got[1][1])
+                prefetch -= len(got[1][0])
         self.run_key = _run_key(self.keys) if len(files) > 1 else None
         self.externals: list[list[list[Any]] | None] = [None] * len(files)  # per file: the stamps its entry holds
 
