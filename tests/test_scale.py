@@ -251,3 +251,30 @@ def test_interned_index_of_a_big_graph_is_the_same(monkeypatch):
     interned = graph.GraphIndex(m)
     assert [(n.location, n.inputs, n.outputs, plain.signature(n)) for n in plain.nodes] == \
            [(n.location, n.inputs, n.outputs, interned.signature(n)) for n in interned.nodes]
+
+
+def test_an_index_without_node_protos_reads_each_nodes_own_proto(save, monkeypatch):
+    """The lint's index of a big graph (loading.index_model) holds no NodeProto wrapper per node (400 MB at 1M
+    nodes): each node reads its proto from its graph's node list when asked, the same one the index that keeps
+    them holds, in the main graph, control-flow bodies and local functions alike."""
+    from onnxlint.model import graph
+
+    monkeypatch.setattr(graph, "INTERN_NODES", 0)  # every graph is a big one
+
+    m = chain_with_if(5)
+    f = h.make_function("local", "Twice", ["a"], ["b"], [h.make_node("Relu", ["a"], ["m"], name="f_relu"),
+                                                          h.make_node("Relu", ["m"], ["b"], name="f_relu2")],
+                        [h.make_opsetid("", 17)])
+    m.functions.append(f)
+    m.opset_import.append(h.make_opsetid("local", 1))
+    m.graph.node.append(h.make_node("Twice", ["v5"], ["w"], domain="local", name="call"))
+    kept, lazy = graph.GraphIndex(m), graph.GraphIndex(m, keep_protos=False)
+    assert len(kept.nodes) == len(lazy.nodes) == 11 and any(n.scope.is_function for n in lazy.nodes)
+    assert all(n._proto is None for n in lazy.nodes)
+    assert [n.proto.SerializeToString() for n in kept.nodes] == [n.proto.SerializeToString() for n in lazy.nodes]
+    assert [n.proto.name for n in lazy.nodes] == [n.name for n in lazy.nodes]
+    index = loading.index_model(loading.load(save(m), lean=True))
+    assert all(n._proto is None for n in index.nodes)
+    assert [n.proto.name for n in index.nodes] == [n.name for n in kept.nodes]
+    monkeypatch.setattr(graph, "INTERN_NODES", 200_000)  # a small graph keeps its protos (each read would make one)
+    assert all(n._proto is not None for n in graph.GraphIndex(m, keep_protos=False).nodes)

@@ -209,7 +209,7 @@ def index_model(mf: ModelFile):
     from onnxlint.model.graph import GraphIndex
 
     infer_shapes(mf)
-    index = GraphIndex(mf.inferred or mf.model)
+    index = GraphIndex(mf.inferred or mf.model, keep_protos=False)
     if mf.inferred is not None:
         index.inference_work = mf.inference_work
     return index

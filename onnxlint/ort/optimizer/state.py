@@ -49,10 +49,23 @@ class OptimizerState:
         self._has_cpu_kernel = has_cpu_kernel
         self._out = Optimized(level)
         self._out.shapes = refined_shapes(index)
-        self._readers: dict[str, list[NodeRef]] = {}
-        for scope in index.scopes:
-            for name, nodes in scope.consumers.items():
-                self._readers.setdefault(name, []).extend(nodes)
+        # value -> its readers in every scope: a scope's own consumers list where one scope reads the value, shared
+        # until `remove` adds to it (a copy of every list: 140 MB at 1M nodes); _own_readers: the lists made here
+        self._own_readers: set[str] = set()
+        if len(index.scopes) == 1:
+            self._readers: dict[str, list[NodeRef]] = dict(index.scopes[0].consumers)
+        else:
+            self._readers = {}
+            for scope in index.scopes:
+                for name, nodes in scope.consumers.items():
+                    got = self._readers.get(name)
+                    if got is None:
+                        self._readers[name] = nodes
+                        continue
+                    if name not in self._own_readers:
+                        got = self._readers[name] = list(got)
+                        self._own_readers.add(name)
+                    got.extend(nodes)
         self._ir = index.model.ir_version
         # per (scope, value): canon()'s answer; it reads only the index, never what the passes change (a weight
         # shared by every block was otherwise checked against all its readers per reader: quadratic)
@@ -525,7 +538,12 @@ class OptimizerState:
                 moved = self._readers.get(k, ()) if node.scope.parent is None else ()
                 if moved:
                     v = self._out.resolve(v)  # the value the consumers end up reading (an Identity chain's head)
-                    have = self._readers.setdefault(v, [])
+                    shared = self._readers.get(v)
+                    if shared is None or v not in self._own_readers:  # a scope's consumers list: the state's own copy
+                        have = self._readers[v] = list(shared) if shared is not None else []
+                        self._own_readers.add(v)
+                    else:
+                        have = shared
                     ids = self._reader_ids.get(v)
                     if ids is None:
                         ids = self._reader_ids[v] = {id(r) for r in have}
@@ -616,6 +634,7 @@ class OptimizerState:
         """The result, the passes' indexes dropped; placement may still ask for shapes (out.sizer)."""
         self._out.orders = {sid: order for sid, (changes, order) in self._orders.items() if changes == self._changes}
         self._readers, self._reader_ids, self._orders, self._canon = {}, {}, {}, {}
+        self._own_readers = set()
         self._shareable, self._bodies = set(), None
         self._out.sizer = self.shape
         return self._out
