@@ -341,7 +341,7 @@ def _complete(report: Report, request: LintRequest, settings: Settings, first: S
         report.rules = [r for r in listed.rules if first.selected(r.id, r.default)]
     report.fail_on = first.fail_on
     report.releases = "; ".join(sorted({_releases(s) for s in settings_for.by_config.values()} or {_releases(first)}))
-    if request.format == "json":  # each finding names the tables its target was checked against
+    if request.format in ("json", "github"):  # each finding (annotation) names the tables its target was checked against
         by_settings: dict[int, dict[str, str]] = {}
         for res in report.files:
             s = settings_for(Path(res.filename))

@@ -90,10 +90,13 @@ def fix_file(path: Path, settings: Settings, res: FileReport, options: FixOption
 
 
 def _conditional(note: str) -> str:
-    for now, would in (("fix not written", "the fix would not be written"),
-                       ("nothing written:", "nothing would be written:"), ("left alone:", "not in this diff:")):
+    for now, would in (("fix not written", "the fix would not be written"), ("left alone:", "not in this diff:")):
         if note.startswith(now):
             return would + note[len(now):]
+    if note.startswith("nothing written: no finding shown has a fix; left alone:"):
+        return "no diff: no finding shown has a fix; not in this diff:" + note.split("left alone:", 1)[1]
+    if note.startswith("nothing written:"):
+        return "nothing would be written:" + note[len("nothing written:"):]
     return note
 
 
@@ -105,8 +108,11 @@ def _fix_file(path: Path, settings: Settings, res: FileReport, options: FixOptio
     hidden = [f for f in fixable if f not in shown]
     if hidden:
         names = ", ".join(dict.fromkeys(str(f.fix) for f in hidden))
-        res.notes.append(f"left alone: {len(hidden)} info finding{'s' if len(hidden) != 1 else ''} not shown "
-                         f"({names}); --show-info shows and fixes {'it' if len(hidden) == 1 else 'them'}")
+        left = (f"left alone: {len(hidden)} info finding{'s' if len(hidden) != 1 else ''} not shown "
+                f"({names}); --show-info shows and fixes {'it' if len(hidden) == 1 else 'them'}")
+        # with nothing shown to fix, the note says first that the model stays as it is (a user who ran --fix on a
+        # model whose run shows no finding must not have to guess whether it was rewritten)
+        res.notes.append(left if shown else f"nothing written: no finding shown has a fix; {left}")
     requests = [fixers.FixRequest(str(f.fix), f.node or None, f.target) for f in shown]
     if not requests:
         return
