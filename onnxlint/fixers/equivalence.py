@@ -502,16 +502,23 @@ def run_check(before: onnx.ModelProto, after: onnx.ModelProto, base_dir: Path | 
         data = bounded_child.json_lines(_read_text(report))
     if "result" in data:
         return str(data["result"])
-    if "fix_error" in data:
-        raise FixError(str(data["fix_error"]))
     which = "the fixed model" if data.get("stage") == "fixed" else "the original model"
-    if code < 0:
+    error = str(data.get("fix_error") or "")
+    if error and not _out_of_memory(error):
+        raise FixError(error)
+    if error.startswith("neither"):
+        which = "both models"
+    if not error and code < 0:
         raise FixError(f"onnxruntime crashed ({bounded_child.signal_name(code)}) creating a session for {which}")
-    if "MemoryError" in stderr or "std::bad_alloc" in stderr:
+    if _out_of_memory(error or stderr):  # ORT's allocation past the limit is an exception in the child, not a crash
         raise FixError(f"the numeric check ran out of memory ({limit >> 20} MB address space, {MEMORY_ENV} sets it) "
                        f"running {which}")
     last = [ln for ln in stderr.splitlines() if ln.strip()][-1:] or [f"exit code {code}"]
     raise FixError(f"could not run the numeric check: {last[0][:200]}")
+
+
+def _out_of_memory(text: str) -> bool:
+    return "MemoryError" in text or "std::bad_alloc" in text or "Failed to allocate memory" in text
 
 
 # The children fork from a server that has onnx, numpy and onnxruntime imported (check_server, started as

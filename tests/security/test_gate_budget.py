@@ -109,6 +109,22 @@ def test_fix_diff_through_the_cli_says_so_once(tmp_path):
     assert len(said) == 1 and "would make 25,000,000 elements from 2" in said[0], run.stdout
 
 
+def test_fix_on_a_constant_of_shape_of_400m_elements_is_bounded_by_the_numeric_checks_limit(tmp_path):
+    """The issue's size through the CLI: onnxlint's side folds within its budget; the numeric check runs ORT, whose
+    session creation folds the 1.6 GB constant, in a child under its address-space limit (8 GB by default): past
+    it, one line naming the limit (not 'neither model runs'), and the model is left as it was."""
+    p = tmp_path / "m.onnx"
+    onnx.save(constant_of_shape_model(side=20000), p)
+    before = p.read_bytes()
+    run = onnxlint("m.onnx", "--fix", "--show-info", "--no-cache", cwd=tmp_path, timeout=120,
+                   env={"ONNXLINT_CHECK_MEMORY_MB": "1200"})
+    assert run.returncode in (0, 1), run.stderr
+    said = [line for line in run.stdout.splitlines() if "numeric check" in line]
+    assert said == ["m.onnx: note: fix not written: the numeric check ran out of memory (1200 MB address space, "
+                    "ONNXLINT_CHECK_MEMORY_MB sets it) running both models"], run.stdout
+    assert p.read_bytes() == before
+
+
 # ----------------------------------------------------------------------------- the cost table
 
 
