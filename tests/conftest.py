@@ -33,7 +33,8 @@ def _onnxruntime_dists() -> list[str]:
 def pytest_configure(config):
     """The tests run models with ONNX Runtime; the test extra leaves choosing its build to the user."""
     config.addinivalue_line("markers", "once: an end-to-end test of what does not depend on the Python running the "
-                            "suite (a fresh venv, a fresh clone, the CUDA rig's own venv); CI runs it in one run only")
+                            "suite (a fresh venv, a fresh clone, the CUDA rig's own venv), or an attack's run in a mode "
+                            "bringing the same code as its one-file run (tests/security); CI runs it in one run only")
     dists = _onnxruntime_dists()
     if not dists:
         raise pytest.UsageError("the tests need ONNX Runtime: pip install '.[test,cpu]' (CPU), or onnxruntime-gpu")

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 MEMORY = 3 << 30  # address space: onnx, numpy and onnxruntime's imports reserve ~1.5 GB of it
 CPU_SECONDS = 60
 
@@ -26,3 +28,9 @@ def onnxlint(*args: str | os.PathLike, cwd: Path, timeout: float = 60, memory: i
     full_env = {**os.environ, "ONNXLINT_CACHE_DIR": str(cwd / ".cache"), **(env or {})}
     return subprocess.run([sys.executable, "-m", "onnxlint", *map(str, args)], cwd=cwd, capture_output=True, text=True,
                           timeout=timeout, stdin=stdin, env=full_env, preexec_fn=limits(memory))
+
+
+def modes(*names: str, every_run: tuple[str, ...] = ("file",)) -> list:
+    """Parameters for the modes an attack is tried in: the one-file mode (where an onnx, numpy or Python version
+    could differ) in every CI run, the others, which carry the same code to the same place, marked `once`."""
+    return [pytest.param(m, marks=() if m in every_run else pytest.mark.once) for m in names]

@@ -18,7 +18,7 @@ import onnx
 import onnx.defs
 import pytest
 from attacks import constant_of_shape_model, regex_model, roi_model
-from bounded import limits, onnxlint
+from bounded import limits, modes, onnxlint
 from onnx import helper as h
 from onnx import numpy_helper as nh
 from onnx.reference import ReferenceEvaluator
@@ -39,7 +39,7 @@ def _notes(text: str, what: str) -> list[str]:
     return [line for line in text.splitlines() if "not evaluated" in line and what in line]
 
 
-@pytest.mark.parametrize("mode", ["file", "folder", "jobs", "placement", "placement-json", "json"])
+@pytest.mark.parametrize("mode", modes("file", "folder", "jobs", "placement", "placement-json", "json"))
 @pytest.mark.parametrize("model", ["regex", "roi"])
 def test_a_tiny_model_cannot_buy_unbounded_work(tmp_path, mode, model):
     m = regex_model() if model == "regex" else roi_model()

@@ -13,6 +13,7 @@ from pathlib import Path
 import onnx
 import onnxruntime as ort
 import pytest
+from bounded import modes
 from conftest import make_model, vi
 from onnx import TensorProto as T
 from onnx import helper as h
@@ -81,7 +82,7 @@ MODES = {"file": ["m/m00.onnx"], "folder": ["m"], "jobs": ["m", "--jobs", "2"], 
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", modes(*MODES))
 def test_stdout_on_a_full_disk_is_one_line_and_exit_2(tmp_path, mode):
     _models(tmp_path / "m", 16 if mode == "jobs" else 2)
     run = _run("exec >/dev/full; exec", *MODES[mode], "--no-progress" if mode != "placement" else "--format=text",
@@ -90,7 +91,7 @@ def test_stdout_on_a_full_disk_is_one_line_and_exit_2(tmp_path, mode):
     assert run.stderr == "onnxlint: error: cannot write to standard output: No space left on device\n", run.stderr
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", modes(*MODES))
 def test_stdout_closed_is_one_line_and_exit_2(tmp_path, mode):
     _models(tmp_path / "m", 16 if mode == "jobs" else 2)
     run = _run("exec >&-; exec", *MODES[mode], cwd=tmp_path)
@@ -112,7 +113,7 @@ def test_a_report_to_stdout_that_is_closed_is_no_error_when_it_goes_to_a_file(tm
     assert json.loads((tmp_path / "report.json").read_text())
 
 
-@pytest.mark.parametrize("mode", ["file", "folder", "placement"])
+@pytest.mark.parametrize("mode", modes("file", "folder", "placement"))
 def test_the_working_folder_deleted_is_one_line_and_exit_2(tmp_path, mode):
     models = _models(tmp_path / "m", 2)
     args = {"file": [str(models / "m00.onnx")], "folder": [str(models)], "placement": ["placement", str(models / "m00.onnx")]}

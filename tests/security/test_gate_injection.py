@@ -93,6 +93,7 @@ def test_globs_are_expanded_by_onnxlint_with_recursion(tmp_path, cli, monkeypatc
 
 
 # ----------------------------------------------------------------------------- pre-commit
+# (these and the Action's: `once`, the hook and action.yml bring the same code as the CLI tests above)
 
 
 def test_every_hook_ends_its_args_with_the_marker_and_requires_it():
@@ -108,6 +109,7 @@ def _precommit(tmp_path: Path, hooks_used: list[dict]) -> tuple[Path, dict[str, 
     return repo, git_repo(repo, hooks_used, tmp_path)
 
 
+@pytest.mark.once
 @pre_commit_installed
 def test_pre_commit_passes_a_committed_file_named_like_an_option_as_a_path(tmp_path):
     repo, env = _precommit(tmp_path, [local_hook("onnxlint")])
@@ -118,6 +120,7 @@ def test_pre_commit_passes_a_committed_file_named_like_an_option_as_a_path(tmp_p
     _nothing_injected(repo)
 
 
+@pytest.mark.once
 @pre_commit_installed
 def test_a_users_own_args_without_the_marker_fail_the_hook_not_open_it(tmp_path):
     repo, env = _precommit(tmp_path, [local_hook("onnxlint", ["--target", "ort-cuda"])])
@@ -131,6 +134,7 @@ def test_a_users_own_args_without_the_marker_fail_the_hook_not_open_it(tmp_path)
     _nothing_injected(repo2)
 
 
+@pytest.mark.once
 @pre_commit_installed
 def test_the_fix_hook_fixes_files_named_like_options_in_place(tmp_path):
     repo, env = _precommit(tmp_path, [local_hook("onnxlint-fix")])
@@ -157,6 +161,7 @@ def _sarif_uris(path: Path) -> set[str]:
     return {loc["physicalLocation"]["artifactLocation"]["uri"] for r in doc["runs"][0]["results"] for loc in r["locations"]}
 
 
+@pytest.mark.once
 def test_the_action_expands_double_star_itself_and_never_reads_a_path_as_an_option(tmp_path):
     ws = _workspace(tmp_path)
     runs, outputs = run_action(tmp_path, ws, paths="models/**/*.onnx")
@@ -167,6 +172,7 @@ def test_the_action_expands_double_star_itself_and_never_reads_a_path_as_an_opti
     _nothing_injected(ws)
 
 
+@pytest.mark.once
 @pytest.mark.parametrize("inputs", [
     {"paths": "models/ $(touch pwned) `touch pwned` ; touch pwned"},
     {"paths": "models/", "args": "--fail-on error $(touch pwned) ; touch pwned"},
@@ -180,6 +186,7 @@ def test_no_action_input_reaches_a_shell(tmp_path, inputs):
     assert "Traceback" not in runs[0].stderr
 
 
+@pytest.mark.once
 def test_a_quoted_path_with_blanks_is_one_path(tmp_path):
     ws = _workspace(tmp_path)
     onnx.save(_dropout(), ws / "my model.onnx")
@@ -188,6 +195,7 @@ def test_a_quoted_path_with_blanks_is_one_path(tmp_path):
     assert _sarif_uris(ws / "onnxlint.sarif") == {"my%20model.onnx", "models/top.onnx"}
 
 
+@pytest.mark.once
 @pytest.mark.parametrize("how", ["link", "outside", "absolute", "folder-link", "args"])
 def test_the_action_never_writes_outside_the_workspace_or_through_a_link(tmp_path, how):
     ws = _workspace(tmp_path)
@@ -207,6 +215,7 @@ def test_the_action_never_writes_outside_the_workspace_or_through_a_link(tmp_pat
     assert runs[0].stderr.count("\n") == 1 and f"onnxlint action: error: {said}" in runs[0].stderr, runs[0].stderr
 
 
+@pytest.mark.once
 def test_args_may_not_move_the_end_of_options(tmp_path):
     ws = _workspace(tmp_path)
     runs, outputs = run_action(tmp_path, ws, paths="models/", args="--")

@@ -11,8 +11,11 @@ import os
 import re
 
 import onnx
+import pytest
 from attacks import dropout, hostile_model, regex_model, roi_model
 from runners import git_repo, local_hook, pre_commit, pre_commit_installed, run_action
+
+pytestmark = pytest.mark.once  # the hook and the Action's steps bring the same code as the CLI tests of each class
 
 RAW = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff"
                  "\U000e0000-\U000e0fff\ud800-\udfff]")

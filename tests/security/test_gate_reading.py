@@ -56,7 +56,8 @@ BASELINES = {
 
 # every kind on one file; the baseline is read once per run whatever the run lints, so the folder and the pool
 # modes are tried with a device and a nested document only
-CASES = [(kind, "file") for kind in BASELINES] + [(kind, mode) for kind in ("dev-zero", "nested") for mode in ("folder", "jobs")]
+CASES = [(kind, "file") for kind in BASELINES] + [pytest.param(kind, mode, marks=pytest.mark.once)
+                                                  for kind in ("dev-zero", "nested") for mode in ("folder", "jobs")]
 
 
 @pytest.mark.parametrize("kind, mode", CASES)
