@@ -49,7 +49,8 @@ def fix(path: str | Path, settings: Settings | None = None, *, unsafe: bool = Fa
     res = linter.lint_file(path, settings, digest=True)
     if not res.error:
         fix_file(path, settings, res, FixOptions(unsafe=unsafe, diff=diff, output=Path(output) if output else None,
-                                                 shapes=dict(shapes or {}), show_info=show_info))
+                                                 shapes=dict(shapes or {}), show_info=show_info,
+                                                 show_info_words="show_info=True"))
     return res
 
 

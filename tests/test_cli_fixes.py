@@ -72,6 +72,23 @@ def test_fix_fixes_what_the_run_shows_and_says_what_it_left(tmp_path: Path) -> N
     assert model.read_bytes() != before and "wrote" in proc.stdout, proc.stdout
 
 
+def test_the_api_fixes_what_a_run_shows_and_says_it_in_its_own_words(tmp_path: Path) -> None:
+    """onnxlint.fix() from a user's script: the model whose run shows nothing stays as it was, the note says so in
+    the API's words (show_info=True, not the command line's --show-info), and show_info=True fixes it."""
+    model = _shape_chain(tmp_path / "m.onnx")
+    before = model.read_bytes()
+    script = tmp_path / "fix_it.py"
+    script.write_text("import onnxlint\n"
+                      "print(onnxlint.fix('m.onnx').notes)\n"
+                      "print(onnxlint.fix('m.onnx', show_info=True).notes)\n")
+    proc = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=600,
+                          env={k: v for k, v in os.environ.items() if k != "ONNXLINT_CACHE_DIR"})
+    first, second = proc.stdout.splitlines()
+    assert first == ("['nothing written: no finding shown has a fix; left alone: 1 info finding not shown "
+                     "(fold-shapes); show_info=True shows and fixes it']"), proc.stdout + proc.stderr
+    assert "wrote m.onnx (fold-shapes)" in second and model.read_bytes() != before, second
+
+
 def test_diff_is_a_unified_diff_of_the_changed_nodes(tmp_path: Path) -> None:
     model = _shape_chain(tmp_path / "m.onnx")
     before = model.read_bytes()

@@ -32,6 +32,7 @@ class FixOptions:
     # what the run shows is what it fixes: infos only when shown (--show-info), or when their code was named
     # exactly (--select OLX201); a hidden fixable info is left alone, and a note says so
     show_info: bool = False
+    show_info_words: str = "--show-info"  # how the caller asks for them: the API says show_info=True
 
 
 def check_output(paths: Sequence[Path], output: Path | None) -> None:
@@ -109,7 +110,7 @@ def _fix_file(path: Path, settings: Settings, res: FileReport, options: FixOptio
     if hidden:
         names = ", ".join(dict.fromkeys(str(f.fix) for f in hidden))
         left = (f"left alone: {len(hidden)} info finding{'s' if len(hidden) != 1 else ''} not shown "
-                f"({names}); --show-info shows and fixes {'it' if len(hidden) == 1 else 'them'}")
+                f"({names}); {options.show_info_words} shows and fixes {'it' if len(hidden) == 1 else 'them'}")
         # with nothing shown to fix, the note says first that the model stays as it is (a user who ran --fix on a
         # model whose run shows no finding must not have to guess whether it was rewritten)
         res.notes.append(left if shown else f"nothing written: no finding shown has a fix; {left}")
