@@ -68,7 +68,7 @@ class _Builder:
 def demo_decoder(layers: int = 4, hidden: int = 32, heads: int = 4, seq: int = 64, vocab: int = 256) -> onnx.ModelProto:
     """A small decoder as torch.onnx's dynamo exporter writes one at opset 23 (static shapes): RMSNormalization,
     RotaryEmbedding and Attention ops, an attention mask made with Equal. Before ORT 1.25 the CUDA EP has no
-    Attention kernel and before 1.31 none for Equal-19: those nodes run on CPU, with Memcpy around them."""
+    Attention kernel and before 1.27 none for Equal-19 (the kernel tables): those nodes run on CPU, with Memcpy around them."""
     b = _Builder()
     hd = hidden // heads
     x = b.n("Gather", [b.w("model.embed_tokens.weight", [vocab, hidden]), "input_ids"], "/model/embed_tokens/Gather")

@@ -41,10 +41,12 @@ def fix(path: str | Path, settings: Settings | None = None, *, unsafe: bool = Fa
     what was written and its fixed findings are marked. `shapes` gives dynamic input dims for the numeric check
     (default 1 for each). As the command line does, it fixes what a run shows: errors and warnings, infos only
     with show_info=True (or when the settings select their code by name); a note says what was left alone.
-    With diff=True nothing is written and the report's `.diff` is the unified diff of the model's text form."""
+    With diff=True nothing is written and the report's `.diff` is the unified diff of the model's text form. An
+    in-place write is compare-and-swap: when the file changed since it was read, nothing is written and the
+    report's write_refused says so."""
     path = Path(path)
     settings = settings or _settings_near(path)
-    res = linter.lint_file(path, settings)
+    res = linter.lint_file(path, settings, digest=True)
     if not res.error:
         fix_file(path, settings, res, FixOptions(unsafe=unsafe, diff=diff, output=Path(output) if output else None,
                                                  shapes=dict(shapes or {}), show_info=show_info))

@@ -12,6 +12,7 @@ Start-up is most of a small model's cost, so this module imports only argparse a
 from __future__ import annotations
 
 import argparse
+import errno
 import math
 import os
 import sys
@@ -70,6 +71,16 @@ def _positive_float(text: str) -> float:
     return v
 
 
+def _jobs(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 (one worker per CPU) or more, got {text!r}")
+    return n
+
+
 def _version_arg(runtime: str):
     def parse(text: str) -> str:
         if runtime == "ORT" and text == "installed":  # kernel_registry.INSTALLED: the installed onnxruntime's tables
@@ -83,12 +94,32 @@ def _version_arg(runtime: str):
     return parse
 
 
+def parse(parser: argparse.ArgumentParser, argv: list[str], positional: str, convert: Any = str,
+          required: bool = False) -> argparse.Namespace:
+    """parser.parse_args with the conventional end of options: every argument after the first `--` is one more
+    positional (a path), whatever it looks like (`--baseline=b.onnx`), whether or not paths came before it. Done
+    here, not by argparse, whose handling of `--` after positionals differs between Python releases."""
+    head, tail = (argv[:argv.index("--")], argv[argv.index("--") + 1:]) if "--" in argv else (argv, [])
+    args = parser.parse_args(head)
+    values = list(getattr(args, positional) or []) + [convert(t) for t in tail]
+    if required and not values:
+        parser.error(f"the following arguments are required: {positional}")
+    setattr(args, positional, values)
+    return args
+
+
+PRE_COMMIT_NEEDS_MARKER = ("--pre-commit: the hook's args must end with '--' (pre-commit appends the file names after "
+                           "them, and a file named like an option, such as --baseline=b.onnx, would be read as one): "
+                           "args: [--target, ort-cuda, --]")
+
+
 def build_parser() -> argparse.ArgumentParser:
     epilog = "subcommands:\n" + "\n".join(f"  onnxlint {name:<10} {text}" for name, text in SUBCOMMANDS.items())
     epilog += "\n\n(`onnxlint SUBCOMMAND --help` for each)"
     p = _Parser(prog="onnxlint", description="Static linter for ONNX models deployed on ONNX Runtime (CUDA, TensorRT).",
                 epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("paths", nargs="*", help="files, directories (searched for *.onnx) or globs")
+    p.add_argument("paths", nargs="*", help="files, directories (searched for *.onnx) or globs (expanded by onnxlint, "
+                   "`**` included); after `--` every argument is a path, even one that starts with `-`")
     p.add_argument("--exclude", action="append", default=None, metavar="PATTERNS",
                    help="path patterns a folder walk leaves out, replacing the defaults (.*/ venv/ node_modules/ "
                         "site-packages/ __pypackages__/) and the config's exclude (comma-separated, repeatable)")
@@ -138,18 +169,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--shape", action="append",
                    help="with --verify or --fix: dynamic input dims for the sessions, e.g. x=1x3x224x224 (default: 1)")
     p.add_argument("--no-progress", action="store_true", help="never draw a progress bar")
-    p.add_argument("--jobs", type=int, default=0, help="worker processes (default: one per core when it pays)")
+    p.add_argument("--jobs", type=_jobs, default=0, metavar="N",
+                   help="worker processes for 16 models or more: at most min(N, the models, the usable CPUs); 0 "
+                        "(default): one per usable CPU, when the models are large enough to pay for starting workers")
     p.add_argument("--no-cache", action="store_true",
                    help="lint every model again: neither read nor write the result cache")
     p.add_argument("--cache-dir", type=Path, metavar="DIR",
                    help="result cache folder (default: $ONNXLINT_CACHE_DIR or .onnxlint_cache in the current folder)")
+    p.add_argument("--pre-commit", action="store_true",
+                   help="run as pre-commit's hook (.pre-commit-hooks.yaml): the file names pre-commit appends must follow "
+                        "`--`, which the hook's args end with; without it the hook refuses to run")
     p.add_argument("--version", action="version", version=f"onnxlint {__version__}")
     return p
 
 
 def _placement_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="onnxlint placement", description=SUBCOMMANDS["placement"])
-    p.add_argument("models", nargs="+", type=Path)
+    p.add_argument("models", nargs="*", type=Path, help="model files, folders or globs (after `--`: paths, whatever they look like)")
     p.add_argument("--target", default="ort-cuda", choices=[t.name for t in targets.REGISTRY.values() if t.predicate == "placement"])
     p.add_argument("--ort-version", type=_version_arg("ORT"))
     p.add_argument("--ort-optimization", choices=OPTIMIZATION_LEVELS, default="all")
@@ -162,7 +198,7 @@ def _placement_parser() -> argparse.ArgumentParser:
 
 def _verify_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="onnxlint verify", description=SUBCOMMANDS["verify"])
-    p.add_argument("models", nargs="+", type=Path)
+    p.add_argument("models", nargs="*", type=Path, help="model files, folders or globs (after `--`: paths, whatever they look like)")
     p.add_argument("--providers", default="CUDAExecutionProvider,CPUExecutionProvider")
     p.add_argument("--shape", action="append", help="dynamic input dims, e.g. x=1x3x224x224 (default: 1 for each)")
     p.add_argument("--format", default="text", choices=list(FORMATS["verify"]))
@@ -225,7 +261,9 @@ def _patterns(given: list[str]) -> list[str]:
 def _lint(argv: list[str]) -> int:
     from onnxlint.commands import lint
 
-    args = build_parser().parse_args(argv)
+    if "--pre-commit" in argv and "--" not in argv:  # before parsing: a file name must not be parsed, even to fail
+        raise UsageError(PRE_COMMIT_NEEDS_MARKER)
+    args = parse(build_parser(), argv, "paths")
     if args.diff:
         args.fix = True
     cfg = config_mod.load_file(args.config) if args.config else config_mod.find_for(Path.cwd(), args.config_above_repo)
@@ -251,7 +289,7 @@ def _lint(argv: list[str]) -> int:
 def _placement(argv: list[str]) -> int:
     from onnxlint.commands import placement
 
-    args = _placement_parser().parse_args(argv)
+    args = parse(_placement_parser(), argv, "models", Path, required=True)
     return placement.run(args.models, args.target, args.ort_version, args.ort_optimization, args.format,
                          compare=args.compare, output=args.output)
 
@@ -259,7 +297,7 @@ def _placement(argv: list[str]) -> int:
 def _verify(argv: list[str]) -> int:
     from onnxlint.commands import verify
 
-    args = _verify_parser().parse_args(argv)
+    args = parse(_verify_parser(), argv, "models", Path, required=True)
     return verify.run(args.models, args.providers, args.shape, args.timeout, args.ort_version, args.fix,
                       args.ort_optimization, args.format, output=args.output)
 
@@ -311,6 +349,21 @@ def _one_blas_thread(argv: list[str]) -> str | None:
 def main(argv: list[str] | None = None) -> int:
     from_command_line = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
+    if not from_command_line:  # a caller of main(argv) (tests, tools) keeps its streams and gets their errors
+        return _main(argv, from_command_line)
+    restore = _guard_streams()
+    try:
+        rc = _main(argv, from_command_line)
+        sys.stdout.flush()  # what is still buffered: a full disk says so now, not after the exit code is chosen
+        return rc
+    except OutputError as exc:
+        return _output_failed(exc)
+    finally:
+        restore()
+        _quick_exit()
+
+
+def _main(argv: list[str], from_command_line: bool) -> int:
     if argv == ["--version"]:  # what argparse would print, without building the parser (its target list)
         print(f"onnxlint {__version__}")
         return 0
@@ -319,6 +372,8 @@ def main(argv: list[str] | None = None) -> int:
     blas = _one_blas_thread(argv) if from_command_line else None
     try:
         with signals_interrupt():  # SIGTERM (a CI timeout) stops the run as Ctrl-C does
+            if from_command_line:
+                _require_cwd()
             if argv and argv[0] in _COMMANDS:
                 return _COMMANDS[argv[0]](argv[1:])
             return _lint(argv)
@@ -329,7 +384,10 @@ def main(argv: list[str] | None = None) -> int:
         print("onnxlint: interrupted", file=sys.stderr)
         return getattr(exc, "exit_code", 130)
     except BrokenPipeError:
+        _discard_stdout()
         return 0
+    except OutputError:
+        raise
     except Exception as exc:
         if not from_command_line:  # a caller of main(argv) (tests, tools) gets the exception itself
             raise
@@ -339,8 +397,107 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if blas is not None:  # main() called in-process: the caller's environment as it was
             os.environ.pop(blas, None)
-        if from_command_line:
-            _quick_exit()
+
+
+# ----------------------------------------------------------------------------- the process's environment
+
+
+class OutputError(Exception):
+    """Standard output cannot be written (closed, a full disk, an I/O error): the run ends with exit 2."""
+
+
+class _GuardedOutput:
+    """sys.stdout as the process got it, whose write and flush failures are an OutputError (a broken pipe stays
+    a BrokenPipeError: the reader left, which is no error); None (closed before the start) fails on first use."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def _fail(self, exc: OSError | None) -> OutputError:
+        why = "it is closed" if exc is None or exc.errno == errno.EBADF else (exc.strerror or str(exc))
+        return OutputError(f"cannot write to standard output: {why}")
+
+    def write(self, text: str) -> int:
+        if self._stream is None:
+            raise self._fail(None)
+        try:
+            return int(self._stream.write(text))
+        except BrokenPipeError:
+            raise
+        except (OSError, ValueError) as exc:  # ValueError: I/O operation on a closed file
+            raise self._fail(exc if isinstance(exc, OSError) else None) from None
+
+    def flush(self) -> None:
+        if self._stream is None:
+            return
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            raise
+        except (OSError, ValueError) as exc:
+            raise self._fail(exc if isinstance(exc, OSError) else None) from None
+
+    def isatty(self) -> bool:
+        try:
+            return self._stream is not None and bool(self._stream.isatty())
+        except (OSError, ValueError):
+            return False
+
+    def __getattr__(self, name: str) -> Any:
+        if self._stream is None:
+            raise self._fail(None)
+        return getattr(self._stream, name)
+
+
+def _guard_streams() -> Any:
+    """Install the guarded stdout (and a stderr that swallows what cannot be shown when stderr was closed: an
+    error line must never land on stdout); the function that puts them back."""
+    out, err = sys.stdout, sys.stderr
+    sys.stdout = _GuardedOutput(out)
+    if err is None:
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - for the rest of the process
+
+    def restore() -> None:
+        if isinstance(sys.stdout, _GuardedOutput):
+            sys.stdout = out if out is not None else sys.stdout
+    return restore
+
+
+def _output_failed(exc: OutputError) -> int:
+    """One line on stderr (when it can be written) and exit 2; what stayed buffered for stdout is dropped so
+    that the interpreter's own flush at exit cannot print a traceback."""
+    _discard_stdout()
+    try:
+        print(f"onnxlint: error: {exc}", file=sys.stderr)
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+    return 2
+
+
+def _discard_stdout() -> None:
+    """Point file descriptor 1 at /dev/null and drop stdout's buffer (Python's advice for a broken pipe)."""
+    stream = sys.stdout._stream if isinstance(sys.stdout, _GuardedOutput) else sys.stdout  # noqa: SLF001
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
+    except OSError:
+        pass
+    if stream is not None:
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+
+
+def _require_cwd() -> None:
+    """The current folder must exist: relative paths, the config search and the cache folder start from it."""
+    try:
+        os.getcwd()
+    except OSError as exc:
+        raise UsageError(f"the current folder cannot be used ({exc.strerror or exc}: it was deleted, or a folder "
+                         "above it cannot be entered); cd to an existing folder and run again") from None
 
 
 def _quick_exit() -> None:

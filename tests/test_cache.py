@@ -332,6 +332,15 @@ def test_a_run_of_several_models_is_read_back_from_one_entry(tmp_path, cdir, mon
         return real_open(file, *a, **k)
 
     monkeypatch.setattr("builtins.open", spy)
+    from onnxlint.support import reading
+
+    real_read = reading.read_with_stat
+
+    def read_spy(path, *a, **k):  # the read guard (cache entries go through it) opens with os.open
+        opened.append(os.fspath(path))
+        return real_read(path, *a, **k)
+
+    monkeypatch.setattr(reading, "read_with_stat", read_spy)
     calls: list = []
     second = _run(paths, s, cdir, calls)
     entries = [f for f in opened if f.startswith(str(cdir))]

@@ -60,7 +60,13 @@ def test_fix_fixes_what_the_run_shows_and_says_what_it_left(tmp_path: Path) -> N
     before = model.read_bytes()
     proc = onnxlint(model, "--fix", "--no-cache")
     assert proc.returncode == 0 and model.read_bytes() == before, proc.stdout + proc.stderr  # nothing shown: nothing fixed
-    assert "note: left alone: 1 info finding not shown (fold-shapes); --show-info shows and fixes it" in proc.stdout
+    # and it says so first: the model stays as it was, then what was left and how to fix it
+    assert ("note: nothing written: no finding shown has a fix; left alone: 1 info finding not shown (fold-shapes); "
+            "--show-info shows and fixes it") in proc.stdout, proc.stdout
+    proc = onnxlint(model, "--diff", "--no-cache")  # the same for --diff: no diff, and why
+    assert proc.returncode == 0 and model.read_bytes() == before and "--- a/" not in proc.stdout, proc.stdout
+    assert "note: no diff: no finding shown has a fix; not in this diff: 1 info finding not shown (fold-shapes)" \
+        in proc.stdout, proc.stdout
     proc = onnxlint(model, "--fix", "--select", "OLX309", "--no-cache")  # asked for by its code: fixed
     assert model.read_bytes() != before and "1 fixed" in proc.stdout, proc.stdout
     model.write_bytes(before)
@@ -143,6 +149,8 @@ def test_verify_fix_writes_only_what_a_session_verified(tmp_path: Path) -> None:
         assert model.read_bytes() == before and r["after"]["verified"] is False, proc.stdout
         assert any(n.startswith("fix not written: no session could verify the fixed model") for n in r["fix"]), r["fix"]
         assert sorted(p.name for p in tmp_path.iterdir()) == ["m.onnx"]  # no temporary copy left behind
+        text = onnxlint("verify", model, "--fix").stdout  # the reason once, not once per line
+        assert text.count("was requested but not exercised") == 1 and "after fix:  the model as above (nothing written)" in text
         out = tmp_path / "fixed.onnx"  # -o writes it whatever the session says, and leaves the model alone
         proc = onnxlint("verify", model, "--fix", "-o", out)
         assert out.is_file() and model.read_bytes() == before, proc.stdout + proc.stderr
@@ -179,6 +187,33 @@ def test_under_the_tensorrt_ep_a_rejection_says_where_the_node_runs(tmp_path: Pa
     onnx.save(m, model)
     proc = onnxlint(model, "--target", "ort-trt", "--ort-version", "1.31.1", "--no-cache")
     assert "error: OLX203 IR version 14 is newer than onnxruntime 1.31.1 loads" in proc.stdout, proc.stdout
+
+
+def test_under_the_tensorrt_ep_a_model_rejection_says_where_its_nodes_run(examples_dir: Path, tmp_path: Path) -> None:
+    """OLX318 (the parser rejects the model's asymmetric Q/DQ) and OLX319 (a string network input it cannot
+    import) are said once per model; under ORT's TensorRT EP those nodes run on CUDA or CPU and the session runs:
+    a warning saying where, as for one rejected node (the newcomer run of issue 44 found them errors)."""
+    nodes = [h.make_node("QuantizeLinear", ["x", "s", "zp"], ["q"], name="q"),
+             h.make_node("DequantizeLinear", ["q", "s", "zp"], ["dq"], name="dq"),
+             h.make_node("Relu", ["dq"], ["y"], name="relu")]
+    qdq = tmp_path / "qdq.onnx"
+    onnx.save(make_model(nodes, [vi("x", T.FLOAT, [1, 4])], [vi("y", T.FLOAT, [1, 4])],
+                         [init("s", np.array(0.1, np.float32)), init("zp", np.array(128, np.uint8))]), qdq)
+    strings = examples_dir / "equal_string_cuda.onnx"
+    proc = onnxlint(qdq, strings, "--target", "tensorrt", "--no-cache")  # TensorRT itself: the parse fails
+    assert f"{qdq}: error: OLX318 " in proc.stdout and f"{strings}: error: OLX319 " in proc.stdout, proc.stdout
+    proc = onnxlint(qdq, strings, "--target", "ort-trt", "--no-cache")
+    assert proc.returncode == 1 and ": error:" not in proc.stdout, proc.stdout
+    assert f"{qdq}: ort-trt: 1 node in 1 TensorRT subgraph, 2 fall through to CUDA, 0 to CPU" in proc.stdout
+    line = next(ln for ln in proc.stdout.splitlines() if "OLX318" in ln)
+    assert line.startswith(f"{qdq}: warning: OLX318 ") and line.endswith(
+        "; ORT's TensorRT EP hands them to CUDA: the TensorRT engine is split around them"), line
+    line = next(ln for ln in proc.stdout.splitlines() if "OLX319" in ln)
+    assert line.startswith(f"{strings}: warning: OLX319 ") and line.endswith(
+        "(read by 1 node); ORT's TensorRT EP hands it to CPU (OLX200 says why CUDA does not take it)"), line
+    f = json.loads(onnxlint(qdq, strings, "--target", "ort-trt", "--format", "json", "--no-cache").stdout)
+    assert sorted((x["code"], x["severity"], x["target"]) for x in f if x["code"] in ("OLX318", "OLX319")) == \
+        [("OLX318", "warning", "ort-trt"), ("OLX319", "warning", "ort-trt")]
 
 
 def test_verify_without_a_gpu_says_so_once_for_the_run(examples_dir: Path, tmp_path: Path) -> None:

@@ -75,6 +75,10 @@ def test_an_unpublished_ort_version_uses_the_nearest_tables_by_release_order_and
     # TensorRT: the newest table, whatever ORT release was asked
     default_trt = versions.product(tables.default_version())
     assert {f["checked_against"] for f in json.loads(proc.stdout) if f["target"] == "tensorrt"} == {default_trt}
+    # GitHub annotations: each names its target's tables (an annotation is all a reader of the run sees)
+    proc = onnxlint(model, "--ort-version", asked, "--format", "github", "--no-cache")
+    ann = next(ln for ln in proc.stdout.splitlines() if "title=OLX200 " in ln)
+    assert ann.startswith("::warning ") and ann.endswith(f"; checked against {used} (asked {asked})"), proc.stdout
     # SARIF: the run property
     proc = onnxlint(model, "--ort-version", asked, "--format", "sarif", "--no-cache")
     assert json.loads(proc.stdout)["runs"][0]["properties"]["checkedReleases"].startswith(f"{used} (asked {asked}), ")

@@ -94,12 +94,36 @@ def test_missing_cuda_libraries_fail_and_name_every_one(relu_add, tmp_path):
     assert rc == 1 and not r["verified"] and r["ran_on"] == {}
     for lib in ("libcudart.so.12", "libcublasLt.so.12", "libcudnn.so.9"):
         assert lib in r["cuda_unavailable"]
-    assert "fix: pip install 'nvidia-cudnn-cu12'" in r["cuda_unavailable"]
+    # the fix installs the CUDA and cuDNN wheels of this build (onnxruntime-gpu's own extras, found by preload_dlls)
+    assert "fix: pip install 'onnxruntime-gpu[cuda,cudnn]==1.24.4'" in r["cuda_unavailable"]
     # lint --verify: the static prediction stands (its exit status), and one run-wide note says verify did not run
     rc, out, err = rig(relu_add, "--verify", "--target", "ort-cuda", "--format", "json", libs=False)
     assert rc == 0 and "OLX903" not in out and "verified_provider" not in out, out
     assert err.count("--verify did not run: CUDAExecutionProvider was requested but not exercised") == 1, err
     assert "libcudnn.so.9" in err
+
+
+def test_cuda_libraries_installed_from_pypi_are_found(relu_add, tmp_path):
+    """What the fix above installs lands in site-packages/nvidia/*/lib, where the loader does not look: a verify
+    session (and doctor's) loads them first, as ORT's preload_dlls() does. The layout of the NVIDIA wheels is
+    made beside a link to the rig's onnxruntime (preload_dlls looks next to the package), with the fake
+    libraries in it, and only the driver (libcuda.so.1, the system's) on the library path."""
+    site, driver = tmp_path / "site", tmp_path / "driver"
+    driver.mkdir()
+    (driver / "libcuda.so.1").symlink_to(RIG / "libs" / "libcuda.so.1")
+    ort = next((RIG / "venv" / "lib").glob("python3*/site-packages/onnxruntime"))
+    site.mkdir()
+    (site / "onnxruntime").symlink_to(ort, target_is_directory=True)
+    for wheel, libs in (("cublas", ("libcublas.so.12", "libcublasLt.so.12")), ("cuda_runtime", ("libcudart.so.12",)),
+                        ("cufft", ("libcufft.so.11",)), ("curand", ("libcurand.so.10",)), ("cudnn", ("libcudnn.so.9",))):
+        (site / "nvidia" / wheel / "lib").mkdir(parents=True)
+        for lib in libs:
+            (site / "nvidia" / wheel / "lib" / lib).symlink_to(RIG / "libs" / lib)
+    env = {"PYTHONPATH": str(site), "LD_LIBRARY_PATH": str(driver)}
+    rc, [r] = verify_json(relu_add, libs=False, env=env)
+    assert rc == 0 and r["verified"] and r["providers_used"] == [CUDA, CPU] and r["agree_on_device"] == 2, r
+    rc, out, _ = rig("doctor", libs=False, env=env)
+    assert rc == 0 and "✓ a one-node session runs on CUDAExecutionProvider" in out, out
 
 
 def test_both_wheels_installed_fail_with_uninstall_one(relu_add):

@@ -126,3 +126,21 @@ def test_github_workflow_example_uses_the_action_as_declared():
         assert step["uses"].split("@")[1] == "main"
     assert workflow["permissions"]["security-events"] == "write"
     assert "pip install onnxlint" not in (ROOT / "docs" / "github-actions.yml").read_text()
+
+
+def test_the_default_run_shown_in_the_readme_is_what_a_run_prints(tmp_path):
+    """The README's default-run output (a CLIP export's int32 ArgMax) against a run on a model with that node:
+    the finding and hint lines word for word, the summary line's tail (the tables checked) and the placement
+    summary's form (its counts are the whole model's)."""
+    block = re.search(r"```\n(model\.onnx: ort-cuda: .*?)```", README, re.S).group(1).splitlines()  # type: ignore[union-attr]
+    n = h.make_node("ArgMax", ["input_ids"], ["am"], name="/m/text_model/ArgMax", axis=-1, keepdims=0)
+    model = tmp_path / "model.onnx"
+    onnx.save(make_model([n], [vi("input_ids", T.INT32, ["batch", 7])], [vi("am", T.INT64, ["batch"])], opset=17), model)
+    proc = subprocess.run([sys.executable, "-m", "onnxlint", "model.onnx", "--no-cache"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    out = proc.stdout.splitlines()
+    assert proc.returncode == 1 and block[1:3] == out[1:3], proc.stdout
+    assert re.fullmatch(r"model\.onnx: ort-cuda: \d+ nodes on CUDA, 1 fall back, .* copied per run.*", block[0])
+    assert out[0].startswith("model.onnx: ort-cuda: ") and " 1 fall back, " in out[0]
+    assert block[3].startswith("Found 1 finding in 1 file: 0 errors, 1 warning")
+    assert block[3].split(". Checked against ")[1] == out[3].split(". Checked against ")[1]

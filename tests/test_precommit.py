@@ -21,6 +21,8 @@ def _run_hook_on_examples(tmp_path, examples_dir, config: str, timeout: int) -> 
     git("init", "-q")
     (repo / ".pre-commit-config.yaml").write_text(config)
     env = {"PRE_COMMIT_HOME": str(tmp_path / "cache"), "PATH": os.environ["PATH"], "HOME": str(tmp_path)}
+    # a committed file named like an option is linted as a path (the hook ends its args with `--`): no baseline
+    (repo / "--baseline=b.onnx").write_bytes((examples_dir / "clean_conv.onnx").read_bytes())
     for model, rc in (("clean_conv.onnx", 0), ("dropout_training.onnx", 1)):
         (repo / "model.onnx").write_bytes((examples_dir / model).read_bytes())
         git("add", ".")
@@ -28,6 +30,7 @@ def _run_hook_on_examples(tmp_path, examples_dir, config: str, timeout: int) -> 
                              timeout=timeout)
         assert run.returncode == rc, run.stdout + run.stderr
         assert rc == 0 or "OLX010" in run.stdout, run.stdout + run.stderr
+        assert not (repo / "b.onnx").exists()
 
 
 PUBLIC = "https://github.com/onnxlint/onnxlint"
@@ -93,3 +96,38 @@ def test_readme_local_hook_runs_as_written(tmp_path, examples_dir):
     readme = (ROOT / "README.md").read_text()
     block = next(b for b in re.findall(r"```yaml\n(.*?)```", readme, re.S) if "repo: local" in b)
     _run_hook_on_examples(tmp_path, examples_dir, block, timeout=300)
+
+
+@pytest.mark.skipif(shutil.which("pre-commit") is None or shutil.which("git") is None, reason="pre-commit/git not installed")
+def test_autoupdate_freeze_moves_the_pin_as_the_readme_says(tmp_path):
+    """`pre-commit autoupdate --freeze` on the README's block, against a repository standing in for the public
+    one: before any release tag it pins the default branch's newest commit and writes no `# frozen:` comment;
+    with a tag, that tag's commit and `# frozen: v0.2.0`."""
+    origin = tmp_path / "public"
+    git = lambda *a: subprocess.run(["git", "-C", str(origin), *a], check=True, capture_output=True, text=True)
+    origin.mkdir()
+    git("init", "-q", "-b", "main")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "first")
+    (origin / ".pre-commit-hooks.yaml").write_text((ROOT / ".pre-commit-hooks.yaml").read_text())
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "hooks")
+    head = git("rev-parse", "HEAD").stdout.strip()
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "-C", str(repo), "init", "-q"], check=True)
+    config = repo / ".pre-commit-config.yaml"
+    config.write_text(_remote_block((ROOT / "README.md").read_text()).replace(PUBLIC, str(origin)))
+    env = {"PRE_COMMIT_HOME": str(tmp_path / "cache"), "PATH": os.environ["PATH"], "HOME": str(tmp_path)}
+    update = lambda: subprocess.run(["pre-commit", "autoupdate", "--freeze"], cwd=repo, capture_output=True, text=True,
+                                    env=env, timeout=120)
+    run = update()
+    assert run.returncode == 0, run.stdout + run.stderr
+    rev_line = next(ln for ln in config.read_text().splitlines() if "rev:" in ln)
+    assert rev_line.split()[1] == head and "frozen" not in rev_line, rev_line
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "release")
+    git("tag", "v0.2.0")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "after the release")
+    run = update()
+    assert run.returncode == 0, run.stdout + run.stderr
+    rev_line = next(ln for ln in config.read_text().splitlines() if "rev:" in ln)
+    assert rev_line.split()[1] == git("rev-parse", "v0.2.0").stdout.strip() and rev_line.endswith("# frozen: v0.2.0")

@@ -159,7 +159,16 @@ def test_cuda_problem_from_ort_messages():
               "CUDA 12.*. Please install all dependencies\x1b[m\n")
     why, fix = cuda_status.cuda_ep_failed(stderr, None)
     assert why == "the CUDA EP library cannot load: missing libcublasLt.so.12 (ORT requires cuDNN 9.* and CUDA 12.*)"
-    assert "nvidia-cublas-cu12" in fix and "LD_LIBRARY_PATH" in fix
+    assert ("nvidia-cublas-cu12" in fix or "'onnxruntime-gpu[cuda,cudnn]==" in fix) and "LD_LIBRARY_PATH" in fix
+    # the install command for the build installed, each wheel pip-installable today (pip index versions,
+    # 2026-12-05): onnxruntime-gpu's own extras from 1.21.0 (CUDA 13's wheels have no -cu13 suffix, and
+    # `nvidia-cublas-cu13` is a placeholder that refuses to install), before that the -cu<major> wheels
+    fix = cuda_status.install_cuda_libraries(["libcublasLt.so.13", "libcudnn.so.9"], "1.31.1", None)
+    assert fix.startswith("pip install 'onnxruntime-gpu[cuda,cudnn]==1.31.1' ") and "-cu13" not in fix
+    fix = cuda_status.install_cuda_libraries(["libcublasLt.so.12", "libcudnn.so.9"], "1.20.2", None)
+    assert fix.startswith("pip install 'nvidia-cublas-cu12' 'nvidia-cudnn-cu12==9.*', then add their lib folders")
+    fix = cuda_status.install_cuda_libraries(["libcudart.so.11", "libcudnn.so.8", "libcufft.so.10"], "1.17.1", None)
+    assert fix.startswith("pip install 'nvidia-cuda-runtime-cu11' 'nvidia-cudnn-cu11==8.*' 'nvidia-cufft-cu11', ")
     why, fix = cuda_status.no_cuda_ep(["CPUExecutionProvider"], {"onnxruntime": "1.24.4"})
     assert "no CUDA EP" in why and fix == "pip uninstall -y onnxruntime && pip install onnxruntime-gpu"
     why, fix = cuda_status.no_cuda_ep(["CPUExecutionProvider"], {"onnxruntime": "1.24.4", "onnxruntime-gpu": "1.24.4"})

@@ -9,6 +9,8 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from onnxlint.support import reading
+
 DEFAULT_DIR = ".onnxlint_cache"
 ENV_DIR = "ONNXLINT_CACHE_DIR"
 FORMAT = "1"  # entry layout; bump on any change to what an entry holds
@@ -88,13 +90,16 @@ def load_entry(cache_dir: Path, path: str | os.PathLike, k: str) -> dict[str, An
         if not is_cache(d):
             return None
         _OWNED[d] = True
-    with open(path, "rb") as fh:
-        if os.fstat(fh.fileno()).st_size > MAX_ENTRY_BYTES:
-            return None
-        try:
-            data = json.loads(fh.read())
-        except RecursionError:
-            return None
+    try:  # the read guard: a FIFO or a device named like an entry is a miss, never opened blocking
+        raw = reading.read_regular(path, reading.within(MAX_ENTRY_BYTES, "a cache entry"))
+    except reading.Refused as exc:
+        if str(exc) == "no such file or directory":
+            raise FileNotFoundError(path) from None
+        return None
+    try:
+        data = json.loads(raw)
+    except RecursionError:
+        return None
     return data if isinstance(data, dict) and data.get("key") == k else None
 
 
@@ -148,12 +153,14 @@ def clean(cache_dir: str | os.PathLike | None = None, kept: list[str] | None = N
             left.append(entry.path)
     gitignore = d / ".gitignore"
     if not left:  # else the folder stays a cache, tag and .gitignore included
-        try:
-            ours = not os.path.islink(gitignore) and gitignore.read_text(encoding="utf-8") == _GITIGNORE
-        except FileNotFoundError:
+        if not os.path.lexists(gitignore):
             ours = True
-        except (OSError, UnicodeDecodeError):
-            ours = False
+        else:  # through the read guard: a FIFO named .gitignore is not ours, and never opened blocking
+            try:
+                ours = not os.path.islink(gitignore) and reading.read_regular(
+                    gitignore, reading.within(len(_GITIGNORE), "onnxlint's .gitignore")) == _GITIGNORE.encode()
+            except reading.Refused:
+                ours = False
         if not ours:
             left.append(os.fspath(gitignore))
         elif os.path.lexists(gitignore):

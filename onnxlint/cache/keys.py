@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from onnxlint.cache.folder import FORMAT
 from onnxlint.config.deployment import GENAI_CONFIG
 from onnxlint.support import digest as digests
+from onnxlint.support.reading import TEXT_LIMIT
 
 if TYPE_CHECKING:
     from onnxlint.config.settings import Settings
@@ -37,7 +38,7 @@ def file_digest(path: str | os.PathLike) -> str | None:
     k = (os.fspath(path), st[0], st[1])
     if k in _DIGESTS:
         return _DIGESTS[k]
-    got = scan(path)
+    got = scan(path, limit=TEXT_LIMIT)  # past the read guard's limit for text, the file is refused unread anyway
     digest = None if got is None else got[0]
     if st[1] is not None and time.time_ns() - st[1] > 2_000_000_000:  # older than the mtime's granularity: racy-clean
         _DIGESTS[k] = digest

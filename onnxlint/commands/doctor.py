@@ -31,6 +31,8 @@ except BaseException as exc:
     print(json.dumps({"import_error": f"{type(exc).__name__}: {exc}"}), flush=True)
     sys.exit(0)
 from onnx import TensorProto, helper
+from onnxlint.verify.cuda_status import preload_cuda_libraries
+preload_cuda_libraries(ort)  # CUDA and cuDNN from the NVIDIA wheels on PyPI, as a verify session finds them
 capi = os.path.join(os.path.dirname(ort.__file__), "capi")
 print(json.dumps({"version": ort.__version__, "available": ort.get_available_providers(), "capi": capi}), flush=True)
 g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="probe")], "probe",

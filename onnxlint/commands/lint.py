@@ -325,7 +325,7 @@ def _fix(request: LintRequest, files: list[Path], settings_for: _SettingsByFolde
                                     shapes=fix_shapes, show_info=request.show_info)
     for i, f in enumerate(files, 1):
         s = settings_for(f)
-        res = linter.lint_file(f, s)
+        res = linter.lint_file(f, s, digest=True)  # what was linted: the fix must find the same version
         if not res.error:
             fixing.fix_file(f, s, res, fix_options)
         report.files.append(res)
@@ -341,7 +341,7 @@ def _complete(report: Report, request: LintRequest, settings: Settings, first: S
         report.rules = [r for r in listed.rules if first.selected(r.id, r.default)]
     report.fail_on = first.fail_on
     report.releases = "; ".join(sorted({_releases(s) for s in settings_for.by_config.values()} or {_releases(first)}))
-    if request.format == "json":  # each finding names the tables its target was checked against
+    if request.format in ("json", "github"):  # each finding (annotation) names the tables its target was checked against
         by_settings: dict[int, dict[str, str]] = {}
         for res in report.files:
             s = settings_for(Path(res.filename))
@@ -394,6 +394,9 @@ def _show(report: Report, request: LintRequest, first: Settings, settings_for: _
                 print(f"onnxlint: {esc(res.filename)}: {esc(note)}", file=sys.stderr)
     for res in report.errors:
         print(f"onnxlint: error: {esc(res.filename)}: {esc(res.error)}", file=sys.stderr)
+    for res in report.files:  # --fix found the file changed since it was read: nothing written (compare-and-swap)
+        if res.write_refused:
+            print(f"onnxlint: error: {esc(res.filename)}: {esc(res.write_refused)}", file=sys.stderr)
 
 
 def _exit_code(report: Report, stopped: Any, n_files: int, exit_zero: bool = False) -> int:
@@ -404,7 +407,7 @@ def _exit_code(report: Report, stopped: Any, n_files: int, exit_zero: bool = Fal
         print(f"onnxlint: interrupted ({signal_name(stopped.signum)}) after {len(report.files)} of {n_files} "
               "model(s); the report above holds those", file=sys.stderr)
         return int(stopped.exit_code)
-    if report.errors:
+    if report.errors or any(res.write_refused for res in report.files):
         return 2
     return 1 if report.worst() >= SEVERITY_RANK[report.fail_on] and not exit_zero else 0
 
@@ -443,7 +446,10 @@ def _tables_by_target(s: Settings) -> dict[str, str]:
 
 def _emit(text: str, request: LintRequest) -> None:
     if request.output and not request.fix:
-        request.output.write_text(text, encoding="utf-8")
+        try:
+            request.output.write_text(text, encoding="utf-8")
+        except OSError as exc:  # a full disk, a folder gone: one line, exit 2
+            raise UsageError(f"-o {request.output}: cannot write the report: {exc.strerror or exc}") from None
     else:
         sys.stdout.write(text)
 

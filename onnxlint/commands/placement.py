@@ -32,7 +32,10 @@ def run(models: list[Path], target: str, ort_version: str | None, ort_optimizati
     else:
         text, errors = _placements(paths, target, ort_version, ort_optimization, format)
     if output is not None:
-        output.write_text(text, encoding="utf-8")
+        try:
+            output.write_text(text, encoding="utf-8")
+        except OSError as exc:  # a full disk, a folder gone: one line, exit 2
+            raise UsageError(f"-o {output}: cannot write the report: {exc.strerror or exc}") from None
     else:
         sys.stdout.write(text)
     return 2 if errors else 0

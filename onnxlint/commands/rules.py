@@ -4,10 +4,10 @@ Every piece comes from a rule file (from the repository under review): escaped l
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any
 
+from onnxlint.formats.escape import dumps
 from onnxlint.formats.escape import lines as esc_lines
 from onnxlint.formats.escape import text as esc
 from onnxlint.support.errors import UsageError
@@ -19,8 +19,13 @@ _APPLIES = {"safe": "safe", "unsafe": "unsafe: needs --unsafe-fixes", "display-o
 def explain(rule: Any) -> str:
     from onnxlint import fixers
 
-    fx = fixers.REGISTRY.get(rule.fix) if rule.fix else None
-    fix_line = f"Fix: {fx.name} ({_APPLIES[fx.applicability.value]}): {fx.summary}" if fx else "Fix: no automatic fix"
+    try:
+        fx = fixers.REGISTRY.get(rule.fix) if rule.fix else None
+    except fixers.FixError as exc:  # a plug-in that cannot be loaded: said on the fix line
+        fix_line = f"Fix: {esc(rule.fix)} (not available: {esc(str(exc))})"
+    else:  # a plug-in's name and summary: untrusted text too
+        fix_line = (f"Fix: {esc(fx.name)} ({_APPLIES[fx.applicability.value]}): {esc(fx.summary)}" if fx
+                    else "Fix: no automatic fix")
     refs = "\n".join(f"  - {esc(r)}" for r in rule.references)
     return (f"{esc(rule.id)} ({esc(rule.name)}) [{esc(rule.severity)}] targets: {esc(', '.join(rule.targets))}\n\n"
             f"{esc_lines(rule.summary)}\n\n{esc_lines(rule.explanation)}\n\n{fix_line}\n"
@@ -36,8 +41,8 @@ def run(listed: Any, explain_id: str | None, format: str) -> int:
         sys.stdout.write(explain(rule))
         return 0
     if format == "json":
-        print(json.dumps([{"code": r.id, "name": r.name, "severity": r.severity, "targets": list(r.targets),
-                           "summary": r.summary, "fix": r.fix} for r in listed.rules], indent=2))
+        print(dumps([{"code": r.id, "name": r.name, "severity": r.severity, "targets": list(r.targets),
+                      "summary": r.summary, "fix": r.fix} for r in listed.rules], indent=2))
     else:
         for r in listed.rules:
             fix = " [fix]" if r.fix else ""

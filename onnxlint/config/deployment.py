@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from onnxlint.support import reading
+
 GENAI_CONFIG = "genai_config.json"
 _MAX_BYTES = 1 << 20
 
@@ -26,13 +28,11 @@ def genai_provider(model_path: Path) -> str | None:
     if p is None:
         return None
     try:
-        if p.stat().st_size > _MAX_BYTES:
-            return None
-        decoder = json.loads(p.read_text(encoding="utf-8"))["model"]["decoder"]
+        decoder = json.loads(reading.read_regular(p, reading.within(_MAX_BYTES, GENAI_CONFIG)).decode("utf-8"))["model"]["decoder"]
         if decoder.get("filename", Path(model_path).name) != Path(model_path).name:
             return None  # the config describes another file of the folder
         providers = (decoder.get("session_options") or {}).get("provider_options") or []
         names = [name for entry in providers if isinstance(entry, dict) for name in entry]
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    except (reading.Refused, RecursionError, ValueError, KeyError, TypeError, AttributeError):
         return None
     return str(names[0]).lower() if names else "cpu"

@@ -75,11 +75,11 @@ def _unpin(model: onnx.ModelProto) -> None:
 
 
 def apply(model: onnx.ModelProto, requests: Iterable[FixRequest], unsafe: bool,
-          targets: Iterable[str] = ()) -> tuple[onnx.ModelProto, list[str], list[str]]:
+          targets: Iterable[str] = (), notes: list[str] | None = None) -> tuple[onnx.ModelProto, list[str], list[str]]:
     """Apply the requested fixers in order of first request; returns (new_model, applied, skipped_unsafe).
 
     A fixer that found nothing it can rewrite (e.g. a GridSample attribute with no standard equivalent) is
-    not counted as applied. model is left as it is."""
+    not counted as applied. model is left as it is. notes: gets what the fixers said (FixContext.notes)."""
     current = copy.deepcopy(model)
     # a finding names its node by path (locations.node_path); the fixers locate nodes by GraphIndex location
     requests = [FixRequest(r.fixer, node_location(r.location), r.target) for r in requests]
@@ -104,6 +104,8 @@ def apply(model: onnx.ModelProto, requests: Iterable[FixRequest], unsafe: bool,
                          all_targets | {r.target for r in reqs}, any(r.location is None for r in reqs) or bool(inputs),
                          inputs)
         current = fx.apply(ctx)
+        if notes is not None:
+            notes.extend(ctx.notes)
         after = _canonical(current)
         if after != before:
             applied.append(name)

@@ -28,13 +28,15 @@ class FixError(Exception):
 class FixContext:
     """model: the working copy (fixers edit it in place or return a new one); nodes: the nodes of this
     fixer's findings in that copy; targets: the selected targets; model_level: a finding with no node (the
-    fix is about the whole model); inputs: the graph inputs of this fixer's graph-input findings."""
+    fix is about the whole model); inputs: the graph inputs of this fixer's graph-input findings; notes: lines the
+    fixer has to say (what it left alone and why), shown with the model's fix notes."""
 
     model: onnx.ModelProto
     nodes: list[NodeRef] = field(default_factory=list)
     targets: frozenset[str] = frozenset()
     model_level: bool = False
     inputs: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def opset(self) -> int:
@@ -223,8 +225,11 @@ BUILTIN = {
 
 
 class FixerRegistry(MutableMapping[str, Fixer]):
-    """Fixers by name. A built-in fixer's module is imported when that fixer is first asked for; listing the
-    registry (iterating, len) imports them all, so a listing is always complete."""
+    """Fixers by name. A built-in fixer's module is imported when that fixer is first asked for; a plug-in's
+    (an entry point of PLUGIN_GROUP) only when a fix needs it: a plain lint, the rule schema and the result
+    cache's keys know plug-ins by name (names(): their entry points' names, nothing imported), so a broken
+    plug-in costs only the --fix that asks for it, as one FixError line. Listing the registry (iterating, len)
+    imports every fixer, so a listing is always complete."""
 
     def __init__(self, builtin: dict[str, str]) -> None:
         self._fixers: dict[str, Fixer] = {}
@@ -239,15 +244,32 @@ class FixerRegistry(MutableMapping[str, Fixer]):
 
     def _plugins(self, name: str | None = None) -> None:
         """Load the fixers installed packages declare in the entry-point group `onnxlint.fixers` (entry name: the
-        fixer's name; loading it imports the module whose @fixer registers it): the one asked for, or all."""
-        from importlib.metadata import entry_points
-
-        for ep in entry_points(group=PLUGIN_GROUP):
+        fixer's name; loading it imports the module whose @fixer registers it): the one asked for, or all. A
+        plug-in that cannot be imported, or registers no such fixer, is a FixError (one line)."""
+        for ep in _entry_points():
             if (name is None or ep.name == name) and ep.name not in self._fixers and ep.name not in self._builtin:
-                ep.load()
+                try:
+                    ep.load()
+                except Exception as exc:  # noqa: BLE001 - any failure of a third party's import is one line
+                    detail = " ".join(str(exc).split())[:300]
+                    raise FixError(f"plug-in fixer {ep.name!r} ({ep.value}, entry point of {PLUGIN_GROUP}) cannot be "
+                                   f"loaded: {type(exc).__name__}: {detail}") from None
                 if ep.name not in self._fixers:
                     raise FixError(f"plug-in {ep.value} (entry point {ep.name!r} of group {PLUGIN_GROUP}) registered "
                                    f"no fixer named {ep.name!r}; decorate it with onnxlint.fixers.base.fixer")
+
+    def names(self) -> list[str]:
+        """Every fixer name, built-in, registered or declared by a plug-in's entry point, without importing any
+        fixer (what the rule schema's `fix:` enum lists)."""
+        declared = [ep.name for ep in _entry_points()]
+        return list(dict.fromkeys([*self._builtin, *self._fixers, *declared]))
+
+    def loaded(self, name: str) -> Fixer | None:
+        """The fixer when it can be had without running a plug-in's code: a built-in one (imported now if need
+        be) or one already registered; None for a plug-in not loaded yet (a lint does not load it)."""
+        if name in self._builtin:
+            return self.get(name)
+        return self._fixers.get(name)
 
     def __getitem__(self, name: str) -> Fixer:
         if name not in self._fixers:
@@ -270,6 +292,13 @@ class FixerRegistry(MutableMapping[str, Fixer]):
 
     def __len__(self) -> int:
         return sum(1 for _ in self)
+
+
+def _entry_points() -> list[Any]:
+    """The entry points of PLUGIN_GROUP (their metadata only: nothing is imported)."""
+    from importlib.metadata import entry_points
+
+    return list(entry_points(group=PLUGIN_GROUP))
 
 
 PLUGIN_GROUP = "onnxlint.fixers"  # the entry-point group of user fixers (docs: CONTRIBUTING.md, "Plug-in fixers")
@@ -345,8 +374,9 @@ def resolve(model: onnx.ModelProto, locations: list[str]) -> Nodes:
 def worded_hint(hint: str, fix: str) -> str:
     """A fixable finding's hint worded by its fixer's applicability (`Rule.fix_hint` knows the fixer's name only):
     an unsafe fixer (it changes the interface or numerics) runs only with --fix --unsafe-fixes, a display-only one
-    never, and the hint says so. The text's --statistics counts a hint naming --unsafe-fixes apart."""
-    fx = REGISTRY.get(fix)
+    never, and the hint says so. The text's --statistics counts a hint naming --unsafe-fixes apart. A plug-in is
+    not imported to word it (a lint never imports one): its hint stays as the rule words it."""
+    fx = REGISTRY.loaded(fix)
     if fx is None or fx.applicability is Applicability.SAFE:
         return hint
     generic = hint == f"fixable with --fix ({fix})"
@@ -368,7 +398,7 @@ def fix_for(rule: Any, node: NodeRef | None, model: onnx.ModelProto | None = Non
     name: str | None = getattr(rule, "fix", None)
     if not name:
         return None
-    fx = REGISTRY.get(name)
+    fx = REGISTRY.loaded(name)  # a plug-in is not imported by a lint: its finding keeps the rule's fixer
     if fx is None or fx.can_fix is None:
         return name
     asked: Any = node

@@ -502,16 +502,23 @@ def run_check(before: onnx.ModelProto, after: onnx.ModelProto, base_dir: Path | 
         data = bounded_child.json_lines(_read_text(report))
     if "result" in data:
         return str(data["result"])
-    if "fix_error" in data:
-        raise FixError(str(data["fix_error"]))
     which = "the fixed model" if data.get("stage") == "fixed" else "the original model"
-    if code < 0:
+    error = str(data.get("fix_error") or "")
+    if error and not _out_of_memory(error):
+        raise FixError(error)
+    if error.startswith("neither"):
+        which = "both models"
+    if not error and code < 0:
         raise FixError(f"onnxruntime crashed ({bounded_child.signal_name(code)}) creating a session for {which}")
-    if "MemoryError" in stderr or "std::bad_alloc" in stderr:
+    if _out_of_memory(error or stderr):  # ORT's allocation past the limit is an exception in the child, not a crash
         raise FixError(f"the numeric check ran out of memory ({limit >> 20} MB address space, {MEMORY_ENV} sets it) "
                        f"running {which}")
     last = [ln for ln in stderr.splitlines() if ln.strip()][-1:] or [f"exit code {code}"]
     raise FixError(f"could not run the numeric check: {last[0][:200]}")
+
+
+def _out_of_memory(text: str) -> bool:
+    return "MemoryError" in text or "std::bad_alloc" in text or "Failed to allocate memory" in text
 
 
 # The children fork from a server that has onnx, numpy and onnxruntime imported (check_server, started as
@@ -541,11 +548,19 @@ def _server() -> Any:
 
 
 def _close(proc: Any) -> None:
-    """At exit: the server ends when its stdin closes (it would anyway, when this process is gone)."""
+    """At exit: the server ends when its stdin closes (it would anyway, when this process is gone); one still
+    unwinding its imports after a moment is ended, so no process of ours outlives this one unreaped."""
     with contextlib.suppress(Exception):
         proc.stdin.close()
+    try:
+        proc.wait(2)
+    except Exception:
+        with contextlib.suppress(OSError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        with contextlib.suppress(Exception):
+            proc.wait(10)
     with contextlib.suppress(Exception):
-        proc.wait(5)
+        proc.stdout.close()
 
 
 def _read_line(proc: Any, deadline: float | None) -> dict[str, Any] | None:

@@ -18,6 +18,7 @@ from typing import Any
 
 import onnx
 
+from onnxlint.fixers import slim_check
 from onnxlint.fixers.base import Applicability, FixContext, fixer
 from onnxlint.model.loading import has_external_data
 
@@ -44,15 +45,21 @@ MAX_FOLD_ELEMENTS = 4096  # fold_known makes Constants of shape-sized values onl
 MAX_FOLD_FLOATS = 16  # float values folded: scales and sizes computed in float, never weights
 
 
-def fold(model: onnx.ModelProto, mode: str | None = None) -> onnx.ModelProto:
+def fold(model: onnx.ModelProto, mode: str | None = None, notes: list[str] | None = None) -> onnx.ModelProto:
     """The folded model (a new proto; the input is left as it is). Output names, input names and the
-    model's metadata are kept."""
+    model's metadata are kept. Every evaluation runs under one budget of work for the model (model.evaluation);
+    onnxslim's folding, which evaluates the constant subgraph with ORT and cannot be bounded from here, runs
+    only when every node it would evaluate has a known cost within bounds (fixers.slim_check). notes: gets one line
+    for what was not evaluated, one for onnxslim not run."""
     import copy
 
+    from onnxlint.model.evaluation import Budget
+
     mode = mode or ENGINE["mode"]
+    budget = Budget()
     # onnxlint's own folding first, on the model the lint judged (its shapes are the ones the findings were
     # computed from), then onnxslim for the rest, then once more for what onnxslim exposed
-    out = fold_known(copy.deepcopy(model))
+    out = fold_known(copy.deepcopy(model), budget=budget)
     # not onnxslim on a model with external data: it reads tensor values through onnx's numpy_helper, which
     # resolves each data file against the current folder: every weight read (run from the model's folder), or
     # a checker error on the first (run from elsewhere: a dynamo BART export's "should be stored in
@@ -63,9 +70,16 @@ def fold(model: onnx.ModelProto, mode: str | None = None) -> onnx.ModelProto:
         except ImportError:
             pass  # fold_known above folded what the lint claimed
         else:
-            out = _onnxslim_fold(out)
-            out.ir_version = model.ir_version
-            out = fold_known(out)
+            why = slim_check.refusal(out, _run_reference)
+            if why is None:
+                out = _onnxslim_fold(out)
+                out.ir_version = model.ir_version
+                out = fold_known(out, budget=budget)
+            elif notes is not None:
+                notes.append(f"fold-shapes: onnxslim's folding not run ({why}): folded with onnxlint's own folder only")
+    line = budget.summary("fold-shapes")
+    if line and notes is not None:
+        notes.append(f"{line}; left as they are")
     # keep what the engines drop or rewrite
     for attr in ("producer_name", "producer_version", "domain", "model_version", "doc_string"):
         if model.HasField(attr):
@@ -77,12 +91,15 @@ def fold(model: onnx.ModelProto, mode: str | None = None) -> onnx.ModelProto:
     return out
 
 
-def fold_known(model: onnx.ModelProto, rounds: int = 3) -> onnx.ModelProto:
+def fold_known(model: onnx.ModelProto, rounds: int = 3, budget: Any = None) -> onnx.ModelProto:
     """`fold_once` until nothing more folds (shape inference over a folded graph knows more), at most
-    `rounds` times."""
+    `rounds` times; budget: the model's evaluation budget (model.evaluation.Budget; a new one when None)."""
+    from onnxlint.model.evaluation import Budget
+
+    budget = budget if budget is not None else Budget()
     for _ in range(rounds):
         before = sum(len(g.node) for g in _graphs(model)), sum(len(g.initializer) for g in _graphs(model))
-        model = fold_once(model)
+        model = fold_once(model, budget)
         if (sum(len(g.node) for g in _graphs(model)), sum(len(g.initializer) for g in _graphs(model))) == before:
             break
     return model
@@ -94,11 +111,13 @@ def _graphs(model):
     return list(iter_graphs(model))
 
 
-def fold_once(model: onnx.ModelProto) -> onnx.ModelProto:
+def fold_once(model: onnx.ModelProto, budget: Any = None) -> onnx.ModelProto:
     """Replace every node `can_fold` says folds (its outputs are computable from constants and fixed dims,
     partial shapes under a dynamic batch included) with Constant nodes holding the values, then drop the
     nodes nothing reads any more. Works in every graph (If/Loop/Scan bodies too), in place."""
-    folding = _Folding(model)
+    from onnxlint.model.evaluation import Budget
+
+    folding = _Folding(model, budget if budget is not None else Budget())
     for ref in folding.index.nodes:
         if ref.scope.graph is None or ref.scope.is_function or ref.op_type == "Constant":
             continue
@@ -118,9 +137,10 @@ class _Folding:
     Types come from the inferred copy's index (`index`); the nodes to replace from the model's own index (`own`:
     same structure, so the same locations)."""
 
-    def __init__(self, model: onnx.ModelProto) -> None:
+    def __init__(self, model: onnx.ModelProto, budget: Any) -> None:
         from onnxlint.model.graph import GraphIndex
 
+        self.budget = budget
         try:
             inferred = onnx.shape_inference.infer_shapes(model)
         except Exception:
@@ -198,7 +218,7 @@ class _Folding:
 
         if any((ref.output_type(k).numel() or 0) > MAX_FOLD_ELEMENTS for k in range(len(ref.outputs))):
             return None  # a weight computation (e.g. DequantizeLinear of a constant), not a shape: not evaluated
-        arrays = _evaluate(ref, self.value)
+        arrays = _evaluate(ref, self.value, self.budget)  # a size not known from the types is known before it runs
         if arrays is None or any(np.asarray(a).size > MAX_FOLD_ELEMENTS for a in arrays):
             return None
         if any(np.asarray(a).dtype.kind in "fc" and np.asarray(a).size > MAX_FOLD_FLOATS for a in arrays):
@@ -242,9 +262,13 @@ class _Folding:
             graph.node.extend(nodes)
 
 
-def _evaluate(ref, value):
-    """The node's output values (numpy), from the constants and the fixed dims it reads; None when unknown."""
+def _evaluate(ref, value, budget):
+    """The node's output values (numpy), from the constants and the fixed dims it reads; None when unknown, or
+    when its work is not within the budget, or its outputs would not be shape-sized (known before it runs:
+    model.evaluation)."""
     import numpy as np
+
+    from onnxlint.model.locations import node_path
 
     op = ref.op_type
     if op in ("Shape", "Size"):
@@ -274,13 +298,24 @@ def _evaluate(ref, value):
         return _partial_eval(ref, ins)
     if any(isinstance(v, _Partial) for v in ins):
         return None
+    attrs = {a.name: onnx.helper.get_attribute_value(a) for a in ref.proto.attribute}
+    if not budget.allow(op, ref.domain, ref.opset or 17, attrs, ins, name=ref.name or node_path(ref.location),
+                        max_elements=MAX_FOLD_ELEMENTS * max(len(ref.outputs), 1)):
+        return None
+    return _run_reference(ref, ins)
+
+
+def _run_reference(ref, ins):
+    """onnx.reference's outputs of one node given its input values (None when it cannot run them)."""
+    import numpy as np
+
     try:
         from onnx import helper
         from onnx.reference import ReferenceEvaluator
 
         names = [f"i{k}" if n else "" for k, n in enumerate(ref.inputs)]
         outs = [f"o{k}" for k in range(len(ref.outputs))]
-        node = helper.make_node(op, names, outs, domain=ref.proto.domain)
+        node = helper.make_node(ref.op_type, names, outs, domain=ref.proto.domain)
         node.attribute.extend(ref.proto.attribute)
         feeds = {nm: v for nm, v in zip(names, ins) if nm}
         # a one-node model at the node's own opset (a bare NodeProto runs at the newest version)
@@ -349,7 +384,7 @@ def _drop_dead(model: onnx.ModelProto) -> None:
 def fold_shapes(ctx: FixContext) -> onnx.ModelProto:
     if not ctx.nodes and not ctx.model_level:
         return ctx.model
-    return fold(ctx.model)
+    return fold(ctx.model, notes=ctx.notes)
 
 
 # ------------------------------------------------------------------ what a fold can clear (lint time)

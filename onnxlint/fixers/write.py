@@ -7,6 +7,7 @@ import copy
 import os
 import stat
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
@@ -14,10 +15,39 @@ import onnx
 
 from onnxlint.fixers.base import FixError
 from onnxlint.model.loading import external_data_tensors, has_external_data, safe_external_path
+from onnxlint.support import digest as digests
+from onnxlint.support import reading
 from onnxlint.support.errors import first_line
 
 COPY_CHUNK = 16 * 2**20
 DATA_ALIGN = 4096
+
+
+class ChangedSinceRead(FixError):
+    """The file to be replaced is not the version the fix was computed from: nothing was written."""
+
+
+@dataclass(frozen=True)
+class ReadVersion:
+    """The version of a model file a fix was computed from: loading's stamp (device, inode, size, mtime_ns) of
+    what it read and the blake2b of the bytes read."""
+
+    stamp: tuple[int, int, int, int]
+    digest: str
+
+
+def changed_since(path: Path, version: ReadVersion) -> str | None:
+    """Why the file at path is not that version any more (None: it is): its stamp first, then its bytes (a copy
+    that kept the mtime, a write within the clock's granularity)."""
+    try:
+        data, st = reading.read_with_stat(path, lambda size: None)
+    except reading.Refused as exc:
+        return str(exc)
+    if reading.stamp(st) != version.stamp:
+        return "its size, modification time or inode changed"
+    if digests.hexdigest(data) != version.digest:
+        return "its content changed"
+    return None
 
 
 def _new_data_name(dest: Path) -> str:
@@ -83,10 +113,12 @@ def relocate_external_data(model: onnx.ModelProto, source_dir: Path, dest: Path)
     return out_path
 
 
-def write_fixed(model: onnx.ModelProto, dest: Path, source_dir: Path, known_error: str | None = None) -> None:
+def write_fixed(model: onnx.ModelProto, dest: Path, source_dir: Path, known_error: str | None = None,
+                expect: ReadVersion | None = None) -> None:
     """Write a fixed model; one with external data gets its own data file when written into another folder.
 
-    A destination that is a symlink is written through (the link stays a link, its target gets the model)."""
+    A destination that is a symlink is written through (the link stays a link, its target gets the model).
+    expect: the version of dest the fix was computed from (an in-place fix): compare-and-swap, see atomic_write."""
     dest = Path(dest)
     # where the data must be: beside the path the user named (ORT resolves a model's data from the folder of
     # the path it is given, a link's folder for a link), whatever file that path leads to
@@ -97,13 +129,13 @@ def write_fixed(model: onnx.ModelProto, dest: Path, source_dir: Path, known_erro
         model = copy.deepcopy(model)  # the in-memory fix keeps pointing at the source data
         new_data = relocate_external_data(model, Path(source_dir), named_dir / dest.name)
         try:
-            atomic_write(model, dest, known_error=known_error)
+            atomic_write(model, dest, known_error=known_error, expect=expect)
         except BaseException:
             if new_data is not None and new_data.exists():
                 new_data.unlink()
             raise
         return
-    atomic_write(model, dest, known_error=known_error)
+    atomic_write(model, dest, known_error=known_error, expect=expect)
 
 
 def _owner_for(dest: Path) -> tuple[int, int] | None:
@@ -155,11 +187,13 @@ def _umask() -> int:
 
 
 def atomic_write(model: onnx.ModelProto, dest: Path, _fail_after_write: bool = False,
-                 known_error: str | None = None) -> None:
+                 known_error: str | None = None, expect: ReadVersion | None = None) -> None:
     """Temp file in the same folder, re-read and check it, then rename over the destination.
 
     known_error: the first line of the checker's complaint about the original model; the same complaint about
-    the written file does not stop the write (the fix did not cause it)."""
+    the written file does not stop the write (the fix did not cause it). expect: compare-and-swap: the rename
+    happens only while dest still is the version the fix was computed from (an editor saved a new one, a
+    `git checkout` replaced it, during the seconds the numeric check takes: ChangedSinceRead, nothing written)."""
     dest = Path(dest)
     owner = _owner_for(dest)
     fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
@@ -179,6 +213,10 @@ def atomic_write(model: onnx.ModelProto, dest: Path, _fail_after_write: bool = F
         except onnx.checker.ValidationError as exc:
             if known_error is None or first_line(exc, limit=1 << 20) != known_error:
                 raise
+        why = changed_since(dest, expect) if expect is not None else None
+        if why is not None:
+            raise ChangedSinceRead(f"changed since onnxlint read it ({why}); the fix was not written: run onnxlint "
+                                   "--fix again on the new version")
         os.replace(tmp, dest)
     except BaseException:
         if os.path.exists(tmp):

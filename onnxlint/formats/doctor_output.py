@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
+
+from onnxlint.formats.escape import dumps, joined
+from onnxlint.formats.escape import text as esc
 
 
 def render(fmt: str, checks: list[Any]) -> str:
+    """What the checks found comes from the environment (library paths, onnxruntime's messages): escaped as
+    any other untrusted text."""
     if fmt == "json":
-        return json.dumps({"ok": all(c.ok for c in checks), "checks": [c.as_json() for c in checks]}, indent=2) + "\n"
-    return "\n".join(str(c) for c in checks) + "\n"
+        return dumps({"ok": all(c.ok for c in checks), "checks": [c.as_json() for c in checks]}, indent=2) + "\n"
+    return joined([esc(str(c)) for c in checks])

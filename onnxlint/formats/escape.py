@@ -5,15 +5,22 @@ can hold any byte but `/` and NUL. Printed raw, such text starts GitHub workflow
 the terminal (ANSI/OSC escapes), hides text (bidi overrides), or crashes a strict UTF-8 stream (a file name
 byte that is not UTF-8, held by Python as a lone surrogate).
 
-- `text(s)`: for one line of human output. Every control character (C0, DEL, C1), line and paragraph
-  separator, bidi control and lone surrogate becomes a visible escape (`\\n`, `\\x1b`, `\\u202e`, and `\\xff`
-  for a file-name byte that is not UTF-8); a leading `::` (after blanks) and any `##[` cannot start a
-  workflow command. Plain text comes back unchanged (and fast).
+One policy for every command and every format (text, GitHub, JSON, SARIF, placement, verify, doctor, explain):
+
+- `text(s)`: for one line of human output (text, GitHub annotations, SARIF message texts). Every character that
+  is not visible as itself becomes a visible escape (`\\n`, `\\x1b`, `\\u200b`, `\\U000e0041`, and `\\xff` for a
+  file-name byte that is not UTF-8): control characters (C0, DEL, C1), line and paragraph separators, format
+  characters (Unicode category Cf: bidi embeddings, overrides, isolates and marks, zero-width space and
+  joiners, the BOM, soft hyphen, tag characters) and the rest of Unicode's Default_Ignorable_Code_Point set
+  (variation selectors, Hangul fillers, the reserved default-ignorables), and lone surrogates. A node named
+  `drop<U+200B>out` prints as `drop\\u200bout`, never as `dropout`. A leading `::` (after blanks) and any `##[`
+  cannot start a workflow command. Plain text comes back unchanged (and fast).
 - `lines(s)`: text() for each line of a multi-line text (a rule's explanation): its own line breaks kept.
 - `line(s)`: the guard for a whole assembled line: no line may begin with `::` (after blanks and this
-  program's own colour codes), whatever its pieces were.
-- `unicode(s)`, `unicode_tree(obj)`, `json_unicode(doc)`: for JSON and SARIF: lone surrogates only (so the
-  document is valid UTF-8 / valid Unicode); JSON escapes control characters itself.
+  program's own colour codes), whatever its pieces were. `joined(lines)` guards every line of an output.
+- `unicode(s)`, `unicode_tree(obj)`, `json_unicode(doc)`, `dumps(obj)`: for JSON and SARIF documents: lone
+  surrogates become the text `\\xNN`, so the document is valid UTF-8 for a strict reader; JSON escapes control
+  characters itself, and names keep every other character (a JSON reader gets them exactly).
 """
 
 from __future__ import annotations
@@ -21,9 +28,19 @@ from __future__ import annotations
 import re
 from typing import Any
 
-# C0 controls, DEL, C1 controls, line/paragraph separators, bidi embeddings/overrides/isolates and marks,
-# and lone surrogates (Python's surrogateescape for undecodable file-name bytes)
-_BAD = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+# Characters that are not visible as themselves. C0 controls, DEL, C1 controls; line and paragraph separators;
+# every format character (category Cf) of Unicode 15.1 (a test holds this to the running Python's unicodedata:
+# each of its Cf characters is here); the default-ignorable code points that are not Cf (DerivedCoreProperties'
+# Default_Ignorable_Code_Point: combining grapheme joiner, Hangul fillers, Khmer inherent vowels, Mongolian
+# variation selectors, variation selectors, the reserved U+2065, U+FFF0-FFF8 and U+E0000-E0FFF); and lone
+# surrogates (Python's surrogateescape for undecodable file-name bytes).
+_CONTROL = "\x00-\x1f\x7f-\x9f\u2028\u2029"
+_FORMAT = ("\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064"
+           "\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3"
+           "\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f")
+_IGNORABLE = ("\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180d\u180f\u2065\u3164\ufe00-\ufe0f\uffa0\ufff0-\ufff8"
+              "\U000e0000-\U000e0fff")
+_BAD = re.compile(f"[{_CONTROL}{_FORMAT}{_IGNORABLE}\ud800-\udfff]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _V1_COMMAND = "##["  # the runner's older `##[command]` form is recognised anywhere in a line
@@ -37,7 +54,9 @@ def _one(m: re.Match) -> str:
     o = ord(ch)
     if 0xDC80 <= o <= 0xDCFF:  # surrogateescape: the byte that was not UTF-8
         return f"\\x{o - 0xDC00:02x}"
-    return f"\\x{o:02x}" if o <= 0xFF else f"\\u{o:04x}"
+    if o <= 0xFF:
+        return f"\\x{o:02x}"
+    return f"\\u{o:04x}" if o <= 0xFFFF else f"\\U{o:08x}"
 
 
 def text(s: Any) -> str:
@@ -75,6 +94,11 @@ def line(s: str) -> str:
     return s
 
 
+def joined(lines: list[str]) -> str:
+    """An output of lines (each assembled from escaped pieces), every line guarded by line(), newline-ended."""
+    return "".join(line(x) + "\n" for x in lines)
+
+
 def _defuse_start(s: str, at: int) -> str:
     return s[:at] + "\\x3a" + s[at + 1:]
 
@@ -106,3 +130,11 @@ def unicode_tree(obj: Any) -> Any:
     if isinstance(obj, (list, tuple)):
         return [unicode_tree(v) for v in obj]
     return obj
+
+
+def dumps(obj: Any, indent: int | None = None) -> str:
+    """A JSON document of obj that is valid UTF-8 whatever its strings hold: every string (keys included)
+    through unicode(), then json.dumps as the formats always wrote it (ASCII, non-ASCII as \\u escapes)."""
+    import json
+
+    return json.dumps(unicode_tree(obj), indent=indent)

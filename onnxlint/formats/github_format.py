@@ -2,7 +2,7 @@
 
 One annotation per line of the text output (its grouping, `text_format.group`: a runner shows only the first few
 annotations of a step, and 400 DequantizeLinear findings of one cause would bury everything else); infos only
-with --show-info; `--expand` gives one per node."""
+with --show-info; `--expand` gives one per node. Each names the runtime tables its target was checked against."""
 
 from __future__ import annotations
 
@@ -24,11 +24,16 @@ def _escape_prop(s: str) -> str:
 
 def render(report, expand: bool = False, show_info: bool = False, **_) -> str:
     lines = []
+    checked = getattr(report, "checked", {})
     for res in report.files:
         for members in group(shown_findings(res.findings, show_info), expand):
             f = members[0]
             where = f" ({f.node})" if f.node else ""
             where += also(members)
+            # the tables the finding's target was checked against, as JSON's checked_against: an annotation is
+            # all a reader of the run sees (the text's summary line is not among them)
+            against = checked.get(f.filename, {}).get(f.target)
+            where += f"; checked against {against}" if against else ""
             lines.append(f"::{LEVEL[f.severity]} file={_escape_prop(f.filename)},line=1,title={_escape_prop(f.code + ' ' + f.name)}::"
                          f"{_escape_data(f.message + where)}")
     for res in report.errors:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from typing import Any
 
+from onnxlint.formats.escape import dumps, joined
 from onnxlint.formats.escape import text as esc
 from onnxlint.model.graph import SHAPE_SIZED, shape_sized
 
@@ -47,19 +47,21 @@ def _tables(r: dict[str, Any]) -> str:
 
 
 def render(fmt: str, results: list[dict[str, Any]]) -> str:
+    """Every string of the model (file, node, op type, domain, value names, details quoting them) is escaped
+    (escape.text in text, escape.dumps in JSON: valid UTF-8 for a file name that is not)."""
     if fmt == "json":
-        return json.dumps(results, indent=2) + "\n"
+        return dumps(results, indent=2) + "\n"
     lines = []
     for r in results:
-        lines.append(f"{esc(r['filename'])}: {r['target']} ({_tables(r)}): {r['summary']['line']}")
+        lines.append(f"{esc(r['filename'])}: {esc(r['target'])} ({esc(_tables(r))}): {esc(r['summary']['line'])}")
         lines.extend(f"  note: {esc(note)}" for note in r["notes"])
         for n in r["nodes"]:
             if n["status"] not in ("device", "folded"):
-                lines.append(f"  {esc(n['node'])}: {n['op_type']} -> {n['ep'] or NO_EP.get(n['status'], 'NO PROVIDER')} "
-                             f"[{n['status']}] {esc(n['detail'])}")
+                ep = n["ep"] or NO_EP.get(n["status"], "NO PROVIDER")
+                lines.append(f"  {esc(n['node'])}: {esc(n['op_type'])} -> {esc(ep)} [{esc(n['status'])}] {esc(n['detail'])}")
         made = [c for c in r.get("created", ()) if c["ep"] != r["summary"]["preferred_ep"]]
         if made:  # what ORT adds off the preferred provider (a DequantizeLinear copy on CPU, a channels-last region's Transposes)
             by_what = Counter((c["op_type"], c["ep"], c["by"]) for c in made)
-            lines.append("  created by ORT off " + r["summary"]["preferred_ep"] + ": " + ", ".join(
-                f"{n} {op} on {ep} ({by})" for (op, ep, by), n in sorted(by_what.items())))
-    return "\n".join(lines) + ("\n" if lines else "")
+            lines.append("  created by ORT off " + esc(r["summary"]["preferred_ep"]) + ": " + ", ".join(
+                f"{n} {esc(op)} on {esc(ep)} ({esc(by)})" for (op, ep, by), n in sorted(by_what.items())))
+    return joined(lines)

@@ -7,13 +7,14 @@ are one alert, not 400 in a repository's Security tab); infos only with --show-i
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from pathlib import Path
 from urllib.parse import quote
 
 from onnxlint import __version__
-from onnxlint.formats.escape import unicode_tree
+from onnxlint.formats.escape import dumps
+from onnxlint.formats.escape import lines as esc_lines
+from onnxlint.formats.escape import text as esc
 from onnxlint.formats.text_format import also, cause, group, shown_findings, summary_line
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -38,9 +39,10 @@ def _rule_entry(rule) -> dict:
     return {
         "id": rule.id,
         "name": rule.name,
-        "shortDescription": {"text": rule.summary},
-        "fullDescription": {"text": rule.explanation.split("\n\n")[0].replace("\n", " ")},
-        "help": {"text": rule.explanation + ("" if rule.fix else "\n\nno automatic fix"), "markdown": rule.explanation + fix},
+        "shortDescription": {"text": esc(rule.summary)},
+        "fullDescription": {"text": esc(rule.explanation.split("\n\n")[0].replace("\n", " "))},
+        "help": {"text": esc_lines(rule.explanation + ("" if rule.fix else "\n\nno automatic fix")),
+                 "markdown": esc_lines(rule.explanation + fix)},
         "defaultConfiguration": {"level": LEVEL[rule.severity]},
         "helpUri": f"{INFO_URI}/blob/main/docs/rules.md#{rule.id.lower()}",
         "properties": {"tags": sorted({*rule.targets, *rule.tags}), "problem.severity": rule.severity},
@@ -102,14 +104,14 @@ def _result(members: list, index: dict, base: Path, expand: bool) -> dict:
         "ruleId": f.code,
         "ruleIndex": index.get(f.code, -1),
         "level": LEVEL[f.severity],
-        "message": {"text": text + (f" ({f.hint})" if f.hint else "")},
+        "message": {"text": esc(text + (f" ({f.hint})" if f.hint else ""))},  # as the GitHub format escapes it
         "locations": [{**_location(uri, f.node), "logicalLocations": [_logical(m.node) for m in members]}],
         "partialFingerprints": {"onnxlintFingerprint/v1": _group_fingerprint(members, expand)},
         "properties": {"target": f.target, "opType": f.op_type, "count": len(members),
                        **({"verifiedProvider": f.verified} if f.verified else {})},
     }
     if len(members) > 1:
-        res["relatedLocations"] = [{"id": i, **_location(uri, m.node), "message": {"text": m.node or "model"}}
+        res["relatedLocations"] = [{"id": i, **_location(uri, m.node), "message": {"text": esc(m.node or "model")}}
                                    for i, m in enumerate(members)]
     if res["ruleIndex"] < 0:
         del res["ruleIndex"]
@@ -142,7 +144,7 @@ def render(report, root: str | None = None, config_file: str | os.PathLike | Non
     base = _root(root)
     rules = list(report.rules)
     found = results(report, base, show_info, expand)
-    notifications = [{"level": "error", "message": {"text": f"{r.filename}: {r.error}"},
+    notifications = [{"level": "error", "message": {"text": esc(f"{r.filename}: {r.error}")},
                       "descriptor": {"id": "OLX000"}} for r in report.errors]
     run = {
         "tool": {"driver": {"name": "onnxlint", "version": __version__, "semanticVersion": __version__,
@@ -154,5 +156,6 @@ def render(report, root: str | None = None, config_file: str | os.PathLike | Non
         "properties": {"checkedReleases": report.releases, "summary": summary_line(report, show_info, None if expand else
                                                sum(1 for r in found if "suppressions" not in r))},
     }
-    # every string valid Unicode (a file name's undecodable byte as the text `\xNN`), the document ASCII
-    return json.dumps(unicode_tree({"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}), indent=2) + "\n"
+    # message texts escaped as the GitHub format escapes them (escape.text: control, bidi and invisible characters
+    # made visible); every string valid Unicode (a file name's undecodable byte as the text `\xNN`), the document ASCII
+    return dumps({"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}, indent=2) + "\n"

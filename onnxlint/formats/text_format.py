@@ -39,12 +39,12 @@ def display_location(node: str | None) -> str:
 
 
 def without_location(f: Any) -> str:
-    """The message without the node path the line already starts with ("Dropout /block/d runs ..." ->
-    "Dropout runs ..."). Only a path (`/`, `:` or `#` in it) is taken out: a plain name can be a word of the
-    message (a node named `scatter` in "TensorRT's parallel scatter")."""
-    if not f.node or f.node not in f.message or not any(ch in f.node for ch in "/:#"):
-        return str(f.message)
-    return re.sub(r"\s{2,}", " ", f.message.replace(f.node, "")).replace(" :", ":").strip()
+    """The message without the node path the line already starts with ("Dropout graph/d runs ..." ->
+    "Dropout runs ..."): the finding's short_message, rendered from the rule's template without {node} and
+    {name}. Nothing is cut out of the message text (a node named `a`, or named like its op type, leaves the
+    message whole)."""
+    short = getattr(f, "short_message", None)
+    return str(f.message) if short is None or not f.node else str(short)
 
 
 def _worth_saying(summary: str) -> bool:
@@ -56,12 +56,9 @@ def _worth_saying(summary: str) -> bool:
 
 
 def cause(f: Any) -> tuple[str, str | None, str]:
-    """Findings of one rule whose messages differ only in node and value names share one cause."""
-    msg = f.message
-    for name in (f.node, getattr(f, "node_name", None)):
-        if name:
-            msg = msg.replace(name, "·")
-    return f.code, f.op_type, _PATHLIKE.sub("·", msg)
+    """Findings of one rule whose messages differ only in node and value names share one cause: the message
+    without the node's location (without_location), value paths in it as `·`."""
+    return f.code, f.op_type, _PATHLIKE.sub("·", without_location(f))
 
 
 def group(findings: list[Any], expand: bool = False) -> list[list[Any]]:

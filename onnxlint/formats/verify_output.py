@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from onnxlint.formats.escape import dumps, joined
 from onnxlint.formats.escape import text as esc
 
 
 def render(fmt: str, results: list[Any], sarif_report: Any = None) -> str:
     if fmt == "json":
-        return json.dumps([r.as_json() for r in results], indent=2) + "\n"
+        return dumps([r.as_json() for r in results], indent=2) + "\n"
     if fmt == "sarif":
         from onnxlint.formats import render as render_report
 
@@ -23,6 +23,9 @@ def render(fmt: str, results: list[Any], sarif_report: Any = None) -> str:
             lines.append(f"  before fix: {esc(b.summary_line())}")
             lines.extend(f"    note: {esc(n)}" for n in b.notes())
             lines.extend(f"  fix: {esc(n)}" for n in r.fix_notes)
+            if a is b:  # nothing was written: the model is the one verified above
+                lines.append("  after fix:  the model as above (nothing written)")
+                continue
             lines.append(f"  after fix:  {esc(a.summary_line())}")
             lines.extend(f"    note: {esc(n)}" for n in a.notes())
             if not a.error and not b.error:
@@ -33,4 +36,4 @@ def render(fmt: str, results: list[Any], sarif_report: Any = None) -> str:
         lines.extend(f"  note: {esc(n)}" for n in r.notes())
         for kind, checks in (("missed", r.missed), ("false_alarms", r.false_alarms)):
             lines.extend(f"    {kind}: {esc(c.location)}" for c in checks)
-    return "\n".join(lines) + ("\n" if lines else "")
+    return joined(lines)

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from onnxlint.linting.report import Finding, Report
 from onnxlint.model.locations import node_location
-from onnxlint.support.errors import UsageError
+from onnxlint.support import reading
+from onnxlint.support.errors import UsageError, first_line
 
 VERSION = 1
 
@@ -29,11 +30,24 @@ def fingerprint(f: Finding, base: Path) -> str:
     return hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 
+MAX_BYTES = 16 << 20  # ~460,000 fingerprints
+MAX_CONTAINERS = 64  # a baseline is one object holding one list: anything nested deeper is not one
+
+
 def load(path: Path) -> set[str]:
+    """The recorded fingerprints. The file goes through the read guard (a regular file within MAX_BYTES: never
+    /dev/zero, a FIFO or /dev/stdin) and is parsed only when it cannot nest (a document of deeply nested
+    brackets is refused before the parser recurses)."""
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        data = reading.read_regular(path, reading.within(MAX_BYTES, "a baseline"))
+    except reading.Refused as exc:
         raise UsageError(f"{path}: cannot read the baseline: {exc}") from None
+    if data.count(b"[") + data.count(b"{") > MAX_CONTAINERS:  # brackets inside strings count too: still no baseline
+        raise UsageError(f"{path}: not an onnxlint baseline (version {VERSION}): nested lists or objects")
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise UsageError(f"{path}: cannot read the baseline: {first_line(exc)}") from None
     if not isinstance(doc, dict) or doc.get("version") != VERSION or not isinstance(doc.get("fingerprints"), list):
         raise UsageError(f"{path}: not an onnxlint baseline (version {VERSION})")
     return {str(x) for x in doc["fingerprints"]}

@@ -74,6 +74,8 @@ _DEFERRABLE: dict[tuple[str, str | None], bool] = {}
 
 def _detail(ctx: LintContext, f: Finding, rule: Rule, node: NodeRef | None, vi: Any, fixable: Fixable) -> None:
     f.message = messages.render(rule.message, ctx, rule, node, vi=vi)
+    if node is not None and messages.names_location(rule.message):  # the text line's message, from the template
+        f.short_message = messages.render(rule.message, ctx, rule, node, vi=vi, omit=messages.LOCATION_ROOTS)
     fix = fixable(rule, node, ctx.index.model) if rule.fix else None
     f.fix = fix
     hint = rule.fix_hint if fix or not rule.fix else "no automatic fix for this node"

@@ -16,6 +16,7 @@ from typing import Any, Sequence
 import onnx
 
 from onnxlint.config.settings import Settings
+from onnxlint.fixers.write import ReadVersion
 from onnxlint.linting.linter import lint_file, lint_model
 from onnxlint.linting.report import FileReport, Finding
 from onnxlint.model import loading
@@ -89,10 +90,13 @@ def fix_file(path: Path, settings: Settings, res: FileReport, options: FixOption
 
 
 def _conditional(note: str) -> str:
-    for now, would in (("fix not written", "the fix would not be written"),
-                       ("nothing written:", "nothing would be written:"), ("left alone:", "not in this diff:")):
+    for now, would in (("fix not written", "the fix would not be written"), ("left alone:", "not in this diff:")):
         if note.startswith(now):
             return would + note[len(now):]
+    if note.startswith("nothing written: no finding shown has a fix; left alone:"):
+        return "no diff: no finding shown has a fix; not in this diff:" + note.split("left alone:", 1)[1]
+    if note.startswith("nothing written:"):
+        return "nothing would be written:" + note[len("nothing written:"):]
     return note
 
 
@@ -104,13 +108,20 @@ def _fix_file(path: Path, settings: Settings, res: FileReport, options: FixOptio
     hidden = [f for f in fixable if f not in shown]
     if hidden:
         names = ", ".join(dict.fromkeys(str(f.fix) for f in hidden))
-        res.notes.append(f"left alone: {len(hidden)} info finding{'s' if len(hidden) != 1 else ''} not shown "
-                         f"({names}); --show-info shows and fixes {'it' if len(hidden) == 1 else 'them'}")
+        left = (f"left alone: {len(hidden)} info finding{'s' if len(hidden) != 1 else ''} not shown "
+                f"({names}); --show-info shows and fixes {'it' if len(hidden) == 1 else 'them'}")
+        # with nothing shown to fix, the note says first that the model stays as it is (a user who ran --fix on a
+        # model whose run shows no finding must not have to guess whether it was rewritten)
+        res.notes.append(left if shown else f"nothing written: no finding shown has a fix; {left}")
     requests = [fixers.FixRequest(str(f.fix), f.node or None, f.target) for f in shown]
     if not requests:
         return
     require_numeric_check()
-    mf = loading.load(path)
+    mf = loading.load(path, digest=True)
+    if res.digest is not None and mf.digest != res.digest:  # the lint read one version, the fix would read another
+        res.write_refused = ("changed since onnxlint read it (its content changed between the lint and the fix); "
+                             "not fixed: run onnxlint --fix again on the new version")
+        return
     dest = destination(path, options.output)
     if mf.missing_external:
         res.notes.append("fix not written: external data is missing or short (see OLX003)")
@@ -134,7 +145,9 @@ def _fix_file(path: Path, settings: Settings, res: FileReport, options: FixOptio
         res.diff = diff.unified(mf.model, done.fixed, res.filename)
         res.notes.append(f"would write {dest} ({', '.join(done.applied)})")
         return
-    if _write(mf.model, done, path, dest, external, res):
+    in_place = os.path.realpath(dest) == os.path.realpath(path)
+    version = ReadVersion(mf.stamp, mf.digest) if in_place and mf.stamp and mf.digest else None
+    if _write(mf.model, done, path, dest, external, res, version):
         _note_written(res, after, dest, settings, done)
 
 
@@ -147,6 +160,7 @@ class _Attempt:
     applied: list[str]
     skipped: list[str]
     checked: str | None
+    notes: list[str] = field(default_factory=list)  # what the fixers said (FixContext.notes)
 
 
 def _attempt(model: onnx.ModelProto, requests: list[Any], settings: Settings, path: Path,
@@ -156,13 +170,15 @@ def _attempt(model: onnx.ModelProto, requests: list[Any], settings: Settings, pa
     from onnxlint.fixers.equivalence import capture_output
 
     checked = None
+    notes: list[str] = []
     with capture_output():  # what the libraries print (onnxslim, graph-surgeon, onnx's checker) never reaches the user
-        fixed, applied, skipped = fixers.apply(model, requests, unsafe=options.unsafe, targets=settings.targets)
+        fixed, applied, skipped = fixers.apply(model, requests, unsafe=options.unsafe, targets=settings.targets,
+                                               notes=notes)
         if applied:
             safe = all(fixers.REGISTRY[n].safe for n in applied)
             checked = fixers.verify(model, fixed, safe=safe, applied=applied, base_dir=path.parent,
                                     shapes=dict(options.shapes) or None)
-    return _Attempt(fixed, applied, skipped, checked)
+    return _Attempt(fixed, applied, skipped, checked, notes)
 
 
 def _attempt_folding_alone(model: onnx.ModelProto, requests: list[Any], settings: Settings, path: Path,
@@ -204,6 +220,7 @@ def _fixed(model: onnx.ModelProto, requests: list[Any], settings: Settings, path
         res.notes.append(f"fix not written: internal error in a fixer ({type(exc).__name__}: {first_line(exc)}); "
                          "please report it")
         return None
+    res.notes.extend(n for n in done.notes if n not in res.notes)
     if done.skipped:
         res.notes.append(f"{sum(1 for r in requests if r.fixer in done.skipped)} finding(s) need --unsafe-fixes "
                          f"({', '.join(done.skipped)})")
@@ -231,9 +248,13 @@ def _clears_a_finding(res: FileReport, after: FileReport) -> bool:
     return any((f.code, f.node) not in remaining for f in res.findings if not f.suppressed)
 
 
-def _write(model: onnx.ModelProto, done: _Attempt, path: Path, dest: Path, external: bool, res: FileReport) -> bool:
-    """Write the fixed model atomically; False, with a note, when it was not (nothing was replaced)."""
+def _write(model: onnx.ModelProto, done: _Attempt, path: Path, dest: Path, external: bool, res: FileReport,
+           version: ReadVersion | None) -> bool:
+    """Write the fixed model atomically (compare-and-swap when in place: version is what the fix read); False,
+    with a note, when it was not (nothing was replaced), or, when the file changed since it was read, with
+    res.write_refused: the run says so in one line and exits 2."""
     from onnxlint import fixers
+    from onnxlint.fixers.write import ChangedSinceRead
 
     try:
         known = None
@@ -243,7 +264,10 @@ def _write(model: onnx.ModelProto, done: _Attempt, path: Path, dest: Path, exter
             known = validity_error(model)
         elif external:  # the checker could only run by path: what it says against the original file
             known = _checker_complaint(path)
-        fixers.write_fixed(done.fixed, dest, path.parent, known_error=known)
+        fixers.write_fixed(done.fixed, dest, path.parent, known_error=known, expect=version)
+    except ChangedSinceRead as exc:
+        res.write_refused = str(exc)
+        return False
     except OSError as exc:
         res.notes.append(f"fix not written to {dest}: {exc.strerror or exc}")
         return False

@@ -287,8 +287,43 @@ def _through_tensorrt_ep(res: FileReport, ctx: Any, settings: Settings) -> None:
             ep = "CUDA: the TensorRT engine is split around it" if where in on_cuda else \
                 "CPU (OLX200 says why CUDA does not take it)"
             f.message = f"{f.message}; ORT's TensorRT EP hands it to {ep}"
+        elif f.target == "tensorrt" and f.severity == "error" and f.node is None and f.code in _MODEL_REJECTIONS:
+            _model_rejection_through_ep(f, ctx, on_cuda, on_cpu)
         kept.append(f)
     res.findings = kept
+
+
+def _rejected_qdq(v: Any) -> bool:
+    from onnxlint.tensorrt.verdicts import QDQ_OPS
+
+    return v.status == "unsupported" and v.node.op_type in QDQ_OPS and v.reason != "ort-op"
+
+
+def _rejected_import(v: Any) -> bool:
+    from onnxlint.tensorrt.verdicts import QDQ_OPS
+
+    return v.reason == "network-import" and v.node.op_type not in QDQ_OPS
+
+
+# a model's TensorRT rejection said once (scope: model) -> the nodes it stands for (as the rule's text counts them)
+_MODEL_REJECTIONS = {"OLX318": _rejected_qdq, "OLX319": _rejected_import}
+
+
+def _model_rejection_through_ep(f: Any, ctx: Any, on_cuda: set[str], on_cpu: set[str]) -> None:
+    """OLX318/OLX319 under ORT's TensorRT EP: the parser's rejection of the model's Q/DQ nodes or of a tensor it
+    cannot import is no error when every node it stands for runs on CUDA or CPU (the EP leaves them out of its
+    TensorRT subgraphs, as the ort-trt summary counts): a warning saying where, as for one rejected node."""
+    nodes = [v.node.location for v in ctx.prediction("tensorrt").nodes.values() if _MODEL_REJECTIONS[f.code](v)]
+    if not nodes or not all(n in on_cuda or n in on_cpu for n in nodes):
+        return
+    cuda, cpu = sum(1 for n in nodes if n in on_cuda), sum(1 for n in nodes if n in on_cpu)
+    them = "it" if len(nodes) == 1 else "them"
+    ep = (f"CUDA: the TensorRT engine is split around {them}" if not cpu else
+          "CPU (OLX200 says why CUDA does not take it)" if not cuda and len(nodes) == 1 else
+          "CPU (OLX200 says why CUDA does not take them)" if not cuda else
+          f"CUDA ({cuda}) and CPU ({cpu}): the TensorRT engine is split around them")
+    f.severity, f.target = "warning", "ort-trt"
+    f.message = f"{f.message}; ORT's TensorRT EP hands {them} to {ep}"
 
 
 def _wants_checker(rules: list[Any], targets: set[str]) -> bool:
@@ -358,6 +393,21 @@ def _size(p: Path) -> int:
 POOL_MIN_BYTES = 4_000_000  # below this a folder is linted faster than worker processes start
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask, a container's cpuset), else the machine's count."""
+    try:
+        return max(len(os.sched_getaffinity(0)), 1)
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def pool_size(jobs: int, models: int) -> int:
+    """Worker processes for a run: bounded by the work and the machine, min(--jobs or one per CPU, the models,
+    the usable CPUs): `--jobs 120` on 16 models starts at most 16 on a machine with 16 CPUs or more (a worker
+    holds onnx and numpy, ~150 MB; more than the CPUs only share them)."""
+    return max(1, min(jobs or usable_cpus(), models, usable_cpus()))
+
+
 def lint_paths(paths: Iterable[Path | str], settings_for: Callable[[Path], Settings], jobs: int = 0,
                progress: Progress | None = None, digest: bool = False, rulesets: RuleSource | None = None) -> Report:
     """Lint files, folders and globs; 16 or more models are linted by a process pool when it pays: with
@@ -366,7 +416,7 @@ def lint_paths(paths: Iterable[Path | str], settings_for: Callable[[Path], Setti
     pool worker gets it with each model: it must pickle). In one process, the plan is made once per settings."""
     files = expand_paths([str(p) for p in paths])
     report = Report()
-    workers = jobs or (os.cpu_count() or 1)
+    workers = pool_size(jobs, len(files))
     from onnxlint.support import interrupt
 
     if workers > 1 and len(files) >= 16 and (jobs > 1 or sum(_size(f) for f in files) >= POOL_MIN_BYTES):

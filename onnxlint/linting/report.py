@@ -26,6 +26,9 @@ class Finding:
     doc_string: str = ""
     fixed: bool = False
     verified: str | None = None  # provider the node ran on in a verification session (--verify)
+    # the message without the node's location, for a line that starts with it (rendered from the rule's template
+    # with {node} and {name} left out, never cut out of `message`); None: the same as message
+    short_message: str | None = None
 
     @property
     def fixable(self) -> bool:
@@ -57,6 +60,8 @@ class FileReport:
     diff: str = field(default="", repr=False, compare=False)  # --diff: the unified diff of the fix's text form
     # the blake2b of the bytes linted, when the caller asked (the result cache stores a report only under their key)
     digest: str | None = field(default=None, repr=False, compare=False)
+    # --fix found the file changed since it was read and wrote nothing (compare-and-swap): the one line to say
+    write_refused: str | None = field(default=None, repr=False, compare=False)
 
     def __str__(self) -> str:
         if self.error:

@@ -124,6 +124,9 @@ class Simulator:
             for scope in self.index.scopes:
                 cpu_preferred.assign(scope, pl, self.opt, self.version)
         if self.opt is not None:
+            line = self.opt.evaluations.summary("constant folding (onnxlint's model of ORT's)")
+            if line:  # said once per model: a budget of work, not a defect of the model
+                pl.notes = [*pl.notes, f"{line}; what they compute is taken as unknown"]
             self.opt.release()  # the optimizer model is not asked again: drop it now
         rewired = insert_cast_transformer.remove_duplicate_casts(pl, self.index, self.opt)  # every level
         self._inlined_bodies(pl)

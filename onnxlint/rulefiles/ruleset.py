@@ -7,6 +7,7 @@ checked field by field, fixers and targets must exist.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -225,10 +226,10 @@ def load_ruleset(extra_dirs: list[Path] | tuple[Path, ...] | None = None, includ
             seen.update((r.id, r) for r in builtin)
     for d in extra_dirs or []:
         d = Path(d)
-        if d.is_file():
-            files.append(d)
-        elif d.is_dir():
+        if d.is_dir():
             files += rule_files(d)
+        elif os.path.lexists(d):
+            files.append(d)  # a file: read through the read guard (a FIFO or a device is refused there, unread)
         else:
             raise RuleError(f"{d}: rules directory does not exist")
     for f in files:

@@ -148,28 +148,68 @@ def fmt(v: Any) -> str:
     return str(v)
 
 
-def render_with(template: str, lookup: Callable[[Part], str]) -> str:
-    out = []
+# the placeholders that name the finding's node: a line that already starts with the node's location shows the
+# message without them (`short`), rendered from the template, never cut out of the rendered text
+LOCATION_ROOTS = frozenset(("node", "name"))
+_ENCLOSING = {("(", ")"), ("[", "]"), ("'", "'"), ('"', '"'), ("`", "`")}
+
+
+def names_location(template: str) -> bool:
+    """Whether the template places the node's location or name in the message ({node}, {name})."""
+    return any(_roots(part) & LOCATION_ROOTS for part in parse(template))
+
+
+def _roots(part: Any) -> set[str]:
+    if part.__class__ is list:
+        return {p[0] for p in part if p.__class__ is tuple}
+    return {part[0]} if part.__class__ is tuple else set()
+
+
+def render_with(template: str, lookup: Callable[[Part], str], omit: frozenset[str] = frozenset()) -> str:
+    """The template with each placeholder's value; a placeholder whose root is in omit renders as nothing, and
+    one of the blanks around it goes with it ("Dropout {node} runs" -> "Dropout runs")."""
+    out: list[str] = []
+    dropped: set[int] = set()  # positions in out where an omitted placeholder was
     for part in parse(template):
         if part.__class__ is str:
             out.append(part)
         elif part.__class__ is list:  # optional segment: only when every placeholder in it has a value
-            seg = [p if p.__class__ is str else ("?" if p is None else lookup(p)) for p in part]
+            seg = [p if p.__class__ is str else ("?" if p is None else "" if p[0] in omit else lookup(p)) for p in part]
             if not any(v == "?" for p, v in zip(part, seg) if p.__class__ is not str):
-                out.extend(seg)
+                for p, v in zip(part, seg):
+                    if p.__class__ is tuple and p[0] in omit:
+                        dropped.add(len(out))
+                    out.append(v)
+        elif part is not None and part[0] in omit:
+            dropped.add(len(out))
+            out.append("")
         else:
             out.append("?" if part is None else lookup(part))
+    for k in sorted(dropped):
+        before = next((j for j in range(k - 1, -1, -1) if out[j]), None)
+        after = next((j for j in range(k + 1, len(out)) if out[j]), None)
+        if before is not None and after is not None and (out[before][-1:], out[after][:1]) in _ENCLOSING:
+            out[before], out[after] = out[before][:-1], out[after][1:]  # "({node})", "'{node}'": the brackets go too
+            before = next((j for j in range(k - 1, -1, -1) if out[j]), None)
+            after = next((j for j in range(k + 1, len(out)) if out[j]), None)
+        if before is None:  # at the start: the separator after it goes ("{node}: x" -> "x")
+            if after is not None:
+                out[after] = out[after].lstrip(":,;. ")
+        elif out[before].endswith(" ") and (after is None or out[after][:1] in (" ", ":", ",", ".", ";", ")")):
+            out[before] = out[before][:-1]
     return "".join(out)
 
 
-def render(template: str, ctx: "LintContext", rule: "Rule", node: "NodeRef | None" = None, vi: Any = None) -> str:
-    return render_with(template, lambda part: _lookup(part, ctx, rule, node, vi))
+def render(template: str, ctx: "LintContext", rule: "Rule", node: "NodeRef | None" = None, vi: Any = None,
+           omit: frozenset[str] = frozenset()) -> str:
+    return render_with(template, lambda part: _lookup(part, ctx, rule, node, vi), omit)
 
 
-def render_values(template: str, values: dict[str, Any]) -> str:
+def render_values(template: str, values: dict[str, Any], omit: frozenset[str] = frozenset()) -> str:
     """A message whose placeholders come from plain values ({verify.provider}, {lfs.size}, {node}, {file}):
     verification and file rules."""
-    return render_with(template, lambda part: fmt(values.get((part[2] or "") if part[0] in ("verify", "lfs") else part[0])))
+    return render_with(template, lambda part: fmt(values.get((part[2] or "") if part[0] in ("verify", "lfs") else part[0])),
+                       omit)
 
 
 def _lookup(part: Part, ctx: "LintContext", rule: "Rule", node: "NodeRef | None", vi: Any) -> str:

@@ -6,18 +6,18 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from onnxlint.support import reading
 from onnxlint.support.errors import RuleError
 
 
-def read_text(path: str | os.PathLike, what: str = "file") -> str:
-    """A config or rule file's text: UTF-8 (a BOM is allowed); anything else is a RuleError naming the file."""
+def read_text(path: str | os.PathLike, what: str = "file", limit: int = reading.TEXT_LIMIT) -> str:
+    """A config or rule file's text: a regular file within limit bytes (support.reading), UTF-8 (a BOM is
+    allowed); anything else is a RuleError naming the file."""
     path = Path(path)
     try:
-        data = path.read_bytes()
-    except IsADirectoryError:
-        raise RuleError(f"{path}: cannot read {what}: is a directory") from None
-    except OSError as exc:
-        raise RuleError(f"{path}: cannot read {what}: {exc.strerror or exc}") from None
+        data = reading.read_regular(path, reading.within(limit, f"a {what} file"))
+    except reading.Refused as exc:
+        raise RuleError(f"{path}: cannot read {what}: {exc}") from None
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

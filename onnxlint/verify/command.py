@@ -71,10 +71,12 @@ def fix_in_place(path: Path, target: str, ort_version: str | None, output: Path 
     from onnxlint.linting.linter import lint_file
 
     settings = settings_for(path, target, ort_version)
-    res = lint_file(path, settings, want_placement=False)
+    res = lint_file(path, settings, want_placement=False, digest=True)
     if res.error:
         return [f"fix not attempted: {res.error}"]
     fix_file(path, settings, res, FixOptions(output=output))
+    if res.write_refused:
+        return [*res.notes, f"fix not written: {res.write_refused}"]
     return res.notes or ["nothing to fix"]
 
 

@@ -42,6 +42,8 @@ class VerifyResult:
     error: str | None = None
     providers_used: list[str] = field(default_factory=list)
     cuda_unavailable: str | None = None  # CUDA was requested and not exercised: why, with the fix
+    # every other provider requested and not exercised (TensorRT on a build without it): provider -> why, with the fix
+    providers_unavailable: dict[str, str] = field(default_factory=dict)
     run_error: str | None = None
     confirmed: list[NodeCheck] = field(default_factory=list)
     missed: list[NodeCheck] = field(default_factory=list)
@@ -61,8 +63,16 @@ class VerifyResult:
 
     @property
     def failed(self) -> bool:
-        """A failed session is not a pass; neither is a miss, nor a CUDA EP that was asked for and not tested."""
-        return self.error is not None or self.cuda_unavailable is not None or bool(self.missed)
+        """A failed session is not a pass; neither is a miss, nor a provider that was asked for and not tested."""
+        return self.error is not None or self.unverified is not None or bool(self.missed)
+
+    @property
+    def unverified(self) -> str | None:
+        """Why the session did not exercise what was asked: each requested provider it lacks, with why (None:
+        it has them all)."""
+        why = [f"CUDAExecutionProvider was requested but not exercised: {self.cuda_unavailable}"] if self.cuda_unavailable else []
+        why += [f"{p} was requested but not exercised: {w}" for p, w in self.providers_unavailable.items()]
+        return "; ".join(why) or None
 
     def notes(self) -> list[str]:
         """What the reader must know to trust the numbers: a run that failed, nodes not compared."""
@@ -81,8 +91,8 @@ class VerifyResult:
     def summary_line(self) -> str:
         if self.error:
             return f"verify failed: {self.error}"
-        if self.cuda_unavailable:
-            return f"not verified: CUDAExecutionProvider was requested but not exercised: {self.cuda_unavailable}"
+        if self.unverified:
+            return f"not verified: {self.unverified}"
         head = (f"verify ({', '.join(self.providers_used)}, optimization {self.optimization}): {self.nodes_observed} nodes "
                 f"in the session, {self.on_cpu} on CPU; ")
         tail = f"; {self.removed_agree} removed by ORT as predicted" if self.removed_agree else ""
@@ -97,7 +107,9 @@ class VerifyResult:
         for k in lists:
             out[k] = [c["location"] for c in out[k]]
         out["details"] = [asdict(c) for k in lists for c in getattr(self, k)]
-        out["verified"] = self.error is None and self.cuda_unavailable is None
+        if not self.providers_unavailable:
+            del out["providers_unavailable"]
+        out["verified"] = self.error is None and self.unverified is None
         return out
 
 
@@ -181,8 +193,9 @@ def _verify(path: Path, result: VerifyResult, shapes: dict[str, list[int]], time
         result.error = run.error
         return
     result.providers_used = run.providers
-    if run.cuda_problem:
+    if run.cuda_problem or run.unexercised:  # nothing is compared against a session that lacks what was asked
         result.cuda_unavailable = run.cuda_problem
+        result.providers_unavailable = dict(run.unexercised)
         return
     if run.run_error:
         defaulted = [n for n in run.defaulted if n not in shapes]
@@ -258,7 +271,7 @@ def attach(res: Any, result: VerifyResult, ruleset: Any, selected: Any = lambda 
     learns where the node really ran (Finding.verified)."""
     from onnxlint.linting.report import Finding
     from onnxlint.model.locations import node_location, node_path
-    from onnxlint.rules.messages import render_values
+    from onnxlint.rules.messages import LOCATION_ROOTS, names_location, render_values
 
     rules = ruleset.by_id()
 
@@ -269,10 +282,12 @@ def attach(res: Any, result: VerifyResult, ruleset: Any, selected: Any = lambda 
         values.update(node=node or "model", op_type=op_type or "", file=res.filename)
         res.findings.append(Finding(code=code, name=rule.name, severity=rule.severity, target=result.target,
                                     filename=res.filename, node=node_path(node), op_type=op_type,
-                                    message=render_values(rule.message, values), hint=rule.hint or ""))
+                                    message=render_values(rule.message, values), hint=rule.hint or "",
+                                    short_message=render_values(rule.message, values, LOCATION_ROOTS)
+                                    if node and names_location(rule.message) else None))
 
-    if result.error or result.cuda_unavailable:
-        add("OLX903", error=result.error or f"CUDAExecutionProvider was requested but not exercised: {result.cuda_unavailable}")
+    if result.error or result.unverified:
+        add("OLX903", error=result.error or result.unverified)
         return
     for checks, code in ((result.missed, "OLX901"), (result.false_alarms, "OLX902")):
         for c in checks:

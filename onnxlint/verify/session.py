@@ -33,6 +33,8 @@ class SessionRun:
     profile_nodes: dict[str, str] = field(default_factory=dict)  # node name -> provider, from profiling
     defaulted: list[str] = field(default_factory=list)  # inputs whose dynamic dims were fed as 1
     cuda_problem: str | None = None  # CUDA was requested, the session does not have it: why, with the fix
+    # every other requested provider the session does not have: provider -> why, with the fix
+    unexercised: dict[str, str] = field(default_factory=dict)
 
 
 def run_session(model: Path, providers: list[str], shapes: dict[str, list[int]], timeout: float = 300,
@@ -73,4 +75,7 @@ def run_session(model: Path, providers: list[str], shapes: dict[str, list[int]],
         if CUDA in providers and CUDA not in run.providers:
             capi = data.get("capi")
             run.cuda_problem = cuda_status.explain(run.available, stderr, Path(capi) if capi else None)
+        for p in providers:  # ORT drops a provider it cannot create with a warning, and runs on the others
+            if p != CUDA and p not in run.providers:
+                run.unexercised[p] = cuda_status.explain_provider(p, run.available, stderr)
         return run

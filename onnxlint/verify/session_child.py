@@ -50,6 +50,10 @@ def _say(**values: Any) -> None:
 def main(argv: list[str]) -> int:
     import onnxruntime as ort
 
+    from onnxlint.verify.cuda_status import preload_cuda_libraries
+
+    if "CUDAExecutionProvider" in argv[1] or "TensorrtExecutionProvider" in argv[1]:
+        preload_cuda_libraries(ort)  # CUDA and cuDNN from the NVIDIA wheels on PyPI, as ORT's docs install them
     model, providers, shapes, outdir = argv[0], json.loads(argv[1]), json.loads(argv[2]), argv[3]
     level = argv[4] if len(argv) > 4 else "all"
     so = ort.SessionOptions()

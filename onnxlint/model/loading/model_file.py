@@ -44,6 +44,8 @@ class ModelFile:
     # load(lean=True): the bytes model was parsed from (weightless_bytes of the file), for shape inference
     weightless: bytes | None = None
     digest: str | None = None  # load(digest=True): blake2b of the bytes parsed (the result cache's key of them)
+    # (device, inode, size, mtime in ns) of the file as it was read: an in-place write first checks it still is
+    stamp: tuple[int, int, int, int] | None = None
 
     @property
     def external_bytes(self) -> int:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import stat
 from pathlib import Path
 from typing import Any
 
@@ -13,22 +12,10 @@ from onnxlint.model.loading.external import external_tensors
 from onnxlint.model.loading.model_file import ModelFile
 from onnxlint.model.loading.wire import strip_initializers
 from onnxlint.support import digest as digests
+from onnxlint.support import reading
 from onnxlint.support.errors import InputError, first_line
 
 PROTOBUF_LIMIT = 2**31 - 1  # protobuf cannot parse a message of 2 GiB or more: such a file is refused unread
-
-
-_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-          (stat.S_ISSOCK, "a socket"))
-
-
-def _require_regular(display: str, st: os.stat_result) -> None:
-    if stat.S_ISREG(st.st_mode):
-        return
-    if stat.S_ISDIR(st.st_mode):
-        raise InputError(display, "is a directory, not an ONNX file")
-    kind = next((name for test, name in _KINDS if test(st.st_mode)), "not a plain file")
-    raise InputError(display, f"not a regular file ({kind}); not read")
 
 
 def load(path: Path, display: str | None = None, check: bool = False, lean: bool = False,
@@ -51,12 +38,13 @@ def load(path: Path, display: str | None = None, check: bool = False, lean: bool
     cache stores the report under the key of what was linted, not of what the file holds by then."""
     path = Path(path)
     display = display or str(path)
-    data = _read(path, display)
+    data, st = _read(path, display)
     lfs.check(data, display)  # a checkout without Git LFS: a pointer, not a corrupt model
     checked = check and _LOCATION_KEY not in data
     early = checker_message(data) if checked else None
     model, weightless = _parse(data, display, lean)
-    mf = ModelFile(path=path, display=display, model=model, file_size=len(data), raw=data, weightless=weightless)
+    mf = ModelFile(path=path, display=display, model=model, file_size=len(data), raw=data, weightless=weightless,
+                   stamp=reading.stamp(st))
     if digest:
         mf.digest = digests.hexdigest(data)
     mf.external = external_tensors(model, path.parent)
@@ -65,43 +53,14 @@ def load(path: Path, display: str | None = None, check: bool = False, lean: bool
     return mf
 
 
-def _read(path: Path, display: str) -> bytes:
-    """The bytes of a regular file within protobuf's limit, read once from what was opened."""
+def _read(path: Path, display: str) -> tuple[bytes, os.stat_result]:
+    """The bytes of a regular file within protobuf's limit, read once from what was opened (support.reading),
+    and the fstat of what was read."""
     try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        raise InputError(display, "no such file or directory") from None
-    except PermissionError:
-        raise InputError(display, "permission denied") from None
-    except (OSError, ValueError) as exc:
-        raise InputError(display, f"cannot read: {getattr(exc, 'strerror', None) or exc}") from None
-    _require_regular(display, st)
-    _require_size(display, st.st_size)
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags)
-    except PermissionError:
-        raise InputError(display, "permission denied") from None
-    except OSError as exc:
-        raise InputError(display, f"cannot read: {exc.strerror or exc}") from None
-    try:
-        st = os.fstat(fd)  # what was opened, should the path have been swapped since stat()
-        _require_regular(display, st)
-        size = st.st_size
-        _require_size(display, size)
-        with os.fdopen(fd, "rb") as fh:
-            fd = -1
-            data = fh.read(size)
-            if len(data) != size or fh.read(1):
-                raise InputError(display, "the file changed while it was being read")
-    except PermissionError:
-        raise InputError(display, "permission denied") from None
-    except OSError as exc:
-        raise InputError(display, f"cannot read: {exc.strerror or exc}") from None
-    finally:
-        if fd >= 0:
-            os.close(fd)
-    return data
+        return reading.read_with_stat(path, lambda size: _require_size(display, size),
+                                      directory="is a directory, not an ONNX file")
+    except reading.Refused as exc:
+        raise InputError(display, str(exc)) from None
 
 
 def _parse(data: bytes, display: str, lean: bool) -> tuple[Any, bytes | None]:

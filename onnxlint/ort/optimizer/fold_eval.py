@@ -68,11 +68,14 @@ def _need(inputs: Inputs, k: int) -> np.ndarray:
 
 
 def _capped(shape: Any) -> None:
+    dims = [int(d) for d in shape]
+    if 0 in dims:
+        return
     n = 1
-    for d in shape:
-        n *= int(d)
-    if n > MAX_ELEMENTS:
-        raise _TooLarge
+    for d in dims:
+        n *= d
+        if n > MAX_ELEMENTS:  # at once: a product of thousands of huge dims would be a huge integer
+            raise _TooLarge
 
 
 def _ints(a: np.ndarray) -> list[int]:

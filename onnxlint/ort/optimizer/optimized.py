@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy.typing as npt
 
+from onnxlint.model.evaluation import Budget
 from onnxlint.ort.optimizer.refined_shapes import Dims, RefinedShapes
 
 if TYPE_CHECKING:
@@ -49,6 +50,8 @@ class Optimized:
     created: list[Created] = field(default_factory=list)  # nodes the transformers added, in the order made
     constants: set[str] = field(default_factory=set)  # values that are initializers after optimization
     shapes: dict[str, Dims] | RefinedShapes = field(default_factory=dict)  # shapes known after data propagation
+    # the work the folded values computed on demand may spend, and what it refused (said in one placement note)
+    evaluations: Budget = field(default_factory=Budget, repr=False, compare=False)
     # (scope, value) -> dims as ORT knows them after folding, asked on demand (GetCpuPreferredNodes needs the size
     # of a folded input); it holds the optimizer: release() it when done (the pair is a reference cycle)
     sizer: Callable[[GraphScope, str], Dims | None] | None = field(default=None, repr=False, compare=False)

@@ -17,6 +17,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
+from onnxlint.model.locations import node_path
 from onnxlint.ort import graph_viewer
 from onnxlint.ort.optimizer import fold_eval
 from onnxlint.ort.optimizer.ensure_unique_dq_for_node_unit import UniqueDQ
@@ -438,7 +439,15 @@ class OptimizerState:
             if arr is None:
                 return None
             feeds[v] = arr
-        got = fold_eval.evaluate(node.proto, cast(int, node.opset), [feeds.get(v) if v else None for v in node.inputs])
+        ins = [feeds.get(v) if v else None for v in node.inputs]
+        # the work is known before anything runs: an op without a bound (a regular expression) or past the budget
+        # (a RoiAlign sampling a million points per bin) is not evaluated, and the placement's note says so
+        attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.proto.attribute}
+        if not self._out.evaluations.allow(node.op_type, node.domain, cast(int, node.opset), attrs, ins,
+                                           name=node.name or node_path(node.location) or "",
+                                           max_elements=FOLD_EVAL_MAX_ELEMENTS * max(len(node.outputs), 1)):
+            return None
+        got = fold_eval.evaluate(node.proto, cast(int, node.opset), ins)
         if got is fold_eval.TOO_LARGE:
             return None  # a value_info that lies about the size: onnx.reference would try to allocate it
         outs = got if got is not None else self._reference(node, feeds)

@@ -1,0 +1,225 @@
+"""Issue 40, class 2: every evaluation onnxlint performs runs under a budget of work, not only of output size.
+
+Tiny models whose evaluation is superlinear: a RegexFullMatch of a catastrophic pattern (each character doubles
+the time: 40 of them take hours), a RoiAlign with a huge sampling_ratio (gigabytes and seconds for one output
+element), a ConstantOfShape of a computed [20000, 20000] under --fix --diff (3.2 GB while writing nothing). Each
+runs as a bounded child (tests/security/bounded.py): a regression fails within a minute and a few GB, never hangs.
+The models still lint; one line says what was not evaluated."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnx.defs
+import pytest
+from attacks import constant_of_shape_model, regex_model, roi_model
+from bounded import limits, onnxlint
+from onnx import helper as h
+from onnx import numpy_helper as nh
+from onnx.reference import ReferenceEvaluator
+
+from onnxlint.model import evaluation
+from onnxlint.model.evaluation import Meta, Refused
+
+
+def _folder(tmp_path: Path, model: onnx.ModelProto, n: int = 1) -> Path:
+    d = tmp_path / "m"
+    d.mkdir()
+    for k in range(n):
+        onnx.save(model, d / f"m{k:02d}.onnx")
+    return d
+
+
+def _notes(text: str, what: str) -> list[str]:
+    return [line for line in text.splitlines() if "not evaluated" in line and what in line]
+
+
+@pytest.mark.parametrize("mode", ["file", "folder", "jobs", "placement", "placement-json", "json"])
+@pytest.mark.parametrize("model", ["regex", "roi"])
+def test_a_tiny_model_cannot_buy_unbounded_work(tmp_path, mode, model):
+    m = regex_model() if model == "regex" else roi_model()
+    assert len(m.SerializeToString()) < 800
+    _folder(tmp_path, m, 16 if mode == "jobs" else 2)
+    args = {"file": ["m/m00.onnx"], "folder": ["m"], "jobs": ["m", "--jobs", "2"], "placement": ["placement", "m/m00.onnx"],
+            "placement-json": ["placement", "m/m00.onnx", "--format", "json"], "json": ["m", "--format", "json"]}[mode]
+    run = onnxlint(*args, "--no-cache" if not mode.startswith("placement") else "--ort-optimization=all",
+                   cwd=tmp_path, timeout=120)
+    assert run.returncode in (0, 1), run.stderr
+    op = "RegexFullMatch" if model == "regex" else "RoiAlign"
+    if mode == "json":  # lint JSON holds findings only; its stderr says nothing either
+        assert not run.stderr
+        return
+    if mode == "placement-json":
+        notes = [n for n in json.loads(run.stdout)[0]["notes"] if "not evaluated" in n]
+        assert len(notes) == 1 and op in notes[0]
+        return
+    per_model = _notes(run.stdout, op)
+    assert len(per_model) == (16 if mode == "jobs" else 2 if mode == "folder" else 1), run.stdout  # once per model
+    assert "past the budget" in per_model[0] or "regular expression" in per_model[0]
+
+
+def test_the_line_is_said_once_however_many_nodes():
+    """Refusals gather per op type: one line, each op once, with how many more of it."""
+    b = evaluation.Budget()
+    text = [np.array("a" * 40, dtype=object)]
+    for name in ("re0", "re1", "re2"):
+        assert not b.allow("RegexFullMatch", "", 20, {"pattern": "(a+)+b"}, text, name=name)
+    roi = roi_model()
+    ins = [nh.to_array(t) for t in roi.graph.initializer]
+    assert not b.allow("RoiAlign", "", 16, {"output_height": 1, "output_width": 1, "sampling_ratio": 100_000}, ins, "roi")
+    line = b.summary("here")
+    assert line is not None and "\n" not in line
+    assert line.startswith("here: not evaluated: RegexFullMatch 're0' and 2 more (a regular expression")
+    assert "; RoiAlign 'roi' (2,560,000,000,016 units of work, past the budget of 4,194,304 for one node)" in line, line
+
+
+def test_within_the_budget_the_same_model_is_still_evaluated():
+    """The budget refuses work, not ops: a short string, a small sampling ratio fold as ORT folds them."""
+    from onnxlint import api
+
+    for m in (roi_model(sampling_ratio=2),):
+        pl = api.predict(m)
+        assert not [n for n in pl.notes if "not evaluated" in n]
+        assert pl.nodes and any(p.status == "folded" and p.node.op_type == "RoiAlign" for p in pl.nodes.values())
+
+
+def test_fix_diff_on_a_constant_of_shape_of_a_computed_size_is_bounded(tmp_path):
+    """fold-shapes' own folder knows the 400M-element output before allocating it, and onnxslim's folding (ORT over
+    the constant subgraph) is not run on a model holding it: a few hundred MB, not 3.2 GB."""
+    script = ("import onnx, sys\nfrom onnxlint.fixers import fold_shapes\nnotes = []\n"
+              "out = fold_shapes.fold(onnx.load(sys.argv[1]), notes=notes)\nprint('\\n'.join(notes))\n")
+    p = tmp_path / "cos.onnx"
+    onnx.save(constant_of_shape_model(), p)
+    run = subprocess.run([sys.executable, "-c", script, str(p)], capture_output=True, text=True, timeout=120,
+                         preexec_fn=limits(memory=2 << 30))
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "onnxslim's folding not run (ConstantOfShape 'cos' of constant inputs would make 400,000,000 elements" in run.stdout
+
+
+def test_fix_diff_through_the_cli_says_so_once(tmp_path):
+    onnx.save(constant_of_shape_model(side=5000), tmp_path / "m.onnx")  # 25M elements: the numeric check may run it
+    run = onnxlint("m.onnx", "--fix", "--diff", "--show-info", cwd=tmp_path, timeout=180)  # OLX309 is an info
+    assert run.returncode in (0, 1), run.stderr
+    said = [line for line in run.stdout.splitlines() if "onnxslim's folding not run" in line]
+    assert len(said) == 1 and "would make 25,000,000 elements from 2" in said[0], run.stdout
+
+
+def test_fix_on_a_constant_of_shape_of_400m_elements_is_bounded_by_the_numeric_checks_limit(tmp_path):
+    """The issue's size through the CLI: onnxlint's side folds within its budget; the numeric check runs ORT, whose
+    session creation folds the 1.6 GB constant, in a child under its address-space limit (8 GB by default): past
+    it, one line naming the limit (not 'neither model runs'), and the model is left as it was."""
+    p = tmp_path / "m.onnx"
+    onnx.save(constant_of_shape_model(side=20000), p)
+    before = p.read_bytes()
+    run = onnxlint("m.onnx", "--fix", "--show-info", "--no-cache", cwd=tmp_path, timeout=120,
+                   env={"ONNXLINT_CHECK_MEMORY_MB": "1200"})
+    assert run.returncode in (0, 1), run.stderr
+    said = [line for line in run.stdout.splitlines() if "numeric check" in line]
+    assert said == ["m.onnx: note: fix not written: the numeric check ran out of memory (1200 MB address space, "
+                    "ONNXLINT_CHECK_MEMORY_MB sets it) running both models"], run.stdout
+    assert p.read_bytes() == before
+
+
+# ----------------------------------------------------------------------------- the cost table
+
+
+def test_every_onnx_op_has_a_cost_or_a_reason_not_to_evaluate_it():
+    """An op onnx adds is not evaluated until someone says what bounds its work (a test failure here says which)."""
+    ops = {s.name for s in onnx.defs.get_all_schemas_with_history() if s.domain in ("", "ai.onnx")}
+    missing = sorted(ops - set(evaluation.COSTS))
+    assert not missing, f"classify these ops in onnxlint/model/evaluation.py: {missing}"
+
+
+def _reference(op: str, opset: int, inputs: list, **attrs) -> list[np.ndarray]:
+    names = [f"i{k}" if x is not None else "" for k, x in enumerate(inputs)]
+    node = h.make_node(op, names, ["o0", "o1", "o2", "o3"][:attrs.pop("_outputs", 1)], **attrs)
+    g = h.make_graph([node], "g", [h.make_tensor_value_info(n, 0, None) for n in names if n],
+                     [h.make_tensor_value_info(o, 0, None) for o in node.output])
+    model = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
+    return ReferenceEvaluator(model).run(None, {n: x for n, x in zip(names, inputs) if n})
+
+
+I64 = np.int64
+F32 = np.float32
+CASES = [
+    ("ConstantOfShape", 17, [np.array([3, 4], I64)], {}),
+    ("Expand", 17, [np.ones((3, 1), F32), np.array([2, 3, 5], I64)], {}),
+    ("Tile", 17, [np.ones((2, 3), F32), np.array([4, 2], I64)], {}),
+    ("Range", 17, [np.array(2, I64), np.array(40, I64), np.array(3, I64)], {}),
+    ("Pad", 18, [np.ones((2, 3), F32), np.array([1, 2, 3, 4], I64)], {}),
+    ("Gather", 17, [np.ones((5, 4, 3), F32), np.array([[0, 1], [2, 4]], I64)], {"axis": 0}),
+    ("GatherND", 17, [np.ones((5, 4, 3), F32), np.array([[0, 1], [2, 3]], I64)], {}),
+    ("MatMul", 17, [np.ones((2, 3, 4), F32), np.ones((4, 6), F32)], {}),
+    ("Gemm", 17, [np.ones((4, 3), F32), np.ones((5, 4), F32)], {"transA": 1, "transB": 1}),
+    ("Einsum", 17, [np.ones((3, 4), F32), np.ones((4, 5), F32)], {"equation": "ij,jk->ik"}),
+    ("Einsum", 17, [np.ones((3,), F32), np.ones((5,), F32)], {"equation": "i,j"}),
+    ("Conv", 17, [np.ones((1, 2, 9, 9), F32), np.ones((4, 2, 3, 3), F32)], {"pads": [1, 1, 1, 1], "strides": [2, 2]}),
+    ("ConvTranspose", 17, [np.ones((1, 2, 4, 4), F32), np.ones((2, 3, 3, 3), F32)], {"strides": [2, 2]}),
+    ("MaxPool", 17, [np.ones((1, 2, 9, 9), F32)], {"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1}),
+    ("AveragePool", 17, [np.ones((1, 2, 8, 8), F32)], {"kernel_shape": [2, 2], "auto_pad": "SAME_UPPER"}),
+    ("Resize", 17, [np.ones((1, 1, 3, 4), F32), None, np.array([1, 1, 2, 3], F32)], {"mode": "linear"}),
+    ("Resize", 17, [np.ones((1, 1, 3, 4), F32), None, None, np.array([1, 1, 5, 7], I64)], {}),
+    ("TopK", 17, [np.arange(20, dtype=F32).reshape(4, 5), np.array([3], I64)], {"_outputs": 2}),
+    ("OneHot", 17, [np.array([0, 2, 1], I64), np.array(4, I64), np.array([0, 1], F32)], {}),
+    ("Concat", 17, [np.ones((2, 3), F32), np.ones((4, 3), F32)], {"axis": 0}),
+    ("Slice", 17, [np.ones((6, 5), F32), np.array([1], I64), np.array([5], I64)], {}),
+    ("CenterCropPad", 18, [np.ones((5, 7), F32), np.array([8, 3], I64)], {}),
+    ("NonZero", 17, [np.array([[1, 0], [1, 1]], I64)], {}),
+    ("Unique", 17, [np.array([3, 1, 3, 2], I64)], {"_outputs": 4}),
+    ("RoiAlign", 16, [np.ones((1, 2, 6, 6), F32), np.array([[0, 0, 4, 5]], F32), np.array([0], I64)],
+     {"output_height": 2, "output_width": 3, "sampling_ratio": 0}),
+    ("HannWindow", 17, [np.array(10, I64)], {}),
+    ("DFT", 17, [np.ones((1, 8, 1), F32)], {}),
+    ("StringSplit", 20, [np.array(["a b", "c"], dtype=object)], {"_outputs": 2}),
+]
+
+
+@pytest.mark.parametrize("op, opset, inputs, attrs", CASES, ids=[c[0] for c in CASES])
+def test_a_cost_bounds_what_the_op_makes(op, opset, inputs, attrs):
+    got = _reference(op, opset, inputs, **dict(attrs))
+    cost = evaluation.cost(op, "", opset, {k: v for k, v in attrs.items() if not k.startswith("_")}, inputs)
+    made = sum(np.asarray(x).size for x in got)
+    assert made <= cost.elements, (made, cost)
+    assert cost.work >= 1
+
+
+def test_a_value_that_sizes_the_output_must_be_known():
+    with pytest.raises(Refused, match="shape is not a known value"):
+        evaluation.cost("ConstantOfShape", "", 17, {}, [Meta((2,))])
+    with pytest.raises(Refused, match="regular expression"):
+        evaluation.cost("RegexFullMatch", "", 20, {"pattern": "a"}, [np.array(["a"], dtype=object)])
+    with pytest.raises(Refused, match="domain com.example"):
+        evaluation.cost("Anything", "com.example", 1, {}, [np.ones(2)])
+    assert evaluation.cost("MatMul", "", 17, {}, [Meta((64, 128)), Meta((128, 32))]).work >= 64 * 128 * 32
+
+
+def test_the_budget_refuses_past_a_node_and_past_a_model():
+    b = evaluation.Budget(node=1000, model=1500)
+    small = [np.ones(100, F32), np.ones(100, F32)]
+    assert b.allow("Add", "", 17, {}, small, name="a")
+    assert not b.allow("Add", "", 17, {}, [np.ones(1000, F32), np.ones(1000, F32)], name="big")
+    assert b.allow("Add", "", 17, {}, small) and b.allow("Add", "", 17, {}, small) is False or b.spent <= 1500
+    assert not b.allow("ConstantOfShape", "", 17, {}, [np.array([10], I64)], max_elements=5)  # a cap: no note
+    line = b.summary("here")
+    assert line is not None and line.startswith("here: not evaluated: Add 'big'") and "ConstantOfShape" not in line
+
+
+def test_a_shape_of_thousands_of_huge_dims_is_counted_in_one_word(tmp_path):
+    """A ConstantOfShape of a 65,536-long shape of 2^62s: its element count saturates instead of growing an
+    integer of millions of bits (quadratic work before the budget could refuse it); the model lints in a bounded
+    child, the count is refused as too many."""
+    shape = np.full(65536, 2**62, np.int64)
+    assert evaluation.cost("ConstantOfShape", "", 17, {}, [shape]).elements == evaluation.SATURATED
+    k = nh.from_array(shape, "k")
+    g = h.make_graph([h.make_node("ConstantOfShape", ["k"], ["z"], name="cos"),
+                      h.make_node("Shape", ["z"], ["zs"], name="shape"), h.make_node("Reshape", ["x", "zs"], ["y"], name="r")],
+                     "g", [h.make_tensor_value_info("x", onnx.TensorProto.FLOAT, None)],
+                     [h.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)], [k])
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 17)], ir_version=8), tmp_path / "m.onnx")
+    run = onnxlint("m.onnx", "--no-cache", cwd=tmp_path, timeout=120)
+    assert run.returncode in (0, 1) and "Traceback" not in run.stderr, run.stderr

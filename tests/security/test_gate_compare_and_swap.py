@@ -1,0 +1,152 @@
+"""Issue 40, class 3: an in-place --fix is compare-and-swap. While the numeric check runs (seconds on a real
+model), an editor saves a new version or `git checkout` replaces the file: the fix, computed from the old version,
+must not overwrite it. Nothing is written, one line says so, the exit code is 2; mode and links as before."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import onnx
+import pytest
+from conftest import make_model, vi
+from onnx import TensorProto as T
+from onnx import helper as h
+
+from onnxlint import fixers
+
+
+def _dropout(name: str = "d", width: int = 2) -> onnx.ModelProto:
+    return make_model([h.make_node("Dropout", ["x", "r", "t"], ["y"], name=name)],
+                      [vi("x", T.FLOAT, [width]), vi("r", T.FLOAT, []), vi("t", T.BOOL, [])], [vi("y", T.FLOAT, [width])],
+                      opset=13)
+
+
+def _new_version(p: Path) -> bytes:
+    """What the user saved meanwhile: another model."""
+    data = _dropout("edited", 3).SerializeToString()
+    p.write_bytes(data)
+    return data
+
+
+def _same_size_and_mtime(p: Path) -> bytes:
+    """Another model of the same size, the modification time put back (a copy that kept it, a clock too coarse)."""
+    st = os.stat(p)
+    data = _dropout("e", 2).SerializeToString()
+    assert len(data) == st.st_size
+    p.write_bytes(data)
+    os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))
+    return data
+
+
+def _replaced_by_rename(p: Path) -> bytes:
+    """`git checkout`: a new file renamed over it (same bytes here: only the inode tells)."""
+    data = p.read_bytes()
+    tmp = p.with_name("checkout.tmp")
+    tmp.write_bytes(data)
+    st = os.stat(p)
+    os.replace(tmp, p)
+    os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))
+    return data
+
+
+def _deleted(p: Path) -> None:
+    p.unlink()
+    return None
+
+
+CHANGES = {"new-version": _new_version, "same-size-and-mtime": _same_size_and_mtime,
+           "replaced-by-rename": _replaced_by_rename, "deleted": _deleted}
+
+
+def _during_the_numeric_check(monkeypatch, target: Path, change) -> dict:
+    """Run change(target) once, while the fix's numeric check runs (after the fix read the file)."""
+    real = fixers.verify
+    done: dict = {}
+
+    def verify(*a, **k):
+        if not done:
+            done["data"] = change(target)
+        return real(*a, **k)
+
+    monkeypatch.setattr(fixers, "verify", verify)
+    return done
+
+
+@pytest.mark.parametrize("change", CHANGES)
+def test_a_file_changed_during_the_fix_is_not_overwritten(tmp_path, cli, monkeypatch, change):
+    p = tmp_path / "m.onnx"
+    onnx.save(_dropout(), p)
+    done = _during_the_numeric_check(monkeypatch, p, CHANGES[change])
+    rc, out, err = cli(p, "--fix", "--no-progress")
+    assert done, "the change was not made"
+    assert rc == 2, out + err
+    lines = [x for x in err.splitlines() if "changed since onnxlint read it" in x]
+    assert len(lines) == 1 and lines[0].startswith(f"onnxlint: error: {p}: changed since onnxlint read it"), err
+    assert "the fix was not written" in lines[0] and "wrote" not in out
+    if change == "deleted":
+        assert not p.exists()
+    else:
+        assert p.read_bytes() == done["data"]  # the new version, untouched
+    assert not [q for q in tmp_path.iterdir() if q.name.startswith(".")]  # no temporary file left
+
+
+def test_a_file_changed_between_the_lint_and_the_fix_is_not_fixed(tmp_path, cli, monkeypatch):
+    from onnxlint.linting import fixing
+
+    p = tmp_path / "m.onnx"
+    onnx.save(_dropout(), p)
+    real = fixing._fix_file
+    edited: dict = {}
+
+    def fix_file(path, *a, **k):
+        edited["data"] = _new_version(path)
+        return real(path, *a, **k)
+
+    monkeypatch.setattr(fixing, "_fix_file", fix_file)
+    rc, out, err = cli(p, "--fix", "--no-progress")
+    assert rc == 2 and "changed between the lint and the fix" in err and p.read_bytes() == edited["data"]
+
+
+def test_in_a_folder_only_the_changed_model_is_left_alone(tmp_path, cli, monkeypatch):
+    for name in ("a.onnx", "b.onnx"):
+        onnx.save(_dropout(), tmp_path / name)
+    _during_the_numeric_check(monkeypatch, tmp_path / "a.onnx", _new_version)
+    rc, out, err = cli(tmp_path, "--fix", "--no-progress")
+    assert rc == 2 and err.count("changed since onnxlint read it") == 1
+    assert "wrote" in out and not any(n.op_type == "Dropout" for n in onnx.load(tmp_path / "b.onnx").graph.node)
+    assert onnx.load(tmp_path / "a.onnx").graph.node[0].name == "edited"
+
+
+def test_through_a_link_the_target_is_compared_and_the_link_kept(tmp_path, cli, monkeypatch):
+    real = tmp_path / "real.onnx"
+    onnx.save(_dropout(), real)
+    os.chmod(real, 0o640)
+    link = tmp_path / "link.onnx"
+    os.symlink("real.onnx", link)
+    done = _during_the_numeric_check(monkeypatch, real, _same_size_and_mtime)
+    rc, out, err = cli(link, "--fix", "--no-progress")
+    assert rc == 2 and real.read_bytes() == done["data"] and os.path.islink(link)
+    monkeypatch.undo()
+    rc, out, err = cli(link, "--fix", "--no-progress")  # unchanged meanwhile: written, mode and link kept
+    assert rc in (0, 1) and "wrote" in out, out + err
+    assert os.path.islink(link) and stat.S_IMODE(os.stat(real).st_mode) == 0o640
+    assert not any(n.op_type == "Dropout" for n in onnx.load(real).graph.node)
+
+
+def test_the_api_and_a_fix_elsewhere(tmp_path, monkeypatch):
+    from onnxlint import api
+
+    p = tmp_path / "m.onnx"
+    onnx.save(_dropout(), p)
+    done = _during_the_numeric_check(monkeypatch, p, _new_version)
+    res = api.fix(p)
+    assert res.write_refused and "changed since onnxlint read it" in res.write_refused and p.read_bytes() == done["data"]
+    out = tmp_path / "out"
+    out.mkdir()
+    monkeypatch.undo()
+    onnx.save(_dropout(), p)
+    done = _during_the_numeric_check(monkeypatch, p, _new_version)
+    res = api.fix(p, output=out / "m.onnx")  # written elsewhere: the source may change, nothing of it is replaced
+    assert not res.write_refused and (out / "m.onnx").exists() and p.read_bytes() == done["data"]

@@ -1,0 +1,213 @@
+"""Issue 40, class 1: no path from a repository is ever read as an option, globs are expanded by onnxlint, the
+Action's inputs never reach a shell, and the Action never writes outside the workspace or through a link.
+
+The attack: a committed file named `--baseline=b.onnx` (or `-o.onnx`). pre-commit appends file names after the
+hook's arguments, so without an end-of-options marker the hook would write every finding into a baseline and
+pass. Every mode is tried: the CLI (file, folder, glob, --jobs, placement, verify), the real pre-commit tool on the
+hooks of .pre-commit-hooks.yaml (with the user's own `args:` too), and the Action's steps as a runner runs them."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import onnx
+import pytest
+from conftest import make_model, vi
+from onnx import TensorProto as T
+from onnx import helper as h
+from runners import git_repo, hooks, local_hook, pre_commit, pre_commit_installed, run_action
+
+HOSTILE = ("--baseline=b.onnx", "-o.onnx", "--fix.onnx")
+
+
+def _dropout(name: str = "d") -> onnx.ModelProto:
+    """A training-mode Dropout: an error (OLX010) with a safe fix."""
+    return make_model([h.make_node("Dropout", ["x", "r", "t"], ["y"], name=name)],
+                      [vi("x", T.FLOAT, [2]), vi("r", T.FLOAT, []), vi("t", T.BOOL, [])], [vi("y", T.FLOAT, [2])], opset=13)
+
+
+def _hostile_folder(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in HOSTILE:
+        onnx.save(_dropout(), folder / name)
+    return folder
+
+
+def _nothing_injected(where: Path) -> None:
+    """No baseline written, no report or fixed model written under an option's name."""
+    for p in where.rglob("*"):
+        assert p.name not in ("b.onnx", ".onnx") and not p.name.endswith(".tmp"), p
+
+
+# ----------------------------------------------------------------------------- the CLI: `--` and globs
+
+
+@pytest.mark.parametrize("extra", [[], ["--format", "json"], ["--no-cache"], ["--fix", "--diff"]])
+def test_after_the_end_of_options_marker_every_argument_is_a_path(tmp_path, cli, monkeypatch, extra):
+    monkeypatch.chdir(_hostile_folder(tmp_path / "repo"))
+    rc, out, err = cli(*extra, "--", *HOSTILE)
+    assert rc == 1, err
+    for name in HOSTILE:
+        assert name in out
+    _nothing_injected(tmp_path)
+    onnx.save(_dropout(), tmp_path / "repo" / "plain.onnx")
+    rc, out, err = cli("plain.onnx", *extra, "--", "-o.onnx", "--baseline=b.onnx")  # paths before it too
+    assert rc == 1 and "-o.onnx" in out and "plain.onnx" in out, err
+    rc, out, err = cli(*extra, "--", "--")  # a second marker is a path too (here: none of that name)
+    assert rc == 2 and "--: no such file or directory" in err
+    _nothing_injected(tmp_path)
+
+
+def test_subcommands_take_the_marker_too(tmp_path, cli, monkeypatch):
+    monkeypatch.chdir(_hostile_folder(tmp_path / "repo"))
+    rc, out, err = cli("placement", "--format", "json", "--", *HOSTILE)
+    assert rc == 0 and [r["filename"] for r in json.loads(out)] == list(HOSTILE), err
+    rc, out, err = cli("verify", "--providers", "CPUExecutionProvider", "--format", "json", "--", "-o.onnx")
+    assert json.loads(out)[0]["filename"] == "-o.onnx", err
+    rc, out, err = cli("placement", "--")
+    assert rc == 2 and "models" in err  # a path is still required
+
+
+def test_a_file_named_like_a_subcommand_after_the_marker_is_a_path(tmp_path, cli, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    onnx.save(_dropout(), tmp_path / "verify")
+    rc, out, err = cli("--", "verify")
+    assert rc == 1 and "verify:d: error: OLX010" in out, out + err
+
+
+def test_globs_are_expanded_by_onnxlint_with_recursion(tmp_path, cli, monkeypatch):
+    for rel in ("models/a.onnx", "models/x/m.onnx", "models/x/y/c.onnx", "models/x/y/z/--baseline=d.onnx",
+                "models/.hidden/e.onnx"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        onnx.save(_dropout(), tmp_path / rel)
+    monkeypatch.chdir(tmp_path)
+    rc, out, err = cli("--format", "json", "--", "models/**/*.onnx")
+    assert rc == 1, err
+    seen = {f["filename"] for f in json.loads(out)}
+    assert seen == {"models/a.onnx", "models/x/m.onnx", "models/x/y/c.onnx", "models/x/y/z/--baseline=d.onnx"}
+    rc, out, err = cli("--format", "json", "models/*/*.onnx")  # one level: as a shell would, no deeper
+    assert {f["filename"] for f in json.loads(out)} == {"models/x/m.onnx"}
+    _nothing_injected(tmp_path)
+
+
+# ----------------------------------------------------------------------------- pre-commit
+
+
+def test_every_hook_ends_its_args_with_the_marker_and_requires_it():
+    for hk in hooks().values():
+        assert hk["args"][-1] == "--", hk
+        assert "--pre-commit" in hk["entry"].split(), hk  # no `--` left by a user's own args: the hook refuses
+
+
+def _precommit(tmp_path: Path, hooks_used: list[dict]) -> tuple[Path, dict[str, str]]:
+    repo = tmp_path / "repo"
+    _hostile_folder(repo)
+    onnx.save(_dropout(), repo / "clean name.onnx")
+    return repo, git_repo(repo, hooks_used, tmp_path)
+
+
+@pre_commit_installed
+def test_pre_commit_passes_a_committed_file_named_like_an_option_as_a_path(tmp_path):
+    repo, env = _precommit(tmp_path, [local_hook("onnxlint")])
+    run = pre_commit(repo, env)
+    assert run.returncode == 1, run.stdout + run.stderr
+    for name in HOSTILE:
+        assert f"{name}:d: error: OLX010" in run.stdout, run.stdout
+    _nothing_injected(repo)
+
+
+@pre_commit_installed
+def test_a_users_own_args_without_the_marker_fail_the_hook_not_open_it(tmp_path):
+    repo, env = _precommit(tmp_path, [local_hook("onnxlint", ["--target", "ort-cuda"])])
+    run = pre_commit(repo, env)
+    assert run.returncode != 0 and "OLX010" not in run.stdout, run.stdout
+    assert "must end with '--'" in run.stdout, run.stdout
+    _nothing_injected(repo)
+    repo2, env2 = _precommit(tmp_path / "2", [local_hook("onnxlint", ["--target", "ort-cuda", "--"])])
+    run = pre_commit(repo2, env2)
+    assert run.returncode == 1 and "--baseline=b.onnx:d: error: OLX010" in run.stdout, run.stdout
+    _nothing_injected(repo2)
+
+
+@pre_commit_installed
+def test_the_fix_hook_fixes_files_named_like_options_in_place(tmp_path):
+    repo, env = _precommit(tmp_path, [local_hook("onnxlint-fix")])
+    before = (repo / "-o.onnx").read_bytes()
+    run = pre_commit(repo, env)
+    assert "wrote -o.onnx (dropout-inference)" in run.stdout, run.stdout
+    assert (repo / "-o.onnx").read_bytes() != before
+    _nothing_injected(repo)
+
+
+# ----------------------------------------------------------------------------- the Action
+
+
+def _workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    for rel in ("models/top.onnx", "models/a/mid.onnx", "models/a/b/deep.onnx", "models/a/b/--baseline=b.onnx"):
+        (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+        onnx.save(_dropout(), ws / rel)
+    return ws
+
+
+def _sarif_uris(path: Path) -> set[str]:
+    doc = json.loads(path.read_text())
+    return {loc["physicalLocation"]["artifactLocation"]["uri"] for r in doc["runs"][0]["results"] for loc in r["locations"]}
+
+
+def test_the_action_expands_double_star_itself_and_never_reads_a_path_as_an_option(tmp_path):
+    ws = _workspace(tmp_path)
+    runs, outputs = run_action(tmp_path, ws, paths="models/**/*.onnx")
+    assert outputs["exit-code"] == "1" and runs[-1].returncode == 1, [r.stderr for r in runs]
+    assert _sarif_uris(ws / "onnxlint.sarif") == {"models/top.onnx", "models/a/mid.onnx", "models/a/b/deep.onnx",
+                                                  "models/a/b/--baseline%3Db.onnx"}
+    assert runs[0].stdout.count("::error file=") == 4  # the annotations: every model, the deep ones too
+    _nothing_injected(ws)
+
+
+@pytest.mark.parametrize("inputs", [
+    {"paths": "models/ $(touch pwned) `touch pwned` ; touch pwned"},
+    {"paths": "models/", "args": "--fail-on error $(touch pwned) ; touch pwned"},
+    {"paths": "models/\ntouch pwned", "args": "'--ignore' \"OLX0\""},
+])
+def test_no_action_input_reaches_a_shell(tmp_path, inputs):
+    ws = _workspace(tmp_path)
+    runs, outputs = run_action(tmp_path, ws, **inputs)
+    assert not (ws / "pwned").exists() and not list(tmp_path.rglob("pwned"))
+    assert outputs.get("exit-code") == "2" or runs[0].returncode == 2  # unknown paths or options: a usage error
+    assert "Traceback" not in runs[0].stderr
+
+
+def test_a_quoted_path_with_blanks_is_one_path(tmp_path):
+    ws = _workspace(tmp_path)
+    onnx.save(_dropout(), ws / "my model.onnx")
+    runs, outputs = run_action(tmp_path, ws, paths="'my model.onnx'\nmodels/top.onnx")
+    assert outputs["exit-code"] == "1", runs[0].stderr
+    assert _sarif_uris(ws / "onnxlint.sarif") == {"my%20model.onnx", "models/top.onnx"}
+
+
+@pytest.mark.parametrize("how", ["link", "outside", "absolute", "folder-link", "args"])
+def test_the_action_never_writes_outside_the_workspace_or_through_a_link(tmp_path, how):
+    ws = _workspace(tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    sarif = {"link": "onnxlint.sarif", "outside": "../outside/x.sarif", "absolute": str(outside / "x.sarif"),
+             "folder-link": "reports/x.sarif", "args": "onnxlint.sarif"}[how]
+    if how == "link":
+        os.symlink(outside / "stolen.sarif", ws / "onnxlint.sarif")
+    if how == "folder-link":
+        os.symlink(outside, ws / "reports")
+    args = f"--out={outside / 'x.sarif'}" if how == "args" else ""  # argparse would take --out for --output
+    runs, outputs = run_action(tmp_path, ws, paths="models/", **{"sarif-file": sarif, "args": args})
+    assert list(outside.iterdir()) == [], list(outside.iterdir())
+    assert runs[0].returncode == 2 and "exit-code" not in outputs
+    said = "input args: -o/--output is not allowed" if how == "args" else "input sarif-file"
+    assert runs[0].stderr.count("\n") == 1 and f"onnxlint action: error: {said}" in runs[0].stderr, runs[0].stderr
+
+
+def test_args_may_not_move_the_end_of_options(tmp_path):
+    ws = _workspace(tmp_path)
+    runs, outputs = run_action(tmp_path, ws, paths="models/", args="--")
+    assert runs[0].returncode == 2 and "'--' is not allowed" in runs[0].stderr

@@ -1,0 +1,123 @@
+"""Issue 40, class 4: every file onnxlint reads goes through one guard: regular files only (no /dev/zero, FIFO or
+/dev/stdin), a size limit, bounded parsing, one clear line and exit 2. Each attack runs as a bounded child
+process (tests/security/bounded.py): a regression fails here within seconds instead of hanging CI."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import onnx
+import pytest
+from bounded import onnxlint
+from conftest import make_model, vi
+from onnx import TensorProto as T
+from onnx import helper as h
+
+from onnxlint.support import reading
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="FIFOs, /dev/zero and /dev/stdin are POSIX")
+
+
+def _repo(tmp_path: Path, n: int = 1) -> Path:
+    repo = tmp_path / "repo"
+    (repo / "models").mkdir(parents=True)
+    for k in range(n):
+        m = make_model([h.make_node("Dropout", ["x", "r", "t"], ["y"], name="d")],
+                       [vi("x", T.FLOAT, [2]), vi("r", T.FLOAT, []), vi("t", T.BOOL, [])], [vi("y", T.FLOAT, [2])], opset=13)
+        onnx.save(m, repo / "models" / f"m{k:02d}.onnx")
+    return repo
+
+
+def _one_line_exit_2(run: subprocess.CompletedProcess, *said: str) -> None:
+    assert run.returncode == 2, (run.returncode, run.stdout, run.stderr)
+    assert run.stderr.count("\n") == 1 and "Traceback" not in run.stderr and "internal error" not in run.stderr, run.stderr
+    for s in said:
+        assert s in run.stderr, run.stderr
+
+
+def _sparse(p: Path, size: int = 1 << 34) -> None:
+    with open(p, "wb") as fh:
+        fh.truncate(size)  # 16 GiB, no block written
+
+
+BASELINES = {
+    "dev-zero": (lambda p: os.symlink("/dev/zero", p), "not a regular file (a character device)"),
+    "fifo": (lambda p: os.mkfifo(p), "not a regular file (a FIFO)"),
+    "dev-stdin": (lambda p: os.symlink("/dev/stdin", p), "not a regular file (a FIFO)"),
+    "folder": (lambda p: p.mkdir(), "is a directory"),
+    "huge": (_sparse, "over the 16 MiB limit for a baseline"),
+    "nested": (lambda p: p.write_text("[" * 200_000 + "]" * 200_000), "not an onnxlint baseline"),
+    "nested-object": (lambda p: p.write_text('{"a":' * 50_000 + "1" + "}" * 50_000), "not an onnxlint baseline"),
+    "not-json": (lambda p: p.write_bytes(b"\xff\xfe{"), "cannot read the baseline"),
+}
+
+
+# every kind on one file; the baseline is read once per run whatever the run lints, so the folder and the pool
+# modes are tried with a device and a nested document only
+CASES = [(kind, "file") for kind in BASELINES] + [(kind, mode) for kind in ("dev-zero", "nested") for mode in ("folder", "jobs")]
+
+
+@pytest.mark.parametrize("kind, mode", CASES)
+def test_a_baseline_that_is_no_regular_file_or_too_big_or_nested_is_one_line(tmp_path, kind, mode):
+    repo = _repo(tmp_path, 16 if mode == "jobs" else 2)
+    make, said = BASELINES[kind]
+    make(repo / "baseline.json")
+    paths = {"file": ["models/m00.onnx"], "folder": ["models"], "jobs": ["models", "--jobs", "2"]}[mode]
+    stdin = subprocess.PIPE if kind == "dev-stdin" else subprocess.DEVNULL  # a pipe that never ends
+    run = onnxlint(*paths, "--baseline", "baseline.json", cwd=repo, stdin=stdin, timeout=90)
+    _one_line_exit_2(run, "baseline.json: cannot read the baseline:" if kind not in ("nested", "nested-object")
+                     else "baseline.json:", said)
+
+
+@pytest.mark.parametrize("what", ["config", "rules", "model"])
+@pytest.mark.parametrize("kind", ["dev-zero", "fifo", "dev-stdin", "huge"])
+def test_config_rules_and_models_go_through_the_same_guard(tmp_path, what, kind):
+    repo = _repo(tmp_path)
+    name = {"config": "cfg.yaml", "rules": "r.yaml", "model": "x.onnx"}[what]
+    target = repo / name
+    make, said = BASELINES[kind]
+    make(target)
+    args = {"config": ["models", "--config", name], "rules": ["models", "--rules", name], "model": [name]}[what]
+    run = onnxlint(*args, cwd=repo, stdin=subprocess.PIPE if kind == "dev-stdin" else subprocess.DEVNULL, timeout=90)
+    if what == "model" and kind == "huge":
+        said = "over protobuf's 2 GiB limit"
+    elif kind == "huge":
+        said = "over the 16 MiB limit"
+    _one_line_exit_2(run, name, said)
+
+
+def test_a_genai_config_that_is_a_fifo_or_dev_zero_states_nothing_and_never_blocks(tmp_path):
+    repo = _repo(tmp_path)
+    os.mkfifo(repo / "models" / "genai_config.json")
+    run = onnxlint("models", "--no-cache", cwd=repo)
+    assert run.returncode == 1 and "OLX010" in run.stdout, run.stderr
+    os.unlink(repo / "models" / "genai_config.json")
+    os.symlink("/dev/zero", repo / "models" / "genai_config.json")
+    run = onnxlint("models", cwd=repo)
+    assert run.returncode == 1 and "OLX010" in run.stdout, run.stderr
+
+
+def test_a_cache_entry_that_is_a_fifo_is_a_miss(tmp_path):
+    from onnxlint.cache import folder
+
+    cache = tmp_path / "cache"
+    assert folder.write_entry(cache, cache / "v1" / "ab" / "x.json", b"{}")
+    os.mkfifo(cache / "v1" / "ab" / "fifo.json")
+    os.symlink("/dev/zero", cache / "v1" / "ab" / "zero.json")
+    assert folder.load_entry(cache, cache / "v1" / "ab" / "fifo.json", "k") is None
+    assert folder.load_entry(cache, cache / "v1" / "ab" / "zero.json", "k") is None
+    with pytest.raises(FileNotFoundError):
+        folder.load_entry(cache, cache / "v1" / "ab" / "gone.json", "k")
+
+
+def test_the_guard_reads_a_regular_file_to_its_size_and_refuses_the_rest(tmp_path):
+    p = tmp_path / "f"
+    p.write_bytes(b"abc")
+    assert reading.read_regular(p, reading.within(3, "x")) == b"abc"
+    with pytest.raises(reading.Refused, match="3 bytes: over the 2 bytes limit for x"):
+        reading.read_regular(p, reading.within(2, "x"))
+    for bad, said in (("/dev/zero", "character device"), (tmp_path, "is a directory"), (tmp_path / "no", "no such file")):
+        with pytest.raises(reading.Refused, match=said):
+            reading.read_regular(bad, reading.within(1 << 20, "x"))
