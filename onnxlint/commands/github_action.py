@@ -94,7 +94,8 @@ def main() -> int:
         print(f"onnxlint action: error: {esc(str(exc))}", file=sys.stderr)
         return 2
     rc = subprocess.call(to_sarif)
-    subprocess.call(to_log)
+    # the annotations' run meets the same input error again: said once, by the first run (its annotations stay)
+    subprocess.call(to_log, stderr=subprocess.DEVNULL if rc == 2 else None)
     output = env.get("GITHUB_OUTPUT")
     if output:
         with open(output, "a", encoding="utf-8") as fh:

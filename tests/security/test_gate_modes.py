@@ -61,3 +61,37 @@ def test_every_class_through_the_actions_steps(tmp_path):
     assert "--baseline%3Db.onnx" in uris
     _no_injection(ws)
     assert sorted(os.listdir(ws)) == ["--baseline=b.onnx", "names.onnx", "onnxlint.sarif", "regex.onnx", "roi.onnx"]
+
+
+# the baseline is a file of the repository too (`args: [--baseline, baseline.json, --]`): a committed link to
+# /dev/zero stops the hook and the Action's step in one line, exit 2, whatever else the repository holds
+def _baseline_repository(root):
+    _repository(root)
+    os.symlink("/dev/zero", root / "baseline.json")
+    return root
+
+
+def _one_line(text: str) -> str:
+    said = [line for line in text.splitlines() if "baseline.json" in line]
+    assert len(said) == 1 and "cannot read the baseline: not a regular file (a character device)" in said[0], text
+    assert "Traceback" not in text and "internal error" not in text
+    return said[0]
+
+
+@pre_commit_installed
+def test_a_baseline_linked_to_dev_zero_through_pre_commit(tmp_path):
+    repo = _baseline_repository(tmp_path / "repo")
+    env = git_repo(repo, [local_hook("onnxlint", ["--baseline", "baseline.json", "--"])], tmp_path)
+    run = pre_commit(repo, env)
+    assert run.returncode != 0 and "exit code: 2" in run.stdout, run.stdout + run.stderr
+    _one_line(run.stdout)
+    _no_injection(repo)
+
+
+def test_a_baseline_linked_to_dev_zero_through_the_actions_steps(tmp_path):
+    ws = _baseline_repository(tmp_path / "ws")
+    runs, outputs = run_action(tmp_path, ws, paths="*.onnx", args="--baseline baseline.json")
+    assert runs[0].returncode == 2 and outputs["exit-code"] == "2", [r.stderr for r in runs]
+    _one_line(runs[0].stderr)
+    assert runs[0].stderr.count("\n") == 1, runs[0].stderr
+    _no_injection(ws)
