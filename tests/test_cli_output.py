@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from onnxlint.tensorrt import tables, versions
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -70,7 +72,9 @@ def test_an_unpublished_ort_version_uses_the_nearest_tables_by_release_order_and
     proc = onnxlint(model, "--ort-version", asked, "--format", "json", "--no-cache")
     by_code = {f["code"]: f for f in json.loads(proc.stdout)}
     assert by_code["OLX200"]["checked_against"] == f"{used} (asked {asked})"
-    assert {f["checked_against"] for f in json.loads(proc.stdout) if f["target"] == "tensorrt"} == {"TensorRT-RTX 1.4"}
+    # TensorRT: the newest table, whatever ORT release was asked
+    default_trt = versions.product(tables.default_version())
+    assert {f["checked_against"] for f in json.loads(proc.stdout) if f["target"] == "tensorrt"} == {default_trt}
     # GitHub annotations: each names its target's tables (an annotation is all a reader of the run sees)
     proc = onnxlint(model, "--ort-version", asked, "--format", "github", "--no-cache")
     ann = next(ln for ln in proc.stdout.splitlines() if "title=OLX200 " in ln)

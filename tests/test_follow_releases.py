@@ -57,3 +57,19 @@ def test_each_ort_target_defaults_to_its_newest_table():
     assert kernel_registry.default_release(("cpu",)) == kernel_registry.releases("cpu")[-1]
     cuda = kernel_registry.default_release(("cuda", "cpu"))
     assert cuda in kernel_registry.releases("cuda") and cuda == kernel_registry.default_release()
+
+
+def test_a_new_rtx_table_names_its_wheels_in_sources_md(tmp_path):
+    shipped = (ROOT / "data" / "upstream" / "tensorrt" / "SOURCES.md").read_text()
+    md = tmp_path / "SOURCES.md"
+    md.write_text(shipped)
+    for label, version in (("10.1+rtx1.4", "1.4.0.76"), ("10.1+rtx1.5", "1.5.0.114")):  # rows the file has
+        assert not fr.record_rtx_source(md, label, version)
+    assert md.read_text() == shipped
+    assert fr.record_rtx_source(md, "10.1+rtx1.10", "1.10.0.5")  # a new release: its row after every older table's
+    assert fr.record_rtx_source(md, "10.1+rtx1.6", "1.6.9.1")  # a rebuilt one: its row replaced
+    rows = [ln for ln in md.read_text().splitlines() if ln.startswith("| 8.") or ln.startswith("| 10.")]
+    assert [r.split("|")[1].strip() for r in rows][-5:] == ["10.1+rtx1.4", "10.1+rtx1.5", "10.1+rtx1.6", "10.1+rtx1.7",
+                                                           "10.1+rtx1.10"]
+    assert "`tensorrt-rtx-cu12-libs==1.10.0.5`, `tensorrt-rtx-cu12-bindings==1.10.0.5`" in rows[-1]
+    assert "`tensorrt-rtx-cu12-libs==1.6.9.1`" in rows[-3]

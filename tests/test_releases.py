@@ -9,6 +9,7 @@ import pytest
 
 from onnxlint.ort import kernel_registry as kernels
 from onnxlint.ort.releases import version_key
+from onnxlint.tensorrt import tables, versions
 
 
 @pytest.fixture
@@ -37,7 +38,7 @@ def test_same_output_with_and_without_onnxruntime_installed(examples_dir, cli, i
         for fmt in ("text", "json"):
             outs.append((fmt, cli(examples_dir, "--no-cache", "--format", fmt)[1]))
     assert outs[0::2] == [outs[0]] * 3 and outs[1::2] == [outs[1]] * 3
-    assert f"Checked against ORT {_newest_common()}, TensorRT-RTX 1.4 (" in outs[0][1]
+    assert f"Checked against ORT {_newest_common()}, {versions.product(tables.default_version())} (" in outs[0][1]
 
 
 def test_installed_only_when_asked(examples_dir, cli, installed):

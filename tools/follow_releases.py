@@ -54,6 +54,7 @@ from onnxlint.tensorrt import tables as trt_tables  # noqa: E402
 from onnxlint.tensorrt import versions as trt_versions  # noqa: E402
 
 SEEN = ROOT / "data" / "upstream" / "releases-seen.json"
+TRT_SOURCES = ROOT / "data" / "upstream" / "tensorrt" / "SOURCES.md"
 ORT_PACKAGES = {"onnxruntime": "cpu", "onnxruntime-gpu": "cuda"}
 RTX_PACKAGES = ("tensorrt-rtx-cu12-libs", "tensorrt-rtx-cu12-bindings")
 log = kt.log
@@ -329,6 +330,8 @@ def regenerate_trt(new: dict[str, list[str]], args: argparse.Namespace) -> list[
         log(f"  {label}: tools/gen_trt_behaviour.py ...")
         kt.run([sys.executable, HERE / "gen_trt_behaviour.py", "--trt", f"{label}={py}"], check=True, capture_output=False)
         wrote.append(f"onnxlint/data/tensorrt/trt-{label}.json")
+        if record_rtx_source(TRT_SOURCES, label, v):
+            wrote.append(str(TRT_SOURCES.relative_to(ROOT)))
     unmeasurable = {}
     for v in new.get("tensorrt", []):
         unmeasurable[v] = _why_not_measurable(v, args)
@@ -339,6 +342,32 @@ def regenerate_trt(new: dict[str, list[str]], args: argparse.Namespace) -> list[
         SEEN.write_text(json.dumps(seen, indent=1, sort_keys=True) + "\n")
         wrote.append(str(SEEN.relative_to(ROOT)))
     return wrote
+
+
+def rtx_source_row(label: str, version: str) -> str:
+    """SOURCES.md's row for a TensorRT-RTX table: the wheels it was measured on."""
+    wheels = ", ".join(f"`{p}=={version}`" for p in RTX_PACKAGES)
+    return f"| {label} | {wheels} | libtensorrt_onnxparser_rtx.so.1 (the 10.x line; no plugins) |"
+
+
+def record_rtx_source(path: Path, label: str, version: str) -> bool:
+    """Name the wheels of a new TensorRT-RTX table in SOURCES.md's table of parser-verified tables (after the rows
+    of the tables before it; a row of that label replaced). Whether the file changed."""
+    lines = path.read_text().splitlines(keepends=True)
+    row = rtx_source_row(label, version) + "\n"
+    rows = [i for i, ln in enumerate(lines) if re.match(r"\| [\d.]+(\+rtx[\d.]+)? \| `", ln)]
+    if not rows:
+        raise RuntimeError(f"{path}: no table of parser-verified tables to add {label} to")
+    same = [i for i in rows if lines[i].startswith(f"| {label} |")]
+    if same:
+        if lines[same[0]] == row:
+            return False
+        lines[same[0]] = row
+    else:
+        before = [i for i in rows if trt_versions.sort_key(lines[i].split("|")[1].strip()) < trt_versions.sort_key(label)]
+        lines.insert((before[-1] if before else rows[0] - 1) + 1, row)
+    path.write_text("".join(lines))
+    return True
 
 
 def _why_not_measurable(version: str, args: argparse.Namespace) -> str:

@@ -34,7 +34,9 @@ behind a miss or false alarm on the transformer export set (issue 31), are measu
   which answers for the Q and for a DQ reading a Q) x zero point
   (`none`, `zero`, `nonzero`) x scale (`tensor`, `axis`, `block`): accepted, or the first error and which node it
   names. `ort_op_probes`: ORT ops whose importer reads the node (MatMulNBits on the
-  10.x line: A float or float16 x 4 or 8 bits), the same way.
+  10.x line: A float or float16 x 4 or 8 bits; RotaryEmbedding as ORT's optimizer writes it, x float or
+  float16 x each batch dimension static or dynamic: RTX 1.4 gives it ONNX's importer, which reads position_ids as
+  cos_cache; RTX 1.5-1.7 import it when both batch dimensions are static or both dynamic), the same way.
 
   python tools/gen_trt_behaviour.py --trt 8.6=/path/venv310/bin/python --stub-dir 8.6=/path/stubs860 \\
       --trt 10.1+rtx1.4=/path/vrtx/bin/python [--out onnxlint/data/tensorrt] [--raw DIR] [--no-quantization]
@@ -191,7 +193,8 @@ QDQ_SINCE = (10, 13, 19, 21, 23)
 ZERO_POINTS = ("none", "zero", "nonzero")  # the Q/DQ versions exporters and ORT's quantization tool write (onnx's schemas)
 # names in the probe models, as the messages are stored (the parser quotes them)
 PROBE_NAMES = {"probe_dq": "<node>", "probe_q": "<node>", "qzp": "<zero point>", "qscale": "<scale>", "qx": "<x>",
-               "qw": "<initializer>", "qy": "<y>", "probe_gather": "<node>", "probe_cast": "<node>"}
+               "qw": "<initializer>", "qy": "<y>", "probe_gather": "<node>", "probe_cast": "<node>",
+               "probe_rope": "<node>", "node_of_ry": "<node>"}
 
 
 def _elem(dtype: str) -> int:
@@ -373,6 +376,33 @@ def matmulnbits_graph(a: str, bits: int):
     return _opset_model(g, 21, (("com.microsoft", 1),))
 
 
+ROTARY = [{"A": a, "x_batch": xb, "position_ids_batch": pb} for a in ("float", "float16")
+          for xb in ("static", "dynamic") for pb in ("static", "dynamic")]
+
+
+def rotary_graph(a: str, x_batch: str, position_ids_batch: str):
+    """com.microsoft::RotaryEmbedding as ORT's transformer optimizer writes it (fusion_rotary_attention.py): x of
+    A's type [batch, 2 heads, 3 tokens, head size 16], position_ids int64 [batch, 3] a network input, cos/sin caches
+    [8 positions, 8] of A's type as initializers; each batch dimension 1 (static) or named (dynamic). ONNX
+    RotaryEmbedding-23 reads (X, cos_cache, sin_cache, position_ids): an importer that picks by op type alone gets
+    position_ids where ONNX has cos_cache (RTX 1.4: 'cosCache has type Int64 but must have type Float, Half, or
+    BFloat16'); RTX 1.5-1.7 read ORT's order and check that position_ids' batch is x's ('positionIds has batch size
+    1 but must have the same batch size as input which is -1': a position_ids computed from constants beside a
+    dynamic batch)."""
+    from onnx import TensorProto, helper
+
+    elem = _elem(a)
+    xb: int | str = 1 if x_batch == "static" else "n"
+    pb: int | str = 1 if position_ids_batch == "static" else "n"
+    node = helper.make_node("RotaryEmbedding", ["rx", "rpos", "rcos", "rsin"], ["ry"], name="probe_rope",
+                            domain="com.microsoft", interleaved=0)
+    g = helper.make_graph([node], f"rotary_{a}", [helper.make_tensor_value_info("rx", elem, [xb, 2, 3, 16]),
+                                                  helper.make_tensor_value_info("rpos", TensorProto.INT64, [pb, 3])],
+                          [helper.make_tensor_value_info("ry", elem, [xb, 2, 3, 16])],
+                          [helper.make_tensor("rcos", elem, [8, 8], [1.0] * 64), helper.make_tensor("rsin", elem, [8, 8], [0.0] * 64)])
+    return _opset_model(g, 21, (("com.microsoft", 1),))
+
+
 def quantization_models(root: Path) -> dict[str, str]:
     """Every quantization probe as a model file: id -> path."""
     import onnx
@@ -391,6 +421,9 @@ def quantization_models(root: Path) -> dict[str, str]:
         save(pattern_id(p), _qdq_graph(p["op"], p["domain"], p["since"], p["x"], p["source"], p["zero_point"], p["scale"]))
     for p in MATMULNBITS:
         save(f"ort:MatMulNBits:{p['A']}:{p['bits']}", matmulnbits_graph(p["A"], p["bits"]))
+    for p in ROTARY:
+        a, xb, pb = p["A"], p["x_batch"], p["position_ids_batch"]
+        save(f"ort:RotaryEmbedding:{a}:{xb}:{pb}", rotary_graph(a, xb, pb))
     return paths
 
 
@@ -412,7 +445,8 @@ def parser_words(row: dict) -> str:
         quoted = re.search(r' && "(.+)"$', text)  # `EXPR && "message"`
         # or the 10.x line's `EXPR: message` (EXPR may hold `::` and `->`, never ": ")
         text = quoted.group(1) if quoted else re.split(r"(?<!:): (?!:)", text)[-1]
-    usage = re.search(r"API Usage Error \((?:<node>: )?(.+?)(?: In \w+ at \S+)?\)?$", text)
+    # the API's location and what the log appends after it ('[checkMacros.cpp::catchCudaError::250] Error Code 1')
+    usage = re.search(r"API Usage Error \((?:<node>: )?(.+?)(?: In \w+ at \S+.*)?\)?$", text)
     if usage:
         text = usage.group(1)
     text = re.sub(r"^<node>: ", "", text)
@@ -449,14 +483,15 @@ def quantization_section(got: dict) -> tuple[dict, dict]:
         node = row.get("node", -1)
         qdq[key] = ["graph" if node is None or node < 0 else probe_node(p, node), errors.index(words)]
     section = {**rejected, "errors": errors, "qdq": qdq}
-    mmnb = []
-    for p in MATMULNBITS:
-        row = probes[f"ort:MatMulNBits:{p['A']}:{p['bits']}"]
-        entry = dict(p, result="accept" if row["ok"] else "reject")
-        if not row["ok"]:
-            entry["error"] = parser_words(row)
-        mmnb.append(entry)
-    return section, {"com.microsoft::MatMulNBits": mmnb}
+    ort_probes: dict[str, list[dict]] = {}
+    for op, rows in (("MatMulNBits", MATMULNBITS), ("RotaryEmbedding", ROTARY)):
+        for p in rows:
+            row = probes[":".join(["ort", op, *(str(v) for v in p.values())])]
+            entry = dict(p, result="accept" if row["ok"] else "reject")
+            if not row["ok"]:
+                entry["error"] = parser_words(row)
+            ort_probes.setdefault(f"com.microsoft::{op}", []).append(entry)
+    return section, ort_probes
 
 
 def reduce_18_ops() -> list[str]:

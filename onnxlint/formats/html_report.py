@@ -180,13 +180,10 @@ def _run(release: Release, filename: str, ctx: Any, nodes: list[Any], at: dict[i
     }
     if release.target == "ort-trt":
         trt = ctx.prediction("tensorrt")
-        claimed = []
-        for node in nodes:
-            v = trt.get(node)
-            claimed.append(1 if v is not None and v.status != "unsupported" and node.op_type != "Constant" else 0)
-        run["trt"] = claimed
+        taken = ctx.prediction("ort-trt").claimed  # what GetCapability gives TensorRT (ort/tensorrt_ep.py)
+        run["trt"] = [1 if node.index in taken else 0 for node in nodes]
         run["trt_version"] = str(trt.version)
-        run["line"] = ""  # the counts table says it: ORT's CUDA line would not, and ort-trt's counts Constant nodes
+        run["line"] = ""  # the counts table says it (ORT's CUDA line would not), with shape computations apart
         run["notes"].append("Memcpy boundaries are predicted for the CUDA and CPU placement only: the TensorRT EP's "
                             "are not shown")
         return run

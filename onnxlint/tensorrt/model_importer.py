@@ -171,8 +171,10 @@ def _ort_op(node: NodeRef, table: Table, ver: str) -> Verdict | Row | None:
         if measured.get("result") == "accept":
             return SUPPORTED
         words = measured.get("error", "")
+        probed = f"A {measured['A']}" + (f", {measured['bits']} bits" if "bits" in measured else "") + "".join(
+            f", {k.replace('_', ' ')} {measured[k]}" for k in ("x_batch", "position_ids_batch") if k in measured)
         return ("unsupported", "plugin" if "plugin" in words else "not-supported",
-                f"{who}'s importer for {op} (A {measured['A']}, {measured['bits']} bits): \"{words}\"")
+                f"{who}'s importer for {op} ({probed}): \"{words}\"")
     if info.get("plugin"):
         return ("unsupported", "plugin", f"{who}'s importer for {op} loads a TensorRT plugin of that name, and fails when none "
                 f"is registered ('failed to load {op} plugin')" + ("; TensorRT-RTX ships no plugins" if versions.is_rtx(ver) else ""))
@@ -187,10 +189,27 @@ def _ort_op(node: NodeRef, table: Table, ver: str) -> Verdict | Row | None:
 
 def _ort_op_probe(node: NodeRef, probes: list[dict[str, Any]] | None) -> dict[str, Any] | None:
     """The probe of an ORT op's importer that matches the node (tools/gen_trt_behaviour.py `ort_op_probes`:
-    MatMulNBits by A's type and `bits`), None when none does."""
+    MatMulNBits by A's type and `bits`; RotaryEmbedding by its input's type and whether the batch dimensions of
+    x and position_ids are static or dynamic), None when none does. Where the node's shapes do not say and the
+    probes that could match disagree, an accepting one: no verdict on a doubt."""
     if not probes:
         return None
     a = node.input_type(0).dtype if node.inputs else None
     bits = node.attr("bits")
-    bits = 4 if bits is None else bits  # the schema's default
-    return next((p for p in probes if p.get("A") == a and p.get("bits") == bits), None)
+    bits = 4 if bits is None else bits  # MatMulNBits' schema default
+    rows = [p for p in probes if p.get("A") == a and p.get("bits", bits) == bits]
+    known = {"x_batch": _batch(node, 0), "position_ids_batch": _batch(node, 1)}
+    rows = [p for p in rows if all(known[k] is None or known[k] == p[k] for k in known if k in p)]
+    if len({p.get("result") for p in rows}) > 1:
+        return next(p for p in rows if p.get("result") == "accept")
+    return rows[0] if rows else None
+
+
+def _batch(node: NodeRef, i: int) -> str | None:
+    """'static' or 'dynamic' for the first dimension of the node's i-th input, None when the shape does not say."""
+    if i >= len(node.inputs) or not node.inputs[i]:
+        return None
+    shape = node.input_type(i).shape
+    if not shape or shape[0] is None:
+        return None
+    return "static" if isinstance(shape[0], int) else "dynamic"

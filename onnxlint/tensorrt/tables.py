@@ -102,10 +102,12 @@ def resolve(version: str | None) -> tuple[str, str | None]:
 
 
 def _closest(vs: list[str], want: Version) -> str:
-    """The table answering for a version without a table of its own: the TensorRT-RTX one where it stands in,
-    else the nearest numbered one."""
+    """The table answering for a version without a table of its own: for an RTX release, the newest RTX table not
+    newer than it; the newest TensorRT-RTX one where it stands in; else the nearest numbered one."""
     rtx = [v for v in vs if versions.is_rtx(v)]
     numbered = [v for v in vs if not versions.is_rtx(v)]
-    if rtx and (versions.asks_for_rtx(want) or versions.stands_in_for(want, numbered)):
+    if rtx and versions.asks_for_rtx(want):
+        return versions.nearest_rtx(rtx, str(want))
+    if rtx and versions.stands_in_for(want, numbered):
         return rtx[-1]
     return versions.nearest(numbered, want)

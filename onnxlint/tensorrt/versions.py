@@ -61,9 +61,24 @@ def equal_label(labels: Iterable[str], want: Version) -> str | None:
 
 
 def sort_key(label: str) -> tuple[object, ...]:
-    """Oldest first: by major line, a line's numbered tables before its TensorRT-RTX one."""
+    """Oldest first: by major line, a line's numbered tables before its TensorRT-RTX ones, those by RTX release
+    (1.10 after 1.7: compared as versions, not as text)."""
     v = version_key(label)
-    return (v.release[0], 1 if v.local else 0, v.release, v.local or "")
+    return (v.release[0], 1 if v.local else 0, v.release, rtx_release(label) or Version("0"))
+
+
+def rtx_release(label: str) -> Version | None:
+    """The TensorRT-RTX release a label names ('10.1+rtx1.7' -> 1.7), None for a numbered one."""
+    m = RTX_LABEL.search(label)
+    return Version(m.group(1)) if m else None
+
+
+def nearest_rtx(rtx: list[str], want: str) -> str:
+    """The TensorRT-RTX table answering for an RTX release without one: the newest not newer than it, else the
+    oldest (rtx: oldest first)."""
+    asked = rtx_release(want)
+    older = [v for v in rtx if asked is not None and (rtx_release(v) or Version("0")) <= asked]
+    return older[-1] if older else rtx[0]
 
 
 def line(version: Version) -> Line:

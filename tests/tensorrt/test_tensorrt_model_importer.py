@@ -11,7 +11,7 @@ from onnx import TensorProto as T
 from onnx import helper as h
 
 from onnxlint.model.graph import GraphIndex
-from onnxlint.tensorrt import model_importer, tables
+from onnxlint.tensorrt import model_importer, tables, versions
 
 RTX = "10.1+rtx1.4"
 VERIFIED = [v for v in ("8.4", "8.5", "8.6", RTX) if v in tables.verified_versions()]
@@ -145,7 +145,7 @@ def test_plugin_domain():
     m = make_model([h.make_node("Gelu", ["x"], ["y"], name="g", domain="com.microsoft")], [vi("x", T.FLOAT, [4])], [vi("y", T.FLOAT, [4])],
                    extra_opsets=[("com.microsoft", 1)])
     for v in tables.available():
-        if v == RTX:  # its parser picks importers by op type alone: ONNX Gelu's importer takes it (measured)
+        if versions.is_rtx(v):  # its parser picks importers by op type alone: ONNX Gelu's importer takes it (measured)
             assert "g" not in rejected(m, v)
         else:  # an ORT contrib op: the model was prepared for ORT (reported once per model, OLX314/OLX315)
             assert rejected(m, v)["g"][0] == "ort-op"
@@ -337,3 +337,32 @@ def test_int8_qdq_is_accepted_by_8x_and_uint8_dequantize_is_not():
                         opset=13)
     got = rejected(q_only, "8.6").get("q", ("", ""))
     assert got[0] == "quantization" and "TensorRT only supports symmetric quantization" in got[1]
+
+
+def _rotary(x_batch, pos_batch, dtype=T.FLOAT16):
+    """com.microsoft::RotaryEmbedding as ORT's transformer optimizer writes it: x [batch, heads, tokens, 16],
+    position_ids int64 [batch, tokens], cos/sin caches as initializers (dims None: the shape is not known)."""
+    x_shape = None if x_batch is None else [x_batch, 2, 3, 16]
+    node = h.make_node("RotaryEmbedding", ["x", "pos", "cos", "sin"], ["y"], name="rope", domain="com.microsoft", interleaved=0)
+    return make_model([node], [vi("x", dtype, x_shape), vi("pos", T.INT64, [pos_batch, 3])], [vi("y", dtype, x_shape)],
+                      [init("cos", np.ones((8, 8), np.float16 if dtype == T.FLOAT16 else np.float32)),
+                       init("sin", np.zeros((8, 8), np.float16 if dtype == T.FLOAT16 else np.float32))],
+                      opset=21, extra_opsets=[("com.microsoft", 1)], ir=10)
+
+
+@pytest.mark.parametrize("dtype", [T.FLOAT16, T.FLOAT])
+def test_contrib_rotary_embedding_as_each_rtx_parser_measured(dtype):
+    """RTX 1.4 gives com.microsoft::RotaryEmbedding ONNX's importer, which reads position_ids as cos_cache; 1.7
+    imports ORT's op and checks that position_ids' batch is x's: a static 1 beside a dynamic batch is refused
+    (ORT-optimized Llama/Phi-3/Qwen2 TorchScript exports, whose position_ids come from an Unsqueeze)."""
+    old, new = "10.1+rtx1.4", "10.1+rtx1.7"
+    for xb, pb in ((1, 1), ("n", "n"), ("n", 1)):
+        got = rejected(_rotary(xb, pb, dtype), old)
+        assert got["rope"][0] == "ort-op" and "cosCache has type Int64" in got["rope"][1], (xb, pb)
+    assert rejected(_rotary(1, 1, dtype), new) == {}
+    assert rejected(_rotary("n", "m", dtype), new) == {}  # both dynamic: accepted
+    got = rejected(_rotary("n", 1, dtype), new)
+    assert "positionIds has batch size 1 but must have the same batch size as input" in got["rope"][1]
+    assert "x batch dynamic, position ids batch static" in got["rope"][1]
+    assert "rope" in rejected(_rotary(1, "n", dtype), new)
+    assert rejected(_rotary(None, 1, dtype), new) == {}  # x's batch not known: the probes disagree, no verdict
