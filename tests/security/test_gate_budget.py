@@ -17,7 +17,7 @@ import numpy as np
 import onnx
 import onnx.defs
 import pytest
-from attacks import constant_of_shape_model, regex_model, roi_model
+from attacks import constant_of_shape_model, dropout, regex_model, roi_model
 from bounded import limits, modes, onnxlint
 from onnx import helper as h
 from onnx import numpy_helper as nh
@@ -223,3 +223,59 @@ def test_a_shape_of_thousands_of_huge_dims_is_counted_in_one_word(tmp_path):
     onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 17)], ir_version=8), tmp_path / "m.onnx")
     run = onnxlint("m.onnx", "--no-cache", cwd=tmp_path, timeout=120)
     assert run.returncode in (0, 1) and "Traceback" not in run.stderr, run.stderr
+
+
+# an exclude pattern from a contributor's config file (or --exclude) against a long file name: as a regex, each
+# `*a` multiplies the backtracking by the name's length (12 of them against 35 letters took 13 s; 200 letters never end)
+CATASTROPHIC_GLOB = "*a" * 12 + "b"
+
+
+@pytest.mark.parametrize("how", modes("config", "option", "anchored"))
+def test_an_exclude_pattern_cannot_buy_unbounded_matching(tmp_path, how):
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "models").mkdir()
+    onnx.save(dropout(), repo / "models" / ("a" * 200 + ".onnx"))
+    onnx.save(dropout(), repo / "models" / ("a" * 30 + "b.onnx"))  # the pattern still matches what it says
+    pattern = ("models/" if how == "anchored" else "") + CATASTROPHIC_GLOB + ".onnx"
+    if how == "option":
+        args = ["--exclude", pattern]
+    else:
+        (repo / ".onnxlint.yaml").write_text(json.dumps({"exclude": [pattern]}))
+        args = []
+    try:
+        run = onnxlint(*args, "--no-cache", "--format", "json", "--", "models", cwd=repo, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"matching {pattern!r} against a 200-letter name ran past 60 s")
+    assert run.returncode == 1, run.stderr
+    linted = {f["filename"] for f in json.loads(run.stdout) if f["code"] == "OLX010"}
+    assert linted == {"models/" + "a" * 200 + ".onnx"}
+
+
+def test_a_pattern_of_many_stars_matches_as_its_regex_would():
+    """The linear matcher agrees with the regex on every pattern and path of a seeded sample (the regex is
+    exact, only slow)."""
+    import random
+    import re
+
+    from onnxlint.model import excludes
+
+    rnd = random.Random(40)
+    atoms = ["a", "b", "/", "*", "**", "**/", "?", "[ab]", "[!a]", ".", "[z-a]"]
+    for _ in range(3000):
+        glob = "".join(rnd.choice(atoms) for _ in range(rnd.randint(2, 7)))
+        rx = re.compile(excludes._translate(glob) + r"\Z", re.S)
+        nfa = excludes._Glob(excludes._tokens(glob))
+        for _ in range(10):
+            text = "".join(rnd.choice("ab/.x") for _ in range(rnd.randint(0, 9)))
+            assert bool(nfa.match(text)) == bool(rx.match(text)), (glob, text)
+
+
+def test_an_empty_character_range_in_an_exclude_pattern_matches_nothing(tmp_path):
+    """`[z-a]` is no regex: it matches nothing (as in git), never an internal error."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    onnx.save(regex_model(), repo / "z.onnx")
+    (repo / ".onnxlint.yaml").write_text('exclude: ["[z-a].onnx"]\n')
+    run = onnxlint("--no-cache", "--format", "json", "--", ".", cwd=repo)
+    assert run.returncode in (0, 1) and "internal error" not in run.stderr, run.stderr
