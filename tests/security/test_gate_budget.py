@@ -279,3 +279,33 @@ def test_an_empty_character_range_in_an_exclude_pattern_matches_nothing(tmp_path
     (repo / ".onnxlint.yaml").write_text('exclude: ["[z-a].onnx"]\n')
     run = onnxlint("--no-cache", "--format", "json", "--", ".", cwd=repo)
     assert run.returncode in (0, 1) and "internal error" not in run.stderr, run.stderr
+
+
+@pytest.mark.parametrize("fmt", modes("text", "github", "sarif", every_run=("text",)))
+def test_a_long_value_name_in_repeated_findings_is_grouped_in_linear_time(tmp_path, fmt):
+    """Findings of one rule are grouped by their message with value paths as `·`: a regex that asked for a `/`
+    after a run of name characters backtracked over every start in a 200,000-letter value name (over a minute
+    a finding); runs are now matched once."""
+    t = "a" * 200_000
+    nodes = [h.make_node("Dropout", ["x", "r", t], [f"y{k}"], name=f"d{k}") for k in range(2)]
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2]),
+                                  h.make_tensor_value_info("r", onnx.TensorProto.FLOAT, []),
+                                  h.make_tensor_value_info(t, onnx.TensorProto.BOOL, [])],
+                     [h.make_tensor_value_info(f"y{k}", onnx.TensorProto.FLOAT, [2]) for k in range(2)])
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)], ir_version=8), tmp_path / "m.onnx")
+    try:
+        run = onnxlint("--no-cache", "--format", fmt, "--", "m.onnx", cwd=tmp_path, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("grouping two findings that quote a 200,000-letter name ran past 60 s")
+    assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr
+    assert t in run.stdout  # the name is shown, escaped like any other (it has nothing to escape)
+
+
+def test_grouping_by_cause_still_hides_value_paths_only():
+    from types import SimpleNamespace
+
+    from onnxlint.formats import text_format
+
+    f = SimpleNamespace(code="OLX1", op_type="Cast", node=None,
+                        message="Cast of /enc/layer.3/x:0 to [1, 64] feeds a-b (from /dec/y) and z_9")
+    assert text_format.cause(f)[2] == "Cast of · to [1, 64] feeds a-b (from ·) and z_9"
