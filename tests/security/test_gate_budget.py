@@ -309,3 +309,41 @@ def test_grouping_by_cause_still_hides_value_paths_only():
     f = SimpleNamespace(code="OLX1", op_type="Cast", node=None,
                         message="Cast of /enc/layer.3/x:0 to [1, 64] feeds a-b (from /dec/y) and z_9")
     assert text_format.cause(f)[2] == "Cast of · to [1, 64] feeds a-b (from ·) and z_9"
+
+
+def test_a_doc_string_of_unclosed_suppressions_is_read_in_linear_time(tmp_path):
+    """A node's doc_string may say `onnxlint: ignore[CODE]`; 100,000 unclosed `onnxlint: ignore[` (1.7 MB) made the
+    regex scan to the end from each of them (minutes a finding). The finding is still reported."""
+    m = dropout()
+    m.graph.node[0].doc_string = "onnxlint: ignore[" * 100_000
+    onnx.save(m, tmp_path / "m.onnx")
+    try:
+        run = onnxlint("--no-cache", "--", "m.onnx", cwd=tmp_path, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("a 1.7 MB doc_string of unclosed suppressions ran past 60 s")
+    assert run.returncode == 1 and "OLX010" in run.stdout, run.stderr
+
+
+def test_a_rule_message_of_unclosed_optional_segments_is_refused_in_linear_time(tmp_path):
+    """A rule file of the repository's (a config's `rules:`) whose message opens 200,000 `[[` segments (400 KB):
+    the optional-segment regex scanned to the end from each (minutes); now one line, exit 2."""
+    (tmp_path / "rules").mkdir()
+    rule = {"id": "XTR001", "name": "no-cast", "severity": "warning", "targets": "any", "summary": "no Cast",
+            "explanation": "a Cast node", "match": {"op": "Cast"}, "message": "a Cast" + "[[" * 200_000}
+    (tmp_path / "rules" / "r.yaml").write_text(json.dumps([rule]))
+    onnx.save(dropout(), tmp_path / "m.onnx")
+    try:
+        run = onnxlint("--no-cache", "--rules", "rules", "--", "m.onnx", cwd=tmp_path, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("a rule message of 200,000 unclosed '[[' ran past 60 s")
+    assert run.returncode == 2 and "not closed" in run.stderr and "Traceback" not in run.stderr, run.stderr
+
+
+def test_optional_segments_and_suppressions_still_parse_as_before():
+    from onnxlint.rules import messages
+    from onnxlint.rules.codes import doc_string_suppresses
+
+    assert messages.OPTIONAL.findall("a [[b {node} ]] c [[d]e]] f]]]") == ["b {node} ", "d]e"]
+    assert messages.check("x [[a [[b]] y", "node", {}) is not None  # a `[[` inside a segment: not closed
+    assert doc_string_suppresses("exported; onnxlint: ignore[OLX010, OLX2] by hand", "OLX010")
+    assert not doc_string_suppresses("onnxlint: ignore[OLX011]", "OLX010")
