@@ -242,6 +242,15 @@ def _check_owner(path: Path) -> None:
                         "not applied: pass it with --config to use it, or remove it")
 
 
+def _check_inside(path: Path, root: Path | None) -> None:
+    """A config file found in a repository must be in it: a symbolic link leading out of it (to a token file, a
+    .netrc) is never read, since its error would quote what it holds into a CI log."""
+    real = Path(os.path.realpath(path))
+    if root is not None and root not in real.parents:
+        raise RuleError(f"{path}: a symbolic link to a file outside the repository ({root}); not read: pass the "
+                        "file with --config to use it, or remove the link")
+
+
 def find_for(directory: Path, above_repo: bool = False) -> Config:
     """Nearest config at or above directory, up to the repository root unless above_repo; an empty
     Config (path None) when there is none. See the module docstring for the rules."""
@@ -257,9 +266,13 @@ def _find_for(d: Path, above_repo: bool) -> Config:
         if y.is_file():
             if not trusted:
                 _check_owner(y)
+            else:
+                _check_inside(y, root)
             return load_file(y)
         t = cand / "pyproject.toml"
         if t.is_file():
+            if trusted:
+                _check_inside(t, root)
             section = _toml_section(t)
             if section is not None:
                 if not trusted:

@@ -122,3 +122,33 @@ def test_the_guard_reads_a_regular_file_to_its_size_and_refuses_the_rest(tmp_pat
     for bad, said in (("/dev/zero", "character device"), (tmp_path, "is a directory"), (tmp_path / "no", "no such file")):
         with pytest.raises(reading.Refused, match=said):
             reading.read_regular(bad, reading.within(1 << 20, "x"))
+
+
+SECRETS = {".onnxlint.yaml": "machine github.com login bot password ghp_SECRETSECRETSECRET\n",
+           "pyproject.toml": 'tool = "ghp_SECRETSECRETSECRET"\n'}
+
+
+@pytest.mark.parametrize("mode", ["file", "folder", "subfolder"])
+@pytest.mark.parametrize("name", sorted(SECRETS))
+def test_a_config_file_linked_out_of_the_repository_is_never_read(tmp_path, name, mode):
+    """A committed `.onnxlint.yaml` (or pyproject.toml) that is a symbolic link to a file of the runner's (a .netrc,
+    a token file): reading it put up to 57 of its characters into the error on the CI log. It is refused unread."""
+    repo = _repo(tmp_path)
+    (repo / ".git").mkdir()
+    secret = tmp_path / "home" / "netrc"
+    secret.parent.mkdir()
+    secret.write_text(SECRETS[name])
+    where = repo / "models" if mode == "subfolder" else repo
+    os.symlink(secret, where / name)
+    run = onnxlint("--no-cache", "--", "models/m00.onnx" if mode != "folder" else "models", cwd=repo)
+    _one_line_exit_2(run, name, "outside the repository")
+    assert "SECRET" not in run.stdout + run.stderr
+
+
+def test_a_config_file_linked_inside_the_repository_still_applies(tmp_path):
+    repo = _repo(tmp_path)
+    (repo / ".git").mkdir()
+    (repo / "shared.yaml").write_text('ignore: ["OLX"]\n')
+    os.symlink("../shared.yaml", repo / "models" / ".onnxlint.yaml")
+    run = onnxlint("--no-cache", "--", "models/m00.onnx", cwd=repo)
+    assert run.returncode == 0 and "OLX010" not in run.stdout, run.stderr
