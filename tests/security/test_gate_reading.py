@@ -4,7 +4,9 @@ process (tests/security/bounded.py): a regression fails here within seconds inst
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -152,3 +154,35 @@ def test_a_config_file_linked_inside_the_repository_still_applies(tmp_path):
     os.symlink("../shared.yaml", repo / "models" / ".onnxlint.yaml")
     run = onnxlint("--no-cache", "--", "models/m00.onnx", cwd=repo)
     assert run.returncode == 0 and "OLX010" not in run.stdout, run.stderr
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+                   check=True, capture_output=True)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git not installed")
+@pytest.mark.parametrize("mode", ["file", "folder"])
+def test_a_committed_result_cache_is_never_read(tmp_path, mode):
+    """The default cache folder is .onnxlint_cache in the current folder: in a CI checkout, the repository's. A
+    contributor lints a bad model, edits the entry to say it has no findings and commits the folder (`git add -f`):
+    the gate passed the model. A cache folder whose tag git tracks is neither read nor written."""
+    repo = _repo(tmp_path, 1 if mode == "file" else 2)
+    _git(repo, "init", "-q")
+    paths = ["models/m00.onnx"] if mode == "file" else ["models"]
+    default_cache = {"ONNXLINT_CACHE_DIR": ""}
+    assert onnxlint("--", *paths, cwd=repo, env=default_cache).returncode == 1
+    entries = [p for p in (repo / ".onnxlint_cache").rglob("*.json") if "rulesets" not in p.parts]
+    assert entries
+    for p in entries:
+        data = json.loads(p.read_text())
+        for report in [data["report"]] if "report" in data else [f["report"] for f in data["files"]]:
+            report["findings"] = []
+        p.write_text(json.dumps(data))
+    assert onnxlint("--", *paths, cwd=repo, env=default_cache).returncode == 0  # the contributor's own folder
+    _git(repo, "add", "-f", "--", ".")
+    _git(repo, "commit", "-q", "-m", "models")
+    before = sorted(p for p in (repo / ".onnxlint_cache").rglob("*"))
+    run = onnxlint("--", *paths, cwd=repo, env=default_cache)
+    assert run.returncode == 1 and "OLX010" in run.stdout, (run.stdout, run.stderr)
+    assert sorted(p for p in (repo / ".onnxlint_cache").rglob("*")) == before  # nothing written there either
