@@ -204,20 +204,33 @@ _VERSION_NAME = re.compile(r"v[0-9]+")
 
 def _clean_tree(folder: str, left: list[str]) -> int:
     """Remove onnxlint's entries and temporary files under folder (never through a link), then every folder
-    left empty; anything else stays, listed in left."""
+    left empty; anything else stays, listed in left. A loop, not a recursion: a committed tree thousands of
+    folders deep is walked like any other (a folder that cannot be listed stays, listed)."""
     removed = 0
-    for entry in os.scandir(folder):
-        if entry.is_dir(follow_symlinks=False):
-            removed += _clean_tree(entry.path, left)
-        elif (_ENTRY_NAME.fullmatch(entry.name) or _TEMP_NAME.fullmatch(entry.name)) and \
-                entry.is_file(follow_symlinks=False):
-            removed += _unlink(entry.path, left)
-        else:
-            left.append(entry.path)
-    try:
-        os.rmdir(folder)
-    except OSError:
-        pass  # not empty: what stays in it is listed
+    stack: list[tuple[str, bool]] = [(folder, False)]
+    while stack:
+        d, listed = stack.pop()
+        if listed:  # its contents are done: remove it if they all went
+            try:
+                os.rmdir(d)
+            except OSError:
+                pass  # not empty: what stays in it is listed
+            continue
+        stack.append((d, True))
+        try:
+            with os.scandir(d) as it:
+                entries = list(it)
+        except OSError:
+            left.append(d)
+            continue
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                stack.append((entry.path, False))
+            elif (_ENTRY_NAME.fullmatch(entry.name) or _TEMP_NAME.fullmatch(entry.name)) and \
+                    entry.is_file(follow_symlinks=False):
+                removed += _unlink(entry.path, left)
+            else:
+                left.append(entry.path)
     return removed
 
 
