@@ -282,9 +282,13 @@ class Walk:
         return f"exclude pattern {hit.text!r}" if hit is not None else None
 
     def _root(self, folder: str) -> str | None:
-        if folder not in self._repos:
-            d, root = folder, None
+        if folder not in self._repos:  # from the parent's answer: a walk asks for every folder, top down
+            d, root, walked = folder, None, []
             while True:
+                if d in self._repos:
+                    root = self._repos[d]
+                    break
+                walked.append(d)
                 if os.path.lexists(os.path.join(d, ".git")):
                     root = d
                     break
@@ -292,7 +296,8 @@ class Walk:
                 if up == d:
                     break
                 d = up
-            self._repos[folder] = root
+            for w in walked:
+                self._repos[w] = root
         return self._repos[folder]
 
     def _git_ignores(self, path: str, is_dir: bool) -> bool:

@@ -9,6 +9,7 @@ The models still lint; one line says what was not evaluated."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -347,3 +348,32 @@ def test_optional_segments_and_suppressions_still_parse_as_before():
     assert messages.check("x [[a [[b]] y", "node", {}) is not None  # a `[[` inside a segment: not closed
     assert doc_string_suppresses("exported; onnxlint: ignore[OLX010, OLX2] by hand", "OLX010")
     assert not doc_string_suppresses("onnxlint: ignore[OLX011]", "OLX010")
+
+
+def _deep(folder: Path, depth: int = 1200) -> Path:
+    d = str(folder)
+    for _ in range(depth):  # os.makedirs recurses per level itself
+        d = os.path.join(d, "a")
+        os.mkdir(d)
+    return Path(d)
+
+
+@pytest.mark.parametrize("how", modes("walk", "glob", "rules"))
+def test_a_committed_tree_thousands_of_folders_deep_is_walked_in_bounded_time(tmp_path, how):
+    """A repository holding one model 1,200 folders down (2,400 characters of path, one file for git to keep):
+    the walk asked each folder's config and repository root of every ancestor, each a system call on a deep path
+    (cubic: over 100 s); a rules folder as deep was a RecursionError. Each folder is now answered from its parent."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "models").mkdir()
+    onnx.save(dropout(), _deep(repo / "models") / "m.onnx")
+    args = {"walk": ["models"], "glob": ["models/**/*.onnx"], "rules": ["models"]}[how]
+    if how == "rules":
+        (repo / "rules").mkdir()
+        (_deep(repo / "rules") / "r.yaml").write_text("[]\n")
+        (repo / ".onnxlint.yaml").write_text('rules: ["rules"]\n')
+    try:
+        run = onnxlint("--no-cache", "--", *args, cwd=repo, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("linting one model 1,200 folders deep ran past 60 s")
+    assert run.returncode == 1 and "OLX010" in run.stdout and "internal error" not in run.stderr, run.stderr
