@@ -152,8 +152,34 @@ def test_an_unreadable_model_is_one_line_and_named_on_the_page(tmp_path, save, c
     page = tmp_path / "r.html"
     rc, out, err = cli("placement", save(fallback_model()), bad, "--format", "html", "-o", page)
     assert rc == 2 and out == "" and err.count("\n") == 1 and "bad.onnx" in err and "Traceback" not in err
-    data = json.loads(re.search(r'id="onnxlint-data">(.*?)</script>', page.read_text(encoding="utf-8"), re.S).group(1))
+    data = page_data(page.read_text(encoding="utf-8"))
     assert [m["error"] is not None for m in data["models"]] == [False, True]
+
+
+def page_data(text: str) -> dict:
+    return json.loads(re.search(r'id="onnxlint-data">(.*?)</script>', text, re.S).group(1))
+
+
+@pytest.mark.parametrize("in_place", [False, True], ids=["to -o", "in place"])
+def test_a_fix_run_page_places_the_model_it_wrote(tmp_path, save, cli, lint_json, in_place):
+    """After --fix the findings left are the written model's: the page places that model (its Identity, not the
+    original's training-mode Dropout), named as written, with the JSON's counts for it."""
+    nodes = [h.make_node("Dropout", ["x", "ratio", "tm"], ["d"], name="drop"),
+             h.make_node("Relu", ["d"], ["y"], name="relu")]
+    model = save(make_model(nodes, [vi("x", T.FLOAT, [2, 8])], [vi("y", T.FLOAT, [2, 8])],
+                            [nh.from_array(np.array(0.5, np.float32), "ratio"), nh.from_array(np.array(True), "tm")],
+                            opset=17))
+    fixed = model if in_place else tmp_path / "fixed.onnx"
+    rc, out, err = cli(model, "--fix", *(() if in_place else ("-o", fixed)), "--format", "html")
+    assert rc == 0 and "1 fixed" in err, err
+    [doc] = page_data(out)["models"]
+    _, left = lint_json(fixed)
+    assert doc["file"] == str(fixed)
+    assert sorted((f["code"], f["where"]) for f in doc["findings"]) == sorted((f["code"], f["node"] or "") for f in left)
+    assert "OLX010" not in {f["code"] for f in doc["findings"]}
+    assert sorted(doc["nodes"]["op"]) == sorted(n.op_type for n in onnx.load(fixed).graph.node) == ["Identity", "Relu"]
+    if not in_place:
+        assert [n.op_type for n in onnx.load(model).graph.node] == ["Dropout", "Relu"]  # the original untouched
 
 
 # ----------------------------------------------------------------------------- in Chromium

@@ -30,10 +30,12 @@ def render(report: Any, settings_for: Callable[[Path], Any] | None = None, **_: 
         path = Path(res.filename)
         settings = settings_for(path) if settings_for is not None else Settings.from_config(None)
         findings = [f for f in res.findings if not f.suppressed and not f.fixed]
+        # after --fix the findings left are the written model's: the page places that model, under its name
+        shown = res.written or res.filename
         try:
-            models.append(html_report.model_doc(path, res.filename, [page_release(settings)], findings,
+            models.append(html_report.model_doc(Path(shown), shown, [page_release(settings)], findings,
                                                 rule_dirs=settings.rule_dirs, lean=True))
         except InputError as exc:  # changed or gone since it was linted
-            models.append(html_report.error_doc(res.filename, str(exc)))
+            models.append(html_report.error_doc(shown, str(exc)))
     title = "onnxlint: " + (models[0]["file"] if len(models) == 1 else f"{len(models)} models")
     return html_report.render("lint", models, title)

@@ -282,6 +282,7 @@ def _note_written(res: FileReport, after: FileReport | None, dest: Path, setting
     """Mark what the written file no longer holds fixed and say what was written."""
     if after is None or after.error:
         after = lint_file(dest, settings)
+    res.written = str(dest)
     if not after.error:
         res.placement = dict(after.placement)  # the written model's, not the original's
     left = [f for f in after.findings if not f.suppressed]

@@ -62,6 +62,8 @@ class FileReport:
     digest: str | None = field(default=None, repr=False, compare=False)
     # --fix found the file changed since it was read and wrote nothing (compare-and-swap): the one line to say
     write_refused: str | None = field(default=None, repr=False, compare=False)
+    # --fix wrote the fixed model here (`-o`, or the file itself): the findings and placement now describe it
+    written: str | None = field(default=None, repr=False, compare=False)
 
     def __str__(self) -> str:
         if self.error:
