@@ -134,6 +134,69 @@ def test_a_lint_parses_the_model_without_its_weights(save):
     assert old.weightless is None and old.model.graph.initializer[0].HasField("raw_data")
 
 
+def _constant_weight_model():
+    """Weights as Constant nodes (paddle2onnx's detectors): large float ones (raw, typed float16), and what keeps
+    its data: a small one, a large int64 one (inference may read integer values), one inside an If body, one
+    of another domain and a `value_floats` one."""
+    rng = np.random.default_rng(1)
+    big = h.make_tensor("wb", T.FLOAT, [64, 64], rng.standard_normal((64, 64)).astype(np.float32).tobytes(), raw=True)
+    half = h.make_tensor("wh", T.FLOAT16, [64, 64], np.ones((64, 64), np.float16).view(np.uint16).flatten().tolist())
+    ints = h.make_tensor("wi", T.INT64, [64, 64], np.arange(64 * 64, dtype=np.int64).tobytes(), raw=True)
+    body = h.make_graph([h.make_node("Constant", [], ["t"], value=big)], "then", [], [vi("t", T.FLOAT, [64, 64])])
+    nodes = [
+        h.make_node("Constant", [], ["wb"], name="cb", value=big),
+        h.make_node("MatMul", ["x", "wb"], ["m1"], name="mm1"),
+        h.make_node("Constant", [], ["wh"], name="ch", value=half),
+        h.make_node("Cast", ["wh"], ["whf"], name="cast", to=T.FLOAT),
+        h.make_node("MatMul", ["m1", "whf"], ["m2"], name="mm2"),
+        h.make_node("Constant", [], ["wi"], name="ci", value=ints),
+        h.make_node("Cast", ["wi"], ["wif"], name="cast2", to=T.FLOAT),
+        h.make_node("MatMul", ["m2", "wif"], ["m3"], name="mm3"),
+        h.make_node("Constant", [], ["small"], name="cs", value=h.make_tensor("s", T.FLOAT, [1], [2.0])),
+        h.make_node("Constant", [], ["wf"], name="cf", value_floats=np.ones(2048, np.float32).tolist()),
+        h.make_node("Constant", [], ["wx"], name="cx", domain="custom", value=big),
+        h.make_node("If", ["c"], ["y2"], name="if", then_branch=body, else_branch=body),
+        h.make_node("Mul", ["m3", "small"], ["y"], name="mul"),
+    ]
+    m = make_model(nodes, [vi("x", T.FLOAT, [1, 64]), vi("c", T.BOOL, [])],
+                   [vi("y", T.FLOAT, [1, 64]), vi("y2", T.FLOAT, [64, 64])])
+    m.opset_import.append(h.make_opsetid("custom", 1))
+    return m
+
+
+def test_inference_gets_no_large_float_constant_values(save):
+    """A lint's shape inference is sent the model without the data of its main graph's large floating-point
+    Constant values too (it reads their dtype and dims), and the inferred model gets them back: it is the one a
+    whole parse infers, and the parsed model keeps them. Integer values, small ones, those in a body or of
+    another domain, and other kinds of value are sent as they are."""
+    m = _constant_weight_model()
+    path = save(m)
+    lean, whole = loading.load(path, lean=True), loading.load(path)
+    assert lean.model == whole.model  # no initializer here: parsed whole
+    assert lean.stripped_constants == [(0, 0), (2, 0)]
+    sent = onnx.ModelProto()
+    sent.ParseFromString(lean.weightless)
+    expected = onnx.ModelProto()
+    expected.CopyFrom(m)
+    expected.graph.node[0].attribute[0].t.ClearField("raw_data")
+    expected.graph.node[2].attribute[0].t.ClearField("int32_data")
+    assert sent == expected and len(lean.weightless) < len(whole.raw) - 64 * 64 * 6
+    loading.infer_shapes(lean)
+    loading.infer_shapes(whole)
+    assert lean.inferred is not None and lean.inferred == whole.inferred and lean.inference_error is None
+    assert lean.strict_error == whole.strict_error and lean.stripped_constants == [] and lean.weightless is None
+    # a node that is not that Constant where the positions say: nothing is put back (infer_shapes infers again)
+    other = onnx.ModelProto()
+    other.CopyFrom(whole.inferred)
+    other.graph.node[0].attribute[0].t.ClearField("raw_data")
+    other.graph.node[2].attribute[0].t.ClearField("int32_data")
+    other.graph.node[2].op_type = "Identity"
+    assert not loading_wire.restore_constants(other, whole.model, [(0, 0), (2, 0)])
+    assert not other.graph.node[0].attribute[0].t.HasField("raw_data")
+    assert loading_wire.restore_constants(other, whole.model, [(0, 0)])
+    assert other.graph.node[0].attribute[0].t == whole.model.graph.node[0].attribute[0].t
+
+
 def test_weightless_bytes_leave_the_parsed_model_its_memory(save):
     """Clearing a weight of the parsed model and setting it again (the old way) grew the model by the weight's
     size for good (protobuf's arena keeps the cleared bytes): 3 x 64 MiB here; cut from the file's bytes,

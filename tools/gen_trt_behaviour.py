@@ -59,10 +59,13 @@ import sys
 import tempfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gen_trt_support import FORKED  # noqa: E402 - the fork-per-probe loop both workers run
+
 ROOT = Path(__file__).resolve().parent.parent
 
-WORKER = r"""
-import json, os, re, select, signal, sys, time
+WORKER = FORKED + r"""
+import json, re, sys
 try:
     import tensorrt as trt
 except ImportError:
@@ -111,35 +114,8 @@ def parse(path):
 
 # one child per probe: a probe that crashes the parser costs that probe only
 for pid_, path in job["probes"].items():
-    r, w = os.pipe()
-    child = os.fork()
-    if child == 0:
-        os.close(r)
-        try:
-            row = parse(path)
-        except Exception as exc:
-            row = {"ok": False, "desc": str(exc)[:300], "func": "exception"}
-        os.write(w, json.dumps(row).encode())
-        os._exit(0)
-    os.close(w)
-    chunks, t0 = [], time.time()
-    while True:
-        ready, _, _ = select.select([r], [], [], 1.0)
-        if ready:
-            b = os.read(r, 1 << 16)
-            if not b:
-                break
-            chunks.append(b)
-        elif time.time() - t0 > 60:
-            os.kill(child, signal.SIGKILL)
-            break
-    os.close(r)
-    _, status = os.waitpid(child, 0)
-    try:
-        row = json.loads(b"".join(chunks).decode())
-    except ValueError:
-        row = {"ok": False, "crash": f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else "no answer"}
-    out["probes"][pid_] = row
+    out["probes"][pid_] = forked(parse, path, 60, lambda exc: {"ok": False, "desc": str(exc)[:300], "func": "exception"},
+                                 lambda why: {"ok": False, "crash": why})
 print(json.dumps(out))
 """
 

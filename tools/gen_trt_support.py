@@ -47,8 +47,46 @@ ROOT = Path(__file__).resolve().parent.parent
 # --------------------------------------------------------------------------------------------- the worker
 # Runs under the TensorRT Python (stdlib + tensorrt only).
 
-WORKER = r'''
-import json, os, select, signal, sys, time
+# One child per probe, in both generators' workers (gen_trt_behaviour.py's too): the parser set up once in the
+# worker, each probe parsed in a fork, so a probe that crashes the parser or hangs costs that probe only.
+FORKED = r'''
+import json, os, select, signal, time
+
+
+def forked(parse, path, timeout, on_exception, on_crash):
+    # parse(path)'s row from a child; on_exception(exc) if it raised, on_crash(why) if it died or ran past timeout
+    r, w = os.pipe()
+    child = os.fork()
+    if child == 0:
+        os.close(r)
+        try:
+            row = parse(path)
+        except Exception as exc:
+            row = on_exception(exc)
+        os.write(w, json.dumps(row).encode())
+        os._exit(0)
+    os.close(w)
+    chunks, t0 = [], time.time()
+    while True:
+        ready, _, _ = select.select([r], [], [], 1.0)
+        if ready:
+            b = os.read(r, 1 << 16)
+            if not b:
+                break
+            chunks.append(b)
+        elif time.time() - t0 > timeout:
+            os.kill(child, signal.SIGKILL)
+            break
+    os.close(r)
+    _, status = os.waitpid(child, 0)
+    try:
+        return json.loads(b"".join(chunks).decode())
+    except ValueError:
+        return on_crash(f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else "no answer")
+'''
+
+WORKER = FORKED + r'''
+import json, os, sys
 try:
     import tensorrt as trt
 except ImportError:
@@ -89,34 +127,9 @@ def parse(path):
 
 for line in open(list_file):
     pid_, path = json.loads(line)
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(r)
-        try:
-            row = parse(path)
-        except Exception as e:
-            row = {"v": "reject", "func": "exception", "desc": str(e)[:300]}
-        os.write(w, json.dumps(row).encode())
-        os._exit(0)
-    os.close(w)
-    chunks, t0 = [], time.time()
-    while True:
-        ready, _, _ = select.select([r], [], [], 1.0)
-        if ready:
-            b = os.read(r, 1 << 16)
-            if not b:
-                break
-            chunks.append(b)
-        elif time.time() - t0 > timeout:
-            os.kill(pid, signal.SIGKILL)
-            break
-    os.close(r)
-    _, status = os.waitpid(pid, 0)
-    try:
-        row = json.loads(b"".join(chunks).decode())
-    except ValueError:
-        row = {"v": "crash", "desc": f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else "no answer"}
+    row = forked(parse, path, timeout,
+                 lambda e: {"v": "reject", "func": "exception", "desc": str(e)[:300]},
+                 lambda why: {"v": "crash", "desc": why})
     row["id"] = pid_
     out.write(json.dumps(row) + "\n")
 '''

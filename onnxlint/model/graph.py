@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # onnx is imported where a proto is read, not on import: `imp
 
 # AttributeProto.AttributeType values (fixed by the ONNX IR spec)
 _TENSOR, _GRAPH, _GRAPHS = 4, 5, 10
+HAS_ATTRIBUTES, HOLDS_GRAPH = 1, 2  # GraphIndex.node_flags: a node has attributes; one of them is a graph
 _TENSOR_KINDS = (_TENSOR, 9, 11, 12)  # TENSOR, TENSORS, SPARSE_TENSOR, SPARSE_TENSORS
 
 STANDARD_DOMAINS = {"ai.onnx", "ai.onnx.ml", "ai.onnx.training", "ai.onnx.preview.training", "ai.onnx.preview"}
@@ -261,6 +262,18 @@ class NodeRef:
             return scope.node_protos[self.index - scope.first_index]
         return p
 
+    def attribute_flags(self) -> int:
+        """HAS_ATTRIBUTES | HOLDS_GRAPH: from what the index's walk read, when the index promised its node lists
+        unchanged (keep_protos False: a lint's); else from the proto."""
+        ref = self.scope.index_ref
+        index = ref() if ref is not None else None
+        if index is not None and not index._keep_protos and self.index < len(index.nodes) and index.nodes[self.index] is self:
+            return index.node_flags[self.index]
+        attrs = self.proto.attribute
+        if not attrs:
+            return 0
+        return HAS_ATTRIBUTES | (HOLDS_GRAPH if any(a.type in (_GRAPH, _GRAPHS) for a in attrs) else 0)
+
     def attr(self, name: str):
         for a in self.proto.attribute:
             if a.name == name:
@@ -383,6 +396,8 @@ class GraphIndex:
             self.opsets.setdefault(d, imp.version)
         self.functions = {(f.domain, f.name): f for f in model.functions}
         self.nodes: list[NodeRef] = []
+        # node index -> HAS_ATTRIBUTES | HOLDS_GRAPH, as the walk read them (attribute_flags): one byte a node
+        self.node_flags = bytearray()
         self.scopes: list[GraphScope] = []
         self.by_op: dict[str, list[NodeRef]] = {}
         self._by_domain: dict[str, list[NodeRef]] | None = None
@@ -445,6 +460,8 @@ class GraphIndex:
             stack.append((fscope, f.node))
         nodes, by_op = self.nodes, self.by_op
         add_node = nodes.append
+        flags = self.node_flags
+        add_flags = flags.append
         big = self._big
         keep = self._keep_protos or not big
         GRAPH, GRAPHS, TENSOR = _GRAPH, _GRAPHS, _TENSOR
@@ -469,6 +486,7 @@ class GraphIndex:
                 ref = NodeRef(len(nodes), proto if keep else None, scope, prefix + nm if nm else f"{prefix}{op}#{i}", dom,
                               opset_of(dom), op, nm, ins, outs)
                 add_node(ref)
+                add_flags(0)
                 add_scope_node(ref)
                 lst = by_op.get(op)
                 if lst is None:
@@ -488,6 +506,7 @@ class GraphIndex:
                 attrs = proto.attribute
                 if not attrs:
                     continue
+                flags[-1] = HAS_ATTRIBUTES
                 if op == "Constant" and dom == "ai.onnx" and outs:
                     for a in attrs:
                         if a.name == "value" and a.type == TENSOR:
@@ -498,6 +517,7 @@ class GraphIndex:
                     kind = a.type
                     if kind != GRAPH and kind != GRAPHS:
                         continue
+                    flags[ref.index] = HAS_ATTRIBUTES | HOLDS_GRAPH
                     subs = [a.g] if kind == GRAPH else list(a.graphs)
                     for k, g in enumerate(subs):
                         name = a.name if len(subs) == 1 else f"{a.name}[{k}]"

@@ -88,9 +88,11 @@ class OrderCache:
         count = len(nodes)
         dead = bytearray(count)
         if removed:
-            for k, n in enumerate(nodes):
-                if n.index in removed:
-                    dead[k] = 1
+            position = static.position
+            for i in removed:  # the removed nodes (of every scope): fewer than the nodes
+                at = position.get(i)
+                if at is not None:
+                    dead[at] = 1
         rewired: dict[int, list[int]] = {}
         if alias:
             # the nodes reading a rewired name: found from the names when they are fewer than the nodes (alias is
@@ -112,22 +114,22 @@ class OrderCache:
                             ins.add(p)
                 rewired[at] = sorted(ins)
         has_consumer = bytearray(count)
+        # a live node's producers: its rewired ones, else its static ones less the removed (skipped where read,
+        # no list made per node); a rewired list holds live producers only
         live_inputs: list[list[int]] = inputs
-        if removed or rewired:
-            live_inputs = []
-            for k in range(count):
-                got = rewired.get(k)
-                if got is None:
-                    got = inputs[k]
-                    if removed and got and not dead[k]:
-                        got = [p for p in got if not dead[p]]
-                live_inputs.append(got)
+        if rewired:
+            live_inputs = list(inputs)
+            for k, got in rewired.items():
+                live_inputs[k] = got
         for k in range(count):
             if not dead[k]:
                 for p in live_inputs[k]:
-                    has_consumer[p] = 1
+                    if not dead[p]:
+                        has_consumer[p] = 1
         stack = [k for k in range(count) if not dead[k] and not has_consumer[k]]
-        visited = bytearray(count)
+        # a dead node is never pushed: never visited. Marking it visited up front skips it as a producer below,
+        # where the producers are pushed in the same order as before, less the dead ones
+        visited = bytearray(dead)
         out: list[int] = []
         pop, push, emit = stack.pop, stack.append, out.append
         while stack:

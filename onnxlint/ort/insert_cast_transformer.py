@@ -53,6 +53,8 @@ def remove_duplicate_casts(pl: Placement, index: GraphIndex, opt: Optimized | No
     """Mark the Casts RemoveDuplicateCastTransformer removes (status eliminated, reason duplicate-cast); returns
     the rewiring it does (value -> the value its readers read instead)."""
     rewired: dict[str, str] = {}
+    if "Cast" not in index.by_op:  # no Cast anywhere: nothing to remove, no reader map to build
+        return rewired
     implicit = _implicit_readers(index)
     guarded = releases.row(pl.ort_version).cast_removal_keeps_lossy_to_bool
     for scope in index.scopes:

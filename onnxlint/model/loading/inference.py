@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from onnxlint.model.loading.model_file import ModelFile
-from onnxlint.model.loading.wire import weightless_bytes
+from onnxlint.model.loading.wire import restore_constants, weightless_bytes
 from onnxlint.support.errors import first_line
 
 if TYPE_CHECKING:
@@ -128,14 +128,20 @@ def infer_shapes(mf: ModelFile, budget: int | None = None) -> None:
         _inference_done(mf)
         return
     mf.inference_work = (cost, nodes, len(graphs) - 1)
-    data = mf.weightless if mf.weightless is not None else weightless_bytes(mf.model, mf.raw)
+    if mf.weightless is not None:
+        data, stripped = mf.weightless, mf.stripped_constants
+    else:
+        data, stripped = weightless_bytes(mf.model, mf.raw), []
     _inference_done(mf)  # the file's bytes may go before onnx's copies of the model are made
     _infer(mf, data)
+    if stripped and mf.inferred is not None and not restore_constants(mf.inferred, mf.model, stripped):
+        mf.strict_error = mf.inference_error = None  # not the same nodes (never seen): inferred with the values
+        _infer(mf, weightless_bytes(mf.model))
 
 
 def _inference_done(mf: ModelFile) -> None:
     """The file's bytes serve the checker and the weight-less copy for inference: dropped once both are done."""
-    mf.inference_done, mf.weightless = True, None
+    mf.inference_done, mf.weightless, mf.stripped_constants = True, None, []
     if mf.checked is not False or not mf.checker_wanted:
         mf.raw = None
 

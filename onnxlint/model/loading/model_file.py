@@ -43,6 +43,9 @@ class ModelFile:
     checker_wanted: bool = True  # False: nothing will ask checker_result (the bytes are not kept for it)
     # load(lean=True): the bytes model was parsed from (weightless_bytes of the file), for shape inference
     weightless: bytes | None = None
+    # where weightless also lacks the data of large Constant values: [(node position in the main graph, `value`
+    # attribute position)] (wire.strip_weights), put back into the inferred model (wire.restore_constants)
+    stripped_constants: list[tuple[int, int]] = field(default_factory=list)
     digest: str | None = None  # load(digest=True): blake2b of the bytes parsed (the result cache's key of them)
     # (device, inode, size, mtime in ns) of the file as it was read: an in-place write first checks it still is
     stamp: tuple[int, int, int, int] | None = None

@@ -10,7 +10,7 @@ from onnxlint.model import lfs
 from onnxlint.model.loading.checker import checker_message, own_complaint
 from onnxlint.model.loading.external import external_tensors
 from onnxlint.model.loading.model_file import ModelFile
-from onnxlint.model.loading.wire import strip_initializers
+from onnxlint.model.loading.wire import strip_weights
 from onnxlint.support import digest as digests
 from onnxlint.support import reading
 from onnxlint.support.errors import InputError, first_line
@@ -31,7 +31,8 @@ def load(path: Path, display: str | None = None, check: bool = False, lean: bool
 
     lean: parse the model without the data of its main graph's large initializers (weightless_bytes; kept in
     mf.weightless for shape inference), for a lint, which reads no weight's values (its index is of the
-    weight-less inferred copy): the parse copies no weights. An IR < 4 model
+    weight-less inferred copy): the parse copies no weights. mf.weightless also lacks the data of the main graph's
+    large floating-point Constant values (wire.strip_weights; inference puts them back). An IR < 4 model
     is parsed whole (the checker is run again on the parsed model there, weights and all).
 
     digest: mf.digest is the blake2b of the very bytes parsed (as cache.keys.scan hashes a file): a result
@@ -48,11 +49,15 @@ def load(path: Path, display: str | None = None, check: bool = False, lean: bool
     else:
         data, st = _read(path, display)
     lfs.check(data, display)  # a checkout without Git LFS: a pointer, not a corrupt model
-    checked = check and _LOCATION_KEY not in data
+    cut = _strip(data) if lean else None
+    # external data is named outside the weights' bytes: the search reads the weight-less bytes when there are
+    checked = check and _LOCATION_KEY not in (cut[0] if cut is not None else data)
     early = checker_message(data) if checked else None
-    model, weightless = _parse(data, display, lean)
+    model, weightless = _parse(data, display, cut)
     mf = ModelFile(path=path, display=display, model=model, file_size=len(data), raw=data, weightless=weightless,
                    stamp=reading.stamp(st))
+    if weightless is not None and cut is not None and cut[2]:
+        mf.weightless, mf.stripped_constants = cut[1], cut[2]  # inference's copy: without Constants' data too
     if digest:
         mf.digest = prefetched[1] if prefetched is not None else digests.hexdigest(data)
     mf.external = external_tensors(model, path.parent)
@@ -71,17 +76,21 @@ def _read(path: Path, display: str) -> tuple[bytes, os.stat_result]:
         raise InputError(display, str(exc)) from None
 
 
-def _parse(data: bytes, display: str, lean: bool) -> tuple[Any, bytes | None]:
-    """(the parsed model, the weight-less bytes it was parsed from when lean, else None)."""
+def _strip(data: bytes) -> tuple[bytes, bytes, list[tuple[int, int]]] | None:
+    """wire.strip_weights(data), or None where data cannot be read so (the parse says why, if it is not a model)."""
+    try:
+        return strip_weights(data)
+    except (IndexError, ValueError):
+        return None
+
+
+def _parse(data: bytes, display: str, cut: tuple[bytes, bytes, list[tuple[int, int]]] | None) -> tuple[Any, bytes | None]:
+    """(the parsed model, the weight-less bytes it was parsed from when cut (_strip's answer) has them, else
+    None)."""
     import onnx
     from google.protobuf.message import DecodeError
 
-    weightless = None
-    if lean:
-        try:
-            weightless = strip_initializers(data)
-        except (IndexError, ValueError):  # not readable so (the parse below says why, if it is not a model)
-            weightless = None
+    weightless = cut[0] if cut is not None else None
     model = onnx.ModelProto()
     try:
         model.ParseFromString(weightless if weightless is not None else data)

@@ -28,9 +28,9 @@ def cse_attributes(n: NodeRef, typed_tensors: bool = True) -> Attributes | None:
     typed_tensors (Release.cse_typed_tensor_attributes), a tensor attribute not stored as raw bytes)."""
     if not is_operation_deterministic(n.domain, n.op_type) or (n.domain == "ai.onnx" and n.op_type == "DequantizeLinear"):
         return None
-    attrs = n.proto.attribute
-    if not attrs:
+    if not n.attribute_flags():
         return ()
+    attrs = n.proto.attribute
     typed = not typed_tensors
     items = []
     for a in attrs:  # one pass (read once per node: ~100k at 100k nodes)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import onnx
 
+from onnxlint.model.graph import HOLDS_GRAPH
 from onnxlint.ort.optimizer.graph_utils import is_operation_deterministic
 
 if TYPE_CHECKING:
@@ -48,8 +49,7 @@ def fold_kind(n: NodeRef) -> int:
         return _FOLD_SHAPE
     if n.op_type == "If":
         return _FOLD_IF
-    if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
-                                             for a in n.proto.attribute):
+    if n.attribute_flags() & HOLDS_GRAPH:
         return _FOLD_NEVER
     return _FOLD_NODE
 
