@@ -18,8 +18,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from onnxlint.rules.severity import SEVERITIES
-from onnxlint.support.errors import RuleError
-from onnxlint.support.textfile import read_text
+from onnxlint.support.errors import RuleError, first_line
+from onnxlint.support.textfile import read_text, require_short_numbers
 from onnxlint.targets import names as target_names
 
 KEYS = {"select", "ignore", "extend-select", "targets", "severity", "per-file-ignores", "rules", "fail-on",
@@ -186,10 +186,13 @@ def _toml_section(path: Path, text: str | None = None) -> dict | None:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise RuleError(f"{path}: TOML syntax error: {exc}") from None
+    except ValueError as exc:  # an integer past Python's 4,300 digits for a conversion
+        raise RuleError(f"{path}: a value that cannot be read: {first_line(exc)}") from None
     except RecursionError:  # tomllib recurses per nesting level: arrays nested thousands deep exhaust the stack
         if "onnxlint" not in text:
             return None  # not onnxlint's file to judge: it holds no [tool.onnxlint]
         raise RuleError(f"{path}: nested too deeply to parse (arrays or tables thousands of levels deep)") from None
+    require_short_numbers(data.get("tool"), str(path))
     tool = data.get("tool")
     if tool is None:
         return None

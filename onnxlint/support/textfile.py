@@ -23,3 +23,23 @@ def read_text(path: str | os.PathLike, what: str = "file", limit: int = reading.
     except UnicodeDecodeError as exc:
         line = data[:exc.start].count(b"\n") + 1
         raise RuleError(f"{path}:{line}: {what} is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})") from None
+
+
+MAX_DIGITS = 1000  # an integer of a config or rule file: past Python's 4,300 digits, str() and repr() raise
+
+
+def require_short_numbers(data: object, name: str) -> None:
+    """RuleError naming the file when the parsed document holds an integer of more than MAX_DIGITS digits
+    (YAML's and TOML's hex, octal and sexagesimal forms convert without Python's digit limit, and the value then
+    fails where it is shown or compared). Each distinct container is looked at once."""
+    limit = 10**MAX_DIGITS
+    seen: set[int] = set()
+    stack = [data]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, int) and not isinstance(x, bool):
+            if abs(x) >= limit:
+                raise RuleError(f"{name}: a value that cannot be read: an integer of more than {MAX_DIGITS:,} digits")
+        elif isinstance(x, (dict, list, tuple)) and id(x) not in seen:
+            seen.add(id(x))
+            stack.extend([*x.keys(), *x.values()] if isinstance(x, dict) else x)

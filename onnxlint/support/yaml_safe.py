@@ -18,7 +18,10 @@ from typing import Any
 import yaml
 
 from onnxlint.support.errors import RuleError, first_line
-from onnxlint.support.textfile import read_text  # noqa: F401 - re-exported: callers read rule files through here
+from onnxlint.support.textfile import (
+    read_text,  # noqa: F401 - re-exported: callers read rule files through here
+    require_short_numbers,
+)
 
 ALIAS_BUDGET = 100_000  # nodes that aliases may add to a document once expanded
 MAX_DEPTH = 200  # nested collections; PyYAML composes and constructs recursively
@@ -40,7 +43,9 @@ def load(text: str, name: str, loader_cls: type = SafeLoader, alias_budget: int 
         if node is None:
             return None
         check_expansion(node, name, alias_budget)
-        return loader.construct_document(node)
+        data = loader.construct_document(node)
+        require_short_numbers(data, name)
+        return data
     except RuleError:
         raise
     except yaml.MarkedYAMLError as exc:
@@ -51,6 +56,8 @@ def load(text: str, name: str, loader_cls: type = SafeLoader, alias_budget: int 
         raise RuleError(f"{name}: YAML error: {first_line(exc)}") from None
     except RecursionError:
         raise RuleError(f"{name}: YAML nesting too deep") from None
+    except (ValueError, OverflowError) as exc:  # an integer past Python's 4,300 digits for a conversion
+        raise RuleError(f"{name}: a value that cannot be read: {first_line(exc)}") from None
     finally:
         loader.dispose()
 

@@ -186,3 +186,21 @@ def test_a_committed_result_cache_is_never_read(tmp_path, mode):
     run = onnxlint("--", *paths, cwd=repo, env=default_cache)
     assert run.returncode == 1 and "OLX010" in run.stdout, (run.stdout, run.stderr)
     assert sorted(p for p in (repo / ".onnxlint_cache").rglob("*")) == before  # nothing written there either
+
+
+@pytest.mark.parametrize("what", ["yaml-config", "pyproject", "rule-file", "hex", "sexagesimal"])
+def test_a_number_past_pythons_digit_limit_is_one_line_naming_the_file(tmp_path, what):
+    """YAML and TOML integers of 5,000 digits: Python refuses to convert past 4,300 (ValueError), which was an
+    internal error; it is the file's error, one line, exit 2."""
+    repo = _repo(tmp_path)
+    digits = "1" * 5000
+    name, text, args = {
+        "yaml-config": (".onnxlint.yaml", f"ort-version: {digits}\n", []),
+        "pyproject": ("pyproject.toml", f"[tool.onnxlint]\nort-version = {digits}\n", []),
+        "rule-file": ("r.yaml", f"- id: XTR001\n  name: x\n  severity: {digits}\n", ["--rules", "r.yaml"]),
+        "hex": (".onnxlint.yaml", f"ort-version: 0x{digits}\n", []),
+        "sexagesimal": (".onnxlint.yaml", "ort-version: 1" + ":11" * 3000 + "\n", []),
+    }[what]
+    (repo / name).write_text(text)
+    run = onnxlint("--no-cache", *args, "--", "models/m00.onnx", cwd=repo)
+    _one_line_exit_2(run, name, "cannot be read")
