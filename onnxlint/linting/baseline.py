@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import tempfile
 from pathlib import Path
 
 from onnxlint.linting.report import Finding, Report
@@ -56,11 +57,26 @@ def load(path: Path) -> set[str]:
 def write(path: Path, report: Report) -> int:
     base = path.parent
     prints = sorted({fingerprint(f, base) for f in report.findings if not f.suppressed})
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps({"version": VERSION, "tool": "onnxlint", "fingerprints": prints}, indent=1) + "\n",
-                   encoding="utf-8")
-    os.replace(tmp, path)
+    text = json.dumps({"version": VERSION, "tool": "onnxlint", "fingerprints": prints}, indent=1) + "\n"
+    # a new temporary file of a name nobody chose (O_EXCL): a fixed `.baseline.json.tmp` was opened for writing
+    # whatever it was, so a committed link of that name wrote the baseline over the file it leads to
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        os.chmod(tmp, 0o666 & ~_umask())
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+        raise
     return len(prints)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def apply(report: Report, path: Path, recorded: set[str]) -> int:

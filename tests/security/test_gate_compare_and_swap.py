@@ -150,3 +150,25 @@ def test_the_api_and_a_fix_elsewhere(tmp_path, monkeypatch):
     done = _during_the_numeric_check(monkeypatch, p, _new_version)
     res = api.fix(p, output=out / "m.onnx")  # written elsewhere: the source may change, nothing of it is replaced
     assert not res.write_refused and (out / "m.onnx").exists() and p.read_bytes() == done["data"]
+
+
+@pytest.mark.parametrize("planted", [".baseline.json.tmp", None])
+def test_update_baseline_never_writes_through_a_planted_temporary_name(tmp_path, planted):
+    """--update-baseline wrote `.baseline.json.tmp` (open for writing, following a link) and renamed it: a committed
+    link of that name made it write the baseline over the file the link leads to, outside the repository. The
+    temporary file is now a new one (O_EXCL, a name nobody chose); a link at the baseline's own name is replaced,
+    never written through."""
+    from bounded import onnxlint
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    onnx.save(_dropout(), repo / "m.onnx")
+    victim = tmp_path / "outside.txt"
+    victim.write_text("precious\n")
+    os.symlink(victim, repo / (planted or "baseline.json"))
+    run = onnxlint("--no-cache", "--baseline", "baseline.json", "--update-baseline", "--", "m.onnx", cwd=repo)
+    assert run.returncode == 0 and "recorded" in run.stderr, run.stderr
+    assert victim.read_text() == "precious\n"
+    assert not (repo / "baseline.json").is_symlink() and '"fingerprints"' in (repo / "baseline.json").read_text()
+    assert onnxlint("--no-cache", "--baseline", "baseline.json", "--", "m.onnx", cwd=repo).returncode == 0
+    assert sorted(p.name for p in repo.iterdir() if p.name.endswith(".tmp") and not p.is_symlink()) == []
