@@ -109,6 +109,26 @@ def test_clean_deletes_only_what_onnxlint_wrote(cli, spy, tmp_path):
     assert rc == 0 and "removed cache folder" in out and not d.exists() and victim.is_file()
 
 
+def test_clean_walks_a_committed_tree_thousands_of_folders_deep(cli, spy, tmp_path):
+    """A folder tree 1,200 deep under v1/ (committed with the cache, or made by anyone who can write the folder)
+    was an internal error (RecursionError): clean now walks it in a loop and removes it."""
+    onnx.save(_model(), tmp_path / "m.onnx")
+    cli("m.onnx")
+    d = tmp_path / ".onnxlint_cache"
+    deep = str(d / "v1")
+    for _ in range(1200):  # os.makedirs recurses per level itself
+        deep = os.path.join(deep, "a")
+        os.mkdir(deep)
+    try:
+        rc, out, err = cli("clean")
+    finally:  # shutil.rmtree (pytest's clean-up of old temporary folders) recurses per level: never leave it
+        while deep != str(d / "v1") and os.path.isdir(deep):
+            os.rmdir(deep)
+            deep = os.path.dirname(deep)
+    assert rc == 0 and "removed cache folder" in out and "internal error" not in err, err
+    assert not d.exists()
+
+
 # ----------------------------------------------------------------------------- the key
 
 

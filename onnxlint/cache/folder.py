@@ -6,6 +6,7 @@ import json
 import os
 import re
 import stat
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,7 @@ def _claim(cache_dir: Path) -> bool:
     d = os.path.abspath(cache_dir)
     if d in _OWNED:
         return True
+    made = False
     if not os.path.lexists(d):
         parent = os.path.dirname(os.path.abspath(d))
         tmp = os.path.join(parent, f".{os.path.basename(os.path.abspath(d))}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
@@ -62,6 +64,7 @@ def _claim(cache_dir: Path) -> bool:
                 with open(os.path.join(tmp, name), "x", encoding="utf-8") as fh:
                     fh.write(text)
             os.rename(tmp, d)  # fails when d appeared meanwhile (another run's, or not a cache: checked below)
+            made = True
         except OSError:
             pass
         finally:
@@ -75,10 +78,30 @@ def _claim(cache_dir: Path) -> bool:
                     os.rmdir(tmp)
                 except OSError:
                     pass
-    if not is_cache(d):
+    if not is_cache(d) or (not made and committed(d)):
         return False
     _OWNED[d] = True
     return True
+
+
+def committed(cache_dir: str | os.PathLike) -> bool:
+    """Whether git tracks cache_dir's tag: a cache that came with a checkout was written by whoever chose the
+    repository's files (a report saying a model is clean, under the key of that model's bytes), so nothing is read
+    from or written to it. Outside a work tree no git is asked; inside one, git failing to answer (not installed,
+    a repository it will not read) counts as tracked. git runs with the repository's fsmonitor hook off."""
+    probe = os.path.abspath(cache_dir)
+    while not os.path.lexists(os.path.join(probe, ".git")):
+        up = os.path.dirname(probe)
+        if up == probe:
+            return False
+        probe = up
+    env = {k: v for k, v in os.environ.items() if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")}
+    try:
+        out = subprocess.run(["git", "-c", "core.fsmonitor=false", "-C", os.fspath(cache_dir), "ls-files", "-z", "--",
+                              "CACHEDIR.TAG"], stdin=subprocess.DEVNULL, capture_output=True, env=env, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return True
+    return out.returncode != 0 or bool(out.stdout)
 
 
 def load_entry(cache_dir: Path, path: str | os.PathLike, k: str) -> dict[str, Any] | None:
@@ -87,7 +110,7 @@ def load_entry(cache_dir: Path, path: str | os.PathLike, k: str) -> dict[str, An
     JSON decoder is a miss too."""
     d = os.path.abspath(cache_dir)
     if d not in _OWNED:
-        if not is_cache(d):
+        if not is_cache(d) or committed(d):
             return None
         _OWNED[d] = True
     try:  # the read guard: a FIFO or a device named like an entry is a miss, never opened blocking
@@ -181,20 +204,33 @@ _VERSION_NAME = re.compile(r"v[0-9]+")
 
 def _clean_tree(folder: str, left: list[str]) -> int:
     """Remove onnxlint's entries and temporary files under folder (never through a link), then every folder
-    left empty; anything else stays, listed in left."""
+    left empty; anything else stays, listed in left. A loop, not a recursion: a committed tree thousands of
+    folders deep is walked like any other (a folder that cannot be listed stays, listed)."""
     removed = 0
-    for entry in os.scandir(folder):
-        if entry.is_dir(follow_symlinks=False):
-            removed += _clean_tree(entry.path, left)
-        elif (_ENTRY_NAME.fullmatch(entry.name) or _TEMP_NAME.fullmatch(entry.name)) and \
-                entry.is_file(follow_symlinks=False):
-            removed += _unlink(entry.path, left)
-        else:
-            left.append(entry.path)
-    try:
-        os.rmdir(folder)
-    except OSError:
-        pass  # not empty: what stays in it is listed
+    stack: list[tuple[str, bool]] = [(folder, False)]
+    while stack:
+        d, listed = stack.pop()
+        if listed:  # its contents are done: remove it if they all went
+            try:
+                os.rmdir(d)
+            except OSError:
+                pass  # not empty: what stays in it is listed
+            continue
+        stack.append((d, True))
+        try:
+            with os.scandir(d) as it:
+                entries = list(it)
+        except OSError:
+            left.append(d)
+            continue
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                stack.append((entry.path, False))
+            elif (_ENTRY_NAME.fullmatch(entry.name) or _TEMP_NAME.fullmatch(entry.name)) and \
+                    entry.is_file(follow_symlinks=False):
+                removed += _unlink(entry.path, left)
+            else:
+                left.append(entry.path)
     return removed
 
 

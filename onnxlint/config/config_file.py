@@ -222,11 +222,48 @@ def load_file(path: Path) -> Config:
 
 def repo_root(directory: Path) -> Path | None:
     """The nearest folder at or above directory that holds `.git` (a folder, or a file for worktrees)."""
-    d = Path(os.path.realpath(directory))
-    for cand in [d, *d.parents]:
-        if os.path.lexists(cand / ".git"):
-            return cand
-    return None
+    root = _root_of(_realpath(os.fspath(directory)))
+    return None if root is None else Path(root)
+
+
+# Per folder, once per process (a walk asks for every folder of a tree): a committed tree 1,200 folders deep made
+# the walk ask each folder's every ancestor, each a system call on a deep path (minutes). A folder is answered from
+# its parent's answer. find_for.cache_clear() forgets them.
+_REAL: dict[str, str] = {}
+_ROOTS: dict[str, str | None] = {}
+
+
+def _realpath(path: str) -> str:
+    """os.path.realpath, from the parent's when the path is absolute and normal and its last part no link."""
+    if not os.path.isabs(path) or path != os.path.normpath(path):
+        return os.path.realpath(path)  # relative (to a folder that may change) or with `..` after a link
+    hit = _REAL.get(path)
+    if hit is None:
+        parent, name = os.path.split(path)
+        hit = os.path.join(_REAL[parent], name) if parent in _REAL and name and not os.path.islink(path) \
+            else os.path.realpath(path)
+        _REAL[path] = hit
+    return hit
+
+
+def _root_of(real: str) -> str | None:
+    walked, d = [], real
+    while True:
+        if d in _ROOTS:
+            root = _ROOTS[d]
+            break
+        walked.append(d)
+        if os.path.lexists(os.path.join(d, ".git")):
+            root = d
+            break
+        up = os.path.dirname(d)
+        if up == d:
+            root = None
+            break
+        d = up
+    for w in walked:
+        _ROOTS[w] = root
+    return root
 
 
 def _check_owner(path: Path) -> None:
@@ -242,32 +279,80 @@ def _check_owner(path: Path) -> None:
                         "not applied: pass it with --config to use it, or remove it")
 
 
+def _check_inside(path: Path, root: Path | None) -> None:
+    """A config file found in a repository must be in it: a symbolic link leading out of it (to a token file, a
+    .netrc) is never read, since its error would quote what it holds into a CI log."""
+    real = Path(os.path.realpath(path))
+    if root is not None and root not in real.parents:
+        raise RuleError(f"{path}: a symbolic link to a file outside the repository ({root}); not read: pass the "
+                        "file with --config to use it, or remove the link")
+
+
 def find_for(directory: Path, above_repo: bool = False) -> Config:
     """Nearest config at or above directory, up to the repository root unless above_repo; an empty
     Config (path None) when there is none. See the module docstring for the rules."""
-    return _find_for(Path(os.path.realpath(directory)), bool(above_repo))
+    return _find_for(Path(_realpath(os.fspath(directory))), bool(above_repo))
+
+
+_NONE: dict[tuple[str, bool], Config] = {}  # folders at or below a repository root: the config in force there
 
 
 @lru_cache(maxsize=256)
 def _find_for(d: Path, above_repo: bool) -> Config:
     root = repo_root(d)
-    for cand in [d, *d.parents]:
-        trusted = root is not None and (cand == root or root in cand.parents)
-        y = cand / ".onnxlint.yaml"
-        if y.is_file():
-            if not trusted:
-                _check_owner(y)
-            return load_file(y)
-        t = cand / "pyproject.toml"
-        if t.is_file():
-            section = _toml_section(t)
-            if section is not None:
-                if not trusted:
-                    _check_owner(t)
-                return parse(section, t)
-        if cand == root and not above_repo:
+    trusted = root is not None  # d is at or below the root (the nearest .git above it) until the loop passes it
+    chain: list[str] = []  # the folders looked at while trusted: they share the answer
+    cand = d
+    found: Config | None = None
+    while True:
+        known = _NONE.get((str(cand), above_repo)) if trusted else None
+        if known is not None:
+            found = known
             break
-    return Config()
+        if trusted:
+            chain.append(str(cand))
+        found = _config_in(cand, trusted, root)
+        if found is not None:
+            break
+        if cand == root:
+            if not above_repo:
+                break
+            trusted = False
+        if cand.parent == cand:
+            break
+        cand = cand.parent
+    found = found if found is not None else Config()
+    for c in chain:
+        _NONE[(c, above_repo)] = found
+    return found
 
 
-find_for.cache_clear = _find_for.cache_clear  # type: ignore[attr-defined]
+def _config_in(cand: Path, trusted: bool, root: Path | None) -> Config | None:
+    """The config file in folder cand, None when it has none."""
+    y = cand / ".onnxlint.yaml"
+    if y.is_file():
+        if not trusted:
+            _check_owner(y)
+        else:
+            _check_inside(y, root)
+        return load_file(y)
+    t = cand / "pyproject.toml"
+    if t.is_file():
+        if trusted:
+            _check_inside(t, root)
+        section = _toml_section(t)
+        if section is not None:
+            if not trusted:
+                _check_owner(t)
+            return parse(section, t)
+    return None
+
+
+def _cache_clear() -> None:
+    _find_for.cache_clear()
+    _REAL.clear()
+    _ROOTS.clear()
+    _NONE.clear()
+
+
+find_for.cache_clear = _cache_clear  # type: ignore[attr-defined]

@@ -20,7 +20,7 @@ import re
 import subprocess
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable, Protocol
 
 # What a walk skips unless the user's `exclude` replaces it (`extend-exclude` adds to it): hidden folders
 # (.git, .venv, .tox, .cache ...), virtual environments by their usual names and wherever pip installs packages.
@@ -31,41 +31,116 @@ DEFAULT_EXCLUDE: tuple[str, ...] = (".*/", "venv/", "node_modules/", "site-packa
 class Pattern:
     text: str  # as the user wrote it (for messages)
     base: str  # absolute folder an anchored pattern is relative to
-    regex: re.Pattern[str]
+    regex: Matcher  # a compiled regex, or a _Glob where a regex of it would backtrack
     anchored: bool  # holds a `/` (besides a trailing one): matched against the path from base
     dir_only: bool
 
 
-def _translate(glob: str) -> str:
-    """A glob over `/`-separated paths as a regex: `*`, `?`, `[...]` within one name, `**` across folders."""
-    out, i, n = [], 0, len(glob)
+def _tokens(glob: str) -> list[tuple[str, str]]:
+    """A glob over `/`-separated paths as (kind, regex) tokens: a character (`c`, `?`, a `[...]` class) or a star
+    (`*` within one name, `**` across folders, `**/` zero or more folders)."""
+    out: list[tuple[str, str]] = []
+    i, n = 0, len(glob)
     while i < n:
         c = glob[i]
         if glob.startswith("**/", i):
-            out.append("(?:.*/)?")
+            out.append(("**/", "(?:.*/)?"))
             i += 3
         elif glob.startswith("**", i):
-            out.append(".*")
+            out.append(("**", ".*"))
             i += 2
         elif c == "*":
-            out.append("[^/]*")
+            out.append(("*", "[^/]*"))
             i += 1
         elif c == "?":
-            out.append("[^/]")
+            out.append(("c", "[^/]"))
             i += 1
         elif c == "[":
             j = glob.find("]", i + 2 if glob[i + 1:i + 2] in ("!", "]") else i + 1)
             if j < 0:
-                out.append(re.escape(c))
+                out.append(("c", re.escape(c)))
                 i += 1
             else:
                 body = glob[i + 1:j].replace("\\", "\\\\")
-                out.append("[" + ("^" + body[1:] if body.startswith("!") else body) + "]")
+                cls = "[" + ("^" + body[1:] if body.startswith("!") else body) + "]"
+                try:
+                    re.compile(cls)
+                except re.error:  # a range such as [z-a]: it matches nothing (as git's)
+                    cls = "(?!)"
+                out.append(("c", cls))
                 i = j + 1
         else:
-            out.append(re.escape(c))
+            out.append(("c", re.escape(c)))
             i += 1
-    return "".join(out)
+    return out
+
+
+def _translate(glob: str) -> str:
+    """A glob over `/`-separated paths as a regex: `*`, `?`, `[...]` within one name, `**` across folders."""
+    return "".join(rx for _, rx in _tokens(glob))
+
+
+class _Glob:
+    """A glob with two or more stars, matched in time linear in the path (a regex of them backtracks: 12 stars
+    of `*a` against a 35-letter name took 13 s): the set of pattern positions reachable after each character
+    (as a Thompson NFA). .match(text) is a whole-text match, like the regex's `\\Z`."""
+
+    def __init__(self, tokens: list[tuple[str, str]]):
+        self.kinds = [k for k, _ in tokens]
+        self.chars = [re.compile(rx, re.S) if k == "c" else None for k, rx in tokens]
+        self.end = len(tokens)
+
+    def _closure(self, states: set[int]) -> set[int]:
+        todo, out = list(states), set()
+        while todo:
+            s = todo.pop()
+            if s not in out:
+                out.add(s)
+                if s < self.end and self.kinds[s] != "c":  # a star matches nothing too
+                    todo.append(s + 1)
+        return out
+
+    def match(self, text: str) -> bool:
+        end, kinds, chars = self.end, self.kinds, self.chars
+        states = self._closure({0})
+        for ch in text:
+            nxt: set[int] = set()
+            for s in states:
+                if s > end:  # inside a `**/`: anything, and past its next `/` the token after it
+                    nxt.add(s)
+                    if ch == "/":
+                        nxt.add(s - end)
+                    continue
+                if s == end:
+                    continue
+                kind = kinds[s]
+                if kind == "c":
+                    if chars[s].match(ch):  # type: ignore[union-attr]
+                        nxt.add(s + 1)
+                elif kind == "*":
+                    if ch != "/":
+                        nxt.add(s)
+                elif kind == "**":
+                    nxt.add(s)
+                else:  # `**/`: state end + s + 1 is being inside it
+                    nxt.add(end + s + 1)
+                    if ch == "/":
+                        nxt.add(s + 1)
+            if not nxt:
+                return False
+            states = self._closure(nxt)
+        return end in states
+
+
+class Matcher(Protocol):
+    def match(self, text: str, /) -> Any: ...
+
+
+def _matcher(glob: str) -> Matcher:
+    tokens = _tokens(glob)
+    if sum(k != "c" for k, _ in tokens) >= 2:
+        return _Glob(tokens)
+    return re.compile("".join(rx for _, rx in tokens) + r"\Z", re.S)
 
 
 def compile_pattern(text: str, base: str) -> Pattern:
@@ -77,7 +152,7 @@ def compile_pattern(text: str, base: str) -> Pattern:
         body = body[2:]
     anchored = "/" in body
     body = body.lstrip("/")
-    return Pattern(text, base, re.compile(_translate(body) + r"\Z", re.S), anchored, dir_only)
+    return Pattern(text, base, _matcher(body), anchored, dir_only)
 
 
 def compile_all(texts: Iterable[str], base: str) -> tuple[Pattern, ...]:
@@ -207,9 +282,13 @@ class Walk:
         return f"exclude pattern {hit.text!r}" if hit is not None else None
 
     def _root(self, folder: str) -> str | None:
-        if folder not in self._repos:
-            d, root = folder, None
+        if folder not in self._repos:  # from the parent's answer: a walk asks for every folder, top down
+            d, root, walked = folder, None, []
             while True:
+                if d in self._repos:
+                    root = self._repos[d]
+                    break
+                walked.append(d)
                 if os.path.lexists(os.path.join(d, ".git")):
                     root = d
                     break
@@ -217,7 +296,8 @@ class Walk:
                 if up == d:
                     break
                 d = up
-            self._repos[folder] = root
+            for w in walked:
+                self._repos[w] = root
         return self._repos[folder]
 
     def _git_ignores(self, path: str, is_dir: bool) -> bool:

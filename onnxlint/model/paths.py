@@ -239,5 +239,18 @@ def rule_files(directory: Path, recursive: bool = True) -> list[Path]:
     included); a recursive walk never enters a linked folder (two links to `.` would never end). The rule
     loader reads exactly these and the result cache's key hashes exactly these: one function for both, so a
     file one reads can never be missing from the other."""
-    found = directory.rglob("*") if recursive else directory.glob("*")
-    return sorted(p for p in found if p.suffix in (".yaml", ".yml") and p.is_file())
+    found: list[Path] = []
+    stack = [os.fspath(directory)]
+    while stack:  # a loop, not pathlib's recursive rglob: a rules folder 1,200 folders deep was a RecursionError
+        try:
+            with os.scandir(stack.pop()) as it:
+                entries = list(it)
+        except PermissionError:
+            continue  # as rglob: a folder that cannot be listed holds no rule file
+        for e in entries:
+            p = Path(e.path)
+            if recursive and _is_real_dir(e):
+                stack.append(e.path)
+            elif p.suffix in (".yaml", ".yml") and p.is_file():
+                found.append(p)
+    return sorted(found)

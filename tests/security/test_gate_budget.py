@@ -9,6 +9,7 @@ The models still lint; one line says what was not evaluated."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +18,7 @@ import numpy as np
 import onnx
 import onnx.defs
 import pytest
-from attacks import constant_of_shape_model, regex_model, roi_model
+from attacks import constant_of_shape_model, dropout, regex_model, roi_model
 from bounded import limits, modes, onnxlint
 from onnx import helper as h
 from onnx import numpy_helper as nh
@@ -223,3 +224,172 @@ def test_a_shape_of_thousands_of_huge_dims_is_counted_in_one_word(tmp_path):
     onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 17)], ir_version=8), tmp_path / "m.onnx")
     run = onnxlint("m.onnx", "--no-cache", cwd=tmp_path, timeout=120)
     assert run.returncode in (0, 1) and "Traceback" not in run.stderr, run.stderr
+
+
+# an exclude pattern from a contributor's config file (or --exclude) against a long file name: as a regex, each
+# `*a` multiplies the backtracking by the name's length (12 of them against 35 letters took 13 s; 200 letters never end)
+CATASTROPHIC_GLOB = "*a" * 12 + "b"
+
+
+@pytest.mark.parametrize("how", modes("config", "option", "anchored"))
+def test_an_exclude_pattern_cannot_buy_unbounded_matching(tmp_path, how):
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "models").mkdir()
+    onnx.save(dropout(), repo / "models" / ("a" * 200 + ".onnx"))
+    onnx.save(dropout(), repo / "models" / ("a" * 30 + "b.onnx"))  # the pattern still matches what it says
+    pattern = ("models/" if how == "anchored" else "") + CATASTROPHIC_GLOB + ".onnx"
+    if how == "option":
+        args = ["--exclude", pattern]
+    else:
+        (repo / ".onnxlint.yaml").write_text(json.dumps({"exclude": [pattern]}))
+        args = []
+    try:
+        run = onnxlint(*args, "--no-cache", "--format", "json", "--", "models", cwd=repo, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"matching {pattern!r} against a 200-letter name ran past 60 s")
+    assert run.returncode == 1, run.stderr
+    linted = {f["filename"] for f in json.loads(run.stdout) if f["code"] == "OLX010"}
+    assert linted == {"models/" + "a" * 200 + ".onnx"}
+
+
+def test_a_pattern_of_many_stars_matches_as_its_regex_would():
+    """The linear matcher agrees with the regex on every pattern and path of a seeded sample (the regex is
+    exact, only slow)."""
+    import random
+    import re
+
+    from onnxlint.model import excludes
+
+    rnd = random.Random(40)
+    atoms = ["a", "b", "/", "*", "**", "**/", "?", "[ab]", "[!a]", ".", "[z-a]"]
+    for _ in range(3000):
+        glob = "".join(rnd.choice(atoms) for _ in range(rnd.randint(2, 7)))
+        rx = re.compile(excludes._translate(glob) + r"\Z", re.S)
+        nfa = excludes._Glob(excludes._tokens(glob))
+        for _ in range(10):
+            text = "".join(rnd.choice("ab/.x") for _ in range(rnd.randint(0, 9)))
+            assert bool(nfa.match(text)) == bool(rx.match(text)), (glob, text)
+
+
+def test_an_empty_character_range_in_an_exclude_pattern_matches_nothing(tmp_path):
+    """`[z-a]` is no regex: it matches nothing (as in git), never an internal error."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    onnx.save(regex_model(), repo / "z.onnx")
+    (repo / ".onnxlint.yaml").write_text('exclude: ["[z-a].onnx"]\n')
+    run = onnxlint("--no-cache", "--format", "json", "--", ".", cwd=repo)
+    assert run.returncode in (0, 1) and "internal error" not in run.stderr, run.stderr
+
+
+@pytest.mark.parametrize("fmt", modes("text", "github", "sarif", every_run=("text",)))
+def test_a_long_value_name_in_repeated_findings_is_grouped_in_linear_time(tmp_path, fmt):
+    """Findings of one rule are grouped by their message with value paths as `·`: a regex that asked for a `/`
+    after a run of name characters backtracked over every start in a 200,000-letter value name (over a minute
+    a finding); runs are now matched once."""
+    t = "a" * 200_000
+    nodes = [h.make_node("Dropout", ["x", "r", t], [f"y{k}"], name=f"d{k}") for k in range(2)]
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2]),
+                                  h.make_tensor_value_info("r", onnx.TensorProto.FLOAT, []),
+                                  h.make_tensor_value_info(t, onnx.TensorProto.BOOL, [])],
+                     [h.make_tensor_value_info(f"y{k}", onnx.TensorProto.FLOAT, [2]) for k in range(2)])
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)], ir_version=8), tmp_path / "m.onnx")
+    try:
+        run = onnxlint("--no-cache", "--format", fmt, "--", "m.onnx", cwd=tmp_path, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("grouping two findings that quote a 200,000-letter name ran past 60 s")
+    assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr
+    assert t in run.stdout  # the name is shown, escaped like any other (it has nothing to escape)
+
+
+def test_grouping_by_cause_still_hides_value_paths_only():
+    from types import SimpleNamespace
+
+    from onnxlint.formats import text_format
+
+    f = SimpleNamespace(code="OLX1", op_type="Cast", node=None,
+                        message="Cast of /enc/layer.3/x:0 to [1, 64] feeds a-b (from /dec/y) and z_9")
+    assert text_format.cause(f)[2] == "Cast of · to [1, 64] feeds a-b (from ·) and z_9"
+
+
+def test_a_doc_string_of_unclosed_suppressions_is_read_in_linear_time(tmp_path):
+    """A node's doc_string may say `onnxlint: ignore[CODE]`; 100,000 unclosed `onnxlint: ignore[` (1.7 MB) made the
+    regex scan to the end from each of them (minutes a finding). The finding is still reported."""
+    m = dropout()
+    m.graph.node[0].doc_string = "onnxlint: ignore[" * 100_000
+    onnx.save(m, tmp_path / "m.onnx")
+    try:
+        run = onnxlint("--no-cache", "--", "m.onnx", cwd=tmp_path, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("a 1.7 MB doc_string of unclosed suppressions ran past 60 s")
+    assert run.returncode == 1 and "OLX010" in run.stdout, run.stderr
+
+
+def test_a_rule_message_of_unclosed_optional_segments_is_refused_in_linear_time(tmp_path):
+    """A rule file of the repository's (a config's `rules:`) whose message opens 200,000 `[[` segments (400 KB):
+    the optional-segment regex scanned to the end from each (minutes); now one line, exit 2."""
+    (tmp_path / "rules").mkdir()
+    rule = {"id": "XTR001", "name": "no-cast", "severity": "warning", "targets": "any", "summary": "no Cast",
+            "explanation": "a Cast node", "match": {"op": "Cast"}, "message": "a Cast" + "[[" * 200_000}
+    (tmp_path / "rules" / "r.yaml").write_text(json.dumps([rule]))
+    onnx.save(dropout(), tmp_path / "m.onnx")
+    try:
+        run = onnxlint("--no-cache", "--rules", "rules", "--", "m.onnx", cwd=tmp_path, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("a rule message of 200,000 unclosed '[[' ran past 60 s")
+    assert run.returncode == 2 and "not closed" in run.stderr and "Traceback" not in run.stderr, run.stderr
+
+
+def test_optional_segments_and_suppressions_still_parse_as_before():
+    from onnxlint.rules import messages
+    from onnxlint.rules.codes import doc_string_suppresses
+
+    assert messages.OPTIONAL.findall("a [[b {node} ]] c [[d]e]] f]]]") == ["b {node} ", "d]e"]
+    assert messages.check("x [[a [[b]] y", "node", {}) is not None  # a `[[` inside a segment: not closed
+    assert doc_string_suppresses("exported; onnxlint: ignore[OLX010, OLX2] by hand", "OLX010")
+    assert not doc_string_suppresses("onnxlint: ignore[OLX011]", "OLX010")
+
+
+def _deep(folder: Path, depth: int = 1200) -> Path:
+    d = str(folder)
+    for _ in range(depth):  # os.makedirs recurses per level itself
+        d = os.path.join(d, "a")
+        os.mkdir(d)
+    return Path(d)
+
+
+def _remove_deep(folder: Path) -> None:
+    """Remove a tree of _deep's bottom up: shutil.rmtree (pytest's clean-up of old temporary folders) recurses per
+    level and fails on it."""
+    d = str(folder)
+    while os.path.isdir(os.path.join(d, "a")):
+        d = os.path.join(d, "a")
+    while d != str(folder):
+        for name in os.listdir(d):
+            os.unlink(os.path.join(d, name))
+        os.rmdir(d)
+        d = os.path.dirname(d)
+
+
+@pytest.mark.parametrize("how", modes("walk", "glob", "rules"))
+def test_a_committed_tree_thousands_of_folders_deep_is_walked_in_bounded_time(tmp_path, how):
+    """A repository holding one model 1,200 folders down (2,400 characters of path, one file for git to keep):
+    the walk asked each folder's config and repository root of every ancestor, each a system call on a deep path
+    (cubic: over 100 s); a rules folder as deep was a RecursionError. Each folder is now answered from its parent."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "models").mkdir()
+    onnx.save(dropout(), _deep(repo / "models") / "m.onnx")
+    args = {"walk": ["models"], "glob": ["models/**/*.onnx"], "rules": ["models"]}[how]
+    if how == "rules":
+        (repo / "rules").mkdir()
+        (_deep(repo / "rules") / "r.yaml").write_text("[]\n")
+        (repo / ".onnxlint.yaml").write_text('rules: ["rules"]\n')
+    try:
+        run = onnxlint("--no-cache", "--", *args, cwd=repo, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("linting one model 1,200 folders deep ran past 60 s")
+    finally:
+        for tree in (repo / "models", repo / "rules"):
+            _remove_deep(tree)
+    assert run.returncode == 1 and "OLX010" in run.stdout and "internal error" not in run.stderr, run.stderr

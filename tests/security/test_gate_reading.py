@@ -4,7 +4,9 @@ process (tests/security/bounded.py): a regression fails here within seconds inst
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -122,3 +124,65 @@ def test_the_guard_reads_a_regular_file_to_its_size_and_refuses_the_rest(tmp_pat
     for bad, said in (("/dev/zero", "character device"), (tmp_path, "is a directory"), (tmp_path / "no", "no such file")):
         with pytest.raises(reading.Refused, match=said):
             reading.read_regular(bad, reading.within(1 << 20, "x"))
+
+
+SECRETS = {".onnxlint.yaml": "machine github.com login bot password ghp_SECRETSECRETSECRET\n",
+           "pyproject.toml": 'tool = "ghp_SECRETSECRETSECRET"\n'}
+
+
+@pytest.mark.parametrize("mode", ["file", "folder", "subfolder"])
+@pytest.mark.parametrize("name", sorted(SECRETS))
+def test_a_config_file_linked_out_of_the_repository_is_never_read(tmp_path, name, mode):
+    """A committed `.onnxlint.yaml` (or pyproject.toml) that is a symbolic link to a file of the runner's (a .netrc,
+    a token file): reading it put up to 57 of its characters into the error on the CI log. It is refused unread."""
+    repo = _repo(tmp_path)
+    (repo / ".git").mkdir()
+    secret = tmp_path / "home" / "netrc"
+    secret.parent.mkdir()
+    secret.write_text(SECRETS[name])
+    where = repo / "models" if mode == "subfolder" else repo
+    os.symlink(secret, where / name)
+    run = onnxlint("--no-cache", "--", "models/m00.onnx" if mode != "folder" else "models", cwd=repo)
+    _one_line_exit_2(run, name, "outside the repository")
+    assert "SECRET" not in run.stdout + run.stderr
+
+
+def test_a_config_file_linked_inside_the_repository_still_applies(tmp_path):
+    repo = _repo(tmp_path)
+    (repo / ".git").mkdir()
+    (repo / "shared.yaml").write_text('ignore: ["OLX"]\n')
+    os.symlink("../shared.yaml", repo / "models" / ".onnxlint.yaml")
+    run = onnxlint("--no-cache", "--", "models/m00.onnx", cwd=repo)
+    assert run.returncode == 0 and "OLX010" not in run.stdout, run.stderr
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+                   check=True, capture_output=True)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git not installed")
+@pytest.mark.parametrize("mode", ["file", "folder"])
+def test_a_committed_result_cache_is_never_read(tmp_path, mode):
+    """The default cache folder is .onnxlint_cache in the current folder: in a CI checkout, the repository's. A
+    contributor lints a bad model, edits the entry to say it has no findings and commits the folder (`git add -f`):
+    the gate passed the model. A cache folder whose tag git tracks is neither read nor written."""
+    repo = _repo(tmp_path, 1 if mode == "file" else 2)
+    _git(repo, "init", "-q")
+    paths = ["models/m00.onnx"] if mode == "file" else ["models"]
+    default_cache = {"ONNXLINT_CACHE_DIR": ""}
+    assert onnxlint("--", *paths, cwd=repo, env=default_cache).returncode == 1
+    entries = [p for p in (repo / ".onnxlint_cache").rglob("*.json") if "rulesets" not in p.parts]
+    assert entries
+    for p in entries:
+        data = json.loads(p.read_text())
+        for report in [data["report"]] if "report" in data else [f["report"] for f in data["files"]]:
+            report["findings"] = []
+        p.write_text(json.dumps(data))
+    assert onnxlint("--", *paths, cwd=repo, env=default_cache).returncode == 0  # the contributor's own folder
+    _git(repo, "add", "-f", "--", ".")
+    _git(repo, "commit", "-q", "-m", "models")
+    before = sorted(p for p in (repo / ".onnxlint_cache").rglob("*"))
+    run = onnxlint("--", *paths, cwd=repo, env=default_cache)
+    assert run.returncode == 1 and "OLX010" in run.stdout, (run.stdout, run.stderr)
+    assert sorted(p for p in (repo / ".onnxlint_cache").rglob("*")) == before  # nothing written there either
