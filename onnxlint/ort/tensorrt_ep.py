@@ -54,90 +54,150 @@ def partition(trt: Verdicts, cuda: Verdicts, index: GraphIndex) -> TrtPartition:
     then CPU (cuda: the ort-cuda placement). GetCapability runs on each graph ORT holds: the main graph and every
     control-flow body. An If/Loop/Scan is TensorRT's only when every node of its bodies is (then the bodies run
     inside its engine: no TensorRT subgraphs of their own); otherwise each body's supported nodes are fused there.
-    A node is counted once, so the count never exceeds the nodes ORT holds. Subgraphs: each graph's connected
-    groups of supported nodes, one when consolidating them makes no cycle (GetCapability's consolidation)."""
-    nodes = [n for n in index.nodes if in_ort_graph(n, cuda, index)]
-    claimed = {n.index for n in nodes if (p := trt.get(n)) is not None and p.status != "unsupported"}
+    A node is counted once per copy ORT holds, so the count never exceeds the nodes ORT holds: a model-local
+    function's body is inlined at every call, into the caller's graph (_ort_nodes). Subgraphs: each graph's
+    connected groups of supported nodes, one when consolidating them makes no cycle (GetCapability's
+    consolidation)."""
+    nodes = _ort_nodes(cuda, index)
+    claimed = {v.key for v in nodes if (p := trt.get(v.node)) is not None and p.status != "unsupported"}
     # a control-flow node with a body node TensorRT does not take stays out (innermost bodies first: a body's
     # own control-flow nodes are decided before the node that owns the body)
-    body_nodes: dict[int, list[int]] = {}
-    for n in nodes:
-        owner = n.scope.owner
-        if owner is not None:
-            body_nodes.setdefault(owner.index, []).append(n.index)
-    for n in sorted((n for n in nodes if n.op_type in CONTROL_FLOW and n.index in claimed),
-                    key=lambda n: -_depth(n)):
-        if any(i not in claimed for i in body_nodes.get(n.index, ())):
-            claimed.discard(n.index)
-    part = TrtPartition(0, len(claimed), claimed=claimed)
-    for n in nodes:
-        if n.index in claimed:
+    body_nodes: dict[tuple[int, ...], list[tuple[int, ...]]] = {}
+    for v in nodes:
+        if v.owner is not None:
+            body_nodes.setdefault(v.owner, []).append(v.key)
+    for v in sorted((v for v in nodes if v.node.op_type in CONTROL_FLOW and v.key in claimed), key=lambda v: -v.depth):
+        if any(k not in claimed for k in body_nodes.get(v.key, ())):
+            claimed.discard(v.key)
+    part = TrtPartition(0, len(claimed), claimed={v.node.index for v in nodes if v.key in claimed})
+    for v in nodes:
+        if v.key in claimed:
             continue
-        p = cuda.get(n)
+        p = cuda.get(v.node)
         if p is None:
             continue
-        (part.cuda_nodes if p.ep == "CUDAExecutionProvider" else part.cpu_nodes if p.ep else part.unsupported).append(n.location)
-    # connected components of claimed nodes (edges through values inside a scope); a claimed control-flow node's
+        (part.cuda_nodes if p.ep == "CUDAExecutionProvider" else part.cpu_nodes if p.ep else part.unsupported).append(
+            v.node.location)
+    # connected components of claimed nodes (edges through values inside a graph); a claimed control-flow node's
     # bodies are part of its engine
-    parent = {i: i for i in claimed}
+    parent = {k: k for k in claimed}
 
-    def find(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
+    def find(k: tuple[int, ...]) -> tuple[int, ...]:
+        while parent[k] != k:
+            parent[k] = parent[parent[k]]
+            k = parent[k]
+        return k
 
-    by_scope: dict[int, list[NodeRef]] = {}  # each graph's own claimed nodes (not those inside a claimed body)
-    for n in nodes:
-        if n.index not in claimed:
+    producer: dict[tuple[Any, Any], tuple[int, ...]] = {}  # (graph, value) -> the node that makes it there
+    consumers: dict[tuple[Any, Any], list[_OrtNode]] = {}
+    for v in nodes:
+        for o in v.outputs:
+            producer[(v.graph, o)] = v.key
+        for i in v.inputs:
+            consumers.setdefault((v.graph, i), []).append(v)
+    by_key = {v.key: v for v in nodes}
+    by_graph: dict[Any, list[_OrtNode]] = {}  # each graph's own claimed nodes (not those inside a claimed body)
+    for v in nodes:
+        if v.key not in claimed:
             continue
-        owner = n.scope.owner
-        if owner is not None and owner.index in claimed:
-            parent[find(n.index)] = find(owner.index)
+        if v.owner is not None and v.owner in claimed:
+            parent[find(v.key)] = find(v.owner)
         else:
-            by_scope.setdefault(id(n.scope), []).append(n)
-        for inp in n.inputs:
-            prod = n.scope.producer.get(inp)
-            if prod is not None and prod.index in claimed:
-                parent[find(n.index)] = find(prod.index)
+            by_graph.setdefault(v.graph, []).append(v)
+        for inp in v.inputs:
+            prod = producer.get((v.graph, inp))
+            if prod is not None and prod in claimed:
+                parent[find(v.key)] = find(prod)
     # GetCapability consolidates a graph's supported groups into one TensorRT subgraph unless that makes a cycle
     # (a node it does not take reads from the group and feeds it)
-    kept = {n.index for n in nodes}
-    for own in by_scope.values():
-        if len({find(n.index) for n in own}) > 1 and not _cycle_through_others(own, claimed, kept):
-            for n in own[1:]:
-                parent[find(n.index)] = find(own[0].index)
-    part.subgraphs = len({find(i) for i in claimed})
+    for own in by_graph.values():
+        if len({find(v.key) for v in own}) > 1 and not _cycle_through_others(own, claimed, producer, consumers, by_key):
+            for v in own[1:]:
+                parent[find(v.key)] = find(own[0].key)
+    part.subgraphs = len({find(k) for k in claimed})
     return part
 
 
-def _cycle_through_others(own: list[NodeRef], claimed: set[int], kept: set[int]) -> bool:
+@dataclass
+class _OrtNode:
+    """A node of a graph ORT holds once loaded: key (the index path: the calls it was inlined through, then its own
+    node index), graph (which graph: the main one or a control-flow body, of a call's copy where it is one),
+    owner (the key of the control-flow node whose body the graph is), depth (bodies around it), its values named
+    in its graph (a function body's inputs and outputs are the call's)."""
+
+    key: tuple[int, ...]
+    node: NodeRef
+    graph: Any
+    owner: tuple[int, ...] | None
+    depth: int
+    inputs: list[Any]
+    outputs: list[Any]
+
+
+def _ort_nodes(cuda: Verdicts, index: GraphIndex) -> list[_OrtNode]:
+    """The nodes of every graph ORT holds once it has loaded the model (in_ort_graph), a local function's body
+    copied into the caller's graph at each call (ORT inlines every call: a body called twice is twice in the
+    graph); a function that calls itself is not expanded again (onnx and ORT cannot inline it)."""
+    bodies: dict[int, list[Any]] = {}  # control-flow node index -> its body scopes
+    for scope in index.scopes:
+        if scope.owner is not None:
+            bodies.setdefault(scope.owner.index, []).append(scope)
+    fscopes = [s for s in index.scopes if s.is_function]
+    functions = {(f.domain, f.name): s for f, s in zip(index.model.functions, fscopes)} \
+        if len(fscopes) == len(index.model.functions) else {}
+    out: list[_OrtNode] = []
+
+    def walk(scope: Any, call: tuple[int, ...], graph: Any, owner: tuple[int, ...] | None, depth: int,
+             names: dict[str, Any], calling: tuple[Any, ...]) -> None:
+        def name(v: str) -> Any:
+            got = names.get(v)
+            return got if got is not None else (call, v)
+
+        for n in scope.nodes:
+            key = call + (n.index,)
+            if functions and index.is_local_function(n):
+                fkey = (n.proto.domain, n.op_type)
+                fscope = functions.get(fkey)
+                if fscope is None or fkey in calling:
+                    continue
+                formal = dict(zip(fscope.inputs, [name(v) if v else None for v in n.inputs]))
+                formal.update((f, name(v)) for f, v in zip(fscope.outputs, n.outputs) if v)
+                walk(fscope, key, graph, owner, depth, {f: v for f, v in formal.items() if v is not None},
+                     calling + (fkey,))
+                continue
+            if not in_ort_graph(n, cuda, index):
+                continue
+            out.append(_OrtNode(key, n, graph, owner, depth, [name(v) for v in n.inputs if v],
+                                [name(v) for v in n.outputs if v]))
+            for body in bodies.get(n.index, ()):
+                walk(body, call, (key, id(body)), key, depth + 1, names, calling)
+
+    main = index.scopes[0]
+    walk(main, (), (), None, 0, {}, ())
+    return out
+
+
+def _cycle_through_others(own: list[_OrtNode], claimed: set[tuple[int, ...]], producer: dict[Any, Any],
+                          consumers: dict[Any, Any], by_key: dict[Any, Any]) -> bool:
     """Whether a node of the graph TensorRT does not take is both reached from its claimed nodes and reaches them
     (edges through values inside the graph; removed and Constant nodes are no nodes of ORT's graph)."""
-    scope = own[0].scope
+    graph = own[0].graph
 
-    def walk(step: Any) -> set[int]:
-        seen: set[int] = set()
-        todo = [m for n in own for m in step(n) if m.index not in claimed and m.index in kept]
+    def walk(step: Any) -> set[tuple[int, ...]]:
+        seen: set[tuple[int, ...]] = set()
+        todo = [m for v in own for m in step(v) if m.key not in claimed]
         while todo:
             m = todo.pop()
-            if m.index in seen:
+            if m.key in seen:
                 continue
-            seen.add(m.index)
-            todo.extend(x for x in step(m) if x.index not in claimed and x.index in kept and x.index not in seen)
+            seen.add(m.key)
+            todo.extend(x for x in step(m) if x.key not in claimed and x.key not in seen)
         return seen
 
-    def consumers(n: NodeRef) -> list[NodeRef]:
-        return [c for o in n.outputs if o for c in scope.consumers.get(o, ())]
+    def readers(v: _OrtNode) -> list[_OrtNode]:
+        return [c for o in v.outputs for c in consumers.get((graph, o), ())]
 
-    def producers(n: NodeRef) -> list[NodeRef]:
-        return [p for i in n.inputs if i and (p := scope.producer.get(i)) is not None]
+    def writers(v: _OrtNode) -> list[_OrtNode]:
+        return [by_key[p] for i in v.inputs if (p := producer.get((graph, i))) is not None]
 
-    return bool(walk(consumers) & walk(producers))
-
-
-def _depth(node: NodeRef) -> int:
-    d, scope = 0, node.scope
-    while scope.owner is not None:
-        d, scope = d + 1, scope.owner.scope
-    return d
+    return bool(walk(readers) & walk(writers))

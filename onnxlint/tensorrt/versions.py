@@ -17,7 +17,9 @@ from typing import Iterable, NamedTuple
 
 from packaging.version import InvalidVersion, Version
 
-RTX_LABEL = re.compile(r"\+rtx(\d+(?:\.\d+)*)")  # a TensorRT-RTX table's label: '10.1+rtx1.4'
+# a TensorRT-RTX table's label: '10.1+rtx1.4'; a requested version as packaging writes it may have a dot after
+# "rtx" ('10.1+rtx-1.6' and '10.1+rtx_1.6' are the version '10.1+rtx.1.6')
+RTX_LABEL = re.compile(r"\+rtx\.?(\d+(?:\.\d+)*)")
 
 
 class Line(NamedTuple):

@@ -122,3 +122,33 @@ def test_unconnected_supported_groups_are_one_tensorrt_subgraph_unless_that_make
     m = make_model(nodes, [vi("x", T.FLOAT, ["n"])], [vi("y", T.FLOAT, ["n"])])
     part = api.predict(m, target="ort-trt", trt_version=RTX)
     assert (part.trt_nodes, part.subgraphs) == (2, 2)
+
+
+def _call_model(fn, calls):
+    nodes = [h.make_node("Relu", ["x"], ["v0"], name="r_in")]
+    for i in range(calls):
+        nodes.append(h.make_node(fn.name, [f"v{i}"], [f"v{i + 1}"], name=f"call{i}", domain="local"))
+    nodes.append(h.make_node("Relu", [f"v{calls}"], ["y"], name="r_out"))
+    return make_model(nodes, [vi("x", T.FLOAT, ["n"])], [vi("y", T.FLOAT, ["n"])], extra_opsets=[("local", 1)],
+                      functions=[fn])
+
+
+def test_a_local_function_called_twice_is_inlined_twice_into_the_callers_graph():
+    # ORT inlines each call into the main graph (a CPU session's optimized model holds 4 Relus, no function):
+    # 4 nodes in one TensorRT subgraph. Before: the body counted once, as a graph of its own (3 nodes in 2)
+    fn = h.make_function("local", "F", ["a"], ["b"], [h.make_node("Relu", ["a"], ["b"], name="f_relu")],
+                         [h.make_opsetid("", 17)])
+    part = api.predict(_call_model(fn, 2), target="ort-trt", trt_version=RTX)
+    assert (part.trt_nodes, part.subgraphs) == (4, 1)
+    assert _placed(part) == 4
+
+
+def test_a_node_tensorrt_does_not_take_inside_an_inlined_call_splits_the_callers_subgraph():
+    # r_in -> call(Bernoulli: not TensorRT's, CUDA's) -> r_out: once inlined, one engine for r_in and r_out would
+    # read its own output through the Bernoulli, so two subgraphs (before: the call was no node, so one)
+    fn = h.make_function("local", "S", ["a"], ["b"], [h.make_node("Bernoulli", ["a"], ["b"], name="draw")],
+                         [h.make_opsetid("", 17)])
+    part = api.predict(_call_model(fn, 1), target="ort-trt", trt_version=RTX)
+    assert (part.trt_nodes, part.subgraphs) == (2, 2)
+    assert [loc.rsplit("/", 1)[-1] for loc in part.cuda_nodes] == ["draw"]
+    assert _placed(part) == 3

@@ -83,6 +83,14 @@ def test_an_rtx_release_without_a_table_gets_the_newest_table_not_newer(monkeypa
     assert ver == rtx[0] and note
 
 
+def test_an_rtx_release_spelled_with_a_separator_names_that_release():
+    # packaging reads '10.1+rtx-1.6' and '10.1+rtx_1.6' as '10.1+rtx.1.6': the release is 1.6 still (was: no
+    # release read, so the oldest RTX table, 1.4)
+    for asked in ("10.1+rtx-1.6", "10.1+rtx_1.6", "10.1+rtx.1.6"):
+        assert versions.rtx_release(str(versions.requested(asked))) == versions.rtx_release("10.1+rtx1.6")
+        assert tables.resolve(asked)[0] == "10.1+rtx1.6"
+
+
 def test_the_cli_checks_the_newest_rtx_table_unless_asked(save, lint_json):
     from onnx import TensorProto as T
     from onnx import helper as h
