@@ -166,6 +166,11 @@ def _ort_nodes(cuda: Verdicts, index: GraphIndex) -> list[_OrtNode]:
                      calling + (fkey,))
                 continue
             if not in_ort_graph(n, cuda, index):
+                if n.index in bodies and _inlined(n, cuda):  # its branch's nodes are the graph's now
+                    for body in bodies[n.index]:  # (the branch dropped is: its nodes are not in ORT's graph)
+                        outs = dict(names)
+                        outs.update((b, name(v)) for b, v in zip(body.outputs, n.outputs) if b and v)
+                        walk(body, call, graph, owner, depth, outs, calling)
                 continue
             out.append(_OrtNode(key, n, graph, owner, depth, [name(v) for v in n.inputs if v],
                                 [name(v) for v in n.outputs if v]))
@@ -175,6 +180,14 @@ def _ort_nodes(cuda: Verdicts, index: GraphIndex) -> list[_OrtNode]:
     main = index.scopes[0]
     walk(main, (), (), None, 0, {}, ())
     return out
+
+
+def _inlined(node: NodeRef, cuda: Verdicts) -> bool:
+    """An If on a constant condition: ORT's constant folding (Level 1, before partitioning) puts the nodes of the
+    branch taken into the If's graph in its place (the placement marks the If folded, the other branch's nodes
+    eliminated)."""
+    p = cuda.get(node)
+    return node.op_type == "If" and p is not None and p.status == "folded" and p.reason == "if-constant"
 
 
 def _cycle_through_others(own: list[_OrtNode], claimed: set[tuple[int, ...]], producer: dict[Any, Any],

@@ -152,3 +152,21 @@ def test_a_node_tensorrt_does_not_take_inside_an_inlined_call_splits_the_callers
     assert (part.trt_nodes, part.subgraphs) == (2, 2)
     assert [loc.rsplit("/", 1)[-1] for loc in part.cuda_nodes] == ["draw"]
     assert _placed(part) == 3
+
+
+def test_the_branch_an_if_on_a_constant_condition_inlines_is_counted_in_the_ifs_graph():
+    # r1 -> If(constant true: then Neg, else Abs) -> r2: ORT's constant folding puts the Neg in the main graph before
+    # partitioning, so 3 nodes in one TensorRT subgraph (8b90c66 left the taken branch out: 2 nodes; daa238f counted
+    # it as a graph of its own: 2 subgraphs)
+    then_g = h.make_graph([h.make_node("Neg", ["a"], ["t"], name="neg")], "then", [], [vi("t", T.FLOAT, [4])])
+    else_g = h.make_graph([h.make_node("Abs", ["a"], ["e"], name="abs")], "else", [], [vi("e", T.FLOAT, [4])])
+    nodes = [_const("c", T.BOOL, [], [True]), h.make_node("Relu", ["x"], ["a"], name="r1"),
+             h.make_node("If", ["c"], ["b"], name="if", then_branch=then_g, else_branch=else_g),
+             h.make_node("Relu", ["b"], ["y"], name="r2")]
+    m = make_model(nodes, [vi("x", T.FLOAT, [4])], [vi("y", T.FLOAT, [4])])
+    cuda = api.predict(m, target="ort-cuda")
+    assert {v.node.name: v.status for v in cuda.nodes.values() if v.node.name in ("if", "abs")} == \
+        {"if": "folded", "abs": "eliminated"}
+    part = api.predict(m, target="ort-trt", trt_version=RTX)
+    assert (part.trt_nodes, part.subgraphs) == (3, 1)
+    assert _placed(part) == 3
