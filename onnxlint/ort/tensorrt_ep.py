@@ -58,20 +58,21 @@ def partition(trt: Verdicts, cuda: Verdicts, index: GraphIndex) -> TrtPartition:
     function's body is inlined at every call, into the caller's graph (_ort_nodes). Subgraphs: each graph's
     connected groups of supported nodes, one when consolidating them makes no cycle (GetCapability's
     consolidation)."""
-    nodes = _ort_nodes(cuda, index)
-    claimed = {v.key for v in nodes if (p := trt.get(v.node)) is not None and p.status != "unsupported"}
+    nodes = _ort_nodes(cuda, index)  # a node's key is its position in this list
+    claimed = {k for k, v in enumerate(nodes) if (p := trt.get(v.node)) is not None and p.status != "unsupported"}
     # a control-flow node with a body node TensorRT does not take stays out (innermost bodies first: a body's
     # own control-flow nodes are decided before the node that owns the body)
-    body_nodes: dict[tuple[int, ...], list[tuple[int, ...]]] = {}
-    for v in nodes:
-        if v.owner is not None:
-            body_nodes.setdefault(v.owner, []).append(v.key)
-    for v in sorted((v for v in nodes if v.node.op_type in CONTROL_FLOW and v.key in claimed), key=lambda v: -v.depth):
-        if any(k not in claimed for k in body_nodes.get(v.key, ())):
-            claimed.discard(v.key)
-    part = TrtPartition(0, len(claimed), claimed={v.node.index for v in nodes if v.key in claimed})
-    for v in nodes:
-        if v.key in claimed:
+    body_nodes: dict[int, list[int]] = {}
+    for k, v in enumerate(nodes):
+        if v.owner >= 0:
+            body_nodes.setdefault(v.owner, []).append(k)
+    for k in sorted((k for k in body_nodes if k in claimed and nodes[k].node.op_type in CONTROL_FLOW),
+                    key=lambda k: -nodes[k].depth):
+        if any(b not in claimed for b in body_nodes[k]):
+            claimed.discard(k)
+    part = TrtPartition(0, len(claimed), claimed={nodes[k].node.index for k in claimed})
+    for k, v in enumerate(nodes):
+        if k in claimed:
             continue
         p = cuda.get(v.node)
         if p is None:
@@ -82,56 +83,56 @@ def partition(trt: Verdicts, cuda: Verdicts, index: GraphIndex) -> TrtPartition:
     # bodies are part of its engine
     parent = {k: k for k in claimed}
 
-    def find(k: tuple[int, ...]) -> tuple[int, ...]:
+    def find(k: int) -> int:
         while parent[k] != k:
             parent[k] = parent[parent[k]]
             k = parent[k]
         return k
 
-    producer: dict[tuple[Any, Any], tuple[int, ...]] = {}  # (graph, value) -> the node that makes it there
-    consumers: dict[tuple[Any, Any], list[_OrtNode]] = {}
-    for v in nodes:
+    made: dict[int, dict[Any, int]] = {}  # per graph: value -> the claimed node that makes it there
+    for k in claimed:
+        v = nodes[k]
+        got = made.get(v.graph)
+        if got is None:
+            got = made[v.graph] = {}
         for o in v.outputs:
-            producer[(v.graph, o)] = v.key
-        for i in v.inputs:
-            consumers.setdefault((v.graph, i), []).append(v)
-    by_key = {v.key: v for v in nodes}
-    by_graph: dict[Any, list[_OrtNode]] = {}  # each graph's own claimed nodes (not those inside a claimed body)
-    for v in nodes:
-        if v.key not in claimed:
+            if o:
+                got[o] = k
+    by_graph: dict[int, list[int]] = {}  # each graph's own claimed nodes (not those inside a claimed body)
+    for k, v in enumerate(nodes):
+        if k not in claimed:
             continue
-        if v.owner is not None and v.owner in claimed:
-            parent[find(v.key)] = find(v.owner)
+        if v.owner >= 0 and v.owner in claimed:
+            parent[find(k)] = find(v.owner)
         else:
-            by_graph.setdefault(v.graph, []).append(v)
+            by_graph.setdefault(v.graph, []).append(k)
+        got = made[v.graph]
         for inp in v.inputs:
-            prod = producer.get((v.graph, inp))
-            if prod is not None and prod in claimed:
-                parent[find(v.key)] = find(prod)
+            prod = got.get(inp) if inp else None
+            if prod is not None:
+                parent[find(k)] = find(prod)
     # GetCapability consolidates a graph's supported groups into one TensorRT subgraph unless that makes a cycle
     # (a node it does not take reads from the group and feeds it)
-    for own in by_graph.values():
-        if len({find(v.key) for v in own}) > 1 and not _cycle_through_others(own, claimed, producer, consumers, by_key):
-            for v in own[1:]:
-                parent[find(v.key)] = find(own[0].key)
+    edges: dict[int, tuple[dict[Any, int], dict[Any, list[int]]]] = {}  # made on first need, for every graph
+    for g, own in by_graph.items():
+        if len({find(k) for k in own}) > 1 and not _cycle_through_others(own, claimed, nodes, g, edges):
+            for k in own[1:]:
+                parent[find(k)] = find(own[0])
     part.subgraphs = len({find(k) for k in claimed})
     return part
 
 
-@dataclass
 class _OrtNode:
-    """A node of a graph ORT holds once loaded: key (the index path: the calls it was inlined through, then its own
-    node index), graph (which graph: the main one or a control-flow body, of a call's copy where it is one),
-    owner (the key of the control-flow node whose body the graph is), depth (bodies around it), its values named
-    in its graph (a function body's inputs and outputs are the call's)."""
+    """A node of a graph ORT holds once loaded: graph (which graph: the main one, 0, or a control-flow body, of a
+    call's copy where it is one), owner (the position of the control-flow node whose body the graph is, -1 for
+    none), depth (bodies around it), its values named in its graph (a function body's inputs and outputs are the
+    call's; a copy's own values are (call, name))."""
 
-    key: tuple[int, ...]
-    node: NodeRef
-    graph: Any
-    owner: tuple[int, ...] | None
-    depth: int
-    inputs: list[Any]
-    outputs: list[Any]
+    __slots__ = ("node", "graph", "owner", "depth", "inputs", "outputs")
+
+    def __init__(self, node: NodeRef, graph: int, owner: int, depth: int, inputs: Any, outputs: Any) -> None:
+        self.node, self.graph, self.owner, self.depth, self.inputs, self.outputs = \
+            node, graph, owner, depth, inputs, outputs
 
 
 def _ort_nodes(cuda: Verdicts, index: GraphIndex) -> list[_OrtNode]:
@@ -146,15 +147,17 @@ def _ort_nodes(cuda: Verdicts, index: GraphIndex) -> list[_OrtNode]:
     functions = {(f.domain, f.name): s for f, s in zip(index.model.functions, fscopes)} \
         if len(fscopes) == len(index.model.functions) else {}
     out: list[_OrtNode] = []
+    graphs = [0]  # the number of graphs so far
 
-    def walk(scope: Any, call: tuple[int, ...], graph: Any, owner: tuple[int, ...] | None, depth: int,
-             names: dict[str, Any], calling: tuple[Any, ...]) -> None:
+    def walk(scope: Any, call: tuple[int, ...], graph: int, owner: int, depth: int, names: dict[str, Any],
+             calling: tuple[Any, ...]) -> None:
+        plain = not call and not names  # the model's own graphs: values by their names
+
         def name(v: str) -> Any:
             got = names.get(v)
-            return got if got is not None else (call, v)
+            return got if got is not None else (call, v) if call else v
 
         for n in scope.nodes:
-            key = call + (n.index,)
             if functions and index.is_local_function(n):
                 fkey = (n.proto.domain, n.op_type)
                 fscope = functions.get(fkey)
@@ -162,7 +165,7 @@ def _ort_nodes(cuda: Verdicts, index: GraphIndex) -> list[_OrtNode]:
                     continue
                 formal = dict(zip(fscope.inputs, [name(v) if v else None for v in n.inputs]))
                 formal.update((f, name(v)) for f, v in zip(fscope.outputs, n.outputs) if v)
-                walk(fscope, key, graph, owner, depth, {f: v for f, v in formal.items() if v is not None},
+                walk(fscope, call + (n.index,), graph, owner, depth, {f: v for f, v in formal.items() if v is not None},
                      calling + (fkey,))
                 continue
             if not in_ort_graph(n, cuda, index):
@@ -172,13 +175,14 @@ def _ort_nodes(cuda: Verdicts, index: GraphIndex) -> list[_OrtNode]:
                         outs.update((b, name(v)) for b, v in zip(body.outputs, n.outputs) if b and v)
                         walk(body, call, graph, owner, depth, outs, calling)
                 continue
-            out.append(_OrtNode(key, n, graph, owner, depth, [name(v) for v in n.inputs if v],
-                                [name(v) for v in n.outputs if v]))
+            k = len(out)
+            out.append(_OrtNode(n, graph, owner, depth, n.inputs if plain else [name(v) if v else v for v in n.inputs],
+                                n.outputs if plain else [name(v) if v else v for v in n.outputs]))
             for body in bodies.get(n.index, ()):
-                walk(body, call, (key, id(body)), key, depth + 1, names, calling)
+                graphs[0] += 1
+                walk(body, call, graphs[0], k, depth + 1, names, calling)
 
-    main = index.scopes[0]
-    walk(main, (), (), None, 0, {}, ())
+    walk(index.scopes[0], (), 0, -1, 0, {}, ())
     return out
 
 
@@ -190,27 +194,39 @@ def _inlined(node: NodeRef, cuda: Verdicts) -> bool:
     return node.op_type == "If" and p is not None and p.status == "folded" and p.reason == "if-constant"
 
 
-def _cycle_through_others(own: list[_OrtNode], claimed: set[tuple[int, ...]], producer: dict[Any, Any],
-                          consumers: dict[Any, Any], by_key: dict[Any, Any]) -> bool:
-    """Whether a node of the graph TensorRT does not take is both reached from its claimed nodes and reaches them
-    (edges through values inside the graph; removed and Constant nodes are no nodes of ORT's graph)."""
-    graph = own[0].graph
+def _cycle_through_others(own: list[int], claimed: set[int], nodes: list[_OrtNode], graph: int,
+                          edges: dict[int, tuple[dict[Any, int], dict[Any, list[int]]]]) -> bool:
+    """Whether a node of the graph TensorRT does not take is both reached from its claimed nodes (own, positions
+    in nodes) and reaches them (edges through values inside the graph; removed and Constant nodes are no nodes of
+    ORT's graph). edges: graph -> (value -> its producer, value -> its readers), filled here on the first call."""
+    if not edges:
+        for k, v in enumerate(nodes):
+            got = edges.get(v.graph)
+            if got is None:
+                got = edges[v.graph] = ({}, {})
+            for o in v.outputs:
+                if o:
+                    got[0][o] = k
+            for i in v.inputs:
+                if i:
+                    got[1].setdefault(i, []).append(k)
+    made, read = edges[graph]
 
-    def walk(step: Any) -> set[tuple[int, ...]]:
-        seen: set[tuple[int, ...]] = set()
-        todo = [m for v in own for m in step(v) if m.key not in claimed]
+    def walk(step: Any) -> set[int]:
+        seen: set[int] = set()
+        todo = [m for k in own for m in step(k) if m not in claimed]
         while todo:
             m = todo.pop()
-            if m.key in seen:
+            if m in seen:
                 continue
-            seen.add(m.key)
-            todo.extend(x for x in step(m) if x.key not in claimed and x.key not in seen)
+            seen.add(m)
+            todo.extend(x for x in step(m) if x not in claimed and x not in seen)
         return seen
 
-    def readers(v: _OrtNode) -> list[_OrtNode]:
-        return [c for o in v.outputs for c in consumers.get((graph, o), ())]
+    def readers(k: int) -> list[int]:
+        return [c for o in nodes[k].outputs if o for c in read.get(o, ())]
 
-    def writers(v: _OrtNode) -> list[_OrtNode]:
-        return [by_key[p] for i in v.inputs if (p := producer.get((graph, i))) is not None]
+    def writers(k: int) -> list[int]:
+        return [p for i in nodes[k].inputs if i and (p := made.get(i)) is not None]
 
     return bool(walk(readers) & walk(writers))
