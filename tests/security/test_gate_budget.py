@@ -393,3 +393,24 @@ def test_a_committed_tree_thousands_of_folders_deep_is_walked_in_bounded_time(tm
         for tree in (repo / "models", repo / "rules"):
             _remove_deep(tree)
     assert run.returncode == 1 and "OLX010" in run.stdout and "internal error" not in run.stderr, run.stderr
+
+
+@pytest.mark.parametrize("setting", modes("extend-exclude", "per-file-ignores"))
+def test_a_config_of_100000_patterns_is_refused_before_any_path_is_matched(tmp_path, setting):
+    """Every path of a walk is matched against every exclude pattern (every file against every per-file-ignores
+    pattern): 100,000 of them in a 1.4 MB .onnxlint.yaml and 2,000 files took 112 s. A list setting holds at most
+    1,000 entries: past that, one line naming the file, exit 2."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "models").mkdir()
+    onnx.save(dropout(), repo / "models" / "m.onnx")
+    for k in range(2000):
+        (repo / "models" / f"e{k}.onnx").write_bytes(b"")
+    patterns = [f"zz{k}*q*" for k in range(100_000)]
+    value = patterns if setting == "extend-exclude" else {p: ["OLX010"] for p in patterns}
+    (repo / ".onnxlint.yaml").write_text(json.dumps({setting: value}))
+    try:
+        run = onnxlint("--no-cache", "--", "models", cwd=repo, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("100,000 patterns against 2,000 files ran past 60 s")
+    assert run.returncode == 2 and run.stderr.count("\n") == 1 and "more than the 1,000" in run.stderr, run.stderr
