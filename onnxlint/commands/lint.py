@@ -452,7 +452,7 @@ def _tables_by_target(s: Settings) -> dict[str, str]:
 def _emit(text: str, request: LintRequest) -> None:
     if request.output and not request.fix:
         try:
-            request.output.write_text(text, encoding="utf-8")
+            write_guard.replace_text(request.output, text)
         except OSError as exc:  # a full disk, a folder gone: one line, exit 2
             raise UsageError(f"-o {request.output}: cannot write the report: {exc.strerror or exc}") from None
     else:
@@ -493,6 +493,7 @@ def _check_output(output: Path | None, inputs: list[Path], fix: bool) -> None:
             write_guard.check_target(dest, [i for i in inputs if not _same_file(i, dest)], "-o", "the fixed model")
     else:
         write_guard.check_target(output, inputs, "-o", "the report")
+        write_guard.check_report_folder(output, "-o")
     parent = output if output.is_dir() else output.parent
     if not parent.is_dir():
         raise UsageError(f"-o {output}: folder {parent} does not exist")

@@ -32,8 +32,10 @@ def run(models: list[Path], target: str, ort_version: str | None, ort_optimizati
     else:
         text, errors = _placements(paths, target, ort_version, ort_optimization, format)
     if output is not None:
+        from onnxlint.model import write_guard
+
         try:
-            output.write_text(text, encoding="utf-8")
+            write_guard.replace_text(output, text)
         except OSError as exc:  # a full disk, a folder gone: one line, exit 2
             raise UsageError(f"-o {output}: cannot write the report: {exc.strerror or exc}") from None
     else:

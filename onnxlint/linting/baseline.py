@@ -11,10 +11,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 
 from onnxlint.linting.report import Finding, Report
+from onnxlint.model import write_guard
 from onnxlint.model.locations import node_location
 from onnxlint.support import reading
 from onnxlint.support.errors import UsageError, first_line
@@ -58,25 +58,10 @@ def write(path: Path, report: Report) -> int:
     base = path.parent
     prints = sorted({fingerprint(f, base) for f in report.findings if not f.suppressed})
     text = json.dumps({"version": VERSION, "tool": "onnxlint", "fingerprints": prints}, indent=1) + "\n"
-    # a new temporary file of a name nobody chose (O_EXCL): a fixed `.baseline.json.tmp` was opened for writing
-    # whatever it was, so a committed link of that name wrote the baseline over the file it leads to
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        os.chmod(tmp, 0o666 & ~_umask())
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.lexists(tmp):
-            os.unlink(tmp)
-        raise
+    # never through a link: a committed `.baseline.json.tmp` link made the fixed temporary name write the
+    # baseline over the file it leads to
+    write_guard.replace_text(path, text)
     return len(prints)
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def apply(report: Report, path: Path, recorded: set[str]) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import stat
+import tempfile
 from pathlib import Path
 from typing import Iterable
 
@@ -38,6 +39,44 @@ def check_target(dest: Path, inputs: Iterable[Path], option: str, replaced_by: s
         if _inside(real, os.path.realpath(Path(model).parent)) and real in _external_files(model):
             raise UsageError(f"{option} {dest}: is the external data file of {model}; {replaced_by} would destroy its "
                              "weights")
+
+
+def replace_text(dest: Path, text: str) -> None:
+    """Write a report or baseline whole or not at all, never through a link: a new temporary file (O_EXCL, a name
+    nobody chose) in dest's folder, renamed over dest. A repository can commit `onnxlint.sarif` or
+    `baseline.json` as a link to a file outside it: the link is replaced, the file it leads to left as it was."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
+    try:
+        os.chmod(tmp, 0o666 & ~_umask())  # as open() would make it (mkstemp makes 0600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, dest)
+    except BaseException:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def check_report_folder(dest: Path, option: str) -> None:
+    """UsageError when a relative report path passes through a linked folder of the working folder's tree (the
+    repository's files): a committed `reports` link to a folder outside would take `-o reports/lint.sarif` there.
+    An absolute path, or one that leaves the working folder with `..`, is the caller's own choice."""
+    if dest.is_absolute():
+        return
+    here = Path()
+    for part in dest.parent.parts:
+        if part == "..":
+            return
+        here = here / part
+        if os.path.islink(here):
+            raise UsageError(f"{option} {dest}: folder {here} is a symbolic link; a report is not written through a "
+                             "link (name the folder it leads to)")
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def _inside(path: str, folder: str) -> bool:

@@ -172,3 +172,52 @@ def test_update_baseline_never_writes_through_a_planted_temporary_name(tmp_path,
     assert not (repo / "baseline.json").is_symlink() and '"fingerprints"' in (repo / "baseline.json").read_text()
     assert onnxlint("--no-cache", "--baseline", "baseline.json", "--", "m.onnx", cwd=repo).returncode == 0
     assert sorted(p.name for p in repo.iterdir() if p.name.endswith(".tmp") and not p.is_symlink()) == []
+
+
+REPORTS = [("lint", ("--no-cache", "--format", "sarif"), 1, '"version": "2.1.0"'),
+           ("placement", ("placement", "--format", "json"), 0, '"summary"')]
+
+
+@pytest.mark.parametrize("command,args,rc,content", REPORTS, ids=[r[0] for r in REPORTS])
+def test_a_report_never_writes_through_a_committed_link(tmp_path, command, args, rc, content):
+    """`-o onnxlint.sarif` in a CI step: the repository can commit that name as a link to a file outside it. The
+    report replaces the link (a new temporary file renamed over it); the file it leads to stays as it was."""
+    from bounded import onnxlint
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    onnx.save(_dropout(), repo / "m.onnx")
+    victim = tmp_path / "outside.txt"
+    victim.write_text("precious\n")
+    os.symlink(victim, repo / "report.out")
+    run = onnxlint(*args, "-o", "report.out", "--", "m.onnx", cwd=repo)
+    assert run.returncode == rc, run.stderr
+    assert victim.read_text() == "precious\n"
+    assert not (repo / "report.out").is_symlink() and content in (repo / "report.out").read_text()
+    assert stat.S_IMODE(os.stat(repo / "report.out").st_mode) & 0o044 == 0o044 & ~_umask()
+    assert sorted(p.name for p in repo.iterdir()) == ["m.onnx", "report.out"]  # no temporary file left
+
+
+@pytest.mark.parametrize("command,args,rc,content", REPORTS, ids=[r[0] for r in REPORTS])
+def test_a_relative_report_path_through_a_linked_folder_is_refused(tmp_path, command, args, rc, content):
+    """`-o reports/lint.sarif` where the repository commits `reports` as a link to a folder outside it: one line
+    naming the link, exit 2, nothing written there. An absolute path is the caller's own."""
+    from bounded import onnxlint
+
+    repo, outside = tmp_path / "repo", tmp_path / "outside"
+    repo.mkdir()
+    outside.mkdir()
+    onnx.save(_dropout(), repo / "m.onnx")
+    os.symlink(outside, repo / "reports")
+    run = onnxlint(*args, "-o", "reports/lint.out", "--", "m.onnx", cwd=repo)
+    assert run.returncode == 2 and run.stdout == "" and run.stderr.count("\n") == 1, run.stderr
+    assert "reports/lint.out: folder reports is a symbolic link" in run.stderr
+    assert list(outside.iterdir()) == []
+    run = onnxlint(*args, "-o", str(outside / "lint.out"), "--", "m.onnx", cwd=repo)
+    assert run.returncode == rc and content in (outside / "lint.out").read_text(), run.stderr
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
