@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from onnxlint.support import reading
+from onnxlint.support import reading, worktree
 
 DEFAULT_DIR = ".onnxlint_cache"
 ENV_DIR = "ONNXLINT_CACHE_DIR"
@@ -89,12 +89,8 @@ def committed(cache_dir: str | os.PathLike) -> bool:
     repository's files (a report saying a model is clean, under the key of that model's bytes), so nothing is read
     from or written to it. Outside a work tree no git is asked; inside one, git failing to answer (not installed,
     a repository it will not read) counts as tracked. git runs with the repository's fsmonitor hook off."""
-    probe = os.path.abspath(cache_dir)
-    while not os.path.lexists(os.path.join(probe, ".git")):
-        up = os.path.dirname(probe)
-        if up == probe:
-            return False
-        probe = up
+    if worktree.root(os.path.abspath(cache_dir), {}) is None:
+        return False
     env = {k: v for k, v in os.environ.items() if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")}
     try:
         out = subprocess.run(["git", "-c", "core.fsmonitor=false", "-C", os.fspath(cache_dir), "ls-files", "-z", "--",

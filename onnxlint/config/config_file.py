@@ -18,6 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from onnxlint.rules.severity import SEVERITIES
+from onnxlint.support import worktree
 from onnxlint.support.errors import RuleError, first_line
 from onnxlint.support.textfile import read_text, require_short_numbers
 from onnxlint.targets import names as target_names
@@ -231,7 +232,7 @@ def load_file(path: Path) -> Config:
 
 def repo_root(directory: Path) -> Path | None:
     """The nearest folder at or above directory that holds `.git` (a folder, or a file for worktrees)."""
-    root = _root_of(_realpath(os.fspath(directory)))
+    root = worktree.root(_realpath(os.fspath(directory)), _ROOTS)
     return None if root is None else Path(root)
 
 
@@ -253,26 +254,6 @@ def _realpath(path: str) -> str:
             else os.path.realpath(path)
         _REAL[path] = hit
     return hit
-
-
-def _root_of(real: str) -> str | None:
-    walked, d = [], real
-    while True:
-        if d in _ROOTS:
-            root = _ROOTS[d]
-            break
-        walked.append(d)
-        if os.path.lexists(os.path.join(d, ".git")):
-            root = d
-            break
-        up = os.path.dirname(d)
-        if up == d:
-            root = None
-            break
-        d = up
-    for w in walked:
-        _ROOTS[w] = root
-    return root
 
 
 def _check_owner(path: Path) -> None:

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Callable, Iterable, Protocol
 
+from onnxlint.support import worktree
+
 # What a walk skips unless the user's `exclude` replaces it (`extend-exclude` adds to it): hidden folders
 # (.git, .venv, .tox, .cache ...), virtual environments by their usual names and wherever pip installs packages.
 DEFAULT_EXCLUDE: tuple[str, ...] = (".*/", "venv/", "node_modules/", "site-packages/", "__pypackages__/")
@@ -282,23 +284,7 @@ class Walk:
         return f"exclude pattern {hit.text!r}" if hit is not None else None
 
     def _root(self, folder: str) -> str | None:
-        if folder not in self._repos:  # from the parent's answer: a walk asks for every folder, top down
-            d, root, walked = folder, None, []
-            while True:
-                if d in self._repos:
-                    root = self._repos[d]
-                    break
-                walked.append(d)
-                if os.path.lexists(os.path.join(d, ".git")):
-                    root = d
-                    break
-                up = os.path.dirname(d)
-                if up == d:
-                    break
-                d = up
-            for w in walked:
-                self._repos[w] = root
-        return self._repos[folder]
+        return worktree.root(folder, self._repos)  # from the parent's answer: a walk asks for every folder
 
     def _git_ignores(self, path: str, is_dir: bool) -> bool:
         root = self._root(os.path.dirname(path))

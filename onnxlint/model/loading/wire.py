@@ -189,8 +189,9 @@ def _with_graph(buf: bytes, view: memoryview, body: list, copied: int, graph_at:
                      view[graph_end:]])
 
 
-def _fields(buf: bytes, start: int, end: int) -> list[tuple[int, int, int, int]]:
-    """The fields of the message buf[start:end]: (key, where the field starts, where its value starts, its end)."""
+def _fields(buf: bytes, start: int, end: int, what: str = "message") -> list[tuple[int, int, int, int]]:
+    """The fields of the message buf[start:end]: (key, where the field starts, where its value starts, its end);
+    ValueError(what) when they do not end where it does."""
     fields = []
     pos = start
     while pos < end:
@@ -199,7 +200,7 @@ def _fields(buf: bytes, start: int, end: int) -> list[tuple[int, int, int, int]]
         value, pos = _skip(buf, pos, key)
         fields.append((key, at, value, pos))
     if pos != end:
-        raise ValueError("message")
+        raise ValueError(what)
     return fields
 
 
@@ -260,15 +261,7 @@ def _drop_fields(buf: bytes, start: int, end: int) -> list[tuple[int, int]] | No
     WEIGHT_BYTES (its ByteSize, read from the tensor parsed alone when it may be) loses its typed data."""
     import onnx
 
-    fields = []
-    pos = start
-    while pos < end:
-        at = pos
-        key, pos = _varint(buf, pos)
-        value, pos = _skip(buf, pos, key)
-        fields.append((key, at, value, pos))
-    if pos != end:
-        raise ValueError("tensor")
+    fields = _fields(buf, start, end, "tensor")
     location = [f for f in fields if f[0] == _LOCATION_FIELD]
     if location and _varint(buf, location[-1][2])[0] == onnx.TensorProto.EXTERNAL:
         return None
