@@ -4,7 +4,8 @@ regular file.
 Every path a command writes (`-o` for a report or a fixed model, `--baseline`) is checked here before the run
 writes anything: `-o weights.data` would replace a model's weights with a report, `--baseline model.onnx
 --update-baseline` the model with JSON, and `-o` onto a FIFO or a device would block or be replaced by a
-regular file. The result cache writes only in a folder it made (cache.folder)."""
+regular file. Reports and the baseline are written here too (replace_text): whole, and never through a link.
+The result cache writes only in a folder it made (cache.folder)."""
 
 from __future__ import annotations
 
