@@ -88,11 +88,18 @@ class OrderCache:
         count = len(nodes)
         dead = bytearray(count)
         if removed:
-            position = static.position
-            for i in removed:  # the removed nodes (of every scope): fewer than the nodes
-                at = position.get(i)
-                if at is not None:
-                    dead[at] = 1
+            # from whichever is shorter: removed is the whole model's (20k inlined Ifs remove as many nodes, each
+            # of their 40k bodies ordered apart), a scope's nodes may be many more than those removed in it
+            if len(removed) < count:
+                position = static.position
+                for i in removed:
+                    at = position.get(i)
+                    if at is not None:
+                        dead[at] = 1
+            else:
+                for k, n in enumerate(nodes):
+                    if n.index in removed:
+                        dead[k] = 1
         rewired: dict[int, list[int]] = {}
         if alias:
             # the nodes reading a rewired name: found from the names when they are fewer than the nodes (alias is
