@@ -17,6 +17,7 @@ from onnxlint.tensorrt.tables import Table
 from onnxlint.tensorrt.verdicts import QDQ_OPS, SUPPORTED, TrtNode, TrtPrediction, Verdict
 
 CheckFn = Callable[[NodeRef, Signature, Table, str, Row], Verdict]
+_STRING = 8  # TensorProto.STRING
 _IMPORTER_SAID = re.compile(r"'s importer for \S+ \([^)]*\): \"(.+)\"$")  # a probed importer's words (_ort_op)
 
 
@@ -111,6 +112,12 @@ def _share_key(table: Table) -> Callable[[NodeRef, Signature], tuple[Any, ...]]:
     return key_of
 
 
+def _casts_to_string(node: NodeRef) -> bool:
+    """A Cast to string, read from its `to`: inside a local function body shape inference leaves the output
+    untyped, and the parser imports the body (checkCast rejects the string type there as in the main graph)."""
+    return node.op_type == "Cast" and node.domain == "ai.onnx" and node.attr("to") == _STRING
+
+
 def _constant_node(node: NodeRef | None) -> bool:
     return node is not None and node.op_type == "Constant" and node.domain == "ai.onnx"
 
@@ -131,7 +138,7 @@ def importer(node: NodeRef, sig: Signature, table: Table, ver: str) -> Verdict |
         return "unsupported", "not-listed", f"{node.op_type} is not in {who}'s operator table"
     if not row["supported"]:
         return _no_importer(node, table, ver)
-    if any(dtype_of(t) == "string" for t in sig[3] + sig[4]):
+    if any(dtype_of(t) == "string" for t in sig[3] + sig[4]) or _casts_to_string(node):
         return "unsupported", "dtype", f"{node.op_type} touches a string tensor; TensorRT has no string type"
     if node.scope.parent is None:
         for name, t in zip(node.inputs, sig[3]):

@@ -72,6 +72,25 @@ def test_cast_to_bf16_rejected_on_8_6_accepted_on_rtx():
     assert rejected(m, RTX) == {}
 
 
+def _calls_local_function(body_node, y_type):
+    f = h.make_function("local", "F", ["a"], ["b"], [body_node], [h.make_opsetid("", 17)])
+    m = make_model([h.make_node("F", ["x"], ["y"], name="call", domain="local")], [vi("x", T.FLOAT, [2, 3])],
+                   [vi("y", y_type, [2, 3])])
+    m.opset_import.append(h.make_opsetid("local", 1))
+    m.functions.append(f)
+    return m
+
+
+def test_cast_to_string_inside_a_local_function_is_rejected():
+    # TensorRT-RTX 1.7's parser imports the body and rejects the Cast (checkCast: "Unsupported data type for the
+    # Cast operator!"), as in the main graph; shape inference leaves the body's values untyped, so `to` says it
+    to_string = _calls_local_function(h.make_node("Cast", ["a"], ["b"], name="body_cast", to=T.STRING), T.STRING)
+    to_float16 = _calls_local_function(h.make_node("Cast", ["a"], ["b"], name="body_cast", to=T.FLOAT16), T.FLOAT16)
+    for v in tables.available():
+        assert rejected(to_string, v)["body_cast"][0] == "dtype", v
+        assert "body_cast" not in rejected(to_float16, v), v
+
+
 def test_uint8_arithmetic_rejected_int8_accepted_on_rtx():
     def add(dt):
         return make_model([h.make_node("Add", ["a", "b"], ["y"], name="add")], [vi("a", dt, [4]), vi("b", dt, [4])], [vi("y", dt, [4])],
