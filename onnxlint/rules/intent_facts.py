@@ -107,7 +107,7 @@ def tensorrt_network_import_text(ctx: LintContext) -> str | None:
         return None
     from onnxlint.tensorrt import versions
 
-    shown = "; ".join(f"{text} (read by {n} node{'s' if n != 1 else ''})" for text, n in causes[:4])
+    shown = "; ".join(f"{text} (read by {n} node{'s' if n != 1 else ''})" if n else text for text, n in causes[:4])
     if len(causes) > 4:
         shown += f"; and {len(causes) - 4} more"
     return f"{versions.describe(pred.version)} fails before any node: {shown}"

@@ -46,6 +46,9 @@ def predict(index: GraphIndex, version: str | None = None) -> TrtPrediction:
             if said and label not in pred.ort_op_words:
                 pred.ort_op_words[label] = said.group(1)
         record(node.index, TrtNode(node, *verdict))
+    measured = (table.get("behaviour") or {}).get("quantization")
+    if measured:
+        pred.unread_imports = quantization.unread_tensors(index, measured, versions.describe(ver))
     return pred
 
 
