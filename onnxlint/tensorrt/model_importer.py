@@ -182,7 +182,8 @@ def _ort_op(node: NodeRef, table: Table, ver: str) -> Verdict | Row | None:
             return SUPPORTED
         words = measured.get("error", "")
         probed = f"A {measured['A']}" + (f", {measured['bits']} bits" if "bits" in measured else "") + "".join(
-            f", {k.replace('_', ' ')} {measured[k]}" for k in ("x_batch", "position_ids_batch") if k in measured)
+            f", {k.replace('_', ' ')} {measured[k]}" for k in ("x_batch", "position_ids_batch") if k in measured) + (
+            ", position ids 1-D" if measured.get("position_ids_rank") == 1 else "")
         return ("unsupported", "plugin" if "plugin" in words else "not-supported",
                 f"{who}'s importer for {op} ({probed}): \"{words}\"")
     if info.get("plugin"):
@@ -199,8 +200,8 @@ def _ort_op(node: NodeRef, table: Table, ver: str) -> Verdict | Row | None:
 
 def _ort_op_probe(node: NodeRef, probes: list[dict[str, Any]] | None) -> dict[str, Any] | None:
     """The probe of an ORT op's importer that matches the node (tools/gen_trt_behaviour.py `ort_op_probes`:
-    MatMulNBits by A's type and `bits`; RotaryEmbedding by its input's type and whether the batch dimensions of
-    x and position_ids are static or dynamic), None when none does. Where the node's shapes do not say and the
+    MatMulNBits by A's type and `bits`; RotaryEmbedding by its input's type, position_ids' rank and whether the
+    batch dimensions of x and position_ids are static or dynamic), None when none does. Where the node's shapes do not say and the
     probes that could match disagree, an accepting one: no verdict on a doubt."""
     if not probes:
         return None
@@ -208,7 +209,7 @@ def _ort_op_probe(node: NodeRef, probes: list[dict[str, Any]] | None) -> dict[st
     bits = node.attr("bits")
     bits = 4 if bits is None else bits  # MatMulNBits' schema default
     rows = [p for p in probes if p.get("A") == a and p.get("bits", bits) == bits]
-    known = {"x_batch": _batch(node, 0), "position_ids_batch": _batch(node, 1)}
+    known = {"x_batch": _batch(node, 0), "position_ids_batch": _batch(node, 1), "position_ids_rank": rank(node, 1)}
     rows = [p for p in rows if all(known[k] is None or known[k] == p[k] for k in known if k in p)]
     if len({p.get("result") for p in rows}) > 1:
         return next(p for p in rows if p.get("result") == "accept")
