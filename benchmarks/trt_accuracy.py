@@ -6,7 +6,8 @@ harness, `trt_parse_truth.py`: one row per model with `test` and `verdict` = acc
 onnxlint "predicts reject" when any node (subgraphs included) gets status `unsupported` (what OLX300/OLX310
 report as errors), reason `other-shapes` (OLX317's error: the parser accepts the node and builds other shapes,
 so a later node fails or another network is built) or reason `parser-crash` (OLX313's warning), or when external
-data is missing (OLX003); a parser crash or timeout counts as a rejection. A parse the truth run recorded as
+data is missing (OLX003) or a network input or initializer no node reads has a type the parser cannot take
+(OLX319); a parser crash or timeout counts as a rejection. A parse the truth run recorded as
 accepted with network output shapes (`net_out_shapes`) other than the model's built another network: agreement
 when onnxlint rejects it.
 
@@ -78,14 +79,15 @@ def first_error(bad: list, row: dict) -> tuple[bool, bool | None]:
 
     main = [v for v in bad if getattr(getattr(v.node, "scope", None), "parent", None) is None] or bad
     # the parser imports every initializer before any node: a stored tensor it cannot import fails it first
-    stored = [v for v in main if "cannot import" in v.detail or "cannot take a network input" in v.detail]
+    network_input = ("cannot take a network input", "network inputs are tensors")  # importInputs: first of all
+    stored = [v for v in main if "cannot import" in v.detail or any(w in v.detail for w in network_input)]
     first = min(stored or main, key=lambda v: getattr(v.node, "index", 0))
     op = (row.get("error_ops") or "-").split(",")[0]
     said = " ".join((row.get("error_desc", ""), row.get("log", "")))
     if op == "-" and "initializer" in said:  # parseGraph imports every initializer before any node
         same = "cannot import" in first.detail
     elif op == "-" and "Failed to convert ONNX date type" in said:  # importInputs: the network's inputs, first of all
-        same = "cannot take a network input" in first.detail
+        same = any(w in first.detail for w in network_input)
     else:
         same = op in ("-", first.node.op_type)
     quoted = re.search(r'"([^"]{12,})"', first.detail)
@@ -140,7 +142,8 @@ def predict_model(path: str, label: str):
         return [_Missing(missing)], ""
     pred = model_importer.predict(index, label)
     bad = [v for v in pred.nodes.values() if v.status == "unsupported" or v.reason in ("parser-crash", "other-shapes")]
-    return bad, ""
+    # a network input or initializer no node reads that the parser cannot take (OLX319): before any node
+    return [_Unread(text) for text in pred.unread_imports] + bad, ""
 
 
 def _other_network(row: dict, path: str) -> bool:
@@ -166,6 +169,14 @@ def _other_network(row: dict, path: str) -> bool:
         if len(want) != len(dims) or any(w is not None and g >= 0 and w != g for w, g in zip(want, dims)):
             return True
     return False
+
+
+class _Unread:
+    reason = "network-import"
+    node = None
+
+    def __init__(self, detail):
+        self.detail = detail
 
 
 class _Missing:

@@ -35,8 +35,9 @@ behind a miss or false alarm on the transformer export set (issue 31), are measu
   (`none`, `zero`, `nonzero`) x scale (`tensor`, `axis`, `block`): accepted, or the first error and which node it
   names. `ort_op_probes`: ORT ops whose importer reads the node (MatMulNBits on the
   10.x line: A float or float16 x 4 or 8 bits; RotaryEmbedding as ORT's optimizer writes it, x float or
-  float16 x each batch dimension static or dynamic: RTX 1.4 gives it ONNX's importer, which reads position_ids as
-  cos_cache; RTX 1.5-1.7 import it when both batch dimensions are static or both dynamic), the same way.
+  float16 x each batch dimension static or dynamic, position_ids 2-D or 1-D: RTX 1.4 gives it ONNX's importer,
+  which reads position_ids as cos_cache; RTX 1.5-1.7 import it when both batch dimensions are static or both
+  dynamic, and refuse a 1-D position_ids), the same way.
 
   python tools/gen_trt_behaviour.py --trt 8.6=/path/venv310/bin/python --stub-dir 8.6=/path/stubs860 \\
       --trt 10.1+rtx1.4=/path/vrtx/bin/python [--out onnxlint/data/tensorrt] [--raw DIR] [--no-quantization]
@@ -352,11 +353,13 @@ def matmulnbits_graph(a: str, bits: int):
     return _opset_model(g, 21, (("com.microsoft", 1),))
 
 
-ROTARY = [{"A": a, "x_batch": xb, "position_ids_batch": pb} for a in ("float", "float16")
-          for xb in ("static", "dynamic") for pb in ("static", "dynamic")]
+# position_ids as ORT's schema allows it: [batch, tokens], or 1-D of shape [1] (an offset)
+ROTARY = [{"A": a, "x_batch": xb, "position_ids_rank": 2, "position_ids_batch": pb} for a in ("float", "float16")
+          for xb in ("static", "dynamic") for pb in ("static", "dynamic")] + [
+    {"A": a, "x_batch": xb, "position_ids_rank": 1} for a in ("float", "float16") for xb in ("static", "dynamic")]
 
 
-def rotary_graph(a: str, x_batch: str, position_ids_batch: str):
+def rotary_graph(a: str, x_batch: str, position_ids_rank: int = 2, position_ids_batch: str = "static"):
     """com.microsoft::RotaryEmbedding as ORT's transformer optimizer writes it (fusion_rotary_attention.py): x of
     A's type [batch, 2 heads, 3 tokens, head size 16], position_ids int64 [batch, 3] a network input, cos/sin caches
     [8 positions, 8] of A's type as initializers; each batch dimension 1 (static) or named (dynamic). ONNX
@@ -364,7 +367,8 @@ def rotary_graph(a: str, x_batch: str, position_ids_batch: str):
     position_ids where ONNX has cos_cache (RTX 1.4: 'cosCache has type Int64 but must have type Float, Half, or
     BFloat16'); RTX 1.5-1.7 read ORT's order and check that position_ids' batch is x's ('positionIds has batch size
     1 but must have the same batch size as input which is -1': a position_ids computed from constants beside a
-    dynamic batch)."""
+    dynamic batch). position_ids_rank 1: ORT's other form, shape [1] (RTX 1.7: 'positionIds has rank 1 but must
+    have rank 2')."""
     from onnx import TensorProto, helper
 
     elem = _elem(a)
@@ -372,8 +376,9 @@ def rotary_graph(a: str, x_batch: str, position_ids_batch: str):
     pb: int | str = 1 if position_ids_batch == "static" else "n"
     node = helper.make_node("RotaryEmbedding", ["rx", "rpos", "rcos", "rsin"], ["ry"], name="probe_rope",
                             domain="com.microsoft", interleaved=0)
+    pos_shape: list[int | str] = [pb, 3] if position_ids_rank == 2 else [1]
     g = helper.make_graph([node], f"rotary_{a}", [helper.make_tensor_value_info("rx", elem, [xb, 2, 3, 16]),
-                                                  helper.make_tensor_value_info("rpos", TensorProto.INT64, [pb, 3])],
+                                                  helper.make_tensor_value_info("rpos", TensorProto.INT64, pos_shape)],
                           [helper.make_tensor_value_info("ry", elem, [xb, 2, 3, 16])],
                           [helper.make_tensor("rcos", elem, [8, 8], [1.0] * 64), helper.make_tensor("rsin", elem, [8, 8], [0.0] * 64)])
     return _opset_model(g, 21, (("com.microsoft", 1),))
@@ -398,8 +403,8 @@ def quantization_models(root: Path) -> dict[str, str]:
     for p in MATMULNBITS:
         save(f"ort:MatMulNBits:{p['A']}:{p['bits']}", matmulnbits_graph(p["A"], p["bits"]))
     for p in ROTARY:
-        a, xb, pb = p["A"], p["x_batch"], p["position_ids_batch"]
-        save(f"ort:RotaryEmbedding:{a}:{xb}:{pb}", rotary_graph(a, xb, pb))
+        model = rotary_graph(p["A"], p["x_batch"], p["position_ids_rank"], p.get("position_ids_batch", "static"))
+        save(":".join(["ort", "RotaryEmbedding", *(str(v) for v in p.values())]), model)
     return paths
 
 

@@ -96,18 +96,26 @@ def tensorrt_quantization(ctx: LintContext) -> bool:
     return "tensorrt" in ctx.options.targets and bool(ctx.prediction("tensorrt").qdq_causes())
 
 
+def tensorrt_network_import_causes(ctx: LintContext) -> list[tuple[str, int]]:
+    """OLX319's causes. A network input or initializer no node reads counts only where the parser is given the
+    whole model (the tensorrt target on its own): ORT's TensorRT EP hands it subgraphs of nodes, with the inputs
+    and initializers those nodes read."""
+    if "tensorrt" not in ctx.options.targets:
+        return []
+    whole_model = "ort-trt" not in ctx.options.targets or "tensorrt" in ctx.options.explicit_targets
+    return ctx.prediction("tensorrt").network_import_causes(unread=whole_model)
+
+
 def tensorrt_network_import_text(ctx: LintContext) -> str | None:
     """'TensorRT-RTX 1.4's parser (10.x line) fails before any node: cannot take a network input of type string:
     "Failed to convert ONNX date type to TensorRT data type." (2 nodes read it); ...'."""
-    if "tensorrt" not in ctx.options.targets:
-        return None
-    pred = ctx.prediction("tensorrt")
-    causes = pred.network_import_causes()
+    causes = tensorrt_network_import_causes(ctx)
     if not causes:
         return None
+    pred = ctx.prediction("tensorrt")
     from onnxlint.tensorrt import versions
 
-    shown = "; ".join(f"{text} (read by {n} node{'s' if n != 1 else ''})" for text, n in causes[:4])
+    shown = "; ".join(f"{text} (read by {n} node{'s' if n != 1 else ''})" if n else text for text, n in causes[:4])
     if len(causes) > 4:
         shown += f"; and {len(causes) - 4} more"
     return f"{versions.describe(pred.version)} fails before any node: {shown}"

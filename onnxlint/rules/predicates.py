@@ -533,12 +533,15 @@ def _tensorrt_quantization(ctx: "LintContext") -> bool:
 
 
 def _tensorrt_network_import(ctx: "LintContext") -> bool:
-    return "tensorrt" in ctx.options.targets and bool(ctx.prediction("tensorrt").network_import_causes())
+    from onnxlint.rules import intent_facts
+
+    return bool(intent_facts.tensorrt_network_import_causes(ctx))
 
 
 _model("tensorrt_network_import", cmp_schema({"type": "boolean"}, "tensorrt_network_import"),
        "whether TensorRT's parser fails before any node: a network input, initializer or Constant of a type it "
-       "cannot take, read by a node other than a Q/DQ (OLX319 says it once)", _tensorrt_network_import)
+       "cannot take, read by a node other than a Q/DQ, or (the parser given the whole model) read by none "
+       "(OLX319 says it once)", _tensorrt_network_import)
 _model("ort_prepared_model", cmp_schema({"type": "boolean"}, "ort_prepared_model"),
        "as the node predicate: whether the model was prepared for ONNX Runtime (ORT-only ops, or one of ORT's CPU "
        "quantization formats) while TensorRT is only a default target", _prepared_for_ort)

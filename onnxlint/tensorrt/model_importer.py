@@ -17,6 +17,7 @@ from onnxlint.tensorrt.tables import Table
 from onnxlint.tensorrt.verdicts import QDQ_OPS, SUPPORTED, TrtNode, TrtPrediction, Verdict
 
 CheckFn = Callable[[NodeRef, Signature, Table, str, Row], Verdict]
+_STRING = 8  # TensorProto.STRING
 _IMPORTER_SAID = re.compile(r"'s importer for \S+ \([^)]*\): \"(.+)\"$")  # a probed importer's words (_ort_op)
 
 
@@ -45,6 +46,9 @@ def predict(index: GraphIndex, version: str | None = None) -> TrtPrediction:
             if said and label not in pred.ort_op_words:
                 pred.ort_op_words[label] = said.group(1)
         record(node.index, TrtNode(node, *verdict))
+    measured = (table.get("behaviour") or {}).get("quantization")
+    if measured:
+        pred.unread_imports = quantization.unread_tensors(index, measured, versions.describe(ver))
     return pred
 
 
@@ -140,6 +144,12 @@ def _share_key(table: Table) -> Callable[[NodeRef, Signature], tuple[Any, ...]]:
     return key_of
 
 
+def _casts_to_string(node: NodeRef) -> bool:
+    """A Cast to string, read from its `to`: inside a local function body shape inference leaves the output
+    untyped, and the parser imports the body (checkCast rejects the string type there as in the main graph)."""
+    return node.op_type == "Cast" and node.domain == "ai.onnx" and node.attr("to") == _STRING
+
+
 def _constant_node(node: NodeRef | None) -> bool:
     return node is not None and node.op_type == "Constant" and node.domain == "ai.onnx"
 
@@ -160,7 +170,7 @@ def importer(node: NodeRef, sig: Signature, table: Table, ver: str) -> Verdict |
         return "unsupported", "not-listed", f"{node.op_type} is not in {who}'s operator table"
     if not row["supported"]:
         return _no_importer(node, table, ver)
-    if any(dtype_of(t) == "string" for t in sig[3] + sig[4]):
+    if any(dtype_of(t) == "string" for t in sig[3] + sig[4]) or _casts_to_string(node):
         return "unsupported", "dtype", f"{node.op_type} touches a string tensor; TensorRT has no string type"
     if node.scope.parent is None:
         for name, t in zip(node.inputs, sig[3]):
@@ -201,7 +211,8 @@ def _ort_op(node: NodeRef, table: Table, ver: str) -> Verdict | Row | None:
             return SUPPORTED
         words = measured.get("error", "")
         probed = f"A {measured['A']}" + (f", {measured['bits']} bits" if "bits" in measured else "") + "".join(
-            f", {k.replace('_', ' ')} {measured[k]}" for k in ("x_batch", "position_ids_batch") if k in measured)
+            f", {k.replace('_', ' ')} {measured[k]}" for k in ("x_batch", "position_ids_batch") if k in measured) + (
+            ", position ids 1-D" if measured.get("position_ids_rank") == 1 else "")
         return ("unsupported", "plugin" if "plugin" in words else "not-supported",
                 f"{who}'s importer for {op} ({probed}): \"{words}\"")
     if info.get("plugin"):
@@ -218,8 +229,8 @@ def _ort_op(node: NodeRef, table: Table, ver: str) -> Verdict | Row | None:
 
 def _ort_op_probe(node: NodeRef, probes: list[dict[str, Any]] | None) -> dict[str, Any] | None:
     """The probe of an ORT op's importer that matches the node (tools/gen_trt_behaviour.py `ort_op_probes`:
-    MatMulNBits by A's type and `bits`; RotaryEmbedding by its input's type and whether the batch dimensions of
-    x and position_ids are static or dynamic), None when none does. Where the node's shapes do not say and the
+    MatMulNBits by A's type and `bits`; RotaryEmbedding by its input's type, position_ids' rank and whether the
+    batch dimensions of x and position_ids are static or dynamic), None when none does. Where the node's shapes do not say and the
     probes that could match disagree, an accepting one: no verdict on a doubt."""
     if not probes:
         return None
@@ -227,7 +238,7 @@ def _ort_op_probe(node: NodeRef, probes: list[dict[str, Any]] | None) -> dict[st
     bits = node.attr("bits")
     bits = 4 if bits is None else bits  # MatMulNBits' schema default
     rows = [p for p in probes if p.get("A") == a and p.get("bits", bits) == bits]
-    known = {"x_batch": _batch(node, 0), "position_ids_batch": _batch(node, 1)}
+    known = {"x_batch": _batch(node, 0), "position_ids_batch": _batch(node, 1), "position_ids_rank": rank(node, 1)}
     rows = [p for p in rows if all(known[k] is None or known[k] == p[k] for k in known if k in p)]
     if len({p.get("result") for p in rows}) > 1:
         return next(p for p in rows if p.get("result") == "accept")

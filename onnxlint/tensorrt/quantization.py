@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from onnxlint.model.graph import NodeRef, dtype_name
+from onnxlint.model.graph import GraphIndex, NodeRef, dtype_name
 from onnxlint.ort import schema_registry
 from onnxlint.tensorrt.node_facts import NodeCheck
 from onnxlint.tensorrt.verdicts import QDQ_OPS, SUPPORTED, Verdict
@@ -62,6 +62,35 @@ def imported_tensors(c: NodeCheck) -> Verdict | None:
             return ("unsupported", "network-import", f"{c.who} cannot import {_input_name(node, i)}, a stored {d} tensor: "
                     f"\"{_plain(words)}\" (it imports every initializer before any node)")
     return None
+
+
+def unread_tensors(index: GraphIndex, measured: dict[str, Any], who: str) -> list[str]:
+    """The main graph's network inputs and initializers that no node reads, of a type the parser cannot take: it
+    makes every network input and imports every initializer before any node, read or not (TensorRT-RTX 1.7 refused
+    a model whose only Relu left an int2 or string input, or a uint16 initializer, unread). One text per cause, in
+    imported_tensors' words."""
+    main = index.scopes[0] if index.scopes else None
+    if main is None:
+        return []
+    read = {name for scope in index.scopes for name in scope.consumers}
+    texts: list[str] = []
+    for name in main.inputs:
+        if name in read or name in main.initializers:
+            continue
+        d = main.type_of(name).dtype
+        words = (measured.get("inputs") or {}).get(d or "")
+        if words:
+            texts.append(f"{who} cannot take a network input of type {d}: \"{_plain(words)}\" "
+                         "(it makes the network's inputs before any node)")
+    for name, t in main.initializers.items():
+        if name in read:
+            continue
+        d = dtype_name(t.data_type)
+        words = (measured.get("initializers") or {}).get(d or "")
+        if words:
+            texts.append(f"{who} cannot import a stored {d} tensor no node reads: \"{_plain(words)}\" "
+                         "(it imports every initializer before any node)")
+    return list(dict.fromkeys(texts))
 
 
 def qdq(c: NodeCheck) -> Verdict | None:

@@ -60,6 +60,8 @@ class TrtPrediction(StatusIndex):
     ort_ops: dict[str, int] = field(default_factory=dict)  # ORT-only op -> nodes the parser does not import
     # ORT-only op -> what its importer said when probed with such a node (MatMulNBits on the 10.x line)
     ort_op_words: dict[str, str] = field(default_factory=dict)
+    # network inputs / initializers no node reads that the parser cannot take (quantization.unread_tensors)
+    unread_imports: list[str] = field(default_factory=list)
 
     @property
     def product(self) -> str:
@@ -75,15 +77,19 @@ class TrtPrediction(StatusIndex):
     def get(self, node: NodeRef) -> TrtNode | None:
         return self.nodes.get(node.index)
 
-    def network_import_causes(self) -> list[tuple[str, int]]:
+    def network_import_causes(self, unread: bool = True) -> list[tuple[str, int]]:
         """Each network input or stored tensor the parser cannot take, read by nodes other than Q/DQ (whose causes
-        OLX318 says), worded without the product, with its node count: what OLX319 says in one line."""
+        OLX318 says), worded without the product, with its node count: what OLX319 says in one line. unread: also
+        those no node reads (count 0)."""
         who = versions.describe(self.version)
         causes: dict[str, int] = {}
         for v in self.nodes.values():
             if v.reason == "network-import" and v.node.op_type not in QDQ_OPS:
                 text = _before_any_node(v.detail.replace(f"{who} ", ""))
                 causes[text] = causes.get(text, 0) + 1
+        for text in self.unread_imports if unread else ():
+            text = _before_any_node(text.replace(f"{who} ", ""))
+            causes.setdefault(text, 0)
         return list(causes.items())
 
     def qdq_causes(self) -> list[tuple[str, int]]:

@@ -72,6 +72,25 @@ def test_cast_to_bf16_rejected_on_8_6_accepted_on_rtx():
     assert rejected(m, RTX) == {}
 
 
+def _calls_local_function(body_node, y_type):
+    f = h.make_function("local", "F", ["a"], ["b"], [body_node], [h.make_opsetid("", 17)])
+    m = make_model([h.make_node("F", ["x"], ["y"], name="call", domain="local")], [vi("x", T.FLOAT, [2, 3])],
+                   [vi("y", y_type, [2, 3])])
+    m.opset_import.append(h.make_opsetid("local", 1))
+    m.functions.append(f)
+    return m
+
+
+def test_cast_to_string_inside_a_local_function_is_rejected():
+    # TensorRT-RTX 1.7's parser imports the body and rejects the Cast (checkCast: "Unsupported data type for the
+    # Cast operator!"), as in the main graph; shape inference leaves the body's values untyped, so `to` says it
+    to_string = _calls_local_function(h.make_node("Cast", ["a"], ["b"], name="body_cast", to=T.STRING), T.STRING)
+    to_float16 = _calls_local_function(h.make_node("Cast", ["a"], ["b"], name="body_cast", to=T.FLOAT16), T.FLOAT16)
+    for v in tables.available():
+        assert rejected(to_string, v)["body_cast"][0] == "dtype", v
+        assert "body_cast" not in rejected(to_float16, v), v
+
+
 def test_uint8_arithmetic_rejected_int8_accepted_on_rtx():
     def add(dt):
         return make_model([h.make_node("Add", ["a", "b"], ["y"], name="add")], [vi("a", dt, [4]), vi("b", dt, [4])], [vi("y", dt, [4])],
@@ -339,12 +358,13 @@ def test_int8_qdq_is_accepted_by_8x_and_uint8_dequantize_is_not():
     assert got[0] == "quantization" and "TensorRT only supports symmetric quantization" in got[1]
 
 
-def _rotary(x_batch, pos_batch, dtype=T.FLOAT16):
+def _rotary(x_batch, pos_batch, dtype=T.FLOAT16, pos_shape=None):
     """com.microsoft::RotaryEmbedding as ORT's transformer optimizer writes it: x [batch, heads, tokens, 16],
-    position_ids int64 [batch, tokens], cos/sin caches as initializers (dims None: the shape is not known)."""
+    position_ids int64 [batch, tokens] (or pos_shape), cos/sin caches as initializers (dims None: the shape is not
+    known)."""
     x_shape = None if x_batch is None else [x_batch, 2, 3, 16]
     node = h.make_node("RotaryEmbedding", ["x", "pos", "cos", "sin"], ["y"], name="rope", domain="com.microsoft", interleaved=0)
-    return make_model([node], [vi("x", dtype, x_shape), vi("pos", T.INT64, [pos_batch, 3])], [vi("y", dtype, x_shape)],
+    return make_model([node], [vi("x", dtype, x_shape), vi("pos", T.INT64, pos_shape or [pos_batch, 3])], [vi("y", dtype, x_shape)],
                       [init("cos", np.ones((8, 8), np.float16 if dtype == T.FLOAT16 else np.float32)),
                        init("sin", np.zeros((8, 8), np.float16 if dtype == T.FLOAT16 else np.float32))],
                       opset=21, extra_opsets=[("com.microsoft", 1)], ir=10)
@@ -366,3 +386,16 @@ def test_contrib_rotary_embedding_as_each_rtx_parser_measured(dtype):
     assert "x batch dynamic, position ids batch static" in got["rope"][1]
     assert "rope" in rejected(_rotary(1, "n", dtype), new)
     assert rejected(_rotary(None, 1, dtype), new) == {}  # x's batch not known: the probes disagree, no verdict
+
+
+def test_contrib_rotary_embedding_with_1d_position_ids_is_refused_by_every_rtx_parser():
+    """ORT's RotaryEmbedding also takes position_ids of shape [1]; RTX 1.5-1.7 refuse it whatever x's batch
+    ('positionIds has rank 1 but must have rank 2', tools/gen_trt_behaviour.py's probes), where the batch
+    comparison alone read its one dimension as a static batch (accepted beside a static x, another reason beside a
+    dynamic one)."""
+    for v in [v for v in tables.verified_versions() if versions.is_rtx(v) and v != "10.1+rtx1.4"]:
+        for xb in (1, 2, "n"):
+            got = rejected(_rotary(xb, None, pos_shape=[1]), v)
+            assert "positionIds has rank 1 but must have rank 2" in got["rope"][1], (v, xb)
+        assert rejected(_rotary("n", "n"), v) == {}, v  # 2-D, both batches dynamic: still accepted
+    assert rejected(_rotary(1, None, pos_shape=[1]), "10.1+rtx1.4")["rope"][0] == "ort-op"

@@ -668,6 +668,7 @@ class OptimizerState:
 
     def finish(self) -> Optimized:
         """The result, the passes' indexes dropped; placement may still ask for shapes (out.sizer)."""
+        self._order_cache = graph_viewer.OrderCache()  # its tables per scope (~200 MB at 1M nodes): no pass asks again
         self._out.orders = {sid: order for sid, (changes, order) in self._orders.items() if changes == self._changes}
         self._readers, self._reader_ids, self._orders, self._canon, self._by_name = {}, {}, {}, {}, {}
         self._orders_of = {}
