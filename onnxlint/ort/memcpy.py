@@ -57,12 +57,19 @@ def insert_boundaries(pl: Placement, index: GraphIndex, opt: Optimized | None,
     alias = opt.alias if opt is not None else {}
     folded = opt.constants if opt is not None else set()
     resolve = opt.resolve if opt is not None else _same
+    # (op, opset, domain) -> the inputs its CUDA kernel reads from host memory (asked once per op, not per node)
+    cuda_host_inputs: dict[tuple[str, int | None, str], frozenset[int]] = {}
     for p in pl.nodes.values():
         node = p.node
         if p.ep is None or p.status in _REMOVED or _mixed_body(p):
             continue
-        since = schema_registry.since_version(node.op_type, node.opset, node.domain) if p.ep == CUDA else None
-        host_inputs = cpu_inputs(node.op_type, since) if p.ep == CUDA else frozenset()
+        if p.ep == CUDA:
+            op = (node.op_type, node.opset, node.domain)
+            host_inputs = cuda_host_inputs.get(op)
+            if host_inputs is None:
+                host_inputs = cuda_host_inputs[op] = cpu_inputs(node.op_type, schema_registry.since_version(*op))
+        else:
+            host_inputs = frozenset()
         scope = _effective(node.scope, opt) if merged else node.scope
         producer, inlined = scope.producer, merged.get(id(scope))
         for i, value in enumerate(node.inputs):

@@ -60,10 +60,10 @@ class Simulator:
         self.rejects: Rejects = rejects or (lambda node, target: None)  # (node, target) -> detail str if EP rejects node
         # ops rejects() may refuse; None = any op (then nothing is shared between nodes)
         self.reject_ops = reject_ops if rejects is not None else set()
-        self._by_signature: dict[tuple[Any, ...], tuple[str | None, str, str | None, str]] = {}
-        # function bodies ORT inlines: the placement of the body of the last node expanded, per signature, per node
+        # signature -> (ep, status, reason, detail) and the placement of the function body ORT inlines, if any
+        self._by_signature: dict[tuple[Any, ...], tuple[tuple[str | None, str, str | None, str], Placement | None]] = {}
+        # function bodies ORT inlines: the placement of the body of the last node expanded, per node
         self._last_body: Placement | None = None
-        self._body_by_key: dict[tuple[Any, ...], Placement | None] = {}
         self._body_of: dict[int, Placement] = {}
         self._ort_types: dict[tuple[int, str], str | None] = {}  # node_args.ort_type_str's answers
         self.opt: Optimized | None = None
@@ -101,10 +101,11 @@ class Simulator:
                                 ort_version=self.version, unique_dq=unique_dq)
         removed = self.opt.removed if self.opt else {}
         expanded_subgraphs: set[int] = set()
+        local = self.index.is_local_function if self.index.functions else None  # asked per node only when there are some
         for node in self.index.nodes:
             if node.op_type == "Constant" and node.domain == "ai.onnx":
                 continue  # ORT turns Constant nodes into initializers
-            if self.index.is_local_function(node):
+            if local is not None and local(node):
                 continue  # ORT inlines model-local functions; their bodies are placed instead
             owner = node.scope.owner
             if owner is not None and owner.index in expanded_subgraphs:
@@ -249,13 +250,12 @@ class Simulator:
         if None in key[3]:  # an untyped input may have the type ORT's own schema gives a contrib op's output
             key = (*key, tuple(node_args.ort_type_str(node.scope, v, cache=self._ort_types) if v and t is None else t
                                for v, t in zip(node.inputs, key[3])))
-        hit = self._by_signature.get(key)
-        if hit is None:
+        got = self._by_signature.get(key)
+        if got is None:
             self._last_body = None
             p = self._assign(node, preferred)
-            self._by_signature[key] = hit = (p.ep, p.status, p.reason, p.detail)
-            self._body_by_key[key] = self._last_body
-        body = self._body_by_key.get(key)
+            got = self._by_signature[key] = ((p.ep, p.status, p.reason, p.detail), self._last_body)
+        hit, body = got
         if hit[1] == "expanded" and body is not None:
             self._body_of[node.index] = body
         return NodePlacement(node, *hit)

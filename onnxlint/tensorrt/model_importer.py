@@ -150,10 +150,6 @@ def _casts_to_string(node: NodeRef) -> bool:
     return node.op_type == "Cast" and node.domain == "ai.onnx" and node.attr("to") == _STRING
 
 
-def _constant_node(node: NodeRef | None) -> bool:
-    return node is not None and node.op_type == "Constant" and node.domain == "ai.onnx"
-
-
 def importer(node: NodeRef, sig: Signature, table: Table, ver: str) -> Verdict | Row:
     """The importer the parser picks for the node: a verdict when there is none it can use (a plugin op, an op
     not listed or not supported, a string or non-tensor network input), else the op's table row to check."""
