@@ -36,6 +36,9 @@ class Settings:
     # False: info findings get no message, hint or fixability (a run that shows no info: text without --show-info
     # computes them for nothing); the result cache keys reports by it, as by every field
     info_details: bool = True
+    # `--format html`: the lint hands each model's page data over (FileReport.page), placed from what it placed;
+    # not part of the result cache's key (the findings are the same), not compared
+    html_page: bool = field(default=False, repr=False, compare=False)
 
     @classmethod
     def from_config(cls, config: config_mod.Config | str | Path | None = None, **overrides: Any) -> "Settings":

@@ -30,6 +30,10 @@ def render(report: Any, settings_for: Callable[[Path], Any] | None = None, **_: 
         path = Path(res.filename)
         settings = settings_for(path) if settings_for is not None else Settings.from_config(None)
         findings = [f for f in res.findings if not f.suppressed and not f.fixed]
+        if res.page is not None and not res.written:  # placed by the lint (linter._placed_page)
+            doc, at_location = res.page
+            models.append(html_report.with_findings(doc, at_location, findings))
+            continue
         # after --fix the findings left are the written model's: the page places that model, under its name
         shown = res.written or res.filename
         try:
