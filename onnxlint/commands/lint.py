@@ -86,7 +86,11 @@ def load_config(request: LintRequest, folder: Path) -> config_mod.Config:
 
 def settings_of(request: LintRequest, cfg: config_mod.Config) -> Settings:
     settings = Settings.from_config(cfg, **{"info_details": shows_info_details(request), **request.overrides})
-    return replace(settings, html_page=True) if request.format == "html" else settings
+    if request.format != "html":
+        return settings
+    from onnxlint.formats import html_format
+
+    return replace(settings, page_maker=html_format.lint_page)
 
 
 def shows_info_details(request: LintRequest) -> bool:

@@ -94,7 +94,7 @@ def lint_file(path: Path, settings: Settings, want_placement: bool = True, rules
     instead of reading the file again)."""
     from onnxlint.model import loading
 
-    page = _page_release(settings)  # from the settings the page is rendered with (html_format.render)
+    page = settings if settings.page_maker is not None else None  # as given: the page is rendered with them
     intent = _genai_targets(path, settings)
     if intent is not None:  # the GenAI builder's config says which EP the model was built for
         settings, plan = intent, None
@@ -116,15 +116,6 @@ def lint_file(path: Path, settings: Settings, want_placement: bool = True, rules
     if intent is not None:
         res.notes.append("genai_config.json: built for ONNX Runtime's CPU EP, checked as ort-cpu")
     return _lint_loaded(mf, settings, got, want_placement, res, page)
-
-
-def _page_release(settings: Settings) -> Any:
-    """The placement a `--format html` page shows (formats.html_format.page_release), None without one."""
-    if not settings.html_page:
-        return None
-    from onnxlint.formats import html_format
-
-    return html_format.page_release(settings)
 
 
 def _lfs_pointer(exc: LfsPointer, plan: LintPlan, settings: Settings, res: FileReport) -> None:
@@ -176,11 +167,12 @@ def _content_targets(index: Any, settings: Settings) -> tuple[Settings, str] | N
 def lint_model(model: onnx.ModelProto, settings: Settings, display: str = "<model>",
                base_dir: Path | None = None, want_placement: bool = True) -> FileReport:
     return _lint_loaded(model_file(model, display, base_dir), settings, _plan_or_error(settings, None),
-                        want_placement, FileReport(display), _page_release(settings))
+                        want_placement, FileReport(display), settings if settings.page_maker is not None else None)
 
 
 def _lint_loaded(mf: loading.ModelFile, settings: Settings, plan: LintPlan | Exception, want_placement: bool,
-                 res: FileReport, page: Any = None) -> FileReport:
+                 res: FileReport, page: Settings | None = None) -> FileReport:
+    """page: the settings a `--format html` page is made with (Settings.page_maker), None without one."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -208,7 +200,7 @@ def _fixable(rule: Rule, node: NodeRef | None, model: Any) -> str | None:
 
 
 def _lint(mf: loading.ModelFile, settings: Settings, plan: LintPlan | Exception, want_placement: bool,
-          res: FileReport, _retried: bool = False, page: Any = None) -> None:
+          res: FileReport, _retried: bool = False, page: Settings | None = None) -> None:
     from onnxlint.linting import engine
     from onnxlint.model import loading
 
@@ -248,8 +240,8 @@ def _lint(mf: loading.ModelFile, settings: Settings, plan: LintPlan | Exception,
                     if target.reports_summary:
                         res.placement[name] = target.summary_line(pred)
                     res.notes.extend(n for n in target.notes(pred) if n not in res.notes)
-        if page is not None and not _retried:
-            res.page = _placed_page(mf, index, ctx, plan.ruleset, page, res.filename)
+        if page is not None and page.page_maker is not None and not _retried:
+            res.page = page.page_maker(page, mf, index, ctx, plan.ruleset, res.filename)
     except RecursionError:
         res.error = "graph nesting too deep to analyse"
     except (RuleError, UsageError):
@@ -263,17 +255,6 @@ def _lint(mf: loading.ModelFile, settings: Settings, plan: LintPlan | Exception,
         _lint(mf, given, planned, want_placement, res, _retried=True)  # the page loads the file again
     except Exception as exc:  # a defect in onnxlint must not hide the other files' findings
         res.error = f"internal error while linting ({type(exc).__name__}: {first_line(exc)})"
-
-
-def _placed_page(mf: loading.ModelFile, index: Any, ctx: Any, ruleset: Any, release: Any, display: str) -> Any:
-    """The HTML page's data for the model just linted, its placement taken from the lint's (FileReport.page);
-    None where it cannot be made here: the page then loads and places the model itself, and says what failed."""
-    from onnxlint.formats import html_report
-
-    try:
-        return html_report.placed_doc(mf, index, display, [release], ruleset, linted=ctx)
-    except Exception:  # noqa: BLE001 - html_format.render makes it from the file, as without this, and reports
-        return None
 
 
 def _not_info(f: Any) -> bool:
