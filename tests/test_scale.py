@@ -331,9 +331,12 @@ def test_an_index_without_node_protos_reads_each_nodes_own_proto(save, monkeypat
     m.functions.append(f)
     m.opset_import.append(h.make_opsetid("local", 1))
     m.graph.node.append(h.make_node("Twice", ["v5"], ["w"], domain="local", name="call"))
+    m.graph.node.append(h.make_node("Relu", ["w"], ["w2"]))  # no name: located by op and position
     kept, lazy = graph.GraphIndex(m), graph.GraphIndex(m, keep_protos=False)
-    assert len(kept.nodes) == len(lazy.nodes) == 11 and any(n.scope.is_function for n in lazy.nodes)
-    assert all(n._proto is None for n in lazy.nodes)
+    assert len(kept.nodes) == len(lazy.nodes) == 12 and any(n.scope.is_function for n in lazy.nodes)
+    assert all(n._proto is None and n._name is None for n in lazy.nodes)  # names read from the protos too
+    assert [(n.name, n.location) for n in kept.nodes] == [(n.name, n.location) for n in lazy.nodes]
+    assert "graph/Relu#7" in {n.location for n in lazy.nodes} and "graph/if:then_branch/then_id" in {n.location for n in lazy.nodes}
     assert [n.proto.SerializeToString() for n in kept.nodes] == [n.proto.SerializeToString() for n in lazy.nodes]
     assert [n.proto.name for n in lazy.nodes] == [n.name for n in lazy.nodes]
     index = loading.index_model(loading.load(save(m), lean=True))

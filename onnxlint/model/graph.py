@@ -236,23 +236,39 @@ class NodeRef:
     reference counting instead of waiting for a full collection of the cyclic GC. Keep the index (or a
     StatusIndex that recorded the node: it keeps the index) while using its nodes."""
 
-    __slots__ = ("index", "_proto", "scope", "location", "domain", "opset", "op_type", "name", "inputs", "outputs")
+    __slots__ = ("index", "_proto", "scope", "domain", "opset", "op_type", "_name", "inputs", "outputs")
 
-    def __init__(self, index: int, proto: onnx.NodeProto | None, scope: GraphScope, location: str, domain: str,
-                 opset: int | None, op_type: str, name: str, inputs: tuple, outputs: tuple):
+    def __init__(self, index: int, proto: onnx.NodeProto | None, scope: GraphScope, domain: str,
+                 opset: int | None, op_type: str, name: str | None, inputs: tuple, outputs: tuple):
         self.index = index
         self._proto = proto  # None: read from the scope's node list when asked (GraphIndex keep_protos=False)
         self.scope = scope
-        self.location = location
         self.domain = domain
         self.opset = opset
         self.op_type = op_type
-        self.name = name
+        self._name = name  # None: read from the proto when asked (as _proto)
         self.inputs = inputs
         self.outputs = outputs
 
     def __repr__(self) -> str:
         return f"NodeRef({self.location!r}, {self.op_type})"
+
+    @property
+    def name(self) -> str:
+        """The node's name (may be empty). Without its proto (keep_protos=False) it is read from the proto when
+        asked: a few nodes' names are (findings, removals), while keeping them all cost a string a node (57 MB at
+        1M nodes)."""
+        nm = self._name
+        return self.proto.name if nm is None else nm
+
+    @property
+    def location(self) -> str:
+        """`scope path/name`, or `scope path/op#position` for a node without a name: made when asked, not kept
+        (a string a node, 65 MB at 1M nodes, for the few nodes findings and placements name)."""
+        scope, nm = self.scope, self.name
+        if nm:
+            return f"{scope.path}/{nm}"
+        return f"{scope.path}/{self.op_type}#{self.index - scope.first_index}"
 
     @property
     def proto(self) -> onnx.NodeProto:
@@ -383,11 +399,11 @@ class GraphIndex:
     """The whole model, indexed once."""
 
     def __init__(self, model: onnx.ModelProto, keep_protos: bool = True):
-        """keep_protos False: in a big graph (over INTERN_NODES nodes) the nodes read their NodeProto from the
-        model's node lists when asked instead of holding one wrapper object each (400 MB of the index's 1.1 GB at
-        1M nodes), for an index of a model whose node lists nobody changes while it is in use (the lint's,
-        loading.index_model; a fixer's index keeps them). A smaller graph keeps them: each read then makes a
-        wrapper again (230k reads at 100k nodes, 3 % of the lint's time)."""
+        """keep_protos False: in a big graph (over INTERN_NODES nodes) the nodes read their NodeProto (and their
+        name) from the model's node lists when asked instead of holding one wrapper object each (400 MB of the
+        index's 1.1 GB at 1M nodes; the names 57 MB more), for an index of a model whose node lists nobody
+        changes while it is in use (the lint's, loading.index_model; a fixer's index keeps them). A smaller graph
+        keeps them: each read then makes a wrapper again (230k reads at 100k nodes, 3 % of the lint's time)."""
         self.model = model
         self._keep_protos = keep_protos
         self.opsets: dict[str, int] = {}
@@ -469,22 +485,21 @@ class GraphIndex:
             scope, protos = stack.popleft()
             scope.node_protos, scope.first_index = protos, len(nodes)
             pending = []
-            path, opsets, producer, consumers = scope.path, scope.opsets, scope.producer, scope.consumers
+            opsets, producer, consumers = scope.opsets, scope.producer, scope.consumers
             opset_of = opsets.get
             add_scope_node = scope.nodes.append
-            prefix = path + "/"
-            i = -1
             for proto in protos:
-                i += 1
                 op, nm = _intern(proto.op_type), proto.name
+                if nm.__class__ is not str:  # not UTF-8: protobuf hands it over as bytes (the lint repairs the model)
+                    raise TypeError(f"node name {nm!r} is not UTF-8 text")
                 dom = proto.domain or "ai.onnx"
                 if big:  # value names interned: read as one output, inputs and a value_info, protobuf hands out a
                     # new str each time: -27 % of the index's memory, +20 % of its time
                     ins, outs = tuple([_intern(v) for v in proto.input]), tuple([_intern(v) for v in proto.output])
                 else:
                     ins, outs = tuple(proto.input[:]), tuple(proto.output[:])  # a slice is a list: quicker to copy
-                ref = NodeRef(len(nodes), proto if keep else None, scope, prefix + nm if nm else f"{prefix}{op}#{i}", dom,
-                              opset_of(dom), op, nm, ins, outs)
+                ref = NodeRef(len(nodes), proto if keep else None, scope, dom, opset_of(dom), op, nm if keep else None,
+                              ins, outs)
                 add_node(ref)
                 add_flags(0)
                 add_scope_node(ref)

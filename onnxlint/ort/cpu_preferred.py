@@ -4,6 +4,7 @@ computations that only read CPU tensors go back to CPU on purpose, saving the co
 from __future__ import annotations
 
 import heapq
+from array import array
 from collections.abc import Callable, Iterator
 
 import onnx
@@ -67,30 +68,43 @@ def _seeds(scope: GraphScope, pl: Placement) -> list[str]:
 class _Candidates:
     """GetCpuPreferredNodes' candidate queue: the consumers of CPU tensors, popped in GraphViewer's order of the
     graph ORT partitions (after the Level-1 transformers), each judged once, so a producer moved by CSE must
-    come first."""
+    come first.
+
+    Read from the index's own tables (a scope's nodes are numbered consecutively from scope.first_index; its
+    consumers), plus the readers of the names the transformers rewired: no per-node dict of its own (at 1M nodes
+    the positions, nodes and consumers copied into dicts were the lint's peak, +180 MB)."""
 
     def __init__(self, scope: GraphScope, opt: Optimized | None) -> None:
         order = opt.orders.get(id(scope)) if opt is not None else None
         if order is None:
             order = ort_topological_order(scope, opt)
-        self.pos = {n.index: i for i, n in enumerate(order)}
-        self.by_index = {n.index: n for n in order}
+        self.nodes, self.base = scope.nodes, scope.first_index
+        self.pos = array("q", [-1]) * len(self.nodes)  # node index - base -> position in the order; -1: not in it
+        base, pos = self.base, self.pos
+        for i, n in enumerate(order):
+            pos[n.index - base] = i
         self.cpu_args: set[str] = set()
         self.heap: list[tuple[int, int]] = []
         self.visited: set[int] = set()
         self.alias, self.resolve = (opt.alias if opt is not None else {}), _resolver(opt)
-        self.consumers: dict[str, list[NodeRef]] = {}
-        for n in scope.nodes:
-            for v in n.inputs:
-                if v:
-                    self.consumers.setdefault(self.resolve(v) if v in self.alias else v, []).append(n)
+        self.readers = scope.consumers
+        # a name rewired to another (alias, the whole model's): its readers read what it resolves to
+        self.rewired: dict[str, list[NodeRef]] = {}
+        alias, readers = self.alias, self.readers
+        for name in (alias if len(alias) < len(readers) else readers):
+            if name in alias and name in readers:
+                self.rewired.setdefault(self.resolve(name), []).extend(readers[name])
 
     def on_cpu(self, value: str) -> None:
         """A value is a CPU tensor: its consumers become candidates."""
         self.cpu_args.add(value)
-        for c in self.consumers.get(value, ()):
-            if c.index in self.pos:
-                heapq.heappush(self.heap, (self.pos[c.index], c.index))
+        base, pos = self.base, self.pos
+        own = () if value in self.alias else self.readers.get(value, ())
+        for readers in (own, self.rewired.get(value, ())):
+            for c in readers:
+                at = pos[c.index - base]
+                if at >= 0:
+                    heapq.heappush(self.heap, (at, c.index))
 
     def outputs_on_cpu(self, node: NodeRef) -> None:
         for out in node.outputs:
@@ -102,7 +116,7 @@ class _Candidates:
             if idx in self.visited:
                 continue
             self.visited.add(idx)
-            yield self.by_index[idx]
+            yield self.nodes[idx - self.base]
 
 
 def _inputs_on_cpu(node: NodeRef, scope: GraphScope, opt: Optimized | None, queue: _Candidates) -> bool:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -75,15 +76,20 @@ class OrderCache:
 
     def __init__(self) -> None:
         self._static: dict[int, _Static | None] = {}
+        # scope id -> (the count of rewirings it was made for, each node's producers read through them): a pass
+        # that removed nodes without rewiring any (ReshapeFusion) hands the next order the same lists
+        self._live_inputs: dict[int, tuple[int, list[list[int]]]] = {}
 
-    def order(self, scope: GraphScope, opt: Optimized) -> list[NodeRef]:
+    def order(self, scope: GraphScope, opt: Optimized, rewirings: int) -> list[NodeRef]:
+        """ort_topological_order(scope, opt); rewirings: how many times a value was rewired into opt.alias so
+        far (a count that changes whenever opt.alias does)."""
         key = id(scope)
         if key not in self._static:
             self._static[key] = _Static.of(scope)
         static = self._static[key]
         if static is None:
             return ort_topological_order(scope, opt)
-        nodes, inputs, producer = static.nodes, static.inputs, static.producer
+        nodes, inputs = static.nodes, static.inputs
         removed, alias, resolve = opt.removed, opt.alias, opt.resolve
         count = len(nodes)
         dead = bytearray(count)
@@ -100,34 +106,14 @@ class OrderCache:
                 for k, n in enumerate(nodes):
                     if n.index in removed:
                         dead[k] = 1
-        rewired: dict[int, list[int]] = {}
-        if alias:
-            # the nodes reading a rewired name: found from the names when they are fewer than the nodes (alias is
-            # the whole model's: 20k inlined Ifs rewire as many names, each of their 40k bodies ordered apart)
-            if len(alias) < count:
-                position = static.position
-                readers = {at for name in alias for r in scope.consumers.get(name, ())
-                           if (at := position.get(r.index)) is not None}
-            else:
-                readers = {k for k, n in enumerate(nodes) if any(v in alias for v in n.inputs if v)}
-            for at in readers:
-                if dead[at]:
-                    continue
-                ins: set[int] = set()
-                for v in nodes[at].inputs:
-                    if v:
-                        p = producer.get(resolve(v) if v in alias else v)
-                        if p is not None and not dead[p]:
-                            ins.add(p)
-                rewired[at] = sorted(ins)
-        has_consumer = bytearray(count)
-        # a live node's producers: its rewired ones, else its static ones less the removed (skipped where read,
-        # no list made per node); a rewired list holds live producers only
+        # each node's producers, read through the rewired names (removed ones included: skipped where read)
         live_inputs: list[list[int]] = inputs
-        if rewired:
-            live_inputs = list(inputs)
-            for k, got in rewired.items():
-                live_inputs[k] = got
+        if alias:
+            got = self._live_inputs.get(key)
+            if got is None or got[0] != rewirings:
+                got = self._live_inputs[key] = (rewirings, _read_through(static, scope, alias, resolve))
+            live_inputs = got[1]
+        has_consumer = bytearray(count)
         for k in range(count):
             if not dead[k]:
                 for p in live_inputs[k]:
@@ -154,6 +140,30 @@ class OrderCache:
         return [nodes[k] for k in out]
 
 
+def _read_through(static: _Static, scope: GraphScope, alias: dict[str, str], resolve: Callable[[str], str]) -> list[list[int]]:
+    """static.inputs with the nodes that read a rewired name reading its producer now (ascending positions;
+    removed producers kept: the order skips them)."""
+    nodes, inputs, producer = static.nodes, static.inputs, static.producer
+    # the nodes reading a rewired name: found from the names when they are fewer than the nodes (alias is the
+    # whole model's: 20k inlined Ifs rewire as many names, each of their 40k bodies ordered apart)
+    if len(alias) < len(nodes):
+        position = static.position
+        readers = {at for name in alias for r in scope.consumers.get(name, ())
+                   if (at := position.get(r.index)) is not None}
+    else:
+        readers = {k for k, n in enumerate(nodes) if any(v in alias for v in n.inputs if v)}
+    live = list(inputs)
+    for at in readers:
+        ins: list[int] = []
+        for v in nodes[at].inputs:
+            p = producer.get(resolve(v) if v in alias else v)
+            if p is not None and p not in ins:
+                ins.append(p)
+        ins.sort()
+        live[at] = ins
+    return live
+
+
 class _Static:
     """A scope's nodes but Constants, each one's producers in the scope as ascending positions in that list (by
     node index), value -> position of its producer, node index -> position."""
@@ -175,9 +185,16 @@ class _Static:
                     if o in producer:
                         return None
                     producer[o] = k
-        get = producer.get
+        get = producer.get  # "" (no input) has no producer
         inputs: list[list[int]] = []
-        for n in nodes:
-            ins = {p for v in n.inputs if v and (p := get(v)) is not None}
-            inputs.append(sorted(ins) if len(ins) > 1 else list(ins))
+        add = inputs.append
+        for n in nodes:  # loops, not a comprehension per node: 100k of those cost twice as much
+            ins: list[int] = []
+            for v in n.inputs:
+                p = get(v)
+                if p is not None and p not in ins:
+                    ins.append(p)
+            if len(ins) > 1:
+                ins.sort()
+            add(ins)
         return cls(nodes, inputs, producer)

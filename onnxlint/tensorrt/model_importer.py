@@ -80,35 +80,64 @@ def _share_key(table: Table) -> Callable[[NodeRef, Signature], tuple[Any, ...]]:
     probed_ort_ops = set(table.get("ort_op_probes") or ())
     reduce_ignored = {op for op, how in (behaviour.get("reduce_axes_input") or {}).items() if how == "ignored"}
 
+    def what(op: str, domain: str) -> tuple[Any, ...]:
+        """What key_of adds for nodes of this op and domain (read from the row once per op, not per node)."""
+        row = ops(op)
+        by_index = op in ("If", "Loop") or bool(probed_ort_ops and f"{domain}::{op}" in probed_ort_ops)
+        if not row:
+            return (False, False, False, False, False, False, by_index)
+        return (True, bool(row.get("input_value_limits")), bool(row.get("bad_ranks") or row.get("crash_ranks")),
+                bool(row.get("attr_limits")) or op in ("Cast", "CastLike", "Shape"),
+                (mixed_rejected and op == "Cast") or op in reduce_ignored, qdq_probed and op in QDQ_OPS, by_index)
+
+    per_op: dict[tuple[str, str], tuple[Any, ...]] = {}
+    graph_inputs: dict[int, set[str]] = {}  # id(scope) -> its graph inputs (for nodes of a scope nothing encloses)
+
     def key_of(node: NodeRef, sig: Signature) -> tuple[Any, ...]:
         key: tuple[Any, ...] = sig
-        row = ops(node.op_type)
-        if row:
-            ins = node.inputs  # comprehensions, not generators: this runs once per node
+        op = node.op_type
+        flags = per_op.get((op, node.domain))
+        if flags is None:
+            flags = per_op[(op, node.domain)] = what(op, node.domain)
+        has_row, values, ranks, attrs, own_cast, qdq, by_index = flags
+        if has_row:
+            ins = node.inputs  # loops, not comprehensions (a frame each): this runs once per node
             scope = node.scope
-            if scope.parent is None:  # is_constant, without its calls: nothing encloses this scope
+            main = scope.parent is None
+            if main:  # is_constant and is_graph_input, without their calls: nothing encloses this scope
                 inits, consts, prod = scope.initializers, scope.constants, scope.producer
-                key += (tuple([bool(n) and ((inits.get(n) or consts.get(n)) is not None or _constant_node(prod.get(n)))
-                               for n in ins]),)
+                named = graph_inputs.get(id(scope))
+                if named is None:
+                    named = graph_inputs[id(scope)] = set(scope.inputs)
+                constant, network = [], []
+                for n in ins:
+                    constant.append(bool(n) and ((inits.get(n) or consts.get(n)) is not None
+                                                 or ((p := prod.get(n)) is not None and p.op_type == "Constant"
+                                                     and p.domain == "ai.onnx")))
+                    network.append(n in named and n not in inits)  # GraphScope.is_graph_input
             else:
-                key += (tuple([bool(n) and is_constant(node, n) for n in ins]),)
-            if row.get("input_value_limits"):
+                constant = [bool(n) and is_constant(node, n) for n in ins]
+            key += (tuple(constant),)
+            if values:
                 key += (tuple([constant_value(node, n) if n else None for n in ins]),)
-            if row.get("bad_ranks") or row.get("crash_ranks"):
+            if ranks:
                 key += (tuple([rank(node, i) for i in range(len(ins))]),)
-            if node.scope.parent is None:
-                is_input = node.scope.is_graph_input
-                key += (tuple([is_input(n) for n in ins]),)
-            if row.get("attr_limits") or node.op_type in ("Cast", "CastLike", "Shape"):
+            if main:
+                key += (tuple(network),)
+            if attrs:
                 key += (tuple([(a.name, a.SerializeToString()) for a in node.proto.attribute if a.type not in (5, 10)]),)
-            key += (len([o for o in node.outputs if o]),)
-            if (mixed_rejected and node.op_type == "Cast") or node.op_type in reduce_ignored:
+            outputs = 0
+            for o in node.outputs:
+                if o:
+                    outputs += 1
+            key += (outputs,)
+            if own_cast:
                 key += (node.index,)  # the verdict reads its consumers / its axes values and input rank
-            if qdq_probed and node.op_type in QDQ_OPS:
+            if qdq:
                 key += (quantization.key(node),)  # where x comes from, the zero point's values, the scale's shape
         elif qdq_probed:  # the stored inputs the parser cannot import, whatever the op
             key += (tuple([bool(n) and is_constant(node, n) for n in node.inputs]),)
-        if node.op_type in ("If", "Loop") or (probed_ort_ops and f"{node.domain}::{node.op_type}" in probed_ort_ops):
+        if by_index:
             key += (node.index,)  # reads its bodies / the attributes its importer checks (MatMulNBits' bits)
         return key
 

@@ -2,15 +2,15 @@
 
 import numpy as np
 import onnx
+import pytest
 from conftest import init, make_model, vi
 from onnx import TensorProto as T
 from onnx import helper as h
-from ort_cases import _removed
+from ort_cases import _cse_after_a_rewrite, _removed, _transformer_blocks
 
 from onnxlint.model.graph import GraphIndex
-from onnxlint.ort.optimizer import (
-    graph_transformer_mgr,
-)
+from onnxlint.ort.optimizer import common_subexpression_elimination, graph_transformer_mgr
+from onnxlint.ort.optimizer import state as optimizer_state
 
 
 def test_cse_of_tensor_attributes_in_typed_fields_from_ort_1_31():
@@ -47,3 +47,37 @@ def test_cse_compares_a_tensor_attribute_by_value_not_name():
     m = make_model(nodes[2:3] + nodes[:2] + nodes[3:], [vi("x", T.FLOAT, ["n", 3])], [vi("y", T.FLOAT, None)], opset=17)
     gone = _removed(m)
     assert [k for k in ("cos1", "cos2") if k in gone and gone[k].reason == "cse"]
+
+
+def _output_duplicates() -> onnx.ModelProto:
+    """Two Relu(x), both graph outputs (kept: a graph output keeps its producer), and two Neg of an Identity of x
+    that CSE merges once EliminateIdentity rewired them."""
+    nodes = [h.make_node("Relu", ["x"], ["y1"], name="r1"), h.make_node("Relu", ["x"], ["y2"], name="r2"),
+             h.make_node("Identity", ["x"], ["i"], name="ident"), h.make_node("Neg", ["i"], ["n1"], name="neg1"),
+             h.make_node("Neg", ["x"], ["n2"], name="neg2"), h.make_node("Add", ["n1", "n2"], ["y3"], name="add")]
+    return make_model(nodes, [vi("x", T.FLOAT, [4])], [vi("y1", T.FLOAT, [4]), vi("y2", T.FLOAT, [4]),
+                                                        vi("y3", T.FLOAT, [4])])
+
+
+@pytest.mark.parametrize("build", [_transformer_blocks, _cse_after_a_rewrite, _output_duplicates])
+def test_a_settled_graph_is_not_compared_again_until_a_value_is_rewired(monkeypatch, build):
+    """A CSE run that left every live node unlike the others is not repeated while no value was rewired since:
+    what the optimizer model removes, rewires and makes constant is what running it every round gives."""
+    looked = [0]
+    real = optimizer_state.OptimizerState.canon_inputs
+
+    def canon_inputs(self, scope, values):
+        looked[0] += 1
+        return real(self, scope, values)
+
+    monkeypatch.setattr(optimizer_state.OptimizerState, "canon_inputs", canon_inputs)
+    results = {}
+    for skip in (False, True):
+        monkeypatch.setattr(common_subexpression_elimination, "SKIP_SETTLED", skip)
+        looked[0] = 0
+        out = graph_transformer_mgr.optimize(GraphIndex(onnx.shape_inference.infer_shapes(build())))
+        results[skip] = ({k: vars(r) for k, r in out.removed.items()}, dict(out.alias), set(out.constants), looked[0])
+    every, settled = results[False], results[True]
+    assert settled[:3] == every[:3] and any(r["reason"] == "cse" for r in every[0].values())
+    if build is _transformer_blocks:
+        assert settled[3] < every[3]

@@ -66,9 +66,9 @@ def test_optimizer_passes_share_one_order_between_changes(monkeypatch):
     orders: list = []
     real = graph_viewer.OrderCache.order
 
-    def counted(self, scope, opt):
+    def counted(self, scope, opt, rewirings):
         orders.append(scope.path)
-        return real(self, scope, opt)
+        return real(self, scope, opt, rewirings)
 
     monkeypatch.setattr(graph_viewer.OrderCache, "order", counted)
     opt = graph_transformer_mgr.optimize(GraphIndex(m))

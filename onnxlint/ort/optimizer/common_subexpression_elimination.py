@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from onnxlint.ort.optimizer.state import OptimizerState
     from onnxlint.ort.releases import Release
 
+SKIP_SETTLED = True  # False: every run looks at every node (the same answer, slower; for tests)
 _GRAPH, _GRAPHS, _TENSOR = onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS, onnx.AttributeProto.TENSOR
 Attributes = tuple[tuple[str, Any], ...]
 
@@ -62,32 +63,47 @@ class CommonSubexpressionElimination:
 
     def __init__(self, release: Release, node_count: int):
         self._typed = release.cse_typed_tensor_attributes
-        # node index -> its attributes for CSE (None: never merged; False: not read yet); a list: 8 bytes a node
-        self._attrs: list[Attributes | None | bool] = [False] * node_count
+        # node index -> what CSE compares a node by but its inputs: (domain, op, opset, attributes, output count)
+        # (None: never merged; False: not read yet); a list: 8 bytes a node
+        self._heads: list[tuple[Any, ...] | None | bool] = [False] * node_count
+        # id(scope) -> state.canon_version() when a run over it ended with no two live nodes alike
+        self._settled: dict[int, tuple[int, int]] = {}
 
     def apply(self, state: OptimizerState, scope: GraphScope) -> bool:
+        """A run that ended with every live node unlike the others (no duplicate kept for being a graph output)
+        is not repeated while no input was rewired since: each live node compares as it did, and removals only
+        drop nodes, so the run would find nothing (ORT's order, which picks the first of two, does not matter)."""
+        version = state.canon_version()
+        if SKIP_SETTLED and self._settled.get(id(scope)) == version:
+            return False
+        self._settled.pop(id(scope), None)
         seen: dict[tuple[Any, ...], NodeRef] = {}
-        changed = False
+        changed = kept = False
         copies = state.dq_copied()
-        cached = self._attrs
+        cached = self._heads
+        canon_inputs = state.canon_inputs
         for n in state.nodes(scope):
-            attrs = cached[n.index]
-            if attrs is False:
-                attrs = cached[n.index] = cse_attributes(n, self._typed)
-            if attrs is None:
+            head = cached[n.index]
+            if head is False:
+                attrs = cse_attributes(n, self._typed)
+                head = cached[n.index] = None if attrs is None else (n.domain, n.op_type, n.opset, attrs, len(n.outputs))
+            if head is None:
                 continue
             if copies:  # an input reading a DequantizeLinear ORT copied per reading input reads a value of its own
                 ins = tuple((v, n.index, i) if v and state.read_per_edge(v) else state.canon(scope, v) for i, v in enumerate(n.inputs))
             else:
-                ins = state.canon_inputs(scope, n.inputs)
-            key = (n.domain, n.op_type, n.opset, attrs, ins, len(n.outputs))
+                ins = canon_inputs(scope, n.inputs)
+            key = (head, ins)
             first = seen.get(key)
             if first is None:
                 seen[key] = n
                 continue
             if any(o in scope.outputs for o in n.outputs if o):
+                kept = True
                 continue  # a graph output keeps its producer
             state.remove(n, "eliminated", "cse", f"duplicate of {first.name or first.op_type}: ORT's common-subexpression elimination "
                          f"removes it", dict(zip(n.outputs, first.outputs)))
             changed = True
+        if not kept:
+            self._settled[id(scope)] = state.canon_version()
         return changed

@@ -12,6 +12,8 @@ if TYPE_CHECKING:
     from onnxlint.ort.optimizer.refined_shapes import Dims
     from onnxlint.ort.optimizer.state import OptimizerState
 
+_MATMUL = frozenset({"MatMul"})  # the nodes the pass looks at (OptimizerState.nodes_of)
+
 
 class MatMulAddFusion:
     name = "MatMulAddFusion"
@@ -23,7 +25,7 @@ class MatMulAddFusion:
         AttentionFusion. Both nodes become one Gemm; here the MatMul stands for it (placed as MatMul would be:
         Gemm has a CUDA kernel for each of these types) and the Add is removed."""
         changed = False
-        for mm in state.nodes(scope):
+        for mm in state.nodes_of(scope, _MATMUL):
             if not is_supported(mm, state, "MatMul", (1, 9, 13)) or len(mm.inputs) < 2 or not mm.outputs or not mm.outputs[0]:
                 continue
             out = mm.outputs[0]

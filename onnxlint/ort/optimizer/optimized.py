@@ -64,9 +64,10 @@ class Optimized:
         self.orders = {}  # read by the partitioner's queue only, before this
 
     def resolve(self, value: str) -> str:
+        alias = self.alias
         seen = 0
-        while value in self.alias and seen < 100:
-            value = self.alias[value]
+        while value in alias and seen < 100:
+            value = alias[value]
             seen += 1
         return value
 

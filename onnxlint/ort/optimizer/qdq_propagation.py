@@ -34,13 +34,15 @@ def match_q_node(n: NodeRef) -> bool:
     return n.op_type == "QuantizeLinear" and versions is not None \
         and schema_registry.since_version(n.op_type, n.opset, n.domain) in versions
 
+_DQ = frozenset({"DequantizeLinear"})  # the nodes the pass looks at (OptimizerState.nodes_of)
+
 
 class QDQPropagationTransformer:
     name = "QDQPropagationTransformer"
 
     def apply(self, state: OptimizerState, scope: GraphScope) -> bool:
         changed = False
-        for dq in state.nodes(scope):
+        for dq in state.nodes_of(scope, _DQ):
             if dq.op_type != "DequantizeLinear" or state.is_removed(dq) or not match_dq_node(dq) or not dq.outputs \
                     or dq.outputs[0] in scope.outputs:
                 continue

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 SHAPE_VERSIONS = (1, 13, 15, 19, 21, 23, 24, 25)  # measured: 1.24.4 fuses Shape-15 subgraphs
 RESHAPE_LIKE = ("Reshape", "Squeeze", "Unsqueeze")
+_RESHAPE = frozenset({"Reshape"})  # the nodes both passes look at (OptimizerState.nodes_of)
 
 
 class ReshapeFusion:
@@ -42,7 +43,7 @@ class ReshapeFusion:
         changed = False
         if scope.parent is None:
             state.resolve_fused_reshapes()
-        for r in state.nodes(scope):
+        for r in state.nodes_of(scope, _RESHAPE):
             if not is_supported(r, state, "Reshape", (5, 13, 14)) or len(r.inputs) < 2:
                 continue
             shp = state.resolve(r.inputs[1])
@@ -182,7 +183,7 @@ class ContiguousReshapeFusion:
         whose last output has a static shape, become one Reshape (`<first>_new_reshape`). The first node stands for
         it here; the others go."""
         changed = False
-        for first in state.nodes(scope):
+        for first in state.nodes_of(scope, _RESHAPE):
             if not _reshape_like(first) or first.op_type != "Reshape" or state.is_removed(first) \
                     or (since(first) or 0) > self._upto:
                 continue  # measured: a run that starts with Squeeze/Unsqueeze (small shape tensors) stays

@@ -138,6 +138,7 @@ RULES: dict[str, tuple[Rule, ...]] = {
     "Expand": (expand_elimination,),
     "BatchNormalization": (conv_fusion,),
 }
+_RULED = frozenset(RULES)  # the nodes the pass looks at (OptimizerState.nodes_of)
 
 
 class RuleBasedGraphTransformer:
@@ -151,7 +152,7 @@ class RuleBasedGraphTransformer:
     def apply(self, state: OptimizerState, scope: GraphScope) -> bool:
         changed = False
         release = self._release
-        for n in state.nodes(scope):
+        for n in state.nodes_of(scope, _RULED):
             if n.domain != "ai.onnx" or not n.inputs or not n.outputs:
                 continue
             rules = RULES.get(n.op_type)

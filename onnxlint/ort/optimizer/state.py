@@ -70,6 +70,8 @@ class OptimizerState:
         # per (scope, value): canon()'s answer; it reads only the index, never what the passes change (a weight
         # shared by every block was otherwise checked against all its readers per reader: quadratic)
         self._canon: dict[tuple[int, str], object] = {}
+        self._by_name: dict[int, set[str]] = {}  # id(scope) -> shareable values whose canon is their name
+        self._shares = 0  # share_constants calls (canon_version)
         self._shareable: set[str] | None = None  # main-graph initializers ConstantSharing merges (share_constants)
         self._shared_key: SharedKey | None = None
         # the passes' node order is recomputed only after a removal or an alias (all it depends on): a pass that
@@ -77,6 +79,8 @@ class OptimizerState:
         self._changes = 0
         self._orders: dict[int, tuple[int, list[NodeRef]]] = {}
         self._order_cache = graph_viewer.OrderCache()
+        self._rewirings = 0  # values rewired so far (writes into self._out.alias): what the order cache reads
+        self._orders_of: dict[tuple[int, frozenset[str]], tuple[list[NodeRef], list[NodeRef]]] = {}  # nodes_of's
         self._folded_values: dict[tuple[int, str], Array | None] = {}  # folded_value's answers
         # reinferred's answers: (graph change count, dims or None, whether None holds only until the graph changes)
         self._reinfer: dict[tuple[int, str], tuple[int, Dims | None, bool]] = {}
@@ -143,7 +147,7 @@ class OptimizerState:
 
     def resolve(self, value: str) -> str:
         """The value the consumers of value read now (after the rewirings of removed nodes)."""
-        return self._out.resolve(value)
+        return self._out.resolve(value) if value in self._out.alias else value
 
     def is_removed(self, node: NodeRef) -> bool:
         return node.index in self._out.removed
@@ -176,14 +180,16 @@ class OptimizerState:
         return None
 
     def is_constant(self, scope: GraphScope, value: str) -> bool:
-        value = self._out.resolve(value)
+        if value in self._out.alias:  # most values are not rewired: no call
+            value = self._out.resolve(value)
         return value in self._out.constants or self.tensor(scope, value) is not None
 
     def own_constant(self, scope: GraphScope, value: str) -> bool:
         """Whether value is a constant initializer of scope itself (Graph::GetInitializedTensor, which does not
         look in the enclosing graphs): its own initializer, Constant node or folded value. Transformers that read
         constants this way (ReshapeFusion) do not see an outer graph's constants from a body."""
-        value = self._out.resolve(value)
+        if value in self._out.alias:  # most values are not rewired: no call
+            value = self._out.resolve(value)
         if value in scope.initializers or value in scope.constants:
             return self.tensor(scope, value) is not None
         return value in self._out.constants and value in scope.producer
@@ -230,7 +236,8 @@ class OptimizerState:
     def shape(self, scope: GraphScope, value: str) -> Dims | None:
         """Dims (None where unknown): data propagation's (RefinedShapes, inferred on first use), else the index's;
         where some are unknown, what ORT's shape inference learns again after folding (`reinferred`)."""
-        value = self._out.resolve(value)
+        if value in self._out.alias:  # most values are not rewired: no call
+            value = self._out.resolve(value)
         base, static = self._base(scope, value)
         if static:
             return base
@@ -528,6 +535,7 @@ class OptimizerState:
         for k, v in (alias or {}).items():
             if k and v and k != v:
                 self._out.alias[k] = v
+                self._rewirings += 1
                 self._rewired_to.setdefault(v, []).append(k)  # before _touch(k): k's rewired names read the change
                 if self._tracking and node.scope.parent is not None:
                     self._fold_all = True
@@ -567,9 +575,19 @@ class OptimizerState:
         got = self._orders.get(id(scope))
         if got is not None and got[0] == self._changes:
             return got[1]
-        order = self._order_cache.order(scope, self._out)  # the removed nodes left out
+        order = self._order_cache.order(scope, self._out, self._rewirings)  # the removed nodes left out
         self._orders[id(scope)] = (self._changes, order)
         return order
+
+    def nodes_of(self, scope: GraphScope, ops: frozenset[str]) -> list[NodeRef]:
+        """nodes(scope) less the nodes whose op type is not in ops (any domain): for a pass that looks only at
+        those (ReshapeFusion at Reshapes), which then need not step over every node of the graph."""
+        order = self.nodes(scope)
+        key = (id(scope), ops)
+        got = self._orders_of.get(key)
+        if got is None or got[0] is not order:
+            got = self._orders_of[key] = (order, [n for n in order if n.op_type in ops])
+        return got[1]
 
     # ------------------------------------------------------------------ constants CSE sees as one (ConstantSharing)
 
@@ -577,33 +595,51 @@ class OptimizerState:
         """What CSE compares an input by: a shared constant by its dtype, shape and bytes, anything else by name."""
         if not value:
             return ""
-        value = self._out.resolve(value)
+        if value in self._out.alias:  # most values are not rewired: no call
+            value = self._out.resolve(value)
         if not self._shareable or value not in self._shareable:
             return value
         k = (id(scope), value)
         got = self._canon.get(k)
         if got is None:
             got = self._canon[k] = self._shared_key(self, scope, value) if self._shared_key is not None else value
+            if got == value:  # shareable, but compared by name after all (too large): canon_inputs skips it
+                self._by_name.setdefault(id(scope), set()).add(value)
         return got
 
     def canon_inputs(self, scope: GraphScope, values: tuple[str, ...]) -> tuple[Any, ...]:
-        """tuple(canon(scope, v) for v in values), with no call per value while nothing is rewired or shared
-        (CSE asks it of every node in every round)."""
-        alias = self._out.alias
-        if not self._shareable:
+        """tuple(canon(scope, v) for v in values), with no call per value while none of them is rewired or
+        shared (CSE asks it of every node in every round; every float weight is shareable, and most of them
+        are compared by name after all)."""
+        alias, shareable = self._out.alias, self._shareable
+        if shareable:
+            by_name = self._by_name.get(id(scope), ())
+            for v in values:
+                if v in alias or (v in shareable and v not in by_name):
+                    break
+            else:
+                return values if type(values) is tuple else tuple(values)  # each canon(v) is v ("" stays "")
+        else:
             for v in values:
                 if v in alias:
                     break
             else:
-                return values if type(values) is tuple else tuple(values)  # each canon(v) is v ("" stays "")
+                return values if type(values) is tuple else tuple(values)
         return tuple([self.canon(scope, v) for v in values])
 
     def share_constants(self, values: set[str], key: SharedKey) -> None:
         """ConstantSharing's answer: CSE compares each of values by key(state, scope, value) (its dtype, shape
         and bytes), any other value by name."""
+        self._shares += 1
         self._shareable = values
         self._shared_key = key
         self._canon.clear()
+        self._by_name.clear()
+
+    def canon_version(self) -> tuple[int, int]:
+        """Moves whenever canon's answers may change (a value rewired, ConstantSharing's answer): while it stands
+        still, what CSE compares a live node by stays what it was (removals only drop nodes)."""
+        return self._rewirings, self._shares
 
     # ------------------------------------------------------------------ the driver's
     def changes(self) -> int:
@@ -632,8 +668,10 @@ class OptimizerState:
 
     def finish(self) -> Optimized:
         """The result, the passes' indexes dropped; placement may still ask for shapes (out.sizer)."""
+        self._order_cache = graph_viewer.OrderCache()  # its tables per scope (~200 MB at 1M nodes): no pass asks again
         self._out.orders = {sid: order for sid, (changes, order) in self._orders.items() if changes == self._changes}
-        self._readers, self._reader_ids, self._orders, self._canon = {}, {}, {}, {}
+        self._readers, self._reader_ids, self._orders, self._canon, self._by_name = {}, {}, {}, {}, {}
+        self._orders_of = {}
         self._own_readers = set()
         self._shareable, self._bodies = set(), None
         self._out.sizer = self.shape

@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 PUSH_THROUGH = {"Relu", "Sigmoid", "Tanh", "Exp", "Log", "Neg", "Abs", "Sqrt", "Reciprocal", "Erf", "Softplus",
                 "Softsign", "Sin", "Cos", "Floor", "Ceil", "Round", "Sign", "Not", "Identity", "Cast", "LeakyRelu",
                 "Elu", "Selu", "HardSigmoid", "IsNaN", "IsInf"}
+_SHAPE = frozenset({"Shape"})  # the nodes HandleShape looks at (OptimizerState.nodes_of)
+_TRANSPOSE = frozenset({"Transpose"})  # the nodes the cancellation starts from
 AXIS_OPS = {"Softmax", "LogSoftmax", "Hardmax"}  # single-axis since opset 13: the axis is remapped
 
 
@@ -56,7 +58,7 @@ class TransposeOptimizer:
     def _shapes(self, state: OptimizerState, scope: GraphScope) -> bool:
         """HandleShape, for each Shape in ORT's order whose input a Transpose makes."""
         changed = False
-        for n in state.nodes(scope):
+        for n in state.nodes_of(scope, _SHAPE):
             if n.op_type != "Shape" or n.domain != "ai.onnx" or n.index in self._moved or not n.inputs:
                 continue
             t = scope.producer.get(state.resolve(n.inputs[0]))
@@ -76,7 +78,7 @@ class TransposeOptimizer:
         permutation is pushed through and cancels it; both go. (Pushing Transposes further, where ORT creates new
         Transpose nodes elsewhere, is not modelled.)"""
         changed = False
-        for t1 in state.nodes(scope):
+        for t1 in state.nodes_of(scope, _TRANSPOSE):
             if not _is_transpose(t1) or state.is_removed(t1):
                 continue
             mid, t2 = single_reader(state, scope, t1.outputs[0]), None
