@@ -182,6 +182,42 @@ def test_a_fix_run_page_places_the_model_it_wrote(tmp_path, save, cli, lint_json
         assert [n.op_type for n in onnx.load(model).graph.node] == ["Dropout", "Relu"]  # the original untouched
 
 
+@pytest.mark.parametrize("target", ["ort-cuda", "ort-trt", "ort-cpu"])
+def test_a_lint_page_shows_the_lints_placement_without_loading_or_placing_the_model_again(tmp_path, save, cli,
+                                                                                         monkeypatch, target):
+    """A lint run's page takes its placement from the lint (FileReport.page): the model is loaded once and placed
+    as often as a JSON lint places it, where the page used to load and place it again; the page is the one a
+    cached run makes, which has no lint to take it from and places the model itself."""
+    from onnxlint.model import loading
+    from onnxlint.ort import partitioner
+
+    model = save(fallback_model())
+    calls = {"load": 0, "simulate": 0}
+
+    def counted(name, real):
+        def call(*args, **kwargs):
+            calls[name] += 1
+            return real(*args, **kwargs)
+        return call
+
+    monkeypatch.setattr(loading, "load", counted("load", loading.load))
+    monkeypatch.setattr(partitioner, "simulate", counted("simulate", partitioner.simulate))
+    rc, _, err = cli(model, "--no-cache", "--target", target, "--format", "json")
+    assert rc in (0, 1), err
+    json_calls = dict(calls)
+    calls.update(load=0, simulate=0)
+    cache = tmp_path / "cache"
+    rc, linted, err = cli(model, "--cache-dir", cache, "--target", target, "--format", "html")
+    assert rc in (0, 1), err
+    assert calls == json_calls == {"load": 1, "simulate": json_calls["simulate"]}, (calls, json_calls)
+    assert json_calls["simulate"] >= 1
+    calls.update(load=0, simulate=0)
+    rc, cached, err = cli(model, "--cache-dir", cache, "--target", target, "--format", "html")
+    assert calls["load"] == 1 and calls["simulate"] >= 1  # a hit: the page loads and places it
+    assert cached == linted
+    assert page_data(linted)["models"][0]["nodes"]["op"]  # a placed model, not an error
+
+
 # ----------------------------------------------------------------------------- in Chromium
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -84,7 +85,12 @@ def load_config(request: LintRequest, folder: Path) -> config_mod.Config:
 
 
 def settings_of(request: LintRequest, cfg: config_mod.Config) -> Settings:
-    return Settings.from_config(cfg, **{"info_details": shows_info_details(request), **request.overrides})
+    settings = Settings.from_config(cfg, **{"info_details": shows_info_details(request), **request.overrides})
+    if request.format != "html":
+        return settings
+    from onnxlint.formats import html_format
+
+    return replace(settings, page_maker=html_format.lint_page)
 
 
 def shows_info_details(request: LintRequest) -> bool:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from onnxlint.config import config_file as config_mod
 from onnxlint.rules.codes import matches, split_codes
@@ -36,6 +36,10 @@ class Settings:
     # False: info findings get no message, hint or fixability (a run that shows no info: text without --show-info
     # computes them for nothing); the result cache keys reports by it, as by every field
     info_details: bool = True
+    # `--format html` (formats.html_format.lint_page): what makes each model's page data from the lint's model,
+    # index and predictions (FileReport.page), a module-level function (it travels to --jobs workers); not part of
+    # the result cache's key (the findings are the same), not compared
+    page_maker: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_config(cls, config: config_mod.Config | str | Path | None = None, **overrides: Any) -> "Settings":

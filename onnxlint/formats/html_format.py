@@ -18,6 +18,16 @@ def page_release(settings: Any) -> html_report.Release:
     return html_report.Release(target, settings.ort_version, settings.ort_optimization, settings.trt_version)
 
 
+def lint_page(settings: Any, mf: Any, index: Any, ctx: Any, ruleset: Any, display: str) -> Any:
+    """Settings.page_maker of a `--format html` lint: the page's data for the model just linted, its placement
+    taken from the lint's (FileReport.page); None where it cannot be made there: render then loads and places
+    the model itself, and says what failed."""
+    try:
+        return html_report.placed_doc(mf, index, display, [page_release(settings)], ruleset, linted=ctx)
+    except Exception:  # noqa: BLE001 - render makes it from the file, as without this, and reports there
+        return None
+
+
 def render(report: Any, settings_for: Callable[[Path], Any] | None = None, **_: Any) -> str:
     """settings_for: the settings each model was linted with (its config's target, release and rules)."""
     from onnxlint.config.settings import Settings
@@ -30,6 +40,10 @@ def render(report: Any, settings_for: Callable[[Path], Any] | None = None, **_: 
         path = Path(res.filename)
         settings = settings_for(path) if settings_for is not None else Settings.from_config(None)
         findings = [f for f in res.findings if not f.suppressed and not f.fixed]
+        if res.page is not None and not res.written:  # placed by the lint (lint_page)
+            doc, at_location = res.page
+            models.append(html_report.with_findings(doc, at_location, findings))
+            continue
         # after --fix the findings left are the written model's: the page places that model, under its name
         shown = res.written or res.filename
         try:

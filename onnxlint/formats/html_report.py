@@ -209,20 +209,32 @@ def model_doc(path: Path, display: str, releases: list[Release], findings: list[
               rule_dirs: tuple[Path, ...] = (), lean: bool = False) -> dict[str, Any]:
     """The page's data for one model: its nodes with their name scopes and producers, one placement per release
     (two when comparing), the findings of a lint run attached to their nodes."""
-    from onnxlint import targets
-    from onnxlint.linting import engine
     from onnxlint.model import loading
     from onnxlint.rulefiles.ruleset import get_ruleset
-    from onnxlint.rules.context import Options
 
     mf = loading.load(path, display=display, lean=lean)
     index = loading.index_model(mf)
-    ruleset = get_ruleset(rule_dirs)
+    doc, at_location = placed_doc(mf, index, display, releases, get_ruleset(rule_dirs))
+    return with_findings(doc, at_location, findings or [])
+
+
+def placed_doc(mf: Any, index: Any, display: str, releases: list[Release], ruleset: Any,
+               linted: Any = None) -> tuple[dict[str, Any], dict[str, int]]:
+    """model_doc's data before the findings, and where each node location is in it (with_findings). linted: the
+    lint's context over the same model, index and rules, whose predictions at these releases are taken as they
+    are (a lint run's page places what the lint placed, without loading and placing the model again)."""
+    from onnxlint import targets
+    from onnxlint.linting import engine
+    from onnxlint.rules.context import Options
+
     ctxs = []
     for r in releases:
         options = Options(targets=targets.closure({r.target}), ort_version=r.ort_version, trt_version=r.trt_version,
                           ort_optimization=r.optimization)
-        ctxs.append(engine.new_context(mf, index, options, ruleset, targets.REGISTRY))
+        ctx = engine.new_context(mf, index, options, ruleset, targets.REGISTRY)
+        if linted is not None:
+            ctx.share_predictions(linted)
+        ctxs.append(ctx)
     # the nodes the placement places (every node of the index), in graph order
     base = "ort-cuda" if releases[0].target == "ort-trt" else releases[0].target
     placed = ctxs[0].prediction(base).nodes
@@ -249,8 +261,13 @@ def model_doc(path: Path, display: str, releases: list[Release], findings: list[
         },
         "scopes": {"name": [esc(s) for s in tree.names], "parent": tree.parents, "kind": tree.kinds},
         "runs": runs, "strings": strings.items,
-        "findings": [_finding(f, at_location) for f in (findings or [])],
-    }
+    }, at_location
+
+
+def with_findings(doc: dict[str, Any], at_location: dict[str, int], findings: list[Any]) -> dict[str, Any]:
+    """The page's data with a lint run's findings attached to their nodes."""
+    doc["findings"] = [_finding(f, at_location) for f in findings]
+    return doc
 
 
 def error_doc(display: str, error: str) -> dict[str, Any]:

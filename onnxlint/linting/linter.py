@@ -94,6 +94,7 @@ def lint_file(path: Path, settings: Settings, want_placement: bool = True, rules
     instead of reading the file again)."""
     from onnxlint.model import loading
 
+    page = settings if settings.page_maker is not None else None  # as given: the page is rendered with them
     intent = _genai_targets(path, settings)
     if intent is not None:  # the GenAI builder's config says which EP the model was built for
         settings, plan = intent, None
@@ -114,7 +115,7 @@ def lint_file(path: Path, settings: Settings, want_placement: bool = True, rules
     res.digest = mf.digest
     if intent is not None:
         res.notes.append("genai_config.json: built for ONNX Runtime's CPU EP, checked as ort-cpu")
-    return _lint_loaded(mf, settings, got, want_placement, res)
+    return _lint_loaded(mf, settings, got, want_placement, res, page)
 
 
 def _lfs_pointer(exc: LfsPointer, plan: LintPlan, settings: Settings, res: FileReport) -> None:
@@ -166,15 +167,16 @@ def _content_targets(index: Any, settings: Settings) -> tuple[Settings, str] | N
 def lint_model(model: onnx.ModelProto, settings: Settings, display: str = "<model>",
                base_dir: Path | None = None, want_placement: bool = True) -> FileReport:
     return _lint_loaded(model_file(model, display, base_dir), settings, _plan_or_error(settings, None),
-                        want_placement, FileReport(display))
+                        want_placement, FileReport(display), settings if settings.page_maker is not None else None)
 
 
 def _lint_loaded(mf: loading.ModelFile, settings: Settings, plan: LintPlan | Exception, want_placement: bool,
-                 res: FileReport) -> FileReport:
+                 res: FileReport, page: Settings | None = None) -> FileReport:
+    """page: the settings a `--format html` page is made with (Settings.page_maker), None without one."""
     enabled = gc.isenabled()
     gc.disable()
     try:
-        _lint(mf, settings, plan, want_placement, res)
+        _lint(mf, settings, plan, want_placement, res, page=page)
     finally:
         if enabled:
             gc.enable()
@@ -198,7 +200,7 @@ def _fixable(rule: Rule, node: NodeRef | None, model: Any) -> str | None:
 
 
 def _lint(mf: loading.ModelFile, settings: Settings, plan: LintPlan | Exception, want_placement: bool,
-          res: FileReport, _retried: bool = False) -> None:
+          res: FileReport, _retried: bool = False, page: Settings | None = None) -> None:
     from onnxlint.linting import engine
     from onnxlint.model import loading
 
@@ -238,6 +240,8 @@ def _lint(mf: loading.ModelFile, settings: Settings, plan: LintPlan | Exception,
                     if target.reports_summary:
                         res.placement[name] = target.summary_line(pred)
                     res.notes.extend(n for n in target.notes(pred) if n not in res.notes)
+        if page is not None and page.page_maker is not None and not _retried:
+            res.page = page.page_maker(page, mf, index, ctx, plan.ruleset, res.filename)
     except RecursionError:
         res.error = "graph nesting too deep to analyse"
     except (RuleError, UsageError):
@@ -248,7 +252,7 @@ def _lint(mf: loading.ModelFile, settings: Settings, plan: LintPlan | Exception,
             return
         mf.inferred = mf.raw = mf.weightless = None  # inferred again, from the repaired model
         res.findings, res.placement, res.notes = [], {}, []
-        _lint(mf, given, planned, want_placement, res, _retried=True)
+        _lint(mf, given, planned, want_placement, res, _retried=True)  # the page loads the file again
     except Exception as exc:  # a defect in onnxlint must not hide the other files' findings
         res.error = f"internal error while linting ({type(exc).__name__}: {first_line(exc)})"
 

@@ -64,6 +64,9 @@ class FileReport:
     write_refused: str | None = field(default=None, repr=False, compare=False)
     # --fix wrote the fixed model here (`-o`, or the file itself): the findings and placement now describe it
     written: str | None = field(default=None, repr=False, compare=False)
+    # Settings.page_maker: the HTML page's data placed by the lint, without the findings, and where each node
+    # location is in it (formats.html_report.placed_doc); None: the page loads and places the model itself
+    page: Any = field(default=None, repr=False, compare=False)
 
     def __str__(self) -> str:
         if self.error:

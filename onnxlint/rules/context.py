@@ -93,6 +93,18 @@ class LintContext:
             self._predictions[target] = self.registry[target].predict(self)
         return self._predictions[target]
 
+    def share_predictions(self, other: "LintContext") -> None:
+        """Take other's predictions of this context's targets, where both read the same index at the same
+        runtime versions (the HTML page placing what the lint placed; a prediction reads only those and the
+        rules' fallbacks, which the caller gives both)."""
+        mine, theirs = self.options, other.options
+        if other.index is not self.index or (mine.ort_version, mine.trt_version, mine.ort_optimization) != (
+                theirs.ort_version, theirs.trt_version, theirs.ort_optimization):
+            return
+        for target in mine.targets:
+            if target in other._predictions:
+                self._predictions.setdefault(target, other._predictions[target])
+
     def predicted(self, target: str) -> bool:
         """Whether the target's prediction was computed (a rule asked for it)."""
         return target in self._predictions
