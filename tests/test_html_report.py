@@ -238,6 +238,29 @@ def test_a_model_with_a_name_that_is_not_utf8_gets_a_page_linted_and_cached(tmp_
     assert data["models"][0]["nodes"]["name"] == [esc("node\\xff\\xfe")]
 
 
+def test_a_model_the_page_cannot_place_is_one_line_on_the_page_and_the_others_stay(tmp_path, save, cli, monkeypatch):
+    """A defect placing one model for the page (a cached run places it there) costs that model's part of the page,
+    named with the error, not the run's page."""
+    good = save(fallback_model(), "good.onnx")
+    bad = save(fallback_model(), "bad.onnx")
+    cache = tmp_path / "cache"
+    rc, _, err = cli(good, bad, "--cache-dir", cache, "--format", "html")
+    assert rc in (0, 1), err
+    real = html_report.model_doc
+
+    def model_doc(path, display, *args, **kwargs):
+        if Path(path).name == "bad.onnx":
+            raise RuntimeError("placing went wrong")
+        return real(path, display, *args, **kwargs)
+
+    monkeypatch.setattr(html_report, "model_doc", model_doc)
+    rc, out, err = cli(good, bad, "--cache-dir", cache, "--format", "html")  # hits: the page places them
+    assert rc in (0, 1) and "Traceback" not in err, err
+    docs = {Path(d["file"]).name: d for d in page_data(out)["models"]}
+    assert docs["bad.onnx"]["error"] == "internal error while placing (RuntimeError: placing went wrong)"
+    assert docs["good.onnx"]["error"] is None and docs["good.onnx"]["nodes"]["op"]
+
+
 # ----------------------------------------------------------------------------- in Chromium
 
 
