@@ -66,6 +66,9 @@ class CommonSubexpressionElimination:
         # node index -> what CSE compares a node by but its inputs: (domain, op, opset, attributes, output count)
         # (None: never merged; False: not read yet); a list: 8 bytes a node
         self._heads: list[tuple[Any, ...] | None | bool] = [False] * node_count
+        # each distinct head once, shared by the nodes that have it (a few dozen in a model of repeated blocks: a
+        # tuple a node, with its attributes' bytes, was ~150 MB at 1M nodes, alive through every pass)
+        self._distinct: dict[tuple[Any, ...], tuple[Any, ...]] = {}
         # id(scope) -> state.canon_version() when a run over it ended with no two live nodes alike
         self._settled: dict[int, tuple[int, int]] = {}
 
@@ -86,7 +89,8 @@ class CommonSubexpressionElimination:
             head = cached[n.index]
             if head is False:
                 attrs = cse_attributes(n, self._typed)
-                head = cached[n.index] = None if attrs is None else (n.domain, n.op_type, n.opset, attrs, len(n.outputs))
+                head = None if attrs is None else (n.domain, n.op_type, n.opset, attrs, len(n.outputs))
+                head = cached[n.index] = head if head is None else self._distinct.setdefault(head, head)
             if head is None:
                 continue
             if copies:  # an input reading a DequantizeLinear ORT copied per reading input reads a value of its own
