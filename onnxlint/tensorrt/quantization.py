@@ -65,17 +65,19 @@ def imported_tensors(c: NodeCheck) -> Verdict | None:
 
 
 def unread_tensors(index: GraphIndex, measured: dict[str, Any], who: str) -> list[str]:
-    """The main graph's network inputs and initializers that no node reads, of a type the parser cannot take: it
-    makes every network input and imports every initializer before any node, read or not (TensorRT-RTX 1.7 refused
-    a model whose only Relu left an int2 or string input, or a uint16 initializer, unread). One text per cause, in
-    imported_tensors' words."""
+    """The main graph's network inputs and initializers of a type the parser cannot take that no node's verdict
+    names (imported_tensors: an input as a main-graph node reads it, an initializer as a node of the main graph or
+    of a control-flow body under it reads it): read by no node, an input read only inside a body, or only by a
+    local function's call (not judged: its body is). The parser makes every network input and imports every
+    initializer before any node, read or not (TensorRT-RTX 1.7 refused a model whose only Relu left an int2 or
+    string input, or a uint16 initializer, unread). One text per cause, in imported_tensors' words."""
     main = index.scopes[0] if index.scopes else None
     if main is None:
         return []
-    read = _main_values_read(index, main)
+    reads = _main_values_read(index, main)
     texts: list[str] = []
     for name in main.inputs:
-        if name in read or name in main.initializers:
+        if name in main.initializers or "node" in reads.get(name, ()):
             continue
         d = main.type_of(name).dtype
         words = (measured.get("inputs") or {}).get(d or "")
@@ -83,35 +85,39 @@ def unread_tensors(index: GraphIndex, measured: dict[str, Any], who: str) -> lis
             texts.append(f"{who} cannot take a network input of type {d}: \"{_plain(words)}\" "
                          "(it makes the network's inputs before any node)")
     for name, t in main.initializers.items():
-        if name in read:
+        how = reads.get(name, set())
+        if "node" in how or "body" in how:
             continue
         d = dtype_name(t.data_type)
         words = (measured.get("initializers") or {}).get(d or "")
         if words:
-            texts.append(f"{who} cannot import a stored {d} tensor no node reads: \"{_plain(words)}\" "
+            whom = "only a local function's call reads" if how else "no node reads"
+            texts.append(f"{who} cannot import a stored {d} tensor {whom}: \"{_plain(words)}\" "
                          "(it imports every initializer before any node)")
     return list(dict.fromkeys(texts))
 
 
-def _main_values_read(index: GraphIndex, main: Any) -> set[str]:
-    """The main graph's value names some node reads: in the main graph, or in a control-flow body under it through
-    its outer scope (a name the body or a body between defines, as its input, initializer or a node's output, is
-    the body's own). A local function's body reads only its own formal inputs: its names are not the main graph's."""
-    read = set(main.consumers)
+def _main_values_read(index: GraphIndex, main: Any) -> dict[str, set[str]]:
+    """The main graph's value names nodes read, each with how: `node` (a main-graph node), `body` (a node of a
+    control-flow body under it, through its outer scope: a name the body or a body between defines, as its
+    input, initializer or a node's output, is the body's own), `call` (a local function's call, anywhere there).
+    A local function's body reads only its own formal inputs: its names are not the main graph's."""
+    local = index.is_local_function if index.functions else None
+    reads: dict[str, set[str]] = {}
+    for name, nodes in main.consumers.items():
+        reads[name] = {"call" if local is not None and local(n) else "node" for n in nodes}
     for scope in index.scopes:
         if scope is main or scope.is_function or scope.root is not main:
             continue
-        for name in scope.consumers:
-            if name in read:
-                continue
+        for name, nodes in scope.consumers.items():
             s: Any = scope
             while s is not None and s is not main:
                 if name in s.inputs or name in s.initializers or name in s.producer:
                     break
                 s = s.parent
             else:
-                read.add(name)
-    return read
+                reads.setdefault(name, set()).update("call" if local is not None and local(n) else "body" for n in nodes)
+    return reads
 
 
 def qdq(c: NodeCheck) -> Verdict | None:
