@@ -218,6 +218,49 @@ def test_a_lint_page_shows_the_lints_placement_without_loading_or_placing_the_mo
     assert page_data(linted)["models"][0]["nodes"]["op"]  # a placed model, not an error
 
 
+def test_a_model_with_a_name_that_is_not_utf8_gets_a_page_linted_and_cached(tmp_path, save, cli):
+    """A node name whose bytes are not UTF-8: the lint repairs the model and lints it again; the page is placed
+    from the repaired model too, linted or from the cache (the run used to stop with an internal error, no page)."""
+    good = save(fallback_model(), "good.onnx")
+    model = make_model([h.make_node("Relu", ["x"], ["y"], name="nodeQQ")], [vi("x", T.FLOAT, [4])],
+                       [vi("y", T.FLOAT, [4])])
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(model.SerializeToString().replace(b"nodeQQ", b"node\xff\xfe"))
+    cache = tmp_path / "cache"
+    pages = []
+    for _ in range(2):  # a miss (the lint's placement), then a hit (the page places the model itself)
+        rc, out, err = cli(bad, good, "--cache-dir", cache, "--format", "html")
+        assert rc in (0, 1) and "internal error" not in err, err
+        pages.append(out)
+    assert pages[0] == pages[1]
+    data = page_data(pages[0])
+    assert [m["error"] for m in data["models"]] == [None, None]
+    assert data["models"][0]["nodes"]["name"] == [esc("node\\xff\\xfe")]
+
+
+def test_a_model_the_page_cannot_place_is_one_line_on_the_page_and_the_others_stay(tmp_path, save, cli, monkeypatch):
+    """A defect placing one model for the page (a cached run places it there) costs that model's part of the page,
+    named with the error, not the run's page."""
+    good = save(fallback_model(), "good.onnx")
+    bad = save(fallback_model(), "bad.onnx")
+    cache = tmp_path / "cache"
+    rc, _, err = cli(good, bad, "--cache-dir", cache, "--format", "html")
+    assert rc in (0, 1), err
+    real = html_report.model_doc
+
+    def model_doc(path, display, *args, **kwargs):
+        if Path(path).name == "bad.onnx":
+            raise RuntimeError("placing went wrong")
+        return real(path, display, *args, **kwargs)
+
+    monkeypatch.setattr(html_report, "model_doc", model_doc)
+    rc, out, err = cli(good, bad, "--cache-dir", cache, "--format", "html")  # hits: the page places them
+    assert rc in (0, 1) and "Traceback" not in err, err
+    docs = {Path(d["file"]).name: d for d in page_data(out)["models"]}
+    assert docs["bad.onnx"]["error"] == "internal error while placing (RuntimeError: placing went wrong)"
+    assert docs["good.onnx"]["error"] is None and docs["good.onnx"]["nodes"]["op"]
+
+
 # ----------------------------------------------------------------------------- in Chromium
 
 

@@ -240,7 +240,7 @@ def _lint(mf: loading.ModelFile, settings: Settings, plan: LintPlan | Exception,
                     if target.reports_summary:
                         res.placement[name] = target.summary_line(pred)
                     res.notes.extend(n for n in target.notes(pred) if n not in res.notes)
-        if page is not None and page.page_maker is not None and not _retried:
+        if page is not None and page.page_maker is not None:
             res.page = page.page_maker(page, mf, index, ctx, plan.ruleset, res.filename)
     except RecursionError:
         res.error = "graph nesting too deep to analyse"
@@ -252,7 +252,8 @@ def _lint(mf: loading.ModelFile, settings: Settings, plan: LintPlan | Exception,
             return
         mf.inferred = mf.raw = mf.weightless = None  # inferred again, from the repaired model
         res.findings, res.placement, res.notes = [], {}, []
-        _lint(mf, given, planned, want_placement, res, _retried=True)  # the page loads the file again
+        # the page is placed from the repaired model too: loading the file again would meet the same bytes
+        _lint(mf, given, planned, want_placement, res, _retried=True, page=page)
     except Exception as exc:  # a defect in onnxlint must not hide the other files' findings
         res.error = f"internal error while linting ({type(exc).__name__}: {first_line(exc)})"
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from onnxlint.model import local_functions
 from onnxlint.model.graph import ORT_DOMAINS, STANDARD_DOMAINS, GraphIndex, NodeRef
 from onnxlint.ort import cpu_preferred, cuda_capability, insert_cast_transformer, memcpy, model_load, node_args, schema_registry
 from onnxlint.ort import kernel_registry as kernels
@@ -102,11 +103,12 @@ class Simulator:
         removed = self.opt.removed if self.opt else {}
         expanded_subgraphs: set[int] = set()
         local = self.index.is_local_function if self.index.functions else None  # asked per node only when there are some
+        running = local_functions.running_roots(self.index) if local is not None else set()
         for node in self.index.nodes:
             if node.op_type == "Constant" and node.domain == "ai.onnx":
                 continue  # ORT turns Constant nodes into initializers
-            if local is not None and local(node):
-                continue  # ORT inlines model-local functions; their bodies are placed instead
+            if local is not None and (local(node) or id(node.scope.root) not in running):
+                continue  # ORT inlines model-local functions, their bodies placed instead; one nothing calls is dropped
             owner = node.scope.owner
             if owner is not None and owner.index in expanded_subgraphs:
                 expanded_subgraphs.add(node.index)

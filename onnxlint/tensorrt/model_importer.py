@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
+from onnxlint.model import local_functions
 from onnxlint.model.graph import STANDARD_DOMAINS, GraphIndex, NodeRef
 from onnxlint.tensorrt import quantization, tables, versions
 from onnxlint.tensorrt.builtin_op_checks import Row, verdict_docs, verdict_verified
@@ -31,8 +32,9 @@ def predict(index: GraphIndex, version: str | None = None) -> TrtPrediction:
     key_of = _share_key(table)
     signature, record = index.signature, pred.record
     local = index.is_local_function if index.functions else None
+    running = local_functions.running_roots(index) if index.functions else set()
     for node in index.nodes:
-        if local is not None and local(node):
+        if local is not None and (local(node) or id(node.scope.root) not in running):
             continue
         sig = signature(node)
         key = key_of(node, sig)

@@ -72,7 +72,7 @@ def unread_tensors(index: GraphIndex, measured: dict[str, Any], who: str) -> lis
     main = index.scopes[0] if index.scopes else None
     if main is None:
         return []
-    read = {name for scope in index.scopes for name in scope.consumers}
+    read = _main_values_read(index, main)
     texts: list[str] = []
     for name in main.inputs:
         if name in read or name in main.initializers:
@@ -91,6 +91,27 @@ def unread_tensors(index: GraphIndex, measured: dict[str, Any], who: str) -> lis
             texts.append(f"{who} cannot import a stored {d} tensor no node reads: \"{_plain(words)}\" "
                          "(it imports every initializer before any node)")
     return list(dict.fromkeys(texts))
+
+
+def _main_values_read(index: GraphIndex, main: Any) -> set[str]:
+    """The main graph's value names some node reads: in the main graph, or in a control-flow body under it through
+    its outer scope (a name the body or a body between defines, as its input, initializer or a node's output, is
+    the body's own). A local function's body reads only its own formal inputs: its names are not the main graph's."""
+    read = set(main.consumers)
+    for scope in index.scopes:
+        if scope is main or scope.is_function or scope.root is not main:
+            continue
+        for name in scope.consumers:
+            if name in read:
+                continue
+            s: Any = scope
+            while s is not None and s is not main:
+                if name in s.inputs or name in s.initializers or name in s.producer:
+                    break
+                s = s.parent
+            else:
+                read.add(name)
+    return read
 
 
 def qdq(c: NodeCheck) -> Verdict | None:

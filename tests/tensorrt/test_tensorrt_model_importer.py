@@ -91,6 +91,27 @@ def test_cast_to_string_inside_a_local_function_is_rejected():
         assert "body_cast" not in rejected(to_float16, v), v
 
 
+def test_a_local_function_nothing_calls_is_not_judged():
+    """The parser imports a function's body at each call: a function no imported node calls (directly or through
+    another function) is never imported (TensorRT-RTX 1.7 accepted a model whose uncalled function Casts to
+    string, or holds a Unique)."""
+    m = _calls_local_function(h.make_node("Relu", ["a"], ["b"], name="body_relu"), T.FLOAT)
+    m.functions.append(h.make_function("local", "Unused", ["a"], ["b"],
+                                       [h.make_node("Cast", ["a"], ["b"], name="unused_cast", to=T.STRING)],
+                                       [h.make_opsetid("", 17)]))
+    # called only from a function that is itself never called: not imported either
+    m.functions.append(h.make_function("local", "Caller", ["a"], ["b"],
+                                       [h.make_node("Unused", ["a"], ["b"], name="unused_call", domain="local")],
+                                       [h.make_opsetid("", 17), h.make_opsetid("local", 1)]))
+    for v in tables.available():
+        assert rejected(m, v) == {}, v
+    m.functions[0].node[0].op_type = "Caller"  # F now calls Caller, which calls Unused: its Cast is imported
+    m.functions[0].node[0].domain = "local"
+    m.functions[0].opset_import.append(h.make_opsetid("local", 1))
+    for v in tables.available():
+        assert rejected(m, v)["unused_cast"][0] == "dtype", v
+
+
 def test_uint8_arithmetic_rejected_int8_accepted_on_rtx():
     def add(dt):
         return make_model([h.make_node("Add", ["a", "b"], ["y"], name="add")], [vi("a", dt, [4]), vi("b", dt, [4])], [vi("y", dt, [4])],
