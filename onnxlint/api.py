@@ -66,9 +66,10 @@ def predict(model: str | Path | onnx.ModelProto, target: str = "ort-cuda", ort_v
         mf = linter.model_file(model)
     else:
         mf = loading.load(Path(model))
-    index = loading.index_model(mf)
     from onnxlint import targets
 
     options = Options(targets=targets.closure({target}), ort_version=ort_version, trt_version=trt_version,
                       ort_optimization=ort_optimization)
-    return engine.new_context(mf, index, options, get_ruleset(), targets.REGISTRY).prediction(target)
+    ruleset = get_ruleset()
+    return loading.with_strings_repaired(mf, lambda: engine.new_context(
+        mf, loading.index_model(mf), options, ruleset, targets.REGISTRY).prediction(target))

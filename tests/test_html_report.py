@@ -236,6 +236,12 @@ def test_a_model_with_a_name_that_is_not_utf8_gets_a_page_linted_and_cached(tmp_
     data = page_data(pages[0])
     assert [m["error"] for m in data["models"]] == [None, None]
     assert data["models"][0]["nodes"]["name"] == [esc("node\\xff\\xfe")]
+    # the placement command repairs it the same way, in each format (it stopped with an internal error)
+    for fmt in ("text", "json", "html"):
+        rc, out, err = cli("placement", bad, "--format", fmt)
+        assert rc == 0 and "internal error" not in err and "node" in out, (fmt, err)
+    rc, out, err = cli("placement", bad, "--format", "json")
+    assert json.loads(out)[0]["nodes"][0]["node"].endswith("node\\xff\\xfe"), out
 
 
 def test_a_model_the_page_cannot_place_is_one_line_on_the_page_and_the_others_stay(tmp_path, save, cli, monkeypatch):

@@ -213,15 +213,9 @@ def model_doc(path: Path, display: str, releases: list[Release], findings: list[
     from onnxlint.rulefiles.ruleset import get_ruleset
 
     mf = loading.load(path, display=display, lean=lean)
-    try:
-        index = loading.index_model(mf)
-        doc, at_location = placed_doc(mf, index, display, releases, get_ruleset(rule_dirs))
-    except TypeError:  # a string field that is not UTF-8 comes as bytes: placed again with it made text (as the lint)
-        if not loading.repair_strings(mf.model):
-            raise
-        mf.inferred = mf.raw = mf.weightless = None  # inferred again, from the repaired model
-        index = loading.index_model(mf)
-        doc, at_location = placed_doc(mf, index, display, releases, get_ruleset(rule_dirs))
+    ruleset = get_ruleset(rule_dirs)
+    doc, at_location = loading.with_strings_repaired(
+        mf, lambda: placed_doc(mf, loading.index_model(mf), display, releases, ruleset))
     return with_findings(doc, at_location, findings or [])
 
 

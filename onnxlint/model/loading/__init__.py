@@ -28,7 +28,7 @@ from onnxlint.model.loading.inference import (
     over_inference_budget,
     reinference_within_budget,
 )
-from onnxlint.model.loading.model_file import ExternalTensor, ModelFile, repair_strings
+from onnxlint.model.loading.model_file import ExternalTensor, ModelFile, repair_strings, with_strings_repaired
 from onnxlint.model.loading.opening import PROTOBUF_LIMIT, external_data_problem, load
 from onnxlint.model.loading.wire import WEIGHT_BYTES, weightless_bytes
 from onnxlint.model.paths import expand_paths
@@ -37,4 +37,5 @@ __all__ = ["INFER_BUDGET", "INFER_MAX_NODES", "OUTSIDE", "PROTOBUF_LIMIT", "WEIG
            "ModelFile", "check_external_data", "check_model", "checker_message", "checker_result", "expand_paths",
            "external_data_problem", "external_data_tensors", "external_location_problem", "external_tensors",
            "has_external_data", "index_model", "infer_shapes", "inference_cost", "load", "over_inference_budget",
-           "reinference_within_budget", "repair_strings", "safe_external_path", "weightless_bytes"]
+           "reinference_within_budget", "repair_strings", "safe_external_path", "weightless_bytes",
+           "with_strings_repaired"]

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 if TYPE_CHECKING:
     import onnx
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -99,6 +101,20 @@ def repair_strings(model: onnx.ModelProto) -> bool:
                     setattr(msg, fd.name, value.decode("utf-8", "backslashreplace"))
                     changed = True
     return changed
+
+
+def with_strings_repaired(mf: ModelFile, work: Callable[[], T]) -> T:
+    """work() over the model file, and where a string field that is not UTF-8 made it fail (protobuf hands such
+    a value over as bytes: a TypeError), once more with the model's strings made text (repair_strings) and its
+    inference redone from the repaired model: what the linter does, for the other readers of a model (the
+    placement command, the HTML page)."""
+    try:
+        return work()
+    except TypeError:
+        if not repair_strings(mf.model):
+            raise
+        mf.inferred = mf.raw = mf.weightless = None
+        return work()
 
 
 def _repeated(fd: Any) -> bool:
