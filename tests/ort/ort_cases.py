@@ -10,6 +10,7 @@ import onnxlint.ort.kernel_registry as kernels
 import onnxlint.ort.partitioner as placement
 from onnxlint.model.graph import GraphIndex
 from onnxlint.ort.optimizer import graph_transformer_mgr
+from onnxlint.ort.optimizer import state as optimizer_state
 
 INF = kernels.OPEN_END
 
@@ -237,3 +238,24 @@ def _computed_reshape_blocks(n: int) -> onnx.ModelProto:
     inits = [init("i23", np.array([2, 3], np.int64)), init("k", np.array(2.0, np.float32)), init("zf", np.array(0.0, np.float32))]
     inputs = [vi("x", T.FLOAT, [1, 3, 4, 5]), vi("y", T.FLOAT, [1, 5])] + [vi(f"b{i}_g", T.FLOAT, [20]) for i in range(n)]
     return make_model(nodes, inputs, outs, inits, opset=13)
+
+
+def _optimized_both_ways(monkeypatch, module, switch, counted, build):
+    """graph_transformer_mgr.optimize over GraphIndex(build()) with module.<switch> False, then True, counting
+    the calls to OptimizerState.<counted>: {switch: (removed, alias, constants, calls)}. A shortcut's switch: what
+    the optimizer model removes, rewires and makes constant must be the same both ways."""
+    calls = [0]
+    real = getattr(optimizer_state.OptimizerState, counted)
+
+    def counting(self, *args):
+        calls[0] += 1
+        return real(self, *args)
+
+    monkeypatch.setattr(optimizer_state.OptimizerState, counted, counting)
+    results = {}
+    for on in (False, True):
+        monkeypatch.setattr(module, switch, on)
+        calls[0] = 0
+        opt = graph_transformer_mgr.optimize(GraphIndex(build()))
+        results[on] = ({k: vars(r) for k, r in opt.removed.items()}, dict(opt.alias), set(opt.constants), calls[0])
+    return results

@@ -5,14 +5,11 @@ import pytest
 from conftest import init, make_model, vi
 from onnx import TensorProto as T
 from onnx import helper as h
-from ort_cases import INF, _foldable_blocks, _if_fold_chain, _place, _removed, _shape_model, _tables
+from ort_cases import INF, _foldable_blocks, _if_fold_chain, _optimized_both_ways, _place, _removed, _shape_model, _tables
 
 import onnxlint.ort.partitioner as placement
 from onnxlint.model.graph import GraphIndex
-from onnxlint.ort.optimizer import (
-    constant_folding,
-    graph_transformer_mgr,
-)
+from onnxlint.ort.optimizer import constant_folding
 from onnxlint.ort.optimizer import state as optimizer_state
 
 
@@ -105,20 +102,7 @@ def test_later_folding_runs_look_only_at_changed_nodes_with_the_same_answer(monk
     made constant or rewired since: what it removes, rewires and makes constant is what a run over every node
     gives, and it asks about fewer inputs."""
 
-    asked = [0]
-    real = optimizer_state.OptimizerState.is_constant
-
-    def is_constant(self, scope, value):
-        asked[0] += 1
-        return real(self, scope, value)
-
-    monkeypatch.setattr(optimizer_state.OptimizerState, "is_constant", is_constant)
-    results = {}
-    for incremental in (False, True):
-        monkeypatch.setattr(constant_folding, "INCREMENTAL_FOLDING", incremental)
-        asked[0] = 0
-        opt = graph_transformer_mgr.optimize(GraphIndex(build()))
-        results[incremental] = ({k: vars(r) for k, r in opt.removed.items()}, opt.alias, opt.constants, asked[0])
+    results = _optimized_both_ways(monkeypatch, constant_folding, "INCREMENTAL_FOLDING", "is_constant", build)
     full, inc = results[False], results[True]
     assert inc[:3] == full[:3]
     reasons = {r["reason"] for r in full[0].values()}

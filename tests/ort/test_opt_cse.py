@@ -6,11 +6,10 @@ import pytest
 from conftest import init, make_model, vi
 from onnx import TensorProto as T
 from onnx import helper as h
-from ort_cases import _cse_after_a_rewrite, _removed, _transformer_blocks
+from ort_cases import _cse_after_a_rewrite, _optimized_both_ways, _removed, _transformer_blocks
 
 from onnxlint.model.graph import GraphIndex
 from onnxlint.ort.optimizer import common_subexpression_elimination, graph_transformer_mgr
-from onnxlint.ort.optimizer import state as optimizer_state
 
 
 def test_cse_of_tensor_attributes_in_typed_fields_from_ort_1_31():
@@ -63,20 +62,8 @@ def _output_duplicates() -> onnx.ModelProto:
 def test_a_settled_graph_is_not_compared_again_until_a_value_is_rewired(monkeypatch, build):
     """A CSE run that left every live node unlike the others is not repeated while no value was rewired since:
     what the optimizer model removes, rewires and makes constant is what running it every round gives."""
-    looked = [0]
-    real = optimizer_state.OptimizerState.canon_inputs
-
-    def canon_inputs(self, scope, values):
-        looked[0] += 1
-        return real(self, scope, values)
-
-    monkeypatch.setattr(optimizer_state.OptimizerState, "canon_inputs", canon_inputs)
-    results = {}
-    for skip in (False, True):
-        monkeypatch.setattr(common_subexpression_elimination, "SKIP_SETTLED", skip)
-        looked[0] = 0
-        out = graph_transformer_mgr.optimize(GraphIndex(onnx.shape_inference.infer_shapes(build())))
-        results[skip] = ({k: vars(r) for k, r in out.removed.items()}, dict(out.alias), set(out.constants), looked[0])
+    results = _optimized_both_ways(monkeypatch, common_subexpression_elimination, "SKIP_SETTLED", "canon_inputs",
+                                   lambda: onnx.shape_inference.infer_shapes(build()))
     every, settled = results[False], results[True]
     assert settled[:3] == every[:3] and any(r["reason"] == "cse" for r in every[0].values())
     if build is _transformer_blocks:
