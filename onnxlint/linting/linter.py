@@ -94,7 +94,7 @@ def lint_file(path: Path, settings: Settings, want_placement: bool = True, rules
     instead of reading the file again)."""
     from onnxlint.model import loading
 
-    page = settings if settings.page_maker is not None else None  # as given: the page is rendered with them
+    given = settings  # a `--format html` page is made with the settings as given (Settings.page_maker)
     intent = _genai_targets(path, settings)
     if intent is not None:  # the GenAI builder's config says which EP the model was built for
         settings, plan = intent, None
@@ -115,7 +115,7 @@ def lint_file(path: Path, settings: Settings, want_placement: bool = True, rules
     res.digest = mf.digest
     if intent is not None:
         res.notes.append("genai_config.json: built for ONNX Runtime's CPU EP, checked as ort-cpu")
-    return _lint_loaded(mf, settings, got, want_placement, res, page)
+    return _lint_loaded(mf, settings, got, want_placement, res, given)
 
 
 def _lfs_pointer(exc: LfsPointer, plan: LintPlan, settings: Settings, res: FileReport) -> None:
@@ -167,12 +167,12 @@ def _content_targets(index: Any, settings: Settings) -> tuple[Settings, str] | N
 def lint_model(model: onnx.ModelProto, settings: Settings, display: str = "<model>",
                base_dir: Path | None = None, want_placement: bool = True) -> FileReport:
     return _lint_loaded(model_file(model, display, base_dir), settings, _plan_or_error(settings, None),
-                        want_placement, FileReport(display), settings if settings.page_maker is not None else None)
+                        want_placement, FileReport(display), settings)
 
 
 def _lint_loaded(mf: loading.ModelFile, settings: Settings, plan: LintPlan | Exception, want_placement: bool,
                  res: FileReport, page: Settings | None = None) -> FileReport:
-    """page: the settings a `--format html` page is made with (Settings.page_maker), None without one."""
+    """page: the settings a `--format html` page is made with (Settings.page_maker), as given to the caller."""
     enabled = gc.isenabled()
     gc.disable()
     try:

@@ -47,11 +47,9 @@ def imported_tensors(c: NodeCheck) -> Verdict | None:
         if not name:
             continue
         if scope.parent is None and scope.is_graph_input(name):
-            d = node.input_type(i).dtype
-            words = (measured.get("inputs") or {}).get(d or "")
-            if words:
-                return ("unsupported", "network-import", f"{c.who} cannot take a network input of type {d}: "
-                        f"\"{_plain(words)}\" (it makes the network's inputs before any node)")
+            refused = _network_input_refused(measured, node.input_type(i).dtype, c.who)
+            if refused:
+                return "unsupported", "network-import", refused
             continue
         t = scope.constant(name)
         if t is None:
@@ -62,6 +60,14 @@ def imported_tensors(c: NodeCheck) -> Verdict | None:
             return ("unsupported", "network-import", f"{c.who} cannot import {_input_name(node, i)}, a stored {d} tensor: "
                     f"\"{_plain(words)}\" (it imports every initializer before any node)")
     return None
+
+
+def _network_input_refused(measured: dict[str, Any], d: str | None, who: str) -> str | None:
+    """Why the parser refuses a network input of dtype d, in the probe's words; None when it takes it."""
+    words = (measured.get("inputs") or {}).get(d or "")
+    if not words:
+        return None
+    return f"{who} cannot take a network input of type {d}: \"{_plain(words)}\" (it makes the network's inputs before any node)"
 
 
 def unread_tensors(index: GraphIndex, measured: dict[str, Any], who: str) -> list[str]:
@@ -79,11 +85,9 @@ def unread_tensors(index: GraphIndex, measured: dict[str, Any], who: str) -> lis
     for name in main.inputs:
         if name in main.initializers or "node" in reads.get(name, ()):
             continue
-        d = main.type_of(name).dtype
-        words = (measured.get("inputs") or {}).get(d or "")
-        if words:
-            texts.append(f"{who} cannot take a network input of type {d}: \"{_plain(words)}\" "
-                         "(it makes the network's inputs before any node)")
+        refused = _network_input_refused(measured, main.type_of(name).dtype, who)
+        if refused:
+            texts.append(refused)
     for name, t in main.initializers.items():
         how = reads.get(name, set())
         if "node" in how or "body" in how:
