@@ -10,7 +10,7 @@ import re
 from typing import Any, Callable
 
 from onnxlint.model import local_functions
-from onnxlint.model.graph import STANDARD_DOMAINS, GraphIndex, NodeRef
+from onnxlint.model.graph import STANDARD_DOMAINS, GraphIndex, GraphScope, NodeRef
 from onnxlint.tensorrt import quantization, tables, versions
 from onnxlint.tensorrt.builtin_op_checks import Row, verdict_docs, verdict_verified
 from onnxlint.tensorrt.node_facts import NodeCheck, Signature, constant_value, dtype_of, is_constant, ort_only, rank
@@ -29,7 +29,7 @@ def predict(index: GraphIndex, version: str | None = None) -> TrtPrediction:
     pred = TrtPrediction(ver, note, verified=table.get("verified") == "parser")
     check: CheckFn = verdict_verified if pred.verified else verdict_docs
     shared: dict[tuple[Any, ...], Verdict] = {}
-    key_of = _share_key(table)
+    key_of = _share_key(table, index)
     signature, record = index.signature, pred.record
     local = index.is_local_function if index.functions else None
     running = local_functions.running_roots(index) if index.functions else set()
@@ -71,7 +71,7 @@ def _verdict(node: NodeRef, sig: Signature, table: Table, ver: str, check: Check
     return found
 
 
-def _share_key(table: Table) -> Callable[[NodeRef, Signature], tuple[Any, ...]]:
+def _share_key(table: Table, index: GraphIndex) -> Callable[[NodeRef, Signature], tuple[Any, ...]]:
     """What a node's verdict depends on beyond its signature, as the table's row for its op asks: which inputs are
     constant, their values, ranks, network inputs, attributes, the output count; a node whose verdict reads its
     neighbours or bodies is keyed by itself."""
@@ -93,7 +93,9 @@ def _share_key(table: Table) -> Callable[[NodeRef, Signature], tuple[Any, ...]]:
                 (mixed_rejected and op == "Cast") or op in reduce_ignored, qdq_probed and op in QDQ_OPS, by_index)
 
     per_op: dict[tuple[str, str], tuple[Any, ...]] = {}
-    graph_inputs: dict[int, set[str]] = {}  # id(scope) -> its graph inputs (for nodes of a scope nothing encloses)
+    # id(scope) -> (its constant values, its network inputs), for the nodes of a scope nothing encloses: one set
+    # lookup an input, where is_constant and is_graph_input ask up to three dicts
+    main_names: dict[int, tuple[set[str], set[str]]] = {}
 
     def key_of(node: NodeRef, sig: Signature) -> tuple[Any, ...]:
         key: tuple[Any, ...] = sig
@@ -103,29 +105,24 @@ def _share_key(table: Table) -> Callable[[NodeRef, Signature], tuple[Any, ...]]:
             flags = per_op[(op, node.domain)] = what(op, node.domain)
         has_row, values, ranks, attrs, own_cast, qdq, by_index = flags
         if has_row:
-            ins = node.inputs  # loops, not comprehensions (a frame each): this runs once per node
+            ins = node.inputs
             scope = node.scope
             main = scope.parent is None
+            network: tuple[bool, ...] = ()
             if main:  # is_constant and is_graph_input, without their calls: nothing encloses this scope
-                inits, consts, prod = scope.initializers, scope.constants, scope.producer
-                named = graph_inputs.get(id(scope))
-                if named is None:
-                    named = graph_inputs[id(scope)] = set(scope.inputs)
-                constant, network = [], []
-                for n in ins:
-                    constant.append(bool(n) and ((inits.get(n) or consts.get(n)) is not None
-                                                 or ((p := prod.get(n)) is not None and p.op_type == "Constant"
-                                                     and p.domain == "ai.onnx")))
-                    network.append(n in named and n not in inits)  # GraphScope.is_graph_input
+                names = main_names.get(id(scope))
+                if names is None:
+                    names = main_names[id(scope)] = _main_names(scope, index.by_op.get("Constant", []))
+                key += (tuple(map(names[0].__contains__, ins)),)
+                network = tuple(map(names[1].__contains__, ins))
             else:
-                constant = [bool(n) and is_constant(node, n) for n in ins]
-            key += (tuple(constant),)
+                key += (tuple([bool(n) and is_constant(node, n) for n in ins]),)
             if values:
                 key += (tuple([constant_value(node, n) if n else None for n in ins]),)
             if ranks:
                 key += (tuple([rank(node, i) for i in range(len(ins))]),)
             if main:
-                key += (tuple(network),)
+                key += (network,)
             if attrs:
                 key += (tuple([(a.name, a.SerializeToString()) for a in node.proto.attribute if a.type not in (5, 10)]),)
             outputs = 0
@@ -144,6 +141,18 @@ def _share_key(table: Table) -> Callable[[NodeRef, Signature], tuple[Any, ...]]:
         return key
 
     return key_of
+
+
+def _main_names(scope: GraphScope, constant_nodes: list[NodeRef]) -> tuple[set[str], set[str]]:
+    """(the values node_facts.is_constant takes for constants in a scope nothing encloses: initializers, Constant
+    values and the outputs a Constant node writes last; the scope's network inputs, GraphScope.is_graph_input)."""
+    constants = {*scope.initializers, *scope.constants}
+    producer = scope.producer
+    for c in constant_nodes:
+        if c.scope is scope and c.domain == "ai.onnx":
+            constants.update(o for o in c.outputs if o and producer.get(o) is c)
+    constants.discard("")  # no input
+    return constants, set(scope.inputs).difference(scope.initializers)
 
 
 def _casts_to_string(node: NodeRef) -> bool:

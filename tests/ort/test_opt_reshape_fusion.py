@@ -10,6 +10,7 @@ from ort_cases import _place, _qkv_model, _removed
 from onnxlint.model.graph import GraphIndex
 from onnxlint.ort.optimizer import (
     graph_transformer_mgr,
+    graph_utils,
 )
 
 
@@ -126,3 +127,19 @@ def test_reshape_fusion_matches_a_dim_the_fused_reshapes_before_made_known():
         assert by[n].status == "eliminated" and by[n].reason in ("fusion", "cse"), (n, by[n])
     by, _ = _place(m, "basic", version="1.24.4")
     assert [(by[n].status, by[n].ep is not None) for n in ("unsq2", "unsq3", "concat2")] == [("deliberate", True)] * 3
+
+
+def test_one_element_multiplies_the_dims_as_an_int64_product_does():
+    """graph_utils.one_element multiplies the dims in Python where the product fits an int64, else as numpy's int64
+    product, which it used alone before and which wraps past 2**63: (2**63 - 1)**2 wraps to 1. A Python product
+    alone would answer False there."""
+    dims = {"one": (1, 1), "two": (2, 1), "scalar": (), "wraps": (2**63 - 1, 2**63 - 1), "large": (2**40, 2**40),
+            "unknown": (None, 1), "none": None}
+
+    class Shapes:
+        def shape(self, scope, value):
+            return dims[value]
+
+    got = {v: graph_utils.one_element(Shapes(), None, v) for v in dims}
+    assert got == {"one": True, "two": False, "scalar": True, "wraps": True, "large": False, "unknown": False, "none": False}
+    assert all(got[v] == (int(np.prod(dims[v])) == 1) for v in ("one", "two", "scalar", "wraps", "large"))

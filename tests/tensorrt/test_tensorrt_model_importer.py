@@ -420,3 +420,27 @@ def test_contrib_rotary_embedding_with_1d_position_ids_is_refused_by_every_rtx_p
             assert "positionIds has rank 1 but must have rank 2" in got["rope"][1], (v, xb)
         assert rejected(_rotary("n", "n"), v) == {}, v  # 2-D, both batches dynamic: still accepted
     assert rejected(_rotary(1, None, pos_shape=[1]), "10.1+rtx1.4")["rope"][0] == "ort-op"
+
+
+def test_the_verdict_key_reads_constants_and_network_inputs_as_node_facts_does():
+    """The key that shares one verdict between nodes reads the main graph's constants and network inputs from two
+    sets made once (model_importer._main_names), not through node_facts.is_constant and is_graph_input per input:
+    both answer alike for every input of every node: an initializer, one that is also a graph input, a Constant's
+    `value` and `value_float` outputs, a computed value, a graph input and an omitted input."""
+    from onnxlint.tensorrt.node_facts import is_constant
+
+    nodes = [h.make_node("Constant", [], ["c"], value=h.make_tensor("c", T.FLOAT, [1], [2.0])),
+             h.make_node("Constant", [], ["cf"], value_float=3.0),
+             h.make_node("Add", ["x", "w"], ["a"]), h.make_node("Mul", ["a", "c"], ["b"]),
+             h.make_node("Sub", ["b", "cf"], ["d"]), h.make_node("Add", ["d", "wi"], ["e"]),
+             h.make_node("Clip", ["e", "", "w"], ["y"])]
+    m = make_model(nodes, [vi("x", T.FLOAT, [1]), vi("wi", T.FLOAT, [1])], [vi("y", T.FLOAT, [1])],
+                   [init("w", np.ones(1, np.float32)), init("wi", np.ones(1, np.float32))])
+    index = index_of(m)
+    main = index.scopes[0]
+    constants, network = model_importer._main_names(main, index.by_op.get("Constant", []))
+    asked = [(n, v) for n in index.nodes for v in n.inputs]
+    assert {v for _, v in asked} == {"x", "w", "a", "c", "b", "cf", "d", "wi", "e", ""}
+    assert [v in constants for _, v in asked] == [bool(v) and is_constant(n, v) for n, v in asked]
+    assert [v in network for _, v in asked] == [main.is_graph_input(v) for _, v in asked]
+    assert {v for _, v in asked if v in constants} == {"w", "wi", "c", "cf"}

@@ -185,12 +185,6 @@ def _fold_shape(state: OptimizerState, scope: GraphScope, n: NodeRef) -> bool:
     shp = state.shape(scope, n.inputs[0]) if n.inputs else None
     if shp is None:
         return False
-    rank = len(shp)
-    start = n.attr("start") or 0
-    end = n.attr("end")
-    start = max(0, min(rank, start + rank if start < 0 else start))
-    end = rank if end is None else max(0, min(rank, end + rank if end < 0 else end))
-    picked = shp[start:end]
     # every dim of the input has a dim_value, the ones start/end leave out too (ConstantFoldShapeNode checks the
     # whole shape; measured on 1.24.4 and 1.31.1: Shape(start=-1) of [N, 77] stays); utils::HasDimValue: a stored
     # -1 counts as one, as in ORT
@@ -200,6 +194,12 @@ def _fold_shape(state: OptimizerState, scope: GraphScope, n: NodeRef) -> bool:
         return True
     if not ENHANCED_SHAPE_FOLDING:
         return False
+    rank = len(shp)  # the dims start/end pick: read only here, where a Gather/Slice of them may fold
+    start = n.attr("start") or 0
+    end = n.attr("end")
+    start = max(0, min(rank, start + rank if start < 0 else start))
+    end = rank if end is None else max(0, min(rank, end + rank if end < 0 else end))
+    picked = shp[start:end]
     changed = False
     for c in state.readers_of(n.outputs[0]):
         if state.is_removed(c) or c.scope is not scope or c.inputs[0] != n.outputs[0]:

@@ -3,6 +3,7 @@ core/optimizer/utils.cc), asked of the optimizer's state."""
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, TypeGuard
 
 import numpy as np
@@ -45,8 +46,12 @@ def producer(state: OptimizerState, scope: GraphScope, v: str) -> NodeRef | None
 
 
 def one_element(state: OptimizerState, scope: GraphScope, v: str) -> bool:
+    """Whether v's dims are all known and multiply to 1 (as int64: numpy's product, which wraps past 2**63)."""
     shp = state.shape(scope, v)
-    return shp is not None and all(isinstance(d, int) for d in shp) and int(np.prod(shp)) == 1
+    if shp is None or not all(isinstance(d, int) for d in shp):
+        return False
+    n = math.prod(shp)  # numpy's answer wherever the product fits an int64 (a call to numpy costs 60 times more)
+    return (n if -2**63 <= n < 2**63 else int(np.prod(shp))) == 1
 
 
 def single_reader(state: OptimizerState, scope: GraphScope, value: str) -> NodeRef | None:

@@ -17,6 +17,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
+from onnxlint.model.graph import HOLDS_GRAPH
 from onnxlint.model.locations import node_path
 from onnxlint.ort import graph_viewer
 from onnxlint.ort.optimizer import fold_eval
@@ -301,8 +302,7 @@ class OptimizerState:
             return None, True
         gone = self._out.removed.get(p.index)
         # a folded producer's output is an initializer now, its shape what inference gives on the folded inputs
-        if (gone is not None and gone.status != "folded") or p.op_type == "Constant" \
-                or any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in p.proto.attribute):
+        if (gone is not None and gone.status != "folded") or p.op_type == "Constant" or p.attribute_flags() & HOLDS_GRAPH:
             return None, False
         # first, cheaply: does any input know more than the first inference did (a folded value, a shape learnt)?
         known: dict[str, tuple[str, Dims | None]] = {}
