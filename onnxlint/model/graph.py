@@ -11,7 +11,9 @@ import weakref
 from collections import deque
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator, MutableMapping
+
+from onnxlint.model.node_verdicts import NodeVerdicts
 
 if TYPE_CHECKING:  # onnx is imported where a proto is read, not on import: `import onnxlint.model.graph` stays cheap
     import onnx
@@ -348,7 +350,7 @@ class StatusIndex:
     aside as they are recorded and listing them never walks every node."""
 
     COMMON = ""
-    nodes: dict[int, Any]
+    nodes: MutableMapping[int, Any]  # a dict, or a NodeVerdicts (one code a node)
 
     def record(self, index: int, verdict: Any) -> None:
         self.nodes[index] = verdict
@@ -364,14 +366,15 @@ class StatusIndex:
         key = "_status_cache"
         cache = self.__dict__.setdefault(key, {})
         if with_common not in cache:
-            if with_common:
-                verdicts = list(self.nodes.values())
-            else:
-                verdicts = [self.nodes[i] for i in sorted(self.__dict__.get("_unusual", ()))]
+            nodes = self.nodes
             out: dict[str, list[NodeRef]] = {}
-            for v in verdicts:
-                if with_common or v.status != self.COMMON:
-                    out.setdefault(v.status, []).append(v.node)
+            if with_common and isinstance(nodes, NodeVerdicts):
+                out = nodes.nodes_by("status")  # no verdict object made a node
+            else:
+                verdicts = nodes.values() if with_common else [nodes[i] for i in sorted(self.__dict__.get("_unusual", ()))]
+                for v in verdicts:
+                    if with_common or v.status != self.COMMON:
+                        out.setdefault(v.status, []).append(v.node)
             cache[with_common] = out
         return cache[with_common]
 

@@ -56,10 +56,13 @@ def _seeds(scope: GraphScope, pl: Placement) -> list[str]:
     """CPU-resident outputs of CUDA nodes (Shape, Size, ...): where shape subgraphs start."""
     seeds = []
     for n in scope.nodes:
+        outs = cpu_outputs(n.op_type)
+        if not outs:
+            continue  # the op's placement not read: most ops have no CPU output
         p = pl.nodes.get(n.index)
         if p is None or p.ep != CUDA or p.status != "device":
             continue
-        for i in cpu_outputs(n.op_type):
+        for i in outs:
             if i < len(n.outputs) and n.outputs[i]:
                 seeds.append(n.outputs[i])
     return seeds

@@ -70,16 +70,17 @@ def _dfs(nodes: list[NodeRef], inputs_of: dict[int, list[NodeRef]], has_consumer
 class OrderCache:
     """ort_topological_order for the optimizer, which asks again after every pass that changed the graph (7 times
     at 100k nodes): what never changes while it runs (each scope's nodes but Constants, and each node's producers
-    in that scope, by value name) is read once per scope, as positions in that list; each order drops what was
+    in that scope) is read once per scope, as positions in that list, in arrays; each order drops what was
     removed, looks again at the inputs of the nodes that read a rewired value, and walks positions (ints, a
     bytearray of visited ones) instead of node objects. A scope where two nodes write one value name gets the full
     computation every time (the live one of them is the producer)."""
 
     def __init__(self) -> None:
         self._static: dict[int, _Static | None] = {}
-        # scope id -> (the count of rewirings it was made for, each node's producers read through them): a pass
-        # that removed nodes without rewiring any (ReshapeFusion) hands the next order the same lists
-        self._live_inputs: dict[int, tuple[int, list[list[int]]]] = {}
+        # scope id -> (the count of rewirings it was made for, the producers of each node that reads a rewired
+        # value, read through them): a pass that removed nodes without rewiring any (ReshapeFusion) hands the
+        # next order the same ones
+        self._live_inputs: dict[int, tuple[int, dict[int, list[int]]]] = {}
 
     def order(self, scope: GraphScope, opt: Optimized, rewirings: int) -> list[NodeRef]:
         """ort_topological_order(scope, opt); rewirings: how many times a value was rewired into opt.alias so
@@ -90,7 +91,7 @@ class OrderCache:
         static = self._static[key]
         if static is None:
             return ort_topological_order(scope, opt)
-        nodes, inputs = static.nodes, static.inputs
+        nodes, starts, inputs, owners = static.nodes, static.starts, static.inputs, static.owners
         removed, alias, resolve = opt.removed, opt.alias, opt.resolve
         count = len(nodes)
         dead = bytearray(count)
@@ -108,17 +109,25 @@ class OrderCache:
                 for k, n in enumerate(nodes):
                     if n.index in removed:
                         dead[k] = 1
-        # each node's producers, read through the rewired names (removed ones included: skipped where read)
-        live_inputs: list[list[int]] = inputs
+        # the producers of the nodes that read a rewired name, read through it (removed ones included: skipped
+        # where read); every other node's are its static ones
+        rewired: dict[int, list[int]] = {}
         if alias:
             got = self._live_inputs.get(key)
             if got is None or got[0] != rewirings:
                 got = self._live_inputs[key] = (rewirings, _read_through(static, scope, alias, resolve))
-            live_inputs = got[1]
+            rewired = got[1]
+        # marked dead while the static producers are read: a rewired node's producers are read from rewired
+        skip = bytearray(dead)
+        for k in rewired:
+            skip[k] = 1
         has_consumer = bytearray(count)
-        for k in range(count):
+        for k, p in zip(owners, inputs):
+            if not skip[k] and not dead[p]:
+                has_consumer[p] = 1
+        for k, ins in rewired.items():
             if not dead[k]:
-                for p in live_inputs[k]:
+                for p in ins:
                     if not dead[p]:
                         has_consumer[p] = 1
         stack = [k for k in range(count) if not dead[k] and not has_consumer[k]]
@@ -127,6 +136,7 @@ class OrderCache:
         visited = bytearray(dead)
         out: list[int] = []
         pop, push, emit = stack.pop, stack.append, out.append
+        through = rewired.get
         while stack:
             k = pop()
             if k < 0:
@@ -136,16 +146,16 @@ class OrderCache:
                 continue
             visited[k] = 1
             push(~k)
-            for p in live_inputs[k]:
+            for p in (through(k) if skip[k] else inputs[starts[k]:starts[k + 1]]) or ():
                 if not visited[p]:
                     push(p)
         return [nodes[k] for k in out]
 
 
-def _read_through(static: _Static, scope: GraphScope, alias: dict[str, str], resolve: Callable[[str], str]) -> list[list[int]]:
-    """static.inputs with the nodes that read a rewired name reading its producer now (ascending positions;
+def _read_through(static: _Static, scope: GraphScope, alias: dict[str, str], resolve: Callable[[str], str]) -> dict[int, list[int]]:
+    """The nodes that read a rewired name -> their producers, reading its producer now (ascending positions;
     removed producers kept: the order skips them)."""
-    nodes, inputs, producer = static.nodes, static.inputs, static.producer
+    nodes = static.nodes
     # the nodes reading a rewired name: found from the names when they are fewer than the nodes (alias is the
     # whole model's: 20k inlined Ifs rewire as many names, each of their 40k bodies ordered apart)
     if len(alias) < len(nodes):
@@ -154,11 +164,12 @@ def _read_through(static: _Static, scope: GraphScope, alias: dict[str, str], res
                    if (at := position.get(r.index)) is not None}
     else:
         readers = {k for k, n in enumerate(nodes) if any(v in alias for v in n.inputs if v)}
-    live = list(inputs)
+    live: dict[int, list[int]] = {}
+    producer_at = static.producer_at
     for at in readers:
         ins: list[int] = []
         for v in nodes[at].inputs:
-            p = producer.get(resolve(v) if v in alias else v)
+            p = producer_at(resolve(v) if v in alias else v)
             if p is not None and p not in ins:
                 ins.append(p)
         ins.sort()
@@ -168,38 +179,66 @@ def _read_through(static: _Static, scope: GraphScope, alias: dict[str, str], res
 
 class _Static:
     """A scope's nodes but Constants, each one's producers in the scope as ascending positions in that list (by
-    node index), value -> position of its producer, node index -> position."""
+    node index), value -> position of its producer (producer_at), node index -> position. The producers are
+    flat arrays: node k's are inputs[starts[k]:starts[k + 1]], owners[j] the node reading inputs[j] (a list of
+    ints a node, and a dict of positions, were 130 MB at 1M nodes)."""
 
-    __slots__ = ("nodes", "inputs", "producer", "position")
+    __slots__ = ("nodes", "starts", "inputs", "owners", "position", "_producer")
 
-    def __init__(self, nodes: list[NodeRef], inputs: list[list[int]], producer: dict[str, int]) -> None:
-        self.nodes, self.inputs, self.producer = nodes, inputs, producer
-        self.position = _Positions(nodes)
+    def __init__(self, nodes: list[NodeRef], position: _Positions, producer: dict[str, NodeRef]) -> None:
+        self.nodes, self.position, self._producer = nodes, position, producer
+        self.starts, self.inputs, self.owners = array("i", [0]), array("i"), array("i")
+
+    def producer_at(self, value: str) -> int | None:
+        """The position of the node writing value in this scope, or None (none, or a Constant)."""
+        p = self._producer.get(value)
+        return None if p is None else self.position.get(p.index)
 
     @classmethod
     def of(cls, scope: GraphScope) -> _Static | None:
-        """None when a value name has two producers."""
+        """None when a value name has two producers but Constants."""
         nodes = [n for n in scope.nodes if not (n.op_type == "Constant" and n.domain == "ai.onnx")]
-        producer: dict[str, int] = {}
-        for k, n in enumerate(nodes):
+        producer = scope.producer  # the last node writing each name: ours, unless two write one
+        for n in nodes:
+            for o in n.outputs:
+                if o and producer.get(o) is not n:
+                    return cls._of_own(scope, nodes)
+        static = cls(nodes, _Positions(nodes), producer)
+        static._read_producers()
+        return static
+
+    @classmethod
+    def _of_own(cls, scope: GraphScope, nodes: list[NodeRef]) -> _Static | None:
+        """A scope where a name is written twice: by our nodes (None), or by a Constant and ours (ours)."""
+        producer: dict[str, NodeRef] = {}
+        for n in nodes:
             for o in n.outputs:
                 if o:
                     if o in producer:
                         return None
-                    producer[o] = k
-        get = producer.get  # "" (no input) has no producer
-        inputs: list[list[int]] = []
-        add = inputs.append
-        for n in nodes:  # loops, not a comprehension per node: 100k of those cost twice as much
+                    producer[o] = n
+        static = cls(nodes, _Positions(nodes), producer)
+        static._read_producers()
+        return static
+
+    def _read_producers(self) -> None:
+        get = self._producer.get  # "" (no input) has no producer
+        at_of, base = self.position.at, self.position.base
+        size = len(at_of)
+        starts, inputs, owners = self.starts, self.inputs, self.owners
+        for k, n in enumerate(self.nodes):  # loops, not a comprehension per node: 100k of those cost twice as much
             ins: list[int] = []
             for v in n.inputs:
                 p = get(v)
-                if p is not None and p not in ins:
-                    ins.append(p)
+                if p is not None:
+                    j = p.index - base
+                    if 0 <= j < size and (pos := at_of[j]) >= 0 and pos not in ins:
+                        ins.append(pos)
             if len(ins) > 1:
                 ins.sort()
-            add(ins)
-        return cls(nodes, inputs, producer)
+            inputs.extend(ins)
+            owners.extend([k] * len(ins))
+            starts.append(len(inputs))
 
 
 class _Positions:

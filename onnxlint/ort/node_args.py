@@ -101,8 +101,12 @@ def _rename(graph: onnx.GraphProto, path: str, outer: dict[str, str], taken: set
                     _rename(g, f"{where}:{a.name}[{k}]", names, taken, original)
 
 
-def ort_type_str(scope: GraphScope, value: str, depth: int = 0,
-                 cache: dict[tuple[int, str], str | None] | None = None) -> str | None:
+# ort_type_str's answers: id(scope) -> value -> type (a dict per scope, not a (scope, value) key a value: 84 MB
+# at 1M nodes whose inference was skipped)
+OrtTypes = dict[int, dict[str, "str | None"]]
+
+
+def ort_type_str(scope: GraphScope, value: str, depth: int = 0, cache: OrtTypes | None = None) -> str | None:
     """A value's type as ORT's Graph::Resolve gives it where onnx's inference left it untyped: the output of an
     op onnx has no schema for (com.microsoft::Tokenizer, QLinearAdd), and of the ops after it, whose inference
     onnx then skips, gets the type its schema (ORT's own for a contrib op) binds it to, a concrete type or the type
@@ -111,16 +115,20 @@ def ort_type_str(scope: GraphScope, value: str, depth: int = 0,
     vt = scope.type_of(value)
     if vt.type_str or depth > 16:
         return vt.type_str
-    key = (id(scope), value)
-    if cache is not None and key in cache:
-        return cache[key]
-    got = _schema_type(scope, value, depth, cache)
+    known = None
     if cache is not None:
-        cache[key] = got
+        known = cache.get(id(scope))
+        if known is None:
+            known = cache[id(scope)] = {}
+        elif value in known:
+            return known[value]
+    got = _schema_type(scope, value, depth, cache)
+    if known is not None:
+        known[value] = got
     return got
 
 
-def _schema_type(scope: GraphScope, value: str, depth: int, cache: dict[tuple[int, str], str | None] | None) -> str | None:
+def _schema_type(scope: GraphScope, value: str, depth: int, cache: OrtTypes | None) -> str | None:
     node = scope.producer_of(value)
     if node is None:
         return None

@@ -66,7 +66,7 @@ class Simulator:
         # function bodies ORT inlines: the placement of the body of the last node expanded, per node
         self._last_body: Placement | None = None
         self._body_of: dict[int, Placement] = {}
-        self._ort_types: dict[tuple[int, str], str | None] = {}  # node_args.ort_type_str's answers
+        self._ort_types: node_args.OrtTypes = {}  # node_args.ort_type_str's answers
         self.opt: Optimized | None = None
 
     def run(self) -> Placement:
@@ -353,7 +353,7 @@ def simulate(index: GraphIndex, target: str, ort_version: str | None = None, rej
 
 
 def bind_types(node: NodeRef, table: kernels.KernelTable, fp16_as_float: bool = False,
-               ort_types: dict[tuple[int, str], str | None] | None = None) -> Callable[[Iterable[str]], dict[str, str]]:
+               ort_types: node_args.OrtTypes | None = None) -> Callable[[Iterable[str]], dict[str, str]]:
     """The binder a kernel lookup asks: type parameter names -> the node's dtype strings, through the op schema's
     formal parameters (else the table's own for an op onnx has no schema of); a value onnx's inference left untyped
     has the type ORT's gives it (node_args.ort_type_str; ort_types: its answers so far). fp16_as_float: float16 seen

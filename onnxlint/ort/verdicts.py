@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from onnxlint.model.graph import NodeRef, StatusIndex, shape_sized
+from onnxlint.model.node_verdicts import NodeVerdicts
 
 CUDA = "CUDAExecutionProvider"
 CPU = "CPUExecutionProvider"
@@ -90,7 +91,7 @@ class Placement(StatusIndex):
     ort_version: str
     table_versions: dict[str, str]
     notes: list[str]
-    nodes: dict[int, NodePlacement] = field(default_factory=dict)
+    nodes: NodeVerdicts[NodePlacement] = field(default_factory=NodeVerdicts)  # a code a node, not an object
     boundaries: list[Boundary] = field(default_factory=list)
     optimization: str = "all"
     created: list[CreatedNode] = field(default_factory=list)  # the nodes ORT's transformers add, in the order made
@@ -101,10 +102,9 @@ class Placement(StatusIndex):
 
     def summary(self) -> dict[str, Any]:
         counts = dict.fromkeys(STATUSES, 0)
-        large = 0  # deliberate, but no small shape computation by its size (an image-sized GridSample): a fallback
-        for p in self.nodes.values():
-            counts[p.status] += 1
-            large += p.status == "deliberate" and not shape_sized(p.node)
+        counts.update(self.nodes.count("status"))
+        # deliberate, but no small shape computation by its size (an image-sized GridSample): a fallback
+        large = sum(not shape_sized(n) for n in self.by_status(with_common=False).get("deliberate", ()))
         known = [b.bytes for b in self.boundaries if b.bytes is not None]
         preferred = TARGET_EPS[self.target][0]
         return {

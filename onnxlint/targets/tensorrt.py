@@ -39,9 +39,7 @@ def _predict(ctx: "LintContext") -> Any:
 
 
 def _summary(prediction: Any) -> str:
-    counts: dict[str, int] = {}
-    for verdict in prediction.nodes.values():
-        counts[verdict.status] = counts.get(verdict.status, 0) + 1
+    counts = prediction.nodes.count("status")
     parts = [f"{n} {status}" for status, n in sorted(counts.items())]
     return f"TensorRT {prediction.version}: " + (", ".join(parts) if parts else "no nodes")
 

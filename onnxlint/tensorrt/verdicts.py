@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from onnxlint.model.graph import NodeRef, StatusIndex
+from onnxlint.model.node_verdicts import NodeVerdicts
 from onnxlint.tensorrt import versions
 
 STATUSES = ("supported", "restricted", "unsupported")
@@ -55,7 +56,7 @@ class TrtPrediction(StatusIndex):
 
     version: str
     note: str | None
-    nodes: dict[int, TrtNode] = field(default_factory=dict)
+    nodes: NodeVerdicts[TrtNode] = field(default_factory=NodeVerdicts)  # a code a node, not an object
     verified: bool = False
     ort_ops: dict[str, int] = field(default_factory=dict)  # ORT-only op -> nodes the parser does not import
     # ORT-only op -> what its importer said when probed with such a node (MatMulNBits on the 10.x line)
@@ -83,8 +84,9 @@ class TrtPrediction(StatusIndex):
         those no node reads (count 0)."""
         who = versions.describe(self.version)
         causes: dict[str, int] = {}
-        for v in self.nodes.values():
-            if v.reason == "network-import" and v.node.op_type not in QDQ_OPS:
+        for n in self.nodes.nodes_by("reason").get("network-import", ()):  # no verdict made for the others
+            v = self.nodes[n.index]
+            if v.node.op_type not in QDQ_OPS:
                 text = _before_any_node(v.detail.replace(f"{who} ", ""))
                 causes[text] = causes.get(text, 0) + 1
         for text in self.unread_imports if unread else ():
@@ -98,8 +100,9 @@ class TrtPrediction(StatusIndex):
         with its node count, in the order the parser meets them: what OLX318 says in one line."""
         who = versions.describe(self.version)
         causes: dict[str, list[int]] = {}  # text -> [nodes, first node's index, whether the parser fails on it first]
-        for v in self.nodes.values():
-            if v.status != "unsupported" or v.node.op_type not in QDQ_OPS or v.reason == "ort-op":
+        for n in self.by_status(with_common=False).get("unsupported", ()):  # no verdict made for the others
+            v = self.nodes[n.index]
+            if v.node.op_type not in QDQ_OPS or v.reason == "ort-op":
                 continue
             text = _before_any_node(v.detail.replace(f" is rejected by {who}", "").replace(f"{who} rejects ", "").replace(f"{who} ", ""))
             got = causes.setdefault(text, [0, v.node.index, int(v.reason != "network-import" and "before importing" not in text)])

@@ -143,3 +143,25 @@ def test_the_order_the_passes_leave_is_the_order_of_the_optimized_graph(build):
     for scope in gi.scopes:
         if id(scope) in out.orders:
             assert out.orders[id(scope)] == graph_viewer.ort_topological_order(scope, out)
+
+
+@pytest.mark.parametrize("scan", [0, 32])
+def test_a_merge_moves_each_reader_once_whether_it_scans_the_readers_or_keeps_their_ids(monkeypatch, scan):
+    """`remove` rewires a value's readers to the value it is replaced by: a reader of both (an Add of two CSE
+    duplicates) is one reader of it afterwards, and a reader in a body follows too; the main graph's consumers
+    lists are not changed (the state's readers overlay them)."""
+    monkeypatch.setattr(optimizer_state, "MERGE_SCAN", scan)  # 0: a set of the readers' ids at every merge
+    body = h.make_graph([h.make_node("Neg", ["b"], ["t"], name="neg")], "then", [], [vi("t", T.FLOAT, [2])])
+    other = h.make_graph([h.make_node("Abs", ["a"], ["e"], name="abs")], "else", [], [vi("e", T.FLOAT, [2])])
+    nodes = [h.make_node("Relu", ["x"], ["a"], name="ra"), h.make_node("Relu", ["x"], ["b"], name="rb"),
+             h.make_node("Add", ["a", "b"], ["s"], name="add"), h.make_node("Mul", ["b", "s"], ["y"], name="mul"),
+             h.make_node("If", ["c"], ["z"], name="if", then_branch=body, else_branch=other)]
+    m = make_model(nodes, [vi("x", T.FLOAT, [2]), vi("c", T.BOOL, [])], [vi("y", T.FLOAT, [2]), vi("z", T.FLOAT, [2])])
+    gi = GraphIndex(m)
+    named = {n.name: n for n in gi.nodes}
+    main_a = list(gi.scopes[0].consumers["a"])
+    state = optimizer_state.OptimizerState(gi, "all", lambda n: True)
+    assert [r.name for r in state.readers_of("a")] == ["add", "abs"]  # read in the main graph and a body
+    state.remove(named["rb"], "eliminated", "cse", "duplicate of ra", {"b": "a"})
+    assert [r.name for r in state.live_readers("a")] == ["add", "abs", "mul", "neg"]  # add once
+    assert gi.scopes[0].consumers["a"] == main_a  # the index's own list unchanged

@@ -19,3 +19,42 @@ def test_ort_order_is_the_reverse_dfs_from_the_last_leaf_with_producers_by_index
     m = make_model(nodes, [vi("x", T.FLOAT, [2])], [vi("d", T.FLOAT, [2]), vi("e", T.FLOAT, [8])])
     gi = GraphIndex(m)
     assert [n.name for n in graph_viewer.ort_topological_order(gi.scopes[0])] == ["b", "a", "c", "e", "d"]
+
+
+def test_the_order_cache_is_ort_order_where_a_constant_or_a_node_writes_a_name_again():
+    """OrderCache reads each node's producers from the index's own producer map, unless a name is written twice:
+    by a Constant and a node (the node is the producer: Constants are no nodes to ORT, whichever comes last), or
+    by two nodes (computed from scratch each time). Its order is ort_topological_order's in every case, with
+    nodes removed and a value rewired."""
+    from onnxlint.ort.optimizer.optimized import Optimized, Removed
+
+    def model(twice: str) -> GraphIndex:
+        const = h.make_node("Constant", [], ["a"], name="k", value=h.make_tensor("v", T.FLOAT, [2], [1.0, 2.0]))
+        nodes = [h.make_node("Relu", ["x"], ["a"], name="a"), h.make_node("Neg", ["x"], ["b"], name="b"),
+                 h.make_node("Add", ["b", "a"], ["c"], name="c"), h.make_node("Identity", ["c"], ["i"], name="i"),
+                 h.make_node("Mul", ["i", "a"], ["d"], name="d"), h.make_node("Sub", ["b", "d"], ["e"], name="e")]
+        if twice == "constant first":
+            nodes.insert(0, const)
+        elif twice == "constant last":
+            nodes.append(const)
+        elif twice == "two nodes":
+            nodes.insert(3, h.make_node("Sigmoid", ["x"], ["b"], name="b2"))
+        return GraphIndex(make_model(nodes, [vi("x", T.FLOAT, [2])], [vi("e", T.FLOAT, [2])]))
+
+    for twice in ("none", "constant first", "constant last", "two nodes"):
+        gi = model(twice)
+        scope = gi.scopes[0]
+        named = {n.name: n for n in gi.nodes}
+        cache = graph_viewer.OrderCache()
+        opt = Optimized("all")
+        orders = []
+        for step in range(3):
+            if step == 1:
+                opt.removed[named["b"].index] = Removed("eliminated", "cse", "")
+            if step == 2:  # the Identity removed, its reader rewired to its input
+                opt.removed[named["i"].index] = Removed("eliminated", "identity", "")
+                opt.alias["i"] = "c"
+            got = [n.name for n in cache.order(scope, opt, len(opt.alias))]
+            assert got == [n.name for n in graph_viewer.ort_topological_order(scope, opt)], (twice, step)
+            orders.append(got)
+        assert "i" in orders[1] and "i" not in orders[2] and "k" not in orders[0], twice

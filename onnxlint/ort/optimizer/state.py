@@ -33,6 +33,7 @@ _VALUE_SHAPED = frozenset({"ConstantOfShape", "Expand", "Reshape"})  # ops whose
 FOLD_EVAL_MAX_ELEMENTS = 4096  # folded values computed on demand (shape-sized tensors only)
 REINFER_MAX_DEPTH = 200  # producers walked back to find a folded value (Python's recursion limit is 1000)
 REINFER_BUDGET = 10_000  # re-inference steps per model (a detector of a few thousand nodes needs ~3k)
+MERGE_SCAN = 32  # readers a merge looks through one by one; more: a set of their ids (a few values have many)
 FORGET_BUDGET = 100_000  # names looked at when dropping reinferred's kept answers after changes, per model
 DURABLE_REINFERENCE = True  # False: reinferred's "nothing new" holds only until the graph changes (the same answer, slower; for tests)
 _ELEM_TYPES = {f"tensor({name.lower()})": int(num) for name, num in onnx.TensorProto.DataType.items() if num}
@@ -50,23 +51,25 @@ class OptimizerState:
         self._has_cpu_kernel = has_cpu_kernel
         self._out = Optimized(level)
         self._out.shapes = refined_shapes(index)
-        # value -> its readers in every scope: a scope's own consumers list where one scope reads the value, shared
-        # until `remove` adds to it (a copy of every list: 140 MB at 1M nodes); _own_readers: the lists made here
+        # value -> its readers in every scope: the main graph's consumers lists (_main_readers), under an overlay
+        # (_readers) of the values read in a body too or merged by `remove` (a copy of the main graph's dict was
+        # 30 MB at 1M nodes, of every list 140 MB); _own_readers: the overlay's lists made here (the others are a
+        # scope's consumers list, shared until `remove` adds to it)
+        self._main_readers = index.scopes[0].consumers
+        self._readers: dict[str, list[NodeRef]] = {}
         self._own_readers: set[str] = set()
-        if len(index.scopes) == 1:
-            self._readers: dict[str, list[NodeRef]] = dict(index.scopes[0].consumers)
-        else:
-            self._readers = {}
-            for scope in index.scopes:
-                for name, nodes in scope.consumers.items():
-                    got = self._readers.get(name)
+        for scope in index.scopes[1:]:
+            for name, nodes in scope.consumers.items():
+                got = self._readers.get(name)
+                if got is None:
+                    got = self._main_readers.get(name)
                     if got is None:
                         self._readers[name] = nodes
                         continue
-                    if name not in self._own_readers:
-                        got = self._readers[name] = list(got)
-                        self._own_readers.add(name)
-                    got.extend(nodes)
+                if name not in self._own_readers:
+                    got = self._readers[name] = list(got)
+                    self._own_readers.add(name)
+                got.extend(nodes)
         self._ir = index.model.ir_version
         # per (scope, value): canon()'s answer; it reads only the index, never what the passes change (a weight
         # shared by every block was otherwise checked against all its readers per reader: quadratic)
@@ -92,7 +95,8 @@ class OptimizerState:
         self._forget_steps = 0  # names _forget_reinferred looked at, against FORGET_BUDGET
         self._kept = 0  # kept "nothing new" answers in _reinfer
         self._bodies: dict[int, list[GraphScope]] | None = None  # node -> the bodies it holds (bodies_of)
-        self._reader_ids: dict[str, set[int]] = {}  # value -> ids of the nodes in readers[value] (merges)
+        # value -> ids of the nodes in readers[value], for a merge into a value of many readers (a few have many)
+        self._reader_ids: dict[str, set[int]] = {}
         # when each node's inputs last changed (a value made constant or rewired: `_touch`), counted while the main
         # graph converges: constant folding looks again only at the nodes changed since its last run
         self._touched: list[int] = [0] * len(index.nodes)  # node index -> when an input last changed
@@ -359,7 +363,7 @@ class OptimizerState:
         about; an input whose answer is not kept was not asked about, so the walk stops there."""
         if not self._kept:
             return  # no kept "nothing new" answer to drop (none is kept unless _durable)
-        reinfer, readers, rewired_to = self._reinfer, self._readers, self._rewired_to
+        reinfer, readers, rewired_to = self._reinfer, self._readers_of, self._rewired_to
         drop = [(produced_in, o) for o in changed] if produced_in is not None else []
         pending = [] if produced_in is not None else list(changed)
         expanded: set[str] = set()
@@ -381,7 +385,7 @@ class OptimizerState:
                 expanded.add(name)
                 steps += 1
                 pending.extend(rewired_to.get(name, ()))
-                drop.extend((n.scope, x) for n in readers.get(name, ()) for x in n.outputs if x)
+                drop.extend((n.scope, x) for n in readers(name) for x in n.outputs if x)
             if steps > FORGET_BUDGET:
                 # a long rewiring chain changed at its head again and again (a 20k chain of inlined Ifs): from
                 # here on "nothing new" holds only until the next change, as without keeping it (bounded by
@@ -498,18 +502,23 @@ class OptimizerState:
         except Exception:  # noqa: BLE001 - an op onnx.reference cannot run: the value stays unknown
             return None
 
+    def _readers_of(self, value: str) -> list[NodeRef] | tuple[()]:
+        """The nodes reading value in every scope, removed ones included (not a copy)."""
+        got = self._readers.get(value)
+        return got if got is not None else self._main_readers.get(value, ())
+
     def live(self, value: str, scope: GraphScope) -> bool:
         if value in scope.outputs:
             return True
-        return any(not self._out.is_removed(r) for r in self._readers.get(value, ()))  # live_readers, short-circuited
+        return any(not self._out.is_removed(r) for r in self._readers_of(value))  # live_readers, short-circuited
 
     def readers_of(self, value: str) -> list[NodeRef]:
         """The nodes reading value, removed ones included (a copy)."""
-        return list(self._readers.get(value, ()))
+        return list(self._readers_of(value))
 
     def live_readers(self, value: str) -> list[NodeRef]:
         """The nodes still reading value (rewired ones included, removed ones not)."""
-        return [r for r in self._readers.get(value, ()) if not self._out.is_removed(r)]
+        return [r for r in self._readers_of(value) if not self._out.is_removed(r)]
 
     def _touch(self, value: str) -> None:
         """The readers of value see an input change: made constant, or rewired. Constant folding looks at them
@@ -517,7 +526,7 @@ class OptimizerState:
         that read value go."""
         if self._tracking:
             self._clock += 1
-            for r in self._readers.get(value, ()):
+            for r in self._readers_of(value):
                 self._touched[r.index] = self._clock
         self._forget_reinferred([value])
 
@@ -543,20 +552,22 @@ class OptimizerState:
                 # ORT rewires k's consumers to v: later rules that count v's consumers see them. Main graph only:
                 # `readers` is keyed by name, and bodies reuse names (5,000 If branches each with a `t`), so a
                 # merge there would copy every body's readers each time (quadratic)
-                moved = self._readers.get(k, ()) if node.scope.parent is None else ()
+                moved = self._readers_of(k) if node.scope.parent is None else ()
                 if moved:
                     v = self._out.resolve(v)  # the value the consumers end up reading (an Identity chain's head)
-                    shared = self._readers.get(v)
-                    if shared is None or v not in self._own_readers:  # a scope's consumers list: the state's own copy
-                        have = self._readers[v] = list(shared) if shared is not None else []
+                    if v in self._own_readers:
+                        have = self._readers[v]
+                    else:  # a scope's consumers list: the state's own copy
+                        have = self._readers[v] = list(self._readers_of(v))
                         self._own_readers.add(v)
-                    else:
-                        have = shared
                     ids = self._reader_ids.get(v)
-                    if ids is None:
+                    if ids is None and len(have) + len(moved) > MERGE_SCAN:
                         ids = self._reader_ids[v] = {id(r) for r in have}
                     for r in moved:
-                        if id(r) not in ids:
+                        if ids is None:
+                            if r not in have:  # NodeRefs compare by identity
+                                have.append(r)
+                        elif id(r) not in ids:
                             ids.add(id(r))
                             have.append(r)
 
@@ -671,6 +682,7 @@ class OptimizerState:
         self._order_cache = graph_viewer.OrderCache()  # its tables per scope (~200 MB at 1M nodes): no pass asks again
         self._out.orders = {sid: order for sid, (changes, order) in self._orders.items() if changes == self._changes}
         self._readers, self._reader_ids, self._orders, self._canon, self._by_name = {}, {}, {}, {}, {}
+        self._main_readers = {}
         self._orders_of = {}
         self._own_readers = set()
         self._shareable, self._bodies = set(), None

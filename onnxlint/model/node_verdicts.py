@@ -1,0 +1,196 @@
+"""A prediction's verdicts, node index -> verdict, stored as a code a node.
+
+A prediction (ORT's placement, TensorRT's parser verdicts) holds one verdict per node of the model, and most
+nodes share one of a few verdicts ('device', 'supported'). One object per node (the verdict with its node, and a
+dict entry) was ~110 MB at 1M nodes per prediction, alive through the other predictions and the rules: here each
+distinct verdict (its fields but the node) is kept once, each node holds the code of its verdict, and the verdict
+object is made again, equal to the one recorded, when asked. Verdicts that do not fit that (a node that is not
+its index's node at that index, another class, a new node recorded before one recorded earlier, so that the
+order would differ from a dict's) turn the whole mapping into a plain dict: it always reads as the dict of the
+verdicts recorded, in the order first recorded.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from array import array
+from collections import Counter
+from collections.abc import ItemsView, Iterator, MutableMapping, ValuesView
+from operator import attrgetter
+from typing import Any, Callable, Generic, TypeVar
+
+V = TypeVar("V")
+
+
+class NodeVerdicts(MutableMapping[int, V], Generic[V]):
+    """node index -> verdict, for verdict classes that are dataclasses whose first field is the node (NodePlacement,
+    TrtNode), recorded in node order (a node recorded again keeps its place, as in a dict)."""
+
+    __slots__ = ("_plain", "_cls", "_fields", "_nodes", "_codes", "_kinds", "_code_of", "_size", "_last")
+
+    def __init__(self) -> None:
+        self._plain: dict[int, V] | None = None  # the verdicts as objects, once they do not fit the codes
+        self._cls: Callable[..., V] | None = None
+        self._fields: Callable[[V], tuple[Any, ...]] | None = None  # a verdict -> its fields but the node
+        self._nodes: list[Any] = []  # the index's nodes: node index -> node
+        self._codes = array("I")  # node index -> 1 + its verdict's position in _kinds; 0: none recorded
+        self._kinds: list[tuple[Any, ...]] = []
+        self._code_of: dict[tuple[Any, ...], int] = {}
+        self._size = 0
+        self._last = -1  # the highest node index recorded
+
+    # ------------------------------------------------------------------ writing
+    def __setitem__(self, index: int, verdict: V) -> None:
+        plain = self._plain
+        if plain is not None:
+            plain[index] = verdict
+            return
+        if self._cls is None and not self._start(verdict):
+            self._to_plain()[index] = verdict
+            return
+        nodes, codes = self._nodes, self._codes
+        if (verdict.__class__ is not self._cls or not 0 <= index < len(codes) or nodes[index] is not verdict.node  # type: ignore[attr-defined]
+                or (not codes[index] and index < self._last)):
+            self._to_plain()[index] = verdict
+            return
+        kind = self._fields(verdict)  # type: ignore[misc]
+        code = self._code_of.get(kind)
+        if code is None:
+            self._kinds.append(kind)
+            code = self._code_of[kind] = len(self._kinds)
+        if not codes[index]:
+            self._size += 1
+            self._last = index
+        codes[index] = code
+
+    def _start(self, verdict: V) -> bool:
+        """Codes for verdicts of this one's class over the nodes of this one's index; False when they cannot be."""
+        cls = verdict.__class__
+        names = [f.name for f in dataclasses.fields(cls)] if dataclasses.is_dataclass(cls) else []
+        scope = getattr(getattr(verdict, "node", None), "scope", None)
+        ref = getattr(scope, "index_ref", None)
+        index = ref() if ref is not None else None
+        if len(names) < 3 or names[0] != "node" or index is None:
+            return False
+        self._cls, self._fields, self._nodes = cls, attrgetter(*names[1:]), index.nodes
+        self._codes = array("I", bytes(4 * len(index.nodes)))
+        return True
+
+    def _to_plain(self) -> dict[int, V]:
+        plain = self._plain = dict(self._items())
+        self._codes, self._kinds, self._code_of, self._nodes = array("I"), [], {}, []
+        return plain
+
+    def __delitem__(self, index: int) -> None:
+        plain = self._plain if self._plain is not None else self._to_plain()
+        del plain[index]
+
+    # ------------------------------------------------------------------ reading
+    def __getitem__(self, index: int) -> V:
+        plain = self._plain
+        if plain is not None:
+            return plain[index]
+        codes = self._codes
+        code = codes[index] if index.__class__ is int and 0 <= index < len(codes) else 0
+        if not code:
+            raise KeyError(index)
+        return self._cls(self._nodes[index], *self._kinds[code - 1])  # type: ignore[misc]
+
+    def get(self, index: int, default: V | None = None) -> V | None:  # type: ignore[override]
+        plain = self._plain
+        if plain is not None:
+            return plain.get(index, default)
+        codes = self._codes
+        code = codes[index] if index.__class__ is int and 0 <= index < len(codes) else 0
+        return self._cls(self._nodes[index], *self._kinds[code - 1]) if code else default  # type: ignore[misc]
+
+    def count(self, field: str) -> dict[Any, int]:
+        """field's value -> how many verdicts have it (first seen first), no verdict made."""
+        out: dict[Any, int] = {}
+        if self._plain is not None:
+            for v in self._plain.values():
+                key = getattr(v, field)
+                out[key] = out.get(key, 0) + 1
+            return out
+        if self._cls is None:
+            return out
+        at = self._field_at(field)
+        for code, n in Counter(self._codes).items():
+            if code:
+                key = self._kinds[code - 1][at]
+                out[key] = out.get(key, 0) + n
+        return out
+
+    def nodes_by(self, field: str) -> dict[Any, list[Any]]:
+        """field's value -> the nodes whose verdict has it, in order, no verdict made."""
+        out: dict[Any, list[Any]] = {}
+        if self._plain is not None:
+            for v in self._plain.values():
+                out.setdefault(getattr(v, field), []).append(v.node)  # type: ignore[attr-defined]
+            return out
+        if self._cls is None:
+            return out
+        at = self._field_at(field)
+        of_value: dict[Any, list[Any]] = {}
+        lists = [of_value.setdefault(kind[at], []) for kind in self._kinds]  # a list per value, per code
+        nodes = self._nodes
+        for i, code in enumerate(self._codes):
+            if code:
+                got = lists[code - 1]
+                if not got:  # the value's first node: its key goes in now, as in the loop above
+                    out[self._kinds[code - 1][at]] = got
+                got.append(nodes[i])
+        return out
+
+    def _field_at(self, field: str) -> int:
+        names = [f.name for f in dataclasses.fields(self._cls)]  # type: ignore[arg-type]
+        return names.index(field) - 1  # the node is not in a kind
+
+    def __contains__(self, index: object) -> bool:
+        plain = self._plain
+        if plain is not None:
+            return index in plain
+        codes = self._codes
+        return index.__class__ is int and 0 <= index < len(codes) and codes[index] != 0
+
+    def __len__(self) -> int:
+        return len(self._plain) if self._plain is not None else self._size
+
+    def __iter__(self) -> Iterator[int]:
+        if self._plain is not None:
+            return iter(self._plain)
+        return (i for i, code in enumerate(self._codes) if code)
+
+    def _items(self) -> Iterator[tuple[int, V]]:
+        if self._plain is not None:
+            yield from self._plain.items()
+            return
+        make, nodes, kinds = self._cls, self._nodes, self._kinds
+        for i, code in enumerate(self._codes):
+            if code:
+                yield i, make(nodes[i], *kinds[code - 1])  # type: ignore[misc]
+
+    def values(self) -> ValuesView[V]:
+        return _Values(self)
+
+    def items(self) -> ItemsView[int, V]:
+        return _Items(self)
+
+    def __repr__(self) -> str:
+        return repr(dict(self._items()))
+
+
+class _Values(ValuesView[V]):
+    __slots__ = ()
+    _mapping: NodeVerdicts[V]
+
+    def __iter__(self) -> Iterator[V]:
+        return (v for _, v in self._mapping._items())
+
+
+class _Items(ItemsView[int, V]):
+    __slots__ = ()
+    _mapping: NodeVerdicts[V]
+
+    def __iter__(self) -> Iterator[tuple[int, V]]:
+        return self._mapping._items()

@@ -1,0 +1,85 @@
+"""NodeVerdicts (a code a node for a prediction's verdicts) reads as the dict of the verdicts recorded, in the order
+first recorded, whether they fit its codes or turn it into a plain dict."""
+
+from __future__ import annotations
+
+from conftest import chain_with_if
+
+from onnxlint.model.graph import GraphIndex
+from onnxlint.model.node_verdicts import NodeVerdicts
+from onnxlint.ort.verdicts import CPU, CUDA, NodePlacement, Placement
+from onnxlint.tensorrt.verdicts import TrtNode
+
+
+def _fill(verdicts: list[tuple[int, NodePlacement]]) -> tuple[NodeVerdicts[NodePlacement], dict[int, NodePlacement]]:
+    coded: NodeVerdicts[NodePlacement] = NodeVerdicts()
+    plain: dict[int, NodePlacement] = {}
+    for i, v in verdicts:
+        coded[i] = v
+        plain[i] = v
+    return coded, plain
+
+
+def _same(coded: NodeVerdicts, plain: dict) -> None:
+    assert list(coded) == list(plain) and len(coded) == len(plain)
+    assert list(coded.items()) == list(plain.items()) and list(coded.values()) == list(plain.values())
+    assert all(coded[i] == v and coded.get(i) == v and i in coded for i, v in plain.items())
+    assert coded == plain and coded.get(-1) is None and -1 not in coded and 10**6 not in coded
+    counts: dict = {}
+    by: dict = {}
+    for v in plain.values():
+        counts[v.status] = counts.get(v.status, 0) + 1
+        by.setdefault(v.status, []).append(v.node)
+    assert list(coded.count("status").items()) == list(counts.items())
+    assert list(coded.nodes_by("status").items()) == list(by.items())
+
+
+def test_verdicts_in_node_order_are_kept_as_codes_and_read_back_equal():
+    gi = GraphIndex(chain_with_if(6))  # kept: the codes read its nodes
+    nodes = gi.nodes
+    kinds = [(CUDA, "device", None, ""), (CPU, "deliberate", "cpu-preferred", "a shape computation"),
+             (None, "eliminated", "cse", "duplicate of x")]
+    verdicts = [(n.index, NodePlacement(n, *kinds[(n.index * 7) % 3])) for n in nodes if n.index != 2]
+    # a node recorded again keeps its place
+    verdicts.append((5, NodePlacement(nodes[5], *kinds[(5 * 7 + 1) % 3])))
+    coded, plain = _fill(verdicts)
+    assert coded._plain is None and len(coded._kinds) == 3  # a code a node: three distinct verdicts kept
+    _same(coded, plain)
+    assert coded[5] is not coded[5] and coded[5] == plain[5]  # made again when asked, equal to the one recorded
+
+
+def test_verdicts_that_do_not_fit_the_codes_read_as_a_plain_dict():
+    gi = GraphIndex(chain_with_if(6))
+    other = GraphIndex(chain_with_if(6))
+    nodes = gi.nodes
+    dev = (CUDA, "device", None, "")
+    cases = {
+        "recorded out of order": [(4, NodePlacement(nodes[4], *dev)), (1, NodePlacement(nodes[1], *dev))],
+        "another index's node": [(0, NodePlacement(nodes[0], *dev)), (1, NodePlacement(other.nodes[1], *dev))],
+        "not at its index": [(0, NodePlacement(nodes[0], *dev)), (1, NodePlacement(nodes[3], *dev))],
+        "another class": [(0, NodePlacement(nodes[0], *dev)), (1, TrtNode(nodes[1], "supported"))],
+        "past the index's nodes": [(0, NodePlacement(nodes[0], *dev)), (len(nodes), NodePlacement(nodes[1], *dev))],
+    }
+    for name, verdicts in cases.items():
+        coded, plain = _fill(verdicts)
+        assert coded._plain is not None, name
+        _same(coded, plain)
+    coded, plain = _fill([(n.index, NodePlacement(n, *dev)) for n in nodes[:4]])
+    del coded[1], plain[1]
+    _same(coded, plain)
+
+
+def test_a_placement_lists_its_nodes_by_status_as_recorded():
+    gi = GraphIndex(chain_with_if(6))
+    nodes = gi.nodes
+    pl = Placement("ort-cuda", "1.24.4", {}, [])
+    statuses = ["device", "deliberate", "device", "eliminated"]
+    for n in nodes:
+        status = statuses[n.index % 4]
+        pl.record(n.index, NodePlacement(n, CPU if status == "deliberate" else CUDA, status))
+    want: dict = {}
+    for n in nodes:
+        want.setdefault(statuses[n.index % 4], []).append(n)
+    assert pl.nodes._plain is None and pl.by_status() == want
+    assert pl.by_status(with_common=False) == {s: v for s, v in want.items() if s != "device"}
+    assert pl.summary()["shape_only"] == len(want["deliberate"]) and pl.summary()["eliminated"] == len(want["eliminated"])
