@@ -9,6 +9,7 @@ from onnx import helper as h
 from ort_cases import _cse_after_a_rewrite, _optimized_both_ways, _removed, _transformer_blocks
 
 from onnxlint.model.graph import GraphIndex
+from onnxlint.ort import graph_viewer
 from onnxlint.ort.optimizer import common_subexpression_elimination, graph_transformer_mgr
 
 
@@ -68,3 +69,25 @@ def test_a_settled_graph_is_not_compared_again_until_a_value_is_rewired(monkeypa
     assert settled[:3] == every[:3] and any(r["reason"] == "cse" for r in every[0].values())
     if build is _transformer_blocks:
         assert settled[3] < every[3]
+
+
+def test_cse_merges_a_node_into_the_first_earlier_one_whose_attributes_match():
+    """CSE reads a node's attributes only when an earlier node has its op and inputs: a Transpose is merged into the
+    earlier one with its perm, not into the first one of its inputs (another perm), which stays; two Gemms with
+    their attributes in another order are alike; a Transpose of other inputs is read by its inputs alone."""
+    nodes = [h.make_node("Transpose", ["x"], ["tc"], name="tc", perm=[1, 0]),
+             h.make_node("Transpose", ["x"], ["tb"], name="tb", perm=[1, 0]),
+             h.make_node("Transpose", ["x"], ["ta"], name="ta", perm=[0, 1]),  # first of the three in ORT's order
+             h.make_node("Transpose", ["w"], ["td"], name="td", perm=[1, 0]),
+             h.make_node("Gemm", ["x", "w"], ["g1"], name="g1", alpha=2.0, beta=1.0),
+             h.make_node("Gemm", ["x", "w"], ["g2"], name="g2", beta=1.0, alpha=2.0),
+             h.make_node("Sum", ["ta", "tb", "tc", "td", "g1", "g2"], ["y"], name="sum")]
+    m = make_model(nodes, [vi("x", T.FLOAT, [3, 3])], [vi("y", T.FLOAT, [3, 3])], [init("w", np.ones((3, 3), np.float32))])
+    index = GraphIndex(onnx.shape_inference.infer_shapes(m))
+    order = [n.name for n in graph_viewer.ort_topological_order(index.scopes[0])]
+    assert order.index("ta") < min(order.index("tb"), order.index("tc"))
+    by = {n.index: n.name for n in index.nodes}
+    gone = {by[i]: r.detail for i, r in graph_transformer_mgr.optimize(index, "all").removed.items() if r.reason == "cse"}
+    first, second = sorted(("tb", "tc"), key=order.index)
+    assert sorted(gone) == sorted([second, "g2" if order.index("g1") < order.index("g2") else "g1"])
+    assert gone[second].startswith(f"duplicate of {first}:")

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import onnx
 from onnx import numpy_helper
 
+from onnxlint.model.graph import HOLDS_GRAPH
 from onnxlint.ort.optimizer.graph_utils import is_operation_deterministic
 
 if TYPE_CHECKING:
@@ -63,12 +64,15 @@ class CommonSubexpressionElimination:
 
     def __init__(self, release: Release, node_count: int):
         self._typed = release.cse_typed_tensor_attributes
-        # node index -> what CSE compares a node by but its inputs: (domain, op, opset, attributes, output count)
+        # node index -> what CSE compares a node by but its inputs and attributes: (domain, op, opset, output count)
         # (None: never merged; False: not read yet); a list: 8 bytes a node
-        self._heads: list[tuple[Any, ...] | None | bool] = [False] * node_count
-        # each distinct head once, shared by the nodes that have it (a few dozen in a model of repeated blocks: a
-        # tuple a node, with its attributes' bytes, was ~150 MB at 1M nodes, alive through every pass)
+        self._kinds: list[tuple[Any, ...] | None | bool] = [False] * node_count
+        # each distinct kind once, shared by the nodes that have it (a few dozen in a model of repeated blocks)
         self._distinct: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+        # node index -> its attributes as CSE compares them (cse_attributes), read only for a node that has the
+        # kind and the inputs of an earlier one: most nodes are unlike every other by those alone, and their
+        # attributes are never read (a third of the nodes of a transformer have some)
+        self._attrs: dict[int, Attributes | None] = {}
         # id(scope) -> state.canon_version() when a run over it ended with no two live nodes alike
         self._settled: dict[int, tuple[int, int]] = {}
 
@@ -80,31 +84,36 @@ class CommonSubexpressionElimination:
         if SKIP_SETTLED and self._settled.get(id(scope)) == version:
             return False
         self._settled.pop(id(scope), None)
-        # id(head) -> inputs -> the first node with them: heads are the distinct ones (_distinct), so their ids
-        # tell them apart; no (head, inputs) key tuple made per node (64 MB at 1M nodes, at the lint's peak)
-        seen: dict[int, dict[tuple[Any, ...], NodeRef]] = {}
+        # id(kind) -> inputs -> the nodes with them so far, in ORT's order (one node, or a list once two differ in
+        # their attributes): kinds are the distinct ones (_distinct), so their ids tell them apart; no (kind,
+        # inputs) key tuple made per node (64 MB at 1M nodes, at the lint's peak)
+        seen: dict[int, dict[tuple[Any, ...], NodeRef | list[NodeRef]]] = {}
         changed = kept = False
         copies = state.dq_copied()
-        cached = self._heads
+        cached = self._kinds
         canon_inputs = state.canon_inputs
         for n in state.nodes(scope):
-            head = cached[n.index]
-            if head is False:
-                attrs = cse_attributes(n, self._typed)
-                head = None if attrs is None else (n.domain, n.op_type, n.opset, attrs, len(n.outputs))
-                head = cached[n.index] = head if head is None else self._distinct.setdefault(head, head)
-            if head is None:
+            kind = cached[n.index]
+            if kind is False:
+                kind = cached[n.index] = _kind(n)
+                if kind is not None:
+                    kind = cached[n.index] = self._distinct.setdefault(kind, kind)
+            if kind is None:
                 continue
             if copies:  # an input reading a DequantizeLinear ORT copied per reading input reads a value of its own
                 ins = tuple((v, n.index, i) if v and state.read_per_edge(v) else state.canon(scope, v) for i, v in enumerate(n.inputs))
             else:
                 ins = canon_inputs(scope, n.inputs)
-            alike = seen.get(id(head))
+            alike = seen.get(id(kind))
             if alike is None:
-                alike = seen[id(head)] = {}
-            first = alike.get(ins)
-            if first is None:
+                alike = seen[id(kind)] = {}
+            before = alike.get(ins)
+            if before is None:
                 alike[ins] = n
+                continue
+            first = self._first_alike(n, before)
+            if first is None:
+                alike[ins] = [*before, n] if isinstance(before, list) else [before, n]
                 continue
             if any(o in scope.outputs for o in n.outputs if o):
                 kept = True
@@ -115,3 +124,30 @@ class CommonSubexpressionElimination:
         if not kept:
             self._settled[id(scope)] = state.canon_version()
         return changed
+
+    def _first_alike(self, n: NodeRef, before: NodeRef | list[NodeRef]) -> NodeRef | None:
+        """The first of the earlier nodes of n's kind and inputs whose attributes are n's (None: none, or n is
+        never merged for one of them: cse_attributes)."""
+        mine = self._attributes(n)
+        if mine is None:
+            return None
+        for m in before if isinstance(before, list) else (before,):
+            if self._attributes(m) == mine:
+                return m
+        return None
+
+    def _attributes(self, n: NodeRef) -> Attributes | None:
+        if n.index in self._attrs:
+            return self._attrs[n.index]
+        got = self._attrs[n.index] = cse_attributes(n, self._typed)
+        return got
+
+
+def _kind(n: NodeRef) -> tuple[Any, ...] | None:
+    """What CSE compares a node by but its inputs and attributes, None for a node it never merges whatever its
+    attributes (random ops, other domains' ops but com.microsoft's Q/DQ, an ai.onnx DequantizeLinear, control
+    flow): cse_attributes' None answers but the one its attributes' values give."""
+    if not is_operation_deterministic(n.domain, n.op_type) or (n.domain == "ai.onnx" and n.op_type == "DequantizeLinear") \
+            or n.attribute_flags() & HOLDS_GRAPH:
+        return None
+    return (n.domain, n.op_type, n.opset, len(n.outputs))

@@ -96,8 +96,8 @@ class RefinedShapes:
             t = self._type(name)
             if t is None:
                 return default
-            got = self._dims[name] = tuple(d.dim_value if d.WhichOneof("value") == "dim_value" else None
-                                           for d in t.tensor_type.shape.dim)
+            got = self._dims[name] = tuple([d.dim_value if d.WhichOneof("value") == "dim_value" else None
+                                            for d in t.tensor_type.shape.dim])
         return got
 
     def __contains__(self, name: object) -> bool:

@@ -619,24 +619,18 @@ class OptimizerState:
         return got
 
     def canon_inputs(self, scope: GraphScope, values: tuple[str, ...]) -> tuple[Any, ...]:
-        """tuple(canon(scope, v) for v in values), with no call per value while none of them is rewired or
-        shared (CSE asks it of every node in every round; every float weight is shareable, and most of them
-        are compared by name after all)."""
-        alias, shareable = self._out.alias, self._shareable
-        if shareable:
-            by_name = self._by_name.get(id(scope), ())
-            for v in values:
-                if v in alias or (v in shareable and v not in by_name):
-                    break
-            else:
-                return values if type(values) is tuple else tuple(values)  # each canon(v) is v ("" stays "")
+        """tuple(canon(scope, v) for v in values), calling canon only for the values rewired or shared (CSE asks
+        it of every node in every round; every float weight is shareable, and most of them are compared by name
+        after all): canon(v) is v for any other ("" stays "")."""
+        alias, shareable = self._out.alias, self._shareable or ()
+        by_name = self._by_name.get(id(scope), ()) if shareable else ()
+        for v in values:
+            if v in alias or (v in shareable and v not in by_name):
+                break
         else:
-            for v in values:
-                if v in alias:
-                    break
-            else:
-                return values if type(values) is tuple else tuple(values)
-        return tuple([self.canon(scope, v) for v in values])
+            return values if type(values) is tuple else tuple(values)
+        canon = self.canon
+        return tuple([canon(scope, v) if v in alias or (v in shareable and v not in by_name) else v for v in values])
 
     def share_constants(self, values: set[str], key: SharedKey) -> None:
         """ConstantSharing's answer: CSE compares each of values by key(state, scope, value) (its dtype, shape
