@@ -80,7 +80,7 @@ class OrderCache:
         # scope id -> (the count of rewirings it was made for, the producers of each node that reads a rewired
         # value, read through them): a pass that removed nodes without rewiring any (ReshapeFusion) hands the
         # next order the same ones
-        self._live_inputs: dict[int, tuple[int, dict[int, list[int]]]] = {}
+        self._live_inputs: dict[int, tuple[int, _Rewired]] = {}
 
     def order(self, scope: GraphScope, opt: Optimized, rewirings: int) -> list[NodeRef]:
         """ort_topological_order(scope, opt); rewirings: how many times a value was rewired into opt.alias so
@@ -111,13 +111,13 @@ class OrderCache:
                         dead[k] = 1
         # the producers of the nodes that read a rewired name, read through it (removed ones included: skipped
         # where read); every other node's are its static ones
-        rewired: dict[int, list[int]] = {}
+        rewired, over = _NONE_REWIRED
         if alias:
             got = self._live_inputs.get(key)
             if got is None or got[0] != rewirings:
                 got = self._live_inputs[key] = (rewirings, _read_through(static, scope, alias, resolve))
-            rewired = got[1]
-        # marked dead while the static producers are read: a rewired node's producers are read from rewired
+            rewired, over = got[1]
+        # marked dead while the static producers are read: a rewired node's producers are read from over
         skip = bytearray(dead)
         for k in rewired:
             skip[k] = 1
@@ -125,18 +125,17 @@ class OrderCache:
         for k, p in zip(owners, inputs):
             if not skip[k] and not dead[p]:
                 has_consumer[p] = 1
-        for k, ins in rewired.items():
+        for k, at in rewired.items():
             if not dead[k]:
-                for p in ins:
+                for p in over[at + 1:at + 1 + over[at]]:
                     if not dead[p]:
                         has_consumer[p] = 1
         stack = [k for k in range(count) if not dead[k] and not has_consumer[k]]
         # a dead node is never pushed: never visited. Marking it visited up front skips it as a producer below,
         # where the producers are pushed in the same order as before, less the dead ones
         visited = bytearray(dead)
-        out: list[int] = []
+        out = array("i")  # positions, not an int object each (32 MB at 1M nodes)
         pop, push, emit = stack.pop, stack.append, out.append
-        through = rewired.get
         while stack:
             k = pop()
             if k < 0:
@@ -146,15 +145,25 @@ class OrderCache:
                 continue
             visited[k] = 1
             push(~k)
-            for p in (through(k) if skip[k] else inputs[starts[k]:starts[k + 1]]) or ():
+            if skip[k]:
+                at = rewired[k]
+                ins = over[at + 1:at + 1 + over[at]]
+            else:
+                ins = inputs[starts[k]:starts[k + 1]]
+            for p in ins:
                 if not visited[p]:
                     push(p)
         return [nodes[k] for k in out]
 
 
-def _read_through(static: _Static, scope: GraphScope, alias: dict[str, str], resolve: Callable[[str], str]) -> dict[int, list[int]]:
+# the nodes that read a rewired name (positions) -> where their producers are in the array: its count, then them
+_Rewired = tuple[dict[int, int], "array[int]"]
+_NONE_REWIRED: _Rewired = ({}, array("i"))
+
+
+def _read_through(static: _Static, scope: GraphScope, alias: dict[str, str], resolve: Callable[[str], str]) -> _Rewired:
     """The nodes that read a rewired name -> their producers, reading its producer now (ascending positions;
-    removed producers kept: the order skips them)."""
+    removed producers kept: the order skips them), in one array (a list a node was 45 MB at 1M nodes)."""
     nodes = static.nodes
     # the nodes reading a rewired name: found from the names when they are fewer than the nodes (alias is the
     # whole model's: 20k inlined Ifs rewire as many names, each of their 40k bodies ordered apart)
@@ -164,17 +173,20 @@ def _read_through(static: _Static, scope: GraphScope, alias: dict[str, str], res
                    if (at := position.get(r.index)) is not None}
     else:
         readers = {k for k, n in enumerate(nodes) if any(v in alias for v in n.inputs if v)}
-    live: dict[int, list[int]] = {}
+    live: dict[int, int] = {}
+    over = array("i")
     producer_at = static.producer_at
-    for at in readers:
+    for k in readers:
         ins: list[int] = []
-        for v in nodes[at].inputs:
+        for v in nodes[k].inputs:
             p = producer_at(resolve(v) if v in alias else v)
             if p is not None and p not in ins:
                 ins.append(p)
         ins.sort()
-        live[at] = ins
-    return live
+        live[k] = len(over)
+        over.append(len(ins))
+        over.extend(ins)
+    return live, over
 
 
 class _Static:

@@ -1,5 +1,7 @@
 """Models and kernel tables the ORT engine's tests share."""
 
+from dataclasses import asdict
+
 import numpy as np
 import onnx
 from conftest import init, make_model, vi
@@ -257,5 +259,5 @@ def _optimized_both_ways(monkeypatch, module, switch, counted, build):
         monkeypatch.setattr(module, switch, on)
         calls[0] = 0
         opt = graph_transformer_mgr.optimize(GraphIndex(build()))
-        results[on] = ({k: vars(r) for k, r in opt.removed.items()}, dict(opt.alias), set(opt.constants), calls[0])
+        results[on] = ({k: asdict(r) for k, r in opt.removed.items()}, dict(opt.alias), set(opt.constants), calls[0])
     return results

@@ -1,5 +1,7 @@
 """The Level-1 manager (ort.optimizer.graph_transformer_mgr): levels, passes repeated until nothing changes."""
 
+from dataclasses import asdict
+
 import pytest
 from ort_cases import _cse_after_a_rewrite, _foldable_blocks, _if_fold_chain, _shape_model, _transformer_blocks
 
@@ -45,7 +47,7 @@ def test_a_pass_that_found_nothing_is_not_run_again_until_something_changes(monk
         monkeypatch.setattr(graph_transformer_mgr, "SKIP_UNCHANGED_PASSES", skip)
         ran[0] = 0
         out = graph_transformer_mgr.optimize(GraphIndex(build()))
-        results[skip] = ({k: vars(r) for k, r in out.removed.items()}, dict(out.alias), set(out.constants), ran[0])
+        results[skip] = ({k: asdict(r) for k, r in out.removed.items()}, dict(out.alias), set(out.constants), ran[0])
     every, skipping = results[False], results[True]
     assert skipping[:3] == every[:3] and every[0]
     assert skipping[3] < every[3]

@@ -1,5 +1,7 @@
 """The optimizer state (ort.optimizer.state): shapes learnt again after folding, the node order shared between passes."""
 
+from dataclasses import asdict
+
 import numpy as np
 import onnx
 import pytest
@@ -120,7 +122,7 @@ def test_a_nothing_new_reinference_is_kept_until_something_up_its_inputs_changes
             monkeypatch.setattr(optimizer_state, "FORGET_BUDGET", budget)
         steps[0] = 0
         out = graph_transformer_mgr.optimize(GraphIndex(model))
-        results[durable, budget] = ({k: vars(r) for k, r in out.removed.items()}, dict(out.alias), set(out.constants), steps[0])
+        results[durable, budget] = ({k: asdict(r) for k, r in out.removed.items()}, dict(out.alias), set(out.constants), steps[0])
     every, kept = results[False, None], results[True, None]
     assert kept[:3] == every[:3] == results[True, 3][:3] and every[0]
     assert kept[3] <= every[3]
@@ -159,7 +161,7 @@ def test_a_merge_moves_each_reader_once_whether_it_scans_the_readers_or_keeps_th
     m = make_model(nodes, [vi("x", T.FLOAT, [2]), vi("c", T.BOOL, [])], [vi("y", T.FLOAT, [2]), vi("z", T.FLOAT, [2])])
     gi = GraphIndex(m)
     named = {n.name: n for n in gi.nodes}
-    main_a = list(gi.scopes[0].consumers["a"])
+    main_a = tuple(gi.scopes[0].consumers["a"])
     state = optimizer_state.OptimizerState(gi, "all", lambda n: True)
     assert [r.name for r in state.readers_of("a")] == ["add", "abs"]  # read in the main graph and a body
     state.remove(named["rb"], "eliminated", "cse", "duplicate of ra", {"b": "a"})

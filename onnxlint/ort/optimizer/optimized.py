@@ -20,8 +20,10 @@ Array = npt.NDArray[Any]
 NON_DETERMINISTIC = {"RandomUniform", "RandomNormal", "RandomUniformLike", "RandomNormalLike", "Multinomial", "Bernoulli"}
 
 
-@dataclass
+@dataclass(slots=True)
 class Removed:
+    """Why a node is gone (one per node a transformer removed: slots, not a dict each)."""
+
     status: str  # folded | eliminated
     reason: str
     detail: str

@@ -56,7 +56,7 @@ class OptimizerState:
         # 30 MB at 1M nodes, of every list 140 MB); _own_readers: the overlay's lists made here (the others are a
         # scope's consumers list, shared until `remove` adds to it)
         self._main_readers = index.scopes[0].consumers
-        self._readers: dict[str, list[NodeRef]] = {}
+        self._readers: dict[str, Sequence[NodeRef]] = {}
         self._own_readers: set[str] = set()
         for scope in index.scopes[1:]:
             for name, nodes in scope.consumers.items():
@@ -69,7 +69,7 @@ class OptimizerState:
                 if name not in self._own_readers:
                     got = self._readers[name] = list(got)
                     self._own_readers.add(name)
-                got.extend(nodes)
+                cast("list[NodeRef]", got).extend(nodes)
         self._ir = index.model.ir_version
         # per (scope, value): canon()'s answer; it reads only the index, never what the passes change (a weight
         # shared by every block was otherwise checked against all its readers per reader: quadratic)
@@ -90,7 +90,8 @@ class OptimizerState:
         self._reinfer: dict[tuple[int, str], tuple[int, Dims | None, bool]] = {}
         self._reinfer_steps = 0
         self._bases: dict[tuple[int, str], tuple[Dims | None, bool]] = {}  # _base's answers
-        self._rewired_to: dict[str, list[str]] = {}  # v -> the names rewired to v (alias k -> v): resolve's chains backwards
+        # v -> the names rewired to v (alias k -> v): resolve's chains backwards; one name as itself, not a list
+        self._rewired_to: dict[str, str | list[str]] = {}
         self._durable = DURABLE_REINFERENCE  # reinferred's "nothing new" kept until something up its inputs changes
         self._forget_steps = 0  # names _forget_reinferred looked at, against FORGET_BUDGET
         self._kept = 0  # kept "nothing new" answers in _reinfer
@@ -384,7 +385,9 @@ class OptimizerState:
                     continue
                 expanded.add(name)
                 steps += 1
-                pending.extend(rewired_to.get(name, ()))
+                to = rewired_to.get(name)
+                if to is not None:
+                    pending.extend((to,) if to.__class__ is str else to)
                 drop.extend((n.scope, x) for n in readers(name) for x in n.outputs if x)
             if steps > FORGET_BUDGET:
                 # a long rewiring chain changed at its head again and again (a 20k chain of inlined Ifs): from
@@ -502,7 +505,7 @@ class OptimizerState:
         except Exception:  # noqa: BLE001 - an op onnx.reference cannot run: the value stays unknown
             return None
 
-    def _readers_of(self, value: str) -> list[NodeRef] | tuple[()]:
+    def _readers_of(self, value: str) -> Sequence[NodeRef]:
         """The nodes reading value in every scope, removed ones included (not a copy)."""
         got = self._readers.get(value)
         return got if got is not None else self._main_readers.get(value, ())
@@ -545,7 +548,13 @@ class OptimizerState:
             if k and v and k != v:
                 self._out.alias[k] = v
                 self._rewirings += 1
-                self._rewired_to.setdefault(v, []).append(k)  # before _touch(k): k's rewired names read the change
+                to = self._rewired_to.get(v)  # before _touch(k): k's rewired names read the change
+                if to is None:
+                    self._rewired_to[v] = k
+                elif isinstance(to, str):
+                    self._rewired_to[v] = [to, k]
+                else:
+                    to.append(k)
                 if self._tracking and node.scope.parent is not None:
                     self._fold_all = True
                 self._touch(k)
@@ -556,7 +565,7 @@ class OptimizerState:
                 if moved:
                     v = self._out.resolve(v)  # the value the consumers end up reading (an Identity chain's head)
                     if v in self._own_readers:
-                        have = self._readers[v]
+                        have = cast("list[NodeRef]", self._readers[v])
                     else:  # a scope's consumers list: the state's own copy
                         have = self._readers[v] = list(self._readers_of(v))
                         self._own_readers.add(v)
