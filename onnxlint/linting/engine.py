@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from functools import partial
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from onnxlint.linting.report import Finding
@@ -120,13 +121,16 @@ def lint(ctx: LintContext, rules: list[Rule], *, fixable: Fixable, deferred: boo
     node_rules = [r for r in active if r.scope == "node"]
     # fallback rules report themselves too: they are the reason a node leaves the CUDA EP
     node_rules += [r for r in rules if r.fallback and r.applies_to(ctx.options.targets) and r.fallback in ctx.options.targets]
-    hits: list[tuple[int, int, Finding]] = []
+    # (node index, rule position) as one int, the order findings are listed in: sorted by it, no key tuple made
+    # per finding (266k findings at 1M nodes, at the lint's peak)
+    hits: list[tuple[int, Finding]] = []
+    per_node = len(node_rules)
     for pos, rule in enumerate(node_rules):
         for node in predicates.candidates(ctx, rule.match, rule.ops):
             if predicates.match_node(ctx, rule.match, node):
-                hits.append((node.index, pos, _finding(ctx, rule, node, fixable)))
-    hits.sort(key=lambda h: (h[0], h[1]))
-    out += [f for _, _, f in hits]
+                hits.append((node.index * per_node + pos, _finding(ctx, rule, node, fixable)))
+    hits.sort(key=itemgetter(0))
+    out += [f for _, f in hits]
     if not deferred:
         complete(ctx, fixable)
     return out

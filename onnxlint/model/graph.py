@@ -475,13 +475,10 @@ class GraphIndex:
                 f_opsets[norm_domain(imp.domain)] = imp.version
             fscope = self._make_scope(f"function:{f.domain + '.' if f.domain else ''}{f.name}", None, None, None, f_opsets)
             fscope.is_function = True
-            fscope.inputs = list(f.input)
-            fscope.outputs = list(f.output)
+            fscope.inputs, fscope.outputs = list(f.input), list(f.output)
             stack.append((fscope, f.node))
-        nodes, by_op = self.nodes, self.by_op
-        add_node = nodes.append
-        flags = self.node_flags
-        add_flags = flags.append
+        nodes, by_op, flags = self.nodes, self.by_op, self.node_flags
+        add_node, add_flags = nodes.append, flags.append
         big = self._big
         keep = self._keep_protos or not big
         GRAPH, GRAPHS, TENSOR = _GRAPH, _GRAPHS, _TENSOR
@@ -490,7 +487,7 @@ class GraphIndex:
             scope.node_protos, scope.first_index = protos, len(nodes)
             pending = []
             opsets, producer = scope.opsets, scope.producer
-            consumers: dict[str, Any] = scope.consumers  # lists while the walk appends, then tuples
+            consumers: dict[str, Any] = scope.consumers  # a tuple for one reader, a list for more (_seal_consumers)
             opset_of = opsets.get
             add_scope_node = scope.nodes.append
             for proto in protos:
@@ -520,7 +517,9 @@ class GraphIndex:
                     if inp:
                         lst = consumers.get(inp)
                         if lst is None:
-                            consumers[inp] = [ref]
+                            consumers[inp] = (ref,)
+                        elif lst.__class__ is tuple:
+                            consumers[inp] = [lst[0], ref]
                         else:
                             lst.append(ref)
                 attrs = proto.attribute
@@ -547,12 +546,13 @@ class GraphIndex:
         return main
 
     def _seal_consumers(self) -> None:
-        """Each scope's consumers as tuples once the walk is done: its lists, grown by appends, hold spare room
-        (~30 MB at 1M nodes, alive as long as the index)."""
+        """Each scope's consumers as tuples once the walk is done: lists, grown by appends, hold spare room (~30 MB
+        at 1M nodes, alive as long as the index); the walk makes a value's first reader a tuple already."""
         for scope in self.scopes:
             consumers = scope.consumers
             for name, readers in consumers.items():
-                consumers[name] = tuple(readers)
+                if readers.__class__ is list:
+                    consumers[name] = tuple(readers)
 
     # ------------------------------------------------------------------ queries (built on first use)
     def by_domain(self) -> dict[str, list[NodeRef]]:
