@@ -3,12 +3,20 @@ first recorded, whether they fit its codes or turn it into a plain dict."""
 
 from __future__ import annotations
 
+import pytest
 from conftest import chain_with_if
 
+from onnxlint.model import graph
 from onnxlint.model.graph import GraphIndex
 from onnxlint.model.node_verdicts import NodeVerdicts
 from onnxlint.ort.verdicts import CPU, CUDA, NodePlacement, Placement
 from onnxlint.tensorrt.verdicts import TrtNode
+
+
+@pytest.fixture
+def big(monkeypatch):
+    """Every graph is a big one (GraphIndex.big): the verdicts of its index are kept as codes."""
+    monkeypatch.setattr(graph, "INTERN_NODES", 0)
 
 
 def _fill(verdicts: list[tuple[int, NodePlacement]]) -> tuple[NodeVerdicts[NodePlacement], dict[int, NodePlacement]]:
@@ -34,7 +42,7 @@ def _same(coded: NodeVerdicts, plain: dict) -> None:
     assert list(coded.nodes_by("status").items()) == list(by.items())
 
 
-def test_verdicts_in_node_order_are_kept_as_codes_and_read_back_equal():
+def test_verdicts_in_node_order_are_kept_as_codes_and_read_back_equal(big):
     gi = GraphIndex(chain_with_if(6))  # kept: the codes read its nodes
     nodes = gi.nodes
     kinds = [(CUDA, "device", None, ""), (CPU, "deliberate", "cpu-preferred", "a shape computation"),
@@ -48,7 +56,7 @@ def test_verdicts_in_node_order_are_kept_as_codes_and_read_back_equal():
     assert coded[5] is not coded[5] and coded[5] == plain[5]  # made again when asked, equal to the one recorded
 
 
-def test_verdicts_that_do_not_fit_the_codes_read_as_a_plain_dict():
+def test_verdicts_that_do_not_fit_the_codes_read_as_a_plain_dict(big):
     gi = GraphIndex(chain_with_if(6))
     other = GraphIndex(chain_with_if(6))
     nodes = gi.nodes
@@ -69,7 +77,7 @@ def test_verdicts_that_do_not_fit_the_codes_read_as_a_plain_dict():
     _same(coded, plain)
 
 
-def test_a_placement_lists_its_nodes_by_status_as_recorded():
+def test_a_placement_lists_its_nodes_by_status_as_recorded(big):
     gi = GraphIndex(chain_with_if(6))
     nodes = gi.nodes
     pl = Placement("ort-cuda", "1.24.4", {}, [])
@@ -83,3 +91,10 @@ def test_a_placement_lists_its_nodes_by_status_as_recorded():
     assert pl.nodes._plain is None and pl.by_status() == want
     assert pl.by_status(with_common=False) == {s: v for s, v in want.items() if s != "device"}
     assert pl.summary()["shape_only"] == len(want["deliberate"]) and pl.summary()["eliminated"] == len(want["eliminated"])
+
+
+def test_a_smaller_models_verdicts_are_a_plain_dict():
+    gi = GraphIndex(chain_with_if(6))  # under INTERN_NODES: reading codes back would cost time for little memory
+    coded, plain = _fill([(n.index, NodePlacement(n, CUDA, "device")) for n in gi.nodes])
+    assert not gi.big and coded._plain is not None
+    _same(coded, plain)

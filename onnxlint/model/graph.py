@@ -429,6 +429,12 @@ class GraphIndex:
         self._walk(model.graph)
         self._seal_consumers()
 
+    @property
+    def big(self) -> bool:
+        """Over INTERN_NODES nodes in the main graph: memory is spent sparingly (interned names, no wrapper per
+        node, a prediction's verdicts as codes), at some cost in time."""
+        return self._big
+
     def __del__(self) -> None:
         """Break the node <-> scope cycles: with the index gone, reference counting frees every node now."""
         for scope in self.__dict__.get("scopes", ()):

@@ -1,10 +1,11 @@
-"""A prediction's verdicts, node index -> verdict, stored as a code a node.
+"""A prediction's verdicts, node index -> verdict, stored as a code a node in a big model.
 
 A prediction (ORT's placement, TensorRT's parser verdicts) holds one verdict per node of the model, and most
 nodes share one of a few verdicts ('device', 'supported'). One object per node (the verdict with its node, and a
-dict entry) was ~110 MB at 1M nodes per prediction, alive through the other predictions and the rules: here each
-distinct verdict (its fields but the node) is kept once, each node holds the code of its verdict, and the verdict
-object is made again, equal to the one recorded, when asked. Verdicts that do not fit that (a node that is not
+dict entry) was ~110 MB at 1M nodes per prediction, alive through the other predictions and the rules: in a big
+model (GraphIndex.big) each distinct verdict (its fields but the node) is kept once, each node holds the code of
+its verdict, and the verdict object is made again, equal to the one recorded, when asked (a smaller model's are
+a dict: making them again cost ~4 % of a 100k-node lint). Verdicts that do not fit that (a node that is not
 its index's node at that index, another class, a new node recorded before one recorded earlier, so that the
 order would differ from a dict's) turn the whole mapping into a plain dict: it always reads as the dict of the
 verdicts recorded, in the order first recorded.
@@ -70,8 +71,8 @@ class NodeVerdicts(MutableMapping[int, V], Generic[V]):
         scope = getattr(getattr(verdict, "node", None), "scope", None)
         ref = getattr(scope, "index_ref", None)
         index = ref() if ref is not None else None
-        if len(names) < 3 or names[0] != "node" or index is None:
-            return False
+        if len(names) < 3 or names[0] != "node" or index is None or not index.big:
+            return False  # a smaller model's verdicts as a dict: reading codes back costs time, its memory is small
         self._cls, self._fields, self._nodes = cls, attrgetter(*names[1:]), index.nodes
         self._codes = array("I", bytes(4 * len(index.nodes)))
         return True
