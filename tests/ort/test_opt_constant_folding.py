@@ -7,6 +7,7 @@ from onnx import TensorProto as T
 from onnx import helper as h
 from ort_cases import INF, _foldable_blocks, _if_fold_chain, _optimized_both_ways, _place, _removed, _shape_model, _tables
 
+import onnxlint
 import onnxlint.ort.partitioner as placement
 from onnxlint.model.graph import GraphIndex
 from onnxlint.ort.optimizer import constant_folding
@@ -44,6 +45,18 @@ def test_partial_shape_fold_of_known_dims(monkeypatch):
     monkeypatch.setattr(constant_folding, "ENHANCED_SHAPE_FOLDING", False)
     by, _ = _place(m, "all")
     assert [by[n].status for n in ("shape", "gather", "unsq", "concat")] == ["device"] + ["deliberate"] * 3
+
+
+@pytest.mark.parametrize("dims", [[2, 3, 4], ["n", 3, 4]])
+def test_a_shape_whose_start_is_not_an_int_lints_without_an_internal_error(dims):
+    # a FLOAT `start` (onnx.checker and ORT's load reject the model): Shape folding reads start/end only where a
+    # Gather/Slice of the picked dims may fold (ENHANCED_SHAPE_FOLDING), so the lint says what onnx.checker says;
+    # reading them first ended the model's lint in an internal error at 63dd588
+    shape = h.make_node("Shape", ["x"], ["s"], name="shape")
+    shape.attribute.append(h.make_attribute("start", 1.0))
+    m = make_model([shape], [vi("x", T.FLOAT, dims)], [vi("s", T.INT64, [3])])
+    report = onnxlint.lint(m, onnxlint.Settings.from_config(None, targets=["ort-cuda"]))
+    assert report.error is None and {f.code for f in report.findings} & {"OLX001", "OLX007"}  # onnx.checker's words
 
 
 def test_constant_folding_skips_dequantizelinear_and_random_ops():
