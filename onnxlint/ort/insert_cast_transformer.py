@@ -128,8 +128,8 @@ def _remove_in(scope: GraphScope, pl: Placement, opt: Optimized | None, rewired:
             if loses and unsafe_cast(c_dst_t, dst_t):
                 consistent = False
                 break
-            if c.outputs[0] not in outputs and c_dst_t == src_t and src_t is not None:
-                drop.append(c)
+            if c.outputs[0] not in outputs and c_dst_t == src_t and src_t is not None and c.outputs[0] != src:
+                drop.append(c)  # (a Cast writing the name it reads, in a model that writes a name twice, stays)
             else:
                 keep.append(c)
         if not consistent:
@@ -143,7 +143,7 @@ def _remove_in(scope: GraphScope, pl: Placement, opt: Optimized | None, rewired:
         if guarded and keep and (any(pl.nodes[k.index].ep != pl.nodes[n.index].ep for k in keep)
                                  or (loses and any(_GROUPS.get(type_of(k.outputs[0]) or "") == _BOOL for k in keep))):
             continue  # 1.31: not across EPs, not a lossy Cast before a Cast to bool
-        if children and len(drop) + len(keep) == len(children) and out not in outputs:
+        if children and len(drop) + len(keep) == len(children) and out not in outputs and out != src:
             gone.add(n.index)
             rewired[out] = src
             readers.setdefault(src, []).extend(keep)

@@ -2,7 +2,12 @@
 disabled included. The expected placements and Memcpy counts are ORT's own (onnxruntime-gpu 1.24.4 and 1.31.1,
 real sessions on these models with optimizations disabled)."""
 
+import json
+import subprocess
+import sys
+
 import numpy as np
+import onnx
 import pytest
 from conftest import init, make_model, vi
 from onnx import TensorProto as T
@@ -79,3 +84,21 @@ def test_unsafe_cast_follows_the_type_groups():
     assert not unsafe_cast("tensor(int32)", "tensor(double)") and not unsafe_cast("tensor(uint8)", "tensor(int16)")
     assert unsafe_cast("tensor(float16)", "tensor(bfloat16)") and unsafe_cast("tensor(string)", "tensor(float)")
     assert not unsafe_cast("tensor(bool)", "tensor(bool)") and not unsafe_cast("tensor(float16)", "tensor(float)")
+
+
+def test_a_cast_that_writes_the_name_it_reads_is_not_rewired_onto_itself(tmp_path):
+    """A model that writes a name twice, the second time by a Cast of it to its own type (Mul -> v, Cast(v) -> v):
+    the Cast is its own reader and casts back to its input's type, and rewiring v to v made the duplicate-Cast
+    removal and the Memcpy pass loop for ever with ORT's optimizations disabled (found by a review). It stays a
+    placed node. Run in a child, so that a loop fails the test instead of stopping the suite."""
+    nodes = [h.make_node("Mul", ["x", "x"], ["v"], name="mul"),
+             h.make_node("Cast", ["v"], ["v"], name="cast_onto_itself", to=T.FLOAT),
+             h.make_node("Abs", ["v"], ["y"], name="abs")]
+    path = tmp_path / "m.onnx"
+    onnx.save(make_model(nodes, [vi("x", T.FLOAT, [2])], [vi("y", T.FLOAT, [2])], opset=17), path)
+    code = ("import sys\nfrom onnxlint.cli import main\n"
+            "sys.exit(main(['placement', '--format', 'json', '--target', 'ort-cuda', '--ort-optimization', 'disabled', sys.argv[1]]))")
+    run = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    by = {n["node"]: n for n in json.loads(run.stdout)[0]["nodes"]}
+    assert (by["graph/cast_onto_itself"]["status"], by["graph/cast_onto_itself"]["ep"]) == ("device", "CUDAExecutionProvider")
