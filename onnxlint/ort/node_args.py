@@ -12,10 +12,11 @@ handed back in the model's own nodes and value names. Models without such names 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Union, cast
 
 import onnx
 
-from onnxlint.model.graph import GraphIndex, GraphScope
+from onnxlint.model.graph import GraphIndex, GraphScope, NodeRef
 from onnxlint.ort import schema_registry
 from onnxlint.ort.verdicts import Boundary, NodePlacement, Placement
 
@@ -130,21 +131,94 @@ def ort_type_str(scope: GraphScope, value: str, depth: int = 0, cache: OrtTypes 
 
 def _schema_type(scope: GraphScope, value: str, depth: int, cache: OrtTypes | None) -> str | None:
     node = scope.producer_of(value)
-    if node is None:
+    if node is None or value not in node.outputs:
         return None
-    formal = schema_registry.formal_params(node.op_type, node.opset, node.domain)
-    if formal is None or value not in node.outputs:
-        return None
-    ins, outs = formal
-    k = node.outputs.index(value)
-    if not outs or (k >= len(outs) and not outs[-1][2]):
-        return None
-    param = outs[min(k, len(outs) - 1)][1]
-    if param.startswith("tensor(") or param.startswith("seq("):
-        return param
-    for i, v in enumerate(node.inputs):
-        if v and ins and (i < len(ins) or ins[-1][2]) and ins[min(i, len(ins) - 1)][1] == param:
+    rule = _output_rule(node.op_type, node.opset, node.domain, node.outputs.index(value), len(node.inputs))
+    if rule is None or isinstance(rule, str):
+        return rule
+    for i in rule:
+        v = node.inputs[i]
+        if v:
             got = ort_type_str(node.scope, v, depth + 1, cache)
             if got:
                 return got
+    return None
+
+
+_Rule = Union[str, tuple[int, ...], None]
+_rules: dict[tuple[str, int | None, str, int, int], _Rule] = {}
+
+
+def _output_rule(op_type: str, opset: int | None, domain: str, k: int, inputs: int) -> _Rule:
+    """What the schema says of output k of a node with this many inputs: its concrete type (or None: nothing),
+    or the inputs, in order, whose type parameter it shares (their first known type is its type). Kept per
+    (op, opset, domain, k, inputs): a million untyped values ask a few dozen distinct questions."""
+    key = (op_type, opset, domain, k, inputs)
+    if key in _rules:
+        return _rules[key]
+    formal = schema_registry.formal_params(op_type, opset, domain)
+    rule: _Rule = None
+    if formal is not None:
+        ins, outs = formal
+        if outs and not (k >= len(outs) and not outs[-1][2]):
+            param = outs[min(k, len(outs) - 1)][1]
+            if param.startswith("tensor(") or param.startswith("seq("):
+                rule = param
+            else:
+                rule = tuple(i for i in range(inputs)
+                             if ins and (i < len(ins) or ins[-1][2]) and ins[min(i, len(ins) - 1)][1] == param)
+    _rules[key] = rule
+    return rule
+
+
+_MISSING = object()
+
+
+def ort_input_types(index: GraphIndex, node: NodeRef, types: tuple[str | None, ...], cache: OrtTypes) -> tuple[object, ...]:
+    """types (a node's input types, index.signature(node)[3]) with each untyped input's given as
+    ort_type_str(node.scope, input, cache=cache) gives it: from the cache where it has the answer, else from the
+    producer's schema rule and its inputs' types when those are known already (typed, or in the cache: the
+    partitioner meets a producer before its readers), else by ort_type_str itself. The same answers, kept in the
+    cache as ort_type_str keeps them, without its calls for each of a million values."""
+    scope = node.scope
+    known = cache.get(id(scope))
+    if known is None:
+        known = cache[id(scope)] = {}
+    out: list[object] = list(types)
+    for i, v in enumerate(node.inputs):
+        if v and out[i] is None:
+            got: object = known.get(v, _MISSING)
+            if got is _MISSING:
+                got = _from_known(index, scope, v, cache)
+                if got is _MISSING:
+                    got = ort_type_str(scope, v, cache=cache)
+                else:
+                    known[v] = cast("str | None", got)
+            out[i] = got
+    return tuple(out)
+
+
+def _from_known(index: GraphIndex, scope: GraphScope, value: str, cache: OrtTypes) -> object:
+    """ort_type_str(scope, value)'s answer for an untyped value it has not answered yet, when every input its
+    producer's rule reads (up to the first with a type) is typed or answered already; else _MISSING (asking
+    ort_type_str for those would add to the cache: left to it)."""
+    node = scope.producer.get(value) if scope.parent is None else scope.producer_of(value)
+    if node is None or value not in node.outputs:
+        return None
+    rule = _output_rule(node.op_type, node.opset, node.domain, node.outputs.index(value), len(node.inputs))
+    if rule is None or isinstance(rule, str):
+        return rule
+    types = index.signature(node)[3]  # the inputs' type strings, as type_of gives them
+    known = cache.get(id(node.scope))
+    for i in rule:
+        v = node.inputs[i]
+        if not v:
+            continue
+        got = types[i]
+        if got is None:
+            got = known.get(v, _MISSING) if known is not None else _MISSING
+            if got is _MISSING:
+                return _MISSING
+        if got:
+            return got
     return None

@@ -250,8 +250,7 @@ class Simulator:
             return p
         key = self.index.signature(node)
         if None in key[3]:  # an untyped input may have the type ORT's own schema gives a contrib op's output
-            key = (*key, tuple(node_args.ort_type_str(node.scope, v, cache=self._ort_types) if v and t is None else t
-                               for v, t in zip(node.inputs, key[3])))
+            key = (*key, node_args.ort_input_types(self.index, node, key[3], self._ort_types))
         got = self._by_signature.get(key)
         if got is None:
             self._last_body = None

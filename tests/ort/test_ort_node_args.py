@@ -107,3 +107,27 @@ def test_a_contrib_op_output_onnx_leaves_untyped_takes_its_type_from_ort_s_schem
     for version in ("1.24.4", "1.31.1"):
         by = {p.node.name: p for p in placement.simulate(index, "ort-cuda", version).nodes.values()}
         assert by["flat"].ep == placement.CPU
+
+
+def test_the_partitioner_s_input_types_are_ort_type_str_s_answers_in_any_node_order():
+    """node_args.ort_input_types (the partitioner's, from the answers known so far) gives each untyped input the
+    type ort_type_str gives it, and leaves the same answers in the cache: read from the cache, from the producer's
+    schema rule over known input types, and, for a reader listed before its producer (y below), by ort_type_str."""
+    nodes = [h.make_node("StringNormalizer", ["x"], ["n"], name="norm", case_change_action="LOWER"),
+             h.make_node("Identity", ["y"], ["z"], name="early"),
+             h.make_node("Tokenizer", ["n"], ["t"], domain="com.microsoft", name="tok", mark=0, pad_value="#",
+                         separators=[" "], mincharnum=1),
+             h.make_node("Flatten", ["t"], ["y"], name="flat"),
+             h.make_node("Concat", ["t", "z", "y"], ["w"], name="cat", axis=0)]
+    m = make_model(nodes, [vi("x", T.STRING, ["N"])], [vi("w", T.STRING, None)], opset=17,
+                   extra_opsets=[("com.microsoft", 1)])
+    index = GraphIndex(m)  # no inference: every computed value untyped
+    scope = index.scopes[0]
+    fast: node_args.OrtTypes = {}
+    slow: node_args.OrtTypes = {}
+    for node in index.nodes:
+        types = index.signature(node)[3]
+        want = tuple(node_args.ort_type_str(scope, v, cache=slow) if v and t is None else t for v, t in zip(node.inputs, types))
+        assert node_args.ort_input_types(index, node, types, fast) == want
+        assert {k: d for k, d in fast.items() if d} == slow
+    assert set(slow[id(scope)].values()) == {"tensor(string)"} and set(slow[id(scope)]) == {"n", "t", "y", "z"}
