@@ -40,6 +40,11 @@ def _same(coded: NodeVerdicts, plain: dict) -> None:
         by.setdefault(v.status, []).append(v.node)
     assert list(coded.count("status").items()) == list(counts.items())
     assert list(coded.nodes_by("status").items()) == list(by.items())
+    for names in (("status", "reason"), ("status",)):  # fields_at: a verdict's fields by node index, no verdict made
+        codes, kinds = coded.fields_at(names)
+        for i in range(max(plain, default=-1) + 2):
+            want = tuple(getattr(plain[i], name) for name in names) if i in plain else None
+            assert (kinds[codes[i]] if i < len(codes) else None) == want, (names, i)
 
 
 def test_verdicts_in_node_order_are_kept_as_codes_and_read_back_equal(big):

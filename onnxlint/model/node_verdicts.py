@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 from array import array
 from collections import Counter
-from collections.abc import ItemsView, Iterator, MutableMapping, ValuesView
+from collections.abc import ItemsView, Iterator, MutableMapping, Sequence, ValuesView
 from operator import attrgetter
 from typing import Any, Callable, Generic, TypeVar
 
@@ -142,6 +142,30 @@ class NodeVerdicts(MutableMapping[int, V], Generic[V]):
                     out[self._kinds[code - 1][at]] = got
                 got.append(nodes[i])
         return out
+
+    def fields_at(self, names: tuple[str, ...]) -> tuple[Sequence[int], list[tuple[Any, ...] | None]]:
+        """(codes, kinds): the named fields of the verdict of node index i are kinds[codes[i]] (None: no verdict;
+        an index past codes has none either), no verdict made: for a pass that reads the verdicts of a million
+        nodes' producers (the Memcpy boundaries). A plain mapping's are made from its verdicts."""
+        if self._plain is None:
+            if self._cls is None:
+                return array("I"), [None]
+            at = [self._field_at(name) for name in names]
+            return self._codes, [None, *(tuple([kind[k] for k in at]) for kind in self._kinds)]
+        kinds: list[tuple[Any, ...] | None] = [None]
+        code_of: dict[tuple[Any, ...], int] = {}
+        codes = array("I", bytes(4 * (max([i for i in self._plain if i.__class__ is int], default=-1) + 1)))
+        get = attrgetter(*names) if len(names) > 1 else (lambda v: (getattr(v, names[0]),))
+        for i, v in self._plain.items():
+            if i.__class__ is not int or i < 0:
+                continue  # no node's index
+            kind = get(v)
+            code = code_of.get(kind)
+            if code is None:
+                code = code_of[kind] = len(kinds)
+                kinds.append(kind)
+            codes[i] = code
+        return codes, kinds
 
     def _field_at(self, field: str) -> int:
         names = [f.name for f in dataclasses.fields(self._cls)]  # type: ignore[arg-type]

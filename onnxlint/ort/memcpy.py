@@ -3,6 +3,8 @@ device after partitioning."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from onnxlint.model.graph import GraphIndex, GraphScope, NodeRef
 from onnxlint.ort import schema_registry
 from onnxlint.ort.kernel_registry import cpu_inputs, cpu_outputs
@@ -59,6 +61,9 @@ def insert_boundaries(pl: Placement, index: GraphIndex, opt: Optimized | None,
     resolve = opt.resolve if opt is not None else _same
     # (op, opset, domain) -> the inputs its CUDA kernel reads from host memory (asked once per op, not per node)
     cuda_host_inputs: dict[tuple[str, int | None, str], frozenset[int]] = {}
+    # each producer's side read from the verdicts' codes (no verdict object made a producer: a million at 1M nodes)
+    codes, sides = _producer_sides(pl)
+    size = len(codes)
     for p in pl.nodes.values():
         node = p.node
         if p.ep is None or p.status in _REMOVED or _mixed_body(p):
@@ -88,13 +93,14 @@ def insert_boundaries(pl: Placement, index: GraphIndex, opt: Optimized | None,
                     k = 0 if (p.ep == CPU or i in host_inputs) else 1
                     side[k] = side[k] or node
                 continue  # an initializer: duplicated per device by ORT, never a Memcpy node
-            pp = pl.nodes.get(prod.index)
-            if value in per_edge and pp is not None and (pp.ep is None or pp.status in _REMOVED):
+            j = prod.index
+            src = sides[codes[j]] if j < size else None
+            if value in per_edge and src is _GONE:
                 src_host = per_edge[value] == CPU  # a copy of a DequantizeLinear a transformer removed
-            elif pp is None or pp.ep is None or pp.status in _REMOVED or _mixed_body(pp):
+            elif src is None or src is _GONE or src is _MIXED:
                 continue  # Constant nodes become initializers; a body on both providers: unknown edges
             else:
-                src_host = output_on_host(pp, prod, value)
+                src_host = src == CPU or (src == CUDA and prod.outputs.index(value) in cpu_outputs(prod.op_type))
             dst_host = p.ep == CPU or i in host_inputs
             if src_host == dst_host:
                 continue
@@ -108,6 +114,29 @@ def insert_boundaries(pl: Placement, index: GraphIndex, opt: Optimized | None,
         for value, (host_reader, device_reader) in values.items():
             if host_reader is not None and device_reader is not None:
                 pl.boundaries.append(Boundary(value, "to-device", None, device_reader, _bytes(device_reader.scope, value)))
+
+
+_GONE, _MIXED = object(), object()  # a producer's side: placed nowhere (or removed); an expanded body partly on CPU
+
+
+def _producer_sides(pl: Placement) -> tuple[Sequence[int], list[object]]:
+    """(codes, sides): the side of node index i as a producer is sides[codes[i]]: its provider, _GONE (no
+    provider, or removed), _MIXED (_mixed_body), None (no verdict): what output_on_host and the skips ask of
+    a producer's verdict, once per distinct verdict."""
+    codes, kinds = pl.nodes.fields_at(("ep", "status", "reason"))
+    sides: list[object] = []
+    for kind in kinds:
+        if kind is None:
+            sides.append(None)
+            continue
+        ep, status, reason = kind
+        if ep is None or status in _REMOVED:
+            sides.append(_GONE)
+        elif status == "expanded" and reason != "function":  # _mixed_body
+            sides.append(_MIXED)
+        else:
+            sides.append(ep)
+    return codes, sides
 
 
 def _effective(scope: GraphScope, opt: Optimized | None) -> GraphScope:
