@@ -4,6 +4,7 @@ device after partitioning."""
 from __future__ import annotations
 
 from onnxlint.model.graph import GraphIndex, GraphScope, NodeRef
+from onnxlint.model.node_verdicts import NodeVerdicts
 from onnxlint.ort import schema_registry
 from onnxlint.ort.kernel_registry import cpu_inputs, cpu_outputs
 from onnxlint.ort.optimizer.optimized import Optimized
@@ -59,6 +60,7 @@ def insert_boundaries(pl: Placement, index: GraphIndex, opt: Optimized | None,
     resolve = opt.resolve if opt is not None else _same
     # (op, opset, domain) -> the inputs its CUDA kernel reads from host memory (asked once per op, not per node)
     cuda_host_inputs: dict[tuple[str, int | None, str], frozenset[int]] = {}
+    placement_of = pl.nodes.getter() if isinstance(pl.nodes, NodeVerdicts) else pl.nodes.get
     for p in pl.nodes.values():
         node = p.node
         if p.ep is None or p.status in _REMOVED or _mixed_body(p):
@@ -88,7 +90,7 @@ def insert_boundaries(pl: Placement, index: GraphIndex, opt: Optimized | None,
                     k = 0 if (p.ep == CPU or i in host_inputs) else 1
                     side[k] = side[k] or node
                 continue  # an initializer: duplicated per device by ORT, never a Memcpy node
-            pp = pl.nodes.get(prod.index)
+            pp = placement_of(prod.index)
             if value in per_edge and pp is not None and (pp.ep is None or pp.status in _REMOVED):
                 src_host = per_edge[value] == CPU  # a copy of a DequantizeLinear a transformer removed
             elif pp is None or pp.ep is None or pp.status in _REMOVED or _mixed_body(pp):
