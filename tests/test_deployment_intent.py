@@ -153,3 +153,13 @@ def test_qoperator_model_on_cuda_is_one_line_with_its_cost(save, lint_json):
     # TensorRT named: its verdicts on the model are shown
     _, findings = lint_json(save(_qoperator()), "--target", "tensorrt", "--target", "ort-cuda")
     assert {"OLX207"} < {f["code"] for f in findings if f["severity"] != "info"}
+
+
+def test_genai_note_survives_a_model_whose_strings_are_not_utf8(tmp_path, cli):
+    """A node name whose bytes are not UTF-8 makes the linter lint the model again with its strings repaired; the
+    genai_config.json line, said before that lint began, stays."""
+    p = _genai_folder(tmp_path, [])
+    p.write_bytes(p.read_bytes().replace(b"uniq", b"\xff\xfe\xc3\x28"))
+    rc, out, err = cli(p, "--no-cache", "--no-progress")
+    assert "internal error" not in out + err and "Traceback" not in err
+    assert "built for ONNX Runtime's CPU EP, checked as ort-cpu" in out

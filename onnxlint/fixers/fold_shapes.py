@@ -492,7 +492,7 @@ def _state(scope, name: str):
     return memo[(id(scope), name)]
 
 
-def _combine(node, scope, states):
+def _combine(node: Any, scope: Any, states: list[Any]) -> Any:
     if all(s == CONST for s in states):
         return CONST
     if any(s is None for s in states):
@@ -513,23 +513,25 @@ def _combine(node, scope, states):
         return CONST if all(isinstance(d, int) for d in picked) else ("shape", picked)
     if op == "Slice" and first != CONST and all(s == CONST for s in states[1:]):
         vals = [_const_ints(scope, n) for n in node.inputs[1:]]
-        if any(v is None for v in vals[:2]) or len(vals) < 2:
+        if len(vals) < 2:
             return None
         starts, ends = vals[0], vals[1]
+        if starts is None or ends is None:
+            return None
         steps = vals[3] if len(vals) > 3 and vals[3] else [1]
         if len(starts) != 1 or len(ends) != 1 or not steps or steps[0] == 0:  # a step of 0 is invalid ONNX
             return None
         picked = first[1][slice(starts[0], ends[0], steps[0])]
         return CONST if all(isinstance(d, int) for d in picked) else ("shape", picked)
     if op == "Concat":
-        dims: list = []
+        joined: list[Any] = []
         for n, s in zip((i for i in node.inputs if i), states):
             if s == CONST:
-                vals = _const_ints(scope, n)
-                dims.extend(vals if vals is not None else [None])
+                got = _const_ints(scope, n)
+                joined.extend(got if got is not None else [None])
             else:
-                dims.extend(s[1])
-        return CONST if all(isinstance(d, int) for d in dims) else ("shape", dims)
+                joined.extend(s[1])
+        return CONST if all(isinstance(d, int) for d in joined) else ("shape", joined)
     return None
 
 

@@ -204,7 +204,7 @@ def _lint(mf: loading.ModelFile, settings: Settings, plan: LintPlan | Exception,
     from onnxlint.linting import engine
     from onnxlint.model import loading
 
-    given, planned = settings, plan  # what a retry starts from
+    given, planned, notes = settings, plan, list(res.notes)  # what a retry starts from (the caller's notes kept)
     try:
         if isinstance(plan, Exception):
             raise plan
@@ -251,7 +251,7 @@ def _lint(mf: loading.ModelFile, settings: Settings, plan: LintPlan | Exception,
             res.error = f"internal error while linting ({type(exc).__name__}: {first_line(exc)})"
             return
         mf.inferred = mf.raw = mf.weightless = None  # inferred again, from the repaired model
-        res.findings, res.placement, res.notes = [], {}, []
+        res.findings, res.placement, res.notes = [], {}, notes
         # the page is placed from the repaired model too: loading the file again would meet the same bytes
         _lint(mf, given, planned, want_placement, res, _retried=True, page=page)
     except Exception as exc:  # a defect in onnxlint must not hide the other files' findings
