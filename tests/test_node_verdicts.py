@@ -33,6 +33,8 @@ def _same(coded: NodeVerdicts, plain: dict) -> None:
     assert list(coded.items()) == list(plain.items()) and list(coded.values()) == list(plain.values())
     assert all(coded[i] == v and coded.get(i) == v and i in coded for i, v in plain.items())
     assert coded == plain and coded.get(-1) is None and -1 not in coded and 10**6 not in coded
+    get = coded.getter()  # the plain dict's get once the verdicts are one
+    assert all(get(i) == v for i, v in plain.items()) and get(-1) is None and get(10**6) is None
     counts: dict = {}
     by: dict = {}
     for v in plain.values():

@@ -196,10 +196,16 @@ class NodeVerdicts(MutableMapping[int, V], Generic[V]):
                 yield i, make(nodes[i], *kinds[code - 1])  # type: ignore[misc]
 
     def values(self) -> ValuesView[V]:
-        return _Values(self)
+        # plain verdicts stay plain: their dict's own view reads as _Values would, without two generators an item
+        return self._plain.values() if self._plain is not None else _Values(self)
 
     def items(self) -> ItemsView[int, V]:
-        return _Items(self)
+        return self._plain.items() if self._plain is not None else _Items(self)
+
+    def getter(self) -> Callable[[int], V | None]:
+        """get, for a loop that asks of every node: the plain dict's own get once the verdicts are one (they stay
+        one), not a call through this class a read."""
+        return self._plain.get if self._plain is not None else self.get
 
     def __repr__(self) -> str:
         return repr(dict(self._items()))

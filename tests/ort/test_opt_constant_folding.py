@@ -113,9 +113,9 @@ def test_constant_folding_needs_a_cpu_kernel_for_the_exact_float16_type():
 def test_later_folding_runs_look_only_at_changed_nodes_with_the_same_answer(monkeypatch, build):
     """After its first run over the main graph, constant folding skips the nodes none of whose inputs were
     made constant or rewired since: what it removes, rewires and makes constant is what a run over every node
-    gives, and it asks about fewer inputs."""
+    gives, and it asks about the inputs of fewer nodes."""
 
-    results = _optimized_both_ways(monkeypatch, constant_folding, "INCREMENTAL_FOLDING", "is_constant", build)
+    results = _optimized_both_ways(monkeypatch, constant_folding, "INCREMENTAL_FOLDING", "inputs_constant", build)
     full, inc = results[False], results[True]
     assert inc[:3] == full[:3]
     reasons = {r["reason"] for r in full[0].values()}

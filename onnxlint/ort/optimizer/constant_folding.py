@@ -71,7 +71,7 @@ class ConstantFolding:
         if state.tracking() and INCREMENTAL_FOLDING:  # the main graph: after its first run, a node whose inputs did not change is skipped
             since, self._started = (None if state.body_rewired() else self._started), state.clock()
         kinds, touched = self._kinds, state.input_changes()
-        is_constant = state.is_constant
+        inputs_constant = state.inputs_constant
         for n in state.nodes(scope):
             kind = kinds[n.index]
             if kind is None:
@@ -88,13 +88,7 @@ class ConstantFolding:
                 continue
             if since is not None and touched[n.index] <= since:
                 continue  # not foldable when last looked at, and no input changed since
-            constant = False  # some input, and every one a constant (a loop: this runs for every node)
-            for v in n.inputs:
-                if v:
-                    constant = is_constant(scope, v)
-                    if not constant:
-                        break
-            if not constant:
+            if not inputs_constant(scope, n.inputs):
                 continue
             if any((t := scope.type_of(o).type_str) and not t.startswith("tensor(") for o in n.outputs if o):
                 continue

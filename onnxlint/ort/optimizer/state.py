@@ -86,6 +86,7 @@ class OptimizerState:
         self._rewirings = 0  # values rewired so far (writes into self._out.alias): what the order cache reads
         self._orders_of: dict[tuple[int, frozenset[str]], tuple[list[NodeRef], list[NodeRef]]] = {}  # nodes_of's
         self._folded_values: dict[tuple[int, str], Array | None] = {}  # folded_value's answers
+        self._arrays: dict[tuple[int, str], Array | None] = {}  # value()'s arrays of initializers and Constants
         # reinferred's answers: (graph change count, dims or None, whether None holds only until the graph changes)
         self._reinfer: dict[tuple[int, str], tuple[int, Dims | None, bool]] = {}
         self._reinfer_steps = 0
@@ -189,6 +190,30 @@ class OptimizerState:
         if value in self._out.alias:  # most values are not rewired: no call
             value = self._out.resolve(value)
         return value in self._out.constants or self.tensor(scope, value) is not None
+
+    def inputs_constant(self, scope: GraphScope, values: tuple[str, ...]) -> bool:
+        """Some input, and every one is_constant: what constant folding asks of every node. A value a node of
+        scope computes (not an initializer nor a Constant there) is answered here without tensor()'s walk, as
+        tensor() would answer it: most nodes' first input is one, and the question ends there."""
+        alias, folded = self._out.alias, self._out.constants
+        initializers, constants, producer = scope.initializers, scope.constants, scope.producer
+        constant = False
+        for v in values:
+            if not v:
+                continue
+            if v in alias:
+                v = self._out.resolve(v)
+            if v in folded:
+                constant = True
+                continue
+            if v not in initializers and v not in constants:
+                p = producer.get(v)
+                if p is not None and (p.op_type != "Constant" or p.domain != "ai.onnx"):
+                    return False
+            constant = self.tensor(scope, v) is not None
+            if not constant:
+                return False
+        return constant
 
     def own_constant(self, scope: GraphScope, value: str) -> bool:
         """Whether value is a constant initializer of scope itself (Graph::GetInitializedTensor, which does not
@@ -401,7 +426,11 @@ class OptimizerState:
 
     def value(self, scope: GraphScope, value: str) -> Array | None:
         value = self._out.resolve(value)
-        got = small_array(self.tensor(scope, value))
+        key = (id(scope), value)
+        # an initializer's or a Constant's array, converted once: tensor() reads only the index (ReshapeFusion asks
+        # for the same shape constant once per Reshape), and folded values are shared so already
+        arrays = self._arrays
+        got = arrays[key] if key in arrays else arrays.setdefault(key, small_array(self.tensor(scope, value)))
         if got is None and value in self._out.constants:
             got = self.folded_value(scope, value)
         return got
@@ -513,7 +542,11 @@ class OptimizerState:
     def live(self, value: str, scope: GraphScope) -> bool:
         if value in scope.outputs:
             return True
-        return any(not self._out.is_removed(r) for r in self._readers_of(value))  # live_readers, short-circuited
+        removed = self._out.removed  # live_readers, short-circuited: a loop, not a generator and a call a reader
+        for r in self._readers_of(value):
+            if r.index not in removed:
+                return True
+        return False
 
     def readers_of(self, value: str) -> list[NodeRef]:
         """The nodes reading value, removed ones included (a copy)."""
@@ -521,7 +554,8 @@ class OptimizerState:
 
     def live_readers(self, value: str) -> list[NodeRef]:
         """The nodes still reading value (rewired ones included, removed ones not)."""
-        return [r for r in self._readers_of(value) if not self._out.is_removed(r)]
+        removed = self._out.removed
+        return [r for r in self._readers_of(value) if r.index not in removed]
 
     def _touch(self, value: str) -> None:
         """The readers of value see an input change: made constant, or rewired. Constant folding looks at them
