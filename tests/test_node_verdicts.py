@@ -105,3 +105,40 @@ def test_a_smaller_models_verdicts_are_a_plain_dict():
     coded, plain = _fill([(n.index, NodePlacement(n, CUDA, "device")) for n in gi.nodes])
     assert not gi.big and coded._plain is not None
     _same(coded, plain)
+
+
+def test_record_as_records_what_record_does(big):
+    """StatusIndex.record_as (the fields of a verdict, no verdict made where codes keep it) leaves a prediction as
+    record with the verdict made does: kept as codes or a plain dict alike, the same verdicts in the same order,
+    the same nodes by status; a TrtNode's status is its first field, a NodePlacement's its second."""
+    from onnxlint.tensorrt.verdicts import TrtPrediction
+
+    gi = GraphIndex(chain_with_if(6))
+    other = GraphIndex(chain_with_if(6))
+    nodes = gi.nodes
+    kinds = [(CUDA, "device", None, ""), (CPU, "deliberate", "cpu-preferred", "a shape computation"),
+             (None, "eliminated", "cse", "duplicate of x")]
+    trt = [("supported", None, ""), ("unsupported", "dtype", "no int4")]
+    cases = {
+        "in order": [(n.index, n, k) for k, n in enumerate(nodes)],
+        "again": [(n.index, n, k) for k, n in enumerate(nodes)] + [(3, nodes[3], 1)],
+        "out of order": [(4, nodes[4], 0), (1, nodes[1], 2), (5, nodes[5], 1)],
+        "another index's node": [(0, nodes[0], 0), (1, other.nodes[1], 1), (2, nodes[2], 2)],
+        "a field short": [(0, nodes[0], 0), (1, nodes[1], -1)],
+    }
+    for name, recorded in cases.items():
+        for make, verdict, fields in ((lambda: Placement("ort-cuda", "1.24.4", {}, []), NodePlacement, kinds),
+                                      (lambda: TrtPrediction("10.13", None), TrtNode, trt)):
+            made, as_fields = make(), make()
+            for i, n, k in recorded:
+                f = fields[k % len(fields)] if k >= 0 else fields[0][:-1]  # a verdict given without its last field
+                made.record(i, verdict(n, *f))
+                as_fields.record_as(i, n, f)
+            assert (made.nodes._plain is None) == (as_fields.nodes._plain is None), name
+            assert list(made.nodes.items()) == list(as_fields.nodes.items()), name
+            assert made.by_status() == as_fields.by_status() and made.by_status(False) == as_fields.by_status(False), name
+            assert made.__dict__.get("_unusual") == as_fields.__dict__.get("_unusual"), name  # the status read
+    pl = Placement("ort-cuda", "1.24.4", {}, [])
+    for n in nodes:
+        pl.record_as(n.index, n, kinds[0])
+    assert pl.nodes._plain is None and len(pl.nodes._kinds) == 1  # kept as codes: one verdict, no object a node

@@ -343,6 +343,14 @@ def shape_sized(node: NodeRef) -> bool:
     return True
 
 
+@lru_cache(maxsize=None)
+def _status_at(cls: type) -> int:
+    """Where a verdict class's status is among its fields but the node (StatusIndex.record_as)."""
+    import dataclasses
+
+    return [f.name for f in dataclasses.fields(cls)].index("status") - 1
+
+
 class StatusIndex:
     """For predictions whose .nodes map node index -> verdict (.status, .node), written through record().
 
@@ -350,6 +358,7 @@ class StatusIndex:
     aside as they are recorded and listing them never walks every node."""
 
     COMMON = ""
+    VERDICT: Any = None  # the verdict class (record_as): a dataclass, the node its first field, a status among them
     nodes: MutableMapping[int, Any]  # a dict, or a NodeVerdicts (one code a node)
 
     def record(self, index: int, verdict: Any) -> None:
@@ -359,6 +368,26 @@ class StatusIndex:
             ref = getattr(scope, "index_ref", None)
             self.__dict__["_index"] = ref() if ref is not None else None
         if verdict.status != self.COMMON:
+            self.__dict__.setdefault("_unusual", set()).add(index)
+        self.__dict__.pop("_status_cache", None)
+
+    def record_as(self, index: int, node: NodeRef, fields: tuple[Any, ...]) -> None:
+        """record(index, VERDICT(node, *fields)), fields being all of the verdict's fields but the node, in order:
+        in a big model the verdict is not made, only its code kept (NodeVerdicts.set_fields; the partitioner and
+        the parser record a million nodes from a few verdicts)."""
+        nodes = self.nodes
+        if isinstance(nodes, NodeVerdicts) and nodes.set_fields(index, node, self.VERDICT, fields):
+            self._noted(index, node, fields[_status_at(self.VERDICT)])
+        else:
+            self.record(index, self.VERDICT(node, *fields))
+
+    def _noted(self, index: int, node: Any, status: str) -> None:
+        """What record keeps beside the verdict (its own lines, not a call: a million calls at 1M nodes)."""
+        if "_index" not in self.__dict__:  # verdicts outlive the GraphIndex (api.predict): keep it
+            scope = getattr(node, "scope", None)
+            ref = getattr(scope, "index_ref", None)
+            self.__dict__["_index"] = ref() if ref is not None else None
+        if status != self.COMMON:
             self.__dict__.setdefault("_unusual", set()).add(index)
         self.__dict__.pop("_status_cache", None)
 

@@ -27,12 +27,13 @@ class NodeVerdicts(MutableMapping[int, V], Generic[V]):
     """node index -> verdict, for verdict classes that are dataclasses whose first field is the node (NodePlacement,
     TrtNode), recorded in node order (a node recorded again keeps its place, as in a dict)."""
 
-    __slots__ = ("_plain", "_cls", "_fields", "_nodes", "_codes", "_kinds", "_code_of", "_size", "_last")
+    __slots__ = ("_plain", "_cls", "_fields", "_width", "_nodes", "_codes", "_kinds", "_code_of", "_size", "_last")
 
     def __init__(self) -> None:
         self._plain: dict[int, V] | None = None  # the verdicts as objects, once they do not fit the codes
         self._cls: Callable[..., V] | None = None
         self._fields: Callable[[V], tuple[Any, ...]] | None = None  # a verdict -> its fields but the node
+        self._width = 0  # how many fields that is
         self._nodes: list[Any] = []  # the index's nodes: node index -> node
         self._codes = array("I")  # node index -> 1 + its verdict's position in _kinds; 0: none recorded
         self._kinds: list[tuple[Any, ...]] = []
@@ -64,6 +65,25 @@ class NodeVerdicts(MutableMapping[int, V], Generic[V]):
             self._last = index
         codes[index] = code
 
+    def set_fields(self, index: int, node: Any, cls: Callable[..., V], fields: tuple[Any, ...]) -> bool:
+        """self[index] = cls(node, *fields) kept as its code without the verdict being made, where it fits the codes
+        as that verdict would (fields: all of its fields but the node, in order): for a prediction that records a
+        million nodes from a few verdicts. False, nothing changed, where it does not: the caller records the
+        verdict itself."""
+        codes = self._codes
+        if (self._plain is not None or self._cls is not cls or len(fields) != self._width or not 0 <= index < len(codes)
+                or self._nodes[index] is not node or (not codes[index] and index < self._last)):
+            return False
+        code = self._code_of.get(fields)
+        if code is None:
+            self._kinds.append(fields)
+            code = self._code_of[fields] = len(self._kinds)
+        if not codes[index]:
+            self._size += 1
+            self._last = index
+        codes[index] = code
+        return True
+
     def _start(self, verdict: V) -> bool:
         """Codes for verdicts of this one's class over the nodes of this one's index; False when they cannot be."""
         cls = verdict.__class__
@@ -73,7 +93,7 @@ class NodeVerdicts(MutableMapping[int, V], Generic[V]):
         index = ref() if ref is not None else None
         if len(names) < 3 or names[0] != "node" or index is None or not index.big:
             return False  # a smaller model's verdicts as a dict: reading codes back costs time, its memory is small
-        self._cls, self._fields, self._nodes = cls, attrgetter(*names[1:]), index.nodes
+        self._cls, self._fields, self._width, self._nodes = cls, attrgetter(*names[1:]), len(names) - 1, index.nodes
         self._codes = array("I", bytes(4 * len(index.nodes)))
         return True
 

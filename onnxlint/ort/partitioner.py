@@ -117,12 +117,12 @@ class Simulator:
                 continue
             r = removed.get(node.index)
             if r is not None:
-                pl.record(node.index, NodePlacement(node, None, r.status, r.reason, r.detail))
+                pl.record_as(node.index, node, (None, r.status, r.reason, r.detail))
                 continue
-            p = self._assign_shared(node, preferred)
-            if p.status == "expanded":
+            fields = self._assign_fields(node, preferred)
+            if fields[1] == "expanded":
                 expanded_subgraphs.add(node.index)
-            pl.record(node.index, p)
+            pl.record_as(node.index, node, fields)  # no NodePlacement made a node in a big model
         if preferred == CUDA:
             for scope in self.index.scopes:
                 cpu_preferred.assign(scope, pl, self.opt, self.version)
@@ -242,12 +242,16 @@ class Simulator:
         return match
 
     def _assign_shared(self, node: NodeRef, preferred: str) -> NodePlacement:
+        return NodePlacement(node, *self._assign_fields(node, preferred))
+
+    def _assign_fields(self, node: NodeRef, preferred: str) -> tuple[str | None, str, str | None, str]:
+        """The node's placement as its fields but the node (ep, status, reason, detail)."""
         if self.reject_ops is None or node.op_type in self.reject_ops or node.op_type in self.CAPABILITY_OPS:
             self._last_body = None
             p = self._assign(node, preferred)
             if p.status == "expanded" and self._last_body is not None:
                 self._body_of[node.index] = self._last_body
-            return p
+            return p.ep, p.status, p.reason, p.detail
         key = self.index.signature(node)
         if None in key[3]:  # an untyped input may have the type ORT's own schema gives a contrib op's output
             key = (*key, node_args.ort_input_types(self.index, node, key[3], self._ort_types))
@@ -259,7 +263,7 @@ class Simulator:
         hit, body = got
         if hit[1] == "expanded" and body is not None:
             self._body_of[node.index] = body
-        return NodePlacement(node, *hit)
+        return hit
 
     def _assign(self, node: NodeRef, preferred: str) -> NodePlacement:
         first: kernels.KernelMatch | None = None

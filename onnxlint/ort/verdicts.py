@@ -86,6 +86,7 @@ class Boundary:
 @dataclass
 class Placement(StatusIndex):
     COMMON = "device"
+    VERDICT = NodePlacement
 
     target: str
     ort_version: str

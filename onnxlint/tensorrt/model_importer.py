@@ -15,7 +15,7 @@ from onnxlint.tensorrt import quantization, tables, versions
 from onnxlint.tensorrt.builtin_op_checks import Row, verdict_docs, verdict_verified
 from onnxlint.tensorrt.node_facts import NodeCheck, Signature, constant_value, dtype_of, is_constant, ort_only, rank
 from onnxlint.tensorrt.tables import Table
-from onnxlint.tensorrt.verdicts import QDQ_OPS, SUPPORTED, TrtNode, TrtPrediction, Verdict
+from onnxlint.tensorrt.verdicts import QDQ_OPS, SUPPORTED, TrtPrediction, Verdict
 
 CheckFn = Callable[[NodeRef, Signature, Table, str, Row], Verdict]
 _STRING = 8  # TensorProto.STRING
@@ -30,7 +30,7 @@ def predict(index: GraphIndex, version: str | None = None) -> TrtPrediction:
     check: CheckFn = verdict_verified if pred.verified else verdict_docs
     shared: dict[tuple[Any, ...], Verdict] = {}
     key_of = _share_key(table, index)
-    signature, record = index.signature, pred.record
+    signature, record = index.signature, pred.record_as
     local = index.is_local_function if index.functions else None
     running = local_functions.running_roots(index) if index.functions else set()
     for node in index.nodes:
@@ -47,7 +47,7 @@ def predict(index: GraphIndex, version: str | None = None) -> TrtPrediction:
             said = _IMPORTER_SAID.search(verdict[2])
             if said and label not in pred.ort_op_words:
                 pred.ort_op_words[label] = said.group(1)
-        record(node.index, TrtNode(node, *verdict))
+        record(node.index, node, verdict)  # no TrtNode made a node in a big model
     measured = (table.get("behaviour") or {}).get("quantization")
     if measured:
         pred.unread_imports = quantization.unread_tensors(index, measured, versions.describe(ver))

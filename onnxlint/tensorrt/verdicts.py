@@ -53,6 +53,7 @@ class TrtNode:
 @dataclass
 class TrtPrediction(StatusIndex):
     COMMON = "supported"
+    VERDICT = TrtNode
 
     version: str
     note: str | None
