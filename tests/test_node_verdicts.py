@@ -43,10 +43,12 @@ def _same(coded: NodeVerdicts, plain: dict) -> None:
     assert list(coded.count("status").items()) == list(counts.items())
     assert list(coded.nodes_by("status").items()) == list(by.items())
     for names in (("status", "reason"), ("status",)):  # fields_at: a verdict's fields by node index, no verdict made
-        codes, kinds = coded.fields_at(names)
+        codes, kinds, recorded = coded.fields_at(names)
         for i in range(max(plain, default=-1) + 2):
             want = tuple(getattr(plain[i], name) for name in names) if i in plain else None
             assert (kinds[codes[i]] if i < len(codes) else None) == want, (names, i)
+        assert [(n, kinds[c]) for n, c in recorded] == [(v.node, tuple(getattr(v, name) for name in names))
+                                                        for v in plain.values()]
 
 
 def test_verdicts_in_node_order_are_kept_as_codes_and_read_back_equal(big):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 from array import array
 from collections import Counter
-from collections.abc import ItemsView, Iterator, MutableMapping, Sequence, ValuesView
+from collections.abc import ItemsView, Iterable, Iterator, MutableMapping, Sequence, ValuesView
 from operator import attrgetter
 from typing import Any, Callable, Generic, TypeVar
 
@@ -163,29 +163,33 @@ class NodeVerdicts(MutableMapping[int, V], Generic[V]):
                 got.append(nodes[i])
         return out
 
-    def fields_at(self, names: tuple[str, ...]) -> tuple[Sequence[int], list[tuple[Any, ...] | None]]:
-        """(codes, kinds): the named fields of the verdict of node index i are kinds[codes[i]] (None: no verdict;
-        an index past codes has none either), no verdict made: for a pass that reads the verdicts of a million
-        nodes' producers (the Memcpy boundaries). A plain mapping's are made from its verdicts."""
+    def fields_at(self, names: tuple[str, ...]) -> tuple[Sequence[int], list[tuple[Any, ...] | None], Iterable[tuple[Any, int]]]:
+        """(codes, kinds, recorded): the named fields of the verdict of node index i are kinds[codes[i]] (None: no
+        verdict; an index past codes has none either), and recorded lists (its node, its code) for each verdict in
+        the order recorded, no verdict made: for a pass that reads the verdicts of a million nodes and their
+        producers (the Memcpy boundaries). A plain mapping's are made from its verdicts."""
         if self._plain is None:
             if self._cls is None:
-                return array("I"), [None]
+                return array("I"), [None], ()
             at = [self._field_at(name) for name in names]
-            return self._codes, [None, *(tuple([kind[k] for k in at]) for kind in self._kinds)]
+            nodes, codes = self._nodes, self._codes
+            return (codes, [None, *(tuple([kind[k] for k in at]) for kind in self._kinds)],
+                    ((nodes[i], code) for i, code in enumerate(codes) if code))
         kinds: list[tuple[Any, ...] | None] = [None]
         code_of: dict[tuple[Any, ...], int] = {}
+        recorded: list[tuple[Any, int]] = []
         codes = array("I", bytes(4 * (max([i for i in self._plain if i.__class__ is int], default=-1) + 1)))
         get = attrgetter(*names) if len(names) > 1 else (lambda v: (getattr(v, names[0]),))
         for i, v in self._plain.items():
-            if i.__class__ is not int or i < 0:
-                continue  # no node's index
             kind = get(v)
             code = code_of.get(kind)
             if code is None:
                 code = code_of[kind] = len(kinds)
                 kinds.append(kind)
-            codes[i] = code
-        return codes, kinds
+            recorded.append((v.node, code))  # type: ignore[attr-defined]
+            if i.__class__ is int and i >= 0:  # a node's index: found by it
+                codes[i] = code
+        return codes, kinds, recorded
 
     def _field_at(self, field: str) -> int:
         names = [f.name for f in dataclasses.fields(self._cls)]  # type: ignore[arg-type]

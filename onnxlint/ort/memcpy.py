@@ -3,7 +3,7 @@ device after partitioning."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from onnxlint.model.graph import GraphIndex, GraphScope, NodeRef
 from onnxlint.ort import schema_registry
@@ -20,11 +20,6 @@ def output_on_host(pp: NodePlacement, prod: NodeRef, value: str) -> bool:
     """Whether the producer leaves this output in host memory: it runs on CPU, or its CUDA kernel declares the
     output in CPU memory (OutputMemoryType, e.g. Shape's)."""
     return pp.ep == CPU or (pp.ep == CUDA and prod.outputs.index(value) in cpu_outputs(prod.op_type))
-
-
-def _mixed_body(p: NodePlacement) -> bool:
-    """An expanded function whose body runs partly on CPU: which of its edges cross is not known here."""
-    return p.status == "expanded" and p.reason != "function"
 
 
 def _bytes(scope: GraphScope, value: str) -> int | None:
@@ -61,14 +56,15 @@ def insert_boundaries(pl: Placement, index: GraphIndex, opt: Optimized | None,
     resolve = opt.resolve if opt is not None else _same
     # (op, opset, domain) -> the inputs its CUDA kernel reads from host memory (asked once per op, not per node)
     cuda_host_inputs: dict[tuple[str, int | None, str], frozenset[int]] = {}
-    # each producer's side read from the verdicts' codes (no verdict object made a producer: a million at 1M nodes)
-    codes, sides = _producer_sides(pl)
+    # each node's side read from the verdicts' codes (no verdict object made a node or a producer: a million each
+    # at 1M nodes)
+    codes, sides, recorded = _sides(pl)
     size = len(codes)
-    for p in pl.nodes.values():
-        node = p.node
-        if p.ep is None or p.status in _REMOVED or _mixed_body(p):
+    for node, code in recorded:
+        ep = sides[code]
+        if ep is _GONE or ep is _MIXED:
             continue
-        if p.ep == CUDA:
+        if ep == CUDA:
             op = (node.op_type, node.opset, node.domain)
             host_inputs = cuda_host_inputs.get(op)
             if host_inputs is None:
@@ -90,7 +86,7 @@ def insert_boundaries(pl: Placement, index: GraphIndex, opt: Optimized | None,
             if prod is None:
                 if value and node.scope.constant(value) is None:
                     side = fed.setdefault(id(scope), {}).setdefault(value, [None, None])
-                    k = 0 if (p.ep == CPU or i in host_inputs) else 1
+                    k = 0 if (ep == CPU or i in host_inputs) else 1
                     side[k] = side[k] or node
                 continue  # an initializer: duplicated per device by ORT, never a Memcpy node
             j = prod.index
@@ -101,7 +97,7 @@ def insert_boundaries(pl: Placement, index: GraphIndex, opt: Optimized | None,
                 continue  # Constant nodes become initializers; a body on both providers: unknown edges
             else:
                 src_host = src == CPU or (src == CUDA and prod.outputs.index(value) in cpu_outputs(prod.op_type))
-            dst_host = p.ep == CPU or i in host_inputs
+            dst_host = ep == CPU or i in host_inputs
             if src_host == dst_host:
                 continue
             direction = "to-device" if src_host else "to-host"
@@ -116,14 +112,16 @@ def insert_boundaries(pl: Placement, index: GraphIndex, opt: Optimized | None,
                 pl.boundaries.append(Boundary(value, "to-device", None, device_reader, _bytes(device_reader.scope, value)))
 
 
-_GONE, _MIXED = object(), object()  # a producer's side: placed nowhere (or removed); an expanded body partly on CPU
+# a node's side: placed nowhere (or removed); an expanded function whose body runs partly on CPU (which of its
+# edges cross is not known here)
+_GONE, _MIXED = object(), object()
 
 
-def _producer_sides(pl: Placement) -> tuple[Sequence[int], list[object]]:
-    """(codes, sides): the side of node index i as a producer is sides[codes[i]]: its provider, _GONE (no
-    provider, or removed), _MIXED (_mixed_body), None (no verdict): what output_on_host and the skips ask of
-    a producer's verdict, once per distinct verdict."""
-    codes, kinds = pl.nodes.fields_at(("ep", "status", "reason"))
+def _sides(pl: Placement) -> tuple[Sequence[int], list[object], Iterable[tuple[NodeRef, int]]]:
+    """(codes, sides, recorded): the side of node index i is sides[codes[i]], of each (node, code) recorded
+    sides[code]: its provider, _GONE (no provider, or removed), _MIXED (a body partly on CPU), None (no verdict): what
+    the skips and output_on_host ask of a verdict, once per distinct verdict (NodeVerdicts.fields_at)."""
+    codes, kinds, recorded = pl.nodes.fields_at(("ep", "status", "reason"))
     sides: list[object] = []
     for kind in kinds:
         if kind is None:
@@ -132,11 +130,11 @@ def _producer_sides(pl: Placement) -> tuple[Sequence[int], list[object]]:
         ep, status, reason = kind
         if ep is None or status in _REMOVED:
             sides.append(_GONE)
-        elif status == "expanded" and reason != "function":  # _mixed_body
+        elif status == "expanded" and reason != "function":
             sides.append(_MIXED)
         else:
             sides.append(ep)
-    return codes, sides
+    return codes, sides, recorded
 
 
 def _effective(scope: GraphScope, opt: Optimized | None) -> GraphScope:
