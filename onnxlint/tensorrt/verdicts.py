@@ -85,9 +85,11 @@ class TrtPrediction(StatusIndex):
         those no node reads (count 0)."""
         who = versions.describe(self.version)
         causes: dict[str, int] = {}
-        for n in self.nodes.nodes_by("reason").get("network-import", ()):  # no verdict made for the others
+        # network-import verdicts are unsupported ones (quantization.imported_tensors), which by_status keeps aside
+        # as they are recorded, in node order: read without a walk over every node's verdict
+        for n in self.by_status(with_common=False).get("unsupported", ()):
             v = self.nodes[n.index]
-            if v.node.op_type not in QDQ_OPS:
+            if v.reason == "network-import" and v.node.op_type not in QDQ_OPS:
                 text = _before_any_node(v.detail.replace(f"{who} ", ""))
                 causes[text] = causes.get(text, 0) + 1
         for text in self.unread_imports if unread else ():

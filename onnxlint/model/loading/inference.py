@@ -34,7 +34,8 @@ def _inference_work(model: onnx.ModelProto, limit: int | None = None,
     list that gets every graph walked (all of them when the cost is within limit), for the next walk."""
     import onnx
 
-    A = onnx.AttributeProto
+    # read once, not per attribute: an enum of a protobuf class is looked up on every read (100k nodes)
+    GRAPH, GRAPHS = onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS
     cap = limit if limit is not None else 2**62
     fn_cost = _function_costs(model, cap)
     cost = nodes = 0
@@ -48,12 +49,14 @@ def _inference_work(model: onnx.ModelProto, limit: int | None = None,
         cost += len(g.node)
         for n in g.node:
             visible += len(n.output)  # onnx's scope holds the values inferred so far
-            if n.attribute:
-                for a in n.attribute:
-                    if a.type == A.GRAPH:
+            attrs = n.attribute
+            if attrs:
+                for a in attrs:
+                    kind = a.type
+                    if kind == GRAPH:
                         cost += visible
                         stack.append((a.g, visible))
-                    elif a.type == A.GRAPHS:
+                    elif kind == GRAPHS:
                         cost += visible * len(a.graphs)
                         stack.extend((sub, visible) for sub in a.graphs)
             if fn_cost:

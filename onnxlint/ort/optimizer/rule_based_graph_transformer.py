@@ -89,7 +89,10 @@ def cast_elimination(state: OptimizerState, scope: GraphScope, n: NodeRef, relea
 
 
 def noop_elimination(state: OptimizerState, scope: GraphScope, n: NodeRef, release: Release) -> Rewrite | None:
-    if len(n.inputs) == 2 and can_remove(state, scope, n):
+    # _noop needs a constant operand: without one it finds nothing, and can_remove (two input edges read, asked of
+    # every Add/Sub/Mul/Div) need not be asked (both only read the graph)
+    if len(n.inputs) == 2 and any(state.is_constant(scope, n.inputs[k]) for k in _noop_sides(n.op_type)) \
+            and can_remove(state, scope, n):
         return _eliminated(state, scope, n, _noop(state, scope, n))
     return None
 
@@ -173,9 +176,8 @@ def _noop(state: OptimizerState, scope: GraphScope, n: NodeRef) -> tuple[str, st
     """NoopElimination: x+0, 0+x, x-0, x*1, 1*x, x/1 where the other operand already has the output's shape."""
     op = n.op_type
     ident = 0 if op in ("Add", "Sub") else 1
-    sides = (0, 1) if op in ("Add", "Mul") else (1,)
     out_shape: Dims | None = None
-    for k in sides:
+    for k in _noop_sides(op):
         c = state.one_element_value(scope, n.inputs[k])
         if c is None or c.reshape(-1)[0] != ident:
             continue  # noop_elimination.cc: a one-element initializer only
@@ -192,6 +194,11 @@ def _noop(state: OptimizerState, scope: GraphScope, n: NodeRef) -> tuple[str, st
             continue
         return ("noop", f"{op} by the constant {ident}: ORT's NoopElimination removes it")
     return None
+
+
+def _noop_sides(op: str) -> tuple[int, ...]:
+    """The inputs NoopElimination takes the identity constant from: either of an Add/Mul, the second of a Sub/Div."""
+    return (0, 1) if op in ("Add", "Mul") else (1,)
 
 
 def _noop_expand(state: OptimizerState, scope: GraphScope, n: NodeRef) -> tuple[str, str] | None:
