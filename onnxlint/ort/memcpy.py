@@ -56,8 +56,7 @@ def insert_boundaries(pl: Placement, index: GraphIndex, opt: Optimized | None,
     resolve = opt.resolve if opt is not None else _same
     # (op, opset, domain) -> the inputs its CUDA kernel reads from host memory (asked once per op, not per node)
     cuda_host_inputs: dict[tuple[str, int | None, str], frozenset[int]] = {}
-    # each node's side read from the verdicts' codes (no verdict object made a node or a producer: a million each
-    # at 1M nodes)
+    # each node's side from the verdicts' codes (no verdict made a node or a producer: a million each at 1M nodes)
     codes, sides, recorded = _sides(pl)
     size = len(codes)
     for node, code in recorded:
