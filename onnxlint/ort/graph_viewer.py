@@ -167,13 +167,19 @@ class OrderCache:
 def _read_by_live(skip: bytearray, dead: bytearray, owners: array[int], inputs: array[int], count: int) -> np.ndarray:
     """Which positions a node not skipped reads while not dead itself (has_consumer, one byte a position): in
     numpy over the edge arrays, which a loop in Python took a quarter of an order's time to walk (133k edges at
-    100k nodes)."""
+    100k nodes); a slice of edges at a time, as numpy indexes by 8-byte positions (a copy of the whole edge
+    array each, 10 MB at 1M nodes, at the lint's peak)."""
     out = np.zeros(count, np.uint8)
-    if len(inputs):
-        producers = np.frombuffer(inputs, np.intc)
-        live = (np.frombuffer(skip, np.uint8)[np.frombuffer(owners, np.intc)] == 0) & (np.frombuffer(dead, np.uint8)[producers] == 0)
-        out[producers[live]] = 1
+    skipped, gone = np.frombuffer(skip, np.uint8), np.frombuffer(dead, np.uint8)
+    readers, producers = np.frombuffer(owners, np.intc), np.frombuffer(inputs, np.intc)
+    for start in range(0, len(producers), _EDGES_AT_ONCE):
+        read = producers[start:start + _EDGES_AT_ONCE]
+        live = (skipped[readers[start:start + _EDGES_AT_ONCE]] == 0) & (gone[read] == 0)
+        out[read[live]] = 1
     return out
+
+
+_EDGES_AT_ONCE = 1 << 16
 
 
 # the nodes that read a rewired name (positions) -> where their producers are in the array: its count, then them
