@@ -55,15 +55,7 @@ class NodeVerdicts(MutableMapping[int, V], Generic[V]):
                 or (not codes[index] and index < self._last)):
             self._to_plain()[index] = verdict
             return
-        kind = self._fields(verdict)  # type: ignore[misc]
-        code = self._code_of.get(kind)
-        if code is None:
-            self._kinds.append(kind)
-            code = self._code_of[kind] = len(self._kinds)
-        if not codes[index]:
-            self._size += 1
-            self._last = index
-        codes[index] = code
+        self._put(index, self._fields(verdict))  # type: ignore[misc]
 
     def set_fields(self, index: int, node: Any, cls: Callable[..., V], fields: tuple[Any, ...]) -> bool:
         """self[index] = cls(node, *fields) kept as its code without the verdict being made, where it fits the codes
@@ -74,15 +66,20 @@ class NodeVerdicts(MutableMapping[int, V], Generic[V]):
         if (self._plain is not None or self._cls is not cls or len(fields) != self._width or not 0 <= index < len(codes)
                 or self._nodes[index] is not node or (not codes[index] and index < self._last)):
             return False
-        code = self._code_of.get(fields)
+        self._put(index, fields)
+        return True
+
+    def _put(self, index: int, kind: tuple[Any, ...]) -> None:
+        """Node index's code: kind's, kind added to the distinct verdicts where it is new."""
+        code = self._code_of.get(kind)
         if code is None:
-            self._kinds.append(fields)
-            code = self._code_of[fields] = len(self._kinds)
+            self._kinds.append(kind)
+            code = self._code_of[kind] = len(self._kinds)
+        codes = self._codes
         if not codes[index]:
             self._size += 1
             self._last = index
         codes[index] = code
-        return True
 
     def _start(self, verdict: V) -> bool:
         """Codes for verdicts of this one's class over the nodes of this one's index; False when they cannot be."""
