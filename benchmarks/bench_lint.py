@@ -2,6 +2,7 @@
 """The performance figures of issues 18 and 43, side by side in one run, as ratios of processes measured together.
 
   python benchmarks/bench_lint.py [--repeat 3] [--quick] [--skip-1m] [--only SECTIONS] [--polygraphy EXE]
+                                  [--against CHECKOUT]
 
 Prints, each figure next to its reference process measured in the same run (interleaved A B A B ..., median of
 --repeat), with the machine's load average at the start and the end:
@@ -20,6 +21,9 @@ Prints, each figure next to its reference process measured in the same run (inte
   1m       1M nodes (~88 MB): peak RSS of the lint process (<= 1.5 GB, stretch 1 GB) and its CPU / the
            `onnx.load` process's (<= 20), the file in the page cache
   +        scaling: lint CPU at 1k/10k/100k(/1M) nodes and the ratio per 10x nodes (linear: ~10)
+  against  with --against CHECKOUT (a folder holding an `onnxlint` package: a git worktree of the code before a
+           change): at 100k and 1M nodes, the lint process of this onnxlint / that of CHECKOUT's, the two
+           alternating in this run: a change measured free of the shared machine's drift between two runs
 
 The onnxlint CLI asks numpy's OpenBLAS for one thread (cli._one_blas_thread: its spinning thread per core costs
 ~0.1 s of CPU per process on 2 cores); the checker process keeps numpy's default, as a user's would. The corpus
@@ -213,6 +217,10 @@ class Bench:
         self.lint: list[str] = []
         self.cached = False
         self.small: Path = tmp / "small"
+        self.against_env: dict | None = None
+        if args.against is not None:  # that checkout first on the path
+            path = os.pathsep.join(x for x in (str(args.against.resolve()), self.env.get("PYTHONPATH")) if x)
+            self.against_env = dict(self.env, PYTHONPATH=path)
 
     def row(self, what: str, value: str, target: str, detail: str = "") -> None:
         print(f"  {what:<58} {value:>10} {target:>9}  {detail}", flush=True)
@@ -233,7 +241,11 @@ def main() -> int:
                     help="the `polygraphy` executable to time `polygraphy inspect model` with at 100k nodes "
                          "(default: $POLYGRAPHY, else on PATH; it may live in another venv)")
     ap.add_argument("--timeout", type=float, default=300, help="seconds before a lint process is stopped")
+    ap.add_argument("--against", type=Path, help="a checkout whose onnxlint lints the 100k and 1M models "
+                                                 "alternately with this one (a worktree of the code before a change)")
     args = ap.parse_args()
+    if args.against is not None and not (args.against / "onnxlint" / "__init__.py").is_file():
+        ap.error(f"--against {args.against}: no onnxlint package there")
     only = {x.strip() for x in args.only.split(",") if x.strip()}
     if only - set(SECTIONS):
         ap.error(f"unknown section(s): {', '.join(sorted(only - set(SECTIONS)))}")
@@ -248,6 +260,9 @@ def main() -> int:
               f"beside), medians of {b.repeat}, compared processes interleaved", flush=True)
         for warm in ([PY, "-c", LINT, "--version"], [PY, "-c", CHECKER, "/dev/null"]):
             run(warm, b.env)  # compile .pyc for onnxlint and onnx into the prefix
+        if b.against_env is not None:
+            run([PY, "-c", LINT, "--version"], b.against_env)
+            print(f"against: this onnxlint {_package(b.env)}, --against {_package(b.against_env)}", flush=True)
         b.small = small_folder(tmp / "small", 100 if args.quick else 200)
         b.cached = _cli_has("--cache-dir", b.env)
         # every figure but the cached one lints afresh: with the cache on, a repeat would measure a cache hit
@@ -380,6 +395,8 @@ def _scale(b: Bench, times: dict) -> None:
                                 b.args.timeout)
             b.row("100k nodes: lint / `polygraphy inspect model` process", _fmt_ratio(a.cpu, c.cpu), "< 1",
                   f"({_cpu(a, c)}; polygraphy exit {c.rc})")
+        if n == 100000:
+            _against(b, p, "100k nodes", rep)
         p.unlink()
 
 
@@ -412,7 +429,31 @@ def _one_million(b: Bench, times: dict) -> None:
           + ("" if done else f" [stopped after {b.args.timeout:.0f} s: peak so far]"))
     b.row("1M nodes: lint / onnx.load process", _fmt_ratio(a.cpu, c.cpu) if done else "timeout", "<= 20", f"({_cpu(a, c)})")
     times[1_000_000] = a if done else None
+    _against(b, p, "1M nodes", runs)
     p.unlink()
+
+
+def _against(b: Bench, p: Path, what: str, repeat: int) -> None:
+    """With --against: the lint of p by this onnxlint and by the checkout's, alternating (which goes first
+    alternates too), repeat times each; the medians' CPU ratio."""
+    if b.against_env is None:
+        return
+    mine: list[Run] = []
+    theirs: list[Run] = []
+    pair = [(mine, b.env), (theirs, b.against_env)]
+    for k in range(repeat):
+        for runs, env in (pair if k % 2 == 0 else pair[::-1]):
+            runs.append(run(b.lint + [str(p)], env, b.args.timeout))
+    a, c = _median(mine), _median(theirs)
+    b.row(f"{what}: lint / lint of --against", _fmt_ratio(a.cpu, c.cpu), "",
+          f"({_cpu(a, c)}; peak {a.rss_mb:.0f}/{c.rss_mb:.0f} MB)")
+
+
+def _package(env: dict) -> str:
+    """Where the onnxlint that env's lint processes import lives."""
+    out = subprocess.run([PY, "-c", "import onnxlint; print(onnxlint.__file__)"], capture_output=True, text=True,
+                         env=env, cwd=tempfile.gettempdir())
+    return str(Path(out.stdout.strip()).parent) if out.returncode == 0 else f"(not importable: {out.stderr.strip()[-200:]})"
 
 
 if __name__ == "__main__":
