@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Iterator, MutableMapping, Sequence
 
-from onnxlint.model.node_verdicts import NodeVerdicts
+from onnxlint.model.node_verdicts import NodeVerdicts, field_position
 
 if TYPE_CHECKING:  # onnx is imported where a proto is read, not on import: `import onnxlint.model.graph` stays cheap
     import onnx
@@ -343,14 +343,6 @@ def shape_sized(node: NodeRef) -> bool:
     return True
 
 
-@lru_cache(maxsize=None)
-def _status_at(cls: type) -> int:
-    """Where a verdict class's status is among its fields but the node (StatusIndex.record_as)."""
-    import dataclasses
-
-    return [f.name for f in dataclasses.fields(cls)].index("status") - 1
-
-
 class StatusIndex:
     """For predictions whose .nodes map node index -> verdict (.status, .node), written through record().
 
@@ -363,13 +355,7 @@ class StatusIndex:
 
     def record(self, index: int, verdict: Any) -> None:
         self.nodes[index] = verdict
-        if "_index" not in self.__dict__:  # verdicts outlive the GraphIndex (api.predict): keep it
-            scope = getattr(verdict.node, "scope", None)
-            ref = getattr(scope, "index_ref", None)
-            self.__dict__["_index"] = ref() if ref is not None else None
-        if verdict.status != self.COMMON:
-            self.__dict__.setdefault("_unusual", set()).add(index)
-        self.__dict__.pop("_status_cache", None)
+        self._noted(index, verdict.node, verdict.status)
 
     def record_as(self, index: int, node: NodeRef, fields: tuple[Any, ...]) -> None:
         """record(index, VERDICT(node, *fields)), fields being all of the verdict's fields but the node, in order:
@@ -377,12 +363,12 @@ class StatusIndex:
         the parser record a million nodes from a few verdicts)."""
         nodes = self.nodes
         if isinstance(nodes, NodeVerdicts) and nodes.set_fields(index, node, self.VERDICT, fields):
-            self._noted(index, node, fields[_status_at(self.VERDICT)])
+            self._noted(index, node, fields[field_position(self.VERDICT, "status")])
         else:
             self.record(index, self.VERDICT(node, *fields))
 
     def _noted(self, index: int, node: Any, status: str) -> None:
-        """What record keeps beside the verdict (its own lines, not a call: a million calls at 1M nodes)."""
+        """What is kept beside a recorded verdict: the index it came from, the nodes of unusual status."""
         if "_index" not in self.__dict__:  # verdicts outlive the GraphIndex (api.predict): keep it
             scope = getattr(node, "scope", None)
             ref = getattr(scope, "index_ref", None)

@@ -17,6 +17,7 @@ import dataclasses
 from array import array
 from collections import Counter
 from collections.abc import ItemsView, Iterable, Iterator, MutableMapping, Sequence, ValuesView
+from functools import lru_cache
 from operator import attrgetter
 from typing import Any, Callable, Generic, TypeVar
 
@@ -189,8 +190,7 @@ class NodeVerdicts(MutableMapping[int, V], Generic[V]):
         return codes, kinds, recorded
 
     def _field_at(self, field: str) -> int:
-        names = [f.name for f in dataclasses.fields(self._cls)]  # type: ignore[arg-type]
-        return names.index(field) - 1  # the node is not in a kind
+        return field_position(self._cls, field)
 
     def __contains__(self, index: object) -> bool:
         plain = self._plain
@@ -246,3 +246,10 @@ class _Items(ItemsView[int, V]):
 
     def __iter__(self) -> Iterator[tuple[int, V]]:
         return self._mapping._items()
+
+
+@lru_cache(maxsize=None)
+def field_position(cls: type, field: str) -> int:
+    """Where a verdict class's field is among its fields but the node (the first): in a kind, in a record_as
+    tuple."""
+    return [f.name for f in dataclasses.fields(cls)].index(field) - 1

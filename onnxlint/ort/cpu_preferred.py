@@ -206,7 +206,7 @@ def reads_only_cpu_tensors(pl: Placement, node: NodeRef,
         pp = pl.get(prod)
         if pp is None or pp.status in GONE_STATUSES:
             return False
-        if output_on_host(pp, prod, value):
+        if output_on_host(pp.ep, prod, value):
             from_cpu_node = True
             continue
         return False

@@ -9,17 +9,17 @@ from onnxlint.model.graph import GraphIndex, GraphScope, NodeRef
 from onnxlint.ort import schema_registry
 from onnxlint.ort.kernel_registry import cpu_inputs, cpu_outputs
 from onnxlint.ort.optimizer.optimized import Optimized
-from onnxlint.ort.verdicts import CPU, CUDA, Boundary, NodePlacement, Placement
+from onnxlint.ort.verdicts import CPU, CUDA, Boundary, Placement
 
 _REMOVED = ("folded", "eliminated")
 DTYPE_BYTES = {"float": 4, "float16": 2, "bfloat16": 2, "double": 8, "int64": 8, "int32": 4, "int16": 2, "int8": 1,
                "uint64": 8, "uint32": 4, "uint16": 2, "uint8": 1, "bool": 1}
 
 
-def output_on_host(pp: NodePlacement, prod: NodeRef, value: str) -> bool:
-    """Whether the producer leaves this output in host memory: it runs on CPU, or its CUDA kernel declares the
-    output in CPU memory (OutputMemoryType, e.g. Shape's)."""
-    return pp.ep == CPU or (pp.ep == CUDA and prod.outputs.index(value) in cpu_outputs(prod.op_type))
+def output_on_host(ep: str | None, prod: NodeRef, value: str) -> bool:
+    """Whether the producer, placed on ep, leaves this output in host memory: it runs on CPU, or its CUDA kernel
+    declares the output in CPU memory (OutputMemoryType, e.g. Shape's)."""
+    return ep == CPU or (ep == CUDA and prod.outputs.index(value) in cpu_outputs(prod.op_type))
 
 
 def _bytes(scope: GraphScope, value: str) -> int | None:
@@ -95,7 +95,7 @@ def insert_boundaries(pl: Placement, index: GraphIndex, opt: Optimized | None,
             elif src is None or src is _GONE or src is _MIXED:
                 continue  # Constant nodes become initializers; a body on both providers: unknown edges
             else:
-                src_host = src == CPU or (src == CUDA and prod.outputs.index(value) in cpu_outputs(prod.op_type))
+                src_host = output_on_host(src, prod, value)  # type: ignore[arg-type]
             dst_host = ep == CPU or i in host_inputs
             if src_host == dst_host:
                 continue
