@@ -16,6 +16,7 @@ import errno
 import math
 import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -426,6 +427,11 @@ class _GuardedOutput:
             raise
         except (OSError, ValueError) as exc:  # ValueError: I/O operation on a closed file
             raise self._fail(exc if isinstance(exc, OSError) else None) from None
+
+    def writelines(self, pieces: Iterable[str]) -> None:
+        """A report written as it is made (placement): each piece through write(), guarded alike."""
+        for piece in pieces:
+            self.write(piece)
 
     def flush(self) -> None:
         if self._stream is None:

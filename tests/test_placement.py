@@ -142,3 +142,50 @@ def test_placement_json_lists_the_nodes_ort_creates(save, cli):
     plain = make_model([h.make_node("Relu", ["x"], ["y"], name="relu")], [vi("x", T.FLOAT, [2])], [vi("y", T.FLOAT, [2])])
     rc, out, _ = cli("placement", save(plain, "plain.onnx"), "--target", "ort-cuda", "--format", "json")
     assert "created" not in json.loads(out)[0]
+
+
+def test_placement_json_is_written_node_by_node_and_names_each_unreadable_model(save, cli, tmp_path):
+    """`onnxlint placement --format json` writes each model's document as it is made (a million-node model's rows
+    are never held): the output is the whole document's JSON text, a model that cannot be read is said on stderr
+    between the others (exit 2), and -o writes the same bytes."""
+    from onnxlint import api
+    from onnxlint.formats import escape, placement_output
+
+    nodes = [h.make_node("Relu", ["x"], ["r"], name="relu"), h.make_node("Cast", ["r"], ["s"], name="to_str", to=T.STRING),
+             h.make_node("Cast", ["s"], ["y"], name="to_float", to=T.FLOAT)]
+    first = save(make_model(nodes, [vi("x", T.FLOAT, [2, 8])], [vi("y", T.FLOAT, [2, 8])]), "a.onnx")
+    second = save(make_model(nodes[:1], [vi("x", T.FLOAT, [2, 8])], [vi("r", T.FLOAT, [2, 8])]), "c.onnx")
+    broken = tmp_path / "b.onnx"
+    broken.write_bytes(b"not a model")
+    rc, out, err = cli("placement", first, broken, second, "--target", "ort-cuda", "--format", "json")
+    assert rc == 2 and "b.onnx" in err and "Traceback" not in err
+    whole = [placement_output.as_json(str(p), "ort-cuda", api.predict(p, "ort-cuda", None)) for p in (first, second)]
+    assert out == escape.dumps(whole, indent=2) + "\n"
+    assert [n["node"] for n in json.loads(out)[0]["nodes"]] == ["graph/relu", "graph/to_str", "graph/to_float"]
+    report = tmp_path / "placement.json"
+    rc, written, _ = cli("placement", first, broken, second, "--target", "ort-cuda", "--format", "json", "-o", report)
+    assert rc == 2 and written == "" and report.read_text(encoding="utf-8") == out
+
+
+def test_placement_output_makes_a_nodes_row_when_it_writes_it():
+    """render() takes the node rows from a generator one at a time: the first node's text is out before the
+    second row is asked for."""
+    from onnxlint.formats import placement_output
+
+    made = []
+
+    def rows():
+        for k in range(3):
+            made.append(k)
+            yield {"node": f"n{k}", "op_type": "Relu", "domain": "ai.onnx", "ep": "CUDAExecutionProvider",
+                   "status": "device", "reason": None, "detail": "", "deliberate": False}
+
+    doc = {"filename": "m.onnx", "target": "ort-cuda", "ort_version": "1.24.4", "kernel_tables": {}, "notes": [],
+           "nodes": rows(), "summary": {"line": "3 nodes"}}
+    pieces = placement_output.render("json", iter([doc]))
+    text = ""
+    while '"n0"' not in text:
+        text += next(pieces)
+    assert made == [0]
+    text += "".join(pieces)
+    assert made == [0, 1, 2] and [n["node"] for n in json.loads(text)[0]["nodes"]] == ["n0", "n1", "n2"]

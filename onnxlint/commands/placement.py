@@ -4,7 +4,9 @@ JSON, or one HTML page, optionally beside a second release)."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 from onnxlint.formats.escape import text as esc
 from onnxlint.support.errors import InputError, UsageError
@@ -28,34 +30,44 @@ def run(models: list[Path], target: str, ort_version: str | None, ort_optimizati
         text, failed = html_report.placement_page(paths, target, ort_version, ort_optimization, compare)
         for line in failed:
             print(f"onnxlint: error: {esc(line)}", file=sys.stderr)
-        errors = len(failed)
-    else:
-        text, errors = _placements(paths, target, ort_version, ort_optimization, format)
-    if output is not None:
-        from onnxlint.model import write_guard
-
-        try:
-            write_guard.replace_text(output, text)
-        except OSError as exc:  # a full disk, a folder gone: one line, exit 2
-            raise UsageError(f"-o {output}: cannot write the report: {exc.strerror or exc}") from None
-    else:
-        sys.stdout.write(text)
-    return 2 if errors else 0
-
-
-def _placements(paths: list[Path], target: str, ort_version: str | None, ort_optimization: str,
-                format: str) -> tuple[str, int]:
-    """The text or JSON of every readable model's placement, and how many could not be read (each said on stderr)."""
-    from onnxlint import api
+        _write((text,), output)
+        return 2 if failed else 0
     from onnxlint.formats import placement_output
 
-    results, errors = [], 0
-    for path in paths:
-        try:
-            pl = api.predict(path, target, ort_version, ort_optimization=ort_optimization)
-        except InputError as exc:
-            print(f"onnxlint: error: {esc(str(exc))}", file=sys.stderr)
-            errors += 1
-            continue
-        results.append(placement_output.as_json(str(path), target, pl))
-    return placement_output.render(format, results), errors
+    results = _Placements(paths, target, ort_version, ort_optimization)
+    _write(placement_output.render(format, results), output)  # written as made: 1M nodes' rows are never held
+    return 2 if results.unread else 0
+
+
+def _write(pieces: Iterable[str], output: Path | None) -> None:
+    if output is None:
+        sys.stdout.writelines(pieces)
+        return
+    from onnxlint.model import write_guard
+
+    try:
+        write_guard.replace_text(output, pieces)
+    except OSError as exc:  # a full disk, a folder gone: one line, exit 2
+        raise UsageError(f"-o {output}: cannot write the report: {exc.strerror or exc}") from None
+
+
+class _Placements:
+    """Each readable model's placement document, made when the output reaches it (one model's prediction held at a
+    time); a model that could not be read is said on stderr and counted in unread."""
+
+    def __init__(self, paths: list[Path], target: str, ort_version: str | None, ort_optimization: str) -> None:
+        self.paths, self.target, self.ort_version, self.ort_optimization = paths, target, ort_version, ort_optimization
+        self.unread = 0
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        from onnxlint import api
+        from onnxlint.formats import placement_output
+
+        for path in self.paths:
+            try:
+                pl = api.predict(path, self.target, self.ort_version, ort_optimization=self.ort_optimization)
+            except InputError as exc:
+                print(f"onnxlint: error: {esc(str(exc))}", file=sys.stderr)
+                self.unread += 1
+                continue
+            yield placement_output.document(str(path), self.target, pl)

@@ -25,7 +25,10 @@ One policy for every command and every format (text, GitHub, JSON, SARIF, placem
 
 from __future__ import annotations
 
+import itertools
+import math
 import re
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 # Characters that are not visible as themselves. C0 controls, DEL, C1 controls; line and paragraph separators;
@@ -138,3 +141,93 @@ def dumps(obj: Any, indent: int | None = None) -> str:
     import json
 
     return json.dumps(unicode_tree(obj), indent=indent)
+
+
+def dumps_chunks(obj: Any, indent: int, depth: int) -> Iterator[str]:
+    """dumps(obj, indent) in pieces, for a document too large to hold twice (a million nodes' placement): the
+    containers of its first `depth` levels are written as their items come, and a list there may be any iterable
+    (a generator is never held whole); each item below is one piece, rendered at once. The same text as dumps():
+    json's separators for an indent (',' and ': '), its ASCII escaping of strings, its number forms."""
+    return _Pieces(indent).chunks(obj, depth, 0)
+
+
+class _Pieces:
+    """The writer of dumps_chunks: json.dumps's text for an indent, item by item."""
+
+    def __init__(self, indent: int) -> None:
+        from json.encoder import encode_basestring_ascii
+
+        self.indent = indent
+        self.quote = encode_basestring_ascii
+
+    def chunks(self, obj: Any, depth: int, level: int) -> Iterator[str]:
+        if depth <= 0 or not (isinstance(obj, (dict, list, tuple)) or _is_lazy_list(obj)):
+            yield self.encode(obj, level)
+            return
+        is_dict = isinstance(obj, dict)
+        items = iter(obj.items() if is_dict else obj)
+        first = next(items, _END)
+        if first is _END:
+            yield "{}" if is_dict else "[]"
+            return
+        inner = "\n" + " " * (self.indent * (level + 1))
+        yield "{" if is_dict else "["
+        sep = inner
+        for item in itertools.chain((first,), items):
+            if is_dict:
+                yield f"{sep}{self.key(item[0])}: "
+                item = item[1]
+            else:
+                yield sep
+            yield from self.chunks(item, depth - 1, level + 1)
+            sep = "," + inner
+        yield "\n" + " " * (self.indent * level) + ("}" if is_dict else "]")
+
+    def encode(self, obj: Any, level: int) -> str:
+        """One value as json.dumps(unicode_tree(obj), indent) nests it at this level."""
+        if isinstance(obj, str):
+            return self.quote(unicode(obj))
+        if obj is None:
+            return "null"
+        if obj is True:
+            return "true"
+        if obj is False:
+            return "false"
+        if isinstance(obj, int):
+            return int.__repr__(obj)
+        if isinstance(obj, float):
+            return _float(obj)
+        if isinstance(obj, (dict, list, tuple)):
+            if not obj:
+                return "{}" if isinstance(obj, dict) else "[]"
+            inner = "\n" + " " * (self.indent * (level + 1))
+            if isinstance(obj, dict):
+                body = ("," + inner).join(f"{self.key(k)}: {self.encode(v, level + 1)}" for k, v in obj.items())
+                return "{" + inner + body + "\n" + " " * (self.indent * level) + "}"
+            body = ("," + inner).join(self.encode(v, level + 1) for v in obj)
+            return "[" + inner + body + "\n" + " " * (self.indent * level) + "]"
+        raise TypeError(f"Object of type {obj.__class__.__name__} is not JSON serializable")
+
+    def key(self, key: Any) -> str:
+        """A dict key as json writes it: a string as itself; a number, true, false or null as its JSON text, quoted."""
+        if isinstance(key, str):
+            return self.quote(unicode(key))
+        if key is None or key is True or key is False or isinstance(key, (int, float)):
+            return self.quote(self.encode(key, 0))
+        raise TypeError(f"keys must be str, int, float, bool or None, not {key.__class__.__name__}")
+
+
+_END = object()
+
+
+def _is_lazy_list(obj: Any) -> bool:
+    """An iterable written as a JSON list (a generator, a view): not a string, bytes or mapping."""
+    return isinstance(obj, Iterable) and not isinstance(obj, (str, bytes, bytearray, dict))
+
+
+def _float(x: float) -> str:
+    if x != x:
+        return "NaN"
+    if x in (math.inf, -math.inf):
+        return "Infinity" if x > 0 else "-Infinity"
+    return float.__repr__(x)

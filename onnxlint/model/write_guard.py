@@ -42,15 +42,16 @@ def check_target(dest: Path, inputs: Iterable[Path], option: str, replaced_by: s
                              "weights")
 
 
-def replace_text(dest: Path, text: str) -> None:
+def replace_text(dest: Path, text: str | Iterable[str]) -> None:
     """Write a report or baseline whole or not at all, never through a link: a new temporary file (O_EXCL, a name
     nobody chose) in dest's folder, renamed over dest. A repository can commit `onnxlint.sarif` or
-    `baseline.json` as a link to a file outside it: the link is replaced, the file it leads to left as it was."""
+    `baseline.json` as a link to a file outside it: the link is replaced, the file it leads to left as it was.
+    text may come in pieces (a report rendered as it is written); dest is replaced once the last is written."""
     fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
     try:
         os.chmod(tmp, 0o666 & ~_umask())  # as open() would make it (mkstemp makes 0600)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+            fh.writelines((text,) if isinstance(text, str) else text)
         os.replace(tmp, dest)
     except BaseException:
         if os.path.lexists(tmp):

@@ -258,3 +258,22 @@ def test_a_runtime_finding_keeps_its_message_whatever_the_node_is_named(tmp_path
     assert [x for x in out.splitlines() if code in x] == [f"{p}:{name}: {SEVERITY[code]}: {code} {message}"], out + err
     rc, out, err = cli(p, "--no-cache", "--target", target, "--select", code, "--format", "json")
     assert [(f["node"], f["message"]) for f in json.loads(out) if f["code"] == code] == [(name, message)], out
+
+
+JSON_VALUES = [[], {}, [{}], {"a": []}, [[[[1], [2, [3, {}]]]]],
+               {"names": ["x\u00e9\u200b", "\udcff bad byte", "quote \" and \\ and \n", NASTY],
+                "numbers": [0, -7, 10 ** 30, 2.5, -0.0, 1e300, float("nan"), float("inf"), float("-inf")],
+                "constants": [None, True, False], "keys": {7: "int", 2.5: "float", True: "true", None: "null"}},
+               [{"node": NASTY, "ep": None, "deliberate": False, "nested": {"list": [1, {"b": []}]}}] * 3]
+
+
+@pytest.mark.parametrize("value", JSON_VALUES)
+def test_json_written_in_pieces_is_the_whole_documents_text(value):
+    """The placement JSON is written as it is made (dumps_chunks): byte for byte escape.dumps' text, whatever the
+    depth streamed, a generator standing for a list, keys that are not strings, surrogates and hidden characters."""
+    for indent in (2, 4):
+        whole = escape.dumps(value, indent=indent)
+        for depth in range(5):
+            assert "".join(escape.dumps_chunks(value, indent, depth)) == whole
+    lazy = {"first": (x for x in value) if isinstance(value, list) else value, "empty": (x for x in ())}
+    assert "".join(escape.dumps_chunks(lazy, 2, 2)) == escape.dumps({"first": value, "empty": []}, indent=2)
