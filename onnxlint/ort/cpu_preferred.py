@@ -16,7 +16,7 @@ from onnxlint.ort.kernel_registry import cpu_inputs, cpu_outputs
 from onnxlint.ort.memcpy import output_on_host
 from onnxlint.ort.optimizer.initializers import constant_tensor
 from onnxlint.ort.optimizer.optimized import Optimized
-from onnxlint.ort.verdicts import CPU, CUDA, GONE_STATUSES, NodePlacement, Placement
+from onnxlint.ort.verdicts import CPU, CUDA, GONE_STATUSES, Placement
 
 HALF_TYPES = {"float16", "bfloat16", "float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz"}
 SMALL_INITIALIZER = 100  # kSmallInitializerThreshold in fallback_cpu_capability.cc
@@ -47,9 +47,12 @@ def assign(scope: GraphScope, pl: Placement, opt: Optimized | None, version: str
                 queue.outputs_on_cpu(node)
             continue
         if p.status == "device" and _inputs_on_cpu(node, scope, opt, queue):
-            pl.record(node.index, NodePlacement(node, CPU, "deliberate", "cpu-preferred",
-                                                "ORT runs this small shape computation on CPU on purpose (inputs are CPU tensors)"))
+            pl.record_as(node.index, node, _DELIBERATE)  # no NodePlacement made a node in a big model
             queue.outputs_on_cpu(node)
+
+
+# the fields but the node of the NodePlacement of a node GetCpuPreferredNodes puts on CPU
+_DELIBERATE = (CPU, "deliberate", "cpu-preferred", "ORT runs this small shape computation on CPU on purpose (inputs are CPU tensors)")
 
 
 def _seeds(scope: GraphScope, pl: Placement) -> list[str]:
@@ -87,6 +90,8 @@ class _Candidates:
         for i, n in enumerate(order):
             pos[n.index - base] = i
         self.cpu_args: set[str] = set()
+        self.constants = opt.constants if opt is not None else set()
+        self.host_inputs: dict[tuple[str, int | None, str], frozenset[int]] = {}  # op -> cpu_inputs, asked once an op
         self.heap: list[tuple[int, int]] = []
         self.visited: set[int] = set()
         self.alias, self.resolve = (opt.alias if opt is not None else {}), _resolver(opt)
@@ -125,14 +130,22 @@ class _Candidates:
 def _inputs_on_cpu(node: NodeRef, scope: GraphScope, opt: Optimized | None, queue: _Candidates) -> bool:
     """Whether a CUDA node reads only CPU tensors (small initializers, graph inputs and outer values count as
     such), no half type, and none at an input its CUDA kernel wants in host memory anyway."""
-    since = schema_registry.since_version(node.op_type, node.opset, node.domain)
-    on_cpu = cpu_inputs(node.op_type, since)
+    op = (node.op_type, node.opset, node.domain)
+    on_cpu = queue.host_inputs.get(op)
+    if on_cpu is None:
+        on_cpu = queue.host_inputs[op] = cpu_inputs(node.op_type, schema_registry.since_version(*op))
+    types = scope.types if scope.parent is None else None  # nothing encloses it: its own types are all there are
+    cpu_args, constants = queue.cpu_args, queue.constants
     for i, value in enumerate(node.inputs):
-        vt = scope.type_of(value) if value else None
-        if vt is not None and vt.dtype in HALF_TYPES:
-            return False
+        if value:
+            vt = types.get(value) if types is not None else scope.type_of(value)
+            if vt is not None and vt.dtype in HALF_TYPES:
+                return False
         if value in queue.alias:
             value = queue.resolve(value)
+        if value and value in cpu_args and i not in on_cpu and value not in constants:
+            continue  # a CPU tensor where the kernel takes one: what the checks below conclude, without them
+            # (a folded value is left to them: _small_initializer may ask the optimizer's sizer of it)
         if value and (_small_initializer(scope, value, opt) or scope.is_graph_input(value) or _outer(scope, value)):
             continue
         if not value or value not in queue.cpu_args:

@@ -12,6 +12,7 @@ from onnxlint.ort.optimizer.optimized import Optimized
 from onnxlint.ort.verdicts import CPU, CUDA, Boundary, Placement
 
 _REMOVED = ("folded", "eliminated")
+_NO_INPUTS: frozenset[int] = frozenset()  # a node none of whose inputs is host memory but for its side
 DTYPE_BYTES = {"float": 4, "float16": 2, "bfloat16": 2, "double": 8, "int64": 8, "int32": 4, "int16": 2, "int8": 1,
                "uint64": 8, "uint32": 4, "uint16": 2, "uint8": 1, "bool": 1}
 
@@ -43,13 +44,7 @@ def insert_boundaries(pl: Placement, index: GraphIndex, opt: Optimized | None,
     seen: set[tuple[str, ...]] = set()
     # scope id -> value -> [host-side reader, device-side reader] for the scope's inputs and outer values
     fed: dict[int, dict[str, list[NodeRef | None]]] = {}
-    # the branch of an If ORT inlined (constant condition) runs in the graph around it: its producers are
-    # looked up there too (an overlay: the enclosing graph's own map may hold a million entries)
-    merged: dict[int, dict[str, NodeRef]] = {}
-    for sc in index.scopes:
-        eff = _effective(sc, opt)
-        if eff is not sc:
-            merged.setdefault(id(eff), {}).update(sc.producer)
+    merged = _inlined_producers(index, opt)
     # read once here, not per input (a million inputs at 1M nodes)
     alias = opt.alias if opt is not None else {}
     folded = opt.constants if opt is not None else set()
@@ -59,17 +54,19 @@ def insert_boundaries(pl: Placement, index: GraphIndex, opt: Optimized | None,
     # each node's side from the verdicts' codes (no verdict made a node or a producer: a million each at 1M nodes)
     codes, sides, recorded = _sides(pl)
     size = len(codes)
+    # op -> the outputs its CUDA kernel leaves in host memory (output_on_host's, asked once per op, not per edge)
+    host_outputs: dict[str, frozenset[int]] = {}
     for node, code in recorded:
         ep = sides[code]
         if ep is _GONE or ep is _MIXED:
             continue
+        host_inputs = _NO_INPUTS
         if ep == CUDA:
             op = (node.op_type, node.opset, node.domain)
-            host_inputs = cuda_host_inputs.get(op)
+            host_inputs = cuda_host_inputs.get(op)  # type: ignore[assignment]
             if host_inputs is None:
                 host_inputs = cuda_host_inputs[op] = cpu_inputs(node.op_type, schema_registry.since_version(*op))
-        else:
-            host_inputs = frozenset()
+        on_host = ep == CPU  # the node's side; an input of host_inputs is host side whatever it is
         scope = _effective(node.scope, opt) if merged else node.scope
         producer, inlined = scope.producer, merged.get(id(scope))
         for i, value in enumerate(node.inputs):
@@ -85,7 +82,7 @@ def insert_boundaries(pl: Placement, index: GraphIndex, opt: Optimized | None,
             if prod is None:
                 if value and node.scope.constant(value) is None:
                     side = fed.setdefault(id(scope), {}).setdefault(value, [None, None])
-                    k = 0 if (ep == CPU or i in host_inputs) else 1
+                    k = 0 if (on_host or i in host_inputs) else 1
                     side[k] = side[k] or node
                 continue  # an initializer: duplicated per device by ORT, never a Memcpy node
             j = prod.index
@@ -94,9 +91,14 @@ def insert_boundaries(pl: Placement, index: GraphIndex, opt: Optimized | None,
                 src_host = per_edge[value] == CPU  # a copy of a DequantizeLinear a transformer removed
             elif src is None or src is _GONE or src is _MIXED:
                 continue  # Constant nodes become initializers; a body on both providers: unknown edges
-            else:
-                src_host = output_on_host(src, prod, value)  # type: ignore[arg-type]
-            dst_host = ep == CPU or i in host_inputs
+            elif src == CPU:
+                src_host = True
+            else:  # output_on_host, inlined: asked of a million edges
+                outs = host_outputs.get(prod.op_type)
+                if outs is None:
+                    outs = host_outputs[prod.op_type] = cpu_outputs(prod.op_type)
+                src_host = src == CUDA and bool(outs) and prod.outputs.index(value) in outs
+            dst_host = on_host or i in host_inputs
             if src_host == dst_host:
                 continue
             direction = "to-device" if src_host else "to-host"
@@ -105,6 +107,22 @@ def insert_boundaries(pl: Placement, index: GraphIndex, opt: Optimized | None,
                 continue
             seen.add(key)
             pl.boundaries.append(Boundary(value, direction, prod, node, _bytes(node.scope, value)))
+    _shared_inputs(pl, fed)
+
+
+def _inlined_producers(index: GraphIndex, opt: Optimized | None) -> dict[int, dict[str, NodeRef]]:
+    """The branch of an If ORT inlined (constant condition) runs in the graph around it: its producers, by the
+    id of that graph, looked up there too (an overlay: the enclosing graph's own map may hold a million entries)."""
+    merged: dict[int, dict[str, NodeRef]] = {}
+    for sc in index.scopes:
+        eff = _effective(sc, opt)
+        if eff is not sc:
+            merged.setdefault(id(eff), {}).update(sc.producer)
+    return merged
+
+
+def _shared_inputs(pl: Placement, fed: dict[int, dict[str, list[NodeRef | None]]]) -> None:
+    """A graph's input or outer value read on both sides: copied to the device for its device-side readers."""
     for values in fed.values():
         for value, (host_reader, device_reader) in values.items():
             if host_reader is not None and device_reader is not None:

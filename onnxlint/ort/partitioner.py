@@ -61,12 +61,14 @@ class Simulator:
         self.rejects: Rejects = rejects or (lambda node, target: None)  # (node, target) -> detail str if EP rejects node
         # ops rejects() may refuse; None = any op (then nothing is shared between nodes)
         self.reject_ops = reject_ops if rejects is not None else set()
-        # signature -> (ep, status, reason, detail) and the placement of the function body ORT inlines, if any
-        self._by_signature: dict[tuple[Any, ...], tuple[tuple[str | None, str, str | None, str], Placement | None]] = {}
+        # signature -> (ep, status, reason, detail), the placement of the function body ORT inlines, if any, and
+        # the code of the ORT types of its untyped outputs (node_args.Produced; 0: it has none)
+        self._by_signature: dict[tuple[Any, ...], tuple[tuple[str | None, str, str | None, str], Placement | None, int]] = {}
         # function bodies ORT inlines: the placement of the body of the last node expanded, per node
         self._last_body: Placement | None = None
         self._body_of: dict[int, Placement] = {}
         self._ort_types: node_args.OrtTypes = {}  # node_args.ort_type_str's answers
+        self._produced = node_args.Produced(len(index.nodes))  # the ORT types of keyed nodes' outputs
         self.opt: Optimized | None = None
 
     def run(self) -> Placement:
@@ -252,15 +254,18 @@ class Simulator:
             if p.status == "expanded" and self._last_body is not None:
                 self._body_of[node.index] = self._last_body
             return p.ep, p.status, p.reason, p.detail
-        key = self.index.signature(node)
-        if None in key[3]:  # an untyped input may have the type ORT's own schema gives a contrib op's output
-            key = (*key, node_args.ort_input_types(self.index, node, key[3], self._ort_types))
+        sig = key = self.index.signature(node)
+        if None in sig[3]:  # an untyped input may have the type ORT's own schema gives a contrib op's output
+            key = (*sig, node_args.ort_input_types(self.index, node, sig[3], self._ort_types, self._produced))
         got = self._by_signature.get(key)
         if got is None:
             self._last_body = None
             p = self._assign(node, preferred)
-            got = self._by_signature[key] = ((p.ep, p.status, p.reason, p.detail), self._last_body)
-        hit, body = got
+            outputs = self._produced.code(node_args.output_types(sig, key[5] if len(key) > 5 else sig[3])) if None in sig[4] else 0
+            got = self._by_signature[key] = ((p.ep, p.status, p.reason, p.detail), self._last_body, outputs)
+        hit, body, outputs = got
+        if outputs:  # what the readers of its untyped outputs ask (node_args.ort_input_types)
+            self._produced.codes[node.index] = outputs
         if hit[1] == "expanded" and body is not None:
             self._body_of[node.index] = body
         return hit

@@ -92,53 +92,49 @@ def _share_key(table: Table, index: GraphIndex) -> Callable[[NodeRef, Signature]
                 bool(row.get("attr_limits")) or op in ("Cast", "CastLike", "Shape"),
                 (mixed_rejected and op == "Cast") or op in reduce_ignored, qdq_probed and op in QDQ_OPS, by_index)
 
-    per_op: dict[tuple[str, str], tuple[Any, ...]] = {}
+    # id(signature) -> what() of its op: signatures are the index's own, one object each (GraphIndex.signature),
+    # so their ids stand for them while the index lives, and an int hashes at once where a signature's nested
+    # tuples are hashed again at each lookup
+    per_sig: dict[int, tuple[Any, ...]] = {}
     # id(scope) -> (its constant values, its network inputs), for the nodes of a scope nothing encloses: one set
     # lookup an input, where is_constant and is_graph_input ask up to three dicts
     main_names: dict[int, tuple[set[str], set[str]]] = {}
 
     def key_of(node: NodeRef, sig: Signature) -> tuple[Any, ...]:
-        key: tuple[Any, ...] = sig
-        op = node.op_type
-        flags = per_op.get((op, node.domain))
+        """id(sig) and the facts its op's verdicts read, in a tuple of one shape per signature (what() is its
+        op's): two nodes share a verdict exactly when their keys are equal."""
+        flags = per_sig.get(id(sig))
         if flags is None:
-            flags = per_op[(op, node.domain)] = what(op, node.domain)
+            flags = per_sig[id(sig)] = what(node.op_type, node.domain)
         has_row, values, ranks, attrs, own_cast, qdq, by_index = flags
         if has_row:
             ins = node.inputs
             scope = node.scope
             main = scope.parent is None
-            network: tuple[bool, ...] = ()
             if main:  # is_constant and is_graph_input, without their calls: nothing encloses this scope
                 names = main_names.get(id(scope))
                 if names is None:
                     names = main_names[id(scope)] = _main_names(scope, index.by_op.get("Constant", []))
-                key += (tuple(map(names[0].__contains__, ins)),)
-                network = tuple(map(names[1].__contains__, ins))
+                constant: tuple[bool, ...] = tuple(map(names[0].__contains__, ins))
+                # () where it reads none (most nodes): all False, as many as the signature has inputs
+                network: tuple[bool, ...] | None = () if names[1].isdisjoint(ins) else tuple(map(names[1].__contains__, ins))
             else:
-                key += (tuple([bool(n) and is_constant(node, n) for n in ins]),)
-            if values:
-                key += (tuple([constant_value(node, n) if n else None for n in ins]),)
-            if ranks:
-                key += (tuple([rank(node, i) for i in range(len(ins))]),)
-            if main:
-                key += (network,)
-            if attrs:
-                key += (tuple([(a.name, a.SerializeToString()) for a in node.proto.attribute if a.type not in (5, 10)]),)
-            outputs = 0
-            for o in node.outputs:
-                if o:
-                    outputs += 1
-            key += (outputs,)
-            if own_cast:
-                key += (node.index,)  # the verdict reads its consumers / its axes values and input rank
-            if qdq:
-                key += (quantization.key(node),)  # where x comes from, the zero point's values, the scale's shape
-        elif qdq_probed:  # the stored inputs the parser cannot import, whatever the op
-            key += (tuple([bool(n) and is_constant(node, n) for n in node.inputs]),)
-        if by_index:
-            key += (node.index,)  # reads its bodies / the attributes its importer checks (MatMulNBits' bits)
-        return key
+                constant, network = tuple([bool(n) and is_constant(node, n) for n in ins]), None
+            outs = node.outputs
+            outputs = len(outs) - outs.count("")
+            if not (values or ranks or attrs or own_cast or qdq or by_index):  # most ops: nothing more
+                return (id(sig), constant, network, outputs)
+            return (id(sig), constant, network, outputs,
+                    tuple([constant_value(node, n) if n else None for n in ins]) if values else None,
+                    tuple([rank(node, i) for i in range(len(ins))]) if ranks else None,
+                    tuple([(a.name, a.SerializeToString()) for a in node.proto.attribute if a.type not in (5, 10)])
+                    if attrs else None,
+                    node.index if own_cast or by_index else None,  # the verdict reads its consumers / its axes
+                    # values and input rank / its bodies / the attributes its importer checks (MatMulNBits' bits)
+                    quantization.key(node) if qdq else None)  # where x comes from, the zero point's values, the scale's shape
+        if qdq_probed:  # the stored inputs the parser cannot import, whatever the op
+            return (id(sig), tuple([bool(n) and is_constant(node, n) for n in node.inputs]), node.index if by_index else None)
+        return (id(sig), node.index) if by_index else (id(sig),)
 
     return key_of
 

@@ -131,3 +131,39 @@ def test_the_partitioner_s_input_types_are_ort_type_str_s_answers_in_any_node_or
         assert node_args.ort_input_types(index, node, types, fast) == want
         assert {k: d for k, d in fast.items() if d} == slow
     assert set(slow[id(scope)].values()) == {"tensor(string)"} and set(slow[id(scope)]) == {"n", "t", "y", "z"}
+
+
+def test_the_producers_answers_the_partitioner_keeps_are_ort_type_str_s():
+    """The partitioner keeps, per keyed node, the ORT types of its untyped outputs (node_args.output_types, a code
+    a node in node_args.Produced) and its readers read them there: the same answers ort_type_str gives, the same
+    cache left, for a chain through a contrib op (Tokenizer's output typed like its input), an op whose output
+    has a concrete type (NonZero: int64), one that shares its inputs' parameter (Concat), one whose output type
+    its schema does not tie to anything (Shape's T1: no answer), and a node listed before its producer."""
+    nodes = [h.make_node("StringNormalizer", ["x"], ["n"], name="norm", case_change_action="LOWER"),
+             h.make_node("Identity", ["y"], ["z"], name="early"),
+             h.make_node("Tokenizer", ["n"], ["t"], domain="com.microsoft", name="tok", mark=0, pad_value="#",
+                         separators=[" "], mincharnum=1),
+             h.make_node("Flatten", ["t"], ["y"], name="flat"),
+             h.make_node("Concat", ["t", "z", "y"], ["w"], name="cat", axis=0),
+             h.make_node("NonZero", ["w"], ["s"], name="nonzero"),
+             h.make_node("Concat", ["s", "s"], ["s2"], name="cat2", axis=0),
+             h.make_node("Shape", ["s2"], ["s3"], name="shape"),
+             h.make_node("Identity", ["s3"], ["s4"], name="last")]
+    m = make_model(nodes, [vi("x", T.STRING, ["N"])], [vi("s4", T.INT64, None)], opset=17,
+                   extra_opsets=[("com.microsoft", 1)])
+    index = GraphIndex(m)  # no inference: every computed value untyped
+    scope = index.scopes[0]
+    fast: node_args.OrtTypes = {}
+    slow: node_args.OrtTypes = {}
+    produced = node_args.Produced(len(index.nodes))
+    for node in index.nodes:
+        sig = index.signature(node)
+        want = tuple(node_args.ort_type_str(scope, v, cache=slow) if v and t is None else t for v, t in zip(node.inputs, sig[3]))
+        got = node_args.ort_input_types(index, node, sig[3], fast, produced)
+        assert got == want
+        assert {k: d for k, d in fast.items() if d} == slow
+        produced.codes[node.index] = produced.code(node_args.output_types(sig, got))
+    assert slow[id(scope)]["s2"] == "tensor(int64)" and slow[id(scope)]["w"] == "tensor(string)"
+    assert slow[id(scope)]["s3"] is None
+    assert [produced.answers[produced.codes[n.index]] for n in index.nodes[-4:-1]] == [
+        ("tensor(int64)",), ("tensor(int64)",), (None,)]  # the last one's output is typed: a graph output
