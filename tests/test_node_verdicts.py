@@ -131,15 +131,21 @@ def test_record_as_records_what_record_does(big):
     for name, recorded in cases.items():
         for make, verdict, fields in ((lambda: Placement("ort-cuda", "1.24.4", {}, []), NodePlacement, kinds),
                                       (lambda: TrtPrediction("10.13", None), TrtNode, trt)):
-            made, as_fields = make(), make()
+            made, as_fields, bound = make(), make(), make()
+            record = bound.recorder()  # record_as bound once, for a loop over every node
             for i, n, k in recorded:
                 f = fields[k % len(fields)] if k >= 0 else fields[0][:-1]  # a verdict given without its last field
                 made.record(i, verdict(n, *f))
                 as_fields.record_as(i, n, f)
-            assert (made.nodes._plain is None) == (as_fields.nodes._plain is None), name
-            assert list(made.nodes.items()) == list(as_fields.nodes.items()), name
-            assert made.by_status() == as_fields.by_status() and made.by_status(False) == as_fields.by_status(False), name
-            assert made.__dict__.get("_unusual") == as_fields.__dict__.get("_unusual"), name  # the status read
+                record(i, n, f)
+                # asked between two records: each status cache is dropped by the next record, a common one too
+                assert made.by_status() == as_fields.by_status() == bound.by_status(), name
+            for other_way in (as_fields, bound):
+                assert (made.nodes._plain is None) == (other_way.nodes._plain is None), name
+                assert list(made.nodes.items()) == list(other_way.nodes.items()), name
+                assert made.by_status() == other_way.by_status() and made.by_status(False) == other_way.by_status(False), name
+                assert made.__dict__.get("_unusual") == other_way.__dict__.get("_unusual"), name  # the status read
+                assert made.__dict__.get("_index") is other_way.__dict__.get("_index"), name
     pl = Placement("ort-cuda", "1.24.4", {}, [])
     for n in nodes:
         pl.record_as(n.index, n, kinds[0])

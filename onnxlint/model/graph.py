@@ -11,7 +11,7 @@ import weakref
 from collections import deque
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Iterator, MutableMapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, MutableMapping, Sequence
 
 from onnxlint.model.node_verdicts import NodeVerdicts, field_position
 
@@ -366,6 +366,24 @@ class StatusIndex:
             self._noted(index, node, fields[field_position(self.VERDICT, "status")])
         else:
             self.record(index, self.VERDICT(node, *fields))
+
+    def recorder(self) -> Callable[[int, NodeRef, tuple[Any, ...]], None]:
+        """record_as, for a loop that records every node of a model (the partitioner, the TensorRT parser): the
+        mapping, the verdict class and where its status is looked up once, and _noted asked only where it has
+        something to do (the index to keep, a node of unusual status, a status cache to drop)."""
+        nodes = self.nodes
+        if not isinstance(nodes, NodeVerdicts):
+            return self.record_as
+        cls, common, at, d = self.VERDICT, self.COMMON, field_position(self.VERDICT, "status"), self.__dict__
+        set_fields, noted, record = nodes.set_fields, self._noted, self.record
+
+        def record_as(index: int, node: NodeRef, fields: tuple[Any, ...]) -> None:
+            if not set_fields(index, node, cls, fields):
+                record(index, cls(node, *fields))
+            elif fields[at] != common or "_index" not in d or "_status_cache" in d:
+                noted(index, node, fields[at])
+
+        return record_as
 
     def _noted(self, index: int, node: Any, status: str) -> None:
         """What is kept beside a recorded verdict: the index it came from, the nodes of unusual status."""

@@ -51,36 +51,31 @@ class NodeVerdicts(MutableMapping[int, V], Generic[V]):
         if self._cls is None and not self._start(verdict):
             self._to_plain()[index] = verdict
             return
-        nodes, codes = self._nodes, self._codes
-        if (verdict.__class__ is not self._cls or not 0 <= index < len(codes) or nodes[index] is not verdict.node  # type: ignore[attr-defined]
-                or (not codes[index] and index < self._last)):
+        cls = self._cls
+        if verdict.__class__ is not cls or not self.set_fields(index, verdict.node, cls, self._fields(verdict)):  # type: ignore[attr-defined,misc]
             self._to_plain()[index] = verdict
-            return
-        self._put(index, self._fields(verdict))  # type: ignore[misc]
 
     def set_fields(self, index: int, node: Any, cls: Callable[..., V], fields: tuple[Any, ...]) -> bool:
         """self[index] = cls(node, *fields) kept as its code without the verdict being made, where it fits the codes
         as that verdict would (fields: all of its fields but the node, in order): for a prediction that records a
         million nodes from a few verdicts. False, nothing changed, where it does not: the caller records the
-        verdict itself."""
+        verdict itself. The code: the fields' position among the distinct verdicts, added where they are new."""
         codes = self._codes
         if (self._plain is not None or self._cls is not cls or len(fields) != self._width or not 0 <= index < len(codes)
-                or self._nodes[index] is not node or (not codes[index] and index < self._last)):
+                or self._nodes[index] is not node):
             return False
-        self._put(index, fields)
-        return True
-
-    def _put(self, index: int, kind: tuple[Any, ...]) -> None:
-        """Node index's code: kind's, kind added to the distinct verdicts where it is new."""
-        code = self._code_of.get(kind)
+        new = not codes[index]
+        if new and index < self._last:
+            return False
+        code = self._code_of.get(fields)
         if code is None:
-            self._kinds.append(kind)
-            code = self._code_of[kind] = len(self._kinds)
-        codes = self._codes
-        if not codes[index]:
+            self._kinds.append(fields)
+            code = self._code_of[fields] = len(self._kinds)
+        if new:
             self._size += 1
             self._last = index
         codes[index] = code
+        return True
 
     def _start(self, verdict: V) -> bool:
         """Codes for verdicts of this one's class over the nodes of this one's index; False when they cannot be."""

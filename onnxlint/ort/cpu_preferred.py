@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import heapq
 from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from operator import attrgetter
 
+import numpy as np
 import onnx
 
 from onnxlint.model.graph import GraphScope, NodeRef
@@ -85,10 +87,7 @@ class _Candidates:
         if order is None:
             order = ort_topological_order(scope, opt)
         self.nodes, self.base = scope.nodes, scope.first_index
-        self.pos = array("q", [-1]) * len(self.nodes)  # node index - base -> position in the order; -1: not in it
-        base, pos = self.base, self.pos
-        for i, n in enumerate(order):
-            pos[n.index - base] = i
+        self.pos = _positions(order, self.base, len(self.nodes))
         self.cpu_args: set[str] = set()
         self.constants = opt.constants if opt is not None else set()
         self.host_inputs: dict[tuple[str, int | None, str], frozenset[int]] = {}  # op -> cpu_inputs, asked once an op
@@ -125,6 +124,16 @@ class _Candidates:
                 continue
             self.visited.add(idx)
             yield self.nodes[idx - self.base]
+
+
+def _positions(order: Iterable[NodeRef], base: int, size: int) -> array[int]:
+    """node index - base -> the node's position in order; -1: not in it. Set by numpy: a million positions."""
+    at = np.fromiter(map(attrgetter("index"), order), dtype=np.int64)
+    pos = np.full(size, -1, dtype=np.int64)
+    pos[at - base] = np.arange(len(at), dtype=np.int64)
+    out = array("q")
+    out.frombytes(pos.tobytes())
+    return out
 
 
 def _inputs_on_cpu(node: NodeRef, scope: GraphScope, opt: Optimized | None, queue: _Candidates) -> bool:

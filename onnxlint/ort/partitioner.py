@@ -106,6 +106,7 @@ class Simulator:
         expanded_subgraphs: set[int] = set()
         local = self.index.is_local_function if self.index.functions else None  # asked per node only when there are some
         running = local_functions.running_roots(self.index) if local is not None else set()
+        record = pl.recorder()  # record_as, bound once
         for node in self.index.nodes:
             if node.op_type == "Constant" and node.domain == "ai.onnx":
                 continue  # ORT turns Constant nodes into initializers
@@ -119,12 +120,12 @@ class Simulator:
                 continue
             r = removed.get(node.index)
             if r is not None:
-                pl.record_as(node.index, node, (None, r.status, r.reason, r.detail))
+                record(node.index, node, (None, r.status, r.reason, r.detail))
                 continue
             fields = self._assign_fields(node, preferred)
             if fields[1] == "expanded":
                 expanded_subgraphs.add(node.index)
-            pl.record_as(node.index, node, fields)  # no NodePlacement made a node in a big model
+            record(node.index, node, fields)  # no NodePlacement made a node in a big model
         if preferred == CUDA:
             for scope in self.index.scopes:
                 cpu_preferred.assign(scope, pl, self.opt, self.version)

@@ -30,7 +30,7 @@ def predict(index: GraphIndex, version: str | None = None) -> TrtPrediction:
     check: CheckFn = verdict_verified if pred.verified else verdict_docs
     shared: dict[tuple[Any, ...], Verdict] = {}
     key_of = _share_key(table, index)
-    signature, record = index.signature, pred.record_as
+    signature, record = index.signature, pred.recorder()  # record_as, bound once
     local = index.is_local_function if index.functions else None
     running = local_functions.running_roots(index) if index.functions else set()
     for node in index.nodes:
