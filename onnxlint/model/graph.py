@@ -49,31 +49,19 @@ def graph_bodies(model: onnx.ModelProto, tensors: list | None = None) -> list[tu
         g = stack.pop()
         held: list[tuple[int, int]] = []
         out.append((g, held))
-        for pos, node in enumerate(g.node):
-            attrs = node.attribute
-            if not attrs:
-                continue
-            before = len(stack)
-            for a in attrs:
-                kind = a.type
-                if kind == _GRAPH:
-                    stack.append(a.g)
-                elif kind == _GRAPHS:
-                    stack.extend(a.graphs)
-                elif tensors is not None and kind in _TENSOR_KINDS:
-                    tensors.append(a)
-            if len(stack) > before:
-                held.append((pos, len(stack) - before))
+        scan_attributes(g.node, stack, tensors, held)
     return out
 
 
-def scan_attributes(nodes, bodies: list, tensors: list | None = None) -> None:
+def scan_attributes(nodes, bodies: list, tensors: list | None = None, held: list | None = None) -> None:
     """Append the graphs the nodes hold (If branches, Loop and Scan bodies) to bodies, in node and attribute
-    order, and, when tensors is given, their tensor-valued attributes (TENSOR(S), SPARSE_TENSOR(S)) to it."""
-    for node in nodes:
+    order, and, when tensors is given, their tensor-valued attributes (TENSOR(S), SPARSE_TENSOR(S)) to it;
+    held, when given, gets (position of a node that holds bodies, how many) in node order."""
+    for pos, node in enumerate(nodes):
         attrs = node.attribute
         if not attrs:
             continue
+        before = len(bodies)
         for a in attrs:
             kind = a.type
             if kind == _GRAPH:
@@ -82,6 +70,8 @@ def scan_attributes(nodes, bodies: list, tensors: list | None = None) -> None:
                 bodies.extend(a.graphs)
             elif tensors is not None and kind in _TENSOR_KINDS:
                 tensors.append(a)
+        if held is not None and len(bodies) > before:
+            held.append((pos, len(bodies) - before))
 
 
 _intern = sys.intern
