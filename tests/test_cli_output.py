@@ -102,3 +102,27 @@ def test_new_table_rows_are_taken_without_code_changes(monkeypatch: pytest.Monke
     monkeypatch.setattr(kernel_registry, "releases", lambda ep: [*shipped, "1.32.0"] if ep == "cuda" else shipped)
     assert kernel_registry.nearest("cuda", "1.32.0") == ("1.32.0", True)
     assert kernel_registry.nearest("cuda", "1.33") == ("1.32.0", False)
+
+
+@pytest.mark.parametrize("c_encoder", [True, False])
+def test_json_findings_are_json_dumps_of_each_finding(monkeypatch: pytest.MonkeyPatch, c_encoder: bool) -> None:
+    """The JSON format encodes every finding with one encoder made once (json's C encoder, or a JSONEncoder
+    where json has none): each line reads as json.dumps(finding, ensure_ascii=False) did."""
+    from json import encoder
+
+    from onnxlint.formats import render
+    from onnxlint.linting.report import FileReport, Finding, Report
+
+    if not c_encoder:
+        monkeypatch.setattr(encoder, "c_make_encoder", None)
+    findings = [
+        Finding(code="OLX201", name="n", severity="info", target="ort-cuda", filename="m.onnx", node="a/Gather",
+                op_type="Gather", message='quote " tab \t and \u00e9\u4e2d', hint="h", fix="fold-shapes"),
+        Finding(code="OLX100", name="n2", severity="error", target="any", filename="m.onnx", node=None, op_type=None,
+                message="x", verified="CPUExecutionProvider"),
+    ]
+    report = Report(files=[FileReport("m.onnx", findings=findings)], checked={"m.onnx": {"ort-cuda": "ORT 1.20"}})
+    expected = [json.dumps({**f.as_json(), "checked_against": report.checked["m.onnx"].get(f.target)}, ensure_ascii=False)
+                for f in findings]
+    assert render("json", report) == "[\n" + ",\n".join("  " + line for line in expected) + "\n]\n"
+    assert [d["checked_against"] for d in json.loads(render("json", report))] == ["ORT 1.20", None]

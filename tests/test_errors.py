@@ -170,9 +170,9 @@ def test_the_checker_runs_before_the_parse_and_only_when_a_selected_rule_asks(sa
         seen.append(("infer", mf.raw is None))
         return real_infer(mf, data)
 
-    def external(model, base):
+    def external(model, base, *walked):
         seen.append(("parsed",))
-        return real_external(model, base)
+        return real_external(model, base, *walked)
 
     monkeypatch.setattr(loading, "index_model", index_model)
     monkeypatch.setattr(opening, "checker_message", check)

@@ -521,6 +521,35 @@ def test_inference_budget_skips_a_long_if_chain(tmp_path):
     assert loading.over_inference_budget(big.model) and not loading.over_inference_budget(small.model)
 
 
+def test_inference_budget_counted_from_loads_walk_is_the_walk_over_every_node(tmp_path):
+    """load's external-data walk notes where the bodies are (graph.graph_bodies); the budget's count then reads
+    only the output counts before them, and must count what the walk over every node's attributes counts, where
+    it stops past a small limit too (bodies nested, two nodes with bodies, a node with two)."""
+    from onnxlint.model.graph import graph_bodies
+
+    def branch(i: int, inner: onnx.GraphProto | None = None) -> onnx.GraphProto:
+        nodes = [h.make_node("Neg", ["x"], [f"n{i}"])]
+        if inner is not None:
+            nodes.append(h.make_node("If", ["c"], [f"o{i}"], then_branch=inner, else_branch=branch(i + 50)))
+        return h.make_graph(nodes, f"b{i}", [], [vi(nodes[-1].output[0], T.FLOAT, [2])])
+
+    nodes = [h.make_node("Relu", ["x"], ["r0"]), h.make_node("Split", ["r0"], ["s0", "s1"], num_outputs=2),
+             h.make_node("If", ["c"], ["i0"], then_branch=branch(1, branch(2)), else_branch=branch(3)),
+             h.make_node("Relu", ["i0"], ["r1"]),
+             h.make_node("If", ["c"], ["i1"], then_branch=branch(4), else_branch=branch(5, branch(6))),
+             h.make_node("Relu", ["i1"], ["y"])]
+    m = make_model(nodes, [vi("x", T.FLOAT, [2]), vi("c", T.BOOL, [])], [vi("y", T.FLOAT, [2])])
+    mf = loading.load(_write(tmp_path / "m.onnx", m))
+    assert mf.graph_bodies is not None and len(mf.graph_bodies) == 9
+    bodies = graph_bodies(mf.model)
+    for limit in (None, 100, 20, 8, 0):
+        walked: list = []
+        counted: list = []
+        assert loading.inference._inference_work(mf.model, limit, walked) == \
+            loading.inference._inference_work(mf.model, limit, counted, bodies)
+        assert walked == counted
+
+
 def test_inference_budget_counts_nested_function_calls(tmp_path):
     funcs = [onnx.helper.make_function("local", "f0", ["x"], ["y"], [h.make_node("Relu", ["x"], ["y"])],
                                        [h.make_opsetid("", 17)])]

@@ -20,6 +20,7 @@ import onnx
 
 from onnxlint.fixers import slim_check
 from onnxlint.fixers.base import Applicability, FixContext, fixer
+from onnxlint.model.graph import HOLDS_GRAPH
 from onnxlint.model.loading import has_external_data
 
 # onnxslim rewrites that only fold or drop shape plumbing (the arithmetic fusions are left out)
@@ -444,58 +445,80 @@ def _lookup(scope, name):
 def _state(scope, name: str):
     """CONST (computable from constants and fixed dims), ("shape", dims) (a shape vector some of whose
     entries are unknown, dims: int or None each), or None (depends on run-time data)."""
-    memo = scope.root.__dict__.setdefault("_onnxlint_fold_memo", {})
-    stack = [(scope, name)]
+    memos = _memos(scope)
+    memo = memos.get(id(scope))
+    if memo is None:
+        memo = memos[id(scope)] = {}
+    got = memo.get(name, _UNSET)
+    if got is not _UNSET:  # asked before (each block's two Reshapes read one shape; the lint asks per finding)
+        return got
+    # (scope, its memo, value name, what _lookup found there or None: not looked up yet)
+    stack: list[tuple[Any, dict, str, Any]] = [(scope, memo, name, None)]
     while stack:
-        sc, nm = stack[-1]
-        key = (id(sc), nm)
-        if key in memo:
-            stack.pop()
+        sc, m, nm, found = stack.pop()
+        if nm in m:
             continue
-        prod, where, const = _lookup(sc, nm)
-        if const is not None:
-            memo[key] = CONST
-            stack.pop()
-            continue
-        if prod is None:
-            memo[key] = None
-            stack.pop()
-            continue
-        op = prod.op_type
-        if op in ("Shape", "Size") and prod.domain == "ai.onnx":
-            shape = where.type_of(prod.inputs[0]).shape if prod.inputs else None
-            if shape is None:
-                memo[key] = None
-            elif op == "Size":
-                memo[key] = CONST if all(isinstance(d, int) for d in shape) else None
-            else:
-                start, end = prod.attr("start"), prod.attr("end")
-                dims = [d if isinstance(d, int) else Dim(prod.inputs[0], k) for k, d in enumerate(shape)]
-                dims = dims[slice(start if start is not None else 0, end)]
-                memo[key] = CONST if all(isinstance(d, int) for d in dims) else ("shape", dims)
-            stack.pop()
-            continue
-        if (op in _NONDETERMINISTIC or prod.domain != "ai.onnx"
-                or any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in prod.proto.attribute)):
-            memo[key] = None
-            stack.pop()
-            continue
+        if found is None:
+            found = prod, where, const = _lookup(sc, nm)
+            if const is not None:
+                m[nm] = CONST
+                continue
+            if prod is None:
+                m[nm] = None
+                continue
+            op = prod.op_type
+            if op in ("Shape", "Size") and prod.domain == "ai.onnx":
+                m[nm] = _shape_state(prod, where)
+                continue
+            if op in _NONDETERMINISTIC or prod.domain != "ai.onnx" or prod.attribute_flags() & HOLDS_GRAPH:
+                m[nm] = None
+                continue
+        else:
+            prod, where, _ = found
+        # an input found in an outer scope is memoised under that scope: looked up through `where`
+        wm = memos.get(id(where))
+        if wm is None:
+            wm = memos[id(where)] = {}
         ins = [i for i in prod.inputs if i]
-        pending = [(where, i) for i in ins if (id(where), i) not in memo]
-        # an input found in an outer scope is memoised under this scope's key: look it up through `where`
-        if pending:
-            stack.extend(pending)
+        pending = [i for i in ins if i not in wm]
+        if pending:  # this value again once its inputs are known
+            stack.append((sc, m, nm, found))
+            stack.extend([(where, wm, i, None) for i in pending])
             continue
-        states = [memo[(id(where), i)] for i in ins]
-        memo[key] = _combine(prod, where, states)
-        stack.pop()
-    return memo[(id(scope), name)]
+        m[nm] = _combine(prod, where, [wm[i] for i in ins])
+    return memo[name]
+
+
+_UNSET = object()
+
+
+def _memos(scope) -> dict[int, dict[str, Any]]:
+    """_state's answers for the scopes under scope's root: id(scope) -> value name -> state, kept on the root (an
+    index's scopes live as long as their root)."""
+    kept = scope.root.__dict__
+    memos = kept.get("_onnxlint_fold_memo")
+    if memos is None:
+        memos = kept["_onnxlint_fold_memo"] = {}
+    return memos
+
+
+def _shape_state(prod: Any, where: Any) -> Any:
+    """The state of a Shape or Size node's output, from its input's type as where (its scope) sees it."""
+    shape = where.type_of(prod.inputs[0]).shape if prod.inputs else None
+    if shape is None:
+        return None
+    if prod.op_type == "Size":
+        return CONST if all(isinstance(d, int) for d in shape) else None
+    start, end = prod.attr("start"), prod.attr("end")
+    dims = [d if isinstance(d, int) else Dim(prod.inputs[0], k) for k, d in enumerate(shape)]
+    dims = dims[slice(start if start is not None else 0, end)]
+    return CONST if all(isinstance(d, int) for d in dims) else ("shape", dims)
 
 
 def _combine(node: Any, scope: Any, states: list[Any]) -> Any:
-    if all(s == CONST for s in states):
+    if states.count(CONST) == len(states):  # list methods, no generator: once per value of a shape chain
         return CONST
-    if any(s is None for s in states):
+    if None in states:
         return None
     op = node.op_type
     first = states[0]

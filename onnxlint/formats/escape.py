@@ -118,8 +118,9 @@ def unicode(s: Any) -> Any:
 def json_unicode(doc: str) -> str:
     """A serialized JSON document (json.dumps, ensure_ascii=False) made valid Unicode: each lone surrogate,
     which can only sit inside a string literal, becomes the escaped text `\\\\xNN` (read back as `\\xNN`, as
-    unicode() gives). One regex scan; documents without surrogates come back as they are."""
-    if not _SURROGATE.search(doc):
+    unicode() gives). One regex scan; documents without surrogates come back as they are (an ASCII one without
+    the scan: str knows it is ASCII, 0.2 s of regex at 1M nodes' findings)."""
+    if doc.isascii() or not _SURROGATE.search(doc):
         return doc
     return _SURROGATE.sub(lambda m: "\\" + _one(m), doc)
 

@@ -44,20 +44,31 @@ def fallback_rejects(fallback: list[Rule], ctx: LintContext, target: str) -> tup
     return rejects, ops
 
 
-def _finding(ctx: LintContext, rule: Rule, node: NodeRef | None, fixable: Fixable, vi: Any = None) -> Finding:
+def _finding(ctx: LintContext, rule: Rule, node: NodeRef | None, fixable: Fixable, vi: Any = None,
+             target: str | None = None) -> Finding:
     """A finding without its details (message, hint, fixability): `complete` adds them, for the findings a run
-    shows. Only its identity and what suppression reads (code, node, doc_string) are set here."""
-    target = "any" if "any" in rule.targets else next((t for t in rule.targets if t in ctx.options.targets), rule.targets[0])
+    shows. Only its identity and what suppression reads (code, node, doc_string) are set here. target: the
+    rule's _target, when the caller has it."""
+    if target is None:
+        target = _target(ctx, rule)
+    name = location = None
+    if node:  # the name read once: a big model's index reads it from the proto (a wrapper made per read)
+        name, location = node.name_and_location()
     f = Finding(
         code=rule.id, name=rule.name, severity=rule.severity, target=target, filename=ctx.mf.display,
-        node=node_path(node.location) if node else None, op_type=node.op_type if node else None, message="",
-        node_name=(node.name if node else None), doc_string=_text(node.proto.doc_string) if node else "",
+        node=node_path(location), op_type=node.op_type if node else None, message="",
+        node_name=name, doc_string=_text(node.proto.doc_string) if node else "",
     )
     if _deferrable(rule):
         ctx.pending_details.append((f, rule, node, vi))
     else:  # its message may read a prediction or the checker (what a run computes): rendered as before
         _detail(ctx, f, rule, node, vi, fixable)
     return f
+
+
+def _target(ctx: LintContext, rule: Rule) -> str:
+    """The target a finding of the rule names: `any`, else the first of the rule's that the run checks."""
+    return "any" if "any" in rule.targets else next((t for t in rule.targets if t in ctx.options.targets), rule.targets[0])
 
 
 def _deferrable(rule: Rule) -> bool:
@@ -126,9 +137,10 @@ def lint(ctx: LintContext, rules: list[Rule], *, fixable: Fixable, deferred: boo
     hits: list[tuple[int, Finding]] = []
     per_node = len(node_rules)
     for pos, rule in enumerate(node_rules):
+        target = _target(ctx, rule)
         for node in predicates.candidates(ctx, rule.match, rule.ops):
             if predicates.match_node(ctx, rule.match, node):
-                hits.append((node.index * per_node + pos, _finding(ctx, rule, node, fixable)))
+                hits.append((node.index * per_node + pos, _finding(ctx, rule, node, fixable, target=target)))
     hits.sort(key=itemgetter(0))
     out += [f for _, f in hits]
     if not deferred:

@@ -41,11 +41,17 @@ class Finding:
         key = f"{self.code}\0{self.filename}\0{node_location(self.node) or ''}"
         return hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
-    def as_json(self) -> dict[str, Any]:
-        return {"code": self.code, "name": self.name, "severity": self.severity, "target": self.target,
-                "filename": self.filename, "node": self.node, "op_type": self.op_type, "message": self.message,
-                "hint": self.hint, "fix": self.fix, "suppressed": self.suppressed, "fixable": self.fixable,
-                **({"verified_provider": self.verified} if self.verified else {})}
+    def as_json(self, **after: Any) -> dict[str, Any]:
+        """The finding's JSON object; after: keys a format adds at its end (JSON's `checked_against`), in the same
+        dict (one dict a finding: 266k at 1M nodes)."""
+        row = {"code": self.code, "name": self.name, "severity": self.severity, "target": self.target,
+               "filename": self.filename, "node": self.node, "op_type": self.op_type, "message": self.message,
+               "hint": self.hint, "fix": self.fix, "suppressed": self.suppressed, "fixable": self.fix is not None}
+        if self.verified:
+            row["verified_provider"] = self.verified
+        if after:
+            row.update(after)
+        return row
 
 
 @dataclass

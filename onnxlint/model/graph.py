@@ -11,6 +11,8 @@ import weakref
 from collections import deque
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import repeat
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Callable, Iterator, MutableMapping, Sequence
 
 from onnxlint.model.node_verdicts import NodeVerdicts, field_position
@@ -35,6 +37,34 @@ def iter_graphs(model: onnx.ModelProto, tensors: list | None = None) -> Iterator
         g = stack.pop()
         yield g
         scan_attributes(g.node, stack, tensors)
+
+
+def graph_bodies(model: onnx.ModelProto, tensors: list | None = None) -> list[tuple[onnx.GraphProto, list[tuple[int, int]]]]:
+    """The graphs iter_graphs(model, tensors) yields, each with where its bodies are: [(position of a node that
+    holds bodies, how many)], in node order (what the inference budget's walk needs besides the nodes' output
+    counts: loading.inference)."""
+    out: list[tuple[onnx.GraphProto, list[tuple[int, int]]]] = []
+    stack = [model.graph]
+    while stack:
+        g = stack.pop()
+        held: list[tuple[int, int]] = []
+        out.append((g, held))
+        for pos, node in enumerate(g.node):
+            attrs = node.attribute
+            if not attrs:
+                continue
+            before = len(stack)
+            for a in attrs:
+                kind = a.type
+                if kind == _GRAPH:
+                    stack.append(a.g)
+                elif kind == _GRAPHS:
+                    stack.extend(a.graphs)
+                elif tensors is not None and kind in _TENSOR_KINDS:
+                    tensors.append(a)
+            if len(stack) > before:
+                held.append((pos, len(stack) - before))
+    return out
 
 
 def scan_attributes(nodes, bodies: list, tensors: list | None = None) -> None:
@@ -193,10 +223,14 @@ class GraphScope:
         return scope
 
     def type_of(self, name: str) -> ValueType:
+        if self.parent is None:  # the main graph or a function: its own types (most scopes asked, most often)
+            return self.types.get(name) or UNKNOWN
         return self._visible("types", name) or UNKNOWN
 
     def producer_of(self, name: str) -> "NodeRef | None":
         """The node that makes `name`, in this graph or an enclosing one (an implicit input of a body)."""
+        if self.parent is None:
+            return self.producer.get(name)
         return self._visible("producer", name)
 
     def constant(self, name: str) -> onnx.TensorProto | None:
@@ -267,7 +301,16 @@ class NodeRef:
     def location(self) -> str:
         """`scope path/name`, or `scope path/op#position` for a node without a name: made when asked, not kept
         (a string a node, 65 MB at 1M nodes, for the few nodes findings and placements name)."""
-        scope, nm = self.scope, self.name
+        return self._located(self.name)
+
+    def name_and_location(self) -> tuple[str, str]:
+        """(name, location), the name read once (a finding names both: without its proto each read of the
+        name makes the proto's wrapper)."""
+        nm = self.name
+        return nm, self._located(nm)
+
+    def _located(self, nm: str) -> str:
+        scope = self.scope
         if nm:
             return f"{scope.path}/{nm}"
         return f"{scope.path}/{self.op_type}#{self.index - scope.first_index}"
@@ -335,9 +378,13 @@ def shape_sized(node: NodeRef) -> bool:
     inferred shapes) to hold more than SHAPE_SIZED elements; an unknown shape gets the benefit of the doubt. An
     image-sized GridSample that ORT keeps on CPU because its inputs are CPU tensors is not: its size, not why
     it is there, decides whether running it on CPU is harmless."""
-    for values, type_of in ((node.inputs, node.input_type), (node.outputs, node.output_type)):
-        for k, name in enumerate(values):
-            n = least_elements(type_of(k)) if name else None
+    scope = node.scope
+    # the main graph's or a function's own types hold every type it sees (GraphScope.type_of, without the walk)
+    type_of = scope.types.get if scope.parent is None else scope.type_of
+    for values in (node.inputs, node.outputs):
+        for name in values:
+            vt = type_of(name) if name else None
+            n = least_elements(vt) if vt is not None else None
             if n is not None and n > SHAPE_SIZED:
                 return False
     return True
@@ -429,6 +476,10 @@ def attribute_value(a: onnx.AttributeProto):
     if isinstance(v, onnx.TensorProto):
         return v
     return v
+
+
+_TYPE_STR = attrgetter("type_str")
+_UNKNOWNS = repeat(UNKNOWN)  # what an unknown value's type is, to dict.get mapped over names
 
 
 class GraphIndex:
@@ -610,19 +661,12 @@ class GraphIndex:
         sig = sigs[node.index]
         if sig is None:
             scope = node.scope
-            if scope.parent is None:  # the main graph or a function body: one dict holds every type
-                get = scope.types.get
-                # loops, not comprehensions: a third less time a node (a million signatures at 1M nodes)
-                strs: list[str | None] = []
-                for v in node.inputs:
-                    t = get(v) if v else None
-                    strs.append(None if t is None else t.type_str)
-                ins = tuple(strs)
-                strs = []
-                for v in node.outputs:
-                    t = get(v) if v else None
-                    strs.append(None if t is None else t.type_str)
-                outs = tuple(strs)
+            types = scope.types
+            if scope.parent is None and "" not in types:  # the main graph or a function body: one dict holds every
+                # type; mapped, no Python loop a value (a million signatures at 1M nodes)
+                get = types.get
+                ins = tuple(map(_TYPE_STR, map(get, node.inputs, _UNKNOWNS)))
+                outs = tuple(map(_TYPE_STR, map(get, node.outputs, _UNKNOWNS)))
             else:
                 type_of = scope.type_of
                 ins = tuple([type_of(v).type_str if v else None for v in node.inputs])

@@ -88,17 +88,18 @@ def _count(info: dict, key: str) -> tuple[int | None, str | None]:
     return int(value), None
 
 
-def external_tensors(model: onnx.ModelProto, base: Path) -> list[ExternalTensor]:
+def external_tensors(model: onnx.ModelProto, base: Path, walked: list | None = None) -> list[ExternalTensor]:
     """Where each external tensor's bytes should be, checked with stat() only (never opened).
 
     Every tensor that can hold external data is looked at: initializers, sparse initializers and tensor
-    attributes (Constant values), in every graph, subgraph and local function."""
+    attributes (Constant values), in every graph, subgraph and local function. walked: a list that gets the
+    walk's graphs and where their bodies are (graph.graph_bodies), for the inference budget's count."""
     import onnx
 
     out = []
     sizes: dict[Path, int | str] = {}
     base_real = os.path.realpath(base)
-    for tensor in _all_tensors(model):
+    for tensor in _all_tensors(model, walked):
         if tensor.data_location != onnx.TensorProto.EXTERNAL:
             continue
         info: dict[str, str] = {}
@@ -156,19 +157,21 @@ def _text(value: str | bytes) -> str:
     return value if isinstance(value, str) else value.decode("utf-8", "backslashreplace")
 
 
-def _all_tensors(model: onnx.ModelProto):
+def _all_tensors(model: onnx.ModelProto, walked: list | None = None):
     """Every TensorProto of the model that may point at external data: the initializers and sparse
     initializers of the main graph and its control-flow bodies, then the tensor attributes of their nodes and
     of local functions' nodes (their bodies included). One walk over every node's attributes finds the bodies
-    and the tensor attributes both."""
+    and the tensor attributes both (walked: a list that gets its graph_bodies)."""
     import onnx
 
-    from onnxlint.model.graph import iter_graphs, scan_attributes
+    from onnxlint.model.graph import graph_bodies, scan_attributes
 
     A = onnx.AttributeProto
     found: list = []  # tensor attributes, in node order of the graphs in walk order, then of the functions
-    graphs = list(iter_graphs(model, found))
-    for g in graphs:
+    bodies_of = graph_bodies(model, found)
+    if walked is not None:
+        walked.extend(bodies_of)
+    for g, _ in bodies_of:
         yield from g.initializer
         for sp in g.sparse_initializer:
             yield sp.values

@@ -3,6 +3,8 @@ the file), strict first and lenient only when that fails."""
 
 from __future__ import annotations
 
+from itertools import islice
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from onnxlint.model.loading.model_file import ModelFile
@@ -29,14 +31,17 @@ def inference_cost(model: onnx.ModelProto, limit: int | None = None) -> int:
 
 
 def _inference_work(model: onnx.ModelProto, limit: int | None = None,
-                    graphs: list | None = None) -> tuple[int, int]:
+                    graphs: list | None = None, bodies: list | None = None) -> tuple[int, int]:
     """(inference_cost, nodes in the model's graphs and subgraphs), counting stopped once past limit. graphs: a
-    list that gets every graph walked (all of them when the cost is within limit), for the next walk."""
+    list that gets every graph walked (all of them when the cost is within limit), for the next walk. bodies:
+    graph.graph_bodies(model), when a walk already found them."""
     import onnx
 
     # read once, not per attribute: an enum of a protobuf class is looked up on every read (100k nodes)
     GRAPH, GRAPHS = onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS
     cap = limit if limit is not None else 2**62
+    if bodies is not None and not model.functions:
+        return _work_of_bodies(bodies, cap, graphs)
     fn_cost = _function_costs(model, cap)
     cost = nodes = 0
     stack = [(model.graph, 0)]
@@ -61,6 +66,33 @@ def _inference_work(model: onnx.ModelProto, limit: int | None = None,
                         stack.extend((sub, visible) for sub in a.graphs)
             if fn_cost:
                 cost += fn_cost.get((n.domain, n.op_type, n.overload), 0)
+        if cost > cap:
+            break
+    return cost, nodes
+
+
+_OUTPUT = attrgetter("output")
+
+
+def _work_of_bodies(bodies: list, cap: int, graphs: list | None) -> tuple[int, int]:
+    """_inference_work of a model without local functions, from where its bodies are (graph.graph_bodies, in the
+    walk's order): a node's attributes are not read again, only the output counts of the nodes up to the last
+    one holding a body, without a Python loop a node (a million at 1M nodes)."""
+    cost = nodes = 0
+    stack = [0]  # the values visible to each graph the walk would pop next: its order is graph_bodies'
+    for g, held in bodies:
+        outer = stack.pop()
+        if graphs is not None:
+            graphs.append(g)
+        visible = outer + len(g.input) + len(g.initializer) + len(g.value_info)
+        nodes += len(g.node)
+        cost += len(g.node)
+        rest, at = iter(g.node), 0
+        for pos, count in held:
+            visible += sum(map(len, map(_OUTPUT, islice(rest, pos + 1 - at))))
+            at = pos + 1
+            cost += visible * count
+            stack.extend([visible] * count)
         if cost > cap:
             break
     return cost, nodes
@@ -125,7 +157,7 @@ def infer_shapes(mf: ModelFile, budget: int | None = None) -> None:
     is not inferred: mf.inferred stays None and mf.inference_skipped says why (a rule reports it)."""
     mf.inference_work = None
     graphs: list = []  # the graphs the budget walk met (their number: the control-flow bodies)
-    mf.inference_skipped, cost, nodes = _budget_verdict(mf.model, budget, None, False, graphs)
+    mf.inference_skipped, cost, nodes = _budget_verdict(mf.model, budget, None, False, graphs, mf.graph_bodies)
     if mf.inference_skipped:
         mf.inferred = None
         _inference_done(mf)
@@ -160,14 +192,14 @@ def over_inference_budget(model: onnx.ModelProto, budget: int | None = None, max
 
 
 def _budget_verdict(model: onnx.ModelProto, budget: int | None, max_nodes: int | None, flat: bool,
-                    graphs: list | None = None) -> tuple[str | None, int, int]:
-    """(over_inference_budget's answer, inference cost, nodes); graphs: see _inference_work."""
+                    graphs: list | None = None, bodies: list | None = None) -> tuple[str | None, int, int]:
+    """(over_inference_budget's answer, inference cost, nodes); graphs, bodies: see _inference_work."""
     limit = INFER_BUDGET if budget is None else budget
     most = INFER_MAX_NODES if max_nodes is None else max_nodes
     if flat:
         cost = nodes = len(model.graph.node)
     else:
-        cost, nodes = _inference_work(model, limit, graphs)
+        cost, nodes = _inference_work(model, limit, graphs, bodies)
     if nodes > most:
         return (f"onnx shape inference skipped: {nodes:,} nodes, past the budget of {most:,} (its time and memory); "
                 f"types and shapes come from the file's own value_info"), cost, nodes

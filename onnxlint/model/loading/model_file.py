@@ -38,6 +38,9 @@ class ModelFile:
     ort_resolve: dict[str | None, str | None] = field(default_factory=dict)
     # what infer_shapes' budget walk counted before inference: (cost, nodes, control-flow bodies), or None
     inference_work: tuple[int, int, int] | None = None
+    # graph.graph_bodies(model) as load's external-data walk found them: the budget's count reads where the bodies
+    # are from it instead of every node's attributes again (nothing changes a loaded model's nodes before)
+    graph_bodies: list | None = None
     # the file's bytes, for the checker and for inference's weight-less copy (neither re-serializes the weights)
     raw: bytes | None = None
     checked: str | None | bool = False  # the checker's complaint once asked (checker_result); False: not yet

@@ -60,7 +60,9 @@ def load(path: Path, display: str | None = None, check: bool = False, lean: bool
         mf.weightless, mf.stripped_constants = cut[1], cut[2]  # inference's copy: without Constants' data too
     if digest:
         mf.digest = prefetched[1] if prefetched is not None else digests.hexdigest(data)
-    mf.external = external_tensors(model, path.parent)
+    walked: list = []
+    mf.external = external_tensors(model, path.parent, walked)
+    mf.graph_bodies = walked
     if checked:
         mf.checked = own_complaint(mf, early)
     return mf
