@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from itertools import compress, repeat
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -83,6 +85,8 @@ class OrderCache:
         # value, read through them): a pass that removed nodes without rewiring any (ReshapeFusion) hands the
         # next order the same ones
         self._live_inputs: dict[int, tuple[int, _Rewired]] = {}
+        # scope id -> what the walk of its last order saw (after_twins reads it)
+        self._walks: dict[int, _Walk] = {}
 
     def order(self, scope: GraphScope, opt: Optimized, rewirings: int) -> list[NodeRef]:
         """ort_topological_order(scope, opt); rewirings: how many times a value was rewired into opt.alias so
@@ -130,38 +134,160 @@ class OrderCache:
                     if not dead[p]:
                         has_consumer[p] = 1
         stack = np.flatnonzero((np.frombuffer(dead, np.uint8) | has_consumer) == 0).tolist()
-        # a dead node is never pushed: never visited. Marking it visited up front skips it as a producer below,
-        # where the producers are pushed in the same order as before, less the dead ones
-        visited = bytearray(dead)
-        out = array("i")  # positions, not an int object each (32 MB at 1M nodes)
-        pop, push, emit = stack.pop, stack.append, out.append
-        while stack:
-            k = pop()
-            if k < 0:
-                emit(~k)
-                continue
-            if visited[k]:
-                continue
-            visited[k] = 1
-            if skip[k]:
-                at = rewired[k]
-                ins = over[at + 1:at + 1 + over[at]]
-            else:
-                first, end = starts[k], starts[k + 1]
-                if end - first == 1:  # one producer (most nodes): no slice, and k left at once when it is done
-                    p = inputs[first]
-                    if visited[p]:
-                        emit(k)
-                    else:
-                        push(~k)
-                        push(p)
-                    continue
-                ins = inputs[first:end]
-            push(~k)
-            for p in ins:
-                if not visited[p]:
+        # a dead node is never pushed: never visited. Marking it visited up front skips it as a producer
+        # in the walk, where the producers are pushed in the same order as before, less the dead ones
+        out, entered = _walk(stack, bytearray(dead), skip, rewired, over, starts, inputs)
+        result = list(map(nodes.__getitem__, out))
+        self._walks[key] = _Walk(result, entered, has_consumer, rewired, over)
+        return result
+
+    def after_twins(self, scope: GraphScope, previous: list[NodeRef], removed: array[int],
+                    firsts: array[int]) -> list[NodeRef] | None:
+        """The order after CSE removed each node b (removed: node indexes), a duplicate of a (the one at the same
+        place in firsts), which came before it in previous (this cache's last order of scope), rewiring b's
+        readers to a's outputs, and nothing else changed:
+        previous less the bs, when the walk that made previous had left each a before it entered a live node c
+        now reading a instead of b, or inside c's walk before it went on to a producer of c below a
+        (_left_in_time), and each a had a live reader then (it was no leaf). Else None (compute it).
+
+        Why: a and b read the same producers (the same inputs, up to names rewired to the same value, or bs of
+        other twins), so a was left before b was entered (else a would be up b's inputs, up its own), and b,
+        entered, was left at once. c pushed b (no other node with it) where it now pushes a, which the walk pops
+        visited already (it was left before c, or while c's producers above a were walked, which come first):
+        every other step is the same, the leaves too (a producer of b reads into a as well). The walk of the
+        order returned is not kept: the next order is computed."""
+        key = id(scope)
+        walk, static = self._walks.pop(key, None), self._static.get(key)
+        if walk is None or static is None or walk.order is not previous:
+            return None
+        count = len(static.nodes)
+        position, base = np.frombuffer(static.position.at, np.int64), static.position.base
+        bs = np.frombuffer(removed, np.intc).astype(np.int64) - base
+        as_ = np.frombuffer(firsts, np.intc).astype(np.int64) - base
+        if ((bs < 0) | (bs >= len(position)) | (as_ < 0) | (as_ >= len(position))).any():
+            return None
+        bs, as_ = position[bs], position[as_]
+        if (bs < 0).any() or (as_ < 0).any():
+            return None
+        twin = np.full(count, -1, np.intc)  # b's position -> a's
+        twin[bs] = as_
+        # each node's place in previous (-1: not in it), a part at a time (no array of the whole order's)
+        place = np.full(count, -1, np.intc)
+        for first in range(0, len(previous), _NODES_AT_ONCE):
+            place[_positions_of(previous[first:first + _NODES_AT_ONCE], position, base)] = \
+                np.arange(first, min(first + _NODES_AT_ONCE, len(previous)))
+        gone = twin >= 0
+        if (place[bs] < 0).any() or (place[as_] < 0).any() or not walk.has_consumer[as_].all():
+            return None
+        # the edges (reader, b) the walk read: the static ones of the nodes it did not read through a rewired name
+        owners, inputs = np.frombuffer(static.owners, np.intc), np.frombuffer(static.inputs, np.intc)
+        rewired, over = walk.rewired, walk.over
+        read_through = np.zeros(count, bool)
+        read_through[list(rewired)] = True
+        readers, read = [], []
+        for start in range(0, len(inputs), _EDGES_AT_ONCE):
+            part, by = inputs[start:start + _EDGES_AT_ONCE], owners[start:start + _EDGES_AT_ONCE]
+            hit = gone[part] & ~read_through[by]
+            readers.append(by[hit].astype(np.int64))
+            read.append(part[hit].astype(np.int64))
+        through = [(k, p) for k, at_k in rewired.items() for p in over[at_k + 1:at_k + 1 + over[at_k]] if gone[p]]
+        if through:  # and those of the nodes it read through a rewired name
+            readers.append(np.array([k for k, _ in through], np.int64))
+            read.append(np.array([p for _, p in through], np.int64))
+        reader, b_of = np.concatenate(readers), np.concatenate(read)
+        live = (place[reader] >= 0) & ~gone[reader]
+        reader, b_of = reader[live], b_of[live]
+        entered = np.frombuffer(walk.entered, np.intc)
+        inside = place[twin[b_of]] >= entered[reader]  # a left inside the reader's walk, not before it
+        if inside.any() and not _left_in_time(static, walk, place, reader[inside], twin[b_of[inside]], b_of[inside]):
+            return None
+        kept: list[NodeRef] = []
+        for first in range(0, len(previous), _NODES_AT_ONCE):  # no int object a node kept (30 MB at 1M nodes)
+            chunk = previous[first:first + _NODES_AT_ONCE]
+            kept.extend(compress(chunk, (~gone[_positions_of(chunk, position, base)]).tolist()))
+        return kept
+
+
+def _positions_of(nodes: list[NodeRef], position: np.ndarray, base: int) -> np.ndarray:
+    """The nodes' positions (position: _Positions.at as an array, base its first node index)."""
+    return position[np.fromiter(map(_node_index, nodes), np.int64, len(nodes)) - base]
+
+
+def _walk(stack: list[int], visited: bytearray, skip: bytearray, rewired: dict[int, int], over: array[int],
+          starts: array[int], inputs: array[int]) -> tuple[array[int], array[int]]:
+    """The reverse DFS over positions from the leaves on stack, the last first (visited: the dead ones, never
+    pushed: skipped as producers, which are pushed in the same order as before, less the dead ones; a skipped
+    node's producers read from over): the positions in the order, and when the walk entered each (how many
+    nodes were out then)."""
+    out = array("i")  # positions, not an int object each (32 MB at 1M nodes)
+    entered = array("i", bytes(4 * len(visited)))
+    pop, push, emit = stack.pop, stack.append, out.append
+    while stack:
+        k = pop()
+        if k < 0:
+            emit(~k)
+            continue
+        if visited[k]:
+            continue
+        visited[k] = 1
+        entered[k] = len(out)
+        if skip[k]:
+            at = rewired[k]
+            ins = over[at + 1:at + 1 + over[at]]
+        else:
+            first, end = starts[k], starts[k + 1]
+            if end - first == 1:  # one producer (most nodes): no slice, and k left at once when it is done
+                p = inputs[first]
+                if visited[p]:
+                    emit(k)
+                else:
+                    push(~k)
                     push(p)
-        return [nodes[k] for k in out]
+                continue
+            ins = inputs[first:end]
+        push(~k)
+        for p in ins:
+            if not visited[p]:
+                push(p)
+    return out, entered
+
+
+def _left_in_time(static: _Static, walk: _Walk, place: np.ndarray, readers: np.ndarray, firsts: np.ndarray,
+                  twins: np.ndarray) -> bool:
+    """Whether each of firsts (a), left inside the walk of its reader (c, which read b, twins) there, was left
+    before c's walk went on to a producer below a (by position, pushed before a: popped after it): then c, reading
+    a now, pops a visited already, where the walk pops it. A producer below a that the walk entered inside c's
+    walk after a was left, or never, or b: in time."""
+    entered = np.frombuffer(walk.entered, np.intc)
+    rewired, over = walk.rewired, walk.over
+    by_static = np.fromiter((int(k) not in rewired for k in readers), bool, len(readers)) if rewired \
+        else np.ones(len(readers), bool)
+    c, a, b = readers[by_static], firsts[by_static], twins[by_static]
+    starts, inputs = np.frombuffer(static.starts, np.intc), np.frombuffer(static.inputs, np.intc)
+    first, counts = starts[c].astype(np.int64), (starts[c + 1] - starts[c]).astype(np.int64)
+    of = np.repeat(np.arange(len(c)), counts)
+    q = inputs[np.repeat(first, counts) + (np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts))]
+    c, a, b = c[of], a[of], b[of]
+    late = (q < a) & (q != b) & (place[q] >= 0) & (entered[q] >= entered[c]) & (entered[q] <= place[a])
+    if late.any():
+        return False
+    for k, fa, fb in zip(readers[~by_static].tolist(), firsts[~by_static].tolist(), twins[~by_static].tolist()):
+        at = rewired[k]
+        for p in over[at + 1:at + 1 + over[at]]:
+            if p < fa and p != fb and place[p] >= 0 and entered[k] <= entered[p] <= place[fa]:
+                return False
+    return True
+
+
+class _Walk:
+    """What the walk of an order saw: the order, when it entered each position (the count of nodes out then),
+    which positions had a live reader, and the rewired readers' producers it read."""
+
+    __slots__ = ("order", "entered", "has_consumer", "rewired", "over")
+
+    def __init__(self, order: list[NodeRef], entered: array[int], has_consumer: np.ndarray, rewired: dict[int, int],
+                 over: array[int]) -> None:
+        self.order, self.entered, self.has_consumer, self.rewired, self.over = order, entered, has_consumer, rewired, over
 
 
 def _read_by_live(skip: bytearray, dead: bytearray, owners: array[int], inputs: array[int], count: int) -> np.ndarray:
@@ -191,7 +317,6 @@ def _read_through(static: _Static, scope: GraphScope, alias: dict[str, str], res
     """The nodes that read a rewired name -> their producers, reading its producer now (ascending positions;
     removed producers kept: the order skips them), in one array (a list a node was 45 MB at 1M nodes)."""
     nodes = static.nodes
-    # positions read inline (as _Positions.get would), not by a call each: 13k readers at 100k nodes
     at_of, base = static.position.at, static.position.base
     size = len(at_of)
     # the nodes reading a rewired name: found from the names when they are fewer than the nodes (alias is the
@@ -201,20 +326,18 @@ def _read_through(static: _Static, scope: GraphScope, alias: dict[str, str], res
                    if 0 <= (j := r.index - base) < size and (at := at_of[j]) >= 0}
     else:
         readers = {k for k, n in enumerate(nodes) if any(v in alias for v in n.inputs if v)}
-    live: dict[int, int] = {}
+    ordered = sorted(readers)
+    read = [nodes[k].inputs for k in ordered]
+    which, producers = static.producers_of(read, [resolve(v) if v in alias else v for ins in read for v in ins])
+    # reader i's entry: its count, then its producers, at i + the count of the producers of the readers before it
+    counts = np.bincount(which, minlength=len(ordered))
+    entries = np.arange(len(ordered)) + (np.cumsum(counts) - counts)
+    flat = np.empty(len(ordered) + len(producers), np.intc)
+    flat[entries] = counts
+    flat[which + 1 + np.arange(len(producers))] = producers
     over = array("i")
-    get = static._producer.get  # a Constant's position is -1: left out below
-    for k in readers:
-        ins: list[int] = []
-        for v in nodes[k].inputs:
-            p = get(resolve(v) if v in alias else v)
-            if p is not None and 0 <= (j := p.index - base) < size and (at := at_of[j]) >= 0 and at not in ins:
-                ins.append(at)
-        ins.sort()
-        live[k] = len(over)
-        over.append(len(ins))
-        over.extend(ins)
-    return live, over
+    over.frombytes(flat.tobytes())
+    return dict(zip(ordered, entries.tolist())), over
 
 
 class _Static:
@@ -234,10 +357,10 @@ class _Static:
         """None when a value name has two producers but Constants."""
         nodes = [n for n in scope.nodes if not (n.op_type == "Constant" and n.domain == "ai.onnx")]
         producer = scope.producer  # the last node writing each name: ours, unless two write one
-        for n in nodes:
-            for o in n.outputs:
-                if o and producer.get(o) is not n:
-                    return cls._of_own(scope, nodes)
+        # as many names as outputs: none written twice (nor an output ""), the producer of each is its one writer
+        if sum(map(len, [n.outputs for n in scope.nodes])) != len(producer) \
+                and [n for n in nodes for o in n.outputs if o and producer.get(o) is not n]:
+            return cls._of_own(scope, nodes)
         static = cls(nodes, _Positions(nodes), producer)
         static._read_producers()
         return static
@@ -257,23 +380,53 @@ class _Static:
         return static
 
     def _read_producers(self) -> None:
-        get = self._producer.get  # "" (no input) has no producer
-        at_of, base = self.position.at, self.position.base
-        size = len(at_of)
-        starts, inputs, owners = self.starts, self.inputs, self.owners
-        for k, n in enumerate(self.nodes):  # loops, not a comprehension per node: 100k of those cost twice as much
-            ins: list[int] = []
-            for v in n.inputs:
-                p = get(v)
-                if p is not None:
-                    j = p.index - base
-                    if 0 <= j < size and (pos := at_of[j]) >= 0 and pos not in ins:
-                        ins.append(pos)
-            if len(ins) > 1:
-                ins.sort()
-            inputs.extend(ins)
-            owners.extend([k] * len(ins))
-            starts.append(len(inputs))
+        """The producers of every node, NODES_AT_ONCE nodes at a time (their input names in one list, the
+        positions sorted and made unique in numpy: a loop in Python over each node's inputs took a second at
+        1M nodes)."""
+        nodes, starts, inputs, owners = self.nodes, self.starts, self.inputs, self.owners
+        for first in range(0, len(nodes), _NODES_AT_ONCE):
+            part = nodes[first:first + _NODES_AT_ONCE]
+            read = [n.inputs for n in part]
+            readers, producers = self.producers_of(read, [v for ins in read for v in ins])
+            readers += first
+            inputs.frombytes(producers.astype(np.intc).tobytes())
+            owners.frombytes(readers.astype(np.intc).tobytes())
+            ends = np.searchsorted(readers, np.arange(first + 1, first + len(part) + 1)) + (len(inputs) - len(producers))
+            starts.frombytes(ends.astype(np.intc).tobytes())
+
+    def producers_of(self, read: Sequence[Sequence[str]], flat: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """For nodes reading len(read[k]) names each, flat the names of all one after the other: the edges to
+        their producers in the scope (positions in nodes; none for a name no node of ours writes, "" included),
+        as (k, producer) pairs sorted by k, then by producer, each pair once."""
+        counts = np.fromiter(map(len, read), np.int64, len(read))
+        # each name's producer's node index (-1: none), in C loops (map), not a Python step a name
+        index = np.fromiter(map(_node_index, map(self._producer.get, flat, repeat(_NO_NODE))), np.int64, len(flat))
+        at = np.frombuffer(self.position.at, np.int64)
+        j = index - self.position.base
+        inside = (index >= 0) & (j >= 0) & (j < len(at))
+        where = np.full(len(flat), -1, np.int64)
+        where[inside] = at[j[inside]]
+        readers = np.repeat(np.arange(len(read), dtype=np.int64), counts)
+        found = where >= 0
+        scale = max(len(self.nodes), 1)
+        key = np.sort(readers[found] * scale + where[found])
+        if len(key) > 1:  # each edge once
+            key = key[np.concatenate(([True], key[1:] != key[:-1]))]
+        return key // scale, key % scale
+
+
+_NODES_AT_ONCE = 1 << 16
+
+
+class _NoNode:
+    """What producers_of reads for a name without a producer: a node index no node has."""
+
+    __slots__ = ()
+    index = -1
+
+
+_NO_NODE = _NoNode()
+_node_index = attrgetter("index")
 
 
 class _Positions:
@@ -284,9 +437,11 @@ class _Positions:
 
     def __init__(self, nodes: list[NodeRef]) -> None:
         self.base = base = nodes[0].index if nodes else 0
-        self.at = at = array("q", [-1]) * ((nodes[-1].index - base + 1) if nodes else 0)  # -1: not in nodes
-        for k, n in enumerate(nodes):
-            at[n.index - base] = k
+        self.at = array("q", [-1]) * ((nodes[-1].index - base + 1) if nodes else 0)  # -1: not in nodes
+        at = np.frombuffer(self.at, np.int64)
+        for first in range(0, len(nodes), _NODES_AT_ONCE):  # numpy a part at a time: no copy of the whole
+            part = nodes[first:first + _NODES_AT_ONCE]
+            at[np.fromiter(map(_node_index, part), np.int64, len(part)) - base] = np.arange(first, first + len(part))
 
     def get(self, index: int) -> int | None:
         j = index - self.base

@@ -79,8 +79,17 @@ def test_optimizer_passes_share_one_order_between_changes(monkeypatch):
     assert 0 < len([p for p in orders if p == "graph"]) <= 3 < passes
 
 
+def _twin_below_its_reader() -> onnx.ModelProto:
+    """Two Relu(x), b and a, a first in ORT's order (its reader y reads it before b's reader c reads b), where
+    c, reading a instead of b once CSE removed b, visits a before y: a moves before z (y's other input)."""
+    nodes = [h.make_node("Relu", ["x"], ["b"], name="b"), h.make_node("Add", ["a", "z"], ["y"], name="y"),
+             h.make_node("Relu", ["x"], ["a"], name="a"), h.make_node("Neg", ["x2"], ["z"], name="z"),
+             h.make_node("Add", ["b", "y"], ["c"], name="c")]
+    return make_model(nodes, [vi("x", T.FLOAT, [2]), vi("x2", T.FLOAT, [2])], [vi("c", T.FLOAT, [2])])
+
+
 @pytest.mark.parametrize("build", [lambda: _anchor_blocks(3), lambda: _foldable_blocks(12), _if_fold_chain,
-                                   _transformer_blocks, _cse_after_a_rewrite])
+                                   _transformer_blocks, _cse_after_a_rewrite, _twin_below_its_reader])
 def test_the_passes_order_is_ort_topological_order_of_the_graph_as_they_left_it(monkeypatch, build):
     """OrderCache (what never changes read once per scope, positions instead of nodes) gives, after every
     change, the order ort_topological_order computes from scratch on the graph as the passes left it."""
@@ -96,6 +105,28 @@ def test_the_passes_order_is_ort_topological_order_of_the_graph_as_they_left_it(
     monkeypatch.setattr(optimizer_state.OptimizerState, "nodes", nodes)
     opt = graph_transformer_mgr.optimize(GraphIndex(build()))
     assert checked and all(checked) and opt.removed
+
+
+@pytest.mark.parametrize("build", [_transformer_blocks, _twin_below_its_reader, lambda: _anchor_blocks(3)])
+def test_the_order_after_cse_is_the_last_less_the_twins_where_the_walk_shows_it(monkeypatch, build):
+    """After a CSE pass, the next order is the one before less the twins it removed (OrderCache.after_twins) where
+    the walk that made it shows that is ORT's order: in transformer blocks (a Reshape of a MatMul's twin reads a
+    shape made of the first one's Shape: left in time), not where a twin's reader now visits the first one
+    sooner (_twin_below_its_reader: computed). The optimizer's answer is the same either way."""
+    from ort_cases import _optimized_both_ways
+
+    made: list[bool] = []
+    real = graph_viewer.OrderCache.after_twins
+
+    def after_twins(self, scope, *args):
+        got = real(self, scope, *args)
+        made.append(got is not None)
+        return got
+
+    monkeypatch.setattr(graph_viewer.OrderCache, "after_twins", after_twins)
+    results = _optimized_both_ways(monkeypatch, optimizer_state, "INCREMENTAL_ORDERS", "nodes", build)
+    assert results[True][:3] == results[False][:3] and any(r["reason"] == "cse" for r in results[True][0].values())
+    assert made == ([False] if build is _twin_below_its_reader else [True])
 
 
 @pytest.mark.parametrize("build", [lambda: _anchor_blocks(1), lambda: _anchor_blocks(20), lambda: _computed_reshape_blocks(3),

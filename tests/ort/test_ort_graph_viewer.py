@@ -80,3 +80,27 @@ def test_which_nodes_a_live_node_reads_is_the_same_read_a_slice_of_edges_at_a_ti
     for at_once in (1, 7, graph_viewer._EDGES_AT_ONCE):
         monkeypatch.setattr(graph_viewer, "_EDGES_AT_ONCE", at_once)
         assert bytes(graph_viewer._read_by_live(skip, dead, owners, inputs, count)) == bytes(want), at_once
+
+
+def test_each_nodes_producers_are_the_same_read_a_few_nodes_at_a_time(monkeypatch):
+    """_Static reads the producers of NODES_AT_ONCE nodes at a time (their names in one list, the positions sorted
+    and made unique in numpy): the edge arrays, and the orders read from them, are the ones read all at once,
+    whatever the part (a part ending inside a node's edges or between, a node reading a name twice, a graph
+    input, an empty input)."""
+    nodes = [h.make_node("Relu", ["x"], ["a"], name="a"), h.make_node("Neg", ["x"], ["b"], name="b"),
+             h.make_node("Add", ["b", "a"], ["c"], name="c"), h.make_node("Mul", ["a", "a"], ["d"], name="d"),
+             h.make_node("Clip", ["d", "", "c"], ["f"], name="f"),
+             h.make_node("Concat", ["a", "b", "a", "c", "f"], ["e"], name="e", axis=0)]
+    m = make_model(nodes, [vi("x", T.FLOAT, [2])], [vi("d", T.FLOAT, [2]), vi("e", T.FLOAT, [10])])
+    gi = GraphIndex(m)
+    scope = gi.scopes[0]
+    whole = graph_viewer._Static.of(scope)
+    assert whole is not None
+    edges = [(k, p) for k in range(len(whole.nodes)) for p in whole.inputs[whole.starts[k]:whole.starts[k + 1]]]
+    assert edges == [(2, 0), (2, 1), (3, 0), (4, 2), (4, 3), (5, 0), (5, 1), (5, 2), (5, 4)]
+    assert list(whole.owners) == [k for k, _ in edges]
+    for at_once in (1, 2, 4):
+        monkeypatch.setattr(graph_viewer, "_NODES_AT_ONCE", at_once)
+        part = graph_viewer._Static.of(scope)
+        assert part is not None
+        assert (part.starts, part.inputs, part.owners) == (whole.starts, whole.inputs, whole.owners), at_once

@@ -119,7 +119,7 @@ class CommonSubexpressionElimination:
                 kept = True
                 continue  # a graph output keeps its producer
             state.remove(n, "eliminated", "cse", f"duplicate of {first.name or first.op_type}: ORT's common-subexpression elimination "
-                         f"removes it", dict(zip(n.outputs, first.outputs)))
+                         f"removes it", dict(zip(n.outputs, first.outputs)), twin=first)
             changed = True
         if not kept:
             self._settled[id(scope)] = state.canon_version()

@@ -10,6 +10,7 @@ per-node Python objects) without touching them.
 from __future__ import annotations
 
 import math
+from array import array
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
@@ -35,6 +36,7 @@ REINFER_MAX_DEPTH = 200  # producers walked back to find a folded value (Python'
 REINFER_BUDGET = 10_000  # re-inference steps per model (a detector of a few thousand nodes needs ~3k)
 MERGE_SCAN = 32  # readers a merge looks through one by one; more: a set of their ids (a few values have many)
 FORGET_BUDGET = 100_000  # names looked at when dropping reinferred's kept answers after changes, per model
+INCREMENTAL_ORDERS = True  # False: every order after a change is computed (the same answer, slower; for tests)
 DURABLE_REINFERENCE = True  # False: reinferred's "nothing new" holds only until the graph changes (the same answer, slower; for tests)
 _ELEM_TYPES = {f"tensor({name.lower()})": int(num) for name, num in onnx.TensorProto.DataType.items() if num}
 # what CSE compares a shared constant by (constant_sharing.shared_key): (state, scope, value) -> key
@@ -85,6 +87,9 @@ class OptimizerState:
         self._order_cache = graph_viewer.OrderCache()
         self._rewirings = 0  # values rewired so far (writes into self._out.alias): what the order cache reads
         self._orders_of: dict[tuple[int, frozenset[str]], tuple[list[NodeRef], list[NodeRef]]] = {}  # nodes_of's
+        # the changes since the one counted first, all CSE's removals of twins in one scope: (that count, the
+        # scope, the removed nodes' indexes, the indexes of the earlier nodes alike)
+        self._twins: tuple[int, GraphScope, array[int], array[int]] | None = None
         self._folded_values: dict[tuple[int, str], Array | None] = {}  # folded_value's answers
         self._arrays: dict[tuple[int, str], Array | None] = {}  # value()'s arrays of initializers and Constants
         # reinferred's answers: (graph change count, dims or None, whether None holds only until the graph changes)
@@ -572,9 +577,17 @@ class OptimizerState:
         self._out.constants.add(value)
         self._touch(value)
 
-    def remove(self, node: NodeRef, status: str, reason: str, detail: str, alias: dict[str, str] | None = None) -> None:
+    def remove(self, node: NodeRef, status: str, reason: str, detail: str, alias: dict[str, str] | None = None,
+               twin: NodeRef | None = None) -> None:
         """The one way a transformer changes the graph: node goes (status folded | eliminated, why), and each
-        value k of alias is read as alias[k] from now on (ORT rewires k's consumers)."""
+        value k of alias is read as alias[k] from now on (ORT rewires k's consumers). twin: CSE's earlier node
+        alike, whose outputs alias names (the next order may then be the last less node: nodes)."""
+        if twin is not None:
+            run = self._twins
+            if run is None or run[0] + len(run[2]) != self._changes or run[1] is not node.scope:
+                run = self._twins = (self._changes, node.scope, array("i"), array("i"))
+            run[2].append(node.index)
+            run[3].append(twin.index)
         self._changes += 1
         self._out.removed[node.index] = Removed(status, reason, detail)
         self._forget_reinferred([o for o in node.outputs if o], node.scope)
@@ -625,11 +638,19 @@ class OptimizerState:
         return list(self._out.created)
 
     def nodes(self, scope: GraphScope) -> list[NodeRef]:
-        """The scope's live nodes in ORT's order (shared by passes between changes: never mutate it)."""
+        """The scope's live nodes in ORT's order (shared by passes between changes: never mutate it). After
+        changes that were all CSE's removals of twins in scope, the last order less them where the order cache
+        shows that is the order (OrderCache.after_twins)."""
         got = self._orders.get(id(scope))
         if got is not None and got[0] == self._changes:
             return got[1]
-        order = self._order_cache.order(scope, self._out, self._rewirings)  # the removed nodes left out
+        order = None
+        run, self._twins = self._twins, None
+        if INCREMENTAL_ORDERS and got is not None and run is not None and run[0] == got[0] \
+                and run[0] + len(run[2]) == self._changes and run[1] is scope:
+            order = self._order_cache.after_twins(scope, got[1], run[2], run[3])
+        if order is None:
+            order = self._order_cache.order(scope, self._out, self._rewirings)  # the removed nodes left out
         self._orders[id(scope)] = (self._changes, order)
         return order
 
@@ -719,6 +740,7 @@ class OptimizerState:
         self._order_cache = graph_viewer.OrderCache()  # its tables per scope (~200 MB at 1M nodes): no pass asks again
         self._out.orders = {sid: order for sid, (changes, order) in self._orders.items() if changes == self._changes}
         self._readers, self._reader_ids, self._orders, self._canon, self._by_name = {}, {}, {}, {}, {}
+        self._twins = None
         self._main_readers = {}
         self._orders_of = {}
         self._own_readers = set()
