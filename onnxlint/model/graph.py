@@ -368,13 +368,10 @@ def shape_sized(node: NodeRef) -> bool:
     inferred shapes) to hold more than SHAPE_SIZED elements; an unknown shape gets the benefit of the doubt. An
     image-sized GridSample that ORT keeps on CPU because its inputs are CPU tensors is not: its size, not why
     it is there, decides whether running it on CPU is harmless."""
-    scope = node.scope
-    # the main graph's or a function's own types hold every type it sees (GraphScope.type_of, without the walk)
-    type_of = scope.types.get if scope.parent is None else scope.type_of
+    type_of = node.scope.type_of  # a main graph's own dict, read without the walk (GraphScope.type_of)
     for values in (node.inputs, node.outputs):
         for name in values:
-            vt = type_of(name) if name else None
-            n = least_elements(vt) if vt is not None else None
+            n = least_elements(type_of(name)) if name else None
             if n is not None and n > SHAPE_SIZED:
                 return False
     return True

@@ -143,13 +143,10 @@ def _inputs_on_cpu(node: NodeRef, scope: GraphScope, opt: Optimized | None, queu
     on_cpu = queue.host_inputs.get(op)
     if on_cpu is None:
         on_cpu = queue.host_inputs[op] = cpu_inputs(node.op_type, schema_registry.since_version(*op))
-    types = scope.types if scope.parent is None else None  # nothing encloses it: its own types are all there are
     cpu_args, constants = queue.cpu_args, queue.constants
     for i, value in enumerate(node.inputs):
-        if value:
-            vt = types.get(value) if types is not None else scope.type_of(value)
-            if vt is not None and vt.dtype in HALF_TYPES:
-                return False
+        if value and scope.type_of(value).dtype in HALF_TYPES:  # a main graph's dict read at once (type_of)
+            return False
         if value in queue.alias:
             value = queue.resolve(value)
         if value and value in cpu_args and i not in on_cpu and value not in constants:
