@@ -160,6 +160,7 @@ class _Pieces:
 
         self.indent = indent
         self.quote = encode_basestring_ascii
+        self.keys: dict[str, str] = {}  # a str key -> its text and ": " (a node row's eight keys, a million rows)
 
     def chunks(self, obj: Any, depth: int, level: int) -> Iterator[str]:
         if depth <= 0 or not (isinstance(obj, (dict, list, tuple)) or _is_lazy_list(obj)):
@@ -186,6 +187,8 @@ class _Pieces:
 
     def encode(self, obj: Any, level: int) -> str:
         """One value as json.dumps(unicode_tree(obj), indent) nests it at this level."""
+        if obj.__class__ is dict and obj:
+            return self.row(obj, level)
         if isinstance(obj, str):
             return self.quote(unicode(obj))
         if obj is None:
@@ -208,6 +211,34 @@ class _Pieces:
             body = ("," + inner).join(self.encode(v, level + 1) for v in obj)
             return "[" + inner + body + "\n" + " " * (self.indent * level) + "]"
         raise TypeError(f"Object of type {obj.__class__.__name__} is not JSON serializable")
+
+    def row(self, obj: dict, level: int) -> str:
+        """encode() of a non-empty dict, the common values (text, null, booleans, ints) written here and each
+        str key's text made once: the same text as the general path, at a fraction of its calls (a placement
+        row per node: a million at 1M nodes)."""
+        quote, keys = self.quote, self.keys
+        inner = "\n" + " " * (self.indent * (level + 1))
+        parts = []
+        for k, v in obj.items():
+            head = keys.get(k) if k.__class__ is str else None
+            if head is None:
+                head = self.key(k) + ": "
+                if k.__class__ is str:
+                    keys[k] = head
+            cls = v.__class__
+            if cls is str:
+                parts.append(head + quote(v if v.isascii() else unicode(v)))  # ASCII: no surrogate to replace
+            elif v is None:
+                parts.append(head + "null")
+            elif v is True:
+                parts.append(head + "true")
+            elif v is False:
+                parts.append(head + "false")
+            elif cls is int:
+                parts.append(head + int.__repr__(v))
+            else:
+                parts.append(head + self.encode(v, level + 1))
+        return "{" + inner + ("," + inner).join(parts) + "\n" + " " * (self.indent * level) + "}"
 
     def key(self, key: Any) -> str:
         """A dict key as json writes it: a string as itself; a number, true, false or null as its JSON text, quoted."""

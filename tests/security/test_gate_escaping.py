@@ -260,11 +260,18 @@ def test_a_runtime_finding_keeps_its_message_whatever_the_node_is_named(tmp_path
     assert [(f["node"], f["message"]) for f in json.loads(out) if f["code"] == code] == [(name, message)], out
 
 
+class _Text(str):
+    """A str subclass: written as its text, like a str."""
+
+
 JSON_VALUES = [[], {}, [{}], {"a": []}, [[[[1], [2, [3, {}]]]]],
                {"names": ["x\u00e9\u200b", "\udcff bad byte", "quote \" and \\ and \n", NASTY],
                 "numbers": [0, -7, 10 ** 30, 2.5, -0.0, 1e300, float("nan"), float("inf"), float("-inf")],
                 "constants": [None, True, False], "keys": {7: "int", 2.5: "float", True: "true", None: "null"}},
-               [{"node": NASTY, "ep": None, "deliberate": False, "nested": {"list": [1, {"b": []}]}}] * 3]
+               [{"node": NASTY, "ep": None, "deliberate": False, "nested": {"list": [1, {"b": []}]}}] * 3,
+               # rows as the placement writes them, keys repeated: a bad byte, a str subclass, numbers, a nested row
+               [{"node": "a\udcffb", "ep": _Text("CUDA\u200b"), "n": 3, "x": 1.5, "sub": {"node": "\u00e9", "k": -2},
+                 7: True}] * 2]
 
 
 @pytest.mark.parametrize("value", JSON_VALUES)
