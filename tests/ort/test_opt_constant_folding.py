@@ -5,7 +5,21 @@ import pytest
 from conftest import init, make_model, vi
 from onnx import TensorProto as T
 from onnx import helper as h
-from ort_cases import INF, _foldable_blocks, _if_fold_chain, _optimized_both_ways, _place, _removed, _shape_model, _tables
+from ort_cases import (
+    INF,
+    _anchor_blocks,
+    _computed_reshape_blocks,
+    _cse_after_a_rewrite,
+    _foldable_blocks,
+    _fusion_blocks,
+    _if_fold_chain,
+    _optimized_both_ways,
+    _place,
+    _removed,
+    _shape_model,
+    _tables,
+    _transformer_blocks,
+)
 
 import onnxlint
 import onnxlint.ort.partitioner as placement
@@ -168,3 +182,25 @@ def test_no_dims_for_a_value_shaped_output_of_a_computed_shape(op):
                    [init("one", np.array(1, np.int64)), init("ax0", np.array([0], np.int64)), init("m1", np.array([-1], np.int64)),
                     init("f1", np.ones((1,), np.float32)), init("z", np.ones((77 * 77,), np.float32))])
     assert "tshape" not in _removed(m, "basic")
+
+
+@pytest.mark.parametrize("build", [lambda: _foldable_blocks(12), _if_fold_chain, _transformer_blocks, _cse_after_a_rewrite,
+                                   lambda: _anchor_blocks(3), lambda: _computed_reshape_blocks(3), lambda: _fusion_blocks(2)])
+def test_a_full_folding_run_steps_over_nodes_reading_computed_values_with_the_same_answer(monkeypatch, build):
+    """A folding run over every node of the main graph does not ask inputs_constant of a node reading a value
+    a live node computes (OptimizerState.reads_computed) unless one of its inputs changed during the run (a
+    Cast -> Mul chain of constants folds whole in one run; an If inlined rewires its readers): what the
+    optimizer model removes, rewires and makes constant is what asking of every node gives."""
+    results = _optimized_both_ways(monkeypatch, constant_folding, "SKIP_COMPUTED_INPUTS", "inputs_constant", build)
+    full, short = results[False], results[True]
+    assert short[:3] == full[:3] and short[3] < full[3]
+    once = {}  # and after one run alone (the passes after it would fold what a run left out)
+    for skip in (False, True):
+        monkeypatch.setattr(constant_folding, "SKIP_COMPUTED_INPUTS", skip)
+        gi = GraphIndex(build())
+        state = optimizer_state.OptimizerState(gi, "all", lambda n: True)
+        state.set_tracking(True)
+        constant_folding.ConstantFolding(state.node_count()).apply(state, gi.scopes[0])
+        out = state.result()
+        once[skip] = (dict(out.removed), dict(out.alias), set(out.constants))
+    assert once[True] == once[False]
