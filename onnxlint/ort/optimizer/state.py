@@ -574,7 +574,8 @@ class OptimizerState:
             self._clock += 1
             for r in self._readers_of(value):
                 self._touched[r.index] = self._clock
-        self._forget_reinferred([value])
+        if self._kept:  # else there is nothing to forget
+            self._forget_reinferred([value])
 
     def made_constant(self, value: str) -> None:
         """value is an initializer now (a folded output)."""
@@ -594,7 +595,8 @@ class OptimizerState:
             run[3].append(twin.index)
         self._changes += 1
         self._out.removed[node.index] = Removed(status, reason, detail)
-        self._forget_reinferred([o for o in node.outputs if o], node.scope)
+        if self._kept:  # else there is nothing to forget
+            self._forget_reinferred([o for o in node.outputs if o], node.scope)
         for k, v in (alias or {}).items():
             if k and v and k != v:
                 self._out.alias[k] = v
@@ -681,10 +683,13 @@ class OptimizerState:
                 return None
         got = self._order_cache.reads_computed(scope, self._out, len(self._index.nodes))
         if got is not None:
+            removed = self._out.removed
             for names in (self._out.alias, self._out.constants):
-                for name in names:  # such a name is read as another value, or as a constant (bodies reuse names)
-                    for r in self._readers_of(name):
-                        got[r.index] = 0
+                for name in names:  # read as another value, or as a constant: its producer was removed (no edge
+                    p = producer.get(name)  # counted), unless a body's node of that name was (bodies reuse names)
+                    if p is not None and p.index not in removed:
+                        for r in self._readers_of(name):
+                            got[r.index] = 0
         return got
 
     # ------------------------------------------------------------------ constants CSE sees as one (ConstantSharing)
