@@ -11,6 +11,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -104,25 +105,76 @@ def test_new_table_rows_are_taken_without_code_changes(monkeypatch: pytest.Monke
     assert kernel_registry.nearest("cuda", "1.33") == ("1.32.0", False)
 
 
-@pytest.mark.parametrize("c_encoder", [True, False])
-def test_json_findings_are_json_dumps_of_each_finding(monkeypatch: pytest.MonkeyPatch, c_encoder: bool) -> None:
-    """The JSON format encodes every finding with one encoder made once (json's C encoder, or a JSONEncoder
-    where json has none): each line reads as json.dumps(finding, ensure_ascii=False) did."""
+def _without_c_encoder(monkeypatch: pytest.MonkeyPatch, how: str) -> list[int]:
+    """json's C encoder as the JSON format may meet it: there ("c"), missing ("none"), or refusing the arguments
+    the format hands it ("refuses": a changed signature in a later CPython, whose own JSONEncoder is changed
+    with it, so JSONEncoder's calls go through). The list counts the refusals."""
+    import sys
     from json import encoder
 
+    refused: list[int] = []
+    if how == "none":
+        monkeypatch.setattr(encoder, "c_make_encoder", None)
+    elif how == "refuses":
+        real = encoder.c_make_encoder
+
+        def changed(*args: object) -> object:
+            if sys._getframe(1).f_globals["__name__"] == "onnxlint.formats.json_format":
+                refused.append(len(args))
+                raise TypeError(f"make_encoder() takes 10 arguments ({len(args)} given)")
+            return real(*args)
+
+        monkeypatch.setattr(encoder, "c_make_encoder", changed)
+    return refused
+
+
+def _dumped(report: Any) -> str:
+    """The JSON format's document as json.dumps writes each shown finding (then each unreadable model)."""
+    lines = [json.dumps(f.as_json(checked_against=report.checked.get(f.filename, {}).get(f.target)), ensure_ascii=False)
+             for f in report.findings if not f.suppressed and not f.fixed]
+    lines += [json.dumps({"code": "OLX000", "name": "unreadable-model", "severity": "error", "target": "any",
+                          "filename": r.filename, "node": None, "op_type": None, "message": r.error, "hint": "",
+                          "fix": None, "suppressed": None, "fixable": False, "checked_against": None},
+                         ensure_ascii=False) for r in report.errors]
+    return "[\n" + ",\n".join("  " + line for line in lines) + "\n]\n" if lines else "[]\n"
+
+
+@pytest.mark.parametrize("c_encoder", ["c", "none", "refuses"])
+def test_json_findings_are_json_dumps_of_each_finding(monkeypatch: pytest.MonkeyPatch, c_encoder: str) -> None:
+    """The JSON format writes every finding as json.dumps(finding, ensure_ascii=False) would (json's C encoder
+    made once, or a JSONEncoder where json has none or its C encoder refuses the arguments), the text its
+    findings share (rule, file, tables, fix) encoded once: findings of one rule with other fixes, suppressed
+    and fixed ones left out, values of other types, a verified provider, a file name that is not UTF-8."""
     from onnxlint.formats import render
     from onnxlint.linting.report import FileReport, Finding, Report
 
-    if not c_encoder:
-        monkeypatch.setattr(encoder, "c_make_encoder", None)
+    common = {"code": "OLX201", "name": "n", "severity": "info", "target": "ort-cuda", "filename": "m.onnx"}
     findings = [
-        Finding(code="OLX201", name="n", severity="info", target="ort-cuda", filename="m.onnx", node="a/Gather",
-                op_type="Gather", message='quote " tab \t and \u00e9\u4e2d', hint="h", fix="fold-shapes"),
+        Finding(**common, node="a/Gather", op_type="Gather", message='quote " tab \t and \u00e9\u4e2d', hint="h",
+                fix="fold-shapes"),
+        Finding(**common, node="b", op_type="Gather", message="m", hint="no automatic fix for this node"),
+        Finding(**common, node="c", op_type="Gather", message="m", hint="h", fix="fold-shapes"),
+        Finding(**common, node="d", op_type="Gather", message="m", hint="h", suppressed="per-file-ignores"),
+        Finding(**common, node="e", op_type="Gather", message="m", hint="h", fixed=True),
+        Finding(**common, node="f", op_type=None, message=7, hint=None),  # type: ignore[arg-type]
         Finding(code="OLX100", name="n2", severity="error", target="any", filename="m.onnx", node=None, op_type=None,
                 message="x", verified="CPUExecutionProvider"),
+        Finding(code="OLX100", name="n2", severity="error", target="any", filename="\udcff.onnx", node="g",
+                op_type="Add", message="in \udcff.onnx", fix="f", suppressed=""),
     ]
-    report = Report(files=[FileReport("m.onnx", findings=findings)], checked={"m.onnx": {"ort-cuda": "ORT 1.20"}})
-    expected = [json.dumps({**f.as_json(), "checked_against": report.checked["m.onnx"].get(f.target)}, ensure_ascii=False)
-                for f in findings]
-    assert render("json", report) == "[\n" + ",\n".join("  " + line for line in expected) + "\n]\n"
-    assert [d["checked_against"] for d in json.loads(render("json", report))] == ["ORT 1.20", None]
+    report = Report(files=[FileReport("m.onnx", findings=findings), FileReport("bad.onnx", error="not a model")],
+                    checked={"m.onnx": {"ort-cuda": "ORT 1.20"}})
+    expected = _dumped(report).replace("\udcff", r"\\xff")  # as JSON text: the escaped `\xff` (escape.json_unicode)
+    refused = _without_c_encoder(monkeypatch, c_encoder)
+    text = render("json", report)
+    assert text == expected
+    assert refused == ([9] if c_encoder == "refuses" else [])  # the fallback was taken
+    got = json.loads(text)
+    assert [d["node"] for d in got] == ["a/Gather", "b", "c", "f", None, "g", None]
+    assert [d["checked_against"] for d in got] == ["ORT 1.20"] * 4 + [None] * 3
+    one = Report(files=[FileReport("m.onnx", findings=findings[:1])], checked=report.checked)
+    unreadable = Report(files=[FileReport("bad.onnx", error="x")])
+    expected_one, expected_unreadable = _dumped(one), _dumped(unreadable)
+    assert render("json", one) == expected_one  # the brackets on the one line there is
+    assert render("json", unreadable) == expected_unreadable
+    assert render("json", Report(files=[FileReport("m.onnx")])) == "[]\n"
