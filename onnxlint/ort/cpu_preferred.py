@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import heapq
 from array import array
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from operator import attrgetter
 
 import numpy as np
@@ -95,23 +95,52 @@ class _Candidates:
         self.visited: set[int] = set()
         self.alias, self.resolve = (opt.alias if opt is not None else {}), _resolver(opt)
         self.readers = scope.consumers
-        # a name rewired to another (alias, the whole model's): its readers read what it resolves to
+        # a name rewired to another (alias, the whole model's): its readers read what it resolves to. Where the
+        # scope reads fewer names than the model aliases (a body), its aliased names' readers by what they
+        # resolve to (rewired); else the names each name is rewired to directly (rewired_from): the names that
+        # resolve to a CPU tensor are looked up when it becomes one (a few), not every aliased name's readers and
+        # resolution (a million-node model aliases 133k names)
         self.rewired: dict[str, list[NodeRef]] = {}
+        self.rewired_from: dict[str, list[str]] | None = None
         alias, readers = self.alias, self.readers
-        for name in (alias if len(alias) < len(readers) else readers):
-            if name in alias and name in readers:
-                self.rewired.setdefault(self.resolve(name), []).extend(readers[name])
+        if len(alias) < len(readers):
+            self.rewired_from = {}
+            for name, target in alias.items():
+                self.rewired_from.setdefault(target, []).append(name)
+        else:
+            for name in readers:
+                if name in alias:
+                    self.rewired.setdefault(self.resolve(name), []).extend(readers[name])
 
     def on_cpu(self, value: str) -> None:
         """A value is a CPU tensor: its consumers become candidates."""
         self.cpu_args.add(value)
         base, pos = self.base, self.pos
-        own = () if value in self.alias else self.readers.get(value, ())
-        for readers in (own, self.rewired.get(value, ())):
+        if value in self.alias:
+            return  # read as what it resolves to: no reader reads it, nothing resolves to it
+        for readers in (self.readers.get(value, ()), *self._rewired_readers(value)):
             for c in readers:
                 at = pos[c.index - base]
                 if at >= 0:
                     heapq.heappush(self.heap, (at, c.index))
+
+    def _rewired_readers(self, value: str) -> list[Sequence[NodeRef]]:
+        """The readers of the names that resolve to value (not itself aliased)."""
+        back = self.rewired_from
+        if back is None:
+            rewired = self.rewired.get(value)
+            return [rewired] if rewired else []
+        out: list[Sequence[NodeRef]] = []
+        names = back.get(value)
+        while names:  # each name rewired to value, then each rewired to one of those, ...
+            more: list[str] = []
+            for name in names:
+                got = self.readers.get(name)
+                if got:
+                    out.append(got)
+                more.extend(back.get(name, ()))
+            names = more
+        return out
 
     def outputs_on_cpu(self, node: NodeRef) -> None:
         for out in node.outputs:

@@ -45,18 +45,28 @@ def _defined(scope: GraphScope) -> set[str]:
     return {*scope.inputs, *scope.initializers, *scope.producer}
 
 
+def _reuses_names(index: GraphIndex) -> bool:
+    """Whether two graphs define one value name (local functions aside: one is inlined into the graph that calls
+    it, under new names). The largest graph's names are looked up in its own tables, the others' in a set of
+    theirs: no set of a million names for the main graph of a big model."""
+    graphs = [scope for scope in index.scopes if not scope.is_function]
+    if len(graphs) < 2:
+        return False
+    largest = max(graphs, key=lambda scope: len(scope.producer) + len(scope.initializers) + len(scope.inputs))
+    seen: set[str] = set()
+    for scope in graphs:
+        if scope is not largest:
+            names = _defined(scope)
+            if not seen.isdisjoint(names):
+                return True
+            seen |= names
+    inputs = set(largest.inputs)
+    return any(name in largest.producer or name in largest.initializers or name in inputs for name in seen)
+
+
 def scoped_view(index: GraphIndex) -> ScopedView | None:
     """A view of the model in which no value name is defined by two graphs, or None when none is."""
-    seen: set[str] = set()
-    reused = False
-    for scope in index.scopes:
-        if scope.is_function:
-            continue  # a local function is inlined into the graph that calls it, under new names
-        names = _defined(scope)
-        if not reused and not seen.isdisjoint(names):
-            reused = True
-        seen |= names
-    if not reused:
+    if not _reuses_names(index):
         return None
     model = onnx.ModelProto()
     model.CopyFrom(index.model)
@@ -108,12 +118,14 @@ def _rename(graph: onnx.GraphProto, path: str, outer: dict[str, str], taken: set
 OrtTypes = dict[int, dict[str, "str | None"]]
 
 
-def ort_type_str(scope: GraphScope, value: str, depth: int = 0, cache: OrtTypes | None = None) -> str | None:
+def ort_type_str(scope: GraphScope, value: str, depth: int = 0, cache: OrtTypes | None = None,
+                 produced: Produced | None = None) -> str | None:
     """A value's type as ORT's Graph::Resolve gives it where onnx's inference left it untyped: the output of an
     op onnx has no schema for (com.microsoft::Tokenizer, QLinearAdd), and of the ops after it, whose inference
     onnx then skips, gets the type its schema (ORT's own for a contrib op) binds it to, a concrete type or the type
     parameter it shares with a typed input (measured: StringNormalizer -> Tokenizer -> Flatten puts the Flatten on
-    CPU, a string tensor, on 1.24.4 and 1.31.1)."""
+    CPU, a string tensor, on 1.24.4 and 1.31.1). produced: the partitioner's answers for its keyed nodes' outputs,
+    read where the cache has none (Produced.answer: they are not copied into it)."""
     vt = scope.type_of(value)
     if vt.type_str or depth > 16:
         return vt.type_str
@@ -124,13 +136,17 @@ def ort_type_str(scope: GraphScope, value: str, depth: int = 0, cache: OrtTypes 
             known = cache[id(scope)] = {}
         elif value in known:
             return known[value]
-    got = _schema_type(scope, value, depth, cache)
+    if produced is not None:
+        given = produced.answer(scope, value)
+        if given is not _MISSING:
+            return cast("str | None", given)
+    got = _schema_type(scope, value, depth, cache, produced)
     if known is not None:
         known[value] = got
     return got
 
 
-def _schema_type(scope: GraphScope, value: str, depth: int, cache: OrtTypes | None) -> str | None:
+def _schema_type(scope: GraphScope, value: str, depth: int, cache: OrtTypes | None, produced: Produced | None) -> str | None:
     node = scope.producer_of(value)
     if node is None or value not in node.outputs:
         return None
@@ -140,7 +156,7 @@ def _schema_type(scope: GraphScope, value: str, depth: int, cache: OrtTypes | No
     for i in rule:
         v = node.inputs[i]
         if v:
-            got = ort_type_str(node.scope, v, depth + 1, cache)
+            got = ort_type_str(node.scope, v, depth + 1, cache, produced)
             if got:
                 return got
     return None
@@ -194,6 +210,17 @@ class Produced:
             self.answers.append(answers)
         return code
 
+    def answer(self, scope: GraphScope, value: str) -> object:
+        """What _from_known answers for value, read from its producer's code where it has one, else _MISSING."""
+        node = scope.producer.get(value) if scope.parent is None else scope.producer_of(value)
+        if node is None:
+            return _MISSING
+        code = self.codes[node.index]
+        if not code:
+            return _MISSING
+        outs = node.outputs
+        return self.answers[code][outs.index(value)] if value in outs else _MISSING
+
 
 def output_types(sig: tuple[Any, ...], input_types: tuple[object, ...]) -> tuple[object, ...]:
     """What _from_known answers for each output of a node of this signature whose inputs have these types (typed,
@@ -220,7 +247,8 @@ def ort_input_types(index: GraphIndex, node: NodeRef, types: tuple[str | None, .
     producer's schema rule and its inputs' types when those are known already (typed, or in the cache: the
     partitioner meets a producer before its readers; produced: the producers' answers worked out already), else
     by ort_type_str itself. The same answers, kept in the cache as ort_type_str keeps them, without its calls for
-    each of a million values."""
+    each of a million values; the producers' answers are not copied into it (a million entries at 1M nodes):
+    ort_type_str given produced reads them there."""
     scope = node.scope
     known = cache.get(id(scope))
     if known is None:
@@ -229,17 +257,19 @@ def ort_input_types(index: GraphIndex, node: NodeRef, types: tuple[str | None, .
     for i, v in enumerate(node.inputs):
         if v and out[i] is None:
             got: object = known.get(v, _MISSING)
+            if got is _MISSING and produced is not None:
+                got = produced.answer(scope, v)
             if got is _MISSING:
-                got = _from_known(index, scope, v, cache, produced)
+                got = _from_known(index, scope, v, cache)
                 if got is _MISSING:
-                    got = ort_type_str(scope, v, cache=cache)
+                    got = ort_type_str(scope, v, cache=cache, produced=produced)
                 else:
                     known[v] = cast("str | None", got)
             out[i] = got
     return tuple(out)
 
 
-def _from_known(index: GraphIndex, scope: GraphScope, value: str, cache: OrtTypes, produced: Produced | None = None) -> object:
+def _from_known(index: GraphIndex, scope: GraphScope, value: str, cache: OrtTypes) -> object:
     """ort_type_str(scope, value)'s answer for an untyped value it has not answered yet, when every input its
     producer's rule reads (up to the first with a type) is typed or answered already; else _MISSING (asking
     ort_type_str for those would add to the cache: left to it)."""
@@ -247,12 +277,6 @@ def _from_known(index: GraphIndex, scope: GraphScope, value: str, cache: OrtType
     if node is None or value not in node.outputs:
         return None
     k = node.outputs.index(value)
-    if produced is not None:
-        code = produced.codes[node.index]
-        if code:
-            got = produced.answers[code][k]
-            if got is not _MISSING:
-                return got
     rule = _output_rule(node.op_type, node.opset, node.domain, k, len(node.inputs))
     if rule is None or isinstance(rule, str):
         return rule

@@ -61,9 +61,10 @@ class Simulator:
         self.rejects: Rejects = rejects or (lambda node, target: None)  # (node, target) -> detail str if EP rejects node
         # ops rejects() may refuse; None = any op (then nothing is shared between nodes)
         self.reject_ops = reject_ops if rejects is not None else set()
-        # signature -> (ep, status, reason, detail), the placement of the function body ORT inlines, if any, and
-        # the code of the ORT types of its untyped outputs (node_args.Produced; 0: it has none)
-        self._by_signature: dict[tuple[Any, ...], tuple[tuple[str | None, str, str | None, str], Placement | None, int]] = {}
+        # id(signature), with the ORT types of its untyped inputs where it has some -> (ep, status, reason, detail),
+        # the placement of the function body ORT inlines, if any, and the code of the ORT types of its untyped
+        # outputs (node_args.Produced; 0: it has none)
+        self._by_signature: dict[Any, tuple[tuple[str | None, str, str | None, str], Placement | None, int]] = {}
         # function bodies ORT inlines: the placement of the body of the last node expanded, per node
         self._last_body: Placement | None = None
         self._body_of: dict[int, Placement] = {}
@@ -205,7 +206,7 @@ class Simulator:
     # -------------------------------------------------------------- kernel assignment
     def _bind(self, node: NodeRef, table: kernels.KernelTable,
               fp16_as_float: bool = False) -> Callable[[Iterable[str]], dict[str, str]]:
-        return bind_types(node, table, fp16_as_float, self._ort_types)
+        return bind_types(node, table, fp16_as_float, self._ort_types, self._produced)
 
     def _cpu_kernel_for_folding(self, node: NodeRef) -> bool:
         """ConstantFolding runs the node with a CPU kernel for its exact types: the float16->float Casts ORT's
@@ -255,14 +256,19 @@ class Simulator:
             if p.status == "expanded" and self._last_body is not None:
                 self._body_of[node.index] = self._last_body
             return p.ep, p.status, p.reason, p.detail
-        sig = key = self.index.signature(node)
-        if None in sig[3]:  # an untyped input may have the type ORT's own schema gives a contrib op's output
-            key = (*sig, node_args.ort_input_types(self.index, node, sig[3], self._ort_types, self._produced))
+        sig = self.index.signature(node)
+        # the index's signatures are one object each (GraphIndex.signature): its id stands for it, and an int
+        # hashes at once where the signature's nested tuples are hashed again at each lookup
+        key: Any = id(sig)
+        types = sig[3]
+        if None in types:  # an untyped input may have the type ORT's own schema gives a contrib op's output
+            types = node_args.ort_input_types(self.index, node, types, self._ort_types, self._produced)
+            key = (key, types)
         got = self._by_signature.get(key)
         if got is None:
             self._last_body = None
             p = self._assign(node, preferred)
-            outputs = self._produced.code(node_args.output_types(sig, key[5] if len(key) > 5 else sig[3])) if None in sig[4] else 0
+            outputs = self._produced.code(node_args.output_types(sig, types)) if None in sig[4] else 0
             got = self._by_signature[key] = ((p.ep, p.status, p.reason, p.detail), self._last_body, outputs)
         hit, body, outputs = got
         if outputs:  # what the readers of its untyped outputs ask (node_args.ort_input_types)
@@ -362,11 +368,13 @@ def simulate(index: GraphIndex, target: str, ort_version: str | None = None, rej
 
 
 def bind_types(node: NodeRef, table: kernels.KernelTable, fp16_as_float: bool = False,
-               ort_types: node_args.OrtTypes | None = None) -> Callable[[Iterable[str]], dict[str, str]]:
+               ort_types: node_args.OrtTypes | None = None,
+               produced: node_args.Produced | None = None) -> Callable[[Iterable[str]], dict[str, str]]:
     """The binder a kernel lookup asks: type parameter names -> the node's dtype strings, through the op schema's
     formal parameters (else the table's own for an op onnx has no schema of); a value onnx's inference left untyped
-    has the type ORT's gives it (node_args.ort_type_str; ort_types: its answers so far). fp16_as_float: float16 seen
-    as float (the Casts InsertCastTransformer adds around a CPU node)."""
+    has the type ORT's gives it (node_args.ort_type_str; ort_types: its answers so far, produced: the partitioner's
+    for its keyed nodes' outputs). fp16_as_float: float16 seen as float (the Casts InsertCastTransformer adds
+    around a CPU node)."""
     def bind(params: Iterable[str]) -> dict[str, str]:
         wanted = set(params)
         formal = schema_registry.formal_params(node.op_type, node.opset, node.domain)
@@ -385,7 +393,8 @@ def bind_types(node: NodeRef, table: kernels.KernelTable, fp16_as_float: bool = 
                 if i >= len(formals) and not variadic:
                     continue
                 if type_str in wanted and type_str not in out:
-                    got = node.scope.type_of(value).type_str or node_args.ort_type_str(node.scope, value, cache=ort_types)
+                    got = node.scope.type_of(value).type_str or node_args.ort_type_str(node.scope, value, cache=ort_types,
+                                                                                       produced=produced)
                     if got:
                         out[type_str] = "tensor(float)" if fp16_as_float and got == "tensor(float16)" else got
         return out

@@ -39,3 +39,30 @@ def test_a_folded_value_whose_size_is_learnt_after_folding_counts_as_a_small_ini
     extra = {"Abs": [[13, INF, ANY]], "ConstantOfShape": [[9, INF, ANY]]}
     by, _ = _place(m, "all", tables=_tables(cuda_extra=extra, cpu_extra=extra))
     assert by["cos"].status == "folded" and by["concat"].status == "deliberate" and by["concat"].ep == placement.CPU
+
+
+def test_the_queue_reaches_the_readers_of_names_rewired_to_a_cpu_tensor_either_way():
+    """_Candidates: the readers of a name a transformer rewired (opt.alias, the whole model's), through a chain of
+    rewirings, become candidates when what it resolves to becomes a CPU tensor; a rewired name itself is no
+    one's input. Both ways of finding them give the same: by what each aliased name resolves to (a scope that
+    reads fewer names than the model aliases) and from the value back through the rewirings (the other)."""
+    from onnxlint.model.graph import GraphIndex
+    from onnxlint.ort.cpu_preferred import _Candidates
+    from onnxlint.ort.optimizer.optimized import Optimized
+
+    nodes = [h.make_node("Shape", ["x"], ["s"], name="shape"),
+             h.make_node("Identity", ["s"], ["own"], name="own_reader"),
+             h.make_node("Identity", ["s1"], ["r1"], name="reads_s1"),
+             h.make_node("Identity", ["s2"], ["r2"], name="reads_s2"),
+             h.make_node("Identity", ["t"], ["r3"], name="reads_t")]
+    index = GraphIndex(make_model(nodes, [vi("x", T.FLOAT, [2]), vi("s1", T.INT64, [1]), vi("s2", T.INT64, [1]),
+                                          vi("t", T.INT64, [1])], [vi("r3", T.INT64, None)]))
+    scope = index.scopes[0]
+    rewired = {"s1": "s", "s2": "s1", "t": "u"}  # s2 -> s1 -> s; t elsewhere
+    for padding in (0, 100):  # 100 more aliased names than the scope reads: the other way
+        opt = Optimized("all", alias={**rewired, **{f"pad{i}": "nowhere" for i in range(padding)}})
+        queue = _Candidates(scope, opt)
+        assert (queue.rewired_from is None) == (padding > 0)
+        queue.on_cpu("s")
+        queue.on_cpu("s1")  # rewired: its readers read s
+        assert sorted(n.name for n in queue) == ["own_reader", "reads_s1", "reads_s2"]

@@ -81,6 +81,21 @@ def test_a_model_without_reused_names_is_used_as_it_is():
     assert node_args.scoped_view(index) is None
 
 
+def test_a_body_reusing_a_name_of_the_main_graph_gets_a_view():
+    """The main graph is looked up in its own tables (node_args._reuses_names): a branch defining a value name the
+    main graph also defines (its input x, a Relu's output t0) is renamed in the view all the same."""
+    for outer in ("x", "t0"):
+        m = _merged_decoder_like_unique()
+        m.graph.node.insert(0, h.make_node("Relu", ["x"], ["t0"] if outer == "t0" else ["r"], name="outer_relu"))
+        for a in m.graph.node[1].attribute:
+            if a.name == "else_branch":
+                a.g.node[0].output[0] = outer
+                for n in a.g.node[1:]:
+                    n.input[:] = [outer if v == "e_t0" else v for v in n.input]
+        view = node_args.scoped_view(GraphIndex(m))
+        assert view is not None and set(view.original.values()) == {outer}, outer
+
+
 def _merged_decoder_like_unique() -> onnx.ModelProto:
     m = _merged_decoder_like()
     for a in m.graph.node[0].attribute:
@@ -161,9 +176,38 @@ def test_the_producers_answers_the_partitioner_keeps_are_ort_type_str_s():
         want = tuple(node_args.ort_type_str(scope, v, cache=slow) if v and t is None else t for v, t in zip(node.inputs, sig[3]))
         got = node_args.ort_input_types(index, node, sig[3], fast, produced)
         assert got == want
-        assert {k: d for k, d in fast.items() if d} == slow
+        assert all(slow[id(scope)][v] == t for v, t in fast.get(id(scope), {}).items())  # ort_type_str's answers
         produced.codes[node.index] = produced.code(node_args.output_types(sig, got))
     assert slow[id(scope)]["s2"] == "tensor(int64)" and slow[id(scope)]["w"] == "tensor(string)"
     assert slow[id(scope)]["s3"] is None
+    # the producers' answers are read from their codes, not copied into the cache (a million entries at 1M
+    # nodes): only y, read before its producer, and t, which ort_type_str asked for y, are there; ort_type_str
+    # given them answers as without them
+    assert set(fast[id(scope)]) == {"t", "y"}
+    for value, want_type in slow[id(scope)].items():
+        assert node_args.ort_type_str(scope, value, cache=fast, produced=produced) == want_type
     assert [produced.answers[produced.codes[n.index]] for n in index.nodes[-4:-1]] == [
         ("tensor(int64)",), ("tensor(int64)",), (None,)]  # the last one's output is typed: a graph output
+
+
+def test_ort_type_str_stops_at_the_partitioner_s_answers():
+    """A chain of untyped values longer than ort_type_str's depth limit: asked afresh at its end, ort_type_str gives
+    up (None); given the answers the partitioner keeps for the nodes it met (node_args.Produced) it reads the
+    nearest one, the type the chain has (tensor(string)), as it reads its cache."""
+    nodes = [h.make_node("StringNormalizer", ["x"], ["n"], name="norm", case_change_action="LOWER"),
+             h.make_node("Tokenizer", ["n"], ["v0"], domain="com.microsoft", name="tok", mark=0, pad_value="#",
+                         separators=[" "], mincharnum=1)]
+    nodes += [h.make_node("Identity", [f"v{i}"], [f"v{i + 1}"], name=f"id{i}") for i in range(30)]
+    m = make_model(nodes, [vi("x", T.STRING, ["N"])], [vi("v30", T.STRING, None)], opset=17,
+                   extra_opsets=[("com.microsoft", 1)])
+    index = GraphIndex(m)  # no inference: every computed value untyped
+    scope = index.scopes[0]
+    assert node_args.ort_type_str(scope, "v29") is None  # past the depth limit, nothing known on the way
+    cache: node_args.OrtTypes = {}
+    produced = node_args.Produced(len(index.nodes))
+    for node in index.nodes:
+        sig = index.signature(node)
+        types = node_args.ort_input_types(index, node, sig[3], cache, produced)
+        produced.codes[node.index] = produced.code(node_args.output_types(sig, types))
+    assert not cache[id(scope)]  # every answer from a producer's code
+    assert node_args.ort_type_str(scope, "v29", cache=cache, produced=produced) == "tensor(string)"
