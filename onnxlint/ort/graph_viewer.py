@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from itertools import compress, repeat
 from operator import attrgetter
 from typing import TYPE_CHECKING
@@ -98,23 +98,9 @@ class OrderCache:
         if static is None:
             return ort_topological_order(scope, opt)
         nodes, starts, inputs, owners = static.nodes, static.starts, static.inputs, static.owners
-        removed, alias, resolve = opt.removed, opt.alias, opt.resolve
+        alias, resolve = opt.alias, opt.resolve
         count = len(nodes)
-        dead = bytearray(count)
-        if removed:
-            # from whichever is shorter: removed is the whole model's (20k inlined Ifs remove as many nodes, each
-            # of their 40k bodies ordered apart), a scope's nodes may be many more than those removed in it
-            if len(removed) < count:
-                at_of, base = static.position.at, static.position.base
-                size = len(at_of)
-                for i in removed:
-                    j = i - base
-                    if 0 <= j < size and (pos := at_of[j]) >= 0:
-                        dead[pos] = 1
-            else:
-                for k, n in enumerate(nodes):
-                    if n.index in removed:
-                        dead[k] = 1
+        dead = _dead(static, opt.removed)
         # the producers of the nodes that read a rewired name, read through it (removed ones included: skipped
         # where read); every other node's are its static ones
         rewired, over = _NONE_REWIRED
@@ -140,6 +126,28 @@ class OrderCache:
         result = list(map(nodes.__getitem__, out))
         self._walks[key] = _Walk(result, entered, has_consumer, rewired, over)
         return result
+
+    def reads_computed(self, scope: GraphScope, opt: Optimized, size: int) -> bytearray | None:
+        """node index (of size) -> 1 for each node of scope but Constants reading, by name, a value a live node of
+        scope computes (its static producers less the removed ones: what inputs_constant reads where the name is
+        neither rewired nor folded), 0 for any other node; None where two nodes write one name."""
+        key = id(scope)
+        if key not in self._static:
+            self._static[key] = _Static.of(scope)
+        static = self._static[key]
+        if static is None:
+            return None
+        gone = np.frombuffer(_dead(static, opt.removed), np.uint8)
+        readers, producers = np.frombuffer(static.owners, np.intc), np.frombuffer(static.inputs, np.intc)
+        reads = np.zeros(len(static.nodes), bool)
+        for start in range(0, len(producers), _EDGES_AT_ONCE):
+            read = producers[start:start + _EDGES_AT_ONCE]
+            reads[readers[start:start + _EDGES_AT_ONCE][gone[read] == 0]] = True
+        # positions are in node index order: the node index of each is its place among those with one
+        index_of = np.flatnonzero(np.frombuffer(static.position.at, np.int64) >= 0) + static.position.base
+        out = np.zeros(size, np.uint8)
+        out[index_of[reads]] = 1
+        return bytearray(out.tobytes())
 
     def after_twins(self, scope: GraphScope, previous: list[NodeRef], removed: array[int],
                     firsts: array[int]) -> list[NodeRef] | None:
@@ -206,6 +214,28 @@ class OrderCache:
             chunk = previous[first:first + _NODES_AT_ONCE]
             kept.extend(compress(chunk, (~gone[_positions_of(chunk, position, base)]).tolist()))
         return kept
+
+
+def _dead(static: _Static, removed: Mapping[int, object]) -> bytearray:
+    """The positions of static's nodes that were removed, one byte a position."""
+    nodes = static.nodes
+    count = len(nodes)
+    dead = bytearray(count)
+    if removed:
+        # from whichever is shorter: removed is the whole model's (20k inlined Ifs remove as many nodes, each
+        # of their 40k bodies ordered apart), a scope's nodes may be many more than those removed in it
+        if len(removed) < count:
+            at_of, base = static.position.at, static.position.base
+            size = len(at_of)
+            for i in removed:
+                j = i - base
+                if 0 <= j < size and (pos := at_of[j]) >= 0:
+                    dead[pos] = 1
+        else:
+            for k, n in enumerate(nodes):
+                if n.index in removed:
+                    dead[k] = 1
+    return dead
 
 
 def _positions_of(nodes: list[NodeRef], position: np.ndarray, base: int) -> np.ndarray:

@@ -242,6 +242,36 @@ def _computed_reshape_blocks(n: int) -> onnx.ModelProto:
     return make_model(nodes, inputs, outs, inits, opset=13)
 
 
+def _fusion_blocks(n: int) -> onnx.ModelProto:
+    """n blocks, each: a MatMul + bias Add (fused), a MatMul read by an Add and a Relu (kept), a MatMul read by
+    a Relu only, a MatMul whose Add reads it through an Identity (fused once EliminateIdentity rewired it);
+    Reshape -> Unsqueeze -> Reshape (one Reshape after FuseContiguousReshapes), a Reshape read by a Relu, and a
+    Reshape read by a Reshape and a Relu (kept); an If on a constant condition whose branch holds a MatMul + Add
+    last. What MatMulAddFusion and FuseContiguousReshapes find, beside what they must leave."""
+    nodes, outs = [], []
+    for i in range(n):
+        p = f"b{i}_"
+        nodes += [h.make_node("MatMul", ["x", p + "w"], [p + "m1"]), h.make_node("Add", [p + "m1", "bias"], [p + "a1"]),
+                  h.make_node("MatMul", [p + "a1", p + "w2"], [p + "m2"]), h.make_node("Add", [p + "m2", "bias"], [p + "a2"]),
+                  h.make_node("Relu", [p + "m2"], [p + "r2"]), h.make_node("MatMul", [p + "r2", p + "w2"], [p + "m3"]),
+                  h.make_node("Relu", [p + "m3"], [p + "r3"]), h.make_node("MatMul", [p + "r3", p + "w2"], [p + "m4"]),
+                  h.make_node("Identity", [p + "m4"], [p + "i4"]), h.make_node("Add", [p + "i4", "bias"], [p + "a4"]),
+                  h.make_node("Reshape", [p + "a4", "s12"], [p + "s1"]), h.make_node("Unsqueeze", [p + "s1"], [p + "s2"], axes=[0]),
+                  h.make_node("Reshape", [p + "s2", "s34"], [p + "s3"]), h.make_node("Reshape", [p + "a2", "s12"], [p + "t1"]),
+                  h.make_node("Relu", [p + "t1"], [p + "t2"]), h.make_node("Reshape", [p + "r3", "s12"], [p + "u1"]),
+                  h.make_node("Reshape", [p + "u1", "s34"], [p + "u2"]), h.make_node("Relu", [p + "u1"], [p + "u3"])]
+        outs += [vi(p + o, T.FLOAT, None) for o in ("a2", "s3", "t2", "u2", "u3")]
+    branch = [h.make_graph([h.make_node("MatMul", ["x", "w"], [f"m_{side}"]), h.make_node("Add", [f"m_{side}", "bias"], [side])],
+                           side, [], [vi(side, T.FLOAT, [2, 3])]) for side in ("then", "else")]
+    nodes.append(h.make_node("If", ["c"], ["y"], then_branch=branch[0], else_branch=branch[1]))
+    inits = [w for i in range(n)
+             for w in (init(f"b{i}_w", np.full((4, 3), i, np.float32)), init(f"b{i}_w2", np.full((3, 3), i, np.float32)))]
+    inits += [init("w", np.ones((4, 3), np.float32)), init("bias", np.ones(3, np.float32)),
+             init("s12", np.array([6], np.int64)), init("s34", np.array([3, 2], np.int64)), init("c", np.array(True))]
+    m = make_model(nodes, [vi("x", T.FLOAT, [2, 4])], [vi("y", T.FLOAT, [2, 3]), *outs], inits, opset=12)
+    return onnx.shape_inference.infer_shapes(m)
+
+
 def _optimized_both_ways(monkeypatch, module, switch, counted, build):
     """graph_transformer_mgr.optimize over GraphIndex(build()) with module.<switch> False, then True, counting
     the calls to OptimizerState.<counted>: {switch: (removed, alias, constants, calls)}. A shortcut's switch: what

@@ -5,7 +5,21 @@ import pytest
 from conftest import init, make_model, vi
 from onnx import TensorProto as T
 from onnx import helper as h
-from ort_cases import INF, _foldable_blocks, _if_fold_chain, _optimized_both_ways, _place, _removed, _shape_model, _tables
+from ort_cases import (
+    INF,
+    _anchor_blocks,
+    _computed_reshape_blocks,
+    _cse_after_a_rewrite,
+    _foldable_blocks,
+    _fusion_blocks,
+    _if_fold_chain,
+    _optimized_both_ways,
+    _place,
+    _removed,
+    _shape_model,
+    _tables,
+    _transformer_blocks,
+)
 
 import onnxlint
 import onnxlint.ort.partitioner as placement
@@ -115,6 +129,8 @@ def test_later_folding_runs_look_only_at_changed_nodes_with_the_same_answer(monk
     made constant or rewired since: what it removes, rewires and makes constant is what a run over every node
     gives, and it asks about the inputs of fewer nodes."""
 
+    # the full runs' own shortcut off: a run over every node would step over as many nodes both ways
+    monkeypatch.setattr(constant_folding, "SKIP_COMPUTED_INPUTS", False)
     results = _optimized_both_ways(monkeypatch, constant_folding, "INCREMENTAL_FOLDING", "inputs_constant", build)
     full, inc = results[False], results[True]
     assert inc[:3] == full[:3]
@@ -168,3 +184,54 @@ def test_no_dims_for_a_value_shaped_output_of_a_computed_shape(op):
                    [init("one", np.array(1, np.int64)), init("ax0", np.array([0], np.int64)), init("m1", np.array([-1], np.int64)),
                     init("f1", np.ones((1,), np.float32)), init("z", np.ones((77 * 77,), np.float32))])
     assert "tshape" not in _removed(m, "basic")
+
+
+def _name_shared_with_a_body():
+    """Neg(t), t = Relu(x) in the main graph; an If branch (on a graph input) writes its own t = Identity(c), which
+    the first rule pass removes, rewiring the name t to the initializer c: the model's optimizer reads rewirings
+    by name, so the main graph's Neg reads c then and folds (bodies reuse names)."""
+    branch = [h.make_graph([h.make_node("Identity", ["c"], ["t"], name=f"id_{side}"), h.make_node("Neg", ["t"], [side])],
+                           side, [], [vi(side, T.FLOAT, [2])]) for side in ("then", "else")]
+    nodes = [h.make_node("Relu", ["x"], ["t"], name="relu"), h.make_node("Neg", ["t"], ["y"], name="neg"),
+             h.make_node("Abs", ["t"], ["a"], name="abs"),  # reads t too: one node more that asks (not skipped)
+             h.make_node("Sin", ["x"], ["s"], name="sin"), h.make_node("Cos", ["s"], ["u"], name="cos"),  # skipped
+             h.make_node("If", ["cond"], ["z"], name="if", then_branch=branch[0], else_branch=branch[1])]
+    outs = [vi(o, T.FLOAT, [2]) for o in ("y", "a", "u", "z")]
+    return make_model(nodes, [vi("x", T.FLOAT, [2]), vi("cond", T.BOOL, [])], outs, [init("c", np.ones(2, np.float32))], opset=13)
+
+
+def _initializer_also_computed():
+    """w is an initializer and a Relu's output: constant folding reads the initializer (inputs_constant), so
+    Neg(w) folds; no node is stepped over in such a graph."""
+    nodes = [h.make_node("Relu", ["x"], ["w"], name="relu"), h.make_node("Neg", ["w"], ["y"], name="neg"),
+             h.make_node("Sin", ["x"], ["s"], name="sin"), h.make_node("Cos", ["s"], ["u"], name="cos")]
+    return make_model(nodes, [vi("x", T.FLOAT, [2])], [vi("y", T.FLOAT, [2]), vi("u", T.FLOAT, [2])],
+                      [init("w", np.ones(2, np.float32))], opset=13)
+
+
+@pytest.mark.parametrize("build", [lambda: _foldable_blocks(12), _if_fold_chain, _transformer_blocks, _cse_after_a_rewrite,
+                                   lambda: _anchor_blocks(3), lambda: _computed_reshape_blocks(3), lambda: _fusion_blocks(2),
+                                   _name_shared_with_a_body, _initializer_also_computed])
+def test_a_full_folding_run_steps_over_nodes_reading_computed_values_with_the_same_answer(monkeypatch, build):
+    """A folding run over every node of the main graph does not ask inputs_constant of a node reading a value
+    a live node computes (OptimizerState.reads_computed) unless one of its inputs changed during the run (a
+    Cast -> Mul chain of constants folds whole in one run; an If inlined rewires its readers): what the
+    optimizer model removes, rewires and makes constant is what asking of every node gives."""
+    results = _optimized_both_ways(monkeypatch, constant_folding, "SKIP_COMPUTED_INPUTS", "inputs_constant", build)
+    full, short = results[False], results[True]
+    assert short[:3] == full[:3] and (short[3] < full[3] or build is _initializer_also_computed)
+    if build is _initializer_also_computed:
+        assert full[0][1]["reason"] == "constant-folding" and short[3] == full[3]
+    if build is _name_shared_with_a_body:
+        assert {r["reason"] for r in full[0].values()} == {"identity", "constant-folding"}
+        assert full[0][1]["reason"] == full[0][2]["reason"] == "constant-folding"  # neg and abs read c
+    once = {}  # and after one run alone (the passes after it would fold what a run left out)
+    for skip in (False, True):
+        monkeypatch.setattr(constant_folding, "SKIP_COMPUTED_INPUTS", skip)
+        gi = GraphIndex(build())
+        state = optimizer_state.OptimizerState(gi, "all", lambda n: True)
+        state.set_tracking(True)
+        constant_folding.ConstantFolding(state.node_count()).apply(state, gi.scopes[0])
+        out = state.result()
+        once[skip] = (dict(out.removed), dict(out.alias), set(out.constants))
+    assert once[True] == once[False]

@@ -1,12 +1,14 @@
 """MatMulAddFusion (ort.optimizer.matmul_add_fusion)."""
 
 import numpy as np
+import pytest
 from conftest import init, make_model, vi
 from onnx import TensorProto as T
 from onnx import helper as h
-from ort_cases import ANY, INF, _place, _removed, _tables
+from ort_cases import ANY, INF, _fusion_blocks, _optimized_both_ways, _place, _removed, _tables, _transformer_blocks
 
 import onnxlint.ort.partitioner as placement
+from onnxlint.ort.optimizer import matmul_add_fusion
 
 
 def test_matmul_add_becomes_one_gemm_only_with_a_valid_bias():
@@ -32,3 +34,15 @@ def test_a_fused_matmul_still_counts_for_placement_and_copies():
     by, pl = _place(m, optimization="all", tables=tables)
     assert by["matmul"].ep == placement.CUDA and by["add"].status == "eliminated"
     assert len(pl.boundaries) == 2
+
+
+@pytest.mark.parametrize("build", [lambda: _fusion_blocks(3), _transformer_blocks])
+def test_only_the_matmuls_an_add_reads_are_looked_at_with_the_same_answer(monkeypatch, build):
+    """In the main graph, MatMulAddFusion looks only at the MatMuls whose output some Add reads (through
+    rewirings: an Identity EliminateIdentity removed between them): what the optimizer model removes, rewires
+    and makes constant is what a look at every MatMul gives, with fewer questions about readers."""
+    results = _optimized_both_ways(monkeypatch, matmul_add_fusion, "ADD_READ_ONLY", "live_readers", build)
+    full, short = results[False], results[True]
+    assert short[:3] == full[:3] and short[3] < full[3]
+    fused = [r for r in full[0].values() if r["detail"].startswith("Add of a bias after a MatMul")]
+    assert len(fused) == (3 * 2 + 1 if build is not _transformer_blocks else 0)  # two a block, one in the If branch

@@ -2,15 +2,17 @@
 
 import numpy as np
 import onnx
+import pytest
 from conftest import init, make_model, vi
 from onnx import TensorProto as T
 from onnx import helper as h
-from ort_cases import _place, _qkv_model, _removed
+from ort_cases import _fusion_blocks, _optimized_both_ways, _place, _qkv_model, _removed, _transformer_blocks
 
 from onnxlint.model.graph import GraphIndex
 from onnxlint.ort.optimizer import (
     graph_transformer_mgr,
     graph_utils,
+    reshape_fusion,
 )
 
 
@@ -143,3 +145,15 @@ def test_one_element_multiplies_the_dims_as_an_int64_product_does():
     got = {v: graph_utils.one_element(Shapes(), None, v) for v in dims}
     assert got == {"one": True, "two": False, "scalar": True, "wraps": True, "large": False, "unknown": False, "none": False}
     assert all(got[v] == (int(np.prod(dims[v])) == 1) for v in ("one", "two", "scalar", "wraps", "large"))
+
+
+@pytest.mark.parametrize("build", [lambda: _fusion_blocks(3), _transformer_blocks])
+def test_contiguous_reshapes_look_only_at_reshapes_a_reshape_like_node_reads(monkeypatch, build):
+    """In the main graph, FuseContiguousReshapes looks only at the Reshapes whose output a Reshape, Squeeze or
+    Unsqueeze reads: what the optimizer model removes, rewires and makes constant is what a look at every
+    Reshape gives, with fewer questions about readers."""
+    results = _optimized_both_ways(monkeypatch, reshape_fusion, "RESHAPE_READ_ONLY", "live_readers", build)
+    full, short = results[False], results[True]
+    assert short[:3] == full[:3] and short[3] < full[3]
+    fused = [r for r in full[0].values() if "makes the run one Reshape" in r["detail"]]
+    assert len(fused) == (3 * 2 if build is not _transformer_blocks else 0)  # Unsqueeze and Reshape after a Reshape

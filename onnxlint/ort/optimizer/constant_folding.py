@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 # ORT's source behind a session option; the releases measured (1.20.2, 1.24.4, 1.31.1) do not do it by default.
 ENHANCED_SHAPE_FOLDING = False
 INCREMENTAL_FOLDING = True  # False: every folding run looks at every node (the same answer, slower; for tests)
+SKIP_COMPUTED_INPUTS = True  # False: a full run asks inputs_constant of every node (the same answer, slower; for tests)
+_ASKS_MORE = ("Shape", "If", "DequantizeLinear")  # ops whose folding reads more than whether their inputs are constant
 _FOLD_NEVER, _FOLD_NODE, _FOLD_SHAPE, _FOLD_IF, _FOLD_DQ_UNIT = range(5)
 
 
@@ -57,7 +59,9 @@ def fold_kind(n: NodeRef) -> int:
 class ConstantFolding:
     """After its first run over the main graph, a run looks again only at the nodes whose inputs changed since
     (OptimizerState.input_changes: a value made constant or rewired), and at every Shape and If (their verdicts
-    read shapes and values further up)."""
+    read shapes and values further up). A run over every node of the main graph (the first) steps over the
+    nodes reading a value a live node computes (OptimizerState.reads_computed, from the order's arrays: most
+    nodes), unless an input of theirs changes during the run: inputs_constant is False for them."""
 
     name = "ConstantFolding"
 
@@ -72,7 +76,17 @@ class ConstantFolding:
             since, self._started = (None if state.body_rewired() else self._started), state.clock()
         kinds, touched = self._kinds, state.input_changes()
         inputs_constant = state.inputs_constant
-        for n in state.nodes(scope):
+        order = state.nodes(scope)
+        computed, started = None, state.clock()
+        if since is None and state.tracking() and SKIP_COMPUTED_INPUTS:
+            computed = state.reads_computed(scope)
+            if computed is not None:
+                for op in _ASKS_MORE:
+                    for n in state.nodes_of_op(op):
+                        computed[n.index] = 0
+        for n in order:
+            if computed is not None and computed[n.index] and touched[n.index] <= started:
+                continue  # reads a computed value, and none of its inputs changed in this run: not foldable
             kind = kinds[n.index]
             if kind is None:
                 kind = kinds[n.index] = fold_kind(n)

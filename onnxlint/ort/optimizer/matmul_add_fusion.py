@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from onnxlint.ort.optimizer.state import OptimizerState
 
 _MATMUL = frozenset({"MatMul"})  # the nodes the pass looks at (OptimizerState.nodes_of)
+ADD_READ_ONLY = True  # False: every MatMul is looked at (the same answer, slower; for tests)
 
 
 class MatMulAddFusion:
@@ -25,7 +26,14 @@ class MatMulAddFusion:
         AttentionFusion. Both nodes become one Gemm; here the MatMul stands for it (placed as MatMul would be:
         Gemm has a CUDA kernel for each of these types) and the Add is removed."""
         changed = False
+        # what some Add reads (any graph, removed ones included, through rewirings): a MatMul whose output is not
+        # among it has no Add to fuse with, nor gets one in this run (its removals rewire Add outputs to MatMuls
+        # already looked at); read for the main graph (the whole model's Adds, not once per body)
+        added = {state.resolve(v) for a in state.nodes_of_op("Add") for v in a.inputs if v} \
+            if ADD_READ_ONLY and scope.parent is None else None
         for mm in state.nodes_of(scope, _MATMUL):
+            if added is not None and (not mm.outputs or mm.outputs[0] not in added):
+                continue
             if not is_supported(mm, state, "MatMul", (1, 9, 13)) or len(mm.inputs) < 2 or not mm.outputs or not mm.outputs[0]:
                 continue
             out = mm.outputs[0]

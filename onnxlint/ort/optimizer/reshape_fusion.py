@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 SHAPE_VERSIONS = (1, 13, 15, 19, 21, 23, 24, 25)  # measured: 1.24.4 fuses Shape-15 subgraphs
 RESHAPE_LIKE = ("Reshape", "Squeeze", "Unsqueeze")
 _RESHAPE = frozenset({"Reshape"})  # the nodes both passes look at (OptimizerState.nodes_of)
+RESHAPE_READ_ONLY = True  # False: FuseContiguousReshapes looks at every Reshape (the same answer, slower; for tests)
 
 
 class ReshapeFusion:
@@ -183,7 +184,14 @@ class ContiguousReshapeFusion:
         whose last output has a static shape, become one Reshape (`<first>_new_reshape`). The first node stands for
         it here; the others go."""
         changed = False
+        # the names a Reshape/Squeeze/Unsqueeze reads first (any graph, removed ones included): a Reshape whose
+        # output is not among them starts no run (the chain follows names as written, not rewirings); read for
+        # the main graph (the whole model's nodes, not once per body)
+        read = {n.inputs[0] for op in RESHAPE_LIKE for n in state.nodes_of_op(op) if n.inputs} \
+            if RESHAPE_READ_ONLY and scope.parent is None else None
         for first in state.nodes_of(scope, _RESHAPE):
+            if read is not None and (not first.outputs or first.outputs[0] not in read):
+                continue
             if not _reshape_like(first) or first.op_type != "Reshape" or state.is_removed(first) \
                     or (since(first) or 0) > self._upto:
                 continue  # measured: a run that starts with Squeeze/Unsqueeze (small shape tensors) stays

@@ -126,6 +126,10 @@ class OptimizerState:
     def node_count(self) -> int:
         return len(self._index.nodes)
 
+    def nodes_of_op(self, op: str) -> Sequence[NodeRef]:
+        """The model's nodes of op type op (any domain, every scope, removed ones included; not a copy)."""
+        return self._index.by_op.get(op, ())
+
     def has_cpu_kernel(self, node: NodeRef) -> bool:
         """Whether ConstantFolding can run the node: a CPU kernel for its exact types."""
         return self._has_cpu_kernel(node)
@@ -570,7 +574,8 @@ class OptimizerState:
             self._clock += 1
             for r in self._readers_of(value):
                 self._touched[r.index] = self._clock
-        self._forget_reinferred([value])
+        if self._kept:  # else there is nothing to forget
+            self._forget_reinferred([value])
 
     def made_constant(self, value: str) -> None:
         """value is an initializer now (a folded output)."""
@@ -590,7 +595,8 @@ class OptimizerState:
             run[3].append(twin.index)
         self._changes += 1
         self._out.removed[node.index] = Removed(status, reason, detail)
-        self._forget_reinferred([o for o in node.outputs if o], node.scope)
+        if self._kept:  # else there is nothing to forget
+            self._forget_reinferred([o for o in node.outputs if o], node.scope)
         for k, v in (alias or {}).items():
             if k and v and k != v:
                 self._out.alias[k] = v
@@ -663,6 +669,28 @@ class OptimizerState:
         if got is None or got[0] is not order:
             got = self._orders_of[key] = (order, [n for n in order if n.op_type in ops])
         return got[1]
+
+    def reads_computed(self, scope: GraphScope) -> bytearray | None:
+        """node index -> 1 for the nodes of scope for which inputs_constant is False as the graph is now, for a
+        reason only a change to one of their inputs undoes (a value made constant or rewired: `_touch`): they
+        read, by name, a value a live node of scope computes, neither rewired nor folded; 0 for any other node.
+        None where that is not known from the order's arrays (a name written twice, or both computed by a node
+        and an initializer or a Constant's)."""
+        producer = scope.producer
+        for name in (*scope.initializers, *scope.constants):
+            p = producer.get(name)
+            if p is not None and (p.op_type != "Constant" or p.domain != "ai.onnx"):
+                return None
+        got = self._order_cache.reads_computed(scope, self._out, len(self._index.nodes))
+        if got is not None:
+            removed = self._out.removed
+            for names in (self._out.alias, self._out.constants):
+                for name in names:  # read as another value, or as a constant: its producer was removed (no edge
+                    p = producer.get(name)  # counted), unless a body's node of that name was (bodies reuse names)
+                    if p is not None and p.index not in removed:
+                        for r in self._readers_of(name):
+                            got[r.index] = 0
+        return got
 
     # ------------------------------------------------------------------ constants CSE sees as one (ConstantSharing)
 
