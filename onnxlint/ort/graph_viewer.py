@@ -130,12 +130,15 @@ class OrderCache:
     def reads_computed(self, scope: GraphScope, opt: Optimized, size: int) -> bytearray | None:
         """node index (of size) -> 1 for each node of scope but Constants reading, by name, a value a live node of
         scope computes (its static producers less the removed ones: what inputs_constant reads where the name is
-        neither rewired nor folded), 0 for any other node; None where two nodes write one name."""
+        neither rewired nor folded), 0 for any other node; None where two nodes write one name (a Constant
+        and another included)."""
         key = id(scope)
         if key not in self._static:
             self._static[key] = _Static.of(scope)
         static = self._static[key]
-        if static is None:
+        # _of_own's producers (not the scope's): a name a node writes is also a Constant's, which inputs_constant
+        # reads as the constant (the scope's last writer): not known from the order's arrays
+        if static is None or static._producer is not scope.producer:
             return None
         gone = np.frombuffer(_dead(static, opt.removed), np.uint8)
         readers, producers = np.frombuffer(static.owners, np.intc), np.frombuffer(static.inputs, np.intc)

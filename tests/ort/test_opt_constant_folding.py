@@ -200,6 +200,17 @@ def _name_shared_with_a_body():
     return make_model(nodes, [vi("x", T.FLOAT, [2]), vi("cond", T.BOOL, [])], outs, [init("c", np.ones(2, np.float32))], opset=13)
 
 
+def _constant_also_computed():
+    """a is a Relu's output, then a Constant's (a name written twice): constant folding reads the Constant's value
+    (the name's last writer), so c = Add(a, k) folds; no node is stepped over in such a graph."""
+    nodes = [h.make_node("Relu", ["x"], ["a"], name="relu"),
+             h.make_node("Constant", [], ["a"], name="const", value=h.make_tensor("v", T.FLOAT, [2], [1.0, 2.0])),
+             h.make_node("Add", ["a", "k"], ["c"], name="add"), h.make_node("Add", ["c", "x"], ["y"], name="add2"),
+             h.make_node("Sin", ["x"], ["s"], name="sin"), h.make_node("Cos", ["s"], ["u"], name="cos")]
+    return make_model(nodes, [vi("x", T.FLOAT, [2])], [vi("y", T.FLOAT, [2]), vi("u", T.FLOAT, [2])],
+                      [init("k", np.ones(2, np.float32))], opset=13)
+
+
 def _initializer_also_computed():
     """w is an initializer and a Relu's output: constant folding reads the initializer (inputs_constant), so
     Neg(w) folds; no node is stepped over in such a graph."""
@@ -211,7 +222,7 @@ def _initializer_also_computed():
 
 @pytest.mark.parametrize("build", [lambda: _foldable_blocks(12), _if_fold_chain, _transformer_blocks, _cse_after_a_rewrite,
                                    lambda: _anchor_blocks(3), lambda: _computed_reshape_blocks(3), lambda: _fusion_blocks(2),
-                                   _name_shared_with_a_body, _initializer_also_computed])
+                                   _name_shared_with_a_body, _initializer_also_computed, _constant_also_computed])
 def test_a_full_folding_run_steps_over_nodes_reading_computed_values_with_the_same_answer(monkeypatch, build):
     """A folding run over every node of the main graph does not ask inputs_constant of a node reading a value
     a live node computes (OptimizerState.reads_computed) unless one of its inputs changed during the run (a
@@ -219,9 +230,11 @@ def test_a_full_folding_run_steps_over_nodes_reading_computed_values_with_the_sa
     optimizer model removes, rewires and makes constant is what asking of every node gives."""
     results = _optimized_both_ways(monkeypatch, constant_folding, "SKIP_COMPUTED_INPUTS", "inputs_constant", build)
     full, short = results[False], results[True]
-    assert short[:3] == full[:3] and (short[3] < full[3] or build is _initializer_also_computed)
+    assert short[:3] == full[:3] and (short[3] < full[3] or build in (_initializer_also_computed, _constant_also_computed))
     if build is _initializer_also_computed:
         assert full[0][1]["reason"] == "constant-folding" and short[3] == full[3]
+    if build is _constant_also_computed:
+        assert full[0][2]["reason"] == "constant-folding" and short[3] == full[3]  # add reads the Constant's a
     if build is _name_shared_with_a_body:
         assert {r["reason"] for r in full[0].values()} == {"identity", "constant-folding"}
         assert full[0][1]["reason"] == full[0][2]["reason"] == "constant-folding"  # neg and abs read c
