@@ -264,6 +264,10 @@ class _Text(str):
     """A str subclass: written as its text, like a str."""
 
 
+class _Row(dict):
+    """A dict subclass: written as its items, like a dict."""
+
+
 JSON_VALUES = [[], {}, [{}], {"a": []}, [[[[1], [2, [3, {}]]]]],
                {"names": ["x\u00e9\u200b", "\udcff bad byte", "quote \" and \\ and \n", NASTY],
                 "numbers": [0, -7, 10 ** 30, 2.5, -0.0, 1e300, float("nan"), float("inf"), float("-inf")],
@@ -271,7 +275,8 @@ JSON_VALUES = [[], {}, [{}], {"a": []}, [[[[1], [2, [3, {}]]]]],
                [{"node": NASTY, "ep": None, "deliberate": False, "nested": {"list": [1, {"b": []}]}}] * 3,
                # rows as the placement writes them, keys repeated: a bad byte, a str subclass, numbers, a nested row
                [{"node": "a\udcffb", "ep": _Text("CUDA\u200b"), "n": 3, "x": 1.5, "sub": {"node": "\u00e9", "k": -2},
-                 7: True}] * 2]
+                 7: True}] * 2,
+               [_Row(node="n\udcff", ep=_Text("x"), sub=_Row(k=[1, _Row()]), n=None), _Row()]]
 
 
 @pytest.mark.parametrize("value", JSON_VALUES)
