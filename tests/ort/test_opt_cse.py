@@ -63,7 +63,7 @@ def _output_duplicates() -> onnx.ModelProto:
 def test_a_settled_graph_is_not_compared_again_until_a_value_is_rewired(monkeypatch, build):
     """A CSE run that left every live node unlike the others is not repeated while no value was rewired since:
     what the optimizer model removes, rewires and makes constant is what running it every round gives."""
-    results = _optimized_both_ways(monkeypatch, common_subexpression_elimination, "SKIP_SETTLED", "canon_inputs",
+    results = _optimized_both_ways(monkeypatch, common_subexpression_elimination, "SKIP_SETTLED", "input_canon",
                                    lambda: onnx.shape_inference.infer_shapes(build()))
     every, settled = results[False], results[True]
     assert settled[:3] == every[:3] and any(r["reason"] == "cse" for r in every[0].values())
@@ -91,3 +91,38 @@ def test_cse_merges_a_node_into_the_first_earlier_one_whose_attributes_match():
     first, second = sorted(("tb", "tc"), key=order.index)
     assert sorted(gone) == sorted([second, "g2" if order.index("g1") < order.index("g2") else "g1"])
     assert gone[second].startswith(f"duplicate of {first}:")
+
+
+def test_input_canon_answers_canon_of_each_input_while_values_are_rewired():
+    """OptimizerState.input_canon, bound once for a CSE run, answers tuple(canon(v) for v in inputs) for every node
+    as removals rewire values during the run: shared constants alike by value (c1, c2), one compared by name after
+    all (big: too large to share), a rewired value (a2 -> a1) and one rewired to a value rewired later (m2 -> m1,
+    then m1 -> s), "" kept."""
+    from onnxlint.ort.optimizer import constant_sharing
+    from onnxlint.ort.optimizer.state import OptimizerState
+
+    nodes = [h.make_node("Add", ["x", "c1"], ["a1"], name="add1"), h.make_node("Add", ["x", "c2"], ["a2"], name="add2"),
+             h.make_node("Mul", ["a1", "big"], ["m1"], name="mul1"), h.make_node("Mul", ["a2", "big"], ["m2"], name="mul2"),
+             h.make_node("Sub", ["m2", "c2"], ["s"], name="sub"), h.make_node("Clip", ["m1", "", "c1"], ["y"], name="clip")]
+    m = make_model(nodes, [vi("x", T.FLOAT, [16])], [vi("y", T.FLOAT, [16])],
+                   [init("c1", np.array([1.0], np.float32)), init("c2", np.array([1.0], np.float32)),
+                    init("big", np.ones(16, np.float32))])
+    index = GraphIndex(onnx.shape_inference.infer_shapes(m))
+    scope, by = index.scopes[0], {n.name: n for n in index.nodes}
+    state = OptimizerState(index, "all", lambda node: True)
+    state.share_constants({"c1", "c2", "big"}, constant_sharing.shared_key)
+    canon_of = state.input_canon(scope)
+
+    def check():
+        for n in index.nodes:
+            assert canon_of(n.inputs) == tuple(state.canon(scope, v) for v in n.inputs), n.name
+
+    check()
+    assert canon_of(("x", "c1")) == canon_of(("x", "c2")) and canon_of(("big",)) == ("big",)
+    state.remove(by["add2"], "eliminated", "cse", "", {"a2": "a1"}, twin=by["add1"])
+    check()
+    assert canon_of(by["mul2"].inputs) == canon_of(by["mul1"].inputs)
+    state.remove(by["mul2"], "eliminated", "cse", "", {"m2": "m1"}, twin=by["mul1"])
+    state.remove(by["mul1"], "eliminated", "test", "", {"m1": "s"})
+    check()
+    assert canon_of(by["sub"].inputs)[0] == "s" and canon_of(by["clip"].inputs)[:2] == ("s", "")

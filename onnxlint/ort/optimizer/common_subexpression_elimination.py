@@ -91,7 +91,7 @@ class CommonSubexpressionElimination:
         changed = kept = False
         copies = state.dq_copied()
         cached = self._kinds
-        canon_inputs = state.canon_inputs
+        canon_inputs = state.input_canon(scope)
         for n in state.nodes(scope):
             kind = cached[n.index]
             if kind is False:
@@ -103,7 +103,7 @@ class CommonSubexpressionElimination:
             if copies:  # an input reading a DequantizeLinear ORT copied per reading input reads a value of its own
                 ins = tuple((v, n.index, i) if v and state.read_per_edge(v) else state.canon(scope, v) for i, v in enumerate(n.inputs))
             else:
-                ins = canon_inputs(scope, n.inputs)
+                ins = canon_inputs(n.inputs)
             alike = seen.get(id(kind))
             if alike is None:
                 alike = seen[id(kind)] = {}

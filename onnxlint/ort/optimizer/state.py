@@ -597,41 +597,49 @@ class OptimizerState:
         self._out.removed[node.index] = Removed(status, reason, detail)
         if self._kept:  # else there is nothing to forget
             self._forget_reinferred([o for o in node.outputs if o], node.scope)
-        for k, v in (alias or {}).items():
-            if k and v and k != v:
-                self._out.alias[k] = v
-                self._rewirings += 1
-                to = self._rewired_to.get(v)  # before _touch(k): k's rewired names read the change
-                if to is None:
-                    self._rewired_to[v] = k
-                elif isinstance(to, str):
-                    self._rewired_to[v] = [to, k]
-                else:
-                    to.append(k)
-                if self._tracking and node.scope.parent is not None:
-                    self._fold_all = True
-                self._touch(k)
-                # ORT rewires k's consumers to v: later rules that count v's consumers see them. Main graph only:
-                # `readers` is keyed by name, and bodies reuse names (5,000 If branches each with a `t`), so a
-                # merge there would copy every body's readers each time (quadratic)
-                moved = self._readers_of(k) if node.scope.parent is None else ()
-                if moved:
-                    v = self._out.resolve(v)  # the value the consumers end up reading (an Identity chain's head)
-                    if v in self._own_readers:
-                        have = cast("list[NodeRef]", self._readers[v])
-                    else:  # a scope's consumers list: the state's own copy
-                        have = self._readers[v] = list(self._readers_of(v))
-                        self._own_readers.add(v)
-                    ids = self._reader_ids.get(v)
-                    if ids is None and len(have) + len(moved) > MERGE_SCAN:
-                        ids = self._reader_ids[v] = {id(r) for r in have}
-                    for r in moved:
-                        if ids is None:
-                            if r not in have:  # NodeRefs compare by identity
-                                have.append(r)
-                        elif id(r) not in ids:
-                            ids.add(id(r))
-                            have.append(r)
+        if not alias:  # below, per value rewired: _touch and the merge of readers inlined (133k by CSE at 1M nodes)
+            return
+        out, rewired_to, overlay, main_readers = self._out.alias, self._rewired_to, self._readers, self._main_readers
+        main = node.scope.parent is None
+        for k, v in alias.items():
+            if not k or not v or k == v:
+                continue
+            out[k] = v
+            self._rewirings += 1
+            to = rewired_to.get(v)  # before _touch(k): k's rewired names read the change
+            if to is None or isinstance(to, str):
+                rewired_to[v] = k if to is None else [to, k]
+            else:
+                to.append(k)
+            readers = overlay[k] if k in overlay else main_readers.get(k, ())  # _readers_of(k)
+            if self._tracking:  # _touch(k)
+                self._fold_all = self._fold_all or not main
+                self._clock = clock = self._clock + 1
+                for r in readers:
+                    self._touched[r.index] = clock
+            if self._kept:
+                self._forget_reinferred([k])
+            # ORT rewires k's consumers to v (later rules count v's consumers). Main graph only: bodies reuse names
+            # (5,000 If branches each with a `t`): a merge by name there would copy every body's readers (quadratic)
+            if not main or not readers:
+                continue
+            if v in out:
+                v = self._out.resolve(v)  # the value the consumers end up reading (an Identity chain's head)
+            if v in self._own_readers:
+                have = cast("list[NodeRef]", overlay[v])
+            else:  # a scope's consumers list: the state's own copy
+                have = overlay[v] = list(overlay[v] if v in overlay else main_readers.get(v, ()))
+                self._own_readers.add(v)
+            ids = self._reader_ids.get(v)
+            if ids is None and len(have) + len(readers) > MERGE_SCAN:
+                ids = self._reader_ids[v] = {id(r) for r in have}
+            for r in readers:
+                if ids is None:
+                    if r not in have:  # NodeRefs compare by identity
+                        have.append(r)
+                elif id(r) not in ids:
+                    ids.add(id(r))
+                    have.append(r)
 
     def create(self, node: Created) -> None:
         """A transformer adds a node to the graph (a Gather the TransposeOptimizer puts after a Shape): placed by
@@ -710,19 +718,31 @@ class OptimizerState:
                 self._by_name.setdefault(id(scope), set()).add(value)
         return got
 
-    def canon_inputs(self, scope: GraphScope, values: tuple[str, ...]) -> tuple[Any, ...]:
-        """tuple(canon(scope, v) for v in values), calling canon only for the values rewired or shared (CSE asks
-        it of every node in every round; every float weight is shareable, and most of them are compared by name
-        after all): canon(v) is v for any other ("" stays "")."""
-        alias, shareable = self._out.alias, self._shareable or ()
-        by_name = self._by_name.get(id(scope), ()) if shareable else ()
-        for v in values:
-            if v in alias or (v in shareable and v not in by_name):
-                break
-        else:
-            return values if type(values) is tuple else tuple(values)
-        canon = self.canon
-        return tuple([canon(scope, v) if v in alias or (v in shareable and v not in by_name) else v for v in values])
+    def input_canon(self, scope: GraphScope) -> Callable[[tuple[str, ...]], tuple[Any, ...]]:
+        """For one CSE run over scope (until share_constants): values -> tuple(canon(scope, v) for v in values), canon
+        called only for values rewired or shared (v for any other, "" stays ""), once a run for each shared value."""
+        alias, resolve, canon = self._out.alias, self._out.resolve, self.canon
+        shareable: set[str] | frozenset[str] = self._shareable or frozenset()
+        by_name: set[str] | frozenset[str] = self._by_name.setdefault(id(scope), set()) if shareable else frozenset()
+        shared: dict[str, object] = {}  # a shared value not rewired -> canon(scope, value) (it stays)
+
+        def canon_of(values: tuple[str, ...]) -> tuple[Any, ...]:
+            for v in values:
+                if v in alias or (v in shareable and v not in by_name):
+                    break
+            else:
+                return values if type(values) is tuple else tuple(values)
+            out: list[Any] = []
+            for v in values:
+                r = resolve(v) if v in alias else v
+                if r in shareable and r not in by_name:  # canon's answer: r's key, which only share_constants changes
+                    got = shared.get(r)
+                    out.append(got if got is not None else shared.setdefault(r, canon(scope, v)))
+                else:
+                    out.append(r)
+            return tuple(out)
+
+        return canon_of
 
     def share_constants(self, values: set[str], key: SharedKey) -> None:
         """ConstantSharing's answer: CSE compares each of values by key(state, scope, value) (its dtype, shape
