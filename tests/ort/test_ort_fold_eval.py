@@ -120,3 +120,15 @@ def test_what_it_does_not_compute_is_left_to_the_caller():
     assert fold_eval.evaluate(_node("Range", 3), 11, [np.array(x, I64) for x in (0, 1 << 40, 1)]) is fold_eval.TOO_LARGE
     assert fold_eval.evaluate(h.make_node("Add", ["a", "b"], ["y"], domain="com.microsoft"), 1,
                               [np.ones(1, np.float32)] * 2) is None
+
+
+def test_by_reference_runs_the_ops_evaluate_leaves_to_onnx_reference():
+    """An op evaluate does not compute (Max) is run by onnx.reference, in the node's domain; a node it cannot run
+    (an unknown op) answers None, as does a custom domain's op."""
+    node = h.make_node("Max", ["a", "b"], ["y"])
+    a, b = np.array([1, 5, 3], I64), np.array([4, 2, 6], I64)
+    assert fold_eval.evaluate(node, 13, [a, b]) is None
+    got = fold_eval.by_reference(node, "ai.onnx", 13, {"a": a, "b": b})
+    assert got is not None and np.array_equal(got[0], [4, 5, 6]) and got[0].dtype == I64
+    assert fold_eval.by_reference(h.make_node("NoSuchOp", ["a"], ["y"]), "ai.onnx", 13, {"a": a}) is None
+    assert fold_eval.by_reference(h.make_node("Max", ["a", "b"], ["y"], domain="custom"), "custom", 1, {"a": a, "b": b}) is None

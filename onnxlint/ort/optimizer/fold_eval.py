@@ -40,6 +40,24 @@ class _TooLarge(Exception):
 TOO_LARGE: list[np.ndarray] = []  # evaluate's answer for a result too large to compute (the caller must not try)
 
 
+def by_reference(node: onnx.NodeProto, domain: str, opset: int, feeds: dict[str, np.ndarray]) -> list[Any] | None:
+    """The node's outputs by onnx.reference (domain: "ai.onnx" for the default one), for the ops `evaluate` does
+    not compute (imported only then: its import is slow); None where onnx.reference cannot run it."""
+    try:
+        from onnx.reference import ReferenceEvaluator
+
+        proto = onnx.NodeProto()
+        proto.CopyFrom(node)
+        graph = helper.make_graph(
+            [proto], "fold", [helper.make_tensor_value_info(k, helper.np_dtype_to_tensor_dtype(a.dtype), a.shape)
+                              for k, a in feeds.items()],
+            [helper.make_tensor_value_info(o, onnx.TensorProto.UNDEFINED, None) for o in node.output if o])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid(domain if domain != "ai.onnx" else "", opset)])
+        return list(ReferenceEvaluator(model).run(None, feeds))
+    except Exception:  # noqa: BLE001 - an op onnx.reference cannot run: the value stays unknown
+        return None
+
+
 def evaluate(node: onnx.NodeProto, opset: int, inputs: list[np.ndarray | None]) -> list[np.ndarray] | None:
     """The outputs of an ai.onnx node given its input values (None for an absent optional input), None when
     this module does not compute that op or those inputs, or TOO_LARGE (compare with `is`) when the result

@@ -524,7 +524,7 @@ class OptimizerState:
         got = fold_eval.evaluate(node.proto, cast(int, node.opset), ins)
         if got is fold_eval.TOO_LARGE:
             return None  # a value_info that lies about the size: onnx.reference would try to allocate it
-        outs = got if got is not None else self._reference(node, feeds)
+        outs = got if got is not None else fold_eval.by_reference(node.proto, node.domain, cast(int, node.opset), feeds)
         if outs is None:
             return None
         names = [o for o in node.outputs if o]
@@ -533,24 +533,6 @@ class OptimizerState:
                 arr = np.asarray(arr)
                 return arr if arr.size <= FOLD_EVAL_MAX_ELEMENTS else None
         return None
-
-    @staticmethod
-    def _reference(node: NodeRef, feeds: dict[str, Array]) -> list[Any] | None:
-        """onnx.reference for the ops fold_eval does not compute (imported only then: its import is slow)."""
-        try:
-            from onnx.reference import ReferenceEvaluator
-
-            proto = onnx.NodeProto()
-            proto.CopyFrom(node.proto)
-            graph = onnx.helper.make_graph(
-                [proto], "fold", [onnx.helper.make_tensor_value_info(k, onnx.helper.np_dtype_to_tensor_dtype(a.dtype), a.shape)
-                                  for k, a in feeds.items()],
-                [onnx.helper.make_tensor_value_info(o, onnx.TensorProto.UNDEFINED, None) for o in node.outputs if o])
-            model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid(node.domain if node.domain != "ai.onnx"
-                                                                                           else "", cast(int, node.opset))])
-            return list(ReferenceEvaluator(model).run(None, feeds))
-        except Exception:  # noqa: BLE001 - an op onnx.reference cannot run: the value stays unknown
-            return None
 
     def _readers_of(self, value: str) -> Sequence[NodeRef]:
         """The nodes reading value in every scope, removed ones included (not a copy)."""
