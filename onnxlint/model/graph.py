@@ -527,6 +527,8 @@ class GraphIndex:
     def _make_scope(self, path, graph, parent, owner, opsets) -> GraphScope:
         scope = GraphScope(path=path, graph=graph, parent=parent, owner=owner, opsets=opsets)
         scope.index_ref = self._ref
+        if not self._keep_protos:  # its node lists promised unchanged: NodeRef.attribute_flags reads the walk's
+            scope.node_flags = self.node_flags
         if graph is not None:
             scope.inputs = [i.name for i in graph.input]
             scope.outputs = [o.name for o in graph.output]
@@ -572,8 +574,6 @@ class GraphIndex:
         while stack:
             scope, protos = stack.popleft()
             scope.node_protos, scope.first_index = protos, len(nodes)
-            if not self._keep_protos:
-                scope.node_flags = flags
             pending = []
             opsets, producer = scope.opsets, scope.producer
             consumers: dict[str, Any] = scope.consumers  # a tuple for one reader, a list for more (_seal_consumers)
