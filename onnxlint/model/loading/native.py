@@ -27,9 +27,10 @@ FORK_BYTES = 16 << 20  # above this a call forks a child that already holds the 
 _ENABLED = hasattr(os, "fork") and sys.platform != "win32"
 _HEAD = struct.Struct("<BBQ")  # kind, flags, payload length
 _ANSWER = struct.Struct("<BQQ")  # status (0 answer, 1 exception), first part length, second part length
-_INFER, _CHECK_BYTES, _CHECK_PATH, _INFER_FALLBACK = 1, 2, 3, 4
+_INFER, _CHECK_BYTES, _CHECK_PATH, _INFER_FALLBACK, _INFER_NODE, _FUNCTION_BODY, _INLINE_INFER = 1, 2, 3, 4, 5, 6, 7
 WHAT = {_INFER: "onnx's shape inference", _CHECK_BYTES: "onnx's checker", _CHECK_PATH: "onnx's checker",
-        _INFER_FALLBACK: "onnx's shape inference"}
+        _INFER_FALLBACK: "onnx's shape inference", _INFER_NODE: "onnx's shape inference",
+        _FUNCTION_BODY: "onnx's function builder", _INLINE_INFER: "onnx's function inliner"}
 _ERROR = struct.Struct("<QQ")  # an exception inside a fallback answer: its class name's length, its text's
 
 
@@ -81,6 +82,45 @@ def _unpack_error(buf: bytes, at: int) -> tuple[Exception, int]:
     return type(name, (NativeError,), {})(text.decode("utf-8", "surrogateescape")), at + n1 + n2
 
 
+def infer_node_outputs(node: Any, domain: str, opset: int, types: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+    """onnx.shape_inference.infer_node_outputs for node (a NodeProto) with the schema of its op in domain ("" for
+    ONNX's) at opset, given its inputs' TypeProtos and the TensorProtos of those whose values are known, in a
+    child: output name -> TypeProto, or what onnx raised (a NativeError), or NativeCrash. An op's inference given
+    input data takes paths the model's own inference never took (a Reshape of a folded shape)."""
+    import onnx
+
+    box = onnx.ModelProto()
+    box.opset_import.add(domain=domain, version=opset)
+    box.graph.node.append(node)
+    box.graph.value_info.extend(onnx.helper.make_value_info(k, t) for k, t in types.items())
+    box.graph.initializer.extend(data.values())
+    answer = onnx.GraphProto.FromString(_call(_INFER_NODE, 0, box.SerializeToString()))
+    return {vi.name: vi.type for vi in answer.value_info}
+
+
+def function_body(node: Any, domain: str, opset: int, since: int, types: list[Any]) -> bytes:
+    """The FunctionProto bytes onnx builds for node's context-dependent function (the body depends on the
+    node's attributes and input types, TypeProto or None each: C++ reading the model's node), with the schema of
+    its op in domain at opset, for the newest opset from `opset` down to `since` for which onnx has one (b"" when
+    none), in a child; NativeError or NativeCrash otherwise."""
+    import onnx
+
+    box = onnx.ModelProto(model_version=since)
+    box.opset_import.add(domain=domain, version=opset)
+    box.graph.node.append(node)
+    box.graph.input.extend(onnx.helper.make_value_info(str(i), t) if t is not None else onnx.ValueInfoProto(name=str(i))
+                           for i, t in enumerate(types))
+    return _call(_FUNCTION_BODY, 0, box.SerializeToString())
+
+
+def inline_and_infer(model: Any) -> Any:
+    """onnx.inliner.inline_local_functions, then lenient shape inference, of model (a ModelProto) in a child: the
+    inlined and inferred ModelProto, or what onnx raised (a NativeError), or NativeCrash."""
+    import onnx
+
+    return onnx.load_from_string(_call(_INLINE_INFER, 0, model.SerializeToString()))
+
+
 def check_model(target: Any) -> None:
     """onnx.checker.check_model(target, full_check=False) in a child (target: bytes, a path or a ModelProto);
     raises what the checker raised (a NativeError of the same class name), or NativeCrash."""
@@ -111,8 +151,36 @@ def _run(kind: int, flags: int, payload: bytes) -> bytes:
         from onnx.onnx_cpp2py_export import shape_inference as C
 
         return C.infer_shapes(payload, bool(flags & 1), bool(flags & 2), bool(flags & 4))
+    if kind in (_INFER_NODE, _FUNCTION_BODY):
+        return _run_on_node(kind, onnx.ModelProto.FromString(payload))
+    if kind == _INLINE_INFER:
+        from onnx.onnx_cpp2py_export import inliner
+        from onnx.onnx_cpp2py_export import shape_inference as C
+
+        return C.infer_shapes(inliner.inline_local_functions(payload, False), False, False, False)
     onnx.checker.check_model(os.fsdecode(payload) if kind == _CHECK_PATH else payload, full_check=False)
     return b""
+
+
+def _run_on_node(kind: int, box: Any) -> bytes:
+    """The child's side of infer_node_outputs and function_body: the node, its schema's domain and opset, and its
+    inputs come in a ModelProto (graph.node[0], opset_import[0], value_info / input, initializer; model_version:
+    the oldest opset function_body tries)."""
+    import onnx
+
+    node, domain, opset = box.graph.node[0], box.opset_import[0].domain, box.opset_import[0].version
+    schema: Any = onnx.defs.get_schema(node.op_type, opset, domain)  # its stubs lack half its API
+    if kind == _INFER_NODE:
+        out = onnx.shape_inference.infer_node_outputs(schema, node, {vi.name: vi.type for vi in box.graph.value_info},
+                                                      {t.name: t for t in box.graph.initializer})
+        return onnx.GraphProto(value_info=[onnx.helper.make_value_info(k, t) for k, t in out.items()]).SerializeToString()
+    types = [vi.type.SerializeToString() if vi.HasField("type") else b"" for vi in box.graph.input]
+    node_bytes, raw = node.SerializeToString(), b""
+    for version in range(opset, box.model_version - 1, -1):
+        raw = schema.get_context_dependent_function_with_opset_version(version, node_bytes, types)
+        if raw:
+            break
+    return raw if isinstance(raw, bytes) else raw.SerializeToString() if raw is not None else b""
 
 
 def _answer(out: Any, kind: int, flags: int, payload: bytes) -> None:
