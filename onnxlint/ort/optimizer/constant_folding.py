@@ -33,8 +33,11 @@ if TYPE_CHECKING:
 ENHANCED_SHAPE_FOLDING = False
 INCREMENTAL_FOLDING = True  # False: every folding run looks at every node (the same answer, slower; for tests)
 SKIP_COMPUTED_INPUTS = True  # False: a full run asks inputs_constant of every node (the same answer, slower; for tests)
-_ASKS_MORE = ("Shape", "If", "DequantizeLinear")  # ops whose folding reads more than whether their inputs are constant
 _FOLD_NEVER, _FOLD_NODE, _FOLD_SHAPE, _FOLD_IF, _FOLD_DQ_UNIT = range(5)
+# the ops fold_kind sends to rules of their own (an ai.onnx Shape or If, a DequantizeLinear of any domain), whose
+# folding reads more than whether their inputs are constant
+_OWN_RULES = {"Shape": _FOLD_SHAPE, "If": _FOLD_IF, "DequantizeLinear": _FOLD_DQ_UNIT}
+_ASKS_MORE = tuple(_OWN_RULES)
 
 
 def fold_kind(n: NodeRef) -> int:
@@ -43,14 +46,11 @@ def fold_kind(n: NodeRef) -> int:
     holding a graph), folds it when its inputs are constants, or asks the Shape/If rules."""
     if not is_operation_deterministic(n.domain, n.op_type):
         return _FOLD_NEVER
-    if n.op_type == "DequantizeLinear":
-        return _FOLD_DQ_UNIT
+    own = _OWN_RULES.get(n.op_type)
+    if own is not None and (own == _FOLD_DQ_UNIT or n.domain == "ai.onnx"):
+        return own
     if n.domain != "ai.onnx":
         return _FOLD_NODE  # com.microsoft::QuantizeLinear
-    if n.op_type == "Shape":
-        return _FOLD_SHAPE
-    if n.op_type == "If":
-        return _FOLD_IF
     if n.attribute_flags() & HOLDS_GRAPH:
         return _FOLD_NEVER
     return _FOLD_NODE
