@@ -97,13 +97,15 @@ def test_input_canon_answers_canon_of_each_input_while_values_are_rewired():
     """OptimizerState.input_canon, bound once for a CSE run, answers tuple(canon(v) for v in inputs) for every node
     as removals rewire values during the run: shared constants alike by value (c1, c2), one compared by name after
     all (big: too large to share), a rewired value (a2 -> a1) and one rewired to a value rewired later (m2 -> m1,
-    then m1 -> s), "" kept."""
+    then m1 -> s), "" kept, inputs neither rewired nor shared answered as they are."""
     from onnxlint.ort.optimizer import constant_sharing
     from onnxlint.ort.optimizer.state import OptimizerState
 
     nodes = [h.make_node("Add", ["x", "c1"], ["a1"], name="add1"), h.make_node("Add", ["x", "c2"], ["a2"], name="add2"),
              h.make_node("Mul", ["a1", "big"], ["m1"], name="mul1"), h.make_node("Mul", ["a2", "big"], ["m2"], name="mul2"),
-             h.make_node("Sub", ["m2", "c2"], ["s"], name="sub"), h.make_node("Clip", ["m1", "", "c1"], ["y"], name="clip")]
+             h.make_node("Sub", ["m2", "c2"], ["s"], name="sub"), h.make_node("Clip", ["m1", "", "c1"], ["c"], name="clip"),
+             h.make_node("Neg", ["a2"], ["n"], name="neg"), h.make_node("Relu", ["x"], ["r"], name="relu"),
+             h.make_node("Sum", ["c", "n", "r"], ["y"], name="sum")]
     m = make_model(nodes, [vi("x", T.FLOAT, [16])], [vi("y", T.FLOAT, [16])],
                    [init("c1", np.array([1.0], np.float32)), init("c2", np.array([1.0], np.float32)),
                     init("big", np.ones(16, np.float32))])
@@ -126,3 +128,4 @@ def test_input_canon_answers_canon_of_each_input_while_values_are_rewired():
     state.remove(by["mul1"], "eliminated", "test", "", {"m1": "s"})
     check()
     assert canon_of(by["sub"].inputs)[0] == "s" and canon_of(by["clip"].inputs)[:2] == ("s", "")
+    assert canon_of(by["neg"].inputs) == ("a1",) and canon_of(by["relu"].inputs) is by["relu"].inputs
