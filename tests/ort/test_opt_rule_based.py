@@ -126,3 +126,14 @@ def test_ort_removes_a_training_mode_dropout_at_default_options():
         assert {by[i] for i in graph_transformer_mgr.optimize(index, "all", ort_version=version).removed} == {"drop"}
     assert not _removed(model(True))
     assert not _removed(model(False, after_relu=False))
+
+
+def test_noop_elimination_reads_a_folded_operand():
+    """NoopElimination's constant may be a value constant folding made (a Cast of an initializer 0, folded in the
+    first round): the next round's rules read its value and remove the Add (one_element_value of a computed
+    operand is None only where it was not folded)."""
+    nodes = [h.make_node("Cast", ["zero"], ["z"], name="cast", to=T.FLOAT), h.make_node("Neg", ["x"], ["nx"], name="neg"),
+             h.make_node("Add", ["nx", "z"], ["a"], name="add"), h.make_node("Relu", ["a"], ["y"], name="relu")]
+    m = make_model(nodes, [vi("x", T.FLOAT, [4])], [vi("y", T.FLOAT, [4])], [init("zero", np.array([0], np.int64))])
+    gone = _removed(m)
+    assert gone["cast"].reason == "constant-folding" and gone["add"].reason == "noop" and "neg" not in gone

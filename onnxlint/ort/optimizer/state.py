@@ -456,7 +456,10 @@ class OptimizerState:
     def one_element_value(self, scope: GraphScope, value: str) -> Array | None:
         """value(scope, value) when it has one element, else None: a constant of 2 to 64 elements, which value()
         would convert only to be turned down, is not converted (NoopElimination asks of every Add/Sub/Mul/Div)."""
-        t = self.tensor(scope, self._out.resolve(value))
+        r = self._out.resolve(value)
+        t = self.tensor(scope, r)
+        if t is None and r not in self._out.constants:
+            return None  # computed, not folded (most operands): value() has nothing either
         if t is not None and t.data_location != onnx.TensorProto.EXTERNAL:
             elements = math.prod(t.dims)
             if elements != 1 and elements <= VALUE_MAX_ELEMENTS:
