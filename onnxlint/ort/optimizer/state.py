@@ -708,7 +708,7 @@ class OptimizerState:
         got = self._canon.get(k)
         if got is None:
             got = self._canon[k] = self._shared_key(self, scope, value) if self._shared_key is not None else value
-            if got == value:  # shareable, but compared by name after all (too large): canon_inputs skips it
+            if got == value:  # shareable, but compared by name after all (too large): input_canon skips it
                 self._by_name.setdefault(id(scope), set()).add(value)
         return got
 
