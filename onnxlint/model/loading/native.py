@@ -184,8 +184,12 @@ def _run_on_node(kind: int, box: Any) -> bytes:
 
 
 def _answer(out: Any, kind: int, flags: int, payload: bytes) -> None:
+    _answer_with(out, lambda: _run(kind, flags, payload))
+
+
+def _answer_with(out: Any, work: Callable[[], bytes]) -> None:
     try:
-        result = _run(kind, flags, payload)
+        result = work()
     except Exception as exc:  # noqa: BLE001 - every onnx error goes back to the parent, as it is
         name, text = type(exc).__name__.encode(), str(exc).encode("utf-8", "surrogateescape")
         out.write(_ANSWER.pack(1, len(name), len(text)) + name + text)
@@ -292,10 +296,10 @@ def _call(kind: int, flags: int, payload: bytes) -> bytes:
             worker.requests.write(_HEAD.pack(kind, flags, len(payload)))
             worker.requests.write(payload)
             worker.requests.flush()
-        return _read_answer(worker.answers, kind)
+        return _read_answer(worker.answers, WHAT[kind])
     except (NativeCrash, BrokenPipeError, ConnectionResetError):
         _WORKER = None
-        crash = _crash(kind, worker.pid)  # reaps it
+        crash = _crash(WHAT[kind], worker.pid)  # reaps it
         worker.close(reap=False)
         raise crash from None
     except NativeError:  # onnx's own exception, answered in full: the worker is fine
@@ -327,14 +331,23 @@ def _fork(parent_ends: tuple[int, ...], work: Callable[[], None]) -> int:
 
 
 def _call_forked(kind: int, flags: int, payload: bytes) -> bytes:
+    return run_in_child(WHAT[kind], lambda: _run(kind, flags, payload))
+
+
+def run_in_child(what: str, work: Callable[[], bytes]) -> bytes:
+    """work() in a child forked for the call (it has the parent's memory: nothing is sent down the pipe), its
+    bytes back; what work raised comes back as a NativeError of the same class name and text, a child that
+    dies as NativeCrash ("<what> crashed on this model (signal 11)"). In-process where there is no fork."""
+    if not _ENABLED:
+        return work()
     ans_r, ans_w = os.pipe()
-    pid = _fork((ans_r,), lambda: _answer(os.fdopen(ans_w, "wb"), kind, flags, payload))
+    pid = _fork((ans_r,), lambda: _answer_with(os.fdopen(ans_w, "wb"), work))
     os.close(ans_w)
     try:
         with os.fdopen(ans_r, "rb") as answers:
-            result = _read_answer(answers, kind)
+            result = _read_answer(answers, what)
     except NativeCrash:
-        raise _crash(kind, pid) from None
+        raise _crash(what, pid) from None
     except BaseException:
         _reap(pid, wait=False)
         raise
@@ -342,21 +355,21 @@ def _call_forked(kind: int, flags: int, payload: bytes) -> bytes:
     return result
 
 
-def _read_answer(answers: Any, kind: int) -> bytes:
+def _read_answer(answers: Any, what: str) -> bytes:
     head = answers.read(_ANSWER.size)
     if len(head) < _ANSWER.size:
-        raise NativeCrash(WHAT[kind])
+        raise NativeCrash(what)
     status, n1, n2 = _ANSWER.unpack(head)
     first = answers.read(n1)
     second = answers.read(n2)
     if len(first) < n1 or len(second) < n2:
-        raise NativeCrash(WHAT[kind])
+        raise NativeCrash(what)
     if status == 0:
         return first
     raise type(first.decode("utf-8", "replace"), (NativeError,), {})(second.decode("utf-8", "surrogateescape"))
 
 
-def _crash(kind: int, pid: int) -> NativeCrash:
+def _crash(what: str, pid: int) -> NativeCrash:
     status = _reap(pid, wait=True)
     if status is not None and os.WIFSIGNALED(status):
         how = f"signal {os.WTERMSIG(status)}"
@@ -364,7 +377,7 @@ def _crash(kind: int, pid: int) -> NativeCrash:
         how = f"it exited with code {os.WEXITSTATUS(status)} without answering"
     else:
         how = "it ended without answering"
-    return NativeCrash(f"{WHAT[kind]} crashed on this model ({how})")
+    return NativeCrash(f"{what} crashed on this model ({how})")
 
 
 def _reap(pid: int, wait: bool) -> int | None:
