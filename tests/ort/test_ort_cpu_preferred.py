@@ -1,12 +1,15 @@
 """GetCpuPreferredNodes (ort.cpu_preferred): small shape computations ORT keeps on CPU on purpose."""
 
 import numpy as np
+import pytest
 from conftest import init, make_model, vi
 from onnx import TensorProto as T
 from onnx import helper as h
 from ort_cases import ANY, INF, _place, _tables
 
 import onnxlint.ort.partitioner as placement
+from onnxlint.model import graph
+from onnxlint.ort import cpu_preferred
 
 
 def test_cpu_preferred_sees_constant_value_ints():
@@ -66,3 +69,29 @@ def test_the_queue_reaches_the_readers_of_names_rewired_to_a_cpu_tensor_either_w
         queue.on_cpu("s")
         queue.on_cpu("s1")  # rewired: its readers read s
         assert sorted(n.name for n in queue) == ["own_reader", "reads_s1", "reads_s2"]
+
+
+@pytest.mark.parametrize("intern_nodes", [200_000, 0])  # verdicts as a dict; as codes (a big model's)
+def test_a_reader_of_a_cpu_tensor_at_a_host_memory_input_is_left_out_of_the_queue_with_the_same_placement(monkeypatch, intern_nodes):
+    """cpu_preferred.SKIP_HOST_INPUT_READERS: a Reshape that reads the shape computation's output as its shape (an
+    input its CUDA kernel takes in host memory) stays on CUDA without being judged; one that reads it as its data
+    is still judged (and goes to CPU: all its inputs are CPU tensors); an Identity read-through as well."""
+    monkeypatch.setattr(graph, "INTERN_NODES", intern_nodes)
+    nodes = [h.make_node("Shape", ["x"], ["s"], name="shape"),
+             h.make_node("Gather", ["s", "i0"], ["g"], name="gather", axis=0),
+             h.make_node("Concat", ["g", "one"], ["shp"], name="concat", axis=0),
+             h.make_node("Reshape", ["x", "shp"], ["y"], name="as_shape"),
+             h.make_node("Identity", ["shp"], ["shp2"], name="id"),
+             h.make_node("Reshape", ["z", "shp2"], ["y2"], name="through_identity"),
+             h.make_node("Reshape", ["shp", "flat"], ["y3"], name="as_data")]
+    m = make_model(nodes, [vi("x", T.FLOAT, ["a", "b"]), vi("z", T.FLOAT, ["a", "b"])],
+                   [vi("y", T.FLOAT, None), vi("y2", T.FLOAT, None), vi("y3", T.INT64, None)],
+                   [init("i0", np.array([0], np.int64)), init("one", np.array([-1], np.int64)), init("flat", np.array([-1], np.int64))])
+    got = []
+    for skip in (True, False):
+        monkeypatch.setattr(cpu_preferred, "SKIP_HOST_INPUT_READERS", skip)
+        by, _ = _place(m, "all")
+        got.append({name: (p.ep, p.status) for name, p in by.items()})
+    assert got[0] == got[1]
+    assert got[0]["as_shape"] == got[0]["through_identity"] == (placement.CUDA, "device")
+    assert got[0]["gather"] == got[0]["concat"] == got[0]["as_data"] == (placement.CPU, "deliberate")
