@@ -312,6 +312,76 @@ def test_the_native_worker_answers_as_onnx_would(tmp_path):
     assert native.infer_shapes(big).graph.node[0].op_type == "Dropout"
 
 
+def test_the_native_worker_infers_nodes_and_builds_function_bodies_as_onnx_would():
+    """The C++ calls the ORT model makes on the model's nodes (an op's inference given folded input data, a
+    context-dependent function body, inlining and inference of the expanded body) answer in the worker what onnx
+    answers in-process, exceptions included."""
+    from onnx import inliner
+
+    from onnxlint.model.loading import native
+
+    node = h.make_node("Reshape", ["x", "s"], ["y"])
+    types = {"x": h.make_tensor_type_proto(T.FLOAT, ["n", 6]), "s": h.make_tensor_type_proto(T.INT64, [2])}
+    data = {"s": onnx.numpy_helper.from_array(np.array([2, 3], np.int64), "s")}
+    want = onnx.shape_inference.infer_node_outputs(onnx.defs.get_schema("Reshape", 14, ""), node, types, data)
+    got = native.infer_node_outputs(node, "", 14, types, data)
+    assert got == want and list(got["y"].tensor_type.shape.dim) == list(want["y"].tensor_type.shape.dim)
+    assert [d.dim_value for d in got["y"].tensor_type.shape.dim] == [2, 3]  # learnt from the data
+    bad = {"s": onnx.numpy_helper.from_array(np.array([-1, -1], np.int64), "s")}  # two -1s: onnx refuses it
+    with pytest.raises(Exception) as onnx_says:
+        onnx.shape_inference.infer_node_outputs(onnx.defs.get_schema("Reshape", 14, ""), node, types, bad)
+    with pytest.raises(native.NativeError) as ours:
+        native.infer_node_outputs(node, "", 14, types, bad)
+    assert type(ours.value).__name__ == type(onnx_says.value).__name__ and str(ours.value) == str(onnx_says.value)
+
+    ln = h.make_node("LayerNormalization", ["x", "g"], ["y"], axis=-1)  # a context-dependent body (opset 17)
+    ln_types = [h.make_tensor_type_proto(T.FLOAT, [2, 6]), h.make_tensor_type_proto(T.FLOAT, [6])]
+    schema = onnx.defs.get_schema("LayerNormalization", 18, "")
+    raw = native.function_body(ln, "", 18, schema.since_version, ln_types)
+    assert raw == schema.get_context_dependent_function_with_opset_version(
+        18, ln.SerializeToString(), [t.SerializeToString() for t in ln_types])
+    fn = onnx.FunctionProto.FromString(raw)
+    assert fn.node
+
+    fn.name, fn.domain = "LayerNormalization", "local"
+    call = h.make_node("LayerNormalization", ["x", "g"], ["y"], domain="local")
+    model = h.make_model(h.make_graph([call], "g", [h.make_value_info("x", ln_types[0]), h.make_value_info("g", ln_types[1])],
+                                      [h.make_empty_tensor_value_info("y")]),
+                         opset_imports=[h.make_opsetid("", 18), h.make_opsetid("local", 1)], functions=[fn], ir_version=10)
+    expanded = native.inline_and_infer(model)
+    assert expanded == onnx.shape_inference.infer_shapes(inliner.inline_local_functions(model))
+    assert not expanded.functions and len(expanded.graph.node) == len(fn.node)
+
+
+def test_a_crash_expanding_a_function_costs_that_body_not_the_run(tmp_path, monkeypatch, cli):
+    """ORT expands a node no provider has a kernel for into its ONNX function body, which onnx's C++ builds from
+    the model's node: in the native worker, whose crash is one placement note (the node is then placed from the
+    body's ops alone), not the end of the run."""
+    from onnxlint.model.loading import native
+
+    if not native._ENABLED:
+        pytest.skip("no fork: native calls run in-process")
+    # no provider has a Bernoulli-22 kernel: ORT expands it into a body onnx builds for its dtype
+    m = make_model([h.make_node("Bernoulli", ["x"], ["y"], name="n")], [vi("x", T.DOUBLE, [10])], [vi("y", T.DOUBLE, [10])],
+                   opset=22, ir=10)
+    onnx.save(m, tmp_path / "m.onnx")
+    real = native._run
+
+    def dies(kind, flags, payload):
+        if kind in (native._FUNCTION_BODY, native._INLINE_INFER):
+            os.kill(os.getpid(), signal.SIGSEGV)
+        return real(kind, flags, payload)
+
+    native.shutdown()
+    monkeypatch.setattr(native, "_run", dies)
+    try:
+        rc, out, err = cli("placement", tmp_path / "m.onnx", "--target", "ort-cuda", "--format", "json")
+    finally:
+        native.shutdown()
+    assert "Traceback" not in err, err
+    assert "crashed on this model (signal 11) (expanding" in out
+
+
 def test_one_native_worker_serves_a_whole_run(tmp_path, monkeypatch, cli):
     """onnx's exceptions (a strict inference that fails) are answers, not the end of the worker: a run forks it
     once, not once a model (that cost ~10 ms of CPU a model)."""

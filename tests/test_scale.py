@@ -344,3 +344,65 @@ def test_an_index_without_node_protos_reads_each_nodes_own_proto(save, monkeypat
     assert [n.proto.name for n in index.nodes] == [n.name for n in kept.nodes]
     monkeypatch.setattr(graph, "INTERN_NODES", 200_000)  # a small graph keeps its protos (each read would make one)
     assert all(n._proto is not None for n in graph.GraphIndex(m, keep_protos=False).nodes)
+
+
+def _flags_of(proto: onnx.NodeProto) -> int:
+    from onnxlint.model import graph
+
+    if not proto.attribute:
+        return 0
+    return graph.HAS_ATTRIBUTES | (graph.HOLDS_GRAPH if any(a.type in (5, 10) for a in proto.attribute) else 0)
+
+
+def test_attribute_flags_are_the_protos_with_or_without_them(monkeypatch):
+    """A lint's index (keep_protos False) answers attribute_flags from the walk's column (each scope holds it),
+    also for a node kept after its index is gone; an index that keeps its protos reads them (a fixer may change
+    a node's attributes)."""
+    import gc
+
+    from onnxlint.model import graph
+
+    m = chain_with_if(4)
+    m.graph.node.insert(1, h.make_node("Split", ["v1"], ["p", "q"], axis=0, name="split"))
+    for big in (False, True):
+        monkeypatch.setattr(graph, "INTERN_NODES", 0 if big else 200_000)
+        lazy, kept = graph.GraphIndex(m, keep_protos=False), graph.GraphIndex(m)
+        want = [_flags_of(n.proto) for n in kept.nodes]
+        assert want.count(0) > 1 and graph.HAS_ATTRIBUTES in want and graph.HAS_ATTRIBUTES | graph.HOLDS_GRAPH in want
+        assert [n.attribute_flags() for n in lazy.nodes] == want == [n.attribute_flags() for n in kept.nodes]
+        assert all(s.node_flags is lazy.node_flags for s in lazy.scopes) and all(s.node_flags is None for s in kept.scopes)
+        split = kept.by_op["Split"][0]
+        split.proto.ClearField("attribute")  # what a fixer's index sees next
+        assert split.attribute_flags() == 0
+        split.proto.attribute.append(h.make_attribute("axis", 0))
+        nodes = list(lazy.nodes)
+        del lazy
+        gc.collect()
+        assert [n.attribute_flags() for n in nodes] == want
+
+
+def test_shape_sized_reads_every_named_value_in_each_kind_of_scope():
+    """shape_sized: no input or output known to hold more than SHAPE_SIZED elements (a main graph's types read
+    from its own dict, a body's through type_of: a body sees its outer values), unknown and unnamed ones passed
+    over."""
+    from onnxlint.model import graph
+
+    big, small = vi("big", onnx.TensorProto.FLOAT, [64, 64]), vi("small", onnx.TensorProto.INT64, [4])
+    then_g = h.make_graph([h.make_node("Identity", ["big"], ["t"], name="reads_outer_big"),
+                           h.make_node("Identity", ["small"], ["t2"], name="reads_outer_small")], "then", [],
+                          [vi("t2", onnx.TensorProto.INT64, [4])])
+    else_g = h.make_graph([h.make_node("Neg", ["small"], ["e"], name="makes_big")], "else", [],
+                          [vi("e", onnx.TensorProto.FLOAT, [2, 1024])])
+    nodes = [h.make_node("Relu", ["x"], ["big"], name="writes_big"), h.make_node("Shape", ["x"], ["small"], name="small"),
+             h.make_node("Relu", ["u"], ["u2"], name="unknown"),
+             h.make_node("Resize", ["small", "", "", "small"], ["r"], name="skips_empty"),
+             h.make_node("Add", ["small", "big"], ["s"], name="reads_big_second"),
+             h.make_node("If", ["c"], ["y"], name="if", then_branch=then_g, else_branch=else_g)]
+    m = make_model(nodes, [vi("x", onnx.TensorProto.FLOAT, [None, 4]), vi("c", onnx.TensorProto.BOOL, []),
+                           vi("u", onnx.TensorProto.FLOAT, None)], [vi("y", onnx.TensorProto.FLOAT, [2])])
+    m.graph.value_info.extend([big, small])
+    gi = graph.GraphIndex(m)
+    sized = {n.name: graph.shape_sized(n) for n in gi.nodes}
+    assert sized == {"writes_big": False, "small": True, "unknown": True, "skips_empty": True,
+                     "reads_big_second": False, "if": True, "reads_outer_big": False, "reads_outer_small": True,
+                     "makes_big": False}

@@ -577,6 +577,46 @@ def test_node_count_budget(tmp_path, monkeypatch):
     assert mf.inferred is None and "50 nodes" in mf.inference_skipped
 
 
+def test_a_main_graph_past_the_node_budget_is_indexed_first_and_counted_from_the_index(tmp_path, monkeypatch):
+    """index_model over a main graph of more nodes than INFER_MAX_NODES: the index of the model as read comes
+    first and the budget's count reads the main graph's output counts from it. The message is the one the walk
+    over the protos gives, where the count stops past a small budget too (the nodes it names are those counted
+    before it stopped: they depend on every output count before the last node with bodies)."""
+    from onnxlint.model.graph import GraphIndex
+
+    def branch(i: int, inner: onnx.GraphProto | None = None) -> onnx.GraphProto:
+        nodes = [h.make_node("Neg", ["x"], [f"n{i}"])]
+        if inner is not None:
+            nodes.append(h.make_node("If", ["c"], [f"o{i}"], then_branch=inner, else_branch=branch(i + 50)))
+        return h.make_graph(nodes, f"b{i}", [], [vi(nodes[-1].output[0], T.FLOAT, [2])])
+
+    nodes = [h.make_node("Split", ["x"], ["s0", "s1", "s2"], num_outputs=3, name="split")]
+    nodes += [h.make_node("Relu", [f"s{i % 3}"], [f"r{i}"], name=f"relu{i}") for i in range(12)]
+    nodes.append(h.make_node("If", ["c"], ["i0"], then_branch=branch(1, branch(2)), else_branch=branch(3)))
+    nodes += [h.make_node("Split", ["i0"], [f"t{i}", f"u{i}"], num_outputs=2, name=f"split{i}") for i in range(6)]
+    nodes.append(h.make_node("If", ["c"], ["y"], then_branch=branch(4), else_branch=branch(5, branch(6))))
+    path = _write(tmp_path / "m.onnx", make_model(nodes, [vi("x", T.FLOAT, [6]), vi("c", T.BOOL, [])],
+                                                  [vi("y", T.FLOAT, [2])]))
+    monkeypatch.setattr(loading.inference, "INFER_MAX_NODES", 10)
+    read: list = []
+    real = loading.inference._work_of_bodies
+    monkeypatch.setattr(loading.inference, "_work_of_bodies",
+                        lambda bodies, cap, graphs, main_outputs=None: read.append(main_outputs is not None)
+                        or real(bodies, cap, graphs, main_outputs))
+    said = set()
+    for budget in range(100, 300):
+        monkeypatch.setattr(loading.inference, "INFER_BUDGET", budget)
+        walked = loading.load(path)
+        loading.infer_shapes(walked)  # the count over the protos
+        indexed = loading.load(path)
+        index = loading.index_model(indexed)
+        assert read[-2:] == [False, True]
+        assert indexed.inferred is None and indexed.inference_skipped == walked.inference_skipped
+        assert [n.location for n in index.nodes] == [n.location for n in GraphIndex(walked.model).nodes]
+        said.add(walked.inference_skipped)
+    assert len(said) > 2  # the budget stops the count at different graphs: the message names different counts
+
+
 @pytest.mark.parametrize("constant_condition", [False, True])
 def test_a_20k_if_chain_lints_within_60_seconds(tmp_path, cli, constant_condition):
     """Also with a constant condition: ORT inlines every If, and the optimizer model must stay linear."""

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import copy
 import importlib
+import json
+import struct
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable
 
@@ -35,7 +37,7 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(f"{__name__}.{module}"), name)
 
 
-__all__ = ["REGISTRY", "Applicability", "FixContext", "FixError", "FixRequest", "Fixer", "apply", "atomic_write",
+__all__ = ["REGISTRY", "Applicability", "FixContext", "FixError", "FixRequest", "Fixer", "apply", "apply_in_child", "atomic_write",
            "check_equivalent", "has_external_data", "verify", "write_fixed"]
 
 
@@ -116,6 +118,40 @@ def apply(model: onnx.ModelProto, requests: Iterable[FixRequest], unsafe: bool,
 
         current = tidy(current)
     return current, applied, skipped
+
+
+def apply_in_child(model: onnx.ModelProto, requests: Iterable[FixRequest], unsafe: bool, targets: Iterable[str] = (),
+                   notes: list[str] | None = None) -> tuple[onnx.ModelProto, list[str], list[str]]:
+    """apply, in a child forked for it (loading.native.run_in_child): the fixers run native code on the model in
+    the process that calls them (onnxslim evaluates constant subgraphs with onnxruntime; onnx's C++ infers and
+    converts versions), and a crash there costs this fix ("the fixers' rewrite crashed on this model (signal
+    11)", a FixError), not the run. Where there is no fork, apply itself."""
+    from onnxlint.model.loading import native
+
+    requests, targets = list(requests), tuple(targets)
+
+    def work() -> bytes:
+        said: list[str] = []
+        fixed, applied, skipped = apply(model, requests, unsafe, targets, said)
+        head = json.dumps([applied, skipped, said]).encode()
+        return _LENGTH.pack(len(head)) + head + fixed.SerializeToString()
+
+    try:
+        answer = native.run_in_child("the fixers' rewrite", work)
+    except native.NativeError as exc:  # what a fixer raised, by class name and text
+        if type(exc).__name__ == FixError.__name__:  # apply raises no subclass of it (ChangedSinceRead is the writer's)
+            raise FixError(str(exc)) from None
+        raise
+    except native.NativeCrash as exc:
+        raise FixError(str(exc)) from None
+    n = _LENGTH.unpack_from(answer)[0]
+    applied, skipped, said = json.loads(answer[_LENGTH.size:_LENGTH.size + n])
+    if notes is not None:
+        notes.extend(said)
+    return onnx.ModelProto.FromString(answer[_LENGTH.size + n:]), applied, skipped
+
+
+_LENGTH = struct.Struct("<Q")
 
 
 def _canonical(model: onnx.ModelProto) -> bytes:

@@ -14,7 +14,7 @@ from typing import IO
 import onnx
 
 from onnxlint.fixers.base import FixError
-from onnxlint.model.loading import external_data_tensors, has_external_data, safe_external_path
+from onnxlint.model.loading import external_data_tensors, has_external_data, native, safe_external_path
 from onnxlint.support import digest as digests
 from onnxlint.support import reading
 from onnxlint.support.errors import first_line
@@ -208,10 +208,11 @@ def atomic_write(model: onnx.ModelProto, dest: Path, _fail_after_write: bool = F
         if _fail_after_write:
             raise OSError("injected failure after writing the temporary file")
         onnx.load(tmp, load_external_data=False)  # reads back as a model
-        try:
-            onnx.checker.check_model(tmp)  # by path: external data resolves beside it (stat only)
-        except onnx.checker.ValidationError as exc:
-            if known_error is None or first_line(exc, limit=1 << 20) != known_error:
+        try:  # by path: external data resolves beside it (stat only); in the native worker
+            native.check_model(tmp)
+        except native.NativeError as exc:  # onnx's exception, by class name and text
+            if type(exc).__name__ != onnx.checker.ValidationError.__name__ or known_error is None \
+                    or first_line(exc, limit=1 << 20) != known_error:
                 raise
         why = changed_since(dest, expect) if expect is not None else None
         if why is not None:

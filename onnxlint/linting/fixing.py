@@ -173,8 +173,8 @@ def _attempt(model: onnx.ModelProto, requests: list[Any], settings: Settings, pa
     checked = None
     notes: list[str] = []
     with capture_output():  # what the libraries print (onnxslim, graph-surgeon, onnx's checker) never reaches the user
-        fixed, applied, skipped = fixers.apply(model, requests, unsafe=options.unsafe, targets=settings.targets,
-                                               notes=notes)
+        fixed, applied, skipped = fixers.apply_in_child(model, requests, unsafe=options.unsafe, targets=settings.targets,
+                                                        notes=notes)
         if applied:
             safe = all(fixers.REGISTRY[n].safe for n in applied)
             checked = fixers.verify(model, fixed, safe=safe, applied=applied, base_dir=path.parent,
@@ -273,7 +273,10 @@ def _write(model: onnx.ModelProto, done: _Attempt, path: Path, dest: Path, exter
         res.notes.append(f"fix not written to {dest}: {exc.strerror or exc}")
         return False
     except Exception as exc:  # the written file failed the re-read or the checker: nothing was replaced
-        res.notes.append(f"fix not written to {dest}: {type(exc).__name__}: {first_line(exc)}")
+        from onnxlint.model.loading import native
+
+        what = "" if isinstance(exc, native.NativeCrash) else f"{type(exc).__name__}: "  # a crash says what crashed
+        res.notes.append(f"fix not written to {dest}: {what}{first_line(exc)}")
         return False
     return True
 
@@ -313,11 +316,15 @@ def _intended(applied: list[str], checked: str) -> str:
 def _checker_complaint(path: Path) -> str | None:
     """The first line of onnx.checker's complaint about a model file (by path: its external data is stat'ed,
     not read), or None when it passes."""
+    from onnxlint.model.loading import native
+
     try:
-        onnx.checker.check_model(str(path))
-    except onnx.checker.ValidationError as exc:
-        return first_line(exc, limit=1 << 20)
-    except Exception:
+        native.check_model(str(path))
+    except native.NativeError as exc:  # onnx's exception, by class name and text
+        if type(exc).__name__ == onnx.checker.ValidationError.__name__:
+            return first_line(exc, limit=1 << 20)
+        return None
+    except Exception:  # NativeCrash: nothing known about the original
         return None
     return None
 

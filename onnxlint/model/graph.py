@@ -11,7 +11,7 @@ import weakref
 from collections import deque
 from dataclasses import dataclass, field
 from functools import lru_cache
-from itertools import repeat
+from itertools import chain, repeat
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Callable, Iterator, MutableMapping, Sequence
 
@@ -193,6 +193,9 @@ class GraphScope:
     # where a NodeRef made without its proto (GraphIndex keep_protos=False) reads it
     node_protos: Any = None
     first_index: int = 0
+    # the index's node_flags where it promised its node lists unchanged (keep_protos False: a lint's), read by
+    # NodeRef.attribute_flags; None: read from the proto
+    node_flags: bytearray | None = None
 
     def _visible(self, table: str, name: str) -> Any:
         """`name` in this graph's `table` or an enclosing graph's: a body sees its outer scopes' values."""
@@ -285,7 +288,13 @@ class NodeRef:
         asked: a few nodes' names are (findings, removals), while keeping them all cost a string a node (57 MB at
         1M nodes)."""
         nm = self._name
-        return self.proto.name if nm is None else nm
+        if nm is None:  # self.proto.name, without the property's call
+            p = self._proto
+            if p is None:
+                scope = self.scope
+                p = scope.node_protos[self.index - scope.first_index]
+            return p.name
+        return nm
 
     @property
     def location(self) -> str:
@@ -315,11 +324,10 @@ class NodeRef:
 
     def attribute_flags(self) -> int:
         """HAS_ATTRIBUTES | HOLDS_GRAPH: from what the index's walk read, when the index promised its node lists
-        unchanged (keep_protos False: a lint's); else from the proto."""
-        ref = self.scope.index_ref
-        index = ref() if ref is not None else None
-        if index is not None and not index._keep_protos and self.index < len(index.nodes) and index.nodes[self.index] is self:
-            return index.node_flags[self.index]
+        unchanged (keep_protos False: a lint's; GraphScope.node_flags); else from the proto."""
+        flags = self.scope.node_flags
+        if flags is not None:
+            return flags[self.index]
         attrs = self.proto.attribute
         if not attrs:
             return 0
@@ -368,12 +376,14 @@ def shape_sized(node: NodeRef) -> bool:
     inferred shapes) to hold more than SHAPE_SIZED elements; an unknown shape gets the benefit of the doubt. An
     image-sized GridSample that ORT keeps on CPU because its inputs are CPU tensors is not: its size, not why
     it is there, decides whether running it on CPU is harmless."""
-    type_of = node.scope.type_of  # a main graph's own dict, read without the walk (GraphScope.type_of)
-    for values in (node.inputs, node.outputs):
-        for name in values:
-            n = least_elements(type_of(name)) if name else None
-            if n is not None and n > SHAPE_SIZED:
-                return False
+    scope = node.scope
+    names = filter(None, chain(node.inputs, node.outputs))
+    # a main graph's own dict, read without type_of's call (GraphScope.type_of): an untyped value (None there,
+    # UNKNOWN from type_of: no elements known) is passed over in C, most values of a big model without inference
+    for vt in filter(None, map(scope.types.get, names)) if scope.parent is None else map(scope.type_of, names):
+        n = least_elements(vt)
+        if n is not None and n > SHAPE_SIZED:
+            return False
     return True
 
 
@@ -517,6 +527,8 @@ class GraphIndex:
     def _make_scope(self, path, graph, parent, owner, opsets) -> GraphScope:
         scope = GraphScope(path=path, graph=graph, parent=parent, owner=owner, opsets=opsets)
         scope.index_ref = self._ref
+        if not self._keep_protos:  # its node lists promised unchanged: NodeRef.attribute_flags reads the walk's
+            scope.node_flags = self.node_flags
         if graph is not None:
             scope.inputs = [i.name for i in graph.input]
             scope.outputs = [o.name for o in graph.output]

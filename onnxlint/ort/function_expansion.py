@@ -52,10 +52,13 @@ _ELEM = {onnx.helper.tensor_dtype_to_string(t).replace("TensorProto.", "").lower
          for t in onnx.TensorProto.DataType.values() if t}
 
 
-def expand_function(node: NodeRef) -> onnx.ModelProto | None:
+def expand_function(node: NodeRef, crashes: list[str] | None = None) -> onnx.ModelProto | None:
     """The node's ONNX function body as a model (inputs typed like the node's), inlined and shape-inferred, as
     ORT expands it when no provider has a kernel; an empty graph when ONNX defines no body for the node's opset;
-    None when the body cannot be built here (unknown input types, nested functions)."""
+    None when the body cannot be built here (unknown input types, nested functions), or when onnx's C++ crashed
+    building it (in the native worker; what it said is added to crashes)."""
+    from onnxlint.model.loading import native
+
     schema = schema_registry.get_schema(node.op_type, node.opset, node.domain)
     if schema is None or node.opset is None:
         return None
@@ -66,12 +69,8 @@ def expand_function(node: NodeRef) -> onnx.ModelProto | None:
                 return None
             # the newest body at or before the model's opset (onnx builds GroupNormalization-21's for opset 21
             # only; ORT expands it in an opset-23 model with that body: measured on 1.24.4 and 1.31.1)
-            raw = b""
-            for version in range(node.opset, schema.since_version - 1, -1):
-                raw = schema.get_context_dependent_function_with_opset_version(
-                    version, node.proto.SerializeToString(), [t.SerializeToString() if t is not None else b"" for t in in_types])
-                if raw:
-                    break
+            raw = native.function_body(node.proto, "" if node.domain == "ai.onnx" else node.domain, node.opset,
+                                       schema.since_version, in_types)
         elif schema.has_function:
             if node.opset < min(schema.function_opset_versions or [0]):
                 return onnx.ModelProto(graph=onnx.GraphProto())
@@ -100,9 +99,11 @@ def expand_function(node: NodeRef) -> onnx.ModelProto | None:
             opsets.append(onnx.helper.make_opsetid(node.proto.domain, node.opset))
         model = onnx.helper.make_model(onnx.helper.make_graph([call], "expanded", inputs, outputs), opset_imports=opsets,
                                        functions=[fn], ir_version=10)
-        from onnx import inliner
-
-        inlined = inliner.inline_local_functions(model)
-        return onnx.shape_inference.infer_shapes(inlined, check_type=False, strict_mode=False)
+        expanded: onnx.ModelProto = native.inline_and_infer(model)
+        return expanded
+    except native.NativeCrash as exc:  # the model's node made onnx's C++ crash: no body, said in the notes
+        if crashes is not None:
+            crashes.append(f"{exc} (expanding {node.op_type} into its function body)")
+        return None
     except Exception:  # noqa: BLE001 - onnx cannot build this body: fall back to the op-level check
         return None

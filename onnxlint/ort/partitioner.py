@@ -59,6 +59,7 @@ class Simulator:
         else:
             self.tables, self.version, self.notes = tables
         self.rejects: Rejects = rejects or (lambda node, target: None)  # (node, target) -> detail str if EP rejects node
+        self._native_crashes: list[str] = []  # onnx's C++ crashed in the native worker (function expansion): said once
         # ops rejects() may refuse; None = any op (then nothing is shared between nodes)
         self.reject_ops = reject_ops if rejects is not None else set()
         # id(signature), with the ORT types of its untyped inputs where it has some -> (ep, status, reason, detail),
@@ -147,6 +148,9 @@ class Simulator:
         if len(self.tables) > 1:
             # one provider: every tensor stays where it is, no Memcpy
             memcpy.insert_boundaries(pl, self.index, self.opt, rewired, copies)
+        crashes = [*(self.opt.notes if self.opt is not None else ()), *self._native_crashes]
+        if crashes:  # onnx's C++ crashed under the optimizer model or an expansion: said once each
+            pl.notes = [*pl.notes, *(n for n in dict.fromkeys(crashes) if n not in pl.notes)]
         return pl
 
     def _inlined_bodies(self, pl: Placement) -> None:
@@ -303,7 +307,7 @@ class Simulator:
     def _expand(self, node: NodeRef, preferred: str) -> NodePlacement:
         """No EP has a kernel: ORT inlines the op's ONNX function body (for the model's opset, built for the
         node's input types when the body depends on them) and places each body node."""
-        body = expand_function(node)
+        body = expand_function(node, self._native_crashes)
         if body is None:
             missing = function_body_gaps(node, self.tables)
             if not missing:

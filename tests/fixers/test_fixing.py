@@ -349,3 +349,108 @@ def test_diff_says_what_would_happen(tmp_path, cli):
     assert "note: would write" in out
     assert fixing._conditional("fix not written: x") == "the fix would not be written: x"
     assert fixing._conditional("nothing written: a found nothing") == "nothing would be written: a found nothing"
+
+
+def test_a_crash_in_a_fixer_costs_that_fix_not_the_run(tmp_path, examples_dir, cli, monkeypatch):
+    """The fixers run native code in the process that calls them (onnxslim evaluates constant subgraphs with
+    onnxruntime; onnx's C++ infers and converts): the rewrite runs in a child forked for it, and a fixer that
+    segfaults is one line for its model, nothing written; the next model's fix lands."""
+    import signal
+
+    from onnxlint.fixers import REGISTRY
+    from onnxlint.model.loading import native
+
+    if not native._ENABLED:
+        pytest.skip("no fork: the rewrite runs in-process")
+    crashing = _copy(examples_dir, tmp_path, "dropout_training.onnx")
+    (tmp_path / "b").mkdir()
+    fine = _copy(examples_dir, tmp_path / "b", "batchnorm_training.onnx")
+    before = crashing.read_bytes()
+    dropout = REGISTRY["dropout-inference"]
+
+    def dies(ctx):
+        os.kill(os.getpid(), signal.SIGSEGV)
+
+    import dataclasses
+
+    monkeypatch.setitem(REGISTRY, "dropout-inference", dataclasses.replace(dropout, apply=dies))
+    rc, out, err = cli(crashing, fine, "--fix", "--no-cache")
+    assert "Traceback" not in err, err
+    assert "fix not written: the fixers' rewrite crashed on this model (signal 11)" in out, out
+    assert crashing.read_bytes() == before
+    assert "wrote" in out and fine.read_bytes() != (examples_dir / "batchnorm_training.onnx").read_bytes()
+
+
+def test_the_rewrite_in_a_child_answers_as_in_process(examples_dir, monkeypatch):
+    """fixers.apply_in_child gives what fixers.apply gives: the same model bytes, fixers applied and skipped, and
+    the fixers' notes; a FixError comes back as a FixError with its text, another exception with its class name."""
+    from onnxlint import fixers
+    from onnxlint.fixers.base import REGISTRY, FixError
+
+    class Noting:  # a safe fixer that says something and marks the model
+        applicability = fixers.Applicability.SAFE
+
+        def apply(self, ctx):
+            ctx.notes.append("noting: said in the fixer")
+            out = onnx.ModelProto()
+            out.CopyFrom(ctx.model)
+            out.doc_string = "noted"
+            return out
+
+    class Refusing:
+        applicability = fixers.Applicability.SAFE
+
+        def __init__(self, exc):
+            self.exc = exc
+
+        def apply(self, ctx):
+            raise self.exc
+
+    monkeypatch.setitem(REGISTRY, "noting", Noting())
+    model = onnx.load(examples_dir / "dropout_training.onnx")
+    node = next(n for n in model.graph.node if n.op_type == "Dropout")
+    requests = [fixers.FixRequest("dropout-inference", node.name, "any"), fixers.FixRequest("noting", None, "any"),
+                fixers.FixRequest("int64-to-int32", None, "tensorrt")]
+    notes_here: list[str] = []
+    notes_there: list[str] = []
+    here = fixers.apply(model, requests, unsafe=False, notes=notes_here)
+    there = fixers.apply_in_child(model, requests, unsafe=False, notes=notes_there)
+    assert here[0].SerializeToString() == there[0].SerializeToString() and here[0].doc_string == "noted"
+    assert here[1:] == there[1:] and set(there[1]) == {"dropout-inference", "noting"} and there[2] == ["int64-to-int32"]
+    assert notes_here == notes_there == ["noting: said in the fixer"]
+    monkeypatch.setitem(REGISTRY, "refusing", Refusing(FixError("cannot fold this one")))
+    with pytest.raises(FixError, match="^cannot fold this one$"):
+        fixers.apply_in_child(model, [fixers.FixRequest("refusing", None, "any")], unsafe=False)
+    monkeypatch.setitem(REGISTRY, "refusing", Refusing(KeyError("x")))
+    with pytest.raises(Exception) as got:
+        fixers.apply_in_child(model, [fixers.FixRequest("refusing", None, "any")], unsafe=False)
+    assert type(got.value).__name__ == "KeyError" and not isinstance(got.value, FixError)
+
+
+def test_a_crash_checking_the_written_file_leaves_the_original(tmp_path, examples_dir, cli, monkeypatch):
+    """The written file is checked by onnx's checker before it replaces the original: in the native worker, where
+    a crash is one line and the original stays."""
+    import signal
+
+    from onnxlint.model.loading import native
+
+    if not native._ENABLED:
+        pytest.skip("no fork")
+    p = _copy(examples_dir, tmp_path, "dropout_training.onnx")
+    before = p.read_bytes()
+    real = native._run
+
+    def dies(kind, flags, payload):
+        if kind == native._CHECK_PATH:  # the written file's check, by path
+            os.kill(os.getpid(), signal.SIGSEGV)
+        return real(kind, flags, payload)
+
+    native.shutdown()  # the next worker is forked with the patch
+    monkeypatch.setattr(native, "_run", dies)
+    try:
+        rc, out, err = cli(p, "--fix", "--no-cache")
+    finally:
+        native.shutdown()
+    assert "Traceback" not in err, err
+    assert f"fix not written to {p}: onnx's checker crashed on this model (signal 11)" in out, out
+    assert p.read_bytes() == before and not list(tmp_path.glob(".*.tmp"))

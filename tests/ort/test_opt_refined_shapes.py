@@ -1,9 +1,13 @@
 """Shapes from onnx's data propagation (ort.optimizer.refined_shapes): lazy, bounded, read where the index says."""
 
 import gc
+import json
+import os
+import signal
 
 import numpy as np
 import onnx
+import pytest
 from conftest import chain_with_if, init, make_model, vi
 from onnx import TensorProto as T
 from onnx import helper as h
@@ -71,9 +75,11 @@ def test_no_data_propagation_over_a_long_one_dimensional_value(monkeypatch):
         return make_model(nodes, [vi("x", T.FLOAT, [1, n]), vi("z", T.FLOAT, ["n", 4])],
                           [vi("y", T.FLOAT, None), vi("w", T.FLOAT, None)], inits, opset=17)
 
+    from onnxlint.model.loading import native
+
     calls = []
-    real = onnx.shape_inference.infer_shapes
-    monkeypatch.setattr(onnx.shape_inference, "infer_shapes", lambda *a, **k: calls.append(k) or real(*a, **k))
+    real = native.infer_shapes
+    monkeypatch.setattr(native, "infer_shapes", lambda *a, **k: calls.append(k) or real(*a, **k))
     for n, computed, costly in ((500, False, False), (2000, False, True), (500, True, False), (2000, True, True)):
         mf = loading.ModelFile(path=None, display="m", model=model(n, computed), file_size=0)
         index = loading.index_model(mf)
@@ -236,3 +242,38 @@ def test_refined_shapes_are_lazy_and_leave_no_cycle():
         assert gc.collect() == 0
     finally:
         gc.enable()
+
+
+def test_a_crash_of_data_propagation_costs_its_shapes_not_the_run(tmp_path, monkeypatch, cli):
+    """onnx's data propagation is C++ that crashes on models plain inference passes (onnx#5212, a nested function):
+    it runs in the native worker, and a crash there is one placement note; the optimizer goes on with the
+    shapes of plain inference. In-process, the signal would end the whole run."""
+    from onnxlint.model.loading import native
+
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork: native calls run in-process")
+    nodes = [h.make_node("Shape", ["x"], ["s"], name="shape"), h.make_node("Reshape", ["x", "s"], ["r"], name="reshape"),
+             h.make_node("Relu", ["r"], ["y"], name="relu")]
+    # a dynamic dim: ORT's constant folding cannot fold the Shape, and the optimizer asks for x's shape
+    model = make_model(nodes, [vi("x", T.FLOAT, ["n", 3])], [vi("y", T.FLOAT, None)], opset=14)
+    assert refined_shapes.refined_shapes(GraphIndex(model)).get("r") == (None, 3)  # data propagation's answer
+    real = native._run
+
+    def dies(kind, flags, payload):
+        if kind == native._INFER and flags & 4:  # data_prop
+            os.kill(os.getpid(), signal.SIGSEGV)
+        return real(kind, flags, payload)
+
+    native.shutdown()  # the next worker is forked with the patch
+    monkeypatch.setattr(native, "_run", dies)
+    try:
+        notes: list[str] = []
+        assert refined_shapes.refined_shapes(GraphIndex(model), notes).get("r") is None
+        assert notes == ["onnx's shape inference crashed on this model (signal 11) (with data propagation): "
+                         "the shapes of plain inference are used instead"]
+        onnx.save(model, tmp_path / "m.onnx")
+        rc, out, err = cli("placement", tmp_path / "m.onnx", "--target", "ort-cuda", "--format", "json")
+    finally:
+        native.shutdown()
+    assert rc in (0, 1) and "Traceback" not in err, err
+    assert notes[0] in json.dumps(json.loads(out))

@@ -198,3 +198,44 @@ def test_a_merge_moves_each_reader_once_whether_it_scans_the_readers_or_keeps_th
     state.remove(named["rb"], "eliminated", "cse", "duplicate of ra", {"b": "a"})
     assert [r.name for r in state.live_readers("a")] == ["add", "abs", "mul", "neg"]  # add once
     assert gi.scopes[0].consumers["a"] == main_a  # the index's own list unchanged
+
+
+def test_a_crash_of_inference_after_reshape_fusion_costs_its_shapes_not_the_run(monkeypatch):
+    """ORT infers the graph again after ReshapeFusion's constants replace Concats (fused_shape): that onnx inference
+    runs in the native worker too, and its crash is one note of the optimizer's result, with nothing learnt."""
+    import os
+    import signal
+
+    from onnxlint.model.loading import native
+
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork: native calls run in-process")
+    nodes = [h.make_node("Concat", ["a", "b"], ["s"], name="concat", axis=0),
+             h.make_node("Reshape", ["x", "s"], ["r"], name="reshape"), h.make_node("Relu", ["r"], ["y"], name="relu")]
+    model = make_model(nodes, [vi("x", T.FLOAT, ["n", 6]), vi("a", T.INT64, [1]), vi("b", T.INT64, [1])],
+                       [vi("y", T.FLOAT, None)], opset=14)
+
+    def fused() -> tuple[object, optimizer_state.OptimizerState]:
+        gi = GraphIndex(onnx.shape_inference.infer_shapes(model))
+        state = optimizer_state.OptimizerState(gi, "all", lambda n: True)
+        state.fused_reshape("s", [2, 3])
+        state.resolve_fused_reshapes()
+        return state.fused_shape(gi.scopes[0], "r"), state
+
+    assert fused()[0] == (2, 3)
+    real = native._run
+
+    def dies(kind, flags, payload):
+        if kind == native._INFER and not flags:  # plain inference, not the load's strict pass
+            os.kill(os.getpid(), signal.SIGSEGV)
+        return real(kind, flags, payload)
+
+    native.shutdown()  # the next worker is forked with the patch
+    monkeypatch.setattr(native, "_run", dies)
+    try:
+        shape, state = fused()
+    finally:
+        native.shutdown()
+    assert shape is None
+    assert state.result().notes == ["onnx's shape inference crashed on this model (signal 11) (with folded shapes): "
+                                    "nothing learnt from it"]

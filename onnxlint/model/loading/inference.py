@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from itertools import islice
 from operator import attrgetter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterable
 
 from onnxlint.model.loading.model_file import ModelFile
 from onnxlint.model.loading.wire import restore_constants, weightless_bytes
@@ -31,17 +31,19 @@ def inference_cost(model: onnx.ModelProto, limit: int | None = None) -> int:
 
 
 def _inference_work(model: onnx.ModelProto, limit: int | None = None,
-                    graphs: list | None = None, bodies: list | None = None) -> tuple[int, int]:
+                    graphs: list | None = None, bodies: list | None = None,
+                    main_outputs: Iterable[int] | None = None) -> tuple[int, int]:
     """(inference_cost, nodes in the model's graphs and subgraphs), counting stopped once past limit. graphs: a
     list that gets every graph walked (all of them when the cost is within limit), for the next walk. bodies:
-    graph.graph_bodies(model), when a walk already found them."""
+    graph.graph_bodies(model), when a walk already found them; main_outputs, with them: the output count of each
+    node of the main graph, in order, where an index has read them (_work_of_bodies)."""
     import onnx
 
     # read once, not per attribute: an enum of a protobuf class is looked up on every read (100k nodes)
     GRAPH, GRAPHS = onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS
     cap = limit if limit is not None else 2**62
     if bodies is not None and not model.functions:
-        return _work_of_bodies(bodies, cap, graphs)
+        return _work_of_bodies(bodies, cap, graphs, main_outputs)
     fn_cost = _function_costs(model, cap)
     cost = nodes = 0
     stack = [(model.graph, 0)]
@@ -72,24 +74,28 @@ def _inference_work(model: onnx.ModelProto, limit: int | None = None,
 
 
 _OUTPUT = attrgetter("output")
+_OUTPUTS = attrgetter("outputs")  # a NodeRef's
 
 
-def _work_of_bodies(bodies: list, cap: int, graphs: list | None) -> tuple[int, int]:
+def _work_of_bodies(bodies: list, cap: int, graphs: list | None,
+                    main_outputs: Iterable[int] | None = None) -> tuple[int, int]:
     """_inference_work of a model without local functions, from where its bodies are (graph.graph_bodies, in the
     walk's order): a node's attributes are not read again, only the output counts of the nodes up to the last
-    one holding a body, without a Python loop a node (a million at 1M nodes)."""
+    one holding a body, without a Python loop a node (a million at 1M nodes); the main graph's from main_outputs
+    where given (its protos not read again)."""
     cost = nodes = 0
     stack = [0]  # the values visible to each graph the walk would pop next: its order is graph_bodies'
-    for g, held in bodies:
+    for k, (g, held) in enumerate(bodies):
         outer = stack.pop()
         if graphs is not None:
             graphs.append(g)
         visible = outer + len(g.input) + len(g.initializer) + len(g.value_info)
         nodes += len(g.node)
         cost += len(g.node)
-        rest, at = iter(g.node), 0
+        # graph_bodies starts with the main graph
+        rest, at = iter(main_outputs if k == 0 and main_outputs is not None else map(len, map(_OUTPUT, g.node))), 0
         for pos, count in held:
-            visible += sum(map(len, map(_OUTPUT, islice(rest, pos + 1 - at))))
+            visible += sum(islice(rest, pos + 1 - at))
             at = pos + 1
             cost += visible * count
             stack.extend([visible] * count)
@@ -147,17 +153,19 @@ def _function_costs(model: onnx.ModelProto, cap: int) -> dict:
     return costs
 
 
-def infer_shapes(mf: ModelFile, budget: int | None = None) -> None:
+def infer_shapes(mf: ModelFile, budget: int | None = None, main_outputs: Iterable[int] | None = None) -> None:
     """onnx's shape inference on the weight-less proto; failure is recorded, never raised.
 
     mf.inferred keeps every small constant but has no bytes for the large initializers: rules only read
     constants of a few elements (engine.MAX_VALUE_ELEMENTS).
 
     A model whose inference would cost more than the budget (inference_cost, INFER_BUDGET, INFER_MAX_NODES)
-    is not inferred: mf.inferred stays None and mf.inference_skipped says why (a rule reports it)."""
+    is not inferred: mf.inferred stays None and mf.inference_skipped says why (a rule reports it). main_outputs:
+    the output count of each node of the main graph, where an index of mf.model has read them (index_model)."""
     mf.inference_work = None
     graphs: list = []  # the graphs the budget walk met (their number: the control-flow bodies)
-    mf.inference_skipped, cost, nodes = _budget_verdict(mf.model, budget, None, False, graphs, mf.graph_bodies)
+    mf.inference_skipped, cost, nodes = _budget_verdict(mf.model, budget, None, False, graphs, mf.graph_bodies,
+                                                        main_outputs)
     if mf.inference_skipped:
         mf.inferred = None
         _inference_done(mf)
@@ -192,14 +200,15 @@ def over_inference_budget(model: onnx.ModelProto, budget: int | None = None, max
 
 
 def _budget_verdict(model: onnx.ModelProto, budget: int | None, max_nodes: int | None, flat: bool,
-                    graphs: list | None = None, bodies: list | None = None) -> tuple[str | None, int, int]:
-    """(over_inference_budget's answer, inference cost, nodes); graphs, bodies: see _inference_work."""
+                    graphs: list | None = None, bodies: list | None = None,
+                    main_outputs: Iterable[int] | None = None) -> tuple[str | None, int, int]:
+    """(over_inference_budget's answer, inference cost, nodes); graphs, bodies, main_outputs: see _inference_work."""
     limit = INFER_BUDGET if budget is None else budget
     most = INFER_MAX_NODES if max_nodes is None else max_nodes
     if flat:
         cost = nodes = len(model.graph.node)
     else:
-        cost, nodes = _inference_work(model, limit, graphs, bodies)
+        cost, nodes = _inference_work(model, limit, graphs, bodies, main_outputs)
     if nodes > most:
         return (f"onnx shape inference skipped: {nodes:,} nodes, past the budget of {most:,} (its time and memory); "
                 f"types and shapes come from the file's own value_info"), cost, nodes
@@ -246,9 +255,18 @@ def _infer(mf: ModelFile, data: bytes) -> None:
 
 
 def index_model(mf: ModelFile):
-    """Shape inference, then the graph index over the inferred (weight-less) copy."""
+    """Shape inference, then the graph index over the inferred (weight-less) copy.
+
+    A main graph of over INFER_MAX_NODES nodes is never inferred (the budget's walk counts it first, so its
+    nodes alone are past the budget): its index, of the model as read, comes first, and the budget's count (the
+    nodes in the message) reads the main graph's output counts from it, not from a million protos again."""
     from onnxlint.model.graph import GraphIndex
 
+    if len(mf.model.graph.node) > INFER_MAX_NODES and mf.graph_bodies is not None and not mf.model.functions:
+        _inference_done(mf)  # as infer_shapes would before the index: the file's bytes go first
+        index = GraphIndex(mf.model, keep_protos=False)
+        infer_shapes(mf, main_outputs=map(len, map(_OUTPUTS, index.scopes[0].nodes)))  # skipped, as said
+        return index
     infer_shapes(mf)
     index = GraphIndex(mf.inferred or mf.model, keep_protos=False)
     if mf.inferred is not None:

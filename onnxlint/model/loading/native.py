@@ -27,9 +27,10 @@ FORK_BYTES = 16 << 20  # above this a call forks a child that already holds the 
 _ENABLED = hasattr(os, "fork") and sys.platform != "win32"
 _HEAD = struct.Struct("<BBQ")  # kind, flags, payload length
 _ANSWER = struct.Struct("<BQQ")  # status (0 answer, 1 exception), first part length, second part length
-_INFER, _CHECK_BYTES, _CHECK_PATH, _INFER_FALLBACK = 1, 2, 3, 4
+_INFER, _CHECK_BYTES, _CHECK_PATH, _INFER_FALLBACK, _INFER_NODE, _FUNCTION_BODY, _INLINE_INFER = 1, 2, 3, 4, 5, 6, 7
 WHAT = {_INFER: "onnx's shape inference", _CHECK_BYTES: "onnx's checker", _CHECK_PATH: "onnx's checker",
-        _INFER_FALLBACK: "onnx's shape inference"}
+        _INFER_FALLBACK: "onnx's shape inference", _INFER_NODE: "onnx's shape inference",
+        _FUNCTION_BODY: "onnx's function builder", _INLINE_INFER: "onnx's function inliner"}
 _ERROR = struct.Struct("<QQ")  # an exception inside a fallback answer: its class name's length, its text's
 
 
@@ -81,6 +82,45 @@ def _unpack_error(buf: bytes, at: int) -> tuple[Exception, int]:
     return type(name, (NativeError,), {})(text.decode("utf-8", "surrogateescape")), at + n1 + n2
 
 
+def infer_node_outputs(node: Any, domain: str, opset: int, types: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+    """onnx.shape_inference.infer_node_outputs for node (a NodeProto) with the schema of its op in domain ("" for
+    ONNX's) at opset, given its inputs' TypeProtos and the TensorProtos of those whose values are known, in a
+    child: output name -> TypeProto, or what onnx raised (a NativeError), or NativeCrash. An op's inference given
+    input data takes paths the model's own inference never took (a Reshape of a folded shape)."""
+    import onnx
+
+    box = onnx.ModelProto()
+    box.opset_import.add(domain=domain, version=opset)
+    box.graph.node.append(node)
+    box.graph.value_info.extend(onnx.helper.make_value_info(k, t) for k, t in types.items())
+    box.graph.initializer.extend(data.values())
+    answer = onnx.GraphProto.FromString(_call(_INFER_NODE, 0, box.SerializeToString()))
+    return {vi.name: vi.type for vi in answer.value_info}
+
+
+def function_body(node: Any, domain: str, opset: int, since: int, types: list[Any]) -> bytes:
+    """The FunctionProto bytes onnx builds for node's context-dependent function (the body depends on the
+    node's attributes and input types, TypeProto or None each: C++ reading the model's node), with the schema of
+    its op in domain at opset, for the newest opset from `opset` down to `since` for which onnx has one (b"" when
+    none), in a child; NativeError or NativeCrash otherwise."""
+    import onnx
+
+    box = onnx.ModelProto(model_version=since)
+    box.opset_import.add(domain=domain, version=opset)
+    box.graph.node.append(node)
+    box.graph.input.extend(onnx.helper.make_value_info(str(i), t) if t is not None else onnx.ValueInfoProto(name=str(i))
+                           for i, t in enumerate(types))
+    return _call(_FUNCTION_BODY, 0, box.SerializeToString())
+
+
+def inline_and_infer(model: Any) -> Any:
+    """onnx.inliner.inline_local_functions, then lenient shape inference, of model (a ModelProto) in a child: the
+    inlined and inferred ModelProto, or what onnx raised (a NativeError), or NativeCrash."""
+    import onnx
+
+    return onnx.load_from_string(_call(_INLINE_INFER, 0, model.SerializeToString()))
+
+
 def check_model(target: Any) -> None:
     """onnx.checker.check_model(target, full_check=False) in a child (target: bytes, a path or a ModelProto);
     raises what the checker raised (a NativeError of the same class name), or NativeCrash."""
@@ -111,13 +151,45 @@ def _run(kind: int, flags: int, payload: bytes) -> bytes:
         from onnx.onnx_cpp2py_export import shape_inference as C
 
         return C.infer_shapes(payload, bool(flags & 1), bool(flags & 2), bool(flags & 4))
+    if kind in (_INFER_NODE, _FUNCTION_BODY):
+        return _run_on_node(kind, onnx.ModelProto.FromString(payload))
+    if kind == _INLINE_INFER:
+        from onnx.onnx_cpp2py_export import inliner
+        from onnx.onnx_cpp2py_export import shape_inference as C
+
+        return C.infer_shapes(inliner.inline_local_functions(payload, False), False, False, False)
     onnx.checker.check_model(os.fsdecode(payload) if kind == _CHECK_PATH else payload, full_check=False)
     return b""
 
 
+def _run_on_node(kind: int, box: Any) -> bytes:
+    """The child's side of infer_node_outputs and function_body: the node, its schema's domain and opset, and its
+    inputs come in a ModelProto (graph.node[0], opset_import[0], value_info / input, initializer; model_version:
+    the oldest opset function_body tries)."""
+    import onnx
+
+    node, domain, opset = box.graph.node[0], box.opset_import[0].domain, box.opset_import[0].version
+    schema: Any = onnx.defs.get_schema(node.op_type, opset, domain)  # its stubs lack half its API
+    if kind == _INFER_NODE:
+        out = onnx.shape_inference.infer_node_outputs(schema, node, {vi.name: vi.type for vi in box.graph.value_info},
+                                                      {t.name: t for t in box.graph.initializer})
+        return onnx.GraphProto(value_info=[onnx.helper.make_value_info(k, t) for k, t in out.items()]).SerializeToString()
+    types = [vi.type.SerializeToString() if vi.HasField("type") else b"" for vi in box.graph.input]
+    node_bytes, raw = node.SerializeToString(), b""
+    for version in range(opset, box.model_version - 1, -1):
+        raw = schema.get_context_dependent_function_with_opset_version(version, node_bytes, types)
+        if raw:
+            break
+    return raw if isinstance(raw, bytes) else raw.SerializeToString() if raw is not None else b""
+
+
 def _answer(out: Any, kind: int, flags: int, payload: bytes) -> None:
+    _answer_with(out, lambda: _run(kind, flags, payload))
+
+
+def _answer_with(out: Any, work: Callable[[], bytes]) -> None:
     try:
-        result = _run(kind, flags, payload)
+        result = work()
     except Exception as exc:  # noqa: BLE001 - every onnx error goes back to the parent, as it is
         name, text = type(exc).__name__.encode(), str(exc).encode("utf-8", "surrogateescape")
         out.write(_ANSWER.pack(1, len(name), len(text)) + name + text)
@@ -224,10 +296,10 @@ def _call(kind: int, flags: int, payload: bytes) -> bytes:
             worker.requests.write(_HEAD.pack(kind, flags, len(payload)))
             worker.requests.write(payload)
             worker.requests.flush()
-        return _read_answer(worker.answers, kind)
+        return _read_answer(worker.answers, WHAT[kind])
     except (NativeCrash, BrokenPipeError, ConnectionResetError):
         _WORKER = None
-        crash = _crash(kind, worker.pid)  # reaps it
+        crash = _crash(WHAT[kind], worker.pid)  # reaps it
         worker.close(reap=False)
         raise crash from None
     except NativeError:  # onnx's own exception, answered in full: the worker is fine
@@ -259,14 +331,23 @@ def _fork(parent_ends: tuple[int, ...], work: Callable[[], None]) -> int:
 
 
 def _call_forked(kind: int, flags: int, payload: bytes) -> bytes:
+    return run_in_child(WHAT[kind], lambda: _run(kind, flags, payload))
+
+
+def run_in_child(what: str, work: Callable[[], bytes]) -> bytes:
+    """work() in a child forked for the call (it has the parent's memory: nothing is sent down the pipe), its
+    bytes back; what work raised comes back as a NativeError of the same class name and text, a child that
+    dies as NativeCrash ("<what> crashed on this model (signal 11)"). In-process where there is no fork."""
+    if not _ENABLED:
+        return work()
     ans_r, ans_w = os.pipe()
-    pid = _fork((ans_r,), lambda: _answer(os.fdopen(ans_w, "wb"), kind, flags, payload))
+    pid = _fork((ans_r,), lambda: _answer_with(os.fdopen(ans_w, "wb"), work))
     os.close(ans_w)
     try:
         with os.fdopen(ans_r, "rb") as answers:
-            result = _read_answer(answers, kind)
+            result = _read_answer(answers, what)
     except NativeCrash:
-        raise _crash(kind, pid) from None
+        raise _crash(what, pid) from None
     except BaseException:
         _reap(pid, wait=False)
         raise
@@ -274,21 +355,21 @@ def _call_forked(kind: int, flags: int, payload: bytes) -> bytes:
     return result
 
 
-def _read_answer(answers: Any, kind: int) -> bytes:
+def _read_answer(answers: Any, what: str) -> bytes:
     head = answers.read(_ANSWER.size)
     if len(head) < _ANSWER.size:
-        raise NativeCrash(WHAT[kind])
+        raise NativeCrash(what)
     status, n1, n2 = _ANSWER.unpack(head)
     first = answers.read(n1)
     second = answers.read(n2)
     if len(first) < n1 or len(second) < n2:
-        raise NativeCrash(WHAT[kind])
+        raise NativeCrash(what)
     if status == 0:
         return first
     raise type(first.decode("utf-8", "replace"), (NativeError,), {})(second.decode("utf-8", "surrogateescape"))
 
 
-def _crash(kind: int, pid: int) -> NativeCrash:
+def _crash(what: str, pid: int) -> NativeCrash:
     status = _reap(pid, wait=True)
     if status is not None and os.WIFSIGNALED(status):
         how = f"signal {os.WTERMSIG(status)}"
@@ -296,7 +377,7 @@ def _crash(kind: int, pid: int) -> NativeCrash:
         how = f"it exited with code {os.WEXITSTATUS(status)} without answering"
     else:
         how = "it ended without answering"
-    return NativeCrash(f"{WHAT[kind]} crashed on this model ({how})")
+    return NativeCrash(f"{what} crashed on this model ({how})")
 
 
 def _reap(pid: int, wait: bool) -> int | None:

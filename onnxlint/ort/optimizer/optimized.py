@@ -54,6 +54,8 @@ class Optimized:
     shapes: dict[str, Dims] | RefinedShapes = field(default_factory=dict)  # shapes known after data propagation
     # the work the folded values computed on demand may spend, and what it refused (said in one placement note)
     evaluations: Budget = field(default_factory=Budget, repr=False, compare=False)
+    # what onnx's C++ could not do for the model (a crash in the native worker), said in the placement's notes
+    notes: list[str] = field(default_factory=list, repr=False, compare=False)
     # (scope, value) -> dims as ORT knows them after folding, asked on demand (GetCpuPreferredNodes needs the size
     # of a folded input); it holds the optimizer: release() it when done (the pair is a reference cycle)
     sizer: Callable[[GraphScope, str], Dims | None] | None = field(default=None, repr=False, compare=False)

@@ -35,8 +35,10 @@ class RefinedShapes:
 
     def __init__(self, model: onnx.ModelProto | None, flat: bool = False, has_range: bool = True,
                  graphs: list[onnx.GraphProto] | None = None, work: tuple[int, int, int] | None = None, bodies: Bodies | None = None,
-                 nodes: int | None = None):
+                 nodes: int | None = None, notes: list[str] | None = None):
         self._model = model
+        # where a crash of onnx's C++ inference is said (Optimized.notes: one placement note for the model)
+        self._notes = notes if notes is not None else []
         # name -> the last value_info of that name in the inferred model (None: not inferred yet); its type is
         # the answer when it has a shape, else _types (the last one that has one) decides
         self._infos: dict[str, onnx.ValueInfoProto] | None = None if model is not None else {}
@@ -67,8 +69,13 @@ class RefinedShapes:
         if model is None or self._over_budget(model) \
                 or _data_propagation_too_costly(model, self._flat, self._has_range, self._graphs):
             return self._infos
-        try:
-            inferred = onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False, data_prop=True)
+        from onnxlint.model.loading import native
+
+        try:  # in the native worker: data propagation's C++ crashes on models plain inference passes (onnx#5212)
+            inferred = native.infer_shapes(model, check_type=False, strict_mode=False, data_prop=True)
+        except native.NativeCrash as exc:
+            self._notes.append(f"{exc} (with data propagation): the shapes of plain inference are used instead")
+            return self._infos
         except Exception:  # noqa: BLE001 - fall back to the index's shapes
             return self._infos
         self._inferred = inferred.graph
@@ -110,10 +117,10 @@ class RefinedShapes:
         return got
 
 
-def refined_shapes(index: GraphIndex) -> RefinedShapes:
+def refined_shapes(index: GraphIndex, notes: list[str] | None = None) -> RefinedShapes:
     return RefinedShapes(index.model, flat=len(index.scopes) == 1, has_range="Range" in index.by_op,
                          graphs=_model_graphs(index), work=index.inference_work, bodies=_body_positions(index),
-                         nodes=sum(len(s.nodes) for s in index.scopes if not s.root.is_function))
+                         nodes=sum(len(s.nodes) for s in index.scopes if not s.root.is_function), notes=notes)
 
 
 def _body_positions(index: GraphIndex) -> Bodies | None:

@@ -52,7 +52,7 @@ class OptimizerState:
         self._copy_edges = {(r.index, i) for edges in self._unique_dq.copies.values() for r, i in edges}
         self._has_cpu_kernel = has_cpu_kernel
         self._out = Optimized(level)
-        self._out.shapes = refined_shapes(index)
+        self._out.shapes = refined_shapes(index, self._out.notes)
         # value -> its readers in every scope: the main graph's consumers lists (_main_readers), under an overlay
         # (_readers) of the values read in a body too or merged by `remove` (a copy of the main graph's dict was
         # 30 MB at 1M nodes, of every list 140 MB); _own_readers: the overlay's lists made here (the others are a
@@ -262,8 +262,13 @@ class OptimizerState:
         del g.node[:]
         g.node.extend(keep)
         g.initializer.extend(numpy_helper.from_array(np.array(v, np.int64), k) for k, v in fused.items())
-        try:
-            inferred = onnx.shape_inference.infer_shapes(model)
+        from onnxlint.model.loading import native
+
+        try:  # in the native worker: a crash of onnx's C++ costs this answer, not the run
+            inferred = native.infer_shapes(model)
+        except native.NativeCrash as exc:
+            self._out.notes.append(f"{exc} (with folded shapes): nothing learnt from it")
+            return {}
         except Exception:  # noqa: BLE001 - onnx cannot infer it: nothing learnt
             return {}
         out: dict[str, Dims] = {}
@@ -375,9 +380,13 @@ class OptimizerState:
                                                                                               for d in dims])
         if p.opset is None:
             return None, for_now  # get_schema cannot be asked: nothing learnt
-        try:
-            schema = onnx.defs.get_schema(p.op_type, p.opset, "" if p.domain == "ai.onnx" else p.domain)
-            out = onnx.shape_inference.infer_node_outputs(schema, p.proto, types, data)
+        from onnxlint.model.loading import native
+
+        try:  # in the native worker: an op's inference given folded data takes paths the model's did not
+            out = native.infer_node_outputs(p.proto, "" if p.domain == "ai.onnx" else p.domain, p.opset, types, data)
+        except native.NativeCrash as exc:
+            self._out.notes.append(f"{exc} (a node with folded inputs): nothing learnt from it")
+            return None, for_now
         except Exception:  # noqa: BLE001 - onnx cannot infer this node: nothing learnt
             return None, for_now
         t = out.get(value)
