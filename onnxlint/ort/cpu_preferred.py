@@ -57,6 +57,7 @@ def assign(scope: GraphScope, pl: Placement, opt: Optimized | None, version: str
             queue.outputs_on_cpu(node)
 
 
+RESOLVE_STEPS = 100  # how many rewirings Optimized.resolve follows: a name further back reads another name
 _ON_CUDA = (CUDA, "device")  # (ep, status) of a node the CUDA EP claimed
 # leave out of the queue a reader that reads a new CPU tensor at an input its CUDA kernel takes in host memory:
 # judged, it stays on CUDA (_inputs_on_cpu), so visiting it changes nothing (off: every reader queued; a test
@@ -172,7 +173,10 @@ class _Candidates:
             return [rewired] if rewired else []
         out: list[Sequence[NodeRef]] = []
         names = back.get(value)
-        while names:  # each name rewired to value, then each rewired to one of those, ...
+        steps = 0
+        # each name rewired to value, then each rewired to one of those, ..., as far as Optimized.resolve goes
+        while names and steps < RESOLVE_STEPS:
+            steps += 1
             more: list[str] = []
             for name in names:
                 got = self.readers.get(name)

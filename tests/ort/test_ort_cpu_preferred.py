@@ -71,6 +71,27 @@ def test_the_queue_reaches_the_readers_of_names_rewired_to_a_cpu_tensor_either_w
         assert sorted(n.name for n in queue) == ["own_reader", "reads_s1", "reads_s2"]
 
 
+def test_the_queue_follows_a_chain_of_rewirings_back_as_far_as_resolve_follows_it_forward():
+    """A chain of rewirings longer than Optimized.resolve follows (100): a name further back resolves to a name on
+    the chain, not to the CPU tensor, and its reader is no candidate of it, either way of finding them."""
+    from onnxlint.model.graph import GraphIndex
+    from onnxlint.ort.cpu_preferred import _Candidates
+    from onnxlint.ort.optimizer.optimized import Optimized
+
+    chain = {"a1": "s", **{f"a{k}": f"a{k - 1}" for k in range(2, 106)}}  # a105 -> a104 -> ... -> a1 -> s
+    nodes = [h.make_node("Shape", ["x"], ["s"], name="shape")]
+    nodes += [h.make_node("Identity", [name], [f"r_{name}"], name=f"reads_{name}") for name in chain]
+    index = GraphIndex(make_model(nodes, [vi("x", T.FLOAT, [2]), *(vi(name, T.INT64, [1]) for name in chain)],
+                                  [vi("r_a1", T.INT64, None)]))
+    for padding in (0, 200):  # from the value back through the rewirings; by what each aliased name resolves to
+        opt = Optimized("all", alias={**chain, **{f"pad{i}": "nowhere" for i in range(padding)}})
+        queue = _Candidates(index.scopes[0], opt)
+        assert (queue.rewired_from is None) == (padding > 0)
+        queue.on_cpu("s")
+        want = sorted(f"reads_{name}" for name in chain if opt.resolve(name) == "s")
+        assert sorted(n.name for n in queue) == want and len(want) == 100
+
+
 @pytest.mark.parametrize("intern_nodes", [200_000, 0])  # verdicts as a dict; as codes (a big model's)
 def test_a_reader_of_a_cpu_tensor_at_a_host_memory_input_is_left_out_of_the_queue_with_the_same_placement(monkeypatch, intern_nodes):
     """cpu_preferred.SKIP_HOST_INPUT_READERS: a Reshape that reads the shape computation's output as its shape (an
