@@ -406,3 +406,30 @@ def test_shape_sized_reads_every_named_value_in_each_kind_of_scope():
     assert sized == {"writes_big": False, "small": True, "unknown": True, "skips_empty": True,
                      "reads_big_second": False, "if": True, "reads_outer_big": False, "reads_outer_small": True,
                      "makes_big": False}
+
+
+def test_signature_is_each_values_type_string_in_every_kind_of_scope(monkeypatch):
+    """GraphIndex.signature: (domain, op, opset, the inputs' and outputs' type strings as type_of gives them,
+    None for an empty name), read from one dict of type strings where the scope's own dict holds every type;
+    a body reads its outer values' types, and a scope with a value named "" (a Constant may write one) reads
+    each through type_of."""
+    from onnxlint.model import graph
+
+    m = chain_with_if(3)
+    m.graph.node.insert(0, h.make_node("Constant", [], ["k"], value=h.make_tensor("k", onnx.TensorProto.INT64, [1], [2])))
+    m.graph.node.insert(1, h.make_node("Resize", ["v0", "", "", "k"], ["rs"], name="resize"))
+    m.graph.value_info.append(vi("v2", onnx.TensorProto.FLOAT16, [2]))
+    odd = onnx.ModelProto()
+    odd.CopyFrom(m)
+    odd.graph.node.insert(0, h.make_node("Constant", [], [""], value=h.make_tensor("e", onnx.TensorProto.BOOL, [], [1])))
+    for big in (False, True):
+        monkeypatch.setattr(graph, "INTERN_NODES", 0 if big else 200_000)
+        for model in (m, odd):
+            gi = graph.GraphIndex(model, keep_protos=False)
+            want = [(n.domain, n.op_type, n.opset, tuple(n.scope.type_of(v).type_str if v else None for v in n.inputs),
+                     tuple(n.scope.type_of(v).type_str if v else None for v in n.outputs)) for n in gi.nodes]
+            assert [gi.signature(n) for n in gi.nodes] == want
+            assert ("tensor(float)", None, None, "tensor(int64)") in {w[3] for w in want}  # resize
+            assert any(w[4] == ("tensor(float16)",) for w in want) and any(w[3] == ("tensor(float16)",) for w in want)
+            assert len({id(gi.signature(n)) for n in gi.nodes}) == len(set(want))  # one object a distinct signature
+            assert (gi.scopes[0].type_strs is False) == (model is odd) and gi.scopes[1].type_strs is False

@@ -11,8 +11,7 @@ import weakref
 from collections import deque
 from dataclasses import dataclass, field
 from functools import lru_cache
-from itertools import chain, repeat
-from operator import attrgetter
+from itertools import chain
 from typing import TYPE_CHECKING, Any, Callable, Iterator, MutableMapping, Sequence
 
 from onnxlint.model.node_verdicts import NodeVerdicts, field_position
@@ -196,6 +195,10 @@ class GraphScope:
     # the index's node_flags where it promised its node lists unchanged (keep_protos False: a lint's), read by
     # NodeRef.attribute_flags; None: read from the proto
     node_flags: bytearray | None = None
+    # the dict.get of {value name: type string} of its typed values where this scope's own dict holds every type
+    # its nodes read (a main graph or a function body, with no value named ""), else False; None until the first
+    # GraphIndex.signature of one of its nodes
+    type_strs: Any = None
 
     def _visible(self, table: str, name: str) -> Any:
         """`name` in this graph's `table` or an enclosing graph's: a body sees its outer scopes' values."""
@@ -475,8 +478,6 @@ def attribute_value(a: onnx.AttributeProto):
     return v
 
 
-_TYPE_STR = attrgetter("type_str")
-_UNKNOWNS = repeat(UNKNOWN)  # what an unknown value's type is, to dict.get mapped over names
 
 
 class GraphIndex:
@@ -660,12 +661,14 @@ class GraphIndex:
         sig = sigs[node.index]
         if sig is None:
             scope = node.scope
-            types = scope.types
-            if scope.parent is None and "" not in types:  # the main graph or a function body: one dict holds every
-                # type; mapped, no Python loop a value (a million signatures at 1M nodes)
-                get = types.get
-                ins = tuple(map(_TYPE_STR, map(get, node.inputs, _UNKNOWNS)))
-                outs = tuple(map(_TYPE_STR, map(get, node.outputs, _UNKNOWNS)))
+            get = scope.type_strs
+            if get is None:
+                types = scope.types
+                get = scope.type_strs = False if scope.parent is not None or "" in types else \
+                    {name: vt.type_str for name, vt in types.items() if vt.type_str is not None}.get
+            if get:  # the main graph or a function body: one dict holds every type; mapped, no Python loop a
+                # value (a million signatures at 1M nodes), an untyped value's None from the dict
+                ins, outs = tuple(map(get, node.inputs)), tuple(map(get, node.outputs))
             else:
                 type_of = scope.type_of
                 ins = tuple([type_of(v).type_str if v else None for v in node.inputs])

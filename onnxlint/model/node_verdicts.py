@@ -184,6 +184,34 @@ class NodeVerdicts(MutableMapping[int, V], Generic[V]):
                 codes[i] = code
         return codes, kinds, recorded
 
+    def fields_getter(self, names: tuple[str, ...]) -> Callable[[int], tuple[Any, ...] | None]:
+        """index -> the named fields of its verdict as recorded at the time (None: none), no verdict made: for a
+        pass that asks of many nodes one at a time while it records (GetCpuPreferredNodes)."""
+        made: dict[int, tuple[Any, ...]] = {}  # code -> its fields (codes only grow: a code keeps its verdict)
+
+        def read(index: int) -> tuple[Any, ...] | None:
+            plain = self._plain
+            if plain is not None:  # once plain, always plain
+                v = plain.get(index)
+                return None if v is None else tuple([getattr(v, name) for name in names])
+            codes = self._codes
+            code = codes[index] if 0 <= index < len(codes) else 0
+            if not code:
+                return None
+            got = made.get(code)
+            if got is None:
+                kind = self._kinds[code - 1]
+                got = made[code] = tuple([kind[self._field_at(name)] for name in names])
+            return got
+
+        return read
+
+    def in_index_order(self) -> bool:
+        """Whether the verdicts are kept as codes: then each is its node's, under its index, recorded in index order
+        (fields_at's recorded is each node index with a code, ascending), so a pass may pick the nodes it reads by
+        index and keep the order recorded."""
+        return self._plain is None
+
     def _field_at(self, field: str) -> int:
         return field_position(self._cls, field)
 

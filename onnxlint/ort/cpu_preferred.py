@@ -27,10 +27,11 @@ SMALL_INITIALIZER = 100  # kSmallInitializerThreshold in fallback_cpu_capability
 def assign(scope: GraphScope, pl: Placement, opt: Optimized | None, version: str) -> None:
     """Mark the nodes of scope GetCpuPreferredNodes puts on CPU (status deliberate). opt: what the Level-1
     transformers did; version: the ORT release modelled."""
-    seeds = _seeds(scope, pl)
+    verdict = pl.nodes.fields_getter(("ep", "status"))  # no NodePlacement made a node (a million at 1M nodes)
+    seeds = _seeds(scope, verdict)
     if not seeds:
         return  # nothing can be CPU-preferred without a CPU tensor to start from
-    queue = _Candidates(scope, opt)
+    queue = _Candidates(scope, opt, verdict)
     for value in seeds:
         queue.on_cpu(value)
     # GetCpuPreferredNodes treats a node no EP has a kernel for as a CPU node (its outputs are CPU tensors) when
@@ -38,34 +39,42 @@ def assign(scope: GraphScope, pl: Placement, opt: Optimized | None, version: str
     # control-flow bodies), not on 1.31.1
     unexpanded_on_cpu = scope.parent is None and releases.row(version).function_node_cpu_in_first_pass
     for node in queue:
-        p = pl.nodes.get(node.index)
-        if p is not None and p.status == "expanded" and unexpanded_on_cpu:
+        p = verdict(node.index)
+        if p is None:
+            continue
+        ep, status = p
+        if status == "expanded" and unexpanded_on_cpu:
             queue.outputs_on_cpu(node)
             continue
-        if p is None or p.status in GONE_STATUSES:
+        if status in GONE_STATUSES:
             continue
-        if p.ep != CUDA:
-            if p.ep in (CPU, None):
+        if ep != CUDA:
+            if ep in (CPU, None):
                 queue.outputs_on_cpu(node)
             continue
-        if p.status == "device" and _inputs_on_cpu(node, scope, opt, queue):
+        if status == "device" and _inputs_on_cpu(node, scope, opt, queue):
             pl.record_as(node.index, node, _DELIBERATE)  # no NodePlacement made a node in a big model
             queue.outputs_on_cpu(node)
 
 
+RESOLVE_STEPS = 100  # how many rewirings Optimized.resolve follows: a name further back reads another name
+_ON_CUDA = (CUDA, "device")  # (ep, status) of a node the CUDA EP claimed
+# leave out of the queue a reader that reads a new CPU tensor at an input its CUDA kernel takes in host memory:
+# judged, it stays on CUDA (_inputs_on_cpu), so visiting it changes nothing (off: every reader queued; a test
+# compares both ways)
+SKIP_HOST_INPUT_READERS = True
 # the fields but the node of the NodePlacement of a node GetCpuPreferredNodes puts on CPU
 _DELIBERATE = (CPU, "deliberate", "cpu-preferred", "ORT runs this small shape computation on CPU on purpose (inputs are CPU tensors)")
 
 
-def _seeds(scope: GraphScope, pl: Placement) -> list[str]:
+def _seeds(scope: GraphScope, verdict: Callable[[int], tuple[object, ...] | None]) -> list[str]:
     """CPU-resident outputs of CUDA nodes (Shape, Size, ...): where shape subgraphs start."""
     seeds = []
     for n in scope.nodes:
         outs = cpu_outputs(n.op_type)
         if not outs:
             continue  # the op's placement not read: most ops have no CPU output
-        p = pl.nodes.get(n.index)
-        if p is None or p.ep != CUDA or p.status != "device":
+        if verdict(n.index) != _ON_CUDA:
             continue
         for i in outs:
             if i < len(n.outputs) and n.outputs[i]:
@@ -82,7 +91,8 @@ class _Candidates:
     consumers), plus the readers of the names the transformers rewired: no per-node dict of its own (at 1M nodes
     the positions, nodes and consumers copied into dicts were the lint's peak, +180 MB)."""
 
-    def __init__(self, scope: GraphScope, opt: Optimized | None) -> None:
+    def __init__(self, scope: GraphScope, opt: Optimized | None,
+                 verdict: Callable[[int], tuple[object, ...] | None] | None = None) -> None:
         order = opt.orders.get(id(scope)) if opt is not None else None
         if order is None:
             order = ort_topological_order(scope, opt)
@@ -95,6 +105,7 @@ class _Candidates:
         self.visited: set[int] = set()
         self.alias, self.resolve = (opt.alias if opt is not None else {}), _resolver(opt)
         self.readers = scope.consumers
+        self.scope, self.opt, self.verdict = scope, opt, verdict
         # a name rewired to another (alias, the whole model's): its readers read what it resolves to. Where the
         # scope reads fewer names than the model aliases (a body), its aliased names' readers by what they
         # resolve to (rewired); else the names each name is rewired to directly (rewired_from): the names that
@@ -118,11 +129,41 @@ class _Candidates:
         base, pos = self.base, self.pos
         if value in self.alias:
             return  # read as what it resolves to: no reader reads it, nothing resolves to it
+        kept: bool | None = None  # whether value, read at a host-memory input, is no reason to refuse (asked once)
+        skip = SKIP_HOST_INPUT_READERS and self.verdict is not None
         for readers in (self.readers.get(value, ()), *self._rewired_readers(value)):
             for c in readers:
                 at = pos[c.index - base]
-                if at >= 0:
-                    heapq.heappush(self.heap, (at, c.index))
+                if at < 0:
+                    continue
+                if skip and self._host_reader(c, value):
+                    if kept is None:
+                        kept = bool(_small_initializer(self.scope, value, self.opt) or self.scope.is_graph_input(value)
+                                    or _outer(self.scope, value))
+                    if not kept:
+                        continue  # _inputs_on_cpu refuses it at that input, whenever it is judged
+                heapq.heappush(self.heap, (at, c.index))
+
+    def host_inputs_of(self, node: NodeRef) -> frozenset[int]:
+        """The inputs the node's CUDA kernel takes in host memory (cpu_inputs, asked once an op)."""
+        op = (node.op_type, node.opset, node.domain)
+        got = self.host_inputs.get(op)
+        if got is None:
+            got = self.host_inputs[op] = cpu_inputs(node.op_type, schema_registry.since_version(*op))
+        return got
+
+    def _host_reader(self, node: NodeRef, value: str) -> bool:
+        """Whether node is a CUDA node the EP claimed that reads value (as resolved) at an input its kernel takes
+        in host memory."""
+        host = self.host_inputs_of(node)
+        if not host or self.verdict is None or self.verdict(node.index) != _ON_CUDA:
+            return False
+        inputs = node.inputs
+        for i in host:
+            name = inputs[i] if i < len(inputs) else ""
+            if name and (name == value or (name in self.alias and self.resolve(name) == value)):
+                return True
+        return False
 
     def _rewired_readers(self, value: str) -> list[Sequence[NodeRef]]:
         """The readers of the names that resolve to value (not itself aliased)."""
@@ -132,7 +173,10 @@ class _Candidates:
             return [rewired] if rewired else []
         out: list[Sequence[NodeRef]] = []
         names = back.get(value)
-        while names:  # each name rewired to value, then each rewired to one of those, ...
+        steps = 0
+        # each name rewired to value, then each rewired to one of those, ..., as far as Optimized.resolve goes
+        while names and steps < RESOLVE_STEPS:
+            steps += 1
             more: list[str] = []
             for name in names:
                 got = self.readers.get(name)
@@ -168,10 +212,7 @@ def _positions(order: Iterable[NodeRef], base: int, size: int) -> array[int]:
 def _inputs_on_cpu(node: NodeRef, scope: GraphScope, opt: Optimized | None, queue: _Candidates) -> bool:
     """Whether a CUDA node reads only CPU tensors (small initializers, graph inputs and outer values count as
     such), no half type, and none at an input its CUDA kernel wants in host memory anyway."""
-    op = (node.op_type, node.opset, node.domain)
-    on_cpu = queue.host_inputs.get(op)
-    if on_cpu is None:
-        on_cpu = queue.host_inputs[op] = cpu_inputs(node.op_type, schema_registry.since_version(*op))
+    on_cpu = queue.host_inputs_of(node)
     cpu_args, constants = queue.cpu_args, queue.constants
     for i, value in enumerate(node.inputs):
         if value and scope.type_of(value).dtype in HALF_TYPES:  # a main graph's dict read at once (type_of)

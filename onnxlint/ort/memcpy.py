@@ -3,16 +3,26 @@ device after partitioning."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Set as AbstractSet
+from functools import partial
+from itertools import chain, filterfalse
+from operator import attrgetter
+
+import numpy as np
 
 from onnxlint.model.graph import GraphIndex, GraphScope, NodeRef
+from onnxlint.model.node_verdicts import NodeVerdicts
 from onnxlint.ort import schema_registry
-from onnxlint.ort.kernel_registry import cpu_inputs, cpu_outputs
+from onnxlint.ort.kernel_registry import cpu_inputs, cpu_outputs, cuda_memory
 from onnxlint.ort.optimizer.optimized import Optimized
 from onnxlint.ort.verdicts import CPU, CUDA, Boundary, Placement
 
 _REMOVED = ("folded", "eliminated")
 _NO_INPUTS: frozenset[int] = frozenset()  # a node none of whose inputs is host memory but for its side
+# visit only the nodes an edge may cross at (_crossable): the others are CUDA nodes reading device-side outputs.
+# Off: every recorded node is visited (a test compares the boundaries both ways)
+CROSSABLE_ONLY = True
 DTYPE_BYTES = {"float": 4, "float16": 2, "bfloat16": 2, "double": 8, "int64": 8, "int32": 4, "int16": 2, "int8": 1,
                "uint64": 8, "uint32": 4, "uint16": 2, "uint8": 1, "bool": 1}
 
@@ -45,17 +55,21 @@ def insert_boundaries(pl: Placement, index: GraphIndex, opt: Optimized | None,
     # scope id -> value -> [host-side reader, device-side reader] for the scope's inputs and outer values
     fed: dict[int, dict[str, list[NodeRef | None]]] = {}
     merged = _inlined_producers(index, opt)
-    # read once here, not per input (a million inputs at 1M nodes)
-    alias = opt.alias if opt is not None else {}
+    alias = opt.alias if opt is not None else {}  # read once here, not per input (a million inputs at 1M nodes)
     folded = opt.constants if opt is not None else set()
     resolve = opt.resolve if opt is not None else _same
     # (op, opset, domain) -> the inputs its CUDA kernel reads from host memory (asked once per op, not per node)
     cuda_host_inputs: dict[tuple[str, int | None, str], frozenset[int]] = {}
-    # each node's side from the verdicts' codes (no verdict made a node or a producer: a million each at 1M nodes)
-    codes, sides, recorded = _sides(pl)
-    size = len(codes)
-    # op -> the outputs its CUDA kernel leaves in host memory (output_on_host's, asked once per op, not per edge)
-    host_outputs: dict[str, frozenset[int]] = {}
+    codes, sides, recorded = _sides(pl)  # each node's side (no verdict made a node or a producer: a million each)
+    rewired = rewired or {}
+    # where CROSSABLE_ONLY: the nodes an edge may cross at, and the values read as host-side / as having no producer
+    crossing = (_Crossing(pl, index, opt, (codes, sides, recorded), merged, _read_as(alias, resolve, rewired), rewired, per_edge)
+                if CROSSABLE_ONLY else None)
+    recorded = crossing.recorded if crossing is not None else recorded
+    host_outputs: dict[str, frozenset[int]] = {}  # op -> output_on_host's outputs (asked once per op, not per edge)
+    last: GraphScope | None = None
+    host_made: AbstractSet[str] = _NOTHING
+    free: AbstractSet[str] | None = None  # None: every value without a producer is looked up as a constant
     for node, code in recorded:
         ep = sides[code]
         if ep is _GONE or ep is _MIXED:
@@ -67,39 +81,36 @@ def insert_boundaries(pl: Placement, index: GraphIndex, opt: Optimized | None,
             if host_inputs is None:
                 host_inputs = cuda_host_inputs[op] = cpu_inputs(node.op_type, schema_registry.since_version(*op))
         on_host = ep == CPU  # the node's side; an input of host_inputs is host side whatever it is
-        scope = _effective(node.scope, opt) if merged else node.scope
-        producer, inlined = scope.producer, merged.get(id(scope))
+        if node.scope is not last:  # a graph's nodes come one after another: asked once per run of them
+            last = node.scope
+            scope = _effective(last, opt) if merged else last
+            producer, inlined = scope.producer, merged.get(id(scope))
+            if crossing is not None:
+                host_made, free = crossing.host.get(id(scope), _NOTHING), crossing.free.get(id(last), _NOTHING)
         for i, value in enumerate(node.inputs):
             if value in alias:
                 value = resolve(value)
-            while rewired and value in rewired:
+            while value in rewired:
                 value = rewired[value]
             if value in folded and value not in per_edge:
                 continue  # an initializer now: copied by the session state, not a Memcpy node
+            if free is not None:  # what the lines below conclude, from the sets _Crossing made
+                if value in host_made:
+                    if on_host or i in host_inputs:
+                        continue  # host to host
+                elif not (on_host or i in host_inputs) and value not in free:
+                    continue  # device to device, or from a node placed nowhere
             prod = producer.get(value)
             if prod is None and inlined:
                 prod = inlined.get(value)
             if prod is None:
-                if value and node.scope.constant(value) is None:
+                if value and (free is None or value in free) and node.scope.constant(value) is None:
                     side = fed.setdefault(id(scope), {}).setdefault(value, [None, None])
                     k = 0 if (on_host or i in host_inputs) else 1
                     side[k] = side[k] or node
                 continue  # an initializer: duplicated per device by ORT, never a Memcpy node
-            j = prod.index
-            src = sides[codes[j]] if j < size else None
-            if value in per_edge and src is _GONE:
-                src_host = per_edge[value] == CPU  # a copy of a DequantizeLinear a transformer removed
-            elif src is None or src is _GONE or src is _MIXED:
-                continue  # Constant nodes become initializers; a body on both providers: unknown edges
-            elif src == CPU:
-                src_host = True
-            else:  # output_on_host, inlined: asked of a million edges
-                outs = host_outputs.get(prod.op_type)
-                if outs is None:
-                    outs = host_outputs[prod.op_type] = cpu_outputs(prod.op_type)
-                src_host = src == CUDA and bool(outs) and prod.outputs.index(value) in outs
-            dst_host = on_host or i in host_inputs
-            if src_host == dst_host:
+            src_host = _source_on_host(prod, value, (codes, sides), per_edge, host_outputs)
+            if src_host is None or src_host == (on_host or i in host_inputs):
                 continue
             direction = "to-device" if src_host else "to-host"
             key = (value, direction) if value not in per_edge else (value, direction, str(node.index), str(i))
@@ -108,6 +119,159 @@ def insert_boundaries(pl: Placement, index: GraphIndex, opt: Optimized | None,
             seen.add(key)
             pl.boundaries.append(Boundary(value, direction, prod, node, _bytes(node.scope, value)))
     _shared_inputs(pl, fed)
+
+
+def _read_as(alias: dict[str, str], resolve: Callable[[str], str], rewired: dict[str, str]) -> Callable[[str], str]:
+    def read_as(value: str) -> str:
+        """The value a reader of value reads after the transformers (as insert_boundaries does, inlined there)."""
+        if value in alias:
+            value = resolve(value)
+        while value in rewired:
+            value = rewired[value]
+        return value
+
+    return read_as
+
+
+def _source_on_host(prod: NodeRef, value: str, sided: tuple[Sequence[int], list[object]], per_edge: dict[str, str],
+                    host_outputs: dict[str, frozenset[int]]) -> bool | None:
+    """Whether prod leaves value in host memory; None: no edge of it crosses (a Constant node, an initializer now;
+    a node placed nowhere; a body on both providers: unknown edges). host_outputs: output_on_host's, per op."""
+    codes, sides = sided
+    j = prod.index
+    src = sides[codes[j]] if j < len(codes) else None
+    if value in per_edge and src is _GONE:
+        return per_edge[value] == CPU  # a copy of a DequantizeLinear a transformer removed
+    if src is None or src is _GONE or src is _MIXED:
+        return None
+    if src == CPU:
+        return True
+    outs = host_outputs.get(prod.op_type)
+    if outs is None:
+        outs = host_outputs[prod.op_type] = cpu_outputs(prod.op_type)
+    return src == CUDA and bool(outs) and prod.outputs.index(value) in outs
+
+
+_NOTHING: frozenset[str] = frozenset()
+
+
+class _Crossing:
+    """Where an edge may cross, for insert_boundaries to visit only there (CROSSABLE_ONLY): a CUDA node that reads
+    device-side outputs only has no Memcpy, and most nodes of a transformer are such (visiting each input of a
+    million nodes cost ~1.2 s). host: effective graph id -> the values its producers leave in host memory, read
+    as insert_boundaries reads them (a CPU node's, a CUDA kernel's host-memory output, a copy per edge of a removed
+    DequantizeLinear on CPU): exactly the values it finds host-side. free: graph id -> the values its nodes read
+    that no node of its effective graph produces and no constant is (graph inputs, outer values: _shared_inputs),
+    or more. recorded: _sides's (node, code) of the nodes on the host side, of an op whose CUDA kernel reads an
+    input from host memory, and of the readers of a host-side or free value, in the order recorded."""
+
+    def __init__(self, pl: Placement, index: GraphIndex, opt: Optimized | None,
+                 sided: tuple[Sequence[int], list[object], Iterable[tuple[NodeRef, int]]],
+                 merged: dict[int, dict[str, NodeRef]], read_as: Callable[[str], str], rewired: dict[str, str],
+                 per_edge: dict[str, str]) -> None:
+        codes, sides, recorded = sided
+        at = np.asarray(codes, dtype=np.int64)
+        size, nodes = len(at), index.nodes
+        effective = {id(sc): (_effective(sc, opt) if merged else sc) for sc in index.scopes}
+        self.host: dict[int, set[str]] = {}
+        self.free: dict[int, set[str]] = {}
+        self._host_made(index, (codes, sides), effective, merged, per_edge)
+        rewritten = set(opt.alias if opt is not None else ())
+        rewritten.update(rewired)
+        targets = set(opt.alias.values()) if opt is not None else set()
+        targets.update(rewired.values())  # what a rewritten name reads as (resolve() stops at an alias's value)
+        on_host = [s is not None and s is not _GONE and s is not _MIXED and s != CUDA for s in sides]
+        marked: list[Sequence[NodeRef]] = [index.by_op.get(op, ()) for op in cuda_memory()["cpu_inputs"]]
+        for scope in index.scopes:  # each graph's work in the size of its own names: 40k If branches at 20k Ifs
+            readers = scope.consumers
+            if readers:
+                marked.extend(self._free_and_read(scope, effective[id(scope)], merged, read_as, (rewritten, targets)))
+        chosen = np.zeros(size, dtype=bool)
+        picked = np.fromiter(map(attrgetter("index"), chain.from_iterable(marked)), dtype=np.int64)
+        chosen[picked[picked < size]] = True
+        if isinstance(pl.nodes, NodeVerdicts) and pl.nodes.in_index_order():
+            chosen |= np.asarray(on_host, dtype=bool)[at]
+            chosen &= at != 0
+            picked_at = np.flatnonzero(chosen).tolist()
+            self.recorded: Iterable[tuple[NodeRef, int]] = zip(map(nodes.__getitem__, picked_at), map(codes.__getitem__, picked_at))
+        else:  # a plain mapping's: in the order recorded
+            self.recorded = [(node, code) for node, code in recorded
+                             if on_host[code] or (node.index < size and chosen[node.index])]
+
+    def _host_made(self, index: GraphIndex, sided: tuple[Sequence[int], list[object]], effective: dict[int, GraphScope],
+                   merged: dict[int, dict[str, NodeRef]], per_edge: dict[str, str]) -> None:
+        """self.host: the values a host-side node leaves, where insert_boundaries's lookup finds that node."""
+        codes, sides = sided
+        at = np.asarray(codes, dtype=np.int64)
+        size, nodes = len(at), index.nodes
+
+        def made_by(eff: GraphScope, value: str) -> NodeRef | None:  # insert_boundaries's producer lookup
+            prod = eff.producer.get(value)
+            if prod is None and merged:
+                prod = merged.get(id(eff), {}).get(value)
+            return prod
+
+        def add(chosen: Iterable[NodeRef], outs: frozenset[int] | None) -> None:  # their host-side outputs
+            last: GraphScope | None = None  # a graph's nodes come one after another
+            host: set[str] = set()
+            made: Callable[[str], NodeRef | None] = dict.get  # type: ignore[assignment]
+            for node in chosen:
+                if node.scope is not last:
+                    last = node.scope
+                    eff = effective[id(last)]
+                    host = self.host.setdefault(id(eff), set())
+                    made = eff.producer.get if not merged else partial(made_by, eff)
+                got = node.outputs
+                for o in got:
+                    if o and (outs is None or got.index(o) in outs) and made(o) is node:
+                        host.add(o)
+
+        def side(code_of: list[bool]) -> list[int]:  # the node indices whose side is one of these
+            return np.flatnonzero(np.asarray(code_of, dtype=bool)[at]).tolist() if size else []
+
+        add(map(nodes.__getitem__, side([s == CPU for s in sides])), None)
+        on_cuda = [s == CUDA for s in sides]
+        for op in cuda_memory()["cpu_outputs"]:
+            add((node for node in index.by_op.get(op, ()) if node.index < size and on_cuda[codes[node.index]]), cpu_outputs(op))
+        graphs = {id(e): e for e in effective.values()}.values() if per_edge else ()
+        for value, ep in per_edge.items():
+            for eff in graphs:
+                prod = made_by(eff, value) if ep == CPU else None
+                if prod is not None and prod.index < size and sides[codes[prod.index]] is _GONE:
+                    self.host.setdefault(id(eff), set()).add(value)
+
+    def _free_and_read(self, scope: GraphScope, eff: GraphScope, merged: dict[int, dict[str, NodeRef]],
+                       read_as: Callable[[str], str], rewrites: tuple[set[str], set[str]]) -> list[Sequence[NodeRef]]:
+        """self.free[id(scope)], and the readers in scope of what self.host or self.free hold, read as read_as
+        reads them. The sets are the whole graph's (or the model's): each is gone through from the smaller side."""
+        readers, produced, inlined = scope.consumers, eff.producer, merged.get(id(eff), {})
+        host: AbstractSet[str] = self.host.get(id(eff), _NOTHING)
+        rewritten, targets = rewrites
+        # what a rewritten name read here reads as: asked of each, or (where it is read more than the model has
+        # targets, a big graph) all targets
+        rewrites_read = _among(rewritten, readers)
+        read = targets if 4 * len(rewrites_read) >= len(targets) else {read_as(name) for name in rewrites_read}
+        # read, no producer, no constant (the names of the graph and of the rewritten ones, less its produced ones)
+        free = set(filterfalse(produced.__contains__, readers))
+        free.update(filterfalse(produced.__contains__, read))
+        if inlined:
+            free = set(filterfalse(inlined.__contains__, free))
+        free = {name for name in free if scope.constant(name) is None}
+        if free:
+            self.free[id(scope)] = free
+        marked = [readers[name] for name in _among(host, readers)]
+        marked.extend(readers[name] for name in free if name in readers)
+        wanted = _among(read, host) | _among(read, free)  # what a rewritten name may read as, host-side or free
+        if wanted:
+            marked.extend(readers[name] for name in rewrites_read if read_as(name) in wanted)
+        return marked
+
+
+def _among(names: Collection[str], where: Collection[str]) -> set[str]:
+    """names that are in where, going through the smaller of the two."""
+    if len(names) <= len(where):
+        return set(filter(where.__contains__, names))
+    return set(filter(names.__contains__, where))
 
 
 def _inlined_producers(index: GraphIndex, opt: Optimized | None) -> dict[int, dict[str, NodeRef]]:

@@ -88,9 +88,10 @@ def _share_key(table: Table, index: GraphIndex) -> Callable[[NodeRef, Signature]
         by_index = op in ("If", "Loop") or bool(probed_ort_ops and f"{domain}::{op}" in probed_ort_ops)
         if not row:
             return (False, False, False, False, False, False, by_index)
-        return (True, bool(row.get("input_value_limits")), bool(row.get("bad_ranks") or row.get("crash_ranks")),
-                bool(row.get("attr_limits")) or op in ("Cast", "CastLike", "Shape"),
-                (mixed_rejected and op == "Cast") or op in reduce_ignored, qdq_probed and op in QDQ_OPS, by_index)
+        flags = (True, bool(row.get("input_value_limits")), bool(row.get("bad_ranks") or row.get("crash_ranks")),
+                 bool(row.get("attr_limits")) or op in ("Cast", "CastLike", "Shape"),
+                 (mixed_rejected and op == "Cast") or op in reduce_ignored, qdq_probed and op in QDQ_OPS, by_index)
+        return _ROW_ONLY if flags == _ROW_ONLY else flags
 
     # id(signature) -> what() of its op: signatures are the index's own, one object each (GraphIndex.signature),
     # so their ids stand for them while the index lives, and an int hashes at once where a signature's nested
@@ -99,17 +100,27 @@ def _share_key(table: Table, index: GraphIndex) -> Callable[[NodeRef, Signature]
     # id(scope) -> (its constant values, its network inputs), for the nodes of a scope nothing encloses: one set
     # lookup an input, where is_constant and is_graph_input ask up to three dicts
     main_names: dict[int, tuple[set[str], set[str]]] = {}
+    # id(scope) -> the roles' dict.get of such a scope (_roles): one lookup an input for the most common key
+    main_roles: dict[int, Callable[[str], int | None]] = {}
 
     def key_of(node: NodeRef, sig: Signature) -> tuple[Any, ...]:
         """id(sig) and the facts its op's verdicts read, in a tuple of one shape per signature (what() is its
-        op's): two nodes share a verdict exactly when their keys are equal."""
-        flags = per_sig.get(id(sig))
+        op's) and kind of scope: two nodes share a verdict exactly when their keys are equal."""
+        sid = id(sig)
+        flags = per_sig.get(sid)
         if flags is None:
-            flags = per_sig[id(sig)] = what(node.op_type, node.domain)
+            flags = per_sig[sid] = what(node.op_type, node.domain)
+        scope = node.scope
+        if flags is _ROW_ONLY and scope.parent is None:  # most nodes: which inputs are constants and network
+            # inputs (each input's role, which says both), and the output count
+            role = main_roles.get(id(scope))
+            if role is None:
+                role = main_roles[id(scope)] = _roles(scope, index.by_op.get("Constant", [])).get
+            outs = node.outputs
+            return (sid, tuple(map(role, node.inputs)), len(outs) - outs.count(""))
         has_row, values, ranks, attrs, own_cast, qdq, by_index = flags
         if has_row:
             ins = node.inputs
-            scope = node.scope
             main = scope.parent is None
             if main:  # is_constant and is_graph_input, without their calls: nothing encloses this scope
                 names = main_names.get(id(scope))
@@ -137,6 +148,19 @@ def _share_key(table: Table, index: GraphIndex) -> Callable[[NodeRef, Signature]
         return (id(sig), node.index) if by_index else (id(sig),)
 
     return key_of
+
+
+_ROW_ONLY = (True, False, False, False, False, False, False)  # _share_key's what() for an op whose row asks nothing more
+
+
+def _roles(scope: GraphScope, constant_nodes: list[NodeRef]) -> dict[str, int]:
+    """A scope nothing encloses: value name -> 1 a constant, 2 a network input, 3 both (_main_names); the
+    names that are neither are not in it."""
+    constants, network = _main_names(scope, constant_nodes)
+    roles = dict.fromkeys(constants, 1)
+    for name in network:
+        roles[name] = roles.get(name, 0) | 2
+    return roles
 
 
 def _main_names(scope: GraphScope, constant_nodes: list[NodeRef]) -> tuple[set[str], set[str]]:

@@ -1,12 +1,15 @@
 """GetCpuPreferredNodes (ort.cpu_preferred): small shape computations ORT keeps on CPU on purpose."""
 
 import numpy as np
+import pytest
 from conftest import init, make_model, vi
 from onnx import TensorProto as T
 from onnx import helper as h
 from ort_cases import ANY, INF, _place, _tables
 
 import onnxlint.ort.partitioner as placement
+from onnxlint.model import graph
+from onnxlint.ort import cpu_preferred
 
 
 def test_cpu_preferred_sees_constant_value_ints():
@@ -66,3 +69,50 @@ def test_the_queue_reaches_the_readers_of_names_rewired_to_a_cpu_tensor_either_w
         queue.on_cpu("s")
         queue.on_cpu("s1")  # rewired: its readers read s
         assert sorted(n.name for n in queue) == ["own_reader", "reads_s1", "reads_s2"]
+
+
+def test_the_queue_follows_a_chain_of_rewirings_back_as_far_as_resolve_follows_it_forward():
+    """A chain of rewirings longer than Optimized.resolve follows (100): a name further back resolves to a name on
+    the chain, not to the CPU tensor, and its reader is no candidate of it, either way of finding them."""
+    from onnxlint.model.graph import GraphIndex
+    from onnxlint.ort.cpu_preferred import _Candidates
+    from onnxlint.ort.optimizer.optimized import Optimized
+
+    chain = {"a1": "s", **{f"a{k}": f"a{k - 1}" for k in range(2, 106)}}  # a105 -> a104 -> ... -> a1 -> s
+    nodes = [h.make_node("Shape", ["x"], ["s"], name="shape")]
+    nodes += [h.make_node("Identity", [name], [f"r_{name}"], name=f"reads_{name}") for name in chain]
+    index = GraphIndex(make_model(nodes, [vi("x", T.FLOAT, [2]), *(vi(name, T.INT64, [1]) for name in chain)],
+                                  [vi("r_a1", T.INT64, None)]))
+    for padding in (0, 200):  # from the value back through the rewirings; by what each aliased name resolves to
+        opt = Optimized("all", alias={**chain, **{f"pad{i}": "nowhere" for i in range(padding)}})
+        queue = _Candidates(index.scopes[0], opt)
+        assert (queue.rewired_from is None) == (padding > 0)
+        queue.on_cpu("s")
+        want = sorted(f"reads_{name}" for name in chain if opt.resolve(name) == "s")
+        assert sorted(n.name for n in queue) == want and len(want) == 100
+
+
+@pytest.mark.parametrize("intern_nodes", [200_000, 0])  # verdicts as a dict; as codes (a big model's)
+def test_a_reader_of_a_cpu_tensor_at_a_host_memory_input_is_left_out_of_the_queue_with_the_same_placement(monkeypatch, intern_nodes):
+    """cpu_preferred.SKIP_HOST_INPUT_READERS: a Reshape that reads the shape computation's output as its shape (an
+    input its CUDA kernel takes in host memory) stays on CUDA without being judged; one that reads it as its data
+    is still judged (and goes to CPU: all its inputs are CPU tensors); an Identity read-through as well."""
+    monkeypatch.setattr(graph, "INTERN_NODES", intern_nodes)
+    nodes = [h.make_node("Shape", ["x"], ["s"], name="shape"),
+             h.make_node("Gather", ["s", "i0"], ["g"], name="gather", axis=0),
+             h.make_node("Concat", ["g", "one"], ["shp"], name="concat", axis=0),
+             h.make_node("Reshape", ["x", "shp"], ["y"], name="as_shape"),
+             h.make_node("Identity", ["shp"], ["shp2"], name="id"),
+             h.make_node("Reshape", ["z", "shp2"], ["y2"], name="through_identity"),
+             h.make_node("Reshape", ["shp", "flat"], ["y3"], name="as_data")]
+    m = make_model(nodes, [vi("x", T.FLOAT, ["a", "b"]), vi("z", T.FLOAT, ["a", "b"])],
+                   [vi("y", T.FLOAT, None), vi("y2", T.FLOAT, None), vi("y3", T.INT64, None)],
+                   [init("i0", np.array([0], np.int64)), init("one", np.array([-1], np.int64)), init("flat", np.array([-1], np.int64))])
+    got = []
+    for skip in (True, False):
+        monkeypatch.setattr(cpu_preferred, "SKIP_HOST_INPUT_READERS", skip)
+        by, _ = _place(m, "all")
+        got.append({name: (p.ep, p.status) for name, p in by.items()})
+    assert got[0] == got[1]
+    assert got[0]["as_shape"] == got[0]["through_identity"] == (placement.CUDA, "device")
+    assert got[0]["gather"] == got[0]["concat"] == got[0]["as_data"] == (placement.CPU, "deliberate")

@@ -2,16 +2,20 @@
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
+import pytest
 from conftest import init, make_model, vi
 from onnx import TensorProto as T
 from onnx import helper as h
 from ort_cases import FLOATS, INF, _place, _tables
 
 import onnxlint.ort.partitioner as placement
+from onnxlint.model import graph
 from onnxlint.model.graph import GraphIndex
+from onnxlint.ort import memcpy
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
 from gen_cuda_memory import registrations  # noqa: E402
@@ -110,3 +114,64 @@ def test_the_host_memory_table_generator_reads_a_registration_macro():
            "    (*KernelDefBuilder::Create()).OutputMemoryType(OrtMemTypeCPUOutput, 0), Shape);\n"
            "ONNX_OPERATOR_KERNEL_EX(Shape, kOnnxDomain, 15, kCpuExecutionProvider, (*KernelDefBuilder::Create()), Shape);\n")
     assert registrations(src) == [("GroupQueryAttention", 1, [6], []), ("Shape", 15, [], [0])]
+
+
+def _read_through_an_identity() -> tuple[onnx.ModelProto, str, Any]:
+    """relu reads y, which EliminateIdentity rewires to the graph input x, read on CPU by sin: relu is x's
+    device-side reader only as it reads y after the transformers."""
+    nodes = [h.make_node("Identity", ["x"], ["y"], name="id"), h.make_node("Relu", ["y"], ["r"], name="relu"),
+             h.make_node("Sin", ["x"], ["s"], name="sin")]
+    model = make_model(nodes, [vi("x", T.FLOAT, [2, 8])], [vi("r", T.FLOAT, [2, 8]), vi("s", T.FLOAT, [2, 8])])
+    return model, "all", _tables(cpu_extra={"Sin": [[7, INF, {"T": FLOATS}]]})
+
+
+def _a_copy_per_edge_of_a_folded_dequantize_linear() -> tuple[onnx.ModelProto, str, Any]:
+    """dq0 folds with its QDQ node unit; mul keeps a copy of it of its own, on CPU (16-bit), and reads nothing
+    else on the host side: its one crossing is the copy's."""
+    u16 = np.uint16
+    nodes = [h.make_node("DequantizeLinear", ["bq", "s", "zp"], ["b"], domain="com.microsoft", name="dq0"),
+             h.make_node("Relu", ["b"], ["bi"], name="mid"),
+             h.make_node("QuantizeLinear", ["bi", "s2", "zp2"], ["q"], domain="com.microsoft", name="q"),
+             h.make_node("DequantizeLinear", ["q", "s2", "zp2"], ["d"], domain="com.microsoft", name="dq1"),
+             h.make_node("Add", ["x", "d"], ["y"], name="add"), h.make_node("Relu", ["x"], ["rx"], name="rx"),
+             h.make_node("Mul", ["rx", "b"], ["z"], name="mul")]
+    m = make_model(nodes, [vi("x", T.FLOAT, ["N", 4])], [vi("y", T.FLOAT, None), vi("z", T.FLOAT, None)],
+                   [init("bq", np.array([1, 2, 3, 4], u16)), init("s", np.array(0.01, np.float32)), init("zp", np.array(0, u16)),
+                    init("s2", np.array(0.02, np.float32)), init("zp2", np.array(0, u16))], extra_opsets=[("com.microsoft", 1)])
+    return m, "basic", None  # the shipped tables
+
+
+def _read_through_inlined_branches() -> tuple[onnx.ModelProto, str, Any]:
+    """Two Ifs on a constant condition, each then-branch an Identity of the graph input x: inlined, relu and sin
+    read x through their If's output, and no node of the main graph reads x itself."""
+    def branch(k: int, op: str, out: str) -> onnx.GraphProto:
+        return h.make_graph([h.make_node(op, ["x"], [out], name=f"{op}{k}")], f"b{k}{op}", [], [vi(out, T.FLOAT, [2, 8])])
+
+    nodes = [h.make_node("If", ["c"], ["y1"], name="if1", then_branch=branch(1, "Identity", "t1"), else_branch=branch(1, "Neg", "e1")),
+             h.make_node("If", ["c"], ["y2"], name="if2", then_branch=branch(2, "Identity", "t2"), else_branch=branch(2, "Neg", "e2")),
+             h.make_node("Relu", ["y1"], ["r"], name="relu"), h.make_node("Sin", ["y2"], ["s"], name="sin")]
+    model = make_model(nodes, [vi("x", T.FLOAT, [2, 8])], [vi("r", T.FLOAT, [2, 8]), vi("s", T.FLOAT, [2, 8])],
+                       [init("c", np.array(True))])
+    return model, "all", _tables(cpu_extra={"Sin": [[7, INF, {"T": FLOATS}]]})
+
+
+@pytest.mark.parametrize("intern_nodes", [200_000, 0])  # verdicts as a dict; as codes (a big model's)
+@pytest.mark.parametrize("case,want", [
+    (_read_through_an_identity, [("x", "to-device", None, "relu", 64)]),
+    (_read_through_inlined_branches, [("x", "to-device", None, "relu", 64)]),
+    (_a_copy_per_edge_of_a_folded_dequantize_linear, [("d", "to-device", "dq1", "add", None), ("b", "to-device", "dq0", "mul", None)]),
+])
+def test_memcpy_visits_only_the_nodes_an_edge_may_cross_at_and_finds_what_visiting_all_finds(monkeypatch, intern_nodes, case, want):
+    """memcpy.CROSSABLE_ONLY leaves out CUDA nodes that read device-side outputs only: a node that reads a graph
+    input only through a rewired name (one the graph reads itself or not), or a copy per edge of a removed
+    DequantizeLinear, is still visited."""
+    monkeypatch.setattr(graph, "INTERN_NODES", intern_nodes)
+    model, level, tables = case()
+    got = []
+    for crossable_only in (True, False):
+        monkeypatch.setattr(memcpy, "CROSSABLE_ONLY", crossable_only)
+        index = GraphIndex(onnx.shape_inference.infer_shapes(model))
+        pl = placement.Simulator(index, "ort-cuda", "1.24.4", optimization=level, tables=tables).run()
+        assert pl.nodes.in_index_order() == (intern_nodes == 0)  # both ways of reading the verdicts' order
+        got.append([(b.value, b.direction, b.producer.name if b.producer else None, b.consumer.name, b.bytes) for b in pl.boundaries])
+    assert got[0] == got[1] == want

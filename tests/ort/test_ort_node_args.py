@@ -211,3 +211,24 @@ def test_ort_type_str_stops_at_the_partitioner_s_answers():
         produced.codes[node.index] = produced.code(node_args.output_types(sig, types))
     assert not cache[id(scope)]  # every answer from a producer's code
     assert node_args.ort_type_str(scope, "v29", cache=cache, produced=produced) == "tensor(string)"
+
+
+def _relu_chain_types(order: list[int]) -> list[str | None]:
+    """The ORT types the partitioner gives v1..v19 of x -> Relu -> v1 -> ... -> Relu -> v20, untyped (no
+    inference), its nodes listed in this order (their positions in the chain)."""
+    chain = [h.make_node("Relu", ["x" if k == 1 else f"v{k - 1}"], [f"v{k}"], name=f"n{k}") for k in range(1, 21)]
+    index = GraphIndex(make_model([chain[k] for k in order], [vi("x", T.FLOAT, [2])], [vi("v20", T.FLOAT, [2])]))
+    sim = placement.Simulator(index, "ort-cuda", "1.24.4", optimization="disabled", tables=_tables())
+    sim.run()
+    return [node_args.ort_type_str(index.scopes[0], f"v{k}", cache=sim._ort_types, produced=sim._produced) for k in range(1, 20)]
+
+
+def test_a_chain_past_the_depth_limit_listed_readers_first_is_left_untyped_where_ort_types_it():
+    """Pinned as it is, not as ORT does it: ORT types every value (Graph::VerifyNodeAndOpMatch runs
+    InferAndVerifyTypeMatch over the nodes in topological order), so all of v1..v19 are float there. onnxlint
+    walks back from a reader to a typed value at most 16 values deep (ort_type_str) and keeps what it found: listed
+    in order, or with a node in the middle met first (its kept answer ends the walk), every value gets its type;
+    listed in reverse, the first reader's walk gives up 17 values back and v3..v19 stay untyped (cached so)."""
+    assert _relu_chain_types(list(range(20))) == ["tensor(float)"] * 19
+    assert _relu_chain_types([9] + [k for k in range(19, -1, -1) if k != 9]) == ["tensor(float)"] * 19
+    assert _relu_chain_types(list(range(19, -1, -1))) == ["tensor(float)"] * 2 + [None] * 17

@@ -444,3 +444,38 @@ def test_the_verdict_key_reads_constants_and_network_inputs_as_node_facts_does()
     assert [v in constants for _, v in asked] == [bool(v) and is_constant(n, v) for n, v in asked]
     assert [v in network for _, v in asked] == [main.is_graph_input(v) for _, v in asked]
     assert {v for _, v in asked if v in constants} == {"w", "wi", "c", "cf"}
+
+
+def test_share_keys_part_nodes_by_which_inputs_are_constants_and_network_inputs():
+    """_share_key: two nodes of one signature share a verdict exactly when the same inputs are constants
+    (is_constant: initializers, Constant values) and network inputs (is_graph_input) and they write as many
+    outputs, in the main graph (one role an input) and in a body alike; a body's node never shares a main
+    graph node's."""
+    import onnx
+
+    from onnxlint.tensorrt.node_facts import is_constant
+
+    adds = [("x", "w"), ("w", "x"), ("x", "y1"), ("y1", "w"), ("y1", "y2"), ("y2", "y1"), ("x", "x"), ("w", "w"),
+            ("k", "x"), ("g", "x"), ("x", "g"), ("g", "y1"), ("y1", "k"), ("x", "w")]
+    body = h.make_graph([h.make_node("Add", list(pair), [f"b{i}"], name=f"body_add{i}") for i, pair in enumerate(adds)]
+                        + [h.make_node("Identity", ["b0"], ["t"])], "then", [], [vi("t", T.FLOAT, [2])])
+    nodes = [h.make_node("Constant", [], ["k"], value=h.make_tensor("kv", T.FLOAT, [2], [1.0, 2.0])),
+             h.make_node("Constant", [], ["g"], value=h.make_tensor("gv", T.FLOAT, [2], [1.0, 2.0])),
+             h.make_node("Relu", ["x"], ["y1"]), h.make_node("Relu", ["y1"], ["y2"])]
+    nodes += [h.make_node("Add", list(pair), [f"a{i}"], name=f"add{i}") for i, pair in enumerate(adds)]
+    nodes.append(h.make_node("If", ["c"], ["z"], then_branch=body, else_branch=body))
+    m = make_model(nodes, [vi("x", T.FLOAT, [2]), vi("g", T.FLOAT, [2]), vi("c", T.BOOL, [])], [vi("z", T.FLOAT, [2])],
+                   [init("w", np.ones(2, np.float32))])
+    index = GraphIndex(onnx.shape_inference.infer_shapes(m))
+    table = tables.load(tables.resolve(None)[0])
+    key_of = model_importer._share_key(table, index)
+    adders = [n for n in index.nodes if n.op_type == "Add"]
+    keys = {n.index: key_of(n, index.signature(n)) for n in adders}
+    facts = {n.index: (index.signature(n), n.scope.parent is None, tuple(is_constant(n, v) for v in n.inputs),
+                       tuple(n.scope.is_graph_input(v) for v in n.inputs)) for n in adders}
+    # network inputs count only in the main graph (a body's inputs are not the network's)
+    facts = {i: f if f[1] else (*f[:3], None) for i, f in facts.items()}
+    assert len(set(facts.values())) > 6
+    for a in adders:
+        for b in adders:
+            assert (keys[a.index] == keys[b.index]) == (facts[a.index] == facts[b.index]), (a.name, b.name)
