@@ -312,6 +312,23 @@ def test_the_native_worker_answers_as_onnx_would(tmp_path):
     assert native.infer_shapes(big).graph.node[0].op_type == "Dropout"
 
 
+def test_what_a_child_raised_is_told_by_its_class_name():
+    """native.raised: onnx's exception class stays in the child; its stand-in (a NativeError of the same name) and
+    the class itself (in-process, no fork) both count, another error of either kind does not."""
+    from onnxlint.model.loading import native
+
+    bad = _good(0)
+    bad.graph.node[0].input[0] = "nowhere"
+    with pytest.raises(native.NativeError) as got:
+        native.check_model(bad)
+    with pytest.raises(onnx.checker.ValidationError) as here:
+        onnx.checker.check_model(bad)
+    assert native.raised(got.value, onnx.checker.ValidationError) and native.raised(here.value, onnx.checker.ValidationError)
+    assert not native.raised(type("KeyError", (native.NativeError,), {})("x"), onnx.checker.ValidationError)
+    assert not native.raised(native.NativeCrash("onnx's checker crashed"), onnx.checker.ValidationError)
+    assert not native.raised(ValueError("x"), onnx.checker.ValidationError)
+
+
 def test_the_native_worker_infers_nodes_and_builds_function_bodies_as_onnx_would():
     """The C++ calls the ORT model makes on the model's nodes (an op's inference given folded input data, a
     context-dependent function body, inlining and inference of the expanded body) answer in the worker what onnx

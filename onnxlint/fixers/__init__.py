@@ -139,7 +139,7 @@ def apply_in_child(model: onnx.ModelProto, requests: Iterable[FixRequest], unsaf
     try:
         answer = native.run_in_child("the fixers' rewrite", work)
     except native.NativeError as exc:  # what a fixer raised, by class name and text
-        if type(exc).__name__ == FixError.__name__:  # apply raises no subclass of it (ChangedSinceRead is the writer's)
+        if native.raised(exc, FixError):  # apply raises no subclass of it (ChangedSinceRead is the writer's)
             raise FixError(str(exc)) from None
         raise
     except native.NativeCrash as exc:

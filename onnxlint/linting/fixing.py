@@ -320,12 +320,8 @@ def _checker_complaint(path: Path) -> str | None:
 
     try:
         native.check_model(str(path))
-    except native.NativeError as exc:  # onnx's exception, by class name and text
-        if type(exc).__name__ == onnx.checker.ValidationError.__name__:
-            return first_line(exc, limit=1 << 20)
-        return None
-    except Exception:  # NativeCrash: nothing known about the original
-        return None
+    except Exception as exc:  # another error, NativeCrash included: nothing known about the original
+        return first_line(exc, limit=1 << 20) if native.raised(exc, onnx.checker.ValidationError) else None
     return None
 
 

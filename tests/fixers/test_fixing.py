@@ -224,13 +224,18 @@ def test_fix_shape_sets_the_numeric_check_inputs(tmp_path, cli):
     assert "outputs equal at n=" in out and "wrote" in out, out
 
 
-def test_a_checker_complaint_the_original_has_does_not_block_the_fix(tmp_path, cli, monkeypatch):
+@pytest.mark.parametrize("forked", [True, False])
+def test_a_checker_complaint_the_original_has_does_not_block_the_fix(tmp_path, cli, monkeypatch, forked):
     """An output declared without a shape fails onnx's checker in the original too: the fix still lands (the
     note says so), and OLX001 keeps reporting it. (onnxslim would add the shape; onnxlint's own folder, used
-    when onnxslim is absent or rejected, does not.)"""
+    when onnxslim is absent or rejected, does not.) The checker's complaint is told apart the same way whether it
+    comes from the native worker (by class name) or in-process (where there is no fork)."""
     from onnxlint.fixers import fold_shapes
+    from onnxlint.model.loading import native
 
     monkeypatch.setitem(fold_shapes.ENGINE, "mode", "own")
+    if not forked:
+        monkeypatch.setattr(native, "_ENABLED", False)
     p = tmp_path / "noshape.onnx"
     onnx.save(_noisy_fold_model(r_shape=None), p)
     rc, text, _ = cli(p, "--fix", "--show-info", "--target", "tensorrt")

@@ -43,6 +43,12 @@ class NativeError(Exception):
     """An exception onnx raised in the child; its class is made with the original exception's name."""
 
 
+def raised(exc: BaseException, cls: type[BaseException]) -> bool:
+    """Whether exc is what a call raising cls answers: cls itself (run in-process, where there is no fork) or the
+    NativeError a child sends for it (the same class name; the class stays in the child)."""
+    return isinstance(exc, cls) or (isinstance(exc, NativeError) and type(exc).__name__ == cls.__name__)
+
+
 def infer_shapes(model: Any, check_type: bool = False, strict_mode: bool = False, data_prop: bool = False) -> Any:
     """onnx.shape_inference.infer_shapes(model, ...) (a ModelProto or its bytes) in a child: the inferred
     ModelProto, or what onnx raised (as a NativeError of the same class name), or NativeCrash."""
