@@ -404,10 +404,10 @@ def test_the_lint_plan_is_made_once_per_settings(tmp_path, examples_dir):
     assert plan.checker_wanted and {r.id for r in plan.rules} >= {"OLX010"}
 
 
-def test_a_compiled_match_answers_as_match_does(examples_dir):
-    """predicates.compiled (the engine's node rules: each predicate looked up once a rule) answers as match for
-    every built-in rule and a few mappings of each combinator on every node of the examples, under every target;
-    a key no predicate has raises only where match reaches it."""
+def test_a_rules_match_mapping_answers_by_its_combinators(examples_dir):
+    """predicates.compiled (what match and the engine's node rules ask): any / all / not and the inputs /
+    outputs spec answer as their words say on every node of the examples, keys are asked in order (a key no
+    predicate has raises only where it is reached), and match keeps one function per mapping."""
     from onnxlint import targets
     from onnxlint.config.settings import Settings
     from onnxlint.linting import engine, linter
@@ -416,25 +416,37 @@ def test_a_compiled_match_answers_as_match_does(examples_dir):
 
     settings = Settings.from_config(None, targets=["ort-cuda", "ort-cpu", "tensorrt"], ort_version="1.24.4")
     ruleset = linter.ruleset_for(settings.rule_dirs)
-    extra = [{"any": [{"op": "Conv"}, {"inputs": {"0": {"dtype": "float"}}}]},
-             {"all": [{"domain": {"ne": "x"}}, {"not": {"op": ["Relu"]}}]},
-             {"inputs": {"all": {"rank": {"ge": 1}}, "0": {"exists": True, "static": False}}},
-             {"outputs": {"any": {"dtype": ["float", "double"]}, "1": {"exists": False}}},
-             {"op": "NotThere", "nosuch": 1}]
-    matches = [r.match for r in ruleset.rules if r.scope == "node"] + extra
-    asked = 0
+    cases = [({"any": [{"op": "Conv"}, {"op": ["Relu", "Add"]}]}, lambda n: n.op_type in ("Conv", "Relu", "Add")),
+             ({"all": [{"op": ["Conv", "Relu"]}, {"not": {"op": "Relu"}}]}, lambda n: n.op_type == "Conv"),
+             ({"not": {"any": [{"op": "Conv"}]}}, lambda n: n.op_type != "Conv"),
+             ({"inputs": {"1": {"exists": True}}}, lambda n: len(n.inputs) > 1 and bool(n.inputs[1])),
+             ({"inputs": {"all": {"exists": True}}}, lambda n: any(n.inputs)),
+             ({"outputs": {"any": {"exists": False}}}, lambda n: False),
+             ({"op": "Conv", "inputs": {"2": {"exists": False}}},
+              lambda n: n.op_type == "Conv" and not (len(n.inputs) > 2 and n.inputs[2]))]
+    seen = {True: 0, False: 0}
     for path in sorted(examples_dir.glob("*.onnx")):
         mf = loading.load(path, lean=True)
         ctx = engine.new_context(mf, loading.index_model(mf), linter.options_for(settings), ruleset, targets.REGISTRY)
-        for m in matches:
+        for m, want in cases:
             test = predicates.compiled("node", m, ctx.registry)
             for node in ctx.index.nodes:
-                assert test(ctx, node) == predicates.match_node(ctx, m, node), (path.name, m, node)
-                asked += 1
-    assert asked > 500
+                got = test(ctx, node)
+                assert got == want(node) == predicates.match_node(ctx, m, node), (path.name, m, node.name)
+                seen[got] += 1
+        if len({n.op_type for n in ctx.index.nodes}) > 1:
+            mixed = ctx
+    assert seen[True] > 20 and seen[False] > 50
+    ctx = mixed
     node = ctx.index.nodes[0]
-    missing = predicates.compiled("node", {"op": node.op_type, "nosuch": 1}, ctx.registry)
+    late = {"op": node.op_type, "nosuch": 1}
     with pytest.raises(KeyError):
-        predicates.match_node(ctx, {"op": node.op_type, "nosuch": 1}, node)
+        predicates.match_node(ctx, late, node)
+    other = next(n for n in ctx.index.nodes if n.op_type != node.op_type)
+    assert not predicates.compiled("node", late, ctx.registry)(ctx, other)  # op fails first: nosuch not reached
     with pytest.raises(KeyError):
-        missing(ctx, node)
+        predicates.compiled("node", {"nosuch": 1, "op": node.op_type}, ctx.registry)(ctx, other)
+    assert predicates.match_node(ctx, late, other) is False
+    first = predicates._COMPILED[("node", id(late), id(ctx.registry))][2]
+    predicates.match_node(ctx, late, other)
+    assert predicates._COMPILED[("node", id(late), id(ctx.registry))][2] is first

@@ -110,21 +110,20 @@ def constant_value(node: NodeRef, value_name: str) -> Any:
 
 def match(ctx: "LintContext", scope: str, m: dict[str, Any], subject: Any) -> bool:
     """Every predicate of the mapping holds for subject (a node, a (node, value, type) triple, a graph
-    input's ValueInfoProto, or None for the model)."""
-    table = REGISTRY[scope]
-    for key, spec in m.items():
-        if key == "any":
-            if not any(match(ctx, scope, sub, subject) for sub in spec):
-                return False
-        elif key == "all":
-            if not all(match(ctx, scope, sub, subject) for sub in spec):
-                return False
-        elif key == "not":
-            if match(ctx, scope, spec, subject):
-                return False
-        elif not (table.get(key) or target_predicates(ctx.registry)[key]).evaluate(ctx, subject, spec):
-            return False
-    return True
+    input's ValueInfoProto, or None for the model): `compiled`'s function for the mapping, made once."""
+    key = (scope, id(m), id(ctx.registry))
+    got = _COMPILED.get(key)
+    if got is None or got[0] is not m or got[1] is not ctx.registry:
+        if len(_COMPILED) >= _COMPILED_MAX:
+            _COMPILED.clear()
+        got = _COMPILED[key] = (m, ctx.registry, compiled(scope, m, ctx.registry))
+    return got[2](ctx, subject)
+
+
+# match's functions by (scope, id of the mapping, id of the registry), each entry holding both (an id is not
+# reused while its object lives); cleared when full (a long-lived process loading many rule sets)
+_COMPILED: dict[tuple[str, int, int], tuple[Any, Any, Callable[["LintContext", Any], bool]]] = {}
+_COMPILED_MAX = 4096
 
 
 _TARGET_PREDICATES: dict[int, tuple[Any, dict[str, Predicate]]] = {}
@@ -153,10 +152,10 @@ Test = Callable[["LintContext", Any], bool]
 
 
 def compiled(scope: str, m: dict[str, Any], registry: Mapping[str, Any]) -> Test:
-    """match(ctx, scope, m, subject) as one function of (ctx, subject), for a caller that asks it of many
-    subjects (the engine's node rules): each key's predicate is looked up once, not at every subject. The same
-    answer, the predicates asked in the same order, as far as match asks them; a key no predicate has raises
-    KeyError where match would, when it is reached."""
+    """The mapping m of a rule's `match:` as one function of (ctx, subject), true when every key holds: `any`,
+    `all` and `not` of sub-mappings, other keys the scope's predicates or the registry's targets' (each looked
+    up once, not at every subject: the engine asks it of a million nodes). Keys are asked in the mapping's order
+    and the first that fails ends it; a key no predicate has raises KeyError when it is reached."""
     table = REGISTRY[scope]
     tests: list[Test] = []
     for key, spec in m.items():
@@ -309,25 +308,6 @@ def _io_schema(kind: str) -> dict[str, Any]:
             "patternProperties": {"^([0-9]+|any|all)$": {"$ref": "#/$defs/value_match"}}}
 
 
-def _io(kind: str) -> Callable[..., bool]:
-    def evaluate(ctx: "LintContext", node: NodeRef, spec: dict[Any, Any]) -> bool:
-        names = node.inputs if kind == "inputs" else node.outputs
-        typer = node.input_type if kind == "inputs" else node.output_type
-        for idx, vspec in spec.items():
-            if idx in ("any", "all"):
-                results = [match(ctx, "value", vspec, (node, v, typer(i))) for i, v in enumerate(names) if v]
-                if not (any(results) if idx == "any" else (results and all(results))):
-                    return False
-            else:
-                i = int(idx)
-                value = names[i] if i < len(names) else None
-                if not match(ctx, "value", vspec, (node, value, typer(i))):
-                    return False
-        return True
-
-    return evaluate
-
-
 def _inputs_candidates(ctx: "LintContext", spec: Any) -> list[NodeRef] | None:
     anyspec = spec.get("any") if isinstance(spec, dict) else None
     if not (isinstance(anyspec, dict) and "dtype" in anyspec):
@@ -339,8 +319,9 @@ def _inputs_candidates(ctx: "LintContext", spec: Any) -> list[NodeRef] | None:
     return list(seen.values())
 
 
-def _io_compiled(kind: str) -> Callable[[Any, Mapping[str, Any]], Test]:
-    """_io(kind)'s evaluate with its spec compiled: the value predicates looked up once (`compiled`)."""
+def _io(kind: str) -> Callable[[Any, Mapping[str, Any]], Test]:
+    """The `inputs` / `outputs` predicate's compiler: each index (or any / all of the named values) with its
+    value predicates (`compiled`)."""
     def compile_io(spec: dict[Any, Any], registry: Mapping[str, Any]) -> Test:
         parts = [(idx if idx in ("any", "all") else int(idx), compiled("value", vspec, registry))
                  for idx, vspec in spec.items()]
@@ -364,10 +345,16 @@ def _io_compiled(kind: str) -> Callable[[Any, Mapping[str, Any]], Test]:
     return compile_io
 
 
+def _by_compiler(compiler: Callable[[Any, Mapping[str, Any]], Test]) -> Callable[..., bool]:
+    """The evaluate function of a predicate given by its compiler (`compiled` calls the compiler itself)."""
+    return lambda ctx, subject, spec: compiler(spec, ctx.registry)(ctx, subject)
+
+
+_INPUTS, _OUTPUTS = _io("inputs"), _io("outputs")
 predicate("node", "inputs", _io_schema("input"), "input index (or any/all) -> value predicates",
-          candidates=_inputs_candidates, compiler=_io_compiled("inputs"))(_io("inputs"))
+          candidates=_inputs_candidates, compiler=_INPUTS)(_by_compiler(_INPUTS))
 predicate("node", "outputs", _io_schema("output"), "output index (or any/all) -> value predicates",
-          compiler=_io_compiled("outputs"))(_io("outputs"))
+          compiler=_OUTPUTS)(_by_compiler(_OUTPUTS))
 
 
 @predicate("node", "inputs_same_dtype", {"type": "boolean"}, "whether all (named) inputs share one known dtype")
