@@ -209,3 +209,21 @@ def test_placement_predicts_each_model_without_the_cyclic_collector_and_turns_it
     rc, out, _ = cli("placement", broken, model, "--target", "ort-cuda", "--format", "json")
     assert rc == 2 and seen == [False, False] and gc.isenabled()
     assert [n["node"] for n in json.loads(out)[0]["nodes"]] == ["graph/relu"]
+
+
+def test_the_html_placement_page_places_each_model_without_the_cyclic_collector(save, cli, tmp_path, monkeypatch):
+    """`onnxlint placement --format html` places each model with the collector off too, on again after each
+    one, an unreadable one included."""
+    import gc
+
+    from onnxlint.formats import html_report
+
+    seen = []
+    model_doc = html_report.model_doc
+    monkeypatch.setattr(html_report, "model_doc", lambda *a, **k: seen.append(gc.isenabled()) or model_doc(*a, **k))
+    model = save(make_model([h.make_node("Relu", ["x"], ["y"], name="relu")], [vi("x", T.FLOAT, [2])], [vi("y", T.FLOAT, [2])]))
+    broken = tmp_path / "b.onnx"
+    broken.write_bytes(b"not a model")
+    rc, out, _ = cli("placement", broken, model, "--target", "ort-cuda", "--format", "html")
+    assert rc == 2 and seen == [False, False] and gc.isenabled()
+    assert "relu" in out

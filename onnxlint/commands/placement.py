@@ -3,13 +3,13 @@ JSON, or one HTML page, optionally beside a second release)."""
 
 from __future__ import annotations
 
-import gc
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from onnxlint.formats.escape import text as esc
+from onnxlint.support import collector
 from onnxlint.support.errors import InputError, UsageError
 
 
@@ -65,15 +65,11 @@ class _Placements:
         from onnxlint.formats import placement_output
 
         for path in self.paths:
-            enabled = gc.isenabled()
-            gc.disable()  # as the lint does (linter._lint_loaded): its million objects a model walked at each collection
             try:
-                pl = api.predict(path, self.target, self.ort_version, ort_optimization=self.ort_optimization)
+                with collector.paused():  # as the lint does (linter._lint_loaded)
+                    pl = api.predict(path, self.target, self.ort_version, ort_optimization=self.ort_optimization)
             except InputError as exc:
                 print(f"onnxlint: error: {esc(str(exc))}", file=sys.stderr)
                 self.unread += 1
                 continue
-            finally:
-                if enabled:
-                    gc.enable()
             yield placement_output.document(str(path), self.target, pl)

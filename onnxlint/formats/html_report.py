@@ -313,6 +313,7 @@ def placement_page(paths: list[Path], target: str, ort_version: str | None, opti
                    compare: str | None = None) -> tuple[str, list[str]]:
     """`onnxlint placement --format html`: the page for these models (each placed at ort_version, and at
     compare too when given), and the one-line errors of those that could not be read."""
+    from onnxlint.support import collector
     from onnxlint.support.errors import InputError
 
     releases = [Release(target, ort_version, optimization)]
@@ -321,7 +322,8 @@ def placement_page(paths: list[Path], target: str, ort_version: str | None, opti
     models, failed = [], []
     for path in paths:
         try:
-            models.append(model_doc(path, str(path), releases))
+            with collector.paused():  # as the lint does (linter._lint_loaded)
+                models.append(model_doc(path, str(path), releases))
         except InputError as exc:
             failed.append(str(exc))
             models.append(error_doc(str(path), str(exc)))

@@ -6,7 +6,6 @@ The core the CLI, the public API and `verify` share; it knows nothing of argpars
 from __future__ import annotations
 
 import functools
-import gc
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
@@ -17,6 +16,7 @@ from onnxlint.linting.report import FileReport, Report
 from onnxlint.model.lfs import LfsPointer
 from onnxlint.model.paths import expand_paths
 from onnxlint.rules.codes import doc_string_suppresses, matches
+from onnxlint.support import collector
 from onnxlint.support.errors import InputError, RuleError, UsageError, did_you_mean, first_line
 
 if TYPE_CHECKING:  # imported where used: the CLI imports this module on a cache hit, which must not load onnx
@@ -174,13 +174,8 @@ def lint_model(model: onnx.ModelProto, settings: Settings, display: str = "<mode
 def _lint_loaded(mf: loading.ModelFile, settings: Settings, plan: LintPlan | Exception, want_placement: bool,
                  res: FileReport, page: Settings | None = None) -> FileReport:
     """page: the settings a `--format html` page is made with (Settings.page_maker), as given to the caller."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with collector.paused():
         _lint(mf, settings, plan, want_placement, res, page=page)
-    finally:
-        if enabled:
-            gc.enable()
     return res
 
 
