@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 PKG = ROOT / "onnxlint"
 
@@ -400,3 +402,39 @@ def test_the_lint_plan_is_made_once_per_settings(tmp_path, examples_dir):
            [[(f.code, f.node) for f in r.findings] for r in alone]
     plan = linter.plan_for(settings)
     assert plan.checker_wanted and {r.id for r in plan.rules} >= {"OLX010"}
+
+
+def test_a_compiled_match_answers_as_match_does(examples_dir):
+    """predicates.compiled (the engine's node rules: each predicate looked up once a rule) answers as match for
+    every built-in rule and a few mappings of each combinator on every node of the examples, under every target;
+    a key no predicate has raises only where match reaches it."""
+    from onnxlint import targets
+    from onnxlint.config.settings import Settings
+    from onnxlint.linting import engine, linter
+    from onnxlint.model import loading
+    from onnxlint.rules import predicates
+
+    settings = Settings.from_config(None, targets=["ort-cuda", "ort-cpu", "tensorrt"], ort_version="1.24.4")
+    ruleset = linter.ruleset_for(settings.rule_dirs)
+    extra = [{"any": [{"op": "Conv"}, {"inputs": {"0": {"dtype": "float"}}}]},
+             {"all": [{"domain": {"ne": "x"}}, {"not": {"op": ["Relu"]}}]},
+             {"inputs": {"all": {"rank": {"ge": 1}}, "0": {"exists": True, "static": False}}},
+             {"outputs": {"any": {"dtype": ["float", "double"]}, "1": {"exists": False}}},
+             {"op": "NotThere", "nosuch": 1}]
+    matches = [r.match for r in ruleset.rules if r.scope == "node"] + extra
+    asked = 0
+    for path in sorted(examples_dir.glob("*.onnx")):
+        mf = loading.load(path, lean=True)
+        ctx = engine.new_context(mf, loading.index_model(mf), linter.options_for(settings), ruleset, targets.REGISTRY)
+        for m in matches:
+            test = predicates.compiled("node", m, ctx.registry)
+            for node in ctx.index.nodes:
+                assert test(ctx, node) == predicates.match_node(ctx, m, node), (path.name, m, node)
+                asked += 1
+    assert asked > 500
+    node = ctx.index.nodes[0]
+    missing = predicates.compiled("node", {"op": node.op_type, "nosuch": 1}, ctx.registry)
+    with pytest.raises(KeyError):
+        predicates.match_node(ctx, {"op": node.op_type, "nosuch": 1}, node)
+    with pytest.raises(KeyError):
+        missing(ctx, node)

@@ -314,6 +314,17 @@ def test_interned_index_of_a_big_graph_is_the_same(monkeypatch):
     interned = graph.GraphIndex(m)
     assert [(n.location, n.inputs, n.outputs, plain.signature(n)) for n in plain.nodes] == \
            [(n.location, n.inputs, n.outputs, interned.signature(n)) for n in interned.nodes]
+    # a value's name is one str in a big graph's index: its producer's output, its readers' inputs, its type's key
+    shared = 0
+    for n in interned.nodes:
+        for name in n.inputs:
+            producer = n.scope.producer_of(name)
+            if producer is not None:
+                assert any(out is name for out in producer.outputs), name
+                shared += 1
+        for name in n.outputs:
+            assert all(key is name for key in n.scope.types if key == name)
+    assert shared > 300 and not hasattr(interned, "_names")  # the walk's table of names went with it
 
 
 def test_an_index_without_node_protos_reads_each_nodes_own_proto(save, monkeypatch):
@@ -330,7 +341,7 @@ def test_an_index_without_node_protos_reads_each_nodes_own_proto(save, monkeypat
                         [h.make_opsetid("", 17)])
     m.functions.append(f)
     m.opset_import.append(h.make_opsetid("local", 1))
-    m.graph.node.append(h.make_node("Twice", ["v5"], ["w"], domain="local", name="call"))
+    m.graph.node.append(h.make_node("Twice", ["v5"], ["w"], domain="local", name="call", doc_string="twice"))
     m.graph.node.append(h.make_node("Relu", ["w"], ["w2"]))  # no name: located by op and position
     kept, lazy = graph.GraphIndex(m), graph.GraphIndex(m, keep_protos=False)
     assert len(kept.nodes) == len(lazy.nodes) == 12 and any(n.scope.is_function for n in lazy.nodes)
@@ -339,6 +350,14 @@ def test_an_index_without_node_protos_reads_each_nodes_own_proto(save, monkeypat
     assert "graph/Relu#7" in {n.location for n in lazy.nodes} and "graph/if:then_branch/then_id" in {n.location for n in lazy.nodes}
     assert [n.proto.SerializeToString() for n in kept.nodes] == [n.proto.SerializeToString() for n in lazy.nodes]
     assert [n.proto.name for n in lazy.nodes] == [n.name for n in lazy.nodes]
+    # what a finding names a node by: its name, its location's node_path, its doc_string, with or without protos
+    from onnxlint.model.locations import node_path
+
+    for n in kept.nodes + lazy.nodes:
+        assert n.named() == (n.name, node_path(n.location), n.proto.doc_string), n
+    assert ("", "Relu#7", "") in [n.named() for n in lazy.nodes] and ("call", "call", "twice") in [n.named() for n in lazy.nodes]
+    assert ("f_relu", "function:local.Twice/f_relu", "") in [n.named() for n in lazy.nodes]
+    assert ("then_id", "if:then_branch/then_id", "") in [n.named() for n in lazy.nodes]
     index = loading.index_model(loading.load(save(m), lean=True))
     assert all(n._proto is None for n in index.nodes)
     assert [n.proto.name for n in index.nodes] == [n.name for n in kept.nodes]

@@ -7,7 +7,6 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from onnxlint.linting.report import Finding
-from onnxlint.model.locations import node_path
 from onnxlint.rules import messages, predicates
 from onnxlint.rules.context import LintContext, Options, Predictor, Rejects
 
@@ -45,21 +44,20 @@ def fallback_rejects(fallback: list[Rule], ctx: LintContext, target: str) -> tup
 
 
 def _finding(ctx: LintContext, rule: Rule, node: NodeRef | None, fixable: Fixable, vi: Any = None,
-             target: str | None = None) -> Finding:
+             target: str | None = None, deferrable: bool | None = None) -> Finding:
     """A finding without its details (message, hint, fixability): `complete` adds them, for the findings a run
-    shows. Only its identity and what suppression reads (code, node, doc_string) are set here. target: the
-    rule's _target, when the caller has it."""
+    shows. Only its identity and what suppression reads (code, node, doc_string) are set here. target, deferrable:
+    the rule's _target and _deferrable, when the caller has them."""
     if target is None:
         target = _target(ctx, rule)
-    name = location = None
-    if node:  # the name read once: a big model's index reads it from the proto (a wrapper made per read)
-        name, location = node.name_and_location()
-    f = Finding(
-        code=rule.id, name=rule.name, severity=rule.severity, target=target, filename=ctx.mf.display,
-        node=node_path(location), op_type=node.op_type if node else None, message="",
-        node_name=name, doc_string=_text(node.proto.doc_string) if node else "",
-    )
-    if _deferrable(rule):
+    if node:  # name and doc_string from one read of the proto: a big model's index reads it from the model
+        name, path, doc = node.named()
+        f = Finding(code=rule.id, name=rule.name, severity=rule.severity, target=target, filename=ctx.mf.display,
+                    node=path, op_type=node.op_type, message="", node_name=name, doc_string=_text(doc))
+    else:
+        f = Finding(code=rule.id, name=rule.name, severity=rule.severity, target=target, filename=ctx.mf.display,
+                    node=None, op_type=None, message="", node_name=None, doc_string="")
+    if _deferrable(rule) if deferrable is None else deferrable:
         ctx.pending_details.append((f, rule, node, vi))
     else:  # its message may read a prediction or the checker (what a run computes): rendered as before
         _detail(ctx, f, rule, node, vi, fixable)
@@ -137,10 +135,12 @@ def lint(ctx: LintContext, rules: list[Rule], *, fixable: Fixable, deferred: boo
     hits: list[tuple[int, Finding]] = []
     per_node = len(node_rules)
     for pos, rule in enumerate(node_rules):
-        target = _target(ctx, rule)
+        target, deferrable = _target(ctx, rule), _deferrable(rule)
+        matches = predicates.compiled("node", rule.match, ctx.registry)
         for node in predicates.candidates(ctx, rule.match, rule.ops):
-            if predicates.match_node(ctx, rule.match, node):
-                hits.append((node.index * per_node + pos, _finding(ctx, rule, node, fixable, target=target)))
+            if matches(ctx, node):
+                hits.append((node.index * per_node + pos, _finding(ctx, rule, node, fixable, target=target,
+                                                                   deferrable=deferrable)))
     hits.sort(key=itemgetter(0))
     out += [f for _, f in hits]
     if not deferred:

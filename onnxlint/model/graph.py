@@ -14,6 +14,7 @@ from functools import lru_cache
 from itertools import chain
 from typing import TYPE_CHECKING, Any, Callable, Iterator, MutableMapping, Sequence
 
+from onnxlint.model.locations import node_path
 from onnxlint.model.node_verdicts import NodeVerdicts, field_position
 
 if TYPE_CHECKING:  # onnx is imported where a proto is read, not on import: `import onnxlint.model.graph` stays cheap
@@ -305,11 +306,19 @@ class NodeRef:
         (a string a node, 65 MB at 1M nodes, for the few nodes findings and placements name)."""
         return self._located(self.name)
 
-    def name_and_location(self) -> tuple[str, str]:
-        """(name, location), the name read once (a finding names both: without its proto each read of the
-        name makes the proto's wrapper)."""
-        nm = self.name
-        return nm, self._located(nm)
+    def named(self) -> tuple[str, str | None, str | bytes]:
+        """(name, node_path of its location, doc_string): what a finding names it by, the proto read once (without
+        its proto, each read makes the proto's wrapper); a main-graph node's path made without its location."""
+        p = self._proto
+        scope = self.scope
+        if p is None:
+            p = scope.node_protos[self.index - scope.first_index]
+        nm = self._name
+        if nm is None:
+            nm = p.name
+        if scope.path == "graph":  # node_path(self.location): the location less its "graph/"
+            return nm, nm or f"{self.op_type}#{self.index - scope.first_index}", p.doc_string
+        return nm, node_path(self._located(nm)), p.doc_string
 
     def _located(self, nm: str) -> str:
         scope = self.scope
@@ -508,7 +517,13 @@ class GraphIndex:
         # (cost, nodes, control-flow bodies) of onnx's inference as loading's budget walk counted it on the model
         # before inference, when this index is of the inferred model (loading.index_model); else None
         self.inference_work: tuple[int, int, int] | None = None
+        # a big graph's value names: name -> the one str the index keeps for it (protobuf hands out a new str at
+        # each read: a name is read as one output, as inputs and as a value_info). A dict of the walk's own, not
+        # sys.intern: the same sharing, and the table goes with the walk (its strs stay, in the nodes and types)
+        names: dict[str, str] = {}
+        self._names = names.setdefault
         self._walk(model.graph)
+        del self._names
         self._seal_consumers()
 
     @property
@@ -548,7 +563,9 @@ class GraphIndex:
                         vt = ValueType(*_tensor_type_str(t.elem_type), None, t)
                     else:
                         vt = value_type_of(tp)
-                    name = _intern(vi.name) if self._big else vi.name  # shared with the nodes' interned names
+                    name = vi.name
+                    if self._big:  # one str for all its reads (_walk)
+                        name = self._names(name, name)
                     old = types.get(name)
                     if old is None or old.type_str is None or (old.shape is None and vt.shape is not None):
                         types[name] = vt
@@ -556,7 +573,7 @@ class GraphIndex:
         return scope
 
     def _walk(self, root: onnx.GraphProto) -> GraphScope:
-        self._big = len(root.node) > INTERN_NODES
+        self._big = big = len(root.node) > INTERN_NODES
         main = self._make_scope("graph", root, None, None, self.opsets)
         stack: deque[tuple[GraphScope, Any]] = deque([(main, root.node)])
         for f in self.model.functions:
@@ -569,7 +586,7 @@ class GraphIndex:
             stack.append((fscope, f.node))
         nodes, by_op, flags = self.nodes, self.by_op, self.node_flags
         add_node, add_flags = nodes.append, flags.append
-        big = self._big
+        same = self._names
         keep = self._keep_protos or not big
         GRAPH, GRAPHS, TENSOR = _GRAPH, _GRAPHS, _TENSOR
         while stack:
@@ -585,10 +602,10 @@ class GraphIndex:
                 if nm.__class__ is not str:  # not UTF-8: protobuf hands it over as bytes (the lint repairs the model)
                     raise TypeError(f"node name {nm!r} is not UTF-8 text")
                 dom = proto.domain or "ai.onnx"
-                if big:  # value names interned: read as one output, inputs and a value_info, protobuf hands out a
-                    # new str each time: -27 % of the index's memory, +20 % of its time
+                if big:  # value names shared (names): -27 % of the index's memory
                     # (map over a slice: a third of the time of a comprehension over the repeated field)
-                    ins, outs = tuple(map(_intern, proto.input[:])), tuple(map(_intern, proto.output[:]))
+                    ins, outs = proto.input[:], proto.output[:]
+                    ins, outs = tuple(map(same, ins, ins)), tuple(map(same, outs, outs))
                 else:
                     ins, outs = tuple(proto.input[:]), tuple(proto.output[:])  # a slice is a list: quicker to copy
                 ref = NodeRef(len(nodes), proto if keep else None, scope, dom, opset_of(dom), op, nm if keep else None,

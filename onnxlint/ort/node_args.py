@@ -270,7 +270,7 @@ def ort_input_types(index: GraphIndex, node: NodeRef, types: tuple[str | None, .
                     elif v in outs:
                         got = answers[code][outs.index(v)]
             if got is _MISSING:
-                got = _from_known(index, scope, v, cache)
+                got = _from_known(index, scope, v, cache, produced)
                 if got is _MISSING:
                     got = ort_type_str(scope, v, cache=cache, produced=produced)
                 else:
@@ -279,9 +279,11 @@ def ort_input_types(index: GraphIndex, node: NodeRef, types: tuple[str | None, .
     return tuple(out)
 
 
-def _from_known(index: GraphIndex, scope: GraphScope, value: str, cache: OrtTypes) -> object:
+def _from_known(index: GraphIndex, scope: GraphScope, value: str, cache: OrtTypes, produced: Produced | None = None) -> object:
     """ort_type_str(scope, value)'s answer for an untyped value it has not answered yet, when every input its
-    producer's rule reads (up to the first with a type) is typed or answered already; else _MISSING (asking
+    producer's rule reads (up to the first with a type) is typed or answered already (in the cache, or by its own
+    producer's code in produced, read in that order as ort_type_str reads them: the readers of a node a Level-1
+    transformer removed, which has no code, read through it to its inputs' producers); else _MISSING (asking
     ort_type_str for those would add to the cache: left to it)."""
     node = scope.producer.get(value) if scope.parent is None else scope.producer_of(value)
     if node is None or value not in node.outputs:
@@ -299,6 +301,8 @@ def _from_known(index: GraphIndex, scope: GraphScope, value: str, cache: OrtType
         got = types[i]
         if got is None:
             got = known.get(v, _MISSING) if known is not None else _MISSING
+            if got is _MISSING and produced is not None:
+                got = produced.answer(node.scope, v)
             if got is _MISSING:
                 return _MISSING
         if got:

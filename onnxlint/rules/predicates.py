@@ -43,15 +43,20 @@ class Predicate:
     candidates: Callable[..., list[NodeRef] | None] | None = None
     needs_prediction: bool = False
     exact: bool = False
+    # (spec, registry) -> a function of (ctx, subject) answering as evaluate(ctx, subject, spec) does (`compiled`);
+    # None: evaluate is called
+    compiler: Callable[[Any, Mapping[str, Any]], Callable[["LintContext", Any], bool]] | None = None
 
 
 REGISTRY: dict[str, dict[str, Predicate]] = {scope: {} for scope in SCOPES}
 
 
 def predicate(scope: str, name: str, schema: dict[str, Any], doc: str, candidates: Callable[..., list[NodeRef] | None] | None = None,
-              needs_prediction: bool = False, exact: bool = False) -> Callable[[Callable[..., bool]], Callable[..., bool]]:
+              needs_prediction: bool = False, exact: bool = False,
+              compiler: Callable[[Any, Mapping[str, Any]], Callable[["LintContext", Any], bool]] | None = None,
+              ) -> Callable[[Callable[..., bool]], Callable[..., bool]]:
     def deco(fn: Callable[..., bool]) -> Callable[..., bool]:
-        REGISTRY[scope][name] = Predicate(name, scope, schema, fn, doc, candidates, needs_prediction, exact)
+        REGISTRY[scope][name] = Predicate(name, scope, schema, fn, doc, candidates, needs_prediction, exact, compiler)
         return fn
 
     return deco
@@ -142,6 +147,62 @@ def target_predicates(registry: Mapping[str, Any]) -> dict[str, Predicate]:
 
 def match_node(ctx: "LintContext", m: dict[str, Any], node: NodeRef) -> bool:
     return match(ctx, "node", m, node)
+
+
+Test = Callable[["LintContext", Any], bool]
+
+
+def compiled(scope: str, m: dict[str, Any], registry: Mapping[str, Any]) -> Test:
+    """match(ctx, scope, m, subject) as one function of (ctx, subject), for a caller that asks it of many
+    subjects (the engine's node rules): each key's predicate is looked up once, not at every subject. The same
+    answer, the predicates asked in the same order, as far as match asks them; a key no predicate has raises
+    KeyError where match would, when it is reached."""
+    table = REGISTRY[scope]
+    tests: list[Test] = []
+    for key, spec in m.items():
+        if key == "any":
+            tests.append(_any([compiled(scope, sub, registry) for sub in spec]))
+        elif key == "all":
+            tests.append(_all([compiled(scope, sub, registry) for sub in spec]))
+        elif key == "not":
+            tests.append(_not(compiled(scope, spec, registry)))
+        else:
+            p = table.get(key) or target_predicates(registry).get(key)
+            tests.append(_missing(key) if p is None else p.compiler(spec, registry) if p.compiler is not None
+                         else _bound(p.evaluate, spec))
+    if len(tests) == 1:
+        return tests[0]
+
+    def test(ctx: "LintContext", subject: Any) -> bool:
+        for t in tests:
+            if not t(ctx, subject):
+                return False
+        return True
+
+    return test
+
+
+def _bound(evaluate: Callable[..., bool], spec: Any) -> Test:
+    return lambda ctx, subject: evaluate(ctx, subject, spec)
+
+
+def _any(tests: list[Test]) -> Test:
+    return lambda ctx, subject: any(t(ctx, subject) for t in tests)
+
+
+def _all(tests: list[Test]) -> Test:
+    return lambda ctx, subject: all(t(ctx, subject) for t in tests)
+
+
+def _not(test: Test) -> Test:
+    return lambda ctx, subject: not test(ctx, subject)
+
+
+def _missing(key: str) -> Test:
+    def test(ctx: "LintContext", subject: Any) -> bool:
+        raise KeyError(key)
+
+    return test
 
 
 def candidates(ctx: "LintContext", m: dict[str, Any], ops: tuple[str, ...] | None) -> list[NodeRef]:
@@ -278,9 +339,35 @@ def _inputs_candidates(ctx: "LintContext", spec: Any) -> list[NodeRef] | None:
     return list(seen.values())
 
 
+def _io_compiled(kind: str) -> Callable[[Any, Mapping[str, Any]], Test]:
+    """_io(kind)'s evaluate with its spec compiled: the value predicates looked up once (`compiled`)."""
+    def compile_io(spec: dict[Any, Any], registry: Mapping[str, Any]) -> Test:
+        parts = [(idx if idx in ("any", "all") else int(idx), compiled("value", vspec, registry))
+                 for idx, vspec in spec.items()]
+
+        def test(ctx: "LintContext", node: NodeRef) -> bool:
+            names = node.inputs if kind == "inputs" else node.outputs
+            typer = node.input_type if kind == "inputs" else node.output_type
+            for idx, value_test in parts:
+                if idx.__class__ is str:
+                    results = [value_test(ctx, (node, v, typer(i))) for i, v in enumerate(names) if v]
+                    if not (any(results) if idx == "any" else (results and all(results))):
+                        return False
+                else:
+                    value = names[idx] if idx < len(names) else None
+                    if not value_test(ctx, (node, value, typer(idx))):
+                        return False
+            return True
+
+        return test
+
+    return compile_io
+
+
 predicate("node", "inputs", _io_schema("input"), "input index (or any/all) -> value predicates",
-          candidates=_inputs_candidates)(_io("inputs"))
-predicate("node", "outputs", _io_schema("output"), "output index (or any/all) -> value predicates")(_io("outputs"))
+          candidates=_inputs_candidates, compiler=_io_compiled("inputs"))(_io("inputs"))
+predicate("node", "outputs", _io_schema("output"), "output index (or any/all) -> value predicates",
+          compiler=_io_compiled("outputs"))(_io("outputs"))
 
 
 @predicate("node", "inputs_same_dtype", {"type": "boolean"}, "whether all (named) inputs share one known dtype")
