@@ -3,6 +3,7 @@ JSON, or one HTML page, optionally beside a second release)."""
 
 from __future__ import annotations
 
+import gc
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -64,10 +65,15 @@ class _Placements:
         from onnxlint.formats import placement_output
 
         for path in self.paths:
+            enabled = gc.isenabled()
+            gc.disable()  # as the lint does (linter._lint_loaded): its million objects a model walked at each collection
             try:
                 pl = api.predict(path, self.target, self.ort_version, ort_optimization=self.ort_optimization)
             except InputError as exc:
                 print(f"onnxlint: error: {esc(str(exc))}", file=sys.stderr)
                 self.unread += 1
                 continue
+            finally:
+                if enabled:
+                    gc.enable()
             yield placement_output.document(str(path), self.target, pl)

@@ -101,6 +101,7 @@ class _Candidates:
         self.cpu_args: set[str] = set()
         self.constants = opt.constants if opt is not None else set()
         self.host_inputs: dict[tuple[str, int | None, str], frozenset[int]] = {}  # op -> cpu_inputs, asked once an op
+        self._counts: dict[str, bool] = {}  # counts_as_cpu's answers
         self.heap: list[tuple[int, int]] = []
         self.visited: set[int] = set()
         self.alias, self.resolve = (opt.alias if opt is not None else {}), _resolver(opt)
@@ -138,11 +139,21 @@ class _Candidates:
                     continue
                 if skip and self._host_reader(c, value):
                     if kept is None:
-                        kept = bool(_small_initializer(self.scope, value, self.opt) or self.scope.is_graph_input(value)
-                                    or _outer(self.scope, value))
+                        kept = self.counts_as_cpu(value)
                     if not kept:
                         continue  # _inputs_on_cpu refuses it at that input, whenever it is judged
                 heapq.heappush(self.heap, (at, c.index))
+
+    def counts_as_cpu(self, value: str) -> bool:
+        """Whether value counts as a CPU tensor whatever produces it: a small initializer, a graph input, an outer
+        value. Asked once a value: a transformer's blocks read the same few initializers (the 1M model's 133k
+        Gathers and Concats each read one of two)."""
+        got = self._counts.get(value)
+        if got is None:
+            scope = self.scope
+            got = self._counts[value] = bool(_small_initializer(scope, value, self.opt) or scope.is_graph_input(value)
+                                             or _outer(scope, value))
+        return got
 
     def host_inputs_of(self, node: NodeRef) -> frozenset[int]:
         """The inputs the node's CUDA kernel takes in host memory (cpu_inputs, asked once an op)."""
@@ -222,7 +233,7 @@ def _inputs_on_cpu(node: NodeRef, scope: GraphScope, opt: Optimized | None, queu
         if value and value in cpu_args and i not in on_cpu and value not in constants:
             continue  # a CPU tensor where the kernel takes one: what the checks below conclude, without them
             # (a folded value is left to them: _small_initializer may ask the optimizer's sizer of it)
-        if value and (_small_initializer(scope, value, opt) or scope.is_graph_input(value) or _outer(scope, value)):
+        if value and queue.counts_as_cpu(value):
             continue
         if not value or value not in queue.cpu_args:
             return False
