@@ -152,6 +152,58 @@ class OrderCache:
         out[index_of[reads]] = 1
         return bytearray(out.tobytes())
 
+    def twin_candidates(self, scope: GraphScope, opt: Optimized, rewirings: int, order: list[NodeRef],
+                        by_key: set[str] | frozenset[str]) -> list[NodeRef] | None:
+        """order (this cache's last order of scope, or one less removed nodes) less the nodes a CSE run over it
+        cannot find alike, or None where that is not known from the arrays (two nodes write a name; a value of
+        by_key, compared by its key, not its name, has a producer here; _alike_classes gave up).
+
+        Why: two nodes alike when CSE compares them read the same values (names, up to rewiring; the values of
+        by_key have no producer here), so the same producers: those the run leaves, or, for a node it removed,
+        its earlier twin, which rewired its readers. Label each node by a class that holds every such twin pair
+        (_alike_classes); a node removed, or kept as the first of two, then shares its producers' lowest and
+        highest labels with another live node (nodes of no producer all compare, by names alone)."""
+        key = id(scope)
+        static = self._static.get(key)
+        if static is None:
+            return None
+        position, producer = static.position, static._producer
+        for name in by_key:
+            p = producer.get(name)
+            if p is not None and position.get(p.index) is not None:
+                return None
+        count = len(static.nodes)
+        live = np.frombuffer(_dead(static, opt.removed), np.uint8) == 0
+        owners, producers = np.frombuffer(static.owners, np.intc), np.frombuffer(static.inputs, np.intc)
+        if opt.alias:  # the nodes reading a rewired name read their producers through it
+            got = self._live_inputs.get(key)
+            if got is None or got[0] != rewirings:
+                got = self._live_inputs[key] = (rewirings, _read_through(static, scope, opt.alias, opt.resolve))
+            rewired, over = got[1]
+            if rewired:
+                readers = np.fromiter(rewired, np.int64, len(rewired))
+                at = np.fromiter(rewired.values(), np.int64, len(rewired))
+                flat = np.frombuffer(over, np.intc)
+                counts = flat[at].astype(np.int64)
+                firsts = np.repeat(at + 1 - (np.cumsum(counts) - counts), counts) + np.arange(counts.sum())
+                through = np.zeros(count, bool)
+                through[readers] = True
+                static_edge = ~through[owners]
+                owners = np.concatenate((owners[static_edge], np.repeat(readers, counts).astype(np.intc)))
+                producers = np.concatenate((producers[static_edge], flat[firsts]))
+                by_owner = np.argsort(owners, kind="stable")
+                owners, producers = owners[by_owner], producers[by_owner]
+        found = _alike_classes(count, live, owners, producers)
+        if found is None:
+            return None
+        maybe = found.view(np.uint8)
+        kept: list[NodeRef] = []
+        at_of = np.frombuffer(position.at, np.int64)
+        for first in range(0, len(order), _NODES_AT_ONCE):
+            chunk = order[first:first + _NODES_AT_ONCE]
+            kept.extend(compress(chunk, maybe[_positions_of(chunk, at_of, position.base)].tolist()))
+        return kept
+
     def after_twins(self, scope: GraphScope, previous: list[NodeRef], removed: array[int],
                     firsts: array[int]) -> list[NodeRef] | None:
         """The order after CSE removed each node b (removed: node indexes), a duplicate of a (the one at the same
@@ -217,6 +269,49 @@ class OrderCache:
             chunk = previous[first:first + _NODES_AT_ONCE]
             kept.extend(compress(chunk, (~gone[_positions_of(chunk, position, base)]).tolist()))
         return kept
+
+
+ALIKE_ROUNDS = 12  # label rounds _alike_classes takes before it gives up (a chain of twins this deep)
+
+
+def _alike_classes(count: int, live: np.ndarray, owners: np.ndarray, producers: np.ndarray) -> np.ndarray | None:
+    """Which positions may be alike to another live one (True), for a CSE run over a graph of count positions
+    whose node owners[j] reads producers[j] (edges grouped by owner): labels start as the positions (one label
+    for every node of no producer), then each live node with producers takes the lowest label among the live
+    nodes with its producers' lowest and highest labels, until no label moves (None after ALIKE_ROUNDS). Then
+    a removed twin and its first share a label, and so do their readers' producers' labels: by induction over the
+    run's removals, two nodes alike when compared have one key. True: a live node sharing its key with another,
+    or of no producer."""
+    if not len(owners):
+        return np.array(live, bool)
+    starts = np.flatnonzero(np.concatenate(([True], owners[1:] != owners[:-1])))  # each owner's first edge
+    node = owners[starts].astype(np.int64)
+    none = np.ones(count, bool)
+    none[node] = False
+    read = live[node]
+    node = node[read]
+    maybe: np.ndarray = none & live  # no producer: compared by names alone
+    if not len(node):
+        return maybe
+    label = np.arange(count, dtype=np.int64)
+    lonely = np.flatnonzero(none)
+    if len(lonely):
+        label[lonely] = lonely[0]
+    for _ in range(ALIKE_ROUNDS):
+        mapped = label[producers]
+        low, high = np.minimum.reduceat(mapped, starts)[read], np.maximum.reduceat(mapped, starts)[read]
+        keys = low * count + high
+        by_key = np.argsort(keys, kind="stable")
+        sorted_keys = keys[by_key]
+        group = np.flatnonzero(np.concatenate(([True], sorted_keys[1:] != sorted_keys[:-1])))
+        members = node[by_key]
+        lowest = np.repeat(np.minimum.reduceat(label[members], group), np.diff(np.append(group, len(members))))
+        if not (lowest < label[members]).any():
+            size = np.diff(np.append(group, len(members)))
+            maybe[members[np.repeat(size, size) > 1]] = True
+            return maybe
+        label[members] = lowest
+    return None
 
 
 def _dead(static: _Static, removed: Mapping[int, object]) -> bytearray:

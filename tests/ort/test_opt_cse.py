@@ -129,3 +129,74 @@ def test_input_canon_answers_canon_of_each_input_while_values_are_rewired():
     check()
     assert canon_of(by["sub"].inputs)[0] == "s" and canon_of(by["clip"].inputs)[:2] == ("s", "")
     assert canon_of(by["neg"].inputs) == ("a1",) and canon_of(by["relu"].inputs) is by["relu"].inputs
+
+
+def _twin_chains(depth: int) -> onnx.ModelProto:
+    """Two alike chains of `depth` Relus from x (CSE merges the second node by node in one run, each removal
+    rewiring the next one's input), a Mul of each end by x, alike only through the chains, and an Add of each two
+    nodes in a row of the first chain, alike to none: no CSE run needs to look at them."""
+    nodes = []
+    for side in ("a", "b"):
+        prev = "x"
+        for k in range(depth):
+            nodes.append(h.make_node("Relu", [prev], [f"{side}{k}"], name=f"relu_{side}{k}"))
+            if side == "a" and k:
+                nodes.append(h.make_node("Add", [f"a{k - 1}", f"a{k}"], [f"s{k}"], name=f"add_{k}"))
+            prev = f"{side}{k}"
+    last = [f"a{depth - 1}", f"b{depth - 1}"]
+    nodes += [h.make_node("Mul", [last[0], "x"], ["ma"], name="mul_a"), h.make_node("Mul", [last[1], "x"], ["mb"], name="mul_b"),
+              h.make_node("Sum", ["ma", "mb", *(f"s{k}" for k in range(1, depth))], ["y"], name="sum")]
+    return make_model(nodes, [vi("x", T.FLOAT, [4])], [vi("y", T.FLOAT, [4])], opset=17)
+
+
+def _shared_made_constant() -> onnx.ModelProto:
+    """Add(x, u) and Add(x, v), u made an initializer by the first rule pass (UnsqueezeElimination of c, opset 11),
+    v an initializer of u's value: ConstantSharing shares both, so CSE merges the Adds, though only u has a
+    producer (the Unsqueeze)."""
+    nodes = [h.make_node("Unsqueeze", ["c"], ["u"], name="unsqueeze", axes=[0]),
+             h.make_node("Add", ["x", "u"], ["a1"], name="add1"), h.make_node("Add", ["x", "v"], ["a2"], name="add2"),
+             h.make_node("Mul", ["a1", "a2"], ["y"], name="mul")]
+    return make_model(nodes, [vi("x", T.FLOAT, [1])], [vi("y", T.FLOAT, [1])],
+                      [init("c", np.array(2.0, np.float32)), init("v", np.array([2.0], np.float32))], opset=11)
+
+
+def _no_producer_twins() -> onnx.ModelProto:
+    """Two ConstantOfShape of equal shape initializers (no producer: merged by the shapes' value), whose readers
+    Mul(x, c1) and Mul(x, c2) are alike only once the first merge rewired c2 to c1, in the same run."""
+    nodes = [h.make_node("ConstantOfShape", ["s1"], ["c1"], name="cos1", value=init("v", np.array([2.0], np.float32))),
+             h.make_node("ConstantOfShape", ["s2"], ["c2"], name="cos2", value=init("v", np.array([2.0], np.float32))),
+             h.make_node("Mul", ["x", "c1"], ["m1"], name="mul1"), h.make_node("Mul", ["x", "c2"], ["m2"], name="mul2"),
+             h.make_node("Add", ["m1", "m2"], ["y"], name="add")]
+    return make_model(nodes, [vi("x", T.FLOAT, [2, 3])], [vi("y", T.FLOAT, None)],
+                      [init("s1", np.array([2, 3], np.int64)), init("s2", np.array([2, 3], np.int64))], opset=17)
+
+
+@pytest.mark.parametrize("build", [_transformer_blocks, _cse_after_a_rewrite, _output_duplicates, lambda: _twin_chains(3),
+                                   lambda: _twin_chains(graph_viewer.ALIKE_ROUNDS + 2), _shared_made_constant,
+                                   _no_producer_twins])
+def test_cse_looking_only_at_nodes_that_may_be_alike_removes_what_looking_at_every_node_does(monkeypatch, build):
+    """A CSE run looks only at the nodes another live node may be alike to (OptimizerState.twin_candidates): what
+    the optimizer model removes, rewires and makes constant is what looking at every node gives, twins found
+    through rewirings of the same run (chains, no-producer twins) and shared constants with a producer included."""
+    results = _optimized_both_ways(monkeypatch, common_subexpression_elimination, "TWINS_ONLY", "twin_candidates",
+                                   lambda: onnx.shape_inference.infer_shapes(build()))
+    every, twins = results[False], results[True]
+    assert twins[:3] == every[:3] and any(r["reason"] == "cse" for r in every[0].values())
+    assert every[3] == 0 and twins[3] > 0
+
+
+@pytest.mark.parametrize(("depth", "looked_at"), [(3, 2 * 3 + 2), (graph_viewer.ALIKE_ROUNDS + 2, None)])
+def test_twin_candidates_are_the_chains_or_every_node_past_the_label_rounds(depth, looked_at):
+    """The first CSE run of _twin_chains looks at the Relus and the Muls only (each Add and the Sum read
+    producers no other node reads); a chain longer than the label rounds take gets every node of the order."""
+    from onnxlint.ort.optimizer.state import OptimizerState
+
+    index = GraphIndex(onnx.shape_inference.infer_shapes(_twin_chains(depth)))
+    state = OptimizerState(index, "all", lambda node: True)
+    scope = index.scopes[0]
+    got = [n.name for n in state.twin_candidates(scope)]
+    order = [n.name for n in state.nodes(scope)]
+    if looked_at is None:
+        assert got == order
+    else:
+        assert len(got) == looked_at and got == [name for name in order if name.startswith(("relu", "mul"))]

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from onnxlint.ort.releases import Release
 
 SKIP_SETTLED = True  # False: every run looks at every node (the same answer, slower; for tests)
+TWINS_ONLY = True  # False: a run looks at every node of ORT's order, not only those that may be alike (for tests)
 _GRAPH, _GRAPHS, _TENSOR = onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS, onnx.AttributeProto.TENSOR
 Attributes = tuple[tuple[str, Any], ...]
 
@@ -92,7 +93,8 @@ class CommonSubexpressionElimination:
         copies = state.dq_copied()
         cached = self._kinds
         canon_inputs = state.input_canon(scope)
-        for n in state.nodes(scope):
+        # the nodes another live node may be alike to (with EnsureUniqueDQForNodeUnit's copies: every node)
+        for n in state.twin_candidates(scope) if TWINS_ONLY and not copies else state.nodes(scope):
             kind = cached[n.index]
             if kind is False:
                 kind = cached[n.index] = _kind(n)

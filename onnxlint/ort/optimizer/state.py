@@ -198,6 +198,10 @@ class OptimizerState:
     def is_constant(self, scope: GraphScope, value: str) -> bool:
         if value in self._out.alias:  # most values are not rewired: no call
             value = self._out.resolve(value)
+        if value not in self._out.constants and value not in scope.initializers and value not in scope.constants:
+            p = scope.producer.get(value)  # computed here (most operands): tensor()'s None, without its call
+            if p is not None and (p.op_type != "Constant" or p.domain != "ai.onnx"):
+                return False
         return value in self._out.constants or self.tensor(scope, value) is not None
 
     def inputs_constant(self, scope: GraphScope, values: tuple[str, ...]) -> bool:
@@ -672,6 +676,11 @@ class OptimizerState:
             got = self._orders_of[key] = (order, [n for n in order if n.op_type in ops])
         return got[1]
 
+    def twin_candidates(self, scope: GraphScope) -> list[NodeRef]:
+        """nodes(scope) less the nodes a CSE run over it cannot find alike (OrderCache.twin_candidates), in order."""
+        got = self._order_cache.twin_candidates(scope, self._out, self._rewirings, self.nodes(scope), self._shareable or set())
+        return self.nodes(scope) if got is None else got
+
     def reads_computed(self, scope: GraphScope) -> bytearray | None:
         """node index -> 1 for the nodes of scope for which inputs_constant is False as the graph is now, for a
         reason only a change to one of their inputs undoes (a value made constant or rewired: `_touch`): they
@@ -782,10 +791,7 @@ class OptimizerState:
         self._order_cache = graph_viewer.OrderCache()  # its tables per scope (~200 MB at 1M nodes): no pass asks again
         self._out.orders = {sid: order for sid, (changes, order) in self._orders.items() if changes == self._changes}
         self._readers, self._reader_ids, self._orders, self._canon, self._by_name = {}, {}, {}, {}, {}
-        self._twins = None
-        self._main_readers = {}
-        self._orders_of = {}
-        self._own_readers = set()
+        self._twins, self._main_readers, self._orders_of, self._own_readers = None, {}, {}, set()
         self._shareable, self._bodies = set(), None
         self._out.sizer = self.shape
         return self._out
