@@ -75,13 +75,15 @@ def test_sources_name_the_wheel_each_release_was_read_from():
 
 
 def test_load_is_fast():
+    """A bound against a loader that turns slow (about 10 ms): this process's CPU, not wall time, which a shared
+    machine stretches (0.56 s wall at load 4.7 once)."""
     kernels._packed.cache_clear()
     kernels.load.cache_clear()
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     kernels.load("cpu", kernels.nearest("cpu", "1.24.4")[0])
     kernels.load("cuda", kernels.nearest("cuda", "1.24.4")[0])
-    elapsed = time.perf_counter() - t0
-    assert elapsed < 0.2, elapsed  # about 10 ms on an idle machine; generous for loaded CI runners
+    elapsed = time.process_time() - t0
+    assert elapsed < 0.2, elapsed
 
 
 def test_packed_file_shares_rows_across_releases():
