@@ -3,6 +3,7 @@
 import json
 
 import numpy as np
+import pytest
 from conftest import init, make_model, vi
 from onnx import TensorProto as T
 from onnx import helper as h
@@ -191,39 +192,28 @@ def test_placement_output_makes_a_nodes_row_when_it_writes_it():
     assert made == [0, 1, 2] and [n["node"] for n in json.loads(text)[0]["nodes"]] == ["n0", "n1", "n2"]
 
 
-def test_placement_predicts_each_model_without_the_cyclic_collector_and_turns_it_back_on(save, cli, tmp_path, monkeypatch):
-    """`onnxlint placement` predicts with the cyclic collector off, as the lint does (a collection walks every
-    object of a million-node model: ~4 s of the 1M model's 34 s), and turns it back on after each model, one that
-    cannot be read included."""
+@pytest.mark.parametrize("fmt", ["json", "html"])
+def test_placement_predicts_each_model_without_the_cyclic_collector_and_turns_it_back_on(fmt, save, cli, tmp_path,
+                                                                                         monkeypatch):
+    """`onnxlint placement` (JSON, and the HTML page) predicts with the cyclic collector off, as the lint does (a
+    collection walks every object of a million-node model: ~4 s of the 1M model's 34 s), and turns it back on
+    after each model, one that cannot be read included."""
     import gc
 
     from onnxlint import api
+    from onnxlint.formats import html_report
 
+    module, name = (api, "predict") if fmt == "json" else (html_report, "model_doc")
     seen = []
-    predict = api.predict
-    monkeypatch.setattr(api, "predict", lambda *a, **k: seen.append(gc.isenabled()) or predict(*a, **k))
+    place = getattr(module, name)
+    monkeypatch.setattr(module, name, lambda *a, **k: seen.append(gc.isenabled()) or place(*a, **k))
     model = save(make_model([h.make_node("Relu", ["x"], ["y"], name="relu")], [vi("x", T.FLOAT, [2])], [vi("y", T.FLOAT, [2])]))
     broken = tmp_path / "b.onnx"
     broken.write_bytes(b"not a model")
     assert gc.isenabled()
-    rc, out, _ = cli("placement", broken, model, "--target", "ort-cuda", "--format", "json")
+    rc, out, _ = cli("placement", broken, model, "--target", "ort-cuda", "--format", fmt)
     assert rc == 2 and seen == [False, False] and gc.isenabled()
-    assert [n["node"] for n in json.loads(out)[0]["nodes"]] == ["graph/relu"]
-
-
-def test_the_html_placement_page_places_each_model_without_the_cyclic_collector(save, cli, tmp_path, monkeypatch):
-    """`onnxlint placement --format html` places each model with the collector off too, on again after each
-    one, an unreadable one included."""
-    import gc
-
-    from onnxlint.formats import html_report
-
-    seen = []
-    model_doc = html_report.model_doc
-    monkeypatch.setattr(html_report, "model_doc", lambda *a, **k: seen.append(gc.isenabled()) or model_doc(*a, **k))
-    model = save(make_model([h.make_node("Relu", ["x"], ["y"], name="relu")], [vi("x", T.FLOAT, [2])], [vi("y", T.FLOAT, [2])]))
-    broken = tmp_path / "b.onnx"
-    broken.write_bytes(b"not a model")
-    rc, out, _ = cli("placement", broken, model, "--target", "ort-cuda", "--format", "html")
-    assert rc == 2 and seen == [False, False] and gc.isenabled()
-    assert "relu" in out
+    if fmt == "json":
+        assert [n["node"] for n in json.loads(out)[0]["nodes"]] == ["graph/relu"]
+    else:
+        assert "relu" in out

@@ -50,13 +50,13 @@ def _finding(ctx: LintContext, rule: Rule, node: NodeRef | None, fixable: Fixabl
     the rule's _target and _deferrable, when the caller has them."""
     if target is None:
         target = _target(ctx, rule)
+    name = path = op_type = None
+    doc = ""
     if node:  # name and doc_string from one read of the proto: a big model's index reads it from the model
-        name, path, doc = node.named()
-        f = Finding(code=rule.id, name=rule.name, severity=rule.severity, target=target, filename=ctx.mf.display,
-                    node=path, op_type=node.op_type, message="", node_name=name, doc_string=_text(doc))
-    else:
-        f = Finding(code=rule.id, name=rule.name, severity=rule.severity, target=target, filename=ctx.mf.display,
-                    node=None, op_type=None, message="", node_name=None, doc_string="")
+        name, path, raw_doc = node.named()
+        op_type, doc = node.op_type, _text(raw_doc)
+    f = Finding(code=rule.id, name=rule.name, severity=rule.severity, target=target, filename=ctx.mf.display,
+                node=path, op_type=op_type, message="", node_name=name, doc_string=doc)
     if _deferrable(rule) if deferrable is None else deferrable:
         ctx.pending_details.append((f, rule, node, vi))
     else:  # its message may read a prediction or the checker (what a run computes): rendered as before

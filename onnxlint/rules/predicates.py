@@ -27,6 +27,10 @@ MAX_VALUE_ELEMENTS = 64  # rules may read constant values, but only small in-fil
 SCOPES = ("node", "value", "graph_input", "model")
 
 
+Test = Callable[["LintContext", Any], bool]  # a rule's match, or one key of it, over a subject (`compiled`)
+Compiler = Callable[[Any, Mapping[str, Any]], Test]  # (spec, registry) -> its Test
+
+
 @dataclass(frozen=True)
 class Predicate:
     """name: the key in a rule's match; schema: JSON Schema of its argument; evaluate(ctx, subject, spec);
@@ -45,7 +49,7 @@ class Predicate:
     exact: bool = False
     # (spec, registry) -> a function of (ctx, subject) answering as evaluate(ctx, subject, spec) does (`compiled`);
     # None: evaluate is called
-    compiler: Callable[[Any, Mapping[str, Any]], Callable[["LintContext", Any], bool]] | None = None
+    compiler: Compiler | None = None
 
 
 REGISTRY: dict[str, dict[str, Predicate]] = {scope: {} for scope in SCOPES}
@@ -53,7 +57,7 @@ REGISTRY: dict[str, dict[str, Predicate]] = {scope: {} for scope in SCOPES}
 
 def predicate(scope: str, name: str, schema: dict[str, Any], doc: str, candidates: Callable[..., list[NodeRef] | None] | None = None,
               needs_prediction: bool = False, exact: bool = False,
-              compiler: Callable[[Any, Mapping[str, Any]], Callable[["LintContext", Any], bool]] | None = None,
+              compiler: Compiler | None = None,
               ) -> Callable[[Callable[..., bool]], Callable[..., bool]]:
     def deco(fn: Callable[..., bool]) -> Callable[..., bool]:
         REGISTRY[scope][name] = Predicate(name, scope, schema, fn, doc, candidates, needs_prediction, exact, compiler)
@@ -122,7 +126,7 @@ def match(ctx: "LintContext", scope: str, m: dict[str, Any], subject: Any) -> bo
 
 # match's functions by (scope, id of the mapping, id of the registry), each entry holding both (an id is not
 # reused while its object lives); cleared when full (a long-lived process loading many rule sets)
-_COMPILED: dict[tuple[str, int, int], tuple[Any, Any, Callable[["LintContext", Any], bool]]] = {}
+_COMPILED: dict[tuple[str, int, int], tuple[Any, Any, Test]] = {}
 _COMPILED_MAX = 4096
 
 
@@ -146,9 +150,6 @@ def target_predicates(registry: Mapping[str, Any]) -> dict[str, Predicate]:
 
 def match_node(ctx: "LintContext", m: dict[str, Any], node: NodeRef) -> bool:
     return match(ctx, "node", m, node)
-
-
-Test = Callable[["LintContext", Any], bool]
 
 
 def compiled(scope: str, m: dict[str, Any], registry: Mapping[str, Any]) -> Test:
@@ -319,7 +320,7 @@ def _inputs_candidates(ctx: "LintContext", spec: Any) -> list[NodeRef] | None:
     return list(seen.values())
 
 
-def _io(kind: str) -> Callable[[Any, Mapping[str, Any]], Test]:
+def _io(kind: str) -> Compiler:
     """The `inputs` / `outputs` predicate's compiler: each index (or any / all of the named values) with its
     value predicates (`compiled`)."""
     def compile_io(spec: dict[Any, Any], registry: Mapping[str, Any]) -> Test:
@@ -345,7 +346,7 @@ def _io(kind: str) -> Callable[[Any, Mapping[str, Any]], Test]:
     return compile_io
 
 
-def _by_compiler(compiler: Callable[[Any, Mapping[str, Any]], Test]) -> Callable[..., bool]:
+def _by_compiler(compiler: Compiler) -> Callable[..., bool]:
     """The evaluate function of a predicate given by its compiler (`compiled` calls the compiler itself)."""
     return lambda ctx, subject, spec: compiler(spec, ctx.registry)(ctx, subject)
 
