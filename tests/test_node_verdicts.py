@@ -109,11 +109,16 @@ def test_a_smaller_models_verdicts_are_a_plain_dict():
     _same(coded, plain)
 
 
-def test_record_as_records_what_record_does(big):
+@pytest.mark.parametrize("big_model", [True, False], ids=["codes", "plain"])
+def test_record_as_records_what_record_does(monkeypatch, big_model):
     """StatusIndex.record_as (the fields of a verdict, no verdict made where codes keep it) leaves a prediction as
     record with the verdict made does: kept as codes or a plain dict alike, the same verdicts in the same order,
-    the same nodes by status; a TrtNode's status is its first field, a NodePlacement's its second."""
+    the same nodes by status; a TrtNode's status is its first field, a NodePlacement's its second. A smaller
+    model's (plain): the recorder puts the verdict into the dict itself."""
     from onnxlint.tensorrt.verdicts import TrtPrediction
+
+    if big_model:
+        monkeypatch.setattr(graph, "INTERN_NODES", 0)
 
     gi = GraphIndex(chain_with_if(6))
     other = GraphIndex(chain_with_if(6))
@@ -149,4 +154,7 @@ def test_record_as_records_what_record_does(big):
     pl = Placement("ort-cuda", "1.24.4", {}, [])
     for n in nodes:
         pl.record_as(n.index, n, kinds[0])
-    assert pl.nodes._plain is None and len(pl.nodes._kinds) == 1  # kept as codes: one verdict, no object a node
+    if big_model:
+        assert pl.nodes._plain is None and len(pl.nodes._kinds) == 1  # kept as codes: one verdict, no object a node
+    else:
+        assert pl.nodes._plain == {n.index: NodePlacement(n, *kinds[0]) for n in nodes}

@@ -305,6 +305,38 @@ def test_recorded_nodes_keep_their_scope_after_the_index_is_gone():
     assert inner.scope.owner.op_type == "If" and inner.scope.parent.type_of("v0").dtype == "float"
 
 
+@pytest.mark.parametrize("big_graph", [False, True])
+def test_consumers_are_each_values_readers_in_node_order_as_tuples(monkeypatch, big_graph):
+    """A scope's consumers: a value's readers, in node order, as a tuple, for one, two and more readers (the walk
+    keeps up to two in a tuple, a list past that, made a tuple again when the walk is done), in the main graph and
+    in a body that reads an outer value; a node reading one value twice is its reader twice."""
+    from onnxlint.model import graph
+
+    if big_graph:
+        monkeypatch.setattr(graph, "INTERN_NODES", 0)
+    body_nodes = [h.make_node("Neg", ["d"], [f"b{k}"], name=f"neg{k}") for k in range(3)]
+    body = h.make_graph(body_nodes + [h.make_node("Sum", ["b0", "b1", "b2"], ["t"], name="sum")], "then", [],
+                        [vi("t", T.FLOAT, [2])])
+    nodes = [h.make_node("Relu", ["x"], [name], name=f"r_{name}") for name in "abcd"]
+    readers = {"a": 1, "b": 2, "c": 3, "d": 5}
+    for name, count in readers.items():
+        nodes += [h.make_node("Abs", [name], [f"{name}{k}"], name=f"abs_{name}{k}") for k in range(count)]
+    nodes.append(h.make_node("Add", ["d0", "d0"], ["twice"], name="add"))
+    nodes.append(h.make_node("If", ["cond"], ["y"], name="if", then_branch=body, else_branch=body))
+    gi = graph.GraphIndex(make_model(nodes, [vi("x", T.FLOAT, [2]), vi("cond", T.BOOL, [])], [vi("y", T.FLOAT, [2])]))
+    for scope in gi.scopes:
+        want: dict = {}
+        for n in scope.nodes:
+            for name in n.inputs:
+                want.setdefault(name, []).append(n)
+        assert scope.consumers == {name: tuple(reader) for name, reader in want.items()}, scope.path
+        assert all(readers.__class__ is tuple for readers in scope.consumers.values()), scope.path
+    main, then_scope = gi.scopes[0], gi.scopes[1]
+    assert [len(main.consumers[name]) for name in "xabcd"] == [4, 1, 2, 3, 5] and len(main.consumers["d0"]) == 2
+    assert [n.name for n in then_scope.consumers["d"]] == ["neg0", "neg1", "neg2"]
+    assert not hasattr(gi, "_grown")
+
+
 def test_interned_index_of_a_big_graph_is_the_same(monkeypatch):
     from onnxlint.model import graph
 

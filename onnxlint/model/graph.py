@@ -426,7 +426,9 @@ class StatusIndex:
     def recorder(self) -> Callable[[int, NodeRef, tuple[Any, ...]], None]:
         """record_as, for a loop that records every node of a model (the partitioner, the TensorRT parser): the
         mapping, the verdict class and where its status is looked up once, and _noted asked only where it has
-        something to do (the index to keep, a node of unusual status, a status cache to drop)."""
+        something to do (the index to keep, a node of unusual status, a status cache to drop). A verdict of a
+        smaller model goes straight into the mapping's dict (NodeVerdicts._plain), not through set_fields,
+        record and NodeVerdicts.__setitem__ (they would put it there)."""
         nodes = self.nodes
         if not isinstance(nodes, NodeVerdicts):
             return self.record_as
@@ -434,9 +436,13 @@ class StatusIndex:
         set_fields, noted, record = nodes.set_fields, self._noted, self.record
 
         def record_as(index: int, node: NodeRef, fields: tuple[Any, ...]) -> None:
-            if not set_fields(index, node, cls, fields):
+            plain = nodes._plain  # a smaller model's verdicts, a dict once the first is recorded: stored at once
+            if plain is not None:
+                plain[index] = cls(node, *fields)
+            elif not set_fields(index, node, cls, fields):
                 record(index, cls(node, *fields))
-            elif fields[at] != common or "_index" not in d or "_status_cache" in d:
+                return
+            if fields[at] != common or "_index" not in d or "_status_cache" in d:
                 noted(index, node, fields[at])
 
         return record_as
@@ -531,6 +537,8 @@ class GraphIndex:
         # sys.intern: the same sharing, and the table goes with the walk (its strs stay, in the nodes and types)
         names: dict[str, str] = {}
         self._names = names.setdefault
+        # (a scope's consumers, a value name) where the walk made the readers of the value a list (_seal_consumers)
+        self._grown: list[tuple[dict[str, Any], str]] = []
         self._walk(model.graph)
         del self._names
         self._seal_consumers()
@@ -581,10 +589,9 @@ class GraphIndex:
         self.scopes.append(scope)
         return scope
 
-    def _walk(self, root: onnx.GraphProto) -> GraphScope:
-        self._big = big = len(root.node) > INTERN_NODES
-        main = self._make_scope("graph", root, None, None, self.opsets)
-        stack: deque[tuple[GraphScope, Any]] = deque([(main, root.node)])
+    def _function_scopes(self) -> list[tuple[GraphScope, Any]]:
+        """A scope for each local function's body, with its nodes, for the walk (after the main graph's)."""
+        out = []
         for f in self.model.functions:
             f_opsets = dict(self.opsets)
             for imp in f.opset_import:
@@ -592,10 +599,16 @@ class GraphIndex:
             fscope = self._make_scope(f"function:{f.domain + '.' if f.domain else ''}{f.name}", None, None, None, f_opsets)
             fscope.is_function = True
             fscope.inputs, fscope.outputs = list(f.input), list(f.output)
-            stack.append((fscope, f.node))
+            out.append((fscope, f.node))
+        return out
+
+    def _walk(self, root: onnx.GraphProto) -> GraphScope:
+        self._big = big = len(root.node) > INTERN_NODES
+        main = self._make_scope("graph", root, None, None, self.opsets)
+        stack: deque[tuple[GraphScope, Any]] = deque([(main, root.node), *self._function_scopes()])
         nodes, by_op, flags = self.nodes, self.by_op, self.node_flags
         add_node, add_flags = nodes.append, flags.append
-        same = self._names
+        same, add_grown = self._names, self._grown.append
         keep = self._keep_protos or not big
         GRAPH, GRAPHS, TENSOR = _GRAPH, _GRAPHS, _TENSOR
         while stack:
@@ -603,7 +616,7 @@ class GraphIndex:
             scope.node_protos, scope.first_index = protos, len(nodes)
             pending = []
             opsets, producer = scope.opsets, scope.producer
-            consumers: dict[str, Any] = scope.consumers  # a tuple for one reader, a list for more (_seal_consumers)
+            consumers: dict[str, Any] = scope.consumers  # a tuple for up to two readers, a list for more (_seal_consumers)
             opset_of = opsets.get
             add_scope_node = scope.nodes.append
             for proto in protos:
@@ -635,10 +648,13 @@ class GraphIndex:
                         lst = consumers.get(inp)
                         if lst is None:
                             consumers[inp] = (ref,)
-                        elif lst.__class__ is tuple:
-                            consumers[inp] = [lst[0], ref]
-                        else:
+                        elif lst.__class__ is not tuple:
                             lst.append(ref)
+                        elif len(lst) == 1:
+                            consumers[inp] = (lst[0], ref)
+                        else:  # a third reader: a list from now on, made a tuple again by _seal_consumers
+                            consumers[inp] = [*lst, ref]
+                            add_grown((consumers, inp))
                 attrs = proto.attribute
                 if not attrs:
                     continue
@@ -664,12 +680,12 @@ class GraphIndex:
 
     def _seal_consumers(self) -> None:
         """Each scope's consumers as tuples once the walk is done: lists, grown by appends, hold spare room (~30 MB
-        at 1M nodes, alive as long as the index); the walk makes a value's first reader a tuple already."""
-        for scope in self.scopes:
-            consumers = scope.consumers
-            for name, readers in consumers.items():
-                if readers.__class__ is list:
-                    consumers[name] = tuple(readers)
+        at 1M nodes, alive as long as the index). The walk keeps a value's first two readers in a tuple already and
+        notes the values whose readers it made a list (_grown, few: most values have one or two readers), so no pass
+        over every value of every scope is made here."""
+        for consumers, name in self._grown:
+            consumers[name] = tuple(consumers[name])
+        del self._grown
 
     # ------------------------------------------------------------------ queries (built on first use)
     def by_domain(self) -> dict[str, list[NodeRef]]:
