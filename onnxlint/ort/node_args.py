@@ -143,6 +143,8 @@ def ort_type_str(scope: GraphScope, value: str, depth: int = 0, cache: OrtTypes 
     got = _schema_type(scope, value, depth, cache, produced)
     if known is not None:
         known[value] = got
+        if produced is not None:
+            produced.cached(scope, value)
     return got
 
 
@@ -189,6 +191,7 @@ def _output_rule(op_type: str, opset: int | None, domain: str, k: int, inputs: i
 
 
 _MISSING = object()
+_NO_PRODUCER: Any = {}.get
 
 
 class Produced:
@@ -201,6 +204,15 @@ class Produced:
         self.codes = array("I", bytes(4 * size))  # node index -> its answers' position in answers; 0: none kept
         self.answers: list[tuple[object, ...]] = [()]
         self._code_of: dict[tuple[object, ...], int] = {}
+        # node index -> 1: the cache may answer one of its outputs (an answer written before the node was keyed,
+        # which its readers read first, as ort_type_str does); 0: its readers read its code without asking the cache
+        self.early = bytearray(size)
+
+    def cached(self, scope: GraphScope, value: str) -> None:
+        """The cache now answers value (in scope): its producer's readers ask the cache first."""
+        node = scope.producer.get(value) if scope.parent is None else scope.producer_of(value)
+        if node is not None:
+            self.early[node.index] = 1
 
     def code(self, answers: tuple[object, ...]) -> int:
         """The code of these answers (output_types'), for codes[node index]."""
@@ -248,34 +260,46 @@ def ort_input_types(index: GraphIndex, node: NodeRef, types: tuple[str | None, .
     partitioner meets a producer before its readers; produced: the producers' answers worked out already), else
     by ort_type_str itself. The same answers, kept in the cache as ort_type_str keeps them, without its calls for
     each of a million values; the producers' answers are not copied into it (a million entries at 1M nodes):
-    ort_type_str given produced reads them there."""
+    ort_type_str given produced reads them there. The cache is asked first only for the outputs of a producer
+    without a code or in produced.early (the cache may answer them): a miss in a cache of ~200k values, for each
+    of a million inputs, cost more than the rest of the look-up. So every answer written to the cache must go
+    through ort_type_str or this function given the same produced."""
     scope = node.scope
     known = cache.get(id(scope))
     if known is None:
         known = cache[id(scope)] = {}
-    out: list[object] = list(types)
-    if produced is not None:  # Produced.answer, inlined: asked of a million inputs at 1M nodes
-        codes, answers = produced.codes, produced.answers
+    # Produced.answer, inlined: asked of a million inputs at 1M nodes
+    if produced is not None:
+        codes, answers, early = produced.codes, produced.answers, produced.early
         made = scope.producer.get if scope.parent is None else scope.producer_of
-    for i, v in enumerate(node.inputs):
-        if v and out[i] is None:
-            got: object = known.get(v, _MISSING)
-            if got is _MISSING and produced is not None:
-                prod = made(v)
-                code = codes[prod.index] if prod is not None else 0
-                if code:
-                    outs = prod.outputs  # type: ignore[union-attr]
-                    if outs[0] == v:
-                        got = answers[code][0]
-                    elif v in outs:
-                        got = answers[code][outs.index(v)]
+    else:
+        made = _NO_PRODUCER  # no codes: each input from the cache, else _from_known or ort_type_str
+    out: list[object] = []
+    got: object
+    for v, got in zip(node.inputs, types):
+        if got is None and v:
+            prod = made(v)
+            # the cache has no answer for an output of a keyed node not in early (written with produced only)
+            got = _MISSING if prod is not None and codes[prod.index] and not early[prod.index] else known.get(v, _MISSING)
             if got is _MISSING:
-                got = _from_known(index, scope, v, cache, produced)
+                if prod is not None:
+                    code = codes[prod.index]
+                    if code:
+                        given = answers[code]
+                        if len(given) == 1:  # one output: v (its producer's), not looked for in its outputs
+                            got = given[0]
+                        else:
+                            outs = prod.outputs
+                            got = given[0] if outs[0] == v else given[outs.index(v)] if v in outs else _MISSING
                 if got is _MISSING:
-                    got = ort_type_str(scope, v, cache=cache, produced=produced)
-                else:
-                    known[v] = cast("str | None", got)
-            out[i] = got
+                    got = _from_known(index, scope, v, cache, produced)
+                    if got is _MISSING:
+                        got = ort_type_str(scope, v, cache=cache, produced=produced)
+                    else:
+                        known[v] = cast("str | None", got)
+                        if prod is not None:
+                            early[prod.index] = 1
+        out.append(got)
     return tuple(out)
 
 

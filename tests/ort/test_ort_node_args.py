@@ -266,3 +266,25 @@ def test_a_chain_past_the_depth_limit_listed_readers_first_is_left_untyped_where
     assert _relu_chain_types(list(range(20))) == ["tensor(float)"] * 19
     assert _relu_chain_types([9] + [k for k in range(19, -1, -1) if k != 9]) == ["tensor(float)"] * 19
     assert _relu_chain_types(list(range(19, -1, -1))) == ["tensor(float)"] * 2 + [None] * 17
+
+
+def test_a_value_cached_before_its_producer_is_keyed_is_read_from_the_cache_after():
+    """A reader met after its producer reads its input from the cache where the cache answered it before the
+    producer was keyed (ort_type_str reads its cache first): here None, a chain's walk given up past the depth
+    limit, where the producer's code, worked out later from its typed input, says tensor(float). The readers read
+    a keyed producer's code without asking the cache only where nothing was cached for its outputs (Produced.early)."""
+    chain = [h.make_node("Relu", ["x" if k == 1 else f"v{k - 1}"], [f"v{k}"], name=f"n{k}") for k in range(1, 21)]
+    late = h.make_node("Relu", ["v3"], ["late"], name="late")
+    index = GraphIndex(make_model(chain[::-1] + [late], [vi("x", T.FLOAT, [2])],
+                                  [vi("v20", T.FLOAT, [2]), vi("late", T.FLOAT, [2])]))
+    scope = index.scopes[0]
+    cache: node_args.OrtTypes = {}
+    produced = node_args.Produced(len(index.nodes))
+    got = {}
+    for node in index.nodes:
+        sig = index.signature(node)
+        got[node.name] = node_args.ort_input_types(index, node, sig[3], cache, produced)
+        produced.codes[node.index] = produced.code(node_args.output_types(sig, got[node.name]))
+    assert cache[id(scope)]["v3"] is None  # the first reader's walk gave up
+    assert produced.answers[produced.codes[index.nodes[17].index]] == ("tensor(float)",)  # n3, met after
+    assert got["late"] == (None,) == (node_args.ort_type_str(scope, "v3", cache=cache, produced=produced),)
