@@ -210,7 +210,7 @@ class Produced:
 
     def cached(self, scope: GraphScope, value: str) -> None:
         """The cache now answers value (in scope): its producer's readers ask the cache first."""
-        node = scope.producer.get(value) if scope.parent is None else scope.producer_of(value)
+        node = scope.producer_of(value)
         if node is not None:
             self.early[node.index] = 1
 
