@@ -131,11 +131,26 @@ def _own_result_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("ONNXLINT_CACHE_DIR", str(tmp_path_factory.mktemp("onnxlint-cache") / "cache"))
 
 
+def _shard(value: str) -> tuple[int, int]:
+    """ONNXLINT_SHARD's "K/N" (1 <= K <= N) as (K - 1, N); a usage error, not a silent full run, when it is not."""
+    k, sep, n = value.partition("/")
+    if sep and k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n):
+        return int(k) - 1, int(n)
+    raise pytest.UsageError(f"ONNXLINT_SHARD={value!r}: expected K/N with 1 <= K <= N, e.g. 1/2")
+
+
 def pytest_collection_modifyitems(config, items):
-    """ONNXLINT_SKIP_ONCE=1 (what .ci/run sets for all but one of its runs on several Pythons) skips the tests
-    marked `once`: each builds its own environment, so running it on every Python tests the same thing again."""
+    """ONNXLINT_SHARD=K/N keeps every N-th test from the K-th on (N shards together run each test once), so .ci/run
+    can split one run in two and keep both cores busy to its end. ONNXLINT_SKIP_ONCE=1 (what .ci/run sets for all
+    but one of its runs on several Pythons) skips the tests marked `once`: each builds its own environment, so
+    running it on every Python tests the same thing again."""
     import os
 
+    if os.environ.get("ONNXLINT_SHARD"):
+        k, n = _shard(os.environ["ONNXLINT_SHARD"])
+        # round robin, not halves: a file's or a parametrization's slow tests land in every shard alike
+        config.hook.pytest_deselected(items=[it for i, it in enumerate(items) if i % n != k])
+        items[:] = [it for i, it in enumerate(items) if i % n == k]
     if os.environ.get("ONNXLINT_SKIP_ONCE") != "1":
         return
     skip = pytest.mark.skip(reason="marked once: run in another of this CI's runs (ONNXLINT_SKIP_ONCE=1)")
