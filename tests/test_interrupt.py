@@ -75,8 +75,11 @@ def _run_and_signal(tmp_path: Path, sig: int, extra: list[str], group: bool) -> 
     mark = f"ONNXLINT_TEST_MARK={uuid.uuid4().hex}"
     env = {**os.environ, "SLOW_STARTED": str(started), "ONNXLINT_TEST_MARK": mark.split("=", 1)[1],
            "ONNXLINT_CACHE_DIR": str(tmp_path / "cache")}
+    # SIGINT at its default, as a terminal's foreground job has it: run from a background job (`pytest &`), the
+    # suite would hand its own SIG_IGN down, Python would then leave Ctrl-C ignored, and the test would wait 30 s
     proc = subprocess.Popen([sys.executable, "-c", _SLOW_RUN, str(folder), "--no-progress", *extra], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 120
         while not started.exists():
