@@ -140,17 +140,26 @@ def _shard(value: str) -> tuple[int, int]:
 
 
 def pytest_collection_modifyitems(config, items):
-    """ONNXLINT_SHARD=K/N keeps every N-th test from the K-th on (N shards together run each test once), so .ci/run
-    can split one run in two and keep both cores busy to its end. ONNXLINT_SKIP_ONCE=1 (what .ci/run sets for all
+    """ONNXLINT_SHARD=K/N keeps the K-th of N shards (N shards together run each test once), so .ci/run can split
+    one run over two Pythons and keep both cores busy to its end. ONNXLINT_SKIP_ONCE=1 (what .ci/run sets for all
     but one of its runs on several Pythons) skips the tests marked `once`: each builds its own environment, so
     running it on every Python tests the same thing again."""
     import os
 
     if os.environ.get("ONNXLINT_SHARD"):
+        import zlib
+
         k, n = _shard(os.environ["ONNXLINT_SHARD"])
-        # round robin, not halves: a file's or a parametrization's slow tests land in every shard alike
-        config.hook.pytest_deselected(items=[it for i, it in enumerate(items) if i % n != k])
-        items[:] = [it for i, it in enumerate(items) if i % n == k]
+        # round robin within each file, from a place its path hashes to: a file's slow tests spread over the
+        # shards, and a test one Python collects and another does not (skipped at import) moves only the tests
+        # after it in its own file, not every test after it in the run
+        mine, seen = [], {}
+        for it in items:
+            path = it.nodeid.partition("::")[0]
+            at = seen[path] = seen.get(path, zlib.crc32(path.encode()) - 1) + 1
+            mine.append(at % n == k)
+        config.hook.pytest_deselected(items=[it for it, keep in zip(items, mine) if not keep])
+        items[:] = [it for it, keep in zip(items, mine) if keep]
     if os.environ.get("ONNXLINT_SKIP_ONCE") != "1":
         return
     skip = pytest.mark.skip(reason="marked once: run in another of this CI's runs (ONNXLINT_SKIP_ONCE=1)")
