@@ -25,17 +25,22 @@ def min_opset(targets=()) -> int:
 
 
 def can_convert(model: onnx.ModelProto) -> bool:
+    """Whether the converter converts the model, tried in the native worker under its limits (the converter
+    infers shapes of the whole model, and its C++ can crash: a lint's answer is no, not a lost run), and not past
+    the shape-inference budget (loading.over_inference_budget): a fix not known to work is not claimed."""
     hit = _tried.get(id(model))
     if hit is not None and hit[0] is model:
         return hit[1]
-    from onnxlint.fixers.equivalence import capture_output
+    from onnxlint.model import loading
+    from onnxlint.model.loading import native
 
-    try:
-        with capture_output():
-            onnx.version_converter.convert_version(model, MIN_OPSET)
-        ok = True
-    except Exception:
-        ok = False
+    ok = False
+    if loading.over_inference_budget(model) is None:
+        try:
+            native.convert_version(model, MIN_OPSET)
+            ok = True
+        except Exception:  # onnx's error (a NativeError), NativeCrash or NativeLimit: not convertible here
+            pass
     _tried.clear()  # one model at a time: keep no reference to earlier ones
     _tried[id(model)] = (model, ok)
     return ok

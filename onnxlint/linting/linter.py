@@ -93,6 +93,14 @@ def lint_file(path: Path, settings: Settings, want_placement: bool = True, rules
     third of the walk on large models. digest: the report carries the blake2b of the bytes linted (for the
     result cache); prefetched: the file's bytes, their blake2b and fstat as the result cache's key read them (linted
     instead of reading the file again)."""
+    from onnxlint.model.loading import native
+
+    with native.one_model():  # a native call past its limit: this model's later ones are not run
+        return _lint_file(path, settings, want_placement, rulesets, plan, digest, prefetched)
+
+
+def _lint_file(path: Path, settings: Settings, want_placement: bool, rulesets: RuleSource | None,
+               plan: LintPlan | None, digest: bool, prefetched: tuple[bytes, str, os.stat_result] | None) -> FileReport:
     from onnxlint.model import loading
 
     given = settings  # a `--format html` page is made with the settings as given (Settings.page_maker)
@@ -167,8 +175,11 @@ def _content_targets(index: Any, settings: Settings) -> tuple[Settings, str] | N
 
 def lint_model(model: onnx.ModelProto, settings: Settings, display: str = "<model>",
                base_dir: Path | None = None, want_placement: bool = True) -> FileReport:
-    return _lint_loaded(model_file(model, display, base_dir), settings, _plan_or_error(settings, None),
-                        want_placement, FileReport(display), settings)
+    from onnxlint.model.loading import native
+
+    with native.one_model():
+        return _lint_loaded(model_file(model, display, base_dir), settings, _plan_or_error(settings, None),
+                            want_placement, FileReport(display), settings)
 
 
 def _lint_loaded(mf: loading.ModelFile, settings: Settings, plan: LintPlan | Exception, want_placement: bool,

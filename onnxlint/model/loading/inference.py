@@ -14,6 +14,8 @@ from onnxlint.support.errors import first_line
 if TYPE_CHECKING:
     import onnx
 
+    from onnxlint.model.loading.native import NativeLimit
+
 
 # onnx's shape inference re-infers a local function's body at every call: its cost grows with bodies x outer
 # values and with nested calls, not with the file. The estimate below counts that work; the budget bounds the
@@ -241,10 +243,14 @@ def _infer(mf: ModelFile, data: bytes) -> None:
 
     try:
         inferred, strict, lenient = native.infer_strict_then_lenient(data)
+    except native.NativeLimit as exc:  # not onnx's verdict on the model; lenient inference would meet it too
+        return _stopped(mf, exc)
     except native.NativeCrash as exc:  # strict crashed (or lenient did): lenient alone, in a new child
         strict, lenient = exc, None
         try:
             inferred = native.infer_shapes(data, check_type=False, strict_mode=False)
+        except native.NativeLimit as again:
+            return _stopped(mf, again)
         except Exception as again:  # onnx raises several types here, including InferenceError and RuntimeError
             inferred, lenient = None, again
     if strict is not None:
@@ -252,6 +258,13 @@ def _infer(mf: ModelFile, data: bytes) -> None:
     if lenient is not None:
         mf.inference_error = first_line(lenient)
     mf.inferred = inferred
+
+
+def _stopped(mf: ModelFile, limit: NativeLimit) -> None:
+    """Inference ran past a limit of its child (native.NativeLimit): recorded as skipped (OLX008), like a model past
+    the budget, not as a failure of onnx's (nothing is said about ORT from it)."""
+    mf.inferred = None
+    mf.inference_skipped = f"{limit}; types and shapes come from the file's own value_info"
 
 
 def index_model(mf: ModelFile):

@@ -13,30 +13,51 @@ Two kinds of child, chosen by the size of what the call is given:
 Where there is no fork (Windows) the calls run in-process, as before.
 
 The children never outlive their parent: they ignore SIGINT (the parent decides what an interrupt ends), ask
-the kernel to kill them when the parent dies (Linux's PR_SET_PDEATHSIG), and leave when their pipe closes."""
+the kernel to kill them when the parent dies (Linux's PR_SET_PDEATHSIG), and leave when their pipe closes.
+
+Each call is bounded in the child: CALL_CPU_SECONDS of CPU time, and CALL_MEMORY (plus CALL_MEMORY_PER_BYTE for
+each byte of its input) of address space beyond what the child holds when the call starts. The callers' budget
+walk bounds the work they know of; onnx's C++ code has paths it does not see: onnx before 1.23 gives an output
+as many dimensions as its shape input is declared long, so inferring a ConstantOfShape of 150 bytes whose shape
+input is declared [100000000] fills gigabytes (onnx#8321), and onnx's version converter infers shapes too. A call
+past its limit ends as NativeLimit, one line for that model, and the run goes on."""
 
 from __future__ import annotations
 
+import contextlib
+import math
 import os
 import signal
 import struct
 import sys
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 FORK_BYTES = 16 << 20  # above this a call forks a child that already holds the input
+# far past what a call within the callers' budget takes (benchmarks/README.md, "Native calls' limits")
+CALL_CPU_SECONDS = 60
+CALL_MEMORY = 2 << 30  # address space one call may add to what its child holds, and per byte of its input:
+CALL_MEMORY_PER_BYTE = 64
+_OUT_OF_MEMORY = 3  # the exit code of a child whose call raised MemoryError
 _ENABLED = hasattr(os, "fork") and sys.platform != "win32"
 _HEAD = struct.Struct("<BBQ")  # kind, flags, payload length
 _ANSWER = struct.Struct("<BQQ")  # status (0 answer, 1 exception), first part length, second part length
-_INFER, _CHECK_BYTES, _CHECK_PATH, _INFER_FALLBACK, _INFER_NODE, _FUNCTION_BODY, _INLINE_INFER = 1, 2, 3, 4, 5, 6, 7
+_INFER, _CHECK_BYTES, _CHECK_PATH, _INFER_FALLBACK, _INFER_NODE, _FUNCTION_BODY, _INLINE_INFER, _CONVERT = range(1, 9)
 WHAT = {_INFER: "onnx's shape inference", _CHECK_BYTES: "onnx's checker", _CHECK_PATH: "onnx's checker",
         _INFER_FALLBACK: "onnx's shape inference", _INFER_NODE: "onnx's shape inference",
-        _FUNCTION_BODY: "onnx's function builder", _INLINE_INFER: "onnx's function inliner"}
+        _FUNCTION_BODY: "onnx's function builder", _INLINE_INFER: "onnx's function inliner",
+        _CONVERT: "onnx's version converter"}
 _ERROR = struct.Struct("<QQ")  # an exception inside a fallback answer: its class name's length, its text's
 
 
 class NativeCrash(Exception):
     """The child running an onnx C++ call died (a signal, or an exit without answering): one line, naming the
     call and how it ended."""
+
+
+class NativeLimit(NativeCrash):
+    """The child's call ran past its CPU time or its memory (CALL_CPU_SECONDS, CALL_MEMORY), or was not run because
+    an earlier call for the same model did (one_model): "onnx's shape inference stopped at its memory limit (2.1
+    GB) on this model", "onnx's version converter not run: onnx's shape inference stopped at ..."."""
 
 
 class NativeError(Exception):
@@ -47,6 +68,22 @@ def raised(exc: BaseException, cls: type[BaseException]) -> bool:
     """Whether exc is what a call raising cls answers: cls itself (run in-process, where there is no fork) or the
     NativeError a child sends for it (the same class name; the class stays in the child)."""
     return isinstance(exc, cls) or (isinstance(exc, NativeError) and type(exc).__name__ == cls.__name__)
+
+
+_MODEL: list[NativeLimit] | None = None  # inside one_model: the limit a call for this model met (at most one)
+
+
+@contextlib.contextmanager
+def one_model() -> Iterator[None]:
+    """The native calls made for one model. Once one runs past its limit, the later ones answer NativeLimit at
+    once: a model that exhausts onnx's inference once would exhaust it again for every node the optimizer
+    re-infers (each a new child filling its limit: a minute for 20 nodes). Outside, every call runs."""
+    global _MODEL
+    outer, _MODEL = _MODEL, []
+    try:
+        yield
+    finally:
+        _MODEL = outer
 
 
 def infer_shapes(model: Any, check_type: bool = False, strict_mode: bool = False, data_prop: bool = False) -> Any:
@@ -127,6 +164,13 @@ def inline_and_infer(model: Any) -> Any:
     return onnx.load_from_string(_call(_INLINE_INFER, 0, model.SerializeToString()))
 
 
+def convert_version(model: Any, target: int) -> None:
+    """Whether onnx.version_converter.convert_version(model, target) converts model (a ModelProto): returns when
+    it does, raises what it raised (a NativeError) or NativeCrash when it does not. The converted model is not
+    sent back: its only caller asks whether the converter can convert it (the fixer converts in its own child)."""
+    _call(_CONVERT, target, model.SerializeToString())
+
+
 def check_model(target: Any) -> None:
     """onnx.checker.check_model(target, full_check=False) in a child (target: bytes, a path or a ModelProto);
     raises what the checker raised (a NativeError of the same class name), or NativeCrash."""
@@ -139,6 +183,56 @@ def check_model(target: Any) -> None:
 # ----------------------------------------------------------------------------- the child's side
 
 
+def _input_bytes(kind: int, payload: bytes) -> int:
+    """The size of a call's input: its payload, or the file a path names (the checker reads it)."""
+    if kind != _CHECK_PATH:
+        return len(payload)
+    try:
+        return os.stat(os.fsdecode(payload)).st_size
+    except OSError:
+        return 0
+
+
+def _memory_allowance(kind: int, payload: bytes) -> int:
+    return CALL_MEMORY + CALL_MEMORY_PER_BYTE * _input_bytes(kind, payload)
+
+
+def _bounded_run(kind: int, flags: int, payload: bytes) -> bytes:
+    """_run in a child, under the call's limits (_bound); a MemoryError ends the child with _OUT_OF_MEMORY,
+    which the parent reads as NativeLimit (an onnx call that ran out is not onnx's verdict on the model)."""
+    _bound(_memory_allowance(kind, payload))
+    try:
+        return _run(kind, flags, payload)
+    except MemoryError:
+        os._exit(_OUT_OF_MEMORY)
+
+
+_STARTED_UNDER: dict[int, tuple[int, int]] = {}  # the limits the child was forked with, by resource
+
+
+def _bound(memory: int) -> None:
+    """From now, at most CALL_CPU_SECONDS more CPU time and `memory` more address space (Linux: elsewhere
+    RLIMIT_AS is not kept) than the child has used and holds; never past a limit it was forked under. The soft
+    limits only: past CPU time the kernel sends SIGXCPU, which ends the child; past the address space an
+    allocation fails (MemoryError)."""
+    import resource
+
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    wanted = {resource.RLIMIT_CPU: math.ceil(used.ru_utime + used.ru_stime) + CALL_CPU_SECONDS}
+    if sys.platform.startswith("linux"):
+        with open("/proc/self/statm", "rb") as f:
+            wanted[resource.RLIMIT_AS] = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE") + memory
+    for which, soft in wanted.items():
+        start_soft, hard = _STARTED_UNDER.setdefault(which, resource.getrlimit(which))
+        for cap in (start_soft, hard):
+            if cap != resource.RLIM_INFINITY:
+                soft = min(soft, cap)
+        try:
+            resource.setrlimit(which, (soft, hard))
+        except (ValueError, OSError):
+            pass
+
+
 def _run(kind: int, flags: int, payload: bytes) -> bytes:
     import onnx
 
@@ -147,6 +241,8 @@ def _run(kind: int, flags: int, payload: bytes) -> bytes:
 
         try:
             return b"\0" + C.infer_shapes(payload, True, True, False)
+        except MemoryError:
+            raise  # the call's limit, not strict inference's verdict: lenient would meet it too
         except Exception as strict:  # noqa: BLE001 - its text goes back; the lenient pass runs
             first = _pack_error(strict)
         try:
@@ -159,6 +255,12 @@ def _run(kind: int, flags: int, payload: bytes) -> bytes:
         return C.infer_shapes(payload, bool(flags & 1), bool(flags & 2), bool(flags & 4))
     if kind in (_INFER_NODE, _FUNCTION_BODY):
         return _run_on_node(kind, onnx.ModelProto.FromString(payload))
+    if kind == _CONVERT:
+        from onnx.onnx_cpp2py_export import version_converter
+
+        with _silenced():  # the converter prints its warnings to fd 2, which the child shares with the parent
+            version_converter.convert_version(payload, flags)
+        return b""
     if kind == _INLINE_INFER:
         from onnx.onnx_cpp2py_export import inliner
         from onnx.onnx_cpp2py_export import shape_inference as C
@@ -166,6 +268,24 @@ def _run(kind: int, flags: int, payload: bytes) -> bytes:
         return C.infer_shapes(inliner.inline_local_functions(payload, False), False, False, False)
     onnx.checker.check_model(os.fsdecode(payload) if kind == _CHECK_PATH else payload, full_check=False)
     return b""
+
+
+@contextlib.contextmanager
+def _silenced() -> Iterator[None]:
+    """fd 1 and fd 2 to /dev/null for the block: what onnx's C++ prints there would land in the parent's report."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 1)
+        os.dup2(null, 2)
+        yield
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in (null, *saved):
+            os.close(fd)
 
 
 def _run_on_node(kind: int, box: Any) -> bytes:
@@ -190,7 +310,7 @@ def _run_on_node(kind: int, box: Any) -> bytes:
 
 
 def _answer(out: Any, kind: int, flags: int, payload: bytes) -> None:
-    _answer_with(out, lambda: _run(kind, flags, payload))
+    _answer_with(out, lambda: _bounded_run(kind, flags, payload))
 
 
 def _answer_with(out: Any, work: Callable[[], bytes]) -> None:
@@ -211,6 +331,7 @@ def _become_child() -> None:
     import gc
 
     gc.disable()
+    _STARTED_UNDER.clear()  # what a kept worker recorded is not this child's
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if "faulthandler" in sys.modules:  # a crash here is reported by the parent in one line, not as a dump
@@ -287,6 +408,17 @@ def _warm() -> None:
 def _call(kind: int, flags: int, payload: bytes) -> bytes:
     if not _ENABLED:
         return _run(kind, flags, payload)
+    if _MODEL:
+        raise NativeLimit(f"{WHAT[kind]} not run: {_MODEL[0]}")
+    try:
+        return _call_in_child(kind, flags, payload)
+    except NativeLimit as exc:
+        if _MODEL is not None:
+            _MODEL.append(exc)
+        raise
+
+
+def _call_in_child(kind: int, flags: int, payload: bytes) -> bytes:
     if len(payload) > FORK_BYTES:
         return _call_forked(kind, flags, payload)
     global _WORKER
@@ -305,7 +437,7 @@ def _call(kind: int, flags: int, payload: bytes) -> bytes:
         return _read_answer(worker.answers, WHAT[kind])
     except (NativeCrash, BrokenPipeError, ConnectionResetError):
         _WORKER = None
-        crash = _crash(WHAT[kind], worker.pid)  # reaps it
+        crash = _crash(WHAT[kind], worker.pid, _memory_allowance(kind, payload))  # reaps it
         worker.close(reap=False)
         raise crash from None
     except NativeError:  # onnx's own exception, answered in full: the worker is fine
@@ -337,13 +469,14 @@ def _fork(parent_ends: tuple[int, ...], work: Callable[[], None]) -> int:
 
 
 def _call_forked(kind: int, flags: int, payload: bytes) -> bytes:
-    return run_in_child(WHAT[kind], lambda: _run(kind, flags, payload))
+    return run_in_child(WHAT[kind], lambda: _bounded_run(kind, flags, payload), _memory_allowance(kind, payload))
 
 
-def run_in_child(what: str, work: Callable[[], bytes]) -> bytes:
+def run_in_child(what: str, work: Callable[[], bytes], memory: int | None = None) -> bytes:
     """work() in a child forked for the call (it has the parent's memory: nothing is sent down the pipe), its
     bytes back; what work raised comes back as a NativeError of the same class name and text, a child that
-    dies as NativeCrash ("<what> crashed on this model (signal 11)"). In-process where there is no fork."""
+    dies as NativeCrash ("<what> crashed on this model (signal 11)"). In-process where there is no fork. memory:
+    the allowance of a work that runs under _bounded_run's limits (its end past one is then NativeLimit)."""
     if not _ENABLED:
         return work()
     ans_r, ans_w = os.pipe()
@@ -353,7 +486,7 @@ def run_in_child(what: str, work: Callable[[], bytes]) -> bytes:
         with os.fdopen(ans_r, "rb") as answers:
             result = _read_answer(answers, what)
     except NativeCrash:
-        raise _crash(what, pid) from None
+        raise _crash(what, pid, memory) from None
     except BaseException:
         _reap(pid, wait=False)
         raise
@@ -375,8 +508,15 @@ def _read_answer(answers: Any, what: str) -> bytes:
     raise type(first.decode("utf-8", "replace"), (NativeError,), {})(second.decode("utf-8", "surrogateescape"))
 
 
-def _crash(what: str, pid: int) -> NativeCrash:
+def _crash(what: str, pid: int, memory: int | None = None) -> NativeCrash:
+    """How the child ended, in one line; NativeLimit where it ran past a limit of _bounded_run's (memory: the
+    call's allowance, where it ran under one)."""
     status = _reap(pid, wait=True)
+    if memory is not None and status is not None:
+        if os.WIFSIGNALED(status) and os.WTERMSIG(status) == getattr(signal, "SIGXCPU", None):
+            return NativeLimit(f"{what} stopped at its CPU-time limit ({CALL_CPU_SECONDS} s) on this model")
+        if os.WIFEXITED(status) and os.WEXITSTATUS(status) == _OUT_OF_MEMORY:
+            return NativeLimit(f"{what} stopped at its memory limit ({memory / 1e9:.1f} GB) on this model")
     if status is not None and os.WIFSIGNALED(status):
         how = f"signal {os.WTERMSIG(status)}"
     elif status is not None and os.WIFEXITED(status):

@@ -1,0 +1,176 @@
+"""Every call into onnx's C++ code runs in a child under a limit of CPU time and of memory (loading.native).
+
+onnx before 1.23 gives an output as many dimensions as its shape input is declared long (onnx#8321): a model of
+a few hundred bytes whose shape input is declared [100000000] made inference fill gigabytes, the version
+converter too (which the lint ran in its own process), and once per node the optimizer re-infers. The floors'
+run (onnx 1.21) meets those paths for real; the limits themselves are tested on every onnx with calls that
+allocate or spin. Each run is bounded (tests/security/bounded.py): a regression fails, it never hangs CI."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import numpy as np
+import onnx
+import pytest
+from bounded import onnxlint
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper as nh
+
+from onnxlint.model.loading import native
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork") or not sys.platform.startswith("linux"),
+                                reason="the limits are a forked child's rlimits (Linux)")
+
+HUGE = 100_000_000  # a shape input's declared length: onnx < 1.23 spells out that many dimensions
+V = h.make_tensor_value_info
+
+
+def _constant_of_shape(opset: int = 17) -> onnx.ModelProto:
+    g = h.make_graph([h.make_node("ConstantOfShape", ["s"], ["y"], name="cos")], "g", [V("s", T.INT64, [HUGE])],
+                     [V("y", T.FLOAT, None)])
+    return h.make_model(g, opset_imports=[h.make_opsetid("", opset)], ir_version=7)
+
+
+def _refolded(k: int) -> onnx.ModelProto:
+    """k Expand nodes, each of a folded Add (so the optimizer re-infers it, once per node) and of the shape input."""
+    nodes, outs, inits = [], [], [nh.from_array(np.ones([2], np.float32), "one")]
+    for i in range(k):
+        inits.append(nh.from_array(np.full([2], i, np.float32), f"c{i}"))
+        nodes += [h.make_node("Add", ["one", f"c{i}"], [f"a{i}"]), h.make_node("Expand", [f"a{i}", "s"], [f"e{i}"]),
+                  h.make_node("Shape", [f"e{i}"], [f"y{i}"])]
+        outs.append(V(f"y{i}", T.INT64, None))
+    g = h.make_graph(nodes, "g", [V("s", T.INT64, [HUGE])], outs, inits, value_info=[V(f"a{i}", T.FLOAT, [2]) for i in range(k)])
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)], ir_version=8)
+
+
+def _benign() -> onnx.ModelProto:
+    g = h.make_graph([h.make_node("Relu", ["x"], ["y"], name="relu")], "g", [V("x", T.FLOAT, [2])], [V("y", T.FLOAT, [2])])
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)], ir_version=8)
+
+
+def _materialises() -> bool:
+    return int(onnx.__version__.split(".")[1]) < 23 and onnx.__version__.startswith("1.")
+
+
+@pytest.mark.parametrize("name, model, args", [
+    ("inference", _constant_of_shape(), []),
+    ("converter", _constant_of_shape(opset=9), ["--show-info"]),  # OLX006: is upgrade-opset's fix offered?
+    ("every re-inferred node", _refolded(40), []),
+])
+def test_a_shape_input_declared_huge_costs_one_limit_at_most(tmp_path, name, model, args):
+    assert len(model.SerializeToString()) < 5000  # tiny: each limit is met by a few hundred bytes
+    onnx.save(model, tmp_path / "m.onnx")
+    run = onnxlint("m.onnx", "--no-cache", "--no-progress", *args, cwd=tmp_path, timeout=90)
+    assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr
+    limited = [line for line in run.stdout.splitlines() if "stopped at its memory limit" in line]
+    if _materialises():  # onnx 1.21/1.22 (the floors' run): inference meets the limit, said once by OLX008
+        said = [line for line in limited if "OLX008" in line]
+        assert len(said) == 1 and "onnx's shape inference stopped at its memory limit" in said[0], run.stdout
+        assert all("not run: onnx's shape inference stopped" in line for line in limited if line not in said)
+    else:
+        assert limited == [] and "OLX008" not in run.stdout, run.stdout
+    if "--show-info" in args:
+        legacy = [line for line in run.stdout.splitlines() if "OLX006" in line]
+        assert len(legacy) == 1
+
+
+@pytest.fixture
+def fresh_worker():
+    native.shutdown()  # the next worker is forked with the test's patches
+    yield
+    native.shutdown()
+
+
+def _allocates(size: int):
+    real = native._run
+
+    def run(kind, flags, payload):
+        if kind == native._INFER_FALLBACK:
+            block = bytearray(size)  # touches every page: past the limit, MemoryError
+            del block
+        return real(kind, flags, payload)
+    return run
+
+
+def test_a_call_past_its_memory_limit_is_one_line_and_the_run_goes_on(tmp_path, monkeypatch, fresh_worker, cli):
+    monkeypatch.setattr(native, "CALL_MEMORY", 64 << 20)
+    monkeypatch.setattr(native, "_run", _allocates(512 << 20))
+    for i in range(2):
+        onnx.save(_benign(), tmp_path / f"m{i}.onnx")
+    rc, out, err = cli(tmp_path, "--no-cache", "--no-progress")
+    assert rc == 1 and "Traceback" not in err
+    stopped = [line for line in out.splitlines() if "OLX008" in line]
+    assert len(stopped) == 2 and all("onnx's shape inference stopped at its memory limit (0.1 GB) on this model" in s
+                                     for s in stopped), out
+    assert "ORT refuses" not in out and "OLX002" not in out  # not onnx's verdict on the model, nor ORT's
+
+
+def test_within_its_limit_the_same_call_answers(tmp_path, monkeypatch, fresh_worker, cli):
+    monkeypatch.setattr(native, "CALL_MEMORY", 1 << 30)
+    monkeypatch.setattr(native, "_run", _allocates(64 << 20))
+    onnx.save(_benign(), tmp_path / "m.onnx")
+    rc, out, err = cli(tmp_path / "m.onnx", "--no-cache", "--no-progress")
+    assert "OLX008" not in out and "stopped at" not in out, out
+
+
+def test_a_call_past_its_cpu_time_is_one_line(tmp_path, monkeypatch, fresh_worker, cli):
+    monkeypatch.setattr(native, "CALL_CPU_SECONDS", 1)
+    real = native._run
+
+    def spins(kind, flags, payload):
+        if kind == native._INFER_FALLBACK:
+            end = time.monotonic() + 30  # a regression (no limit) ends here and fails below
+            while time.monotonic() < end:
+                pass
+        return real(kind, flags, payload)
+
+    monkeypatch.setattr(native, "_run", spins)
+    onnx.save(_benign(), tmp_path / "m.onnx")
+    rc, out, err = cli(tmp_path / "m.onnx", "--no-cache", "--no-progress")
+    assert "onnx's shape inference stopped at its CPU-time limit (1 s) on this model" in out, out
+
+
+def test_after_one_limit_the_models_later_calls_are_not_made(monkeypatch, fresh_worker):
+    monkeypatch.setattr(native, "CALL_MEMORY", 64 << 20)
+    monkeypatch.setattr(native, "_run", _allocates(512 << 20))
+    data = _benign().SerializeToString()
+    node = h.make_node("Relu", ["x"], ["y"])
+    types = {"x": h.make_tensor_type_proto(T.FLOAT, [2])}
+    with native.one_model():
+        with pytest.raises(native.NativeLimit, match="stopped at its memory limit"):
+            native.infer_strict_then_lenient(data)
+        workers = native._WORKER
+        with pytest.raises(native.NativeLimit, match="^onnx's shape inference not run: onnx's shape inference stopped"):
+            native.infer_node_outputs(node, "", 17, types, {})
+        assert native._WORKER is workers is None  # not run: no worker was started for it
+    assert native.infer_node_outputs(node, "", 17, types, {})["y"].tensor_type.elem_type == T.FLOAT  # next model
+    with native.one_model():  # and each model starts with no limit met
+        assert native.infer_node_outputs(node, "", 17, types, {})["y"].tensor_type.elem_type == T.FLOAT
+
+
+def test_outside_a_model_every_call_runs(monkeypatch, fresh_worker):
+    monkeypatch.setattr(native, "CALL_MEMORY", 64 << 20)
+    monkeypatch.setattr(native, "_run", _allocates(512 << 20))
+    data = _benign().SerializeToString()
+    for _ in range(2):
+        with pytest.raises(native.NativeLimit, match="stopped at its memory limit"):
+            native.infer_strict_then_lenient(data)
+
+
+def test_the_version_converter_answers_in_the_worker_as_onnx_would():
+    old = _constant_of_shape(opset=9)
+    old.graph.input[0].type.tensor_type.shape.dim[0].dim_value = 2
+    native.convert_version(old, 11)
+    onnx.version_converter.convert_version(old, 11)
+    bad = h.make_model(h.make_graph([h.make_node("Relu", ["x"], ["y"])], "g", [V("x", T.FLOAT, [2])], [V("y", T.FLOAT, [2])]),
+                       opset_imports=[h.make_opsetid("", 9), h.make_opsetid("x.y", 1)], ir_version=7)
+    bad.graph.node[0].op_type = "NoSuchOp"
+    with pytest.raises(Exception) as here:
+        onnx.version_converter.convert_version(bad, 11)
+    with pytest.raises(native.NativeError) as ours:
+        native.convert_version(bad, 11)
+    assert type(ours.value).__name__ == type(here.value).__name__
