@@ -60,6 +60,7 @@ def predict(model: str | Path | onnx.ModelProto, target: str = "ort-cuda", ort_v
     for tensorrt the parser verdicts, for ort-trt the TensorRT EP partition."""
     from onnxlint.linting import engine
     from onnxlint.model import loading
+    from onnxlint.model.loading import native
     from onnxlint.rulefiles.ruleset import get_ruleset
 
     if isinstance(model, onnx.ModelProto):
@@ -71,5 +72,6 @@ def predict(model: str | Path | onnx.ModelProto, target: str = "ort-cuda", ort_v
     options = Options(targets=targets.closure({target}), ort_version=ort_version, trt_version=trt_version,
                       ort_optimization=ort_optimization)
     ruleset = get_ruleset()
-    return loading.with_strings_repaired(mf, lambda: engine.new_context(
-        mf, loading.index_model(mf), options, ruleset, targets.REGISTRY).prediction(target))
+    with native.one_model():  # a call into onnx's C++ past its limit: the model's later ones are not made
+        return loading.with_strings_repaired(mf, lambda: engine.new_context(
+            mf, loading.index_model(mf), options, ruleset, targets.REGISTRY).prediction(target))

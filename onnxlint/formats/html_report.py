@@ -210,12 +210,14 @@ def model_doc(path: Path, display: str, releases: list[Release], findings: list[
     """The page's data for one model: its nodes with their name scopes and producers, one placement per release
     (two when comparing), the findings of a lint run attached to their nodes."""
     from onnxlint.model import loading
+    from onnxlint.model.loading import native
     from onnxlint.rulefiles.ruleset import get_ruleset
 
-    mf = loading.load(path, display=display, lean=lean)
     ruleset = get_ruleset(rule_dirs)
-    doc, at_location = loading.with_strings_repaired(
-        mf, lambda: placed_doc(mf, loading.index_model(mf), display, releases, ruleset))
+    with native.one_model():  # a call into onnx's C++ past its limit: the model's later ones are not made
+        mf = loading.load(path, display=display, lean=lean)
+        doc, at_location = loading.with_strings_repaired(
+            mf, lambda: placed_doc(mf, loading.index_model(mf), display, releases, ruleset))
     return with_findings(doc, at_location, findings or [])
 
 

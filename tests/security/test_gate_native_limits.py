@@ -78,6 +78,18 @@ def test_a_shape_input_declared_huge_costs_one_limit_at_most(tmp_path, name, mod
         assert len(legacy) == 1
 
 
+def test_in_a_process_pool_each_model_meets_its_own_limit(tmp_path):
+    folder = tmp_path / "m"
+    folder.mkdir()
+    for i in range(2):
+        onnx.save(_constant_of_shape(), folder / f"m{i}.onnx")
+    run = onnxlint("m", "--no-cache", "--no-progress", "--jobs", "2", cwd=tmp_path, timeout=90)
+    assert run.returncode == 1 and "Traceback" not in run.stderr and "BrokenProcessPool" not in run.stderr, run.stderr
+    said = [line for line in run.stdout.splitlines() if "OLX008" in line]
+    assert len(said) == (2 if _materialises() else 0), run.stdout
+    assert all("onnx's shape inference stopped at its memory limit" in line for line in said)
+
+
 @pytest.fixture
 def fresh_worker():
     native.shutdown()  # the next worker is forked with the test's patches
@@ -174,3 +186,40 @@ def test_the_version_converter_answers_in_the_worker_as_onnx_would():
     with pytest.raises(native.NativeError) as ours:
         native.convert_version(bad, 11)
     assert type(ours.value).__name__ == type(here.value).__name__
+
+
+def _every_call_allocates(log, size: int):
+    """Each call into onnx's C++ (in its child) first notes itself in log, then allocates size bytes."""
+    real = native._run
+
+    def run(kind, flags, payload):
+        with open(log, "a") as f:
+            f.write(f"{kind}\n")
+        block = bytearray(size)
+        del block
+        return real(kind, flags, payload)
+    return run
+
+
+@pytest.mark.parametrize("entry", ["lint", "predict", "page"])
+def test_every_entry_makes_one_call_past_the_limit_per_model(tmp_path, monkeypatch, fresh_worker, cli, entry):
+    """The lint, onnxlint.api.predict and a cached run's HTML page each stop calling onnx's C++ for a model once one
+    call met its limit; the next model starts afresh."""
+    from onnxlint import api
+    from onnxlint.formats import html_report
+
+    log = tmp_path / "calls"
+    monkeypatch.setattr(native, "CALL_MEMORY", 64 << 20)
+    monkeypatch.setattr(native, "_run", _every_call_allocates(log, 512 << 20))
+    for i in range(2):
+        onnx.save(_refolded(3), tmp_path / f"m{i}.onnx")
+    if entry == "lint":
+        rc, out, err = cli(tmp_path, "--no-cache", "--no-progress")
+        assert rc == 1 and out.count("OLX008") == 2, out
+    else:
+        for i in range(2):
+            if entry == "predict":
+                api.predict(tmp_path / f"m{i}.onnx")
+            else:
+                html_report.model_doc(tmp_path / f"m{i}.onnx", f"m{i}.onnx", [html_report.Release("ort-cuda", None)])
+    assert len(log.read_text().split()) == 2  # one call a model: the first met the limit, the rest were not made

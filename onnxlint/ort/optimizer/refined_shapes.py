@@ -219,7 +219,8 @@ def _data_propagation_too_costly(model: onnx.ModelProto, flat: bool = False, has
     (benchmarks/README.md, "Budgets"). model is the inferred one: its value_info has the lengths
     plain inference knows, and a 1-D Reshape output of a length only data propagation would find (a flatten
     to a computed `[N]`) is sized by the Reshape's data input. A long 1-D length that only data propagation
-    finds otherwise (Expand, ConstantOfShape or Range to a computed length) is not caught. flat: no subgraph
+    finds otherwise (Expand, ConstantOfShape or Range to a computed length) is not caught here: the call's memory
+    limit stops it (loading.native.CALL_MEMORY, a placement note says so). flat: no subgraph
     (the main graph alone is read); has_range False: no Range node anywhere (none is looked for); graphs: the
     model's graphs as iter_graphs lists them, when known (_model_graphs)."""
     from onnxlint.model.graph import iter_graphs
