@@ -223,3 +223,22 @@ def test_every_entry_makes_one_call_past_the_limit_per_model(tmp_path, monkeypat
             else:
                 html_report.model_doc(tmp_path / f"m{i}.onnx", f"m{i}.onnx", [html_report.Release("ort-cuda", None)])
     assert len(log.read_text().split()) == 2  # one call a model: the first met the limit, the rest were not made
+
+
+def test_what_onnx_prints_in_a_child_stays_out_of_the_report(tmp_path, monkeypatch, fresh_worker, capfd):
+    """The children share the parent's stdout: a print of onnx's C++ there would break a JSON or SARIF report."""
+    import json
+
+    from onnxlint.cli import main
+
+    real = native._run
+
+    def prints(kind, flags, payload):
+        os.write(1, b"Warning: printed by onnx's C++\n")
+        return real(kind, flags, payload)
+
+    monkeypatch.setattr(native, "_run", prints)
+    onnx.save(_benign(), tmp_path / "m.onnx")
+    main([str(tmp_path / "m.onnx"), "--no-cache", "--no-progress", "--format", "json"])
+    out = capfd.readouterr().out
+    assert "printed by" not in out and isinstance(json.loads(out), list)

@@ -332,6 +332,9 @@ def _become_child() -> None:
 
     gc.disable()
     _STARTED_UNDER.clear()  # what a kept worker recorded is not this child's
+    null = os.open(os.devnull, os.O_WRONLY)  # its answers go down a pipe: what onnx's C++ prints to stdout would
+    os.dup2(null, 1)  # land in the parent's report (JSON, SARIF), so stdout goes nowhere
+    os.close(null)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if "faulthandler" in sys.modules:  # a crash here is reported by the parent in one line, not as a dump
