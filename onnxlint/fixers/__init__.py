@@ -120,6 +120,13 @@ def apply(model: onnx.ModelProto, requests: Iterable[FixRequest], unsafe: bool,
     return current, applied, skipped
 
 
+# the address space the fixers' child may add beyond what it holds, and per byte of the model: onnx's inference
+# and version converter (onnx < 1.23 spells out a shape input's declared length, benchmarks/native_limits.py)
+# and onnxslim run in it; no limit of CPU time (onnxslim folds with ORT, within its own cost bounds)
+FIX_MEMORY = 4 << 30
+FIX_MEMORY_PER_BYTE = 16
+
+
 def apply_in_child(model: onnx.ModelProto, requests: Iterable[FixRequest], unsafe: bool, targets: Iterable[str] = (),
                    notes: list[str] | None = None) -> tuple[onnx.ModelProto, list[str], list[str]]:
     """apply, in a child forked for it (loading.native.run_in_child): the fixers run native code on the model in
@@ -136,8 +143,9 @@ def apply_in_child(model: onnx.ModelProto, requests: Iterable[FixRequest], unsaf
         head = json.dumps([applied, skipped, said]).encode()
         return _LENGTH.pack(len(head)) + head + fixed.SerializeToString()
 
+    memory = FIX_MEMORY + FIX_MEMORY_PER_BYTE * model.ByteSize()
     try:
-        answer = native.run_in_child("the fixers' rewrite", work)
+        answer = native.run_in_child("the fixers' rewrite", native.bounded(work, memory, cpu=None), memory)
     except native.NativeError as exc:  # what a fixer raised, by class name and text
         if native.raised(exc, FixError):  # apply raises no subclass of it (ChangedSinceRead is the writer's)
             raise FixError(str(exc)) from None

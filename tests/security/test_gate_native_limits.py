@@ -47,6 +47,15 @@ def _refolded(k: int) -> onnx.ModelProto:
     return h.make_model(g, opset_imports=[h.make_opsetid("", 17)], ir_version=8)
 
 
+def _equal_then_huge(name: str = "eq") -> onnx.ModelProto:
+    """An Equal of int64 and int32 (strict inference stops there: OLX015, fixable by equal-cast), then the
+    ConstantOfShape of a shape input declared huge (lenient inference goes on to it)."""
+    nodes = [h.make_node("Equal", ["a", "b"], ["e"], name=name), h.make_node("ConstantOfShape", ["s"], ["y"], name="cos")]
+    g = h.make_graph(nodes, "g", [V("a", T.INT64, [2]), V("b", T.INT32, [2]), V("s", T.INT64, [HUGE])],
+                     [V("e", T.BOOL, [2]), V("y", T.FLOAT, None)])
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)], ir_version=8)
+
+
 def _benign() -> onnx.ModelProto:
     g = h.make_graph([h.make_node("Relu", ["x"], ["y"], name="relu")], "g", [V("x", T.FLOAT, [2])], [V("y", T.FLOAT, [2])])
     return h.make_model(g, opset_imports=[h.make_opsetid("", 17)], ir_version=8)
@@ -60,6 +69,7 @@ def _materialises() -> bool:
     ("inference", _constant_of_shape(), []),
     ("converter", _constant_of_shape(opset=9), ["--show-info"]),  # OLX006: is upgrade-opset's fix offered?
     ("every re-inferred node", _refolded(40), []),
+    ("lenient after strict failed", _equal_then_huge(), []),
 ])
 def test_a_shape_input_declared_huge_costs_one_limit_at_most(tmp_path, name, model, args):
     assert len(model.SerializeToString()) < 5000  # tiny: each limit is met by a few hundred bytes
@@ -242,3 +252,67 @@ def test_what_onnx_prints_in_a_child_stays_out_of_the_report(tmp_path, monkeypat
     main([str(tmp_path / "m.onnx"), "--no-cache", "--no-progress", "--format", "json"])
     out = capfd.readouterr().out
     assert "printed by" not in out and isinstance(json.loads(out), list)
+
+
+def _training_dropout() -> onnx.ModelProto:
+    tm = h.make_tensor("tm", T.BOOL, [], [True])
+    g = h.make_graph([h.make_node("Dropout", ["x", "", "tm"], ["y"], name="drop")], "g", [V("x", T.FLOAT, [2, 3])],
+                     [V("y", T.FLOAT, [2, 3])], [tm])
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)], ir_version=8)
+
+
+@pytest.mark.parametrize("size, written", [(512 << 20, False), (16 << 20, True)])
+def test_the_fixers_rewrite_runs_under_a_memory_limit(tmp_path, monkeypatch, cli, size, written):
+    """--fix rewrites in a child whose address space is limited (fixers.FIX_MEMORY): onnx's inference and version
+    converter and onnxslim run there. Past the limit the fix is not written, one line says so, the original stays."""
+    pytest.importorskip("onnxruntime")
+    from onnxlint import fixers
+
+    real = fixers.apply
+
+    def allocates(*args, **kwargs):
+        block = bytearray(size)
+        del block
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(fixers, "FIX_MEMORY", 128 << 20)
+    monkeypatch.setattr(fixers, "FIX_MEMORY_PER_BYTE", 0)
+    monkeypatch.setattr(fixers, "apply", allocates)
+    p = tmp_path / "m.onnx"
+    onnx.save(_training_dropout(), p)
+    before = p.read_bytes()
+    rc, out, err = cli(p, "--fix", "--no-cache", "--no-progress")
+    assert "Traceback" not in err
+    if written:
+        assert p.read_bytes() != before and "stopped at" not in out, out
+    else:
+        assert p.read_bytes() == before, out
+        assert "fix not written: the fixers' rewrite stopped at its memory limit (0.1 GB) on this model" in out, out
+
+
+def test_a_node_named_like_an_allocation_failure_is_not_one(tmp_path, fresh_worker, cli):
+    """Only an exception whose whole text is std::bad_alloc's is read as one: a node of that name in onnx's
+    message is onnx's verdict, as any other name."""
+    m = _equal_then_huge(name="std::bad_alloc")
+    del m.graph.node[1]
+    del m.graph.output[1]
+    del m.graph.input[2]
+    onnx.save(m, tmp_path / "m.onnx")
+    rc, out, err = cli(tmp_path / "m.onnx", "--no-cache", "--no-progress")
+    assert "OLX015" in out and "limit" not in out and "OLX008" not in out, out
+
+
+def test_fix_of_a_model_whose_inference_exhausts_onnx_is_bounded(tmp_path):
+    """equal-cast infers the whole model in the fixers' child: on onnx 1.21/1.22 that spells out the declared
+    length, and the child's limit ends it (the fix is not written, one line); on onnx 1.23 the fix is written."""
+    pytest.importorskip("onnxruntime")
+    p = tmp_path / "m.onnx"
+    onnx.save(_equal_then_huge(), p)
+    before = p.read_bytes()
+    run = onnxlint("m.onnx", "--no-cache", "--no-progress", "--fix", cwd=tmp_path, timeout=120)
+    assert "Traceback" not in run.stderr, run.stderr
+    if _materialises():
+        assert p.read_bytes() == before
+        assert "fix not written: the fixers' rewrite stopped at its memory limit" in run.stdout, run.stdout
+    else:
+        assert "limit" not in run.stdout, run.stdout

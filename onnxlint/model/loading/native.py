@@ -200,25 +200,45 @@ def _memory_allowance(kind: int, payload: bytes) -> int:
 def _bounded_run(kind: int, flags: int, payload: bytes) -> bytes:
     """_run in a child, under the call's limits (_bound); a MemoryError ends the child with _OUT_OF_MEMORY,
     which the parent reads as NativeLimit (an onnx call that ran out is not onnx's verdict on the model)."""
-    _bound(_memory_allowance(kind, payload))
-    try:
-        return _run(kind, flags, payload)
-    except MemoryError:
+    return bounded(lambda: _run(kind, flags, payload), _memory_allowance(kind, payload), CALL_CPU_SECONDS)()
+
+
+def bounded(work: Callable[[], bytes], memory: int, cpu: int | None) -> Callable[[], bytes]:
+    """work, to run in a child (run_in_child(what, bounded(work, memory, cpu), memory)) under at most `memory` more
+    address space and `cpu` more seconds of CPU time (None: no limit of CPU time) than the child holds and has
+    used; a MemoryError ends the child with _OUT_OF_MEMORY, which run_in_child answers as NativeLimit."""
+    def run() -> bytes:
+        _bound(memory, cpu)
+        try:
+            return work()
+        except Exception as exc:
+            _out_of_memory(exc)
+            raise
+    return run
+
+
+def _out_of_memory(exc: BaseException) -> None:
+    """End the child with _OUT_OF_MEMORY when exc says an allocation failed: a MemoryError, or another exception
+    whose whole text is a C++ std::bad_alloc's (not one that merely quotes it: a node may be named so). Answered
+    as an exception, a failure to allocate would read as onnx's verdict on the model."""
+    if isinstance(exc, MemoryError) or str(exc).strip() == "std::bad_alloc":
         os._exit(_OUT_OF_MEMORY)
 
 
 _STARTED_UNDER: dict[int, tuple[int, int]] = {}  # the limits the child was forked with, by resource
 
 
-def _bound(memory: int) -> None:
-    """From now, at most CALL_CPU_SECONDS more CPU time and `memory` more address space (Linux: elsewhere
-    RLIMIT_AS is not kept) than the child has used and holds; never past a limit it was forked under. The soft
-    limits only: past CPU time the kernel sends SIGXCPU, which ends the child; past the address space an
-    allocation fails (MemoryError)."""
+def _bound(memory: int, cpu: int | None) -> None:
+    """From now, at most `cpu` more seconds of CPU time (None: as it was) and `memory` more address space (Linux:
+    elsewhere RLIMIT_AS is not kept) than the child has used and holds; never past a limit it was forked under.
+    The soft limits only: past CPU time the kernel sends SIGXCPU, which ends the child; past the address space
+    an allocation fails (MemoryError)."""
     import resource
 
-    used = resource.getrusage(resource.RUSAGE_SELF)
-    wanted = {resource.RLIMIT_CPU: math.ceil(used.ru_utime + used.ru_stime) + CALL_CPU_SECONDS}
+    wanted = {}
+    if cpu is not None:
+        used = resource.getrusage(resource.RUSAGE_SELF)
+        wanted[resource.RLIMIT_CPU] = math.ceil(used.ru_utime + used.ru_stime) + cpu
     if sys.platform.startswith("linux"):
         with open("/proc/self/statm", "rb") as f:
             wanted[resource.RLIMIT_AS] = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE") + memory
@@ -241,13 +261,13 @@ def _run(kind: int, flags: int, payload: bytes) -> bytes:
 
         try:
             return b"\0" + C.infer_shapes(payload, True, True, False)
-        except MemoryError:
-            raise  # the call's limit, not strict inference's verdict: lenient would meet it too
         except Exception as strict:  # noqa: BLE001 - its text goes back; the lenient pass runs
+            _out_of_memory(strict)  # the call's limit, not strict inference's verdict: lenient would meet it too
             first = _pack_error(strict)
         try:
             return b"\1" + first + C.infer_shapes(payload, False, False, False)
         except Exception as lenient:  # noqa: BLE001
+            _out_of_memory(lenient)
             return b"\2" + first + _pack_error(lenient)
     if kind == _INFER:
         from onnx.onnx_cpp2py_export import shape_inference as C
