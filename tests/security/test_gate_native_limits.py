@@ -316,3 +316,19 @@ def test_fix_of_a_model_whose_inference_exhausts_onnx_is_bounded(tmp_path):
         assert "fix not written: the fixers' rewrite stopped at its memory limit" in run.stdout, run.stdout
     else:
         assert "limit" not in run.stdout, run.stdout
+
+
+def test_where_there_is_no_fork_no_limit_is_put_on_the_process(monkeypatch):
+    """Without fork (Windows) run_in_child runs its work in-process: the work runs as it is, unbounded, and the
+    process keeps its own limits (a limit there would stay on the whole run)."""
+    import resource
+
+    monkeypatch.setattr(native, "_ENABLED", False)
+    before = resource.getrlimit(resource.RLIMIT_AS), resource.getrlimit(resource.RLIMIT_CPU)
+
+    def work() -> bytes:
+        return b"done"
+
+    assert native.bounded(work, 1 << 20, 1) is work
+    assert native.run_in_child("work", native.bounded(work, 1 << 20, 1), 1 << 20) == b"done"
+    assert (resource.getrlimit(resource.RLIMIT_AS), resource.getrlimit(resource.RLIMIT_CPU)) == before

@@ -206,7 +206,11 @@ def _bounded_run(kind: int, flags: int, payload: bytes) -> bytes:
 def bounded(work: Callable[[], bytes], memory: int, cpu: int | None) -> Callable[[], bytes]:
     """work, to run in a child (run_in_child(what, bounded(work, memory, cpu), memory)) under at most `memory` more
     address space and `cpu` more seconds of CPU time (None: no limit of CPU time) than the child holds and has
-    used; a MemoryError ends the child with _OUT_OF_MEMORY, which run_in_child answers as NativeLimit."""
+    used; a MemoryError ends the child with _OUT_OF_MEMORY, which run_in_child answers as NativeLimit. Where
+    there is no fork (run_in_child runs work in-process) work itself: no limit is put on the calling process."""
+    if not _ENABLED:
+        return work
+
     def run() -> bytes:
         _bound(memory, cpu)
         try:
