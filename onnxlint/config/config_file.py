@@ -5,7 +5,8 @@ The search starts at the model's folder and stops at the repository root (the ne
 to the filesystem root, but a config file there that is owned by another user (not the current user, not
 root) is an error, never applied in silence. A config file that cannot be read or parsed (bad TOML or YAML,
 not UTF-8, `tool = "x"`, a setting of the wrong type) is a RuleError naming the file (exit 2), never "no
-config". Config.path is the file in force (absolute), None when none applies.
+config". Config.path is the file in force (absolute), None when none applies. A config file found in a
+repository must be in it (not a link out of it), and so must the rules it names.
 """
 
 from __future__ import annotations
@@ -278,6 +279,28 @@ def _check_inside(path: Path, root: Path | None) -> None:
                         "file with --config to use it, or remove the link")
 
 
+def _inside(path: Path | str, root: Path) -> bool:
+    real = Path(os.path.realpath(path))
+    return real == root or root in real.parents
+
+
+def _check_rules_inside(cfg: Config, root: Path) -> None:
+    """A config file found in a repository names rules in it: a rules path, or a rule file in a rules folder (a
+    link), that leads out of it is never read. Its error would quote what the file holds into a CI log, and
+    `rules = "/"` would walk the whole file system."""
+    from onnxlint.model.paths import rule_files
+
+    for r in cfg.rules:
+        if not _inside(r, root):
+            raise RuleError(f"{cfg.path}: rules {os.fspath(r)!r} lead outside the repository ({root}); not read: pass "
+                            "them with --rules to use them")
+        if os.path.isdir(r):
+            for f in rule_files(r):
+                if not _inside(f, root):
+                    raise RuleError(f"{f}: a symbolic link to a file outside the repository ({root}); not read: "
+                                    "pass the folder with --rules to use it, or remove the link")
+
+
 def find_for(directory: Path, above_repo: bool = False) -> Config:
     """Nearest config at or above directory, up to the repository root unless above_repo; an empty
     Config (path None) when there is none. See the module docstring for the rules."""
@@ -320,22 +343,26 @@ def _find_for(d: Path, above_repo: bool) -> Config:
 def _config_in(cand: Path, trusted: bool, root: Path | None) -> Config | None:
     """The config file in folder cand, None when it has none."""
     y = cand / ".onnxlint.yaml"
+    found = None
     if y.is_file():
         if not trusted:
             _check_owner(y)
         else:
             _check_inside(y, root)
-        return load_file(y)
-    t = cand / "pyproject.toml"
-    if t.is_file():
-        if trusted:
-            _check_inside(t, root)
-        section = _toml_section(t)
-        if section is not None:
-            if not trusted:
-                _check_owner(t)
-            return parse(section, t)
-    return None
+        found = load_file(y)
+    else:
+        t = cand / "pyproject.toml"
+        if t.is_file():
+            if trusted:
+                _check_inside(t, root)
+            section = _toml_section(t)
+            if section is not None:
+                if not trusted:
+                    _check_owner(t)
+                found = parse(section, t)
+    if found is not None and trusted and root is not None:
+        _check_rules_inside(found, root)
+    return found
 
 
 def _cache_clear() -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 import onnx
 import pytest
 from bounded import onnxlint
-from conftest import make_model, vi
+from conftest import CAST_RULE, make_model, vi
 from onnx import TensorProto as T
 from onnx import helper as h
 
@@ -154,6 +154,48 @@ def test_a_config_file_linked_inside_the_repository_still_applies(tmp_path):
     os.symlink("../shared.yaml", repo / "models" / ".onnxlint.yaml")
     run = onnxlint("--no-cache", "--", "models/m00.onnx", cwd=repo)
     assert run.returncode == 0 and "OLX010" not in run.stdout, run.stderr
+
+
+RULE_SECRET = "- id: ghp_SECRETSECRETSECRET\n  severity: error\n  scope: node\n  match: {}\n"
+
+
+@pytest.mark.parametrize("how", ["up", "absolute", "root", "linked folder", "linked file"])
+def test_rules_a_committed_config_names_outside_the_repository_are_never_read(tmp_path, how):
+    """A committed config's `rules` that lead out of the repository (`../x`, an absolute path, `/`, a linked
+    folder, or a rule file in a committed folder that links out): the loader read the runner's YAML files and
+    quoted one (the id of its first rule) into the error on the CI log, and `/` walked the whole file system. Each
+    is refused unread, naming the config or the link; --rules on the command line still reads them."""
+    repo = _repo(tmp_path)
+    (repo / ".git").mkdir()
+    outside = tmp_path / "home" / "rules"
+    outside.mkdir(parents=True)
+    (outside / "secret.yaml").write_text(RULE_SECRET)
+    value = {"up": "../home/rules", "absolute": str(outside), "root": "/", "linked folder": "r",
+             "linked file": "r"}[how]
+    if how == "linked folder":
+        os.symlink(outside, repo / "r")
+    elif how == "linked file":
+        (repo / "r").mkdir()
+        os.symlink(outside / "secret.yaml", repo / "r" / "x.yaml")
+    (repo / "pyproject.toml").write_text(f"[tool.onnxlint]\nrules = {json.dumps(value)}\n")
+    run = onnxlint("--no-cache", "--", "models/m00.onnx", cwd=repo)
+    _one_line_exit_2(run, "outside the repository", "x.yaml" if how == "linked file" else "pyproject.toml")
+    assert "SECRET" not in run.stdout + run.stderr
+    (repo / "pyproject.toml").unlink()
+    run = onnxlint("--no-cache", "--rules", str(outside), "--", "models/m00.onnx", cwd=repo)
+    _one_line_exit_2(run, "secret.yaml")  # the user's own choice: read (and its defect said)
+
+
+def test_rules_a_committed_config_names_inside_the_repository_still_apply(tmp_path):
+    """Rules in the repository, a rules folder linked inside it included, are read as before."""
+    repo = _repo(tmp_path)
+    (repo / ".git").mkdir()
+    (repo / "shared").mkdir()
+    (repo / "shared" / "mine.yaml").write_text(CAST_RULE.replace("{op: Cast}", "{op: Dropout}"))
+    os.symlink("shared", repo / "r")
+    (repo / "models" / "pyproject.toml").write_text('[tool.onnxlint]\nrules = "../r"\n')
+    run = onnxlint("--no-cache", "--", "models/m00.onnx", cwd=repo)
+    assert run.returncode == 1 and "XTR001" in run.stdout, (run.stdout, run.stderr)
 
 
 def _git(repo: Path, *args: str) -> None:
