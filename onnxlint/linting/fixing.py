@@ -124,6 +124,12 @@ def _fix_file(path: Path, settings: Settings, res: FileReport, options: FixOptio
                              "not fixed: run onnxlint --fix again on the new version")
         return
     dest = destination(path, options.output)
+    if not options.diff:
+        out = _leads_out(dest)
+        if out is not None:
+            res.notes.append(f"fix not written: {dest} leads to {out}; a link of the repository's is never written "
+                             "through out of it: fix a copy with -o, or the file itself")
+            return
     if mf.missing_external:
         res.notes.append("fix not written: external data is missing or short (see OLX003)")
         return
@@ -247,6 +253,26 @@ def _relint(fixed: onnx.ModelProto, settings: Settings, res: FileReport) -> File
 def _clears_a_finding(res: FileReport, after: FileReport) -> bool:
     remaining = {(f.code, f.node) for f in after.findings if not f.suppressed}
     return any((f.code, f.node) not in remaining for f in res.findings if not f.suppressed)
+
+
+def _leads_out(dest: Path) -> str | None:
+    """Where writing dest would land, when a link on its path leads out of the git work tree the path lies in,
+    or into that tree's .git folder (said as "X, outside the repository (ROOT)"); else None (no link, no work
+    tree). A committed link to a shared model store, another project's file or git-annex's objects is never
+    rewritten through by a fix of the repository's."""
+    from onnxlint.support import worktree
+
+    named = os.path.abspath(dest)
+    root = worktree.root(os.path.dirname(named), {})
+    if root is None:
+        return None
+    real, real_root = os.path.realpath(named), os.path.realpath(root)
+    if os.path.commonpath([real, real_root]) != real_root:
+        return f"{real}, outside the repository ({root})"
+    git = os.path.join(real_root, ".git")
+    if os.path.commonpath([real, git]) == git:
+        return f"{real}, inside the repository's .git folder"
+    return None
 
 
 def _write(model: onnx.ModelProto, done: _Attempt, path: Path, dest: Path, external: bool, res: FileReport,

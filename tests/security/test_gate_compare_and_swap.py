@@ -221,3 +221,45 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+@pytest.mark.parametrize("how", ["link out", "linked folder", "into .git"])
+def test_a_fix_never_writes_through_a_repositorys_link_out_of_it(tmp_path, cli, how):
+    """A committed link to a model outside the repository (a shared model store, another project's file), a
+    committed linked folder, or a link into the repository's .git folder (git-annex's objects, content-addressed):
+    --fix wrote the fixed model through it, there. Nothing is written, a note names where the link leads, the
+    finding stays; a fix into a copy (-o, the user's own path) is written."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "models").mkdir()
+    if how == "into .git":
+        target = repo / ".git" / "annex" / "objects" / "SHA256E-s1--x.onnx"
+    else:
+        target = tmp_path / "outside" / "prod.onnx"
+    target.parent.mkdir(parents=True)
+    onnx.save(_dropout(), target)
+    before = target.read_bytes()
+    if how == "linked folder":
+        os.symlink(target.parent, repo / "store")
+        named = repo / "store" / "prod.onnx"
+    else:
+        named = repo / "models" / "m.onnx"
+        os.symlink(os.path.relpath(target, named.parent), named)
+    rc, out, err = cli(named, "--fix", "--no-progress")
+    assert rc == 1 and "fix not written" in out and f"leads to {target}" in out, out + err
+    assert target.read_bytes() == before and (how == "linked folder" or named.is_symlink())
+    assert "OLX010" in out
+    rc, out, err = cli(named, "--fix", "--no-progress", "-o", str(tmp_path / "fixed.onnx"))
+    assert "wrote" in out and target.read_bytes() == before, out + err
+    assert not any(n.op_type == "Dropout" for n in onnx.load(tmp_path / "fixed.onnx").graph.node)
+
+
+def test_a_fix_writes_through_a_link_that_stays_inside_the_repository(tmp_path, cli):
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "store").mkdir()
+    onnx.save(_dropout(), repo / "store" / "real.onnx")
+    os.symlink("store/real.onnx", repo / "m.onnx")
+    rc, out, err = cli(repo / "m.onnx", "--fix", "--no-progress")
+    assert "wrote" in out and (repo / "m.onnx").is_symlink(), out + err
+    assert not any(n.op_type == "Dropout" for n in onnx.load(repo / "store" / "real.onnx").graph.node)
