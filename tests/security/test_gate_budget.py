@@ -414,3 +414,42 @@ def test_a_config_of_100000_patterns_is_refused_before_any_path_is_matched(tmp_p
     except subprocess.TimeoutExpired:
         pytest.fail("100,000 patterns against 2,000 files ran past 60 s")
     assert run.returncode == 2 and run.stderr.count("\n") == 1 and "more than the 1,000" in run.stderr, run.stderr
+
+
+def _many_functions(n: int) -> onnx.ModelProto:
+    """One Relu, and n model-local functions nobody calls (each one Relu): 1 MB at 12,000."""
+    from onnx import TensorProto as T
+
+    fs = [h.make_function("loc", f"f{i}", ["a"], ["b"], [h.make_node("Relu", ["a"], ["b"])], [h.make_opsetid("", 17)])
+          for i in range(n)]
+    g = h.make_graph([h.make_node("Relu", ["x"], ["y"], name="r")], "g", [h.make_tensor_value_info("x", T.FLOAT, [1, 4])],
+                     [h.make_tensor_value_info("y", T.FLOAT, [1, 4])])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17), h.make_opsetid("loc", 1)], functions=fs)
+    m.ir_version = 8
+    return m
+
+
+def _many_outputs(n: int) -> onnx.ModelProto:
+    """n identical Relu(x) nodes, each a graph output (which ORT's CSE keeps): 2 MB at 100,000."""
+    from onnx import TensorProto as T
+
+    g = h.make_graph([h.make_node("Relu", ["x"], [f"o{i}"]) for i in range(n)], "g",
+                     [h.make_tensor_value_info("x", T.FLOAT, [1, 4])],
+                     [h.make_tensor_value_info(f"o{i}", T.FLOAT, [1, 4]) for i in range(n)])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
+@pytest.mark.parametrize("shape", ["functions", "outputs"])
+def test_a_model_of_many_functions_or_graph_outputs_lints_in_linear_time(tmp_path, shape):
+    """12,000 local functions nobody calls: which ones run paired every function with every scope (30 s at 6,000,
+    quadratic). 100,000 duplicate nodes that are graph outputs: ORT's CSE model asked `output in a list` per node
+    (14 s at 40,000, quadratic). Both are linear now: a second or a few, far inside the child's 60 s of CPU."""
+    m = _many_functions(12000) if shape == "functions" else _many_outputs(100000)
+    onnx.save(m, tmp_path / "m.onnx")
+    try:
+        run = onnxlint("--no-cache", "--", "m.onnx", cwd=tmp_path, timeout=120)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"a model of many {shape} ran past 120 s")
+    assert run.returncode in (0, 1) and "Traceback" not in run.stderr, (run.returncode, run.stderr[-500:])
