@@ -154,8 +154,20 @@ def _fix_file(path: Path, settings: Settings, res: FileReport, options: FixOptio
         return
     in_place = os.path.realpath(dest) == os.path.realpath(path)
     version = ReadVersion(mf.stamp, mf.digest) if in_place and mf.stamp and mf.digest else None
+    others = _other_links(dest)
     if _write(mf.model, done, path, dest, external, res, version):
         _note_written(res, after, dest, settings, done)
+        if others:  # the fixed model is a new file renamed over this name (never half-written): theirs is the old one
+            res.notes.append(f"{dest} had {others} other hard link{'s' if others != 1 else ''} to it: "
+                             f"{'they keep' if others != 1 else 'it keeps'} the model as it was")
+
+
+def _other_links(dest: Path) -> int:
+    """The other names (hard links) of the file dest is, or leads to; 0 when it does not exist."""
+    try:
+        return max(os.stat(dest).st_nlink - 1, 0)
+    except OSError:
+        return 0
 
 
 @dataclass

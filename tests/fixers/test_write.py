@@ -87,6 +87,24 @@ def test_fix_keeps_the_file_mode_and_writes_through_a_symlink(tmp_path, examples
     assert not [p for p in real.parent.iterdir() if p.name.startswith(".")]  # no temp file left
 
 
+def test_fix_says_when_the_model_had_other_hard_links(tmp_path, examples_dir, cli):
+    """A fix is a new file renamed over the model's name (never half-written): another hard link to the model
+    keeps the old model. That was silent; a note says so now (and nothing when there is no other link)."""
+    import os
+
+    m = tmp_path / "m.onnx"
+    m.write_bytes((examples_dir / "dropout_training.onnx").read_bytes())
+    os.link(m, tmp_path / "other.onnx")
+    rc, out, _ = cli(m, "--fix")
+    assert "wrote" in out and "had 1 other hard link to it: it keeps the model as it was" in out, out
+    assert onnx.load(tmp_path / "other.onnx").graph.node[0].op_type == "Dropout"
+    assert onnx.load(m).graph.node[0].op_type != "Dropout"
+    (tmp_path / "other.onnx").unlink()
+    m.write_bytes((examples_dir / "dropout_training.onnx").read_bytes())
+    rc, out, _ = cli(m, "--fix")
+    assert "wrote" in out and "hard link" not in out, out
+
+
 def test_a_new_fixed_file_gets_the_umask_mode(tmp_path, examples_dir, cli):
     """-o to a new file: the mode open() would give (the umask read, not set: a host's threads may race)."""
     import os
