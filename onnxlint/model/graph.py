@@ -170,16 +170,19 @@ def value_type_of(tp: onnx.TypeProto) -> ValueType:
 
 
 class Names(list):
-    """A scope's input or output names, in their order, whose `in` is a set's: the optimizer passes ask `value in
-    scope.outputs` for each node, and a graph of 40,000 outputs made each pass quadratic (14 s). Built once,
-    never changed."""
+    """A scope's input or output names, in their order, whose `in` is a set's where there are many: the optimizer
+    passes ask `value in scope.outputs` for each node, and a graph of tens of thousands of outputs made each pass
+    quadratic. Built once, never changed; a few names (most bodies' own) are searched as the list they are."""
+
+    __slots__ = ("_set",)
 
     def __init__(self, names: Iterable[str] = ()) -> None:
         super().__init__(names)
-        self._set = frozenset(self)
+        self._set = frozenset(self) if len(self) > 16 else None
 
     def __contains__(self, name: object) -> bool:
-        return name in self._set
+        found = self._set
+        return name in found if found is not None else list.__contains__(self, name)
 
 
 @dataclass

@@ -15,8 +15,8 @@ def running_roots(index: GraphIndex) -> set[int]:
     if not index.scopes:
         return set()
     main = index.scopes[0]
-    # the last function scope of each path (one lookup a function: a pass over every scope for each of 6,000
-    # functions nobody calls took 30 s)
+    # the last function scope of each path: one lookup a function (a pass over every scope for each function
+    # was quadratic in the functions, which a model may declare by the thousand and never call)
     by_path = {s.path: s for s in index.scopes if s.is_function}
     by_key = {}
     for f in index.model.functions:
