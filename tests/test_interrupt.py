@@ -118,3 +118,41 @@ def test_a_signal_stops_the_run_prints_what_was_finished_and_leaves_no_process(t
     assert 10 <= finished < 20 and err.split(" of ")[1].startswith("20 model")
     assert f" in {finished} files" in out and "OLX015" in out  # the report of what was finished
     assert left == [], f"processes left: {left}"
+
+
+def test_a_pool_manager_slower_than_its_wait_is_not_woken_by_the_exit_hook():
+    """stop_pool waits 1 s for the pool's manager thread, which closes its wake-up pipe on its way out. Past that
+    (a loaded CI machine), Python's exit hook for process pools wrote to the pipe as the thread closed it, and
+    the run ended with a traceback after its report (EBADF in threading._shutdown). The hook now leaves a thread
+    still running alone; one that ended in time is left as the pool left it."""
+    import threading
+    from concurrent.futures import process
+
+    from onnxlint.support import interrupt
+
+    class Pool:
+        _processes: dict = {}
+
+        def __init__(self, manager):
+            self._executor_manager_thread = manager
+
+        def shutdown(self, wait=True, cancel_futures=False):
+            pass
+
+    release = threading.Event()
+    slow = threading.Thread(target=release.wait, args=(30,))
+    quick = threading.Thread(target=lambda: None)
+    for t in (slow, quick):
+        t.start()
+        process._threads_wakeups[t] = process._ThreadWakeup()
+    try:
+        interrupt.stop_pool(Pool(slow))
+        interrupt.stop_pool(Pool(quick))
+        assert slow not in process._threads_wakeups and quick in process._threads_wakeups
+    finally:
+        release.set()
+        for t in (slow, quick):
+            t.join()
+            wakeup = process._threads_wakeups.pop(t, None)
+            if wakeup is not None:
+                wakeup.close()
