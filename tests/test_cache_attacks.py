@@ -109,6 +109,30 @@ def test_clean_deletes_only_what_onnxlint_wrote(cli, spy, tmp_path):
     assert rc == 0 and "removed cache folder" in out and not d.exists() and victim.is_file()
 
 
+def test_entries_are_never_written_or_read_through_a_link_under_the_cache(cli, spy, tmp_path):
+    """A branch commits links where the cache's own folders are (`v1/00`..`v1/ff`, `v1/runs`, `v1/rulesets`, to a
+    folder outside): git ignores those folders, so a checkout puts the links in their place. Entries were written
+    through them, outside the repository, and read back from there. Now a link under the cache is a miss and no
+    entry is written through it; the run lints as if uncached."""
+    onnx.save(_model(), tmp_path / "m.onnx")
+    d = tmp_path / ".onnxlint_cache"
+    assert cli("m.onnx")[0] == 1 and spy.linted == ["m.onnx"]
+    v1 = d / "v1"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    for folder in sorted(p for p in v1.iterdir() if p.is_dir()):  # what the first run stored, moved outside
+        for entry in folder.iterdir():
+            os.replace(entry, outside / entry.name)
+        folder.rmdir()
+    stored = sorted(p.name for p in outside.iterdir())
+    for name in [f"{i:02x}" for i in range(256)] + ["runs", "rulesets"]:
+        os.symlink(outside, v1 / name)
+    assert cli("m.onnx")[0] == 1 and spy.linted == ["m.onnx", "m.onnx"]  # not read back from outside: a miss
+    onnx.save(_clean_model(), tmp_path / "n.onnx")
+    assert cli("n.onnx")[0] == 0 and spy.linted[-1] == "n.onnx"
+    assert sorted(p.name for p in outside.iterdir()) == stored  # nothing written there
+
+
 def test_clean_walks_a_committed_tree_thousands_of_folders_deep(cli, spy, tmp_path):
     """A folder tree 1,200 deep under v1/ (committed with the cache, or made by anyone who can write the folder)
     was an internal error (RecursionError): clean now walks it in a loop and removes it."""

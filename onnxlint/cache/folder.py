@@ -109,6 +109,8 @@ def load_entry(cache_dir: Path, path: str | os.PathLike, k: str) -> dict[str, An
         if not is_cache(d) or committed(d):
             return None
         _OWNED[d] = True
+    if not _unlinked(d, path):
+        return None
     try:  # the read guard: a FIFO or a device named like an entry is a miss, never opened blocking
         raw = reading.read_regular(path, reading.within(MAX_ENTRY_BYTES, "a cache entry"))
     except reading.Refused as exc:
@@ -143,10 +145,27 @@ def write_entry(cache_dir: Path, target: str | os.PathLike, data: bytes) -> bool
             return False
         target = Path(target)
         target.parent.mkdir(parents=True, exist_ok=True)
+        if not _unlinked(cache_dir, target):
+            return False
         _atomic_write(target, data)
         return True
     except OSError:
         return False
+
+
+def _unlinked(cache_dir: str | os.PathLike, path: str | os.PathLike) -> bool:
+    """Whether path lies in cache_dir with no symbolic link from there down, itself included. A repository can
+    commit links where the cache's own folders are (`v1/eb`, `v1/runs`: git ignores them, and a checkout puts
+    the links in their place): an entry written or read through one would be outside the cache."""
+    rel = os.path.relpath(os.path.abspath(path), os.path.abspath(cache_dir))
+    if rel == os.curdir or rel.split(os.sep, 1)[0] == os.pardir:
+        return False
+    at = os.path.abspath(cache_dir)
+    for part in rel.split(os.sep):
+        at = os.path.join(at, part)
+        if os.path.islink(at):
+            return False
+    return True
 
 
 def clean(cache_dir: str | os.PathLike | None = None, kept: list[str] | None = None) -> int | None:
