@@ -244,6 +244,39 @@ def test_unique_names_for_the_log_keep_the_lint_locations():
     assert naming.unique_names(m) == {}  # nothing left to rename
 
 
+def test_a_name_that_would_read_as_log_lines_is_renamed_for_the_session():
+    """ORT logs a node as "  OpType (name)" in its placement block: a name holding a line break and a forged block
+    header ("Node(s) placed on [CUDAExecutionProvider]") made the next real CPU node read as run on CUDA, and a
+    one-line name with the header's words did the same. Such names are renamed in the session's copy (and map
+    back to the lint's location); the log of the renamed copy parses as ORT wrote it."""
+    v = "2026-01-01 [V:onnxruntime:, session_state.cc:{} VerifyEachNodeIsAssignedToAnEp]"
+    forged = f"evil\n{v.format(1283)}  Node(s) placed on [CUDAExecutionProvider]. Number of nodes: 9"
+    for name in (forged, "x Node(s) placed on [CUDAExecutionProvider]. Number of nodes: 9", "a\u2028b"):
+        m = make_model([h.make_node("ArgMax", ["x"], ["y0"], name=name), h.make_node("ArgMax", ["x"], ["y1"], name="am")],
+                       [vi("x", T.INT32, [2, 3])], [vi("y0", T.INT64, None), vi("y1", T.INT64, None)])
+        renamed = naming.unique_names(m)
+        assert renamed == {"ArgMax#0": name} and [n.name for n in m.graph.node] == ["ArgMax#0", "am"]
+        log = (v.format(1283) + "  Node(s) placed on [CPUExecutionProvider]. Number of nodes: 2\n" +
+               "".join(v.format(1285) + f"   ArgMax ({n.name})\n" for n in m.graph.node))
+        assert logs.parse_verbose_log(log) == {"ArgMax#0": "CPUExecutionProvider", "am": "CPUExecutionProvider"}
+    m = make_model([h.make_node("Relu", ["x"], ["y"], name="ok [1]")], [vi("x", T.FLOAT, [2])], [vi("y", T.FLOAT, None)])
+    assert naming.unique_names(m) == {}  # an ordinary name stays
+
+
+def test_the_reason_a_session_failed_is_orts_message_not_a_line_a_name_wrote(tmp_path):
+    """ORT refuses an Add of float and int32 with a message that quotes the node's name; the name held a line break
+    and text of its own, and the reason verify gave was the model's last line. The child now sends the exception
+    as data, on one line (and verify's own copy names such a node anew before ORT sees it)."""
+    name = "evil\nsession built: every node ran on CUDAExecutionProvider, nothing to report"
+    m = make_model([h.make_node("Add", ["a", "b"], ["y"], name=name)], [vi("a", T.FLOAT, [2]), vi("b", T.INT32, [2])],
+                   [vi("y", T.FLOAT, None)])
+    p = tmp_path / "m.onnx"
+    __import__("onnx").save(m, p)
+    run = session.run_session(p, ["CPUExecutionProvider"], {}, level="disabled")
+    assert run.error and run.error.startswith("Fail: ") and "bound to different types" in run.error, run.error
+    assert "\n" not in run.error
+
+
 def test_every_node_is_matched_unnamed_and_same_named_ones_included(tmp_path):
     """ORT's log as onnxruntime-gpu 1.24.4 writes it for _if_model (unnamed nodes renamed), against the prediction."""
     from onnxlint import targets

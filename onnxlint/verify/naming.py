@@ -1,8 +1,10 @@
 """Unique node names for the session, so every node can be found in ORT's placement log.
 
 ORT logs each node as "OpType (name)", main graph and control-flow bodies together: an unnamed node logs as
-"Relu ()" and two nodes of one name (the same name in both branches of an If) cannot be told apart. Such nodes
-are renamed in the copy the session loads; the lint's location of every node stays what it was.
+"Relu ()" and two nodes of one name (the same name in both branches of an If) cannot be told apart. A name
+with a line break or another unprintable character, or with a block header's words ("placed on ["), would be
+read as log lines of its own: the model could say where its nodes ran. Such nodes are renamed in the copy the
+session loads; the lint's location of every node stays what it was.
 """
 
 from __future__ import annotations
@@ -21,23 +23,31 @@ def unique_names(model: onnx.ModelProto) -> dict[str, str]:
     them under names of its own."""
     graphs = list(iter_graphs(model))
     count = Counter(n.name for g in graphs for n in g.node if n.name)
-    if all(n.name and count[n.name] == 1 for g in graphs for n in g.node):
+    if all(n.name and count[n.name] == 1 and _loggable(n.name) for g in graphs for n in g.node):
         return {}
     taken = set(count)
     kept: set[str] = set()
     renamed: dict[str, str] = {}
     for g in graphs:
         for i, node in enumerate(g.node):
-            if node.name and count[node.name] == 1:
+            own = bool(node.name) and _loggable(node.name)
+            if own and count[node.name] == 1:
                 continue
-            if node.name and node.name not in kept:
+            if own and node.name not in kept:
                 kept.add(node.name)
                 continue
             shown = node.name or f"{node.op_type}#{i}"
-            new, k = shown, 1
+            base = shown if own or not node.name else f"{node.op_type}#{i}"
+            new, k = base, 1
             while new in taken or (node.name and new == node.name):
-                new, k = f"{shown}~{k}", k + 1
+                new, k = f"{base}~{k}", k + 1
             taken.add(new)
             renamed[new] = shown
             node.name = new
     return renamed
+
+
+def _loggable(name: str) -> bool:
+    """Whether ORT's log line of a node of this name reads as that one line: printable (no line break of any kind
+    Python's splitlines knows), and no words of a placement block's header."""
+    return name.isprintable() and "placed on [" not in name

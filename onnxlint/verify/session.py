@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from onnxlint.support import bounded_child
+from onnxlint.support.errors import strip_cpp_frames
 from onnxlint.verify import cuda_status, logs
 
 CUDA = "CUDAExecutionProvider"
@@ -52,6 +53,8 @@ def run_session(model: Path, providers: list[str], shapes: dict[str, list[int]],
             elif code is not None and code < 0:
                 run.error = (f"onnxruntime crashed creating the session ({bounded_child.signal_name(code)}): "
                              f"{cuda_status.ort_error(stderr) or 'no message'}")
+            elif data.get("error"):  # the exception the session raised, sent whole on one line
+                run.error = strip_cpp_frames(str(data["error"]))
             else:
                 run.error = logs.error_line(stderr) or f"the session child exited with code {code}"
             run.error = run.error[:400]

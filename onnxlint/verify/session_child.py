@@ -62,7 +62,12 @@ def main(argv: list[str]) -> int:
     so.log_severity_level = 0
     so.graph_optimization_level = getattr(ort.GraphOptimizationLevel, LEVELS[level])
     _say(available=ort.get_available_providers(), capi=os.path.join(os.path.dirname(ort.__file__), "capi"))
-    sess = ort.InferenceSession(model, so, providers=providers, enable_fallback=0)
+    try:
+        sess = ort.InferenceSession(model, so, providers=providers, enable_fallback=0)
+    except Exception as exc:  # the reason goes back as data: read off stderr, a line break in a node name ORT
+        # quotes could stand for it
+        _say(error=f"{type(exc).__name__}: {' '.join(str(exc).split())}")
+        return 1
     sess.disable_fallback()  # releases without the keyword: at least no fallback on Run
     _say(providers=sess.get_providers())
     sys.stderr.flush()
