@@ -37,9 +37,10 @@ def words(name: str, value: str) -> list[str]:
 
 
 def _names_output(arg: str) -> bool:
-    """-o, -oFILE, --output, --output=FILE or a prefix argparse would take for it (--out)."""
-    if arg.startswith("-o") or arg == "-":
-        return arg.startswith("-o")
+    """-o, -oFILE, --output, --output=FILE, a prefix argparse would take for it (--out), or -o at the end of a
+    cluster of short flags (-qo FILE, -qoFILE: argparse reads -q, then -o)."""
+    if arg.startswith("-") and not arg.startswith("--"):
+        return "o" in arg[1:].split("=", 1)[0]  # whatever letters come first: no short option but -o takes a value
     name = arg.split("=", 1)[0]
     return len(name) > 2 and name.startswith("--") and "--output".startswith(name)
 

@@ -196,22 +196,25 @@ def test_a_quoted_path_with_blanks_is_one_path(tmp_path):
 
 
 @pytest.mark.once
-@pytest.mark.parametrize("how", ["link", "outside", "absolute", "folder-link", "args"])
+@pytest.mark.parametrize("how", ["link", "outside", "absolute", "folder-link", "args", "args-cluster", "args-cluster-split"])
 def test_the_action_never_writes_outside_the_workspace_or_through_a_link(tmp_path, how):
     ws = _workspace(tmp_path)
     outside = tmp_path / "outside"
     outside.mkdir()
     sarif = {"link": "onnxlint.sarif", "outside": "../outside/x.sarif", "absolute": str(outside / "x.sarif"),
-             "folder-link": "reports/x.sarif", "args": "onnxlint.sarif"}[how]
+             "folder-link": "reports/x.sarif"}.get(how, "onnxlint.sarif")
     if how == "link":
         os.symlink(outside / "stolen.sarif", ws / "onnxlint.sarif")
     if how == "folder-link":
         os.symlink(outside, ws / "reports")
-    args = f"--out={outside / 'x.sarif'}" if how == "args" else ""  # argparse would take --out for --output
+    # argparse would take --out for --output, and -qo FILE (or -qoFILE) for -q -o FILE: the annotations run, to which
+    # the step adds no -o, wrote its lines outside the workspace
+    args = {"args": f"--out={outside / 'x.sarif'}", "args-cluster": f"-qo{outside / 'x.txt'}",
+            "args-cluster-split": f"-qo {outside / 'x.txt'}"}.get(how, "")
     runs, outputs = run_action(tmp_path, ws, paths="models/", **{"sarif-file": sarif, "args": args})
     assert list(outside.iterdir()) == [], list(outside.iterdir())
     assert runs[0].returncode == 2 and "exit-code" not in outputs
-    said = "input args: -o/--output is not allowed" if how == "args" else "input sarif-file"
+    said = "input args: -o/--output is not allowed" if how.startswith("args") else "input sarif-file"
     assert runs[0].stderr.count("\n") == 1 and f"onnxlint action: error: {said}" in runs[0].stderr, runs[0].stderr
 
 
