@@ -368,6 +368,11 @@ def _baseline(path: Path, report: Report, files: list[Path], update: bool, stopp
 
     if stopped is None and (update or not path.exists()):
         write_guard.check_target(path, files, "--baseline", "the baseline")
+        if path.is_dir():
+            raise UsageError(f"--baseline {path}: is a folder; give a file for the baseline")
+        write_guard.check_report_folder(path, "--baseline")
+        if not path.parent.is_dir():
+            raise UsageError(f"--baseline {path}: folder {path.parent} does not exist")
         n = baseline.write(path, report)
         print(f"onnxlint: baseline {esc(str(path))}: recorded {n} finding(s); later runs fail only on "
               "new ones", file=sys.stderr)

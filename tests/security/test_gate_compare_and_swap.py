@@ -174,6 +174,29 @@ def test_update_baseline_never_writes_through_a_planted_temporary_name(tmp_path,
     assert sorted(p.name for p in repo.iterdir() if p.name.endswith(".tmp") and not p.is_symlink()) == []
 
 
+@pytest.mark.parametrize("where", ["a folder", "a missing folder", "a linked folder"])
+def test_update_baseline_to_a_folder_or_into_a_missing_or_linked_one_is_one_line(tmp_path, where):
+    """--update-baseline onto a folder, or into a folder that does not exist, was "internal error (IsADirectoryError
+    ...); please report it"; into a committed linked folder it wrote outside. One line, exit 2, as for -o."""
+    from bounded import onnxlint
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    onnx.save(_dropout(), repo / "m.onnx")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    name = {"a folder": "bdir", "a missing folder": "nope/b.json", "a linked folder": "reports/b.json"}[where]
+    if where == "a folder":
+        (repo / "bdir").mkdir()
+    if where == "a linked folder":
+        os.symlink(outside, repo / "reports")
+    run = onnxlint("--no-cache", "--baseline", name, "--update-baseline", "--", "m.onnx", cwd=repo)
+    said = {"a folder": "is a folder", "a missing folder": "folder nope does not exist",
+            "a linked folder": "is a symbolic link"}[where]
+    assert run.returncode == 2 and run.stderr.count("\n") == 1 and said in run.stderr, run.stderr
+    assert "internal error" not in run.stderr and list(outside.iterdir()) == []
+
+
 REPORTS = [("lint", ("--no-cache", "--format", "sarif"), 1, '"version": "2.1.0"'),
            ("placement", ("placement", "--format", "json"), 0, '"summary"')]
 
