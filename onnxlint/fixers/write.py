@@ -51,9 +51,11 @@ def changed_since(path: Path, version: ReadVersion) -> str | None:
 
 
 def _new_data_name(dest: Path) -> str:
+    """A name beside dest that nothing holds, not even a link leading nowhere (open's O_EXCL refuses one: the fix
+    was not written, and its note named the model, "File exists")."""
     name = f"{dest.name}.data"
     n = 1
-    while (dest.parent / name).exists():
+    while os.path.lexists(dest.parent / name):
         name = f"{dest.name}.{n}.data"
         n += 1
     return name

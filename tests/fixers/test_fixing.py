@@ -97,6 +97,24 @@ def test_external_data_model_fixed_into_another_folder_gets_its_own_data(tmp_pat
     np.testing.assert_array_equal(_outputs(out / "fixed.onnx"), expected)
 
 
+def test_external_data_is_copied_beside_a_link_planted_at_its_name(tmp_path, cli):
+    """A link leading nowhere at the new data file's name (`out/fixed.onnx.data`, planted by a repository): the
+    copy's O_EXCL open refused it, nothing was written and the note said "fix not written to out/fixed.onnx: File
+    exists". The next free name is taken now; the link is left as it was."""
+    p = _external_dropout_model(tmp_path / "src")
+    out = tmp_path / "out"
+    out.mkdir()
+    os.symlink(tmp_path / "nowhere" / "w.bin", out / "fixed.onnx.data")
+    rc, text, _ = cli(p, "--fix", "-o", out / "fixed.onnx")
+    assert "wrote" in text, text
+    assert sorted(os.listdir(out)) == ["fixed.onnx", "fixed.onnx.1.data", "fixed.onnx.data"]
+    assert os.readlink(out / "fixed.onnx.data") == str(tmp_path / "nowhere" / "w.bin")
+    assert not (tmp_path / "nowhere").exists()
+    fixed = onnx.load(out / "fixed.onnx", load_external_data=False)
+    assert {e.value for t in fixed.graph.initializer for e in t.external_data if e.key == "location"} == {"fixed.onnx.1.data"}
+    _outputs(out / "fixed.onnx")  # loads and runs
+
+
 def test_external_data_fix_failure_removes_the_new_data_file(tmp_path, cli, monkeypatch):
     p = _external_dropout_model(tmp_path / "src")
     out = tmp_path / "elsewhere"
