@@ -157,10 +157,10 @@ def _unlinked(cache_dir: str | os.PathLike, path: str | os.PathLike) -> bool:
     """Whether path lies in cache_dir with no symbolic link from there down, itself included. A repository can
     commit links where the cache's own folders are (`v1/eb`, `v1/runs`: git ignores them, and a checkout puts
     the links in their place): an entry written or read through one would be outside the cache."""
-    rel = os.path.relpath(os.path.abspath(path), os.path.abspath(cache_dir))
+    at = os.path.abspath(cache_dir)
+    rel = os.path.relpath(os.path.abspath(path), at)
     if rel == os.curdir or rel.split(os.sep, 1)[0] == os.pardir:
         return False
-    at = os.path.abspath(cache_dir)
     for part in rel.split(os.sep):
         at = os.path.join(at, part)
         if os.path.islink(at):

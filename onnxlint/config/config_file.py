@@ -280,8 +280,7 @@ def _check_inside(path: Path, root: Path | None) -> None:
 
 
 def _inside(path: Path | str, root: Path) -> bool:
-    real = Path(os.path.realpath(path))
-    return real == root or root in real.parents
+    return worktree.inside(os.path.realpath(path), os.fspath(root))
 
 
 def _check_rules_inside(cfg: Config, root: Path) -> None:

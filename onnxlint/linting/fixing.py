@@ -279,18 +279,11 @@ def _leads_out(dest: Path) -> str | None:
     if root is None:
         return None
     real, real_root = os.path.realpath(named), os.path.realpath(root)
-    if not _within(real, real_root):
+    if not worktree.inside(real, real_root):
         return f"{real}, outside the repository ({root})"
-    if _within(real, os.path.join(real_root, ".git")):
+    if worktree.inside(real, os.path.join(real_root, ".git")):
         return f"{real}, inside the repository's .git folder"
     return None
-
-
-def _within(path: str, folder: str) -> bool:
-    try:
-        return os.path.commonpath([path, folder]) == folder
-    except ValueError:  # another drive (Windows)
-        return False
 
 
 def _write(model: onnx.ModelProto, done: _Attempt, path: Path, dest: Path, external: bool, res: FileReport,

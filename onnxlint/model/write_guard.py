@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Iterable
 
+from onnxlint.support import worktree
 from onnxlint.support.errors import UsageError
 
 
@@ -37,7 +38,8 @@ def check_target(dest: Path, inputs: Iterable[Path], option: str, replaced_by: s
     for model in inputs:
         if os.path.realpath(model) == real:
             raise UsageError(f"{option} {dest}: is the model {model}, being read; {replaced_by} would overwrite it")
-        if _inside(real, os.path.realpath(Path(model).parent)) and real in _external_files(model):
+        # only in the model's folder or below can its external data be (loading.external)
+        if worktree.inside(real, os.path.realpath(Path(model).parent)) and real in _external_files(model):
             raise UsageError(f"{option} {dest}: is the external data file of {model}; {replaced_by} would destroy its "
                              "weights")
 
@@ -80,13 +82,6 @@ def _umask() -> int:
     os.umask(mask)
     return mask
 
-
-def _inside(path: str, folder: str) -> bool:
-    """Whether path lies in folder or below: only there can a model's external data be (loading.external)."""
-    try:
-        return os.path.commonpath([path, folder]) == folder
-    except ValueError:
-        return False
 
 
 _SEEN: dict[tuple[str, int, int], set[str]] = {}

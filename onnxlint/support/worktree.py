@@ -27,3 +27,12 @@ def root(folder: str, memo: dict[str, str | None]) -> str | None:
     for w in walked:
         memo[w] = found
     return found
+
+
+def inside(path: str, folder: str) -> bool:
+    """Whether path is folder or lies below it (both absolute, and alike: both real paths, or both as given); a
+    path on another drive (Windows) is outside."""
+    try:
+        return os.path.commonpath([path, folder]) == folder
+    except ValueError:
+        return False
