@@ -9,6 +9,7 @@ allocate or spin. Each run is bounded (tests/security/bounded.py): a regression 
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import time
 
@@ -332,3 +333,72 @@ def test_where_there_is_no_fork_no_limit_is_put_on_the_process(monkeypatch):
     assert native.bounded(work, 1 << 20, 1) is work
     assert native.run_in_child("work", native.bounded(work, 1 << 20, 1), 1 << 20) == b"done"
     assert (resource.getrlimit(resource.RLIMIT_AS), resource.getrlimit(resource.RLIMIT_CPU)) == before
+
+
+def _einsum(equation: str, ranks: tuple[int, int] = (2, 2), through_function: bool = False) -> onnx.ModelProto:
+    """An Einsum of a [3, 4, ...] and a [4, 5, ...] input; through_function: inside a local function that takes
+    the equation from its call's attribute `eq`."""
+    a, b = [3, 4, 2, 2][:ranks[0]], [4, 5, 2, 2][:ranks[1]]
+    opsets = [h.make_opsetid("", 17)]
+    if through_function:
+        body = h.make_node("Einsum", ["x", "w"], ["z"])
+        body.attribute.append(onnx.AttributeProto(name="equation", ref_attr_name="eq", type=onnx.AttributeProto.STRING))
+        functions = [h.make_function("local", "F", ["x", "w"], ["z"], [body], opsets, attributes=["eq"])]
+        node = h.make_node("F", ["a", "b"], ["y"], domain="local", name="call", eq=equation)
+        opsets = [*opsets, h.make_opsetid("local", 1)]
+    else:
+        functions, node = [], h.make_node("Einsum", ["a", "b"], ["y"], name="ein", equation=equation)
+    g = h.make_graph([node], "g", [V("a", T.FLOAT, a), V("b", T.FLOAT, b)], [V("y", T.FLOAT, None)])
+    return h.make_model(g, opset_imports=opsets, functions=functions, ir_version=8)
+
+
+ENDLESS = [("i_j,jk->ik", (2, 2), False), ("......,...->...", (3, 3), False), ("i1j,jk->ik", (2, 2), True)]
+
+
+def test_an_equation_onnx_never_ends_on_is_not_given_to_it(tmp_path):
+    """onnx 1.23's Einsum inference loops for ever on an input term holding a character that is neither a letter
+    nor the term's one '...' (onnx 1.21 steps on): each such model of a few hundred bytes cost the native call's
+    60 s of CPU, a folder of them a minute a model. Screened before the call (loading/endless.py), in every call
+    that infers: OLX008 names the node or the attribute at once."""
+    folder = tmp_path / "m"
+    folder.mkdir()
+    for k, (equation, ranks, through) in enumerate(ENDLESS):
+        onnx.save(_einsum(equation, ranks, through), folder / f"m{k}.onnx")
+    try:
+        run = onnxlint("m", "--no-cache", "--no-progress", "--target", "ort-cuda", "--target", "tensorrt", cwd=tmp_path,
+                       timeout=40)
+    except subprocess.TimeoutExpired:
+        pytest.fail("three Einsum models onnx's inference loops on ran past 40 s")
+    assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr
+    said = sorted(line for line in run.stdout.splitlines() if "OLX008" in line)
+    assert len(said) == 3, run.stdout
+    assert "m0.onnx: warning: OLX008 onnx's shape inference not run: Einsum node 'ein': the equation's input term " \
+           "'i_j' holds '_', neither a letter nor the term's '...'" in said[0]
+    assert "input term '......' holds '.'" in said[1]
+    assert "attribute 'eq' of 'call', a local function's Einsum equation: the equation's input term 'i1j'" in said[2]
+    assert all("onnx 1.23's shape inference never ends on such a term" in line for line in said)
+
+
+@pytest.mark.parametrize("equation, ranks, through", [
+    ("ij,jk->ik", (2, 2), False), ("ij , jk -> ik", (2, 2), False), ("...ij,...jk->...ik", (3, 3), False),
+    ("ij...,jk...", (3, 3), False), ("IJ,JK->IK", (2, 2), True), ("ij,jk->i.k", (2, 2), False), ("ij,jk", (2, 2), True),
+])
+def test_every_equation_the_spec_allows_is_still_inferred(equation, ranks, through):
+    """Letters, spaces, one '...' a term and anything on the right of '->' (onnx 1.23 steps over it there) pass
+    the screen, and onnx's inference gives the output its shape."""
+    from onnxlint.model.loading import endless
+
+    model = _einsum(equation, ranks, through)
+    assert endless.screen(model.SerializeToString()) is None
+    if not through:
+        out = onnx.shape_inference.infer_shapes(model, strict_mode=True).graph.output[0]
+        assert [d.dim_value for d in out.type.tensor_type.shape.dim][-2:] == [3, 5] or "..." in equation
+
+
+@pytest.mark.parametrize("equation, ranks, through", ENDLESS)
+def test_the_screen_names_what_onnx_would_loop_on(equation, ranks, through):
+    from onnxlint.model.loading import endless
+
+    why = endless.screen(_einsum(equation, ranks, through).SerializeToString())
+    assert why is not None and ("'call'" if through else "Einsum node 'ein'") in why
+    assert endless.screen(_benign().SerializeToString()) is None  # no Einsum: not parsed, nothing to say

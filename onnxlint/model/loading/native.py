@@ -32,6 +32,8 @@ import struct
 import sys
 from typing import Any, Callable, Iterator
 
+from onnxlint.model.loading import endless
+
 FORK_BYTES = 16 << 20  # above this a call forks a child that already holds the input
 # far past what a call within the callers' budget takes (benchmarks/README.md, "Native calls' limits")
 CALL_CPU_SECONDS = 60
@@ -46,6 +48,9 @@ WHAT = {_INFER: "onnx's shape inference", _CHECK_BYTES: "onnx's checker", _CHECK
         _INFER_FALLBACK: "onnx's shape inference", _INFER_NODE: "onnx's shape inference",
         _FUNCTION_BODY: "onnx's function builder", _INLINE_INFER: "onnx's function inliner",
         _CONVERT: "onnx's version converter"}
+# the calls that run onnx's shape inference (the version converter and the inliner's caller too): screened by
+# endless.screen for inputs on which it never returns
+_INFERRING = frozenset((_INFER, _INFER_FALLBACK, _INFER_NODE, _INLINE_INFER, _CONVERT))
 _ERROR = struct.Struct("<QQ")  # an exception inside a fallback answer: its class name's length, its text's
 
 
@@ -433,11 +438,13 @@ def _warm() -> None:
 
 
 def _call(kind: int, flags: int, payload: bytes) -> bytes:
-    if not _ENABLED:
-        return _run(kind, flags, payload)
     if _MODEL:
         raise NativeLimit(f"{WHAT[kind]} not run: {_MODEL[0]}")
     try:
+        if kind in _INFERRING and (why := endless.screen(payload)):
+            raise NativeLimit(f"{WHAT[kind]} not run: {why}")
+        if not _ENABLED:  # in-process: a call past its limit has none to meet
+            return _run(kind, flags, payload)
         return _call_in_child(kind, flags, payload)
     except NativeLimit as exc:
         if _MODEL is not None:
