@@ -76,3 +76,32 @@ def test_pyproject_config_is_read_by_the_installed_command(tmp_path, examples_di
                        capture_output=True, text=True, cwd=tmp_path, timeout=300)
     assert p.returncode == 1, p.stderr
     assert [f["code"] for f in json.loads(p.stdout)] == ["OLX010"]
+
+
+def _argmax_int32(path):
+    """A model whose one finding is a warning (OLX200: ArgMax of int32 has no CUDA kernel)."""
+    import onnx
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    onnx.save(make_model([h.make_node("ArgMax", ["x"], ["y"], name="am", axis=1)], [vi("x", T.INT32, [2, 4])],
+                         [vi("y", T.INT64, [2, 1])]), path)
+
+
+def test_each_models_fail_on_is_its_own_configs(tmp_path, cli, monkeypatch):
+    """The exit code judged every model by the first model's config: a folder's `fail-on: error`, sorting first,
+    let a warning anywhere else pass the gate, and a default config sorting first cancelled the root's."""
+    monkeypatch.chdir(tmp_path)
+    _argmax_int32(tmp_path / "models" / "w.onnx")
+    _argmax_int32(tmp_path / "aaa" / "a.onnx")
+    (tmp_path / "aaa" / ".onnxlint.yaml").write_text("fail-on: error\n")
+    rc, out, err = cli("--no-cache", ".")
+    assert out.count("OLX200") == 2 and rc == 1, (out, err)  # models/w.onnx fails on its warning
+    rc, out, _ = cli("--no-cache", "aaa")
+    assert out.count("OLX200") == 1 and rc == 0  # aaa's own warning is below its fail-on
+    (tmp_path / "models" / ".onnxlint.yaml").write_text("fail-on: error\n")
+    from onnxlint.config import config_file
+
+    config_file.find_for.cache_clear()  # a process finds a folder's config once
+    assert cli("--no-cache", ".")[0] == 0
+    rc = cli("--no-cache", "--fail-on", "warning", ".")[0]
+    assert rc == 1  # the command line's fail-on is every config's

@@ -21,7 +21,6 @@ from onnxlint.formats.escape import text as esc
 from onnxlint.linting import linter
 from onnxlint.linting.report import Report
 from onnxlint.model import paths, write_guard
-from onnxlint.rules.severity import SEVERITY_RANK
 from onnxlint.support.errors import UsageError, did_you_mean
 from onnxlint.support.interrupt import signal_name
 
@@ -351,6 +350,10 @@ def _complete(report: Report, request: LintRequest, settings: Settings, first: S
         listed = rules.read if rules.read is not None and first.rule_dirs == settings.rule_dirs else ruleset_of(first, request.cache_dir)
         report.rules = [r for r in listed.rules if first.selected(r.id, r.default)]
     report.fail_on = first.fail_on
+    for res in report.files:
+        own = settings_for(Path(res.filename)).fail_on
+        if own != first.fail_on:
+            report.fail_on_by_file[res.filename] = own
     report.releases = "; ".join(sorted({_releases(s) for s in settings_for.by_config.values()} or {_releases(first)}))
     if request.format in ("json", "github"):  # each finding (annotation) names the tables its target was checked against
         by_settings: dict[int, dict[str, str]] = {}
@@ -425,7 +428,7 @@ def _exit_code(report: Report, stopped: Any, n_files: int, exit_zero: bool = Fal
         return int(stopped.exit_code)
     if report.errors or any(res.write_refused for res in report.files):
         return 2
-    return 1 if report.worst() >= SEVERITY_RANK[report.fail_on] and not exit_zero else 0
+    return 1 if report.fails() and not exit_zero else 0
 
 
 def _releases(s: Settings) -> str:

@@ -89,7 +89,9 @@ FileResult = FileReport  # the name before 0.2
 class Report:
     files: list[FileReport] = field(default_factory=list)
     rules: list[Any] = field(default_factory=list)  # Rule objects that ran
-    fail_on: str = "warning"
+    fail_on: str = "warning"  # the run's (the first model's config, or --fail-on)
+    # per model file: the fail-on of the config nearest to it, where it differs from the run's
+    fail_on_by_file: dict[str, str] = field(default_factory=dict)
     releases: str = ""  # the runtime releases checked (`ORT 1.31.1, TensorRT 10.1+rtx1.4`), for the summary
     # per model file: target -> the tables its findings were checked against (JSON's `checked_against`)
     checked: dict[str, dict[str, str]] = field(default_factory=dict)
@@ -108,3 +110,12 @@ class Report:
 
     def worst(self) -> int:
         return max((SEVERITY_RANK[f.severity] for f in self.active), default=-1)
+
+    def fails(self) -> bool:
+        """Whether a finding shown is at or above the fail-on of its own model's config: a config in one folder
+        judges the models it applies to, never the run's other models."""
+        for r in self.files:
+            bar = SEVERITY_RANK[self.fail_on_by_file.get(r.filename, self.fail_on)]
+            if any(SEVERITY_RANK[f.severity] >= bar for f in r.findings if not f.suppressed and not f.fixed):
+                return True
+        return False
