@@ -42,18 +42,24 @@ def expand_paths(args: list[str], walk: Walk | None = None) -> list[Path]:
         st = _stat_arg(arg)
         hits: list[Path] = []
         left_out: list[str] = []
+        # a pattern is expanded even where a file of that very name exists (which is linted too): a committed
+        # `models/*.onnx` must not stand in for every model the pattern names
+        pattern = any(ch in arg for ch in "*?[")
         if st is not None and stat.S_ISDIR(st.st_mode):
             hits = _walk_onnx(p, walk, left_out)
-            if not hits:
+            if not hits and not pattern:
                 why = f": {_left_out(left_out)}" if left_out else ""
                 raise InputError(arg, f"no .onnx files found under this directory{why}")
             found.extend(hits)
         elif st is not None:
             if walk.excluded_named(os.path.abspath(arg)) is None:
                 found.append(p)  # a FIFO, device or socket is refused by load(), per file, before any open()
-        elif any(ch in arg for ch in "*?["):
+        if pattern:
+            hits, left_out = [], []
             matched = _glob(arg)
             if not matched:
+                if st is not None:
+                    continue
                 raise InputError(arg, "no file matches this pattern")
             root = _glob_root(arg)
             for h in matched:
@@ -62,10 +68,10 @@ def expand_paths(args: list[str], walk: Walk | None = None) -> list[Path]:
                     left_out.append(f"model: {why_not}")
                 else:
                     hits.append(h)
-            if not hits:
+            if not hits and st is None:
                 raise InputError(arg, f"every match of this pattern is excluded: {_left_out(left_out)}")
             found.extend(hits)
-        else:
+        elif st is None:
             raise InputError(arg, "no such file or directory")
     unique, seen = [], set()
     cwd = os.getcwd()  # os.path.abspath would ask the OS for it once per file

@@ -92,6 +92,30 @@ def test_globs_are_expanded_by_onnxlint_with_recursion(tmp_path, cli, monkeypatc
     _nothing_injected(tmp_path)
 
 
+def test_a_file_named_like_the_pattern_does_not_stand_in_for_its_matches(tmp_path, cli, monkeypatch):
+    """A committed clean model named `models/*.onnx` (or a folder `exports/**`) made the pattern a plain path:
+    only the decoy was linted and every real model passed unseen. The pattern is expanded, the decoy linted too."""
+    monkeypatch.chdir(tmp_path)
+    for rel in ("models/bad.onnx", "exports/deep/bad.onnx"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        onnx.save(_dropout(), tmp_path / rel)
+    clean = onnx.helper.make_model(onnx.helper.make_graph(
+        [onnx.helper.make_node("Relu", ["x"], ["y"])], "g", [onnx.helper.make_tensor_value_info("x", 1, [1])],
+        [onnx.helper.make_tensor_value_info("y", 1, [1])]), opset_imports=[onnx.helper.make_opsetid("", 17)])
+    clean.ir_version = 8
+    onnx.save(clean, tmp_path / "models" / "*.onnx")
+    (tmp_path / "exports" / "**").mkdir()
+    onnx.save(clean, tmp_path / "exports" / "**" / "*.onnx")
+    rc, out, err = cli("--no-cache", "--format", "json", "--", "models/*.onnx", "exports/**/*.onnx")
+    assert rc == 1 and {f["filename"] for f in json.loads(out) if f["code"] == "OLX010"} == {
+        "models/bad.onnx", "exports/deep/bad.onnx"}, out + err
+    rc, out, err = cli("--no-cache", "--", "models/*.onnx", "exports/**/*.onnx", "models/[b]ad.onnx")
+    assert "in 4 files" in out, out  # the decoys too, each once; `[b]` is a class: bad.onnx, named again
+    (tmp_path / "only[1].onnx").write_bytes((tmp_path / "models" / "bad.onnx").read_bytes())
+    rc, out, err = cli("--no-cache", "--", "only[1].onnx")  # a file of that name, matching nothing as a pattern
+    assert rc == 1 and "only[1].onnx:d: error: OLX010" in out, out + err
+
+
 # ----------------------------------------------------------------------------- pre-commit
 # (these and the Action's: `once`, the hook and action.yml bring the same code as the CLI tests above)
 
