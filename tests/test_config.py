@@ -105,3 +105,20 @@ def test_each_models_fail_on_is_its_own_configs(tmp_path, cli, monkeypatch):
     assert cli("--no-cache", ".")[0] == 0
     rc = cli("--no-cache", "--fail-on", "warning", ".")[0]
     assert rc == 1  # the command line's fail-on is every config's
+
+
+def test_an_empty_code_is_refused_not_a_prefix_of_every_rule(tmp_path, cli, monkeypatch):
+    """`ignore = ["OLX013", ""]` passed the unknown-code check (blank entries were skipped) and, "" being a prefix
+    of every code, silenced every rule: 0 findings, exit 0. Refused now, in each list of codes."""
+    monkeypatch.chdir(tmp_path)
+    _argmax_int32(tmp_path / "m.onnx")
+    from onnxlint.config import config_file
+
+    for body in ('ignore = ["OLX013", ""]', 'extend-select = [" "]', '[tool.onnxlint.per-file-ignores]\n"*" = [""]'):
+        (tmp_path / "pyproject.toml").write_text(f"[tool.onnxlint]\n{body}\n")
+        config_file.find_for.cache_clear()
+        rc, out, err = cli("--no-cache", "m.onnx")
+        assert rc == 2 and "holds an empty entry" in err and not out, (body, out, err)
+    from onnxlint.rules.codes import matches
+
+    assert not matches("OLX200", [""]) and matches("OLX200", ["", "OLX2"])

@@ -83,6 +83,8 @@ def _codes(value, where: str) -> list[str]:
         value = [v.strip() for v in value.split(",") if v.strip()]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise RuleError(f"{where}: expected a list of rule codes or prefixes, got {_show(value)}")
+    if not all(v.strip() for v in value):  # "" is a prefix of every code: `ignore = ["OLX013", ""]` ignored all
+        raise RuleError(f"{where}: holds an empty entry (as a code prefix it would name every rule), got {_show(value)}")
     return value
 
 

@@ -21,7 +21,8 @@ def split_codes(values: Iterable[str] | str | None) -> list[str]:
 
 
 def matches(code: str, prefixes: Iterable[str]) -> bool:
-    return any(code.startswith(p) for p in prefixes)
+    """Whether code starts with one of prefixes; an empty one names nothing (config files refuse it)."""
+    return any(p and code.startswith(p) for p in prefixes)
 
 
 # the list stops at a bracket either way: `[^\]]*` let each of n unclosed `onnxlint: ignore[` in a doc_string scan
