@@ -74,6 +74,14 @@ def test_a_repository_scan_leaves_out_ignored_hidden_and_venv_folders(repo: Path
     assert linted(onnxlint(repo, "**/*.onnx", "--format", "json")) == OWN
 
 
+def test_a_model_named_like_onnxlints_temporary_files_is_still_walked(tmp_path: Path) -> None:
+    """A walk left out every name starting `.onnxlint-`, silently: a committed `.onnxlint-prod.onnx` passed a folder
+    run unseen. Only the exact names mkstemp gives the numeric check's and verify's copies are left out."""
+    for name in (".onnxlint-prod.onnx", ".onnxlint-check.onnx", ".onnxlint-check.abcd1234.onnx"):
+        _model(tmp_path / "m" / name)
+    assert linted(onnxlint(tmp_path, "m", "--format", "json")) == ["m/.onnxlint-check.onnx", "m/.onnxlint-prod.onnx"]
+
+
 def test_gitignore_can_be_turned_off_and_a_named_file_is_always_linted(repo: Path) -> None:
     got = linted(onnxlint(repo, ".", "--no-respect-gitignore", "--format", "json"))
     assert got == sorted([*OWN, "build/out.onnx", "models/sub/draft.onnx"])

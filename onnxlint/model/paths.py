@@ -170,7 +170,7 @@ def _walk_onnx(root: Path, walk: Walk, left_out: list[str]) -> list[Path]:
                     stack.append((e.path, full))
                 else:
                     left_out.append(f"folder: {why}")
-            elif e.name.endswith(".onnx") and not e.name.startswith(".onnxlint-"):  # not our own temporary files
+            elif e.name.endswith(".onnx") and not _OWN_TEMPORARY.fullmatch(e.name):
                 try:
                     if e.is_symlink() and e.is_dir():
                         continue  # a symlink to a folder: not followed
@@ -187,6 +187,9 @@ def _walk_onnx(root: Path, walk: Walk, left_out: list[str]) -> list[Path]:
 
 
 _MAGIC = re.compile(r"[*?[]")
+# the names tempfile.mkstemp gives the numeric check's and verify's copies (prefix, 8 of its characters, suffix):
+# those alone are left out of a walk, not every model whose name starts like them
+_OWN_TEMPORARY = re.compile(r"\.onnxlint-(?:check\.|verify\.|verify-)[a-z0-9_]{8}\.onnx")
 
 
 def _glob(pattern: str) -> list[Path]:
