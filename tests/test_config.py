@@ -122,3 +122,20 @@ def test_an_empty_code_is_refused_not_a_prefix_of_every_rule(tmp_path, cli, monk
     from onnxlint.rules.codes import matches
 
     assert not matches("OLX200", [""]) and matches("OLX200", ["", "OLX2"])
+
+
+def test_a_folder_with_both_config_files_is_an_error_naming_them(tmp_path, cli, monkeypatch):
+    """A hidden `.onnxlint.yaml` replaced the team's `[tool.onnxlint]` beside it unseen (`fail-on: error` beside
+    `fail-on = "warning"` let a warning pass); a pyproject.toml without the section is no conflict."""
+    monkeypatch.chdir(tmp_path)
+    _argmax_int32(tmp_path / "m.onnx")
+    from onnxlint.config import config_file
+
+    (tmp_path / ".onnxlint.yaml").write_text("fail-on: error\n")
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n')
+    config_file.find_for.cache_clear()
+    assert cli("--no-cache", "m.onnx")[0] == 0
+    (tmp_path / "pyproject.toml").write_text('[tool.onnxlint]\nfail-on = "warning"\n')
+    config_file.find_for.cache_clear()
+    rc, out, err = cli("--no-cache", "m.onnx")
+    assert rc == 2 and not out and ".onnxlint.yaml: a [tool.onnxlint] in pyproject.toml beside it" in err, err

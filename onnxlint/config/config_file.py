@@ -272,12 +272,12 @@ def _check_owner(path: Path) -> None:
                         "not applied: pass it with --config to use it, or remove it")
 
 
-def _check_inside(path: Path, root: Path | None) -> None:
+def _check_inside(path: Path, root: Path | None, where: str = "the repository") -> None:
     """A config file found in a repository must be in it: a symbolic link leading out of it (to a token file, a
-    .netrc) is never read, since its error would quote what it holds into a CI log."""
+    .netrc) is never read, since its error would quote what it holds into a CI log. where: what root is."""
     real = Path(os.path.realpath(path))
     if root is not None and root not in real.parents:
-        raise RuleError(f"{path}: a symbolic link to a file outside the repository ({root}); not read: pass the "
+        raise RuleError(f"{path}: a symbolic link to a file outside {where} ({root}); not read: pass the "
                         "file with --config to use it, or remove the link")
 
 
@@ -285,20 +285,20 @@ def _inside(path: Path | str, root: Path) -> bool:
     return worktree.inside(os.path.realpath(path), os.fspath(root))
 
 
-def _check_rules_inside(cfg: Config, root: Path) -> None:
+def _check_rules_inside(cfg: Config, root: Path, where: str = "the repository") -> None:
     """A config file found in a repository names rules in it: a rules path, or a rule file in a rules folder (a
     link), that leads out of it is never read. Its error would quote what the file holds into a CI log, and
-    `rules = "/"` would walk the whole file system."""
+    `rules = "/"` would walk the whole file system. where: what root is."""
     from onnxlint.model.paths import rule_files
 
     for r in cfg.rules:
         if not _inside(r, root):
-            raise RuleError(f"{cfg.path}: rules {os.fspath(r)!r} lead outside the repository ({root}); not read: pass "
+            raise RuleError(f"{cfg.path}: rules {os.fspath(r)!r} lead outside {where} ({root}); not read: pass "
                             "them with --rules to use them")
         if os.path.isdir(r):
             for f in rule_files(r):
                 if not _inside(f, root):
-                    raise RuleError(f"{f}: a symbolic link to a file outside the repository ({root}); not read: "
+                    raise RuleError(f"{f}: a symbolic link to a file outside {where} ({root}); not read: "
                                     "pass the folder with --rules to use it, or remove the link")
 
 
@@ -341,28 +341,42 @@ def _find_for(d: Path, above_repo: bool) -> Config:
     return found
 
 
+def _no_repository_bound(cand: Path) -> tuple[Path, str]:
+    """What bounds a config file found where there is no repository at all (a checkout without .git: a source
+    archive, a CI checkout made without git): the working folder, where the file lies in it (the run is
+    started in the checkout), else the file's own folder."""
+    cwd = Path(_realpath(os.getcwd()))
+    if cand == cwd or cwd in cand.parents:
+        return cwd, "the working folder, with no repository around it"
+    return cand, "the folder that holds it, with no repository around it"
+
+
 def _config_in(cand: Path, trusted: bool, root: Path | None) -> Config | None:
     """The config file in folder cand, None when it has none."""
+    bound, where = (root, "the repository") if trusted else _no_repository_bound(cand) if root is None else (None, "")
     y = cand / ".onnxlint.yaml"
     found = None
     if y.is_file():
         if not trusted:
             _check_owner(y)
-        else:
-            _check_inside(y, root)
+        _check_inside(y, bound, where)
         found = load_file(y)
+        t = cand / "pyproject.toml"
+        if t.is_file():  # the hidden file would win unseen over the team's settings beside it
+            _check_inside(t, bound, where)
+            if _toml_section(t) is not None:
+                raise RuleError(f"{y}: a [tool.onnxlint] in {t.name} beside it holds settings too; keep one of them")
     else:
         t = cand / "pyproject.toml"
         if t.is_file():
-            if trusted:
-                _check_inside(t, root)
+            _check_inside(t, bound, where)
             section = _toml_section(t)
             if section is not None:
                 if not trusted:
                     _check_owner(t)
                 found = parse(section, t)
-    if found is not None and trusted and root is not None:
-        _check_rules_inside(found, root)
+    if found is not None and bound is not None:
+        _check_rules_inside(found, bound, where)
     return found
 
 

@@ -130,26 +130,36 @@ SECRETS = {".onnxlint.yaml": "machine github.com login bot password ghp_SECRETSE
            "pyproject.toml": 'tool = "ghp_SECRETSECRETSECRET"\n'}
 
 
+# a checkout without .git (a source archive, a CI checkout made without git): the working folder bounds it
+NO_GIT = pytest.param(False, id="no .git")
+WHERE = {True: "outside the repository", False: "outside the working folder, with no repository around it"}
+
+
+@pytest.mark.parametrize("git", [True, NO_GIT])
 @pytest.mark.parametrize("mode", ["file", "folder", "subfolder"])
 @pytest.mark.parametrize("name", sorted(SECRETS))
-def test_a_config_file_linked_out_of_the_repository_is_never_read(tmp_path, name, mode):
+def test_a_config_file_linked_out_of_the_repository_is_never_read(tmp_path, name, mode, git):
     """A committed `.onnxlint.yaml` (or pyproject.toml) that is a symbolic link to a file of the runner's (a .netrc,
-    a token file): reading it put up to 57 of its characters into the error on the CI log. It is refused unread."""
+    a token file): reading it put up to 57 of its characters into the error on the CI log. It is refused unread,
+    without a .git folder too (there the owner check passed it: the runner owns its .netrc)."""
     repo = _repo(tmp_path)
-    (repo / ".git").mkdir()
+    if git:
+        (repo / ".git").mkdir()
     secret = tmp_path / "home" / "netrc"
     secret.parent.mkdir()
     secret.write_text(SECRETS[name])
     where = repo / "models" if mode == "subfolder" else repo
     os.symlink(secret, where / name)
     run = onnxlint("--no-cache", "--", "models/m00.onnx" if mode != "folder" else "models", cwd=repo)
-    _one_line_exit_2(run, name, "outside the repository")
+    _one_line_exit_2(run, name, WHERE[git])
     assert "SECRET" not in run.stdout + run.stderr
 
 
-def test_a_config_file_linked_inside_the_repository_still_applies(tmp_path):
+@pytest.mark.parametrize("git", [True, NO_GIT])
+def test_a_config_file_linked_inside_the_repository_still_applies(tmp_path, git):
     repo = _repo(tmp_path)
-    (repo / ".git").mkdir()
+    if git:
+        (repo / ".git").mkdir()
     (repo / "shared.yaml").write_text('ignore: ["OLX"]\n')
     os.symlink("../shared.yaml", repo / "models" / ".onnxlint.yaml")
     run = onnxlint("--no-cache", "--", "models/m00.onnx", cwd=repo)
@@ -159,14 +169,16 @@ def test_a_config_file_linked_inside_the_repository_still_applies(tmp_path):
 RULE_SECRET = "- id: ghp_SECRETSECRETSECRET\n  severity: error\n  scope: node\n  match: {}\n"
 
 
+@pytest.mark.parametrize("git", [True, NO_GIT])
 @pytest.mark.parametrize("how", ["up", "absolute", "root", "linked folder", "linked file"])
-def test_rules_a_committed_config_names_outside_the_repository_are_never_read(tmp_path, how):
+def test_rules_a_committed_config_names_outside_the_repository_are_never_read(tmp_path, how, git):
     """A committed config's `rules` that lead out of the repository (`../x`, an absolute path, `/`, a linked
     folder, or a rule file in a committed folder that links out): the loader read the runner's YAML files and
     quoted one (the id of its first rule) into the error on the CI log, and `/` walked the whole file system. Each
     is refused unread, naming the config or the link; --rules on the command line still reads them."""
     repo = _repo(tmp_path)
-    (repo / ".git").mkdir()
+    if git:
+        (repo / ".git").mkdir()
     outside = tmp_path / "home" / "rules"
     outside.mkdir(parents=True)
     (outside / "secret.yaml").write_text(RULE_SECRET)
@@ -179,7 +191,7 @@ def test_rules_a_committed_config_names_outside_the_repository_are_never_read(tm
         os.symlink(outside / "secret.yaml", repo / "r" / "x.yaml")
     (repo / "pyproject.toml").write_text(f"[tool.onnxlint]\nrules = {json.dumps(value)}\n")
     run = onnxlint("--no-cache", "--", "models/m00.onnx", cwd=repo)
-    _one_line_exit_2(run, "outside the repository", "x.yaml" if how == "linked file" else "pyproject.toml")
+    _one_line_exit_2(run, WHERE[git], "x.yaml" if how == "linked file" else "pyproject.toml")
     assert "SECRET" not in run.stdout + run.stderr
     (repo / "pyproject.toml").unlink()
     run = onnxlint("--no-cache", "--rules", str(outside), "--", "models/m00.onnx", cwd=repo)
