@@ -176,7 +176,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-cache", action="store_true",
                    help="lint every model again: neither read nor write the result cache")
     p.add_argument("--cache-dir", type=Path, metavar="DIR",
-                   help="result cache folder (default: $ONNXLINT_CACHE_DIR or .onnxlint_cache in the current folder)")
+                   help="result cache folder (default: $ONNXLINT_CACHE_DIR, or .onnxlint_cache in the current folder "
+                        "in a git work tree, else the user's cache home)")
     p.add_argument("--pre-commit", action="store_true",
                    help="run as pre-commit's hook (.pre-commit-hooks.yaml): the file names pre-commit appends must follow "
                         "`--`, which the hook's args end with; without it the hook refuses to run")
@@ -218,7 +219,8 @@ def _verify_parser() -> argparse.ArgumentParser:
 def _clean_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="onnxlint clean", description=SUBCOMMANDS["clean"])
     p.add_argument("--cache-dir", type=Path, metavar="DIR",
-                   help="the cache folder to remove (default: $ONNXLINT_CACHE_DIR or .onnxlint_cache)")
+                   help="the cache folder to remove (default: as for a lint: $ONNXLINT_CACHE_DIR, or .onnxlint_cache in a git "
+                        "work tree, else the user's cache home)")
     return p
 
 

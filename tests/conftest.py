@@ -129,6 +129,8 @@ def _own_result_cache(tmp_path_factory, monkeypatch):
     earlier test (or a developer's run in the checkout) left behind."""
     # a folder that does not exist yet: onnxlint makes and tags it (an existing folder that is not a cache is never used)
     monkeypatch.setenv("ONNXLINT_CACHE_DIR", str(tmp_path_factory.mktemp("onnxlint-cache") / "cache"))
+    # outside a git work tree the default cache is in the user's cache home: never the developer's own
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache-home")))
 
 
 def _shard(value: str) -> tuple[int, int]:
@@ -186,9 +188,13 @@ class LintSpy:
 
 @pytest.fixture
 def spy(monkeypatch, tmp_path):
-    """A LintSpy, run from tmp_path with no cache folder set in the environment."""
+    """A LintSpy, run from tmp_path with no cache folder set in the environment: the cache is `.onnxlint_cache` in
+    tmp_path, as in a work tree (where there is no home to put it in, the cache stays there: _user_cache_home)."""
     from onnxlint import cache
+    from onnxlint.cache import folder
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv(cache.ENV_DIR, raising=False)
+    monkeypatch.setattr(folder, "_user_cache_home", lambda: None)
+    monkeypatch.setattr(folder, "_DEFAULT", {})
     return LintSpy(monkeypatch)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -374,3 +375,46 @@ def test_the_shapes_a_stored_rule_code_and_name_must_have_are_the_rule_schemas()
     from onnxlint.rulefiles import rule_schema
 
     assert (report_json.ID.pattern, report_json.NAME.pattern) == (rule_schema.ID_PATTERN, rule_schema.NAME_PATTERN)
+
+
+def test_outside_a_work_tree_a_cache_that_came_with_the_files_is_never_read(tmp_path):
+    """A checkout without .git (a source archive, a CI checkout made without git) can carry an `.onnxlint_cache/`
+    whose entries whoever chose the files wrote (a report saying a model is clean), and without git nothing tells
+    it from onnxlint's own. There the default cache is a folder of the user's cache home, one per working
+    folder; in a work tree it stays `.onnxlint_cache` (git tells a committed one)."""
+    proj, home = tmp_path / "proj", tmp_path / "home"
+    proj.mkdir()
+    onnx.save(_model(), proj / "m.onnx")
+    env = {k: v for k, v in os.environ.items() if k != cache.ENV_DIR}
+    env["XDG_CACHE_HOME"] = str(home)
+
+    def run(cwd: Path = proj) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "onnxlint", "m.onnx"], cwd=cwd, env=env, capture_output=True,
+                              text=True, timeout=300)
+
+    first = run()
+    assert first.returncode == 1 and "OLX015" in first.stdout, first.stderr
+    assert not (proj / ".onnxlint_cache").exists()
+    (made,) = (home / "onnxlint").iterdir()
+    assert (made / "CACHEDIR.TAG").is_file()
+    shipped = proj / ".onnxlint_cache"  # the same entries, forged clean, as a checkout would bring them
+    shutil.copytree(made, shipped)
+    forged = 0
+    for p in shipped.rglob("*.json"):
+        d = json.loads(p.read_text())
+        if isinstance(d, dict) and isinstance(d.get("report"), dict) and d["report"].get("findings"):
+            d["report"]["findings"] = []
+            p.write_text(json.dumps(d))
+            forged += 1
+    assert forged
+    shutil.rmtree(home)
+    before = sorted((p, p.read_bytes()) for p in shipped.rglob("*") if p.is_file())
+    again = run()
+    assert again.returncode == 1 and "OLX015" in again.stdout  # linted, not answered by the shipped entries
+    assert sorted((p, p.read_bytes()) for p in shipped.rglob("*") if p.is_file()) == before
+    if shutil.which("git") is not None:  # in a work tree: the current folder's, as before
+        tree = tmp_path / "tree"
+        tree.mkdir()
+        onnx.save(_model(), tree / "m.onnx")
+        subprocess.run(["git", "init", "-q"], cwd=tree, check=True)
+        assert run(tree).returncode == 1 and (tree / ".onnxlint_cache" / "CACHEDIR.TAG").is_file()

@@ -18,7 +18,9 @@ report is checked (report_json) and rendered like a fresh one; what a run printe
 
 Folder: `.onnxlint_cache/` in the current directory, like ruff's `.ruff_cache/`: per project, visible, easy to
 delete (`onnxlint clean`) and to keep between CI runs (cache the folder by path), and the per-file-ignores and
-relative paths in findings are project-relative anyway. `$ONNXLINT_CACHE_DIR` or `--cache-dir` moves it. The
+relative paths in findings are project-relative anyway; outside a git work tree, a folder for the current one in
+the user's cache home (a shipped `.onnxlint_cache/` cannot be told from one's own without git: folder.default_dir).
+`$ONNXLINT_CACHE_DIR` or `--cache-dir` moves it. The
 folder is made by onnxlint with a `.gitignore` (`*`) and a `CACHEDIR.TAG` so version control and backup tools
 skip it; an existing folder without onnxlint's tag is never used, marked or cleaned (folder.py). An
 unwritable or foreign folder disables the cache silently.

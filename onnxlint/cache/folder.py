@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -19,7 +20,36 @@ _TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# onnxlint result cache (ht
 
 
 def default_dir() -> Path:
-    return Path(os.environ.get(ENV_DIR) or DEFAULT_DIR)
+    """$ONNXLINT_CACHE_DIR, else `.onnxlint_cache` in the current folder where that lies in a git work tree, else
+    (a checkout without .git: a source archive, a CI checkout made without git) a folder for the current one in the
+    user's cache home. A `.onnxlint_cache/` that came with such a checkout was written by whoever chose its files,
+    and without git nothing tells it from onnxlint's own (`committed`)."""
+    env = os.environ.get(ENV_DIR)
+    if env:
+        return Path(env)
+    cwd = os.getcwd()
+    got = _DEFAULT.get(cwd)
+    if got is None:
+        home = None if worktree.root(os.path.realpath(cwd), {}) is not None else _user_cache_home()
+        got = _DEFAULT[cwd] = Path(DEFAULT_DIR) if home is None else \
+            home / "onnxlint" / hashlib.blake2b(os.fsencode(os.path.realpath(cwd)), digest_size=8).hexdigest()
+    return got
+
+
+_DEFAULT: dict[str, Path] = {}  # the current folder -> its default cache folder
+
+
+def _user_cache_home() -> Path | None:
+    """$XDG_CACHE_HOME, %LOCALAPPDATA% (Windows) or ~/.cache; None when there is no home to put it in (the cache
+    then stays in the current folder, as in a work tree)."""
+    for var in ("XDG_CACHE_HOME", "LOCALAPPDATA"):
+        value = os.environ.get(var)
+        if value and os.path.isabs(value):
+            return Path(value)
+    try:
+        return Path.home() / ".cache"
+    except (RuntimeError, KeyError):
+        return None
 
 
 MAX_ENTRY_BYTES = 256 << 20  # an entry over this is not read (a miss): a forged one must not cost a run its memory
