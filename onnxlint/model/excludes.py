@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import re
+import warnings
 import subprocess
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -36,6 +37,14 @@ class Pattern:
     regex: Matcher  # a compiled regex, or a _Glob where a regex of it would backtrack
     anchored: bool  # holds a `/` (besides a trailing one): matched against the path from base
     dir_only: bool
+
+
+def _compile(rx: str, flags: int = 0) -> re.Pattern[str]:
+    """re.compile without its FutureWarning on a class holding `[`, `--`, `&&`, `~~` or `||` (a pattern such as
+    `[[a]x.onnx`): Python reads them literally, as the class means, and the warning would be a raw stderr line."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        return re.compile(rx, flags)
 
 
 def _tokens(glob: str) -> list[tuple[str, str]]:
@@ -66,7 +75,7 @@ def _tokens(glob: str) -> list[tuple[str, str]]:
                 body = glob[i + 1:j].replace("\\", "\\\\")
                 cls = "[" + ("^" + body[1:] if body.startswith("!") else body) + "]"
                 try:
-                    re.compile(cls)
+                    _compile(cls)
                 except re.error:  # a range such as [z-a]: it matches nothing (as git's)
                     cls = "(?!)"
                 out.append(("c", cls))
@@ -89,7 +98,7 @@ class _Glob:
 
     def __init__(self, tokens: list[tuple[str, str]]):
         self.kinds = [k for k, _ in tokens]
-        self.chars = [re.compile(rx, re.S) if k == "c" else None for k, rx in tokens]
+        self.chars = [_compile(rx, re.S) if k == "c" else None for k, rx in tokens]
         self.end = len(tokens)
 
     def _closure(self, states: set[int]) -> set[int]:
@@ -142,7 +151,7 @@ def _matcher(glob: str) -> Matcher:
     tokens = _tokens(glob)
     if sum(k != "c" for k, _ in tokens) >= 2:
         return _Glob(tokens)
-    return re.compile("".join(rx for _, rx in tokens) + r"\Z", re.S)
+    return _compile("".join(rx for _, rx in tokens) + r"\Z", re.S)
 
 
 def compile_pattern(text: str, base: str) -> Pattern:

@@ -282,6 +282,19 @@ def test_an_empty_character_range_in_an_exclude_pattern_matches_nothing(tmp_path
     assert run.returncode in (0, 1) and "internal error" not in run.stderr, run.stderr
 
 
+def test_a_class_holding_a_bracket_in_an_exclude_pattern_prints_no_warning(tmp_path):
+    """`[[a]x.onnx` made Python print "FutureWarning: Possible nested set" (two raw lines) on stderr; the class
+    still holds `[` and `a`, as git reads it."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for name in ("[x.onnx", "ax.onnx", "bx.onnx"):
+        onnx.save(regex_model(), repo / name)
+    (repo / ".onnxlint.yaml").write_text('extend-exclude: ["[[a]x.onnx", "[a--c]y.onnx", "[a&&b]z.onnx"]\n')
+    run = onnxlint("--no-cache", "--format", "json", "--", ".", cwd=repo)  # FutureWarning shows by default
+    assert run.returncode in (0, 1) and not run.stderr, run.stderr
+    assert {f["filename"] for f in json.loads(run.stdout)} == {"bx.onnx"}
+
+
 @pytest.mark.parametrize("fmt", modes("text", "github", "sarif", every_run=("text",)))
 def test_a_long_value_name_in_repeated_findings_is_grouped_in_linear_time(tmp_path, fmt):
     """Findings of one rule are grouped by their message with value paths as `·`: a regex that asked for a `/`
