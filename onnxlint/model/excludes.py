@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import os
 import re
-import warnings
 import subprocess
+import warnings
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Callable, Iterable, Protocol
