@@ -73,5 +73,14 @@ def predict(model: str | Path | onnx.ModelProto, target: str = "ort-cuda", ort_v
                       ort_optimization=ort_optimization)
     ruleset = get_ruleset()
     with native.one_model():  # a call into onnx's C++ past its limit: the model's later ones are not made
-        return loading.with_strings_repaired(mf, lambda: engine.new_context(
+        pred = loading.with_strings_repaired(mf, lambda: engine.new_context(
             mf, loading.index_model(mf), options, ruleset, targets.REGISTRY).prediction(target))
+    return _with_inference_note(pred, mf)
+
+
+def _with_inference_note(pred: Any, mf: Any) -> Any:
+    """A placement made without onnx's shape inference (past its budget or its limit) says so among its notes: its
+    kernels were matched on the types the file declares (a lint says it as OLX008)."""
+    if mf.inference_skipped and isinstance(getattr(pred, "notes", None), list) and mf.inference_skipped not in pred.notes:
+        pred.notes = [*pred.notes, mf.inference_skipped]
+    return pred

@@ -217,3 +217,24 @@ def test_placement_predicts_each_model_without_the_cyclic_collector_and_turns_it
         assert [n["node"] for n in json.loads(out)[0]["nodes"]] == ["graph/relu"]
     else:
         assert "relu" in out
+
+
+def test_a_placement_made_without_shape_inference_says_why(save, cli, tmp_path):
+    """The placement command matched kernels on the file's declared types, silently, where onnx's inference did
+    not run (past its budget or limit, or an input it never returns on): its notes say so now, as a lint's OLX008
+    does, and a lint still says it once."""
+    node = h.make_node("Einsum", ["a", "b"], ["y"], name="ein", equation="i_j,jk->ik")
+    p = save(make_model([node], [vi("a", T.FLOAT, [3, 4]), vi("b", T.FLOAT, [4, 5])], [vi("y", T.FLOAT, [3, 5])]), "e.onnx")
+    rc, out, err = cli("placement", p)
+    assert rc == 0 and "  note: onnx's shape inference not run: Einsum node 'ein'" in out, out + err
+    rc, out, _ = cli("placement", "--format", "json", p)
+    (doc,) = json.loads(out)
+    assert [n for n in doc["notes"] if "shape inference not run" in n] and rc == 0
+    rc, out, _ = cli("--no-cache", p)
+    assert out.count("shape inference not run") == 1 and "OLX008" in out
+    html = tmp_path / "p.html"
+    assert cli("placement", "--format", "html", "-o", html, p)[0] == 0
+    assert "shape inference not run: Einsum node" in html.read_text()
+    ok = save(make_model([h.make_node("Einsum", ["a", "b"], ["y"], name="ein", equation="ij,jk->ik")],
+                         [vi("a", T.FLOAT, [3, 4]), vi("b", T.FLOAT, [4, 5])], [vi("y", T.FLOAT, [3, 5])]), "ok.onnx")
+    assert "note:" not in cli("placement", ok)[1]

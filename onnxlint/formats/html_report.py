@@ -175,7 +175,8 @@ def _run(release: Release, filename: str, ctx: Any, nodes: list[Any], at: dict[i
         detail.append(strings(esc(n["detail"])) if n and n["detail"] else -1)
     run: dict[str, Any] = {
         "ort_version": doc["ort_version"], "kernel_tables": doc["kernel_tables"], "optimization": release.optimization,
-        "notes": [esc(note) for note in doc["notes"]], "line": esc(doc["summary"]["line"]), "summary": _summary(doc["summary"]),
+        "notes": [esc(note) for note in (*doc["notes"], *_inference_skipped(ctx))], "line": esc(doc["summary"]["line"]),
+        "summary": _summary(doc["summary"]),
         "status": status, "ep": ep, "reason": reason, "detail": detail, "boundaries": [], "trt": None,
     }
     if release.target == "ort-trt":
@@ -191,6 +192,12 @@ def _run(release: Release, filename: str, ctx: Any, nodes: list[Any], at: dict[i
         run["boundaries"].append([esc(b.value), b.direction, at.get(b.producer.index, -1) if b.producer is not None else -1,
                                   at.get(b.consumer.index, -1), b.bytes])
     return run
+
+
+def _inference_skipped(ctx: Any) -> tuple[str, ...]:
+    """Why onnx's shape inference did not run on the model (its placement matched kernels on declared types)."""
+    why = getattr(ctx.mf, "inference_skipped", None)
+    return (why,) if why else ()
 
 
 def _summary(s: dict[str, Any]) -> dict[str, Any]:
