@@ -157,8 +157,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--show-info", action="store_true", help="also show info findings (text, SARIF, GitHub; counted either way)")
     p.add_argument("--expand", action="store_true", help="one line (SARIF result, annotation) per finding, not grouped by rule and cause")
     p.add_argument("--baseline", type=Path, metavar="FILE",
-                   help="fail only on findings not recorded in FILE (written with the current findings when absent)")
-    p.add_argument("--update-baseline", action="store_true", help="with --baseline: record the current findings again")
+                   help="fail only on findings not recorded in FILE (record them with --update-baseline)")
+    p.add_argument("--update-baseline", action="store_true", help="with --baseline: record the current findings in FILE")
     p.add_argument("-q", "--quiet", action="store_true", help="findings only, no hints or summary")
     p.add_argument("--fix", action="store_true", help="apply safe automatic fixes")
     p.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes that change the interface or numerics")

@@ -84,7 +84,7 @@ def test_hit_prints_and_exits_as_the_miss(cli, spy, model, extra):
 
 def test_hit_with_a_baseline_is_the_same(cli, spy, model, tmp_path):
     base = tmp_path / "baseline.json"
-    rc, _, err = cli(model, "--baseline", base)
+    rc, _, err = cli(model, "--baseline", base, "--update-baseline")
     assert rc == 0 and "recorded" in err and base.is_file()
     first = cli(model, "--baseline", base)
     second = cli(model, "--baseline", base)
@@ -458,7 +458,7 @@ def test_each_view_of_one_run_is_kept_apart(cli, spy, model, tmp_path, monkeypat
 
 def test_a_changed_baseline_is_read_on_a_cached_run(cli, spy, model, tmp_path):
     base = tmp_path / "baseline.json"
-    assert cli(model, "--baseline", base)[0] == 0  # records the findings
+    assert cli(model, "--baseline", base, "--update-baseline")[0] == 0  # records the findings
     assert cli(model, "--baseline", base)[0] == 0
     base.write_text(json.dumps(json.loads(base.read_text()) | {"fingerprints": []}))  # forget every finding
     rc, out, _ = cli(model, "--baseline", base)

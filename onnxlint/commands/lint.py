@@ -193,6 +193,10 @@ def execute(request: LintRequest, settings: Settings) -> int:
         return 0
     if not request.paths:
         raise UsageError("no paths given (try: onnxlint model.onnx, onnxlint models/, onnxlint --help)")
+    if request.baseline is not None and not request.update_baseline and not request.baseline.exists():
+        # recorded in its place, it passed every finding: a pull request deleting the baseline passed the gate
+        raise UsageError(f"--baseline {request.baseline}: no such file; record the current findings in it with "
+                         "--update-baseline")
     if rules.read is not None:
         linter.check_selection(settings, rules.read)
     settings_for = _SettingsByFolder(request)
@@ -369,7 +373,7 @@ def _baseline(path: Path, report: Report, files: list[Path], update: bool, stopp
     suppressed (None: the run goes on to print)."""
     from onnxlint.linting import baseline
 
-    if stopped is None and (update or not path.exists()):
+    if stopped is None and update:
         write_guard.check_target(path, files, "--baseline", "the baseline")
         if path.is_dir():
             raise UsageError(f"--baseline {path}: is a folder; give a file for the baseline")
