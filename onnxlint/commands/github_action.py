@@ -36,6 +36,20 @@ def words(name: str, value: str) -> list[str]:
         raise ActionError(f"input {name}: {exc} in {value!r}") from None
 
 
+# options that would make a step do something else than lint and report: change the checkout (--fix writes the
+# models, and its -o would be the SARIF file), record a baseline, or answer without linting (exit 0, no SARIF file)
+_NOT_LINTING = ("--fix", "--unsafe-fixes", "--diff", "--update-baseline", "--list-rules", "--explain", "--show-config",
+                "--version", "--help")
+
+
+def _not_linting(arg: str) -> bool:
+    """One of _NOT_LINTING, or a prefix argparse would take for one (--upd), or -h in a cluster of short flags."""
+    if arg.startswith("-") and not arg.startswith("--"):
+        return "h" in arg[1:].split("=", 1)[0]
+    name = arg.split("=", 1)[0]
+    return len(name) > 2 and any(option.startswith(name) for option in _NOT_LINTING)
+
+
 def _names_output(arg: str) -> bool:
     """-o, -oFILE, --output, --output=FILE, a prefix argparse would take for it (--out), or -o at the end of a
     cluster of short flags (-qo FILE, -qoFILE: argparse reads -q, then -o)."""
@@ -79,6 +93,10 @@ def commands(env: dict[str, str], workspace: Path) -> tuple[list[str], list[str]
         raise ActionError("input args: '--' is not allowed (paths go in the input paths; onnxlint puts them after '--')")
     if any(_names_output(a) for a in args):
         raise ActionError("input args: -o/--output is not allowed (the SARIF report goes to the input sarif-file)")
+    refused = next((a for a in args if _not_linting(a)), None)
+    if refused is not None:
+        raise ActionError(f"input args: {refused!r} is not allowed: the action lints and reports (fixing, recording a "
+                          "baseline, listing or explaining rules would change the checkout or skip the lint)")
     sarif = sarif_target(env.get("ONNXLINT_SARIF", "onnxlint.sarif"), workspace)
     onnxlint = [sys.executable, "-m", "onnxlint", *args]
     # the step's own options after the user's (argparse keeps the last), the paths after the end of the options

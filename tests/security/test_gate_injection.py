@@ -247,3 +247,20 @@ def test_args_may_not_move_the_end_of_options(tmp_path):
     ws = _workspace(tmp_path)
     runs, outputs = run_action(tmp_path, ws, paths="models/", args="--")
     assert runs[0].returncode == 2 and "'--' is not allowed" in runs[0].stderr
+
+
+@pytest.mark.parametrize("args", ["--fix", "--unsafe-fixes", "--diff", "--upd", "--list-rules", "--explain OLX010",
+                                  "--show-config", "--version", "-qh", pytest.param("--fail-on error", id="allowed")])
+def test_args_may_not_turn_the_lint_into_something_else(tmp_path, args):
+    """`args: --fix` made the step's -o name the fixed model (onnxlint.sarif became an ONNX file) and the annotations
+    run fixed the checkout's models, exit-code 0 on a model with an error; `--list-rules`, `--explain` or
+    `--version` answered without linting, exit 0 and no SARIF file. Each is refused, one line, before any run."""
+    ws = _workspace(tmp_path)
+    before = {p: p.read_bytes() for p in ws.rglob("*.onnx")}
+    runs, outputs = run_action(tmp_path, ws, paths="models/", args=args)
+    assert {p: p.read_bytes() for p in ws.rglob("*.onnx")} == before
+    if args.startswith("--fail-on"):
+        assert outputs["exit-code"] == "1" and json.loads((ws / "onnxlint.sarif").read_text())["runs"]
+        return
+    assert runs[0].returncode == 2 and "exit-code" not in outputs and not (ws / "onnxlint.sarif").exists()
+    assert runs[0].stderr.count("\n") == 1 and "is not allowed: the action lints and reports" in runs[0].stderr
