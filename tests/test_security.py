@@ -407,6 +407,24 @@ def test_recursive_walks_end_on_a_symlink_loop(tmp_path, monkeypatch):
     assert time.monotonic() - start < 10
 
 
+def test_a_dangling_or_looping_model_link_is_that_models_error_not_the_runs(tmp_path, cli, monkeypatch):
+    """A git-annex file whose content was not fetched (a link into .git/annex/objects) in a walked folder ended the
+    whole run with one line, nothing else linted and an empty SARIF file; a link loop did the same. Each is now
+    its own model's error (exit 2), the other models are linted and reported."""
+    monkeypatch.chdir(tmp_path)
+    _write(tmp_path / "models" / "m.onnx", _equal_model())
+    os.symlink("../.git/annex/objects/Xx/SHA256E-s9--ab.onnx/SHA256E-s9--ab.onnx", tmp_path / "models" / "annexed.onnx")
+    os.symlink("loop2.onnx", tmp_path / "models" / "loop1.onnx")
+    os.symlink("loop1.onnx", tmp_path / "models" / "loop2.onnx")
+    for args in (["models"], ["models/m.onnx", "models/annexed.onnx", "models/loop1.onnx"]):
+        rc, out, err = cli("--no-cache", *args)
+        assert rc == 2 and "OLX015" in out and "Traceback" not in err, (out, err)
+        assert "models/annexed.onnx: a git-annex link whose content is not here" in err and "git annex get" in err
+        assert "models/loop1.onnx: cannot read: Too many levels of symbolic links" in err
+    rc, out, err = cli("--no-cache", "--format", "sarif", "models")
+    assert rc == 2 and "OLX015" in {r["ruleId"] for r in json.loads(out)["runs"][0]["results"]}
+
+
 def test_glob_keeps_glob_semantics(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     for p in ("a/x.onnx", "a/b/y.onnx", "a/.hidden/z.onnx", "a/b/c/w.onnx", "top.onnx"):

@@ -39,6 +39,12 @@ def expand_paths(args: list[str], walk: Walk | None = None) -> list[Path]:
     found: list[Path] = []
     for arg in args:
         p = Path(arg)
+        if os.path.islink(arg) and not os.path.exists(arg) and not any(ch in arg for ch in "*?["):
+            # a dangling link (git-annex content not fetched) or a loop: that model's own error when it is read,
+            # never the run's (a walk's files come through here again, and one such link ended the whole run)
+            if walk.excluded_named(os.path.abspath(arg)) is None:
+                found.append(p)
+            continue
         st = _stat_arg(arg)
         hits: list[Path] = []
         left_out: list[str] = []

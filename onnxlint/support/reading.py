@@ -55,6 +55,18 @@ def read_regular(path: str | os.PathLike, check_size: Callable[[int], None],
     return read_with_stat(path, check_size, directory)[0]
 
 
+def _missing(path: str | os.PathLike) -> str:
+    """Why a path that stat() does not find is missing: a symbolic link says where it leads (git-annex's, whose
+    content was not fetched, says how to get it)."""
+    try:
+        target = os.readlink(path)
+    except (OSError, ValueError):
+        return "no such file or directory"
+    if "annex/objects/" in target.replace(os.sep, "/"):
+        return f"a git-annex link whose content is not here ({target}): fetch it with `git annex get`"
+    return f"a symbolic link to {target}, which does not exist"
+
+
 def stamp(st: os.stat_result) -> tuple[int, int, int, int]:
     """What identifies a file's version without reading it: (device, inode, size, mtime in ns)."""
     return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
@@ -66,7 +78,7 @@ def read_with_stat(path: str | os.PathLike, check_size: Callable[[int], None],
     try:
         st = os.stat(path)
     except FileNotFoundError:
-        raise Refused("no such file or directory") from None
+        raise Refused(_missing(path)) from None
     except PermissionError:
         raise Refused("permission denied") from None
     except (OSError, ValueError) as exc:  # ELOOP, ENAMETOOLONG, an embedded NUL
