@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 from conftest import make_model, vi
 from onnx import TensorProto as T
 from onnx import helper as h
@@ -152,3 +153,20 @@ def test_show_config_names_the_file_in_force(cli, tmp_path, examples_dir):
     m.write_bytes((examples_dir / "dropout_training.onnx").read_bytes())
     rc, out, err = cli(m, "--show-config", "--target", "ort-cuda")
     assert f"config in force: {tmp_path / '.onnxlint.yaml'}" in err and "OLX010" not in out
+
+
+@pytest.mark.parametrize("fmt", ["text", "github", "sarif"])
+def test_fail_on_info_shows_the_infos_it_fails_on(cli, tmp_path, examples_dir, fmt):
+    """`--fail-on info` without --show-info exited 1 while text, annotations and SARIF showed nothing: what fails
+    the gate is shown."""
+    m = tmp_path / "s.onnx"
+    m.write_bytes((examples_dir / "static_batch.onnx").read_bytes())
+    def shown(out: str) -> bool:
+        if fmt == "sarif":
+            return any(r["ruleId"] == "OLX013" for r in json.loads(out)["runs"][0]["results"])
+        return "OLX013" in out
+
+    rc, out, _ = cli("--no-cache", "--select", "OLX013", "--format", fmt, m)
+    assert rc == 0 and not shown(out)  # an info: counted, not shown
+    rc, out, _ = cli("--no-cache", "--select", "OLX013", "--fail-on", "info", "--format", fmt, m)
+    assert rc == 1 and shown(out), out

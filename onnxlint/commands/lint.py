@@ -211,6 +211,8 @@ def execute(request: LintRequest, settings: Settings) -> int:
     if request.show_config:
         for path in sorted({settings_for(f).config.path or Path("-") for f in files}, key=str):
             print(f"onnxlint: config in force: {esc(str(path)) if str(path) != '-' else 'none (defaults)'}", file=sys.stderr)
+    if not request.show_info and any(settings_for(f).fail_on == "info" for f in files):
+        request.show_info = True  # what fails the gate is shown: `fail-on = "info"` exited 1 with nothing to see
     report, stopped = _lint(request, files, settings_for, rules)
     if request.verify and stopped is None:
         from onnxlint.verify.command import check_shape_names, parse_shapes, verify_report
