@@ -170,3 +170,18 @@ def test_fail_on_info_shows_the_infos_it_fails_on(cli, tmp_path, examples_dir, f
     assert rc == 0 and not shown(out)  # an info: counted, not shown
     rc, out, _ = cli("--no-cache", "--select", "OLX013", "--fail-on", "info", "--format", fmt, m)
     assert rc == 1 and shown(out), out
+
+
+def test_annotations_name_the_file_from_the_repository_root(cli, tmp_path, examples_dir, monkeypatch):
+    """A step with its own working-directory gave `file=d.onnx` for `models/d.onnx`: the runner places an
+    annotation by its path from the repository root, as SARIF's URI is."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "d.onnx").write_bytes((examples_dir / "dropout_training.onnx").read_bytes())
+    monkeypatch.chdir(tmp_path / "models")
+    rc, out, _ = cli("--no-cache", "--format", "github", "d.onnx")
+    assert rc == 1 and out.startswith("::error file=models/d.onnx,line=1,title=OLX010"), out
+    rc, out, _ = cli("--no-cache", "--format", "sarif", "d.onnx")
+    uris = {loc["physicalLocation"]["artifactLocation"]["uri"] for r in json.loads(out)["runs"][0]["results"]
+            for loc in r["locations"]}
+    assert uris == {"models/d.onnx"}

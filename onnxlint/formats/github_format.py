@@ -6,6 +6,8 @@ with --show-info; `--expand` gives one per node. Each names the runtime tables i
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from onnxlint.formats.escape import text as _visible
 from onnxlint.formats.text_format import also, group, shown_findings
 
@@ -22,10 +24,23 @@ def _escape_prop(s: str) -> str:
     return _escape_data(s).replace(":", "%3A").replace(",", "%2C")
 
 
+def _in_repository(filename: str, root: Path) -> str:
+    """The file's path from the repository root, where the runner places an annotation (a step with its own
+    `working-directory` gave `file=m.onnx` for `models/m.onnx`); a file outside it, as given."""
+    try:
+        return Path(filename).resolve().relative_to(root).as_posix()
+    except (ValueError, OSError):
+        return filename
+
+
 def render(report, expand: bool = False, show_info: bool = False, **_) -> str:
+    from onnxlint.formats.sarif_format import _root
+
     lines = []
     checked = getattr(report, "checked", {})
+    root = _root(None)
     for res in report.files:
+        path = _in_repository(res.filename, root)
         for members in group(shown_findings(res.findings, show_info), expand):
             f = members[0]
             where = f" ({f.node})" if f.node else ""
@@ -34,8 +49,9 @@ def render(report, expand: bool = False, show_info: bool = False, **_) -> str:
             # all a reader of the run sees (the text's summary line is not among them)
             against = checked.get(f.filename, {}).get(f.target)
             where += f"; checked against {against}" if against else ""
-            lines.append(f"::{LEVEL[f.severity]} file={_escape_prop(f.filename)},line=1,title={_escape_prop(f.code + ' ' + f.name)}::"
+            lines.append(f"::{LEVEL[f.severity]} file={_escape_prop(path)},line=1,title={_escape_prop(f.code + ' ' + f.name)}::"
                          f"{_escape_data(f.message + where)}")
     for res in report.errors:
-        lines.append(f"::error file={_escape_prop(res.filename)},line=1,title=OLX000 unreadable-model::{_escape_data(res.error)}")
+        at = _escape_prop(_in_repository(res.filename, root))
+        lines.append(f"::error file={at},line=1,title=OLX000 unreadable-model::{_escape_data(res.error)}")
     return "\n".join(lines) + ("\n" if lines else "")
