@@ -170,3 +170,18 @@ def test_uris_are_relative_to_the_repository_root(tmp_path, cli, monkeypatch):
     assert {"uri": "models/m.onnx", "uriBaseId": "%SRCROOT%"} in arts
     assert {"uri": Path(os.path.realpath(outside)).as_uri()} in arts
     assert not any(a["uri"].startswith("..") for a in arts)
+
+
+def test_fingerprints_do_not_depend_on_how_the_path_was_typed(tmp_path, cli, monkeypatch):
+    """The fingerprint hashed the path as typed: `models/`, `$PWD/models` and `.` run in models/ gave three alerts
+    of one finding (and an absolute path a new one on every runner's work folder). It hashes the URI now."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "models").mkdir()
+    onnx.save(_dropouts(2), tmp_path / "models" / "m.onnx")
+    seen = []
+    for cwd, path in ((tmp_path, "models"), (tmp_path, str(tmp_path / "models")), (tmp_path / "models", ".")):
+        monkeypatch.chdir(cwd)
+        for expand in ((), ("--expand",)):
+            rc, out, _ = cli("--no-cache", "--format", "sarif", *expand, path)
+            seen.append(sorted(r["partialFingerprints"]["onnxlintFingerprint/v1"] for r in json.loads(out)["runs"][0]["results"]))
+    assert seen[0] != seen[1] and seen[0::2] == [seen[0]] * 3 and seen[1::2] == [seen[1]] * 3, seen

@@ -16,6 +16,7 @@ from onnxlint.formats.escape import dumps
 from onnxlint.formats.escape import lines as esc_lines
 from onnxlint.formats.escape import text as esc
 from onnxlint.formats.text_format import also, cause, group, shown_findings, summary_line
+from onnxlint.model.locations import node_location
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVEL = {"error": "error", "warning": "warning", "info": "note"}
@@ -80,14 +81,14 @@ def _artifact(filename: str, base: Path) -> dict:
     return {"uri": _uri(filename, base), "uriBaseId": "%SRCROOT%"}
 
 
-def _group_fingerprint(members: list, expand: bool) -> str:
-    """One node's fingerprint when the result is that node (--expand); a group's is its rule, model and cause,
-    so it stays one alert while nodes of the same cause come and go."""
+def _group_fingerprint(members: list, expand: bool, uri: str) -> str:
+    """One node's fingerprint when the result is that node (--expand): its rule, model and node location; a
+    group's is its rule, model and cause, so it stays one alert while nodes of the same cause come and go. The
+    model is its URI (from the repository root): the path as typed (`models/`, `$PWD/models`, `.` in models/)
+    made three alerts of one finding. Weight values never enter it."""
     f = members[0]
-    if expand:
-        return f.fingerprint()
-    key = "\0".join((f.code, f.filename, *(x or "" for x in cause(f))))
-    return hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    parts = (f.code, uri, node_location(f.node) or "") if expand else (f.code, uri, *(x or "" for x in cause(f)))
+    return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 
 def _suppression(reason: str) -> dict:
@@ -106,7 +107,7 @@ def _result(members: list, index: dict, base: Path, expand: bool) -> dict:
         "level": LEVEL[f.severity],
         "message": {"text": esc(text + (f" ({f.hint})" if f.hint else ""))},  # as the GitHub format escapes it
         "locations": [{**_location(uri, f.node), "logicalLocations": [_logical(m.node) for m in members]}],
-        "partialFingerprints": {"onnxlintFingerprint/v1": _group_fingerprint(members, expand)},
+        "partialFingerprints": {"onnxlintFingerprint/v1": _group_fingerprint(members, expand, uri["uri"])},
         "properties": {"target": f.target, "opType": f.op_type, "count": len(members),
                        **({"verifiedProvider": f.verified} if f.verified else {})},
     }

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from onnxlint.model.locations import node_location
 from onnxlint.rules.severity import SEVERITY_RANK
 
 
@@ -33,13 +32,6 @@ class Finding:
     @property
     def fixable(self) -> bool:
         return self.fix is not None
-
-    def fingerprint(self) -> str:
-        """Stable across re-runs and weight changes: rule id + file + node path only."""
-        import hashlib  # here: a cache-hit run would load OpenSSL for it, and only SARIF and baselines ask
-
-        key = f"{self.code}\0{self.filename}\0{node_location(self.node) or ''}"
-        return hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
     def as_json(self, **after: Any) -> dict[str, Any]:
         """The finding's JSON object; after: keys a format adds at its end (JSON's `checked_against`), in the same

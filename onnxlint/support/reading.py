@@ -59,9 +59,11 @@ def _missing(path: str | os.PathLike) -> str:
     """Why a path that stat() does not find is missing: a symbolic link says where it leads (git-annex's, whose
     content was not fetched, says how to get it)."""
     try:
-        target = os.readlink(path)
+        target = os.readlink(os.fspath(path))
     except (OSError, ValueError):
         return "no such file or directory"
+    if isinstance(target, bytes):
+        target = os.fsdecode(target)
     if "annex/objects/" in target.replace(os.sep, "/"):
         return f"a git-annex link whose content is not here ({target}): fetch it with `git annex get`"
     return f"a symbolic link to {target}, which does not exist"
