@@ -185,3 +185,38 @@ def test_fingerprints_do_not_depend_on_how_the_path_was_typed(tmp_path, cli, mon
             rc, out, _ = cli("--no-cache", "--format", "sarif", *expand, path)
             seen.append(sorted(r["partialFingerprints"]["onnxlintFingerprint/v1"] for r in json.loads(out)["runs"][0]["results"]))
     assert seen[0] != seen[1] and seen[0::2] == [seen[0]] * 3 and seen[1::2] == [seen[1]] * 3, seen
+
+
+def _argmax_int32() -> onnx.ModelProto:
+    """One warning: OLX200, ArgMax of int32 has no CUDA kernel."""
+    return make_model([h.make_node("ArgMax", ["x"], ["y"], name="am", axis=1)], [vi("x", T.INT32, [2, 4])],
+                      [vi("y", T.INT64, [2, 1])])
+
+
+def test_every_results_rule_is_described_at_the_severity_the_config_gives(tmp_path, cli, monkeypatch):
+    """The rule list came from the first model's config: a folder sorting first that ignores OLX200 left another
+    folder's OLX200 result without a descriptor (ruleIndex -1). A config's severity override reached the results but
+    not the descriptor, and an info rule's problem.severity was `info`, which code scanning does not know."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".git").mkdir()
+    for folder in ("a_legacy", "b_strict"):
+        (tmp_path / folder).mkdir()
+        onnx.save(_argmax_int32(), tmp_path / folder / "x.onnx")
+    (tmp_path / "a_legacy" / "pyproject.toml").write_text('[tool.onnxlint]\nignore = ["OLX200"]\n')
+    rc, doc = _sarif(cli, "--no-cache", "--show-info", ".")
+    jsonschema.validate(doc, json.loads(SCHEMA.read_text()))
+    run = doc["runs"][0]
+    ids = [r["id"] for r in run["tool"]["driver"]["rules"]]
+    (res,) = [r for r in run["results"] if r["ruleId"] == "OLX200"]
+    assert rc == 1 and res["ruleIndex"] == ids.index("OLX200"), ids
+    props = {r["id"]: r["properties"]["problem.severity"] for r in run["tool"]["driver"]["rules"]}
+    assert props["OLX013"] == "recommendation" and props["OLX200"] == "warning"
+    (tmp_path / "pyproject.toml").write_text('[tool.onnxlint.severity]\nOLX200 = "error"\n')
+    from onnxlint.config import config_file
+
+    config_file.find_for.cache_clear()
+    rc, doc = _sarif(cli, "--no-cache", "b_strict")
+    (rule,) = [r for r in doc["runs"][0]["tool"]["driver"]["rules"] if r["id"] == "OLX200"]
+    (res,) = [r for r in doc["runs"][0]["results"] if r["ruleId"] == "OLX200"]
+    assert res["level"] == "error" and rule["defaultConfiguration"]["level"] == "error"
+    assert rule["properties"]["problem.severity"] == "error"

@@ -353,8 +353,16 @@ def _complete(report: Report, request: LintRequest, settings: Settings, first: S
     """What the report says besides its models: the rules in force (SARIF lists them; the other formats read
     them only when they were read anyway), the fail-on severity, the runtime releases checked."""
     if rules.read is not None or request.format == "sarif":
-        listed = rules.read if rules.read is not None and first.rule_dirs == settings.rule_dirs else ruleset_of(first, request.cache_dir)
-        report.rules = [r for r in listed.rules if first.selected(r.id, r.default)]
+        # every rule a config in force selects (SARIF describes each result's rule: the first model's config alone
+        # left a result of another folder's without one), at the severity the run's config gives it
+        chosen: dict[str, Any] = {}
+        for s in (first, *(s for s in settings_for.by_config.values() if s is not first)):
+            listed = rules.read if rules.read is not None and s.rule_dirs == settings.rule_dirs else ruleset_of(s, request.cache_dir)
+            for r in listed.rules:
+                if r.id not in chosen and s.selected(r.id, r.default):
+                    chosen[r.id] = r
+        report.rules = list(chosen.values())
+        report.severity = dict(first.config.severity)
     report.fail_on = first.fail_on
     for res in report.files:
         own = settings_for(Path(res.filename)).fail_on

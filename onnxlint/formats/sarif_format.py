@@ -35,7 +35,8 @@ def _uri(filename: str, root: Path) -> str:
     return quote(os.fsencode(rel.as_posix()), safe="/")
 
 
-def _rule_entry(rule) -> dict:
+def _rule_entry(rule, severity: str) -> dict:
+    """A rule's descriptor, at the severity the run's config gives it (its results carry their own level)."""
     fix = f"\n\n**Automatic fix:** `{rule.fix}` (`onnxlint --fix`)" if rule.fix else "\n\n**Automatic fix:** none"
     return {
         "id": rule.id,
@@ -44,9 +45,11 @@ def _rule_entry(rule) -> dict:
         "fullDescription": {"text": esc(rule.explanation.split("\n\n")[0].replace("\n", " "))},
         "help": {"text": esc_lines(rule.explanation + ("" if rule.fix else "\n\nno automatic fix")),
                  "markdown": esc_lines(rule.explanation + fix)},
-        "defaultConfiguration": {"level": LEVEL[rule.severity]},
+        "defaultConfiguration": {"level": LEVEL[severity]},
         "helpUri": f"{INFO_URI}/blob/main/docs/rules.md#{rule.id.lower()}",
-        "properties": {"tags": sorted({*rule.targets, *rule.tags}), "problem.severity": rule.severity},
+        # code scanning's severities: error, warning, recommendation
+        "properties": {"tags": sorted({*rule.targets, *rule.tags}),
+                       "problem.severity": "recommendation" if severity == "info" else severity},
     }
 
 
@@ -149,7 +152,7 @@ def render(report, root: str | None = None, config_file: str | os.PathLike | Non
                       "descriptor": {"id": "OLX000"}} for r in report.errors]
     run = {
         "tool": {"driver": {"name": "onnxlint", "version": __version__, "semanticVersion": __version__,
-                            "informationUri": INFO_URI, "rules": [_rule_entry(r) for r in rules]}},
+                            "informationUri": INFO_URI, "rules": [_rule_entry(r, report.severity.get(r.id, r.severity)) for r in rules]}},
         "originalUriBaseIds": {"%SRCROOT%": {"uri": base.as_uri() + "/"}},
         "results": found,
         "invocations": [{"executionSuccessful": not report.errors, "toolExecutionNotifications": notifications,

@@ -81,6 +81,7 @@ FileResult = FileReport  # the name before 0.2
 class Report:
     files: list[FileReport] = field(default_factory=list)
     rules: list[Any] = field(default_factory=list)  # Rule objects that ran
+    severity: dict[str, str] = field(default_factory=dict)  # rule id -> the severity the run's config gives it
     fail_on: str = "warning"  # the run's (the first model's config, or --fail-on)
     # per model file: the fail-on of the config nearest to it, where it differs from the run's
     fail_on_by_file: dict[str, str] = field(default_factory=dict)
