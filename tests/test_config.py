@@ -1,3 +1,4 @@
+import json
 
 from conftest import make_model, vi
 from onnx import TensorProto as T
@@ -139,3 +140,31 @@ def test_a_folder_with_both_config_files_is_an_error_naming_them(tmp_path, cli, 
     config_file.find_for.cache_clear()
     rc, out, err = cli("--no-cache", "m.onnx")
     assert rc == 2 and not out and ".onnxlint.yaml: a [tool.onnxlint] in pyproject.toml beside it" in err, err
+
+
+def test_the_command_lines_selection_layers_over_the_configs_as_ruffs_does(tmp_path, cli, monkeypatch):
+    """`--select OLX200` kept the config's extend-select and ignore (OLX010 shown, OLX200 never), and
+    `--extend-select OLX200` lost to the config's ignore. As ruff's: a command-line select replaces the config's
+    selection, and the command line's extend-select and ignore apply after it."""
+    import onnx
+
+    monkeypatch.chdir(tmp_path)
+    _argmax_int32(tmp_path / "w.onnx")
+    drop = make_model([h.make_node("Dropout", ["x", "r", "t"], ["y"], name="d")],
+                      [vi("x", T.FLOAT, [2]), vi("r", T.FLOAT, []), vi("t", T.BOOL, [])], [vi("y", T.FLOAT, [2])], opset=13)
+    onnx.save(drop, tmp_path / "d.onnx")
+    (tmp_path / "pyproject.toml").write_text('[tool.onnxlint]\nignore = ["OLX200"]\nextend-select = ["OLX010"]\n')
+    from onnxlint.config import config_file
+
+    config_file.find_for.cache_clear()
+
+    def codes(*args):
+        rc, out, err = cli("--no-cache", "--format", "json", *args, "w.onnx", "d.onnx")
+        assert rc in (0, 1), err
+        return sorted({f["code"] for f in json.loads(out)})
+
+    assert "OLX200" not in codes() and "OLX010" in codes()
+    assert codes("--select", "OLX200") == ["OLX200"]
+    assert "OLX200" in codes("--extend-select", "OLX200")
+    assert "OLX010" not in codes("--ignore", "OLX010")
+    assert codes("--select", "OLX2", "--ignore", "OLX200") == []

@@ -23,9 +23,13 @@ class Settings:
     """What one lint run selects: rules, targets and runtime versions, and the config they came from."""
 
     config: config_mod.Config = field(default_factory=config_mod.Config)
+    # the selection in two layers, as ruff's: the config's (select, extend_select, ignore; the command line's
+    # instead when it has a select), then the command line's extend-select and ignore on top of it
     select: tuple[str, ...] | None = None  # None: the default rule set (rules not marked `default: false`)
     extend_select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
+    cli_extend_select: tuple[str, ...] = ()
+    cli_ignore: tuple[str, ...] = ()
     targets: tuple[str, ...] = ()
     explicit_targets: tuple[str, ...] = ()  # the targets the command line or the config named (not the defaults)
     ort_version: str | None = None
@@ -46,8 +50,9 @@ class Settings:
         """Settings from a config (a Config, a config file path, or None for no config) with overrides on top.
 
         Overrides use the attribute names (select, extend_select, ignore, targets, ort_version, trt_version,
-        fail_on, rule_dirs, ort_optimization, info_details); None means "not given". select/extend_select/ignore replace or
-        extend the config the way ruff's command line does: select replaces, the other two add."""
+        fail_on, rule_dirs, ort_optimization, info_details); None means "not given". select/extend_select/ignore layer
+        over the config's the way ruff's command line does: a select replaces the config's whole selection, and
+        extend_select and ignore apply after it (an extend_select selects a rule the config ignores)."""
         unknown = set(overrides) - set(OVERRIDABLE)
         if unknown:
             raise TypeError(f"unknown setting(s): {', '.join(sorted(unknown))}")
@@ -59,14 +64,17 @@ class Settings:
             cfg = config_mod.load_file(Path(config))
         from onnxlint import targets as targets_mod
 
-        select = split_codes(overrides.get("select")) or cfg.select or None
+        cli_select = split_codes(overrides.get("select"))
+        select = cli_select or cfg.select or None
         given = list(overrides.get("targets") or cfg.targets or ())
         targets = given or list(targets_mod.DEFAULT_TARGETS)
         return cls(
             config=cfg,
             select=tuple(select) if select is not None else None,
-            extend_select=tuple(split_codes(overrides.get("extend_select")) + list(cfg.extend_select)),
-            ignore=tuple(split_codes(overrides.get("ignore")) + list(cfg.ignore)),
+            extend_select=() if cli_select else tuple(cfg.extend_select),
+            ignore=() if cli_select else tuple(cfg.ignore),
+            cli_extend_select=tuple(split_codes(overrides.get("extend_select"))),
+            cli_ignore=tuple(split_codes(overrides.get("ignore"))),
             targets=tuple(targets),
             explicit_targets=tuple(given),
             ort_version=overrides.get("ort_version") or cfg.ort_version,
@@ -84,13 +92,15 @@ class Settings:
         """Whether a rule runs: named by select (or, without one, in the default set), or by extend-select,
         and not ignored. default: whether the rule is in the default set."""
         chosen = matches(code, self.select) if self.select is not None else default
-        return (chosen or matches(code, self.extend_select)) and not matches(code, self.ignore)
+        chosen = (chosen or matches(code, self.extend_select)) and not matches(code, self.ignore)
+        return (chosen or matches(code, self.cli_extend_select)) and not matches(code, self.cli_ignore)
 
     def named(self, code: str) -> bool:
         """Whether select or extend-select names this very code (not a prefix): the user asked for its findings,
         at whatever severity (`--fix` fixes a hidden info the user named so)."""
-        return code in (*(self.select or ()), *self.extend_select)
+        return code in (*(self.select or ()), *self.extend_select, *self.cli_extend_select)
 
     def selection_codes(self) -> list[str]:
         """Every code or prefix the selection names (to check that each names some rule)."""
-        return [c for c in (*(self.select or ()), *self.extend_select, *self.ignore) if c]
+        return [c for c in (*(self.select or ()), *self.extend_select, *self.ignore, *self.cli_extend_select,
+                            *self.cli_ignore) if c]
