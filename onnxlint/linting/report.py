@@ -101,9 +101,6 @@ class Report:
     def errors(self) -> list[FileReport]:
         return [r for r in self.files if r.error]
 
-    def worst(self) -> int:
-        return max((SEVERITY_RANK[f.severity] for f in self.active), default=-1)
-
     def fails(self) -> bool:
         """Whether a finding shown is at or above the fail-on of its own model's config: a config in one folder
         judges the models it applies to, never the run's other models."""

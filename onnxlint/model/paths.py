@@ -39,7 +39,10 @@ def expand_paths(args: list[str], walk: Walk | None = None) -> list[Path]:
     found: list[Path] = []
     for arg in args:
         p = Path(arg)
-        if os.path.islink(arg) and not os.path.exists(arg) and not any(ch in arg for ch in "*?["):
+        # a pattern is expanded even where a file of that very name exists (which is linted too): a committed
+        # `models/*.onnx` must not stand in for every model the pattern names
+        pattern = any(ch in arg for ch in "*?[")
+        if os.path.islink(arg) and not os.path.exists(arg) and not pattern:
             # a dangling link (git-annex content not fetched) or a loop: that model's own error when it is read,
             # never the run's (a walk's files come through here again, and one such link ended the whole run)
             if walk.excluded_named(os.path.abspath(arg)) is None:
@@ -48,9 +51,6 @@ def expand_paths(args: list[str], walk: Walk | None = None) -> list[Path]:
         st = _stat_arg(arg)
         hits: list[Path] = []
         left_out: list[str] = []
-        # a pattern is expanded even where a file of that very name exists (which is linted too): a committed
-        # `models/*.onnx` must not stand in for every model the pattern names
-        pattern = any(ch in arg for ch in "*?[")
         if st is not None and stat.S_ISDIR(st.st_mode):
             hits = _walk_onnx(p, walk, left_out)
             if not hits and not pattern:
