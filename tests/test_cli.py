@@ -185,3 +185,18 @@ def test_annotations_name_the_file_from_the_repository_root(cli, tmp_path, examp
     uris = {loc["physicalLocation"]["artifactLocation"]["uri"] for r in json.loads(out)["runs"][0]["results"]
             for loc in r["locations"]}
     assert uris == {"models/d.onnx"}
+
+
+def test_statistics_in_json_are_the_tables_counts(cli, tmp_path, examples_dir):
+    """--statistics --format json printed every finding, ignoring --statistics; ruff gives the table as JSON."""
+    for name in ("dropout_training.onnx", "equal_mismatch.onnx"):
+        (tmp_path / name).write_bytes((examples_dir / name).read_bytes())
+    rc, table, _ = cli("--no-cache", "--statistics", tmp_path)
+    rc2, out, _ = cli("--no-cache", "--statistics", "--format", "json", tmp_path)
+    rows = json.loads(out)
+    assert rc == rc2 == 1 and rows and all(set(r) == {"code", "name", "severity", "count", "fixable", "unsafe_fixable"}
+                                           for r in rows)
+    for r in rows:
+        assert f"{r['count']:5d}  {r['code']}  " in table and f"{r['name']} [{r['severity']}]" in table
+    (drop,) = [r for r in rows if r["code"] == "OLX010"]
+    assert drop["fixable"] == drop["count"] == 1

@@ -9,7 +9,9 @@ from typing import Any, Callable
 from onnxlint.formats.escape import json_unicode
 
 
-def render(report, **_) -> str:
+def render(report, statistics: bool = False, **_) -> str:
+    if statistics:
+        return _statistics(report)
     checked = getattr(report, "checked", {})
     # one finding per line: json's C encoder only runs without indent, and tens of thousands of findings
     # through the pure-Python indenting encoder cost more than linting them
@@ -93,3 +95,19 @@ def _encoder() -> Callable[[Any], str]:
         else:
             return lambda obj: "".join(c_encode(obj, 0))
     return json.JSONEncoder(ensure_ascii=False).encode
+
+
+def _statistics(report: Any) -> str:
+    """--statistics as ruff's JSON gives it: one object per rule, most frequent first, with how many of its findings
+    --fix fixes (`fixable`) and how many only --fix --unsafe-fixes does (`unsafe_fixable`); infos included."""
+    from collections import Counter
+
+    from onnxlint.rules.rule import UNSAFE_FIXES
+
+    active = report.active
+    counts = Counter((f.code, f.name, f.severity) for f in active)
+    safe = Counter(f.code for f in active if f.fixable and UNSAFE_FIXES not in f.hint)
+    unsafe = Counter(f.code for f in active if f.fixable and UNSAFE_FIXES in f.hint)
+    rows = [{"code": code, "name": name, "severity": sev, "count": k, "fixable": safe[code], "unsafe_fixable": unsafe[code]}
+            for (code, name, sev), k in counts.most_common()]
+    return json_unicode(json.dumps(rows, indent=2, ensure_ascii=False)) + "\n"
