@@ -200,3 +200,15 @@ def test_statistics_in_json_are_the_tables_counts(cli, tmp_path, examples_dir):
         assert f"{r['count']:5d}  {r['code']}  " in table and f"{r['name']} [{r['severity']}]" in table
     (drop,) = [r for r in rows if r["code"] == "OLX010"]
     assert drop["fixable"] == drop["count"] == 1
+
+
+def test_the_progress_bar_clears_itself_at_the_end(capsys):
+    """On a terminal the bar's last state stayed above the report; it is cleared now, and names stay escaped."""
+    from onnxlint.commands.lint import _progress
+
+    show = _progress(True)
+    for i in range(1, 4):
+        show(i, 3, f"m{i}\x1b[31m.onnx")
+    err = capsys.readouterr().err
+    assert err.startswith("\r[") and "\x1b" not in err and "\n" not in err
+    assert err.endswith("\r") and err.rsplit("\r", 2)[-2].strip() == ""

@@ -126,9 +126,9 @@ def _progress(enabled: bool) -> Callable[[int, int, str], None]:
     def show(i: int, n: int, name: str) -> None:
         if enabled:
             bar = "#" * int(30 * i / n)
-            sys.stderr.write(f"\r[{bar:<30}] {i}/{n} {esc(name[-40:]):<40}")
-            if i == n:
-                sys.stderr.write("\n")
+            line = f"[{bar:<30}] {i}/{n} {esc(name[-40:]):<40}"
+            # the last one is cleared: the report, not the bar, is what stays on the screen
+            sys.stderr.write(f"\r{line}" if i < n else "\r" + " " * len(line) + "\r")
             sys.stderr.flush()
 
     return show
