@@ -105,8 +105,10 @@ def _fix_file(path: Path, settings: Settings, res: FileReport, options: FixOptio
     from onnxlint import fixers
 
     fixable = [f for f in res.findings if f.fix and not f.suppressed]
-    shown = [f for f in fixable if f.severity != "info" or options.show_info or settings.named(f.code)]
-    hidden = [f for f in fixable if f not in shown]
+    shown: list[Finding] = []
+    hidden: list[Finding] = []  # one pass: `f not in shown` compared findings field by field, quadratic in them
+    for f in fixable:
+        (shown if f.severity != "info" or options.show_info or settings.named(f.code) else hidden).append(f)
     if hidden:
         names = ", ".join(dict.fromkeys(str(f.fix) for f in hidden))
         left = (f"left alone: {len(hidden)} info finding{'s' if len(hidden) != 1 else ''} not shown "

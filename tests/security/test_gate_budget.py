@@ -466,3 +466,20 @@ def test_a_model_of_many_functions_or_graph_outputs_lints_in_linear_time(tmp_pat
     except subprocess.TimeoutExpired:
         pytest.fail(f"a model of many {shape} ran past 120 s")
     assert run.returncode in (0, 1) and "Traceback" not in run.stderr, (run.returncode, run.stderr[-500:])
+
+
+def test_fix_of_many_fixable_findings_is_linear(tmp_path):
+    """--fix split the fixable findings into shown and hidden with `f not in shown`, a field-by-field comparison of
+    every pair: a chain of 16,000 training-mode Dropouts (634 KB) took 57 s, its lint 3 s. One pass now."""
+    n = 16000
+    inits = [nh.from_array(np.array(0.5, np.float32), "ratio"), nh.from_array(np.array(True), "train")]
+    nodes = [h.make_node("Dropout", ["x" if i == 0 else f"d{i - 1}", "ratio", "train"], [f"d{i}" if i < n - 1 else "y"])
+             for i in range(n)]
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 4])],
+                     [h.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1, 4])], initializer=inits)
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 17)], ir_version=8), tmp_path / "m.onnx")
+    try:
+        run = onnxlint("--no-cache", "--fix", "-o", "out.onnx", "--", "m.onnx", cwd=tmp_path, timeout=40)
+    except subprocess.TimeoutExpired:
+        pytest.fail("--fix of 16,000 fixable findings ran past 40 s")
+    assert run.returncode == 0 and (tmp_path / "out.onnx").is_file(), run.stderr[-500:]
