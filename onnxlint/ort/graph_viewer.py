@@ -393,6 +393,8 @@ def _left_in_time(static: _Static, walk: _Walk, place: np.ndarray, readers: np.n
     c, a, b = readers[by_static], firsts[by_static], twins[by_static]
     starts, inputs = np.frombuffer(static.starts, np.intc), np.frombuffer(static.inputs, np.intc)
     first, counts = starts[c].astype(np.int64), (starts[c + 1] - starts[c]).astype(np.int64)
+    if counts.sum() > len(inputs):  # one reader of many twins (a Sum of N copies): N edges x N inputs each
+        return False  # not known cheaply: the order is computed (quadratic memory here: 4 GB at N = 10,000)
     of = np.repeat(np.arange(len(c)), counts)
     q = inputs[np.repeat(first, counts) + (np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts))]
     c, a, b = c[of], a[of], b[of]
