@@ -500,3 +500,22 @@ def test_one_reader_of_many_duplicate_nodes_costs_linear_memory(tmp_path):
     run = onnxlint("placement", "--format", "json", "--", "m.onnx", cwd=tmp_path, timeout=60)
     (doc,) = json.loads(run.stdout)
     assert run.returncode == 0 and doc["summary"]["eliminated"] == n - 1, doc["summary"]
+
+
+def test_many_dequantize_nodes_of_one_wide_reader_lint_in_linear_time(tmp_path):
+    """20,000 DequantizeLinear of one int8 weight read by one Concat (878 KB): EnsureUniqueDQForNodeUnit's model
+    scanned the Concat's 20,000 inputs once per DQ, and the QDQ-unit check listed them again (25 s, quadratic).
+    A wide reader's slots are looked up now."""
+    n = 20000
+    inits = [nh.from_array(np.array(0.1, np.float32), "s"), nh.from_array(np.array(0, np.int8), "z"),
+             nh.from_array(np.array([[1]], np.int8), "w")]
+    nodes = [h.make_node("DequantizeLinear", ["w", "s", "z"], [f"d{i}"]) for i in range(n)]
+    nodes += [h.make_node("Concat", [f"d{i}" for i in range(n)], ["c"], axis=1), h.make_node("MatMul", ["x", "c"], ["y"])]
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 1])],
+                     [h.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1, n])], initializer=inits)
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 17)], ir_version=8), tmp_path / "m.onnx")
+    try:
+        run = onnxlint("--no-cache", "--", "m.onnx", cwd=tmp_path, timeout=15)
+    except subprocess.TimeoutExpired:
+        pytest.fail("20,000 DequantizeLinear nodes of one Concat ran past 15 s")
+    assert run.returncode in (0, 1) and "Traceback" not in run.stderr, run.stderr[-500:]

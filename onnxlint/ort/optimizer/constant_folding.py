@@ -125,7 +125,7 @@ def _foldable_qdq_unit(state: OptimizerState, scope: GraphScope, dq: NodeRef) ->
     if len(readers) != 1:
         return False
     x = readers[0]
-    if x.scope is not scope or len([v for v in x.inputs if v]) != 1 or len(x.inputs) != 1 or len(x.outputs) != 1 \
+    if x.scope is not scope or len(x.inputs) != 1 or not x.inputs[0] or len(x.outputs) != 1 \
             or not x.outputs[0] or x.outputs[0] in scope.outputs or fold_kind(x) == _FOLD_NEVER \
             or any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in x.proto.attribute):
         return False

@@ -49,13 +49,14 @@ def apply(index: GraphIndex) -> UniqueDQ:
     into their callers under new names, are left out)."""
     out = UniqueDQ()
     body_reads: dict[int, set[str]] | None = None
+    slots: dict[int, dict[str, list[int]]] = {}  # a wide reader's input slots by value, made once (_slots_of)
     for dq in index.by_op.get("DequantizeLinear", ()):
         scope = dq.scope
         if scope.root.is_function or not dq.outputs or not dq.outputs[0] or not match_dq_node(dq):
             continue
         value = dq.outputs[0]
         readers = {id(r): r for r in scope.consumers.get(value, ())}  # a node reading it twice is listed twice
-        edges = [(r, i) for r in readers.values() for i, v in enumerate(r.inputs) if v == value]
+        edges = [(r, i) for r in readers.values() for i in _slots_of(r, value, slots)]
         graph_output = value in scope.outputs
         if not edges or (len(edges) == 1 and not graph_output):
             continue
@@ -67,6 +68,22 @@ def apply(index: GraphIndex) -> UniqueDQ:
             out.copies[dq.index] = copied
             out.outputs.add(value)
     return out
+
+
+_WIDE = 16  # inputs of a reader past which its slots are looked up, not scanned, per DQ it reads
+
+
+def _slots_of(reader: NodeRef, value: str, slots: dict[int, dict[str, list[int]]]) -> list[int]:
+    """The input slots of reader holding value, in order. A reader of N DQs (a Concat of N inputs) would be
+    scanned once per DQ, N x N: past _WIDE inputs its slots by value are made once."""
+    if len(reader.inputs) <= _WIDE:
+        return [i for i, v in enumerate(reader.inputs) if v == value]
+    by_value = slots.get(id(reader))
+    if by_value is None:
+        by_value = slots[id(reader)] = {}
+        for i, v in enumerate(reader.inputs):
+            by_value.setdefault(v, []).append(i)
+    return by_value.get(value, [])
 
 
 def _read_by_bodies(index: GraphIndex) -> dict[int, set[str]]:
