@@ -17,6 +17,7 @@ from typing import Any, Callable
 import onnx
 
 from onnxlint.model.graph import GraphIndex, NodeRef
+from onnxlint.model.locations import body_path, function_path
 from onnxlint.rules.rule import UNSAFE_FIXES
 
 
@@ -83,15 +84,15 @@ def gs_locations(graph: Any) -> Iterator[tuple[str, Any, Any]]:
 
     stack: list[tuple[str, Any]] = [("graph", graph)]
     for f in getattr(graph, "functions", None) or ():
-        stack.append((f"function:{f.domain + '.' if f.domain else ''}{f.name}", f))
+        stack.append((function_path(f.domain, f.name), f))
     while stack:
         path, g = stack.pop()
         for i, n in enumerate(g.nodes):
-            loc = f"{path}/{n.name}" if n.name else f"{path}/{n.op}#{i}"
-            yield loc, g, n
+            part = n.name if n.name else f"{n.op}#{i}"
+            yield f"{path}/{part}", g, n
             for attr, value in n.attrs.items():
                 if isinstance(value, gs.Graph):
-                    stack.append((f"{loc}:{attr}", value))
+                    stack.append((body_path(path, part, attr), value))
 
 
 def is_read(graph: Any, tensor: Any) -> bool:

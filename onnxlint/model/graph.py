@@ -14,7 +14,7 @@ from functools import lru_cache
 from itertools import chain
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, MutableMapping, Sequence
 
-from onnxlint.model.locations import node_path
+from onnxlint.model.locations import body_path, capped, function_path, node_path
 from onnxlint.model.node_verdicts import NodeVerdicts, field_position
 
 if TYPE_CHECKING:  # onnx is imported where a proto is read, not on import: `import onnxlint.model.graph` stays cheap
@@ -612,7 +612,7 @@ class GraphIndex:
             f_opsets = dict(self.opsets)
             for imp in f.opset_import:
                 f_opsets[norm_domain(imp.domain)] = imp.version
-            fscope = self._make_scope(f"function:{f.domain + '.' if f.domain else ''}{f.name}", None, None, None, f_opsets)
+            fscope = self._make_scope(function_path(f.domain, f.name), None, None, None, f_opsets)
             fscope.is_function = True
             fscope.inputs, fscope.outputs = Names(f.input), Names(f.output)
             out.append((fscope, f.node))
@@ -688,8 +688,9 @@ class GraphIndex:
                     flags[ref.index] = HAS_ATTRIBUTES | HOLDS_GRAPH
                     subs = [a.g] if kind == GRAPH else list(a.graphs)
                     for k, g in enumerate(subs):
-                        name = a.name if len(subs) == 1 else f"{a.name}[{k}]"
-                        sub = self._make_scope(f"{ref.location}:{name}", g, scope, ref, scope.opsets)
+                        name = capped(a.name) if len(subs) == 1 else f"{capped(a.name)}[{k}]"
+                        owner = ref.location[len(scope.path) + 1:]
+                        sub = self._make_scope(body_path(scope.path, owner, name), g, scope, ref, scope.opsets)
                         pending.append((sub, g.node))
             stack.extend(pending)
         return main

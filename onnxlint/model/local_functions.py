@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from onnxlint.model.locations import function_path
+
 if TYPE_CHECKING:
     from onnxlint.model.graph import GraphIndex, NodeRef
 
@@ -20,7 +22,7 @@ def running_roots(index: GraphIndex) -> set[int]:
     by_path = {s.path: s for s in index.scopes if s.is_function}
     by_key = {}
     for f in index.model.functions:
-        s = by_path.get(f"function:{f.domain + '.' if f.domain else ''}{f.name}")
+        s = by_path.get(function_path(f.domain, f.name))
         if s is not None:
             by_key[(f.domain, f.name)] = s
     by_root: dict[int, list[NodeRef]] = {}

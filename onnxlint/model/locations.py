@@ -22,3 +22,29 @@ def node_location(path: str | None) -> str | None:
     if not path or path.startswith("function:"):
         return path
     return MAIN_GRAPH + path
+
+
+NAME_LIMIT = 256  # characters of a model's name that a scope's path repeats for each node under it
+
+
+def capped(name: str) -> str:
+    """A name from the model as part of a scope's path: at most NAME_LIMIT characters, a longer one its first 200
+    and a hash of the whole (distinct names stay distinct). Each node of a body repeats its owner's location: an
+    If named with 400,000 characters over 3,200 body nodes made 1.3 GB of placement and 3.8 GB of memory."""
+    if len(name) <= NAME_LIMIT:
+        return name
+    import hashlib
+
+    digest = hashlib.blake2b(name.encode("utf-8", "surrogateescape"), digest_size=6).hexdigest()
+    return f"{name[:200]}...{digest}"
+
+
+def body_path(scope_path: str, owner: str, attribute: str) -> str:
+    """The path of a control-flow body: its owner's location (`scope_path/owner`, owner its name or `op#i`) and
+    the attribute holding it, each name capped."""
+    return f"{scope_path}/{capped(owner)}:{capped(attribute)}"
+
+
+def function_path(domain: str, name: str) -> str:
+    """The path of a local function's body: `function:<domain>.<name>`, capped."""
+    return "function:" + capped(f"{domain + '.' if domain else ''}{name}")

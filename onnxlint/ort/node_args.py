@@ -18,6 +18,7 @@ from typing import Any, Union, cast
 import onnx
 
 from onnxlint.model.graph import GraphIndex, GraphScope, NodeRef
+from onnxlint.model.locations import body_path
 from onnxlint.ort import schema_registry
 from onnxlint.ort.verdicts import Boundary, NodePlacement, Placement
 
@@ -104,13 +105,13 @@ def _rename(graph: onnx.GraphProto, path: str, outer: dict[str, str], taken: set
     for i, node in enumerate(graph.node):
         node.input[:] = [ren(v) for v in node.input]
         node.output[:] = [ren(v) for v in node.output]
-        where = f"{path}/{node.name}" if node.name else f"{path}/{node.op_type}#{i}"
+        part = node.name if node.name else f"{node.op_type}#{i}"
         for a in node.attribute:
             if a.type == onnx.AttributeProto.GRAPH:
-                _rename(a.g, f"{where}:{a.name}", names, taken, original)
+                _rename(a.g, body_path(path, part, a.name), names, taken, original)
             elif a.type == onnx.AttributeProto.GRAPHS:
                 for k, g in enumerate(a.graphs):
-                    _rename(g, f"{where}:{a.name}[{k}]", names, taken, original)
+                    _rename(g, f"{body_path(path, part, a.name)}[{k}]", names, taken, original)
 
 
 # ort_type_str's answers: id(scope) -> value -> type (a dict per scope, not a (scope, value) key a value: 84 MB
