@@ -161,6 +161,18 @@ def test_a_git_lfs_pointer_is_its_own_error_with_how_to_fetch(tmp_path: Path) ->
         "git lfs install && git lfs pull" in proc.stderr and "Traceback" not in proc.stderr
 
 
+def test_a_baseline_never_records_a_model_it_did_not_see(tmp_path: Path) -> None:
+    """A baseline recorded in a checkout without LFS objects held every model's OLX009: from then on each run
+    passed every model unlinted. A pointer finding is never recorded nor marked as recorded."""
+    (tmp_path / "big.onnx").write_text(LFS_POINTER)
+    _model(tmp_path / "real.onnx")
+    alone = onnxlint(tmp_path, "real.onnx", "--baseline", "a.json", "--update-baseline")
+    proc = onnxlint(tmp_path, ".", "--baseline", "b.json", "--update-baseline")
+    assert proc.returncode == 0 and alone.stderr.split(":")[-1] == proc.stderr.split(":")[-1], proc.stderr  # real.onnx's
+    proc = onnxlint(tmp_path, ".", "--baseline", "b.json")
+    assert proc.returncode == 1 and "big.onnx: error: OLX009" in proc.stdout and "OLX012" not in proc.stdout
+
+
 def test_the_action_example_and_readme_check_out_lfs_objects() -> None:
     root = Path(__file__).resolve().parent.parent
     workflow = (root / "docs" / "github-actions.yml").read_text()

@@ -54,9 +54,14 @@ def load(path: Path) -> set[str]:
     return {str(x) for x in doc["fingerprints"]}
 
 
+# findings that say the model was never looked at (OLX009: a Git LFS pointer, its objects not fetched): recorded,
+# a baseline made in a checkout without LFS would pass every model unlinted from then on
+NEVER_RECORDED = frozenset({"OLX009"})
+
+
 def write(path: Path, report: Report) -> int:
     base = path.parent
-    prints = sorted({fingerprint(f, base) for f in report.findings if not f.suppressed})
+    prints = sorted({fingerprint(f, base) for f in report.findings if not f.suppressed and f.code not in NEVER_RECORDED})
     text = json.dumps({"version": VERSION, "tool": "onnxlint", "fingerprints": prints}, indent=1) + "\n"
     # never through a link: a committed `.baseline.json.tmp` link made the fixed temporary name write the
     # baseline over the file it leads to
@@ -68,7 +73,7 @@ def apply(report: Report, path: Path, recorded: set[str]) -> int:
     """Mark recorded findings suppressed; returns how many were."""
     n = 0
     for f in report.findings:
-        if not f.suppressed and fingerprint(f, path.parent) in recorded:
+        if not f.suppressed and f.code not in NEVER_RECORDED and fingerprint(f, path.parent) in recorded:
             f.suppressed = "baseline"
             n += 1
     return n
