@@ -285,7 +285,7 @@ def _lint(argv: list[str]) -> int:
         baseline=args.baseline, update_baseline=args.update_baseline, exit_zero=args.exit_zero,
         exclude=_patterns(args.exclude) if args.exclude is not None else None,
         extend_exclude=_patterns(args.extend_exclude), force_exclude=args.force_exclude,
-        respect_gitignore=args.respect_gitignore)
+        respect_gitignore=args.respect_gitignore, pre_commit=args.pre_commit)
     return lint.execute(request, settings)
 
 

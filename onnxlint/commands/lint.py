@@ -46,8 +46,9 @@ class LintRequest:
                  statistics: bool = False, quiet: bool = False, show_info: bool = False, expand: bool = False,
                  baseline: Path | None = None, update_baseline: bool = False, exit_zero: bool = False,
                  exclude: list[str] | None = None, extend_exclude: list[str] | None = None,
-                 force_exclude: bool | None = None, respect_gitignore: bool | None = None) -> None:
+                 force_exclude: bool | None = None, respect_gitignore: bool | None = None, pre_commit: bool = False) -> None:
         self.paths = paths
+        self.pre_commit = pre_commit  # the paths are the file names pre-commit passes: never patterns
         self.overrides = overrides or {}
         self.config = config
         self.config_above_repo = config_above_repo
@@ -201,7 +202,7 @@ def execute(request: LintRequest, settings: Settings) -> int:
         linter.check_selection(settings, rules.read)
     settings_for = _SettingsByFolder(request)
     walk = _walk(request, settings.config)
-    files = paths.expand_paths(request.paths, walk)
+    files = paths.expand_paths(request.paths, walk, literal=request.pre_commit)
     for note in walk.notes:
         print(f"onnxlint: note: {esc(note)}", file=sys.stderr)
     if not files:  # every file named was excluded (--force-exclude): nothing to lint is not a failure
@@ -316,12 +317,12 @@ def _lint(request: LintRequest, files: list[Path], settings_for: _SettingsByFold
 
             def lint_misses(misses: list[Path]) -> list[Any]:
                 rules.get()  # a malformed rule file stops the run here, before any lint
-                return linter.lint_paths(misses, settings_for, jobs=request.jobs, progress=_progress(show), digest=True,
+                return linter.lint_paths(misses, settings_for, jobs=request.jobs, progress=_progress(show), digest=True, expanded=True,
                                          rulesets=CachedRules(cache_dir), prefetched=run.prefetched).files
 
             report = Report(files=run.reports(lint_misses))
         else:
-            report = linter.lint_paths(files, settings_for, jobs=request.jobs, progress=_progress(show))
+            report = linter.lint_paths(files, settings_for, jobs=request.jobs, progress=_progress(show), expanded=True)
     except KeyboardInterrupt as exc:  # SIGINT, or SIGTERM (interrupt.signals_interrupt); pool workers are gone
         from onnxlint.support.interrupt import interrupted
 

@@ -433,14 +433,16 @@ def pool_size(jobs: int, models: int) -> int:
 
 def lint_paths(paths: Iterable[Path | str], settings_for: Callable[[Path], Settings], jobs: int = 0,
                progress: Progress | None = None, digest: bool = False, rulesets: RuleSource | None = None,
-               prefetched: dict[Path, tuple[bytes, str, os.stat_result]] | None = None) -> Report:
+               prefetched: dict[Path, tuple[bytes, str, os.stat_result]] | None = None, expanded: bool = False) -> Report:
     """Lint files, folders and globs; 16 or more models are linted by a process pool when it pays: with
     jobs > 1, or by default (one worker per core) when they hold POOL_MIN_BYTES or more. A worker starts by
     importing onnx and numpy, which tiny models do not repay (benchmarks/README.md, "Folders"). rulesets: as for plan_for (a
     pool worker gets it with each model: it must pickle). In one process, the plan is made once per settings.
     prefetched: files' bytes and digests already read (lint_file's; taken from the dict as each is linted; a
-    pool reads its files itself)."""
-    files = expand_paths([str(p) for p in paths])
+    pool reads its files itself). expanded: paths are files expand_paths gave (the CLI's): taken as they are, never
+    expanded again (a walked `a[1].onnx` read as a pattern added `a1.onnx`, and a cached run's reports, paired
+    with its misses by position, then named the wrong files)."""
+    files = [Path(p) for p in paths] if expanded else expand_paths([str(p) for p in paths])
     report = Report()
     workers = pool_size(jobs, len(files))
     from onnxlint.support import interrupt

@@ -24,7 +24,7 @@ def output_path(text: str) -> Path:
     return FolderPath(text) if text.endswith(("/", os.sep)) else Path(text)
 
 
-def expand_paths(args: list[str], walk: Walk | None = None) -> list[Path]:
+def expand_paths(args: list[str], walk: Walk | None = None, literal: bool = False) -> list[Path]:
     """Files, directories (recursing for *.onnx) and globs; a path that does not exist is an input error.
 
     Recursive walks (a directory argument, `**` in a glob) never follow a symlink to a directory (a loop such
@@ -34,14 +34,15 @@ def expand_paths(args: list[str], walk: Walk | None = None) -> list[Path]:
 
     walk: what folder walks and glob matches leave out (default: `excludes.Walk()`, hidden and
     virtual-environment folders and .gitignore); a file named as an argument is left out only with its
-    force_exclude (pre-commit names every staged file)."""
+    force_exclude (pre-commit names every staged file). literal: every argument is a path, never a pattern (the
+    file names pre-commit passes: a staged `a[1].onnx` is that file, not also `a1.onnx`)."""
     walk = walk if walk is not None else Walk()
     found: list[Path] = []
     for arg in args:
         p = Path(arg)
         # a pattern is expanded even where a file of that very name exists (which is linted too): a committed
         # `models/*.onnx` must not stand in for every model the pattern names
-        pattern = any(ch in arg for ch in "*?[")
+        pattern = not literal and any(ch in arg for ch in "*?[")
         if os.path.islink(arg) and not os.path.exists(arg) and not pattern:
             # a dangling link (git-annex content not fetched) or a loop: that model's own error when it is read,
             # never the run's (a walk's files come through here again, and one such link ended the whole run)
@@ -69,6 +70,12 @@ def expand_paths(args: list[str], walk: Walk | None = None) -> list[Path]:
                 raise InputError(arg, "no file matches this pattern")
             root = _glob_root(arg)
             for h in matched:
+                if h.is_dir():  # a folder the pattern names is walked, as when a shell passes it; a link to one
+                    if h.is_symlink():  # is not followed, as in any walk
+                        left_out.append("folder: a link to a folder, not followed")
+                    else:
+                        hits.extend(_walk_onnx(h, walk, left_out))
+                    continue
                 why_not = _glob_hit_excluded(walk, os.path.abspath(h), root)
                 if why_not:
                     left_out.append(f"model: {why_not}")

@@ -116,6 +116,48 @@ def test_a_file_named_like_the_pattern_does_not_stand_in_for_its_matches(tmp_pat
     assert rc == 1 and "only[1].onnx:d: error: OLX010" in out, out + err
 
 
+def _relu(doc: str = "") -> onnx.ModelProto:
+    m = make_model([h.make_node("Relu", ["x"], ["y"], name="r")], [vi("x", T.FLOAT, ["N", 2])], [vi("y", T.FLOAT, ["N", 2])])
+    m.graph.doc_string = doc
+    return m
+
+
+def test_a_walked_file_named_like_a_pattern_is_that_file_only(tmp_path, cli, monkeypatch):
+    """The CLI's files went through expand_paths again inside the lint: a walked `a[1].onnx` read as a pattern
+    added `a1.onnx`, and a cached run, pairing its misses with the reports by position, put b.onnx's error on
+    another file: 0 findings, exit 0. Files are expanded once; a folder a pattern names is walked."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "models").mkdir()
+    for name in ("a[1].onnx", "a1.onnx", "b.onnx"):
+        onnx.save(_relu(), tmp_path / "models" / name)
+    assert cli("models")[0] == 0  # recorded in the cache
+    onnx.save(_dropout(), tmp_path / "models" / "b.onnx")
+    onnx.save(_relu("changed"), tmp_path / "models" / "a[1].onnx")
+    rc, out, err = cli("--format", "json", "models")
+    assert rc == 1 and {f["filename"] for f in json.loads(out) if f["code"] == "OLX010"} == {"models/b.onnx"}, out + err
+    rc, out, err = cli("--no-cache", "--extend-exclude", "a1.onnx", "--format", "json", "models")
+    assert "models/a1.onnx" not in {f["filename"] for f in json.loads(out)}, out
+    os.symlink("../.git/annex/objects/Xx/SHA256E-s9--ab.onnx", tmp_path / "models" / "c[1].onnx")
+    rc, out, err = cli("--no-cache", "models")
+    assert rc == 2 and "OLX010" in out and "models/c[1].onnx: a git-annex link" in err, out + err
+    (tmp_path / "models" / "c[1].onnx").unlink()
+    (tmp_path / "exp").mkdir()
+    onnx.save(_dropout(), tmp_path / "exp" / "m.onnx")
+    rc, out, err = cli("--no-cache", "--format", "json", "e*")  # a folder the pattern names: walked
+    assert rc == 1 and {f["filename"] for f in json.loads(out) if f["code"] == "OLX010"} == {"exp/m.onnx"}, err
+
+
+def test_pre_commits_file_names_are_never_patterns(tmp_path, cli, monkeypatch):
+    """pre-commit passes staged files by name: `a[1].onnx` also linted (and, with the fix hook, rewrote) an
+    unstaged `a1.onnx` that the name matches as a pattern."""
+    monkeypatch.chdir(tmp_path)
+    onnx.save(_relu(), tmp_path / "a[1].onnx")
+    onnx.save(_dropout(), tmp_path / "a1.onnx")
+    rc, out, err = cli("--no-cache", "--pre-commit", "--force-exclude", "--format", "json", "--", "a[1].onnx")
+    assert rc == 0 and "a1.onnx" not in out, out + err
+    assert cli("--no-cache", "--format", "json", "--", "a[1].onnx")[0] == 1  # on the command line: a pattern too
+
+
 # ----------------------------------------------------------------------------- pre-commit
 # (these and the Action's: `once`, the hook and action.yml bring the same code as the CLI tests above)
 
