@@ -212,3 +212,21 @@ def test_the_progress_bar_clears_itself_at_the_end(capsys):
     err = capsys.readouterr().err
     assert err.startswith("\r[") and "\x1b" not in err and "\n" not in err
     assert err.endswith("\r") and err.rsplit("\r", 2)[-2].strip() == ""
+
+
+def test_fail_on_info_shows_a_deferred_infos_message(cli, tmp_path):
+    """Infos a run does not show get no message (info_details): `fail-on info` showed OLX307 with an empty one, as
+    the settings were made before it turned --show-info on."""
+    import onnx
+    from conftest import make_model, vi
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    nodes = [h.make_node("Cast", ["x"], ["c"], name="cast", to=T.DOUBLE), h.make_node("Equal", ["c", "c"], ["y"], name="eq")]
+    onnx.save(make_model(nodes, [vi("x", T.FLOAT, [2])], [vi("y", T.BOOL, [2])]), tmp_path / "m.onnx")
+    rc, out, _ = cli("--no-cache", "--show-info", "--format", "json", tmp_path / "m.onnx")
+    shown = {f["code"]: f["message"] for f in json.loads(out)}
+    assert shown.get("OLX307"), shown
+    rc, out, _ = cli("--no-cache", "--fail-on", "info", "--format", "github", tmp_path / "m.onnx")
+    (line,) = [ln for ln in out.splitlines() if "OLX307" in ln]
+    assert rc == 1 and line.split("::", 2)[2].startswith(shown["OLX307"][:20]), line

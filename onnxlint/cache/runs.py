@@ -86,6 +86,8 @@ class CachedRun:
                 done = dict(zip(misses, getattr(exc, "files", [])))
                 raise interrupted(exc, [r if r is not None else done[i] for i, r in enumerate(out)
                                         if r is not None or i in done]) from None
+            if [res.filename for res in linted] != [str(files[i]) for i in misses]:  # paired by position below
+                raise RuntimeError("the lint of the cache's misses reported other files than it was given")
             for i, res in zip(misses, linted):
                 out[i] = res
                 k = keys[i]

@@ -214,6 +214,7 @@ def execute(request: LintRequest, settings: Settings) -> int:
             print(f"onnxlint: config in force: {esc(str(path)) if str(path) != '-' else 'none (defaults)'}", file=sys.stderr)
     if not request.show_info and any(settings_for(f).fail_on == "info" for f in files):
         request.show_info = True  # what fails the gate is shown: `fail-on = "info"` exited 1 with nothing to see
+        settings_for = _SettingsByFolder(request)  # made anew: those above give infos no message (info_details)
     report, stopped = _lint(request, files, settings_for, rules)
     if request.verify and stopped is None:
         from onnxlint.verify.command import check_shape_names, parse_shapes, verify_report
