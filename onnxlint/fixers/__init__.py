@@ -122,9 +122,12 @@ def apply(model: onnx.ModelProto, requests: Iterable[FixRequest], unsafe: bool,
 
 # the address space the fixers' child may add beyond what it holds, and per byte of the model: onnx's inference
 # and version converter (onnx < 1.23 spells out a shape input's declared length, benchmarks/native_limits.py)
-# and onnxslim run in it; no limit of CPU time (onnxslim folds with ORT, within its own cost bounds)
+# and onnxslim run in it
 FIX_MEMORY = 4 << 30
 FIX_MEMORY_PER_BYTE = 16
+# and its CPU time: the fixers call onnx's inference themselves, outside native's screen and per-call limit, and
+# onnxslim folds with ORT within its own cost bounds; as long as the numeric check may run the model
+FIX_CPU_SECONDS = 600
 
 
 def apply_in_child(model: onnx.ModelProto, requests: Iterable[FixRequest], unsafe: bool, targets: Iterable[str] = (),
@@ -133,9 +136,12 @@ def apply_in_child(model: onnx.ModelProto, requests: Iterable[FixRequest], unsaf
     the process that calls them (onnxslim evaluates constant subgraphs with onnxruntime; onnx's C++ infers and
     converts versions), and a crash there costs this fix ("the fixers' rewrite crashed on this model (signal
     11)", a FixError), not the run. Where there is no fork, apply itself."""
-    from onnxlint.model.loading import native
+    from onnxlint.model.loading import endless, native
 
     requests, targets = list(requests), tuple(targets)
+    why = endless.screen_model(model)
+    if why:  # the fixers infer shapes: onnx would never return (each fix needs the model to run on ORT anyway)
+        raise FixError(f"onnx's shape inference, which the fixes need, is not run on it: {why}")
 
     def work() -> bytes:
         said: list[str] = []
@@ -145,7 +151,8 @@ def apply_in_child(model: onnx.ModelProto, requests: Iterable[FixRequest], unsaf
 
     memory = FIX_MEMORY + FIX_MEMORY_PER_BYTE * model.ByteSize()
     try:
-        answer = native.run_in_child("the fixers' rewrite", native.bounded(work, memory, cpu=None), memory)
+        answer = native.run_in_child("the fixers' rewrite", native.bounded(work, memory, cpu=FIX_CPU_SECONDS), memory,
+                                     FIX_CPU_SECONDS)
     except native.NativeError as exc:  # what a fixer raised, by class name and text
         if native.raised(exc, FixError):  # apply raises no subclass of it (ChangedSinceRead is the writer's)
             raise FixError(str(exc)) from None

@@ -262,6 +262,26 @@ def _training_dropout() -> onnx.ModelProto:
     return h.make_model(g, opset_imports=[h.make_opsetid("", 17)], ir_version=8)
 
 
+def test_the_fixers_rewrite_runs_under_a_cpu_time_limit(tmp_path, monkeypatch, cli):
+    """The fixers' child had no CPU limit (the fixers call onnx's inference themselves, outside the native calls'
+    limit): one that spins ends at fixers.FIX_CPU_SECONDS, and the line names that limit, not the native calls'."""
+    pytest.importorskip("onnxruntime")
+    from onnxlint import fixers
+
+    def spins(*args, **kwargs):
+        while True:
+            pass
+
+    monkeypatch.setattr(fixers, "FIX_CPU_SECONDS", 1)
+    monkeypatch.setattr(fixers, "apply", spins)
+    p = tmp_path / "m.onnx"
+    onnx.save(_training_dropout(), p)
+    before = p.read_bytes()
+    rc, out, err = cli(p, "--fix", "--no-cache", "--no-progress")
+    assert p.read_bytes() == before and "Traceback" not in err
+    assert "fix not written: the fixers' rewrite stopped at its CPU-time limit (1 s) on this model" in out, out
+
+
 @pytest.mark.parametrize("size, written", [(512 << 20, False), (16 << 20, True)])
 def test_the_fixers_rewrite_runs_under_a_memory_limit(tmp_path, monkeypatch, cli, size, written):
     """--fix rewrites in a child whose address space is limited (fixers.FIX_MEMORY): onnx's inference and version
@@ -402,3 +422,56 @@ def test_the_screen_names_what_onnx_would_loop_on(equation, ranks, through):
     why = endless.screen(_einsum(equation, ranks, through).SerializeToString())
     assert why is not None and ("'call'" if through else "Einsum node 'ein'") in why
     assert endless.screen(_benign().SerializeToString()) is None  # no Einsum: not parsed, nothing to say
+
+
+@pytest.mark.parametrize("how", ["ref_attr_name", "graph type"])
+def test_the_screen_reads_the_equation_as_onnx_does(how):
+    """onnx's getAttribute reads an attribute's `s` whatever its type or reference says: an Einsum `equation` with a
+    ref_attr_name, or typed GRAPH, and an `s` onnx loops on passed the screen (62 s, the CPU limit)."""
+    from onnxlint.model.loading import endless
+
+    model = _einsum("ij,jk->ik")
+    (attr,) = model.graph.node[0].attribute
+    attr.s = b"i_j,jk->ik"
+    if how == "ref_attr_name":
+        attr.ref_attr_name = "zz"
+    else:
+        attr.type = onnx.AttributeProto.GRAPH
+    why = endless.screen(model.SerializeToString())
+    assert why is not None and "Einsum node 'ein'" in why and "'i_j'" in why
+
+
+def test_a_models_payloads_are_screened_once(monkeypatch, fresh_worker):
+    """The screen parses and walks a payload that names Einsum (0.4 s at 200k nodes): within one model, once a
+    payload of the whole model passed, its other payloads (the inferred copy, the converter's) are not again."""
+    from onnxlint.model.loading import endless
+
+    calls = []
+    real = endless.screen
+    monkeypatch.setattr(endless, "screen", lambda payload: calls.append(1) or real(payload))
+    good = _einsum("ij,jk->ik")
+    with native.one_model():
+        native.infer_shapes(good)
+        native.infer_shapes(good, data_prop=True)
+        native.infer_node_outputs(good.graph.node[0], "", 17, {i.name: i.type for i in good.graph.input}, {})
+    assert len(calls) == 2  # the model once, the node's box once
+    native.infer_shapes(good)
+    assert len(calls) == 3  # outside a model: every call
+
+
+def test_fix_of_a_model_onnx_never_ends_on_says_so_at_once(tmp_path):
+    """The fixers call onnx's inference themselves, in a child without a CPU limit: --fix of a model holding an
+    Einsum onnx 1.23 loops on, and an Equal of float and double to fix, never ended. The fixes are not run (one
+    note), and the fixers' child has a CPU limit besides."""
+    model = _einsum("i_j,jk->ik")
+    model.graph.node.append(h.make_node("Equal", ["p", "q"], ["e"], name="eq"))
+    model.graph.input.extend([V("p", T.FLOAT, [2]), V("q", T.DOUBLE, [2])])
+    model.graph.output.append(V("e", T.BOOL, [2]))
+    onnx.save(model, tmp_path / "m.onnx")
+    try:
+        run = onnxlint("--no-cache", "--fix", "-o", "out.onnx", "--", "m.onnx", cwd=tmp_path, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("--fix of a model onnx's inference never ends on ran past 60 s")
+    assert run.returncode == 1 and not (tmp_path / "out.onnx").exists()
+    assert "fix not written: onnx's shape inference, which the fixes need, is not run on it: Einsum node 'ein'" \
+        in run.stdout, run.stdout

@@ -29,6 +29,31 @@ def screen(payload: bytes) -> str | None:
     return _einsum(model)
 
 
+def screen_model(model: Any) -> str | None:
+    """screen, for a ModelProto in hand (not serialized for it): a model without an Einsum node is not walked
+    twice (the op types are read first)."""
+    if not _names_an_einsum(model):
+        return None
+    return _einsum(model)
+
+
+def _names_an_einsum(model: Any) -> bool:
+    import onnx
+
+    GRAPH, GRAPHS = onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS
+    stack = [model.graph.node, *(f.node for f in model.functions)]
+    while stack:
+        for n in stack.pop():
+            if n.op_type == "Einsum":
+                return True
+            for a in n.attribute:
+                if a.type == GRAPH:
+                    stack.append(a.g.node)
+                elif a.type == GRAPHS:
+                    stack.extend(g.node for g in a.graphs)
+    return False
+
+
 def _einsum(model: Any) -> str | None:
     """The first Einsum equation onnx 1.23's inference loops on: one of an ONNX Einsum node, or a string a
     local function's Einsum takes its equation from (an attribute of that name anywhere, followed through
@@ -47,18 +72,18 @@ def _einsum(model: Any) -> str | None:
         for n in stack.pop():
             einsum = n.op_type == "Einsum" and n.domain in ("", "ai.onnx")
             for a in n.attribute:
+                if a.s:  # onnx's getAttribute reads `s` whatever the attribute's type or reference says
+                    if einsum and a.name == "equation" and (why := _endless(a.s)):
+                        return f"Einsum node {n.name or '(unnamed)'!r}: {why}"
+                    strings.append((a.name, n.name, a.s))
+                if a.ref_attr_name:
+                    if einsum and a.name == "equation":
+                        referenced.add(a.ref_attr_name)
+                    passed.setdefault(a.name, set()).add(a.ref_attr_name)
                 if a.type == GRAPH:
                     stack.append(list(a.g.node))
                 elif a.type == GRAPHS:
                     stack.extend(list(g.node) for g in a.graphs)
-                elif a.ref_attr_name:
-                    if einsum and a.name == "equation":
-                        referenced.add(a.ref_attr_name)
-                    passed.setdefault(a.name, set()).add(a.ref_attr_name)
-                elif a.s:
-                    if einsum and a.name == "equation" and (why := _endless(a.s)):
-                        return f"Einsum node {n.name or '(unnamed)'!r}: {why}"
-                    strings.append((a.name, n.name, a.s))
     names, todo = set(referenced), list(referenced)
     while todo:  # a call passes its own attribute on: F(eq=@outer) inside G, G(outer="...")
         for outer in passed.get(todo.pop(), ()):

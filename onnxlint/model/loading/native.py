@@ -76,6 +76,9 @@ def raised(exc: BaseException, cls: type[BaseException]) -> bool:
 
 
 _MODEL: list[NativeLimit] | None = None  # inside one_model: the limit a call for this model met (at most one)
+# inside one_model: [True] once a payload of the whole model passed endless.screen; the model's other payloads
+# (its inferred copy, the converter's) hold the same nodes, so they are not parsed and walked again
+_SCREENED: list[bool] | None = None
 
 
 @contextlib.contextmanager
@@ -83,12 +86,13 @@ def one_model() -> Iterator[None]:
     """The native calls made for one model. Once one runs past its limit, the later ones answer NativeLimit at
     once: a model that exhausts onnx's inference once would exhaust it again for every node the optimizer
     re-infers (each a new child filling its limit: a minute for 20 nodes). Outside, every call runs."""
-    global _MODEL
+    global _MODEL, _SCREENED
     outer, _MODEL = _MODEL, []
+    outer_screened, _SCREENED = _SCREENED, []
     try:
         yield
     finally:
-        _MODEL = outer
+        _MODEL, _SCREENED = outer, outer_screened
 
 
 def infer_shapes(model: Any, check_type: bool = False, strict_mode: bool = False, data_prop: bool = False) -> Any:
@@ -441,8 +445,13 @@ def _call(kind: int, flags: int, payload: bytes) -> bytes:
     if _MODEL:
         raise NativeLimit(f"{WHAT[kind]} not run: {_MODEL[0]}")
     try:
-        if kind in _INFERRING and (why := endless.screen(payload)):
-            raise NativeLimit(f"{WHAT[kind]} not run: {why}")
+        whole = kind != _INFER_NODE  # a node's box is screened each time: it is not the model
+        if kind in _INFERRING and not (whole and _SCREENED):
+            why = endless.screen(payload)
+            if why:
+                raise NativeLimit(f"{WHAT[kind]} not run: {why}")
+            if whole and _SCREENED is not None:
+                _SCREENED.append(True)
         if not _ENABLED:  # in-process: a call past its limit has none to meet
             return _run(kind, flags, payload)
         return _call_in_child(kind, flags, payload)
@@ -506,11 +515,12 @@ def _call_forked(kind: int, flags: int, payload: bytes) -> bytes:
     return run_in_child(WHAT[kind], lambda: _bounded_run(kind, flags, payload), _memory_allowance(kind, payload))
 
 
-def run_in_child(what: str, work: Callable[[], bytes], memory: int | None = None) -> bytes:
+def run_in_child(what: str, work: Callable[[], bytes], memory: int | None = None, cpu: int | None = None) -> bytes:
     """work() in a child forked for the call (it has the parent's memory: nothing is sent down the pipe), its
     bytes back; what work raised comes back as a NativeError of the same class name and text, a child that
-    dies as NativeCrash ("<what> crashed on this model (signal 11)"). In-process where there is no fork. memory:
-    the allowance of a work that runs under _bounded_run's limits (its end past one is then NativeLimit)."""
+    dies as NativeCrash ("<what> crashed on this model (signal 11)"). In-process where there is no fork. memory,
+    cpu: the limits a work that runs under bounded's has (its end past one is then NativeLimit, naming it; cpu
+    None: CALL_CPU_SECONDS)."""
     if not _ENABLED:
         return work()
     ans_r, ans_w = os.pipe()
@@ -520,7 +530,7 @@ def run_in_child(what: str, work: Callable[[], bytes], memory: int | None = None
         with os.fdopen(ans_r, "rb") as answers:
             result = _read_answer(answers, what)
     except NativeCrash:
-        raise _crash(what, pid, memory) from None
+        raise _crash(what, pid, memory, cpu) from None
     except BaseException:
         _reap(pid, wait=False)
         raise
@@ -542,13 +552,14 @@ def _read_answer(answers: Any, what: str) -> bytes:
     raise type(first.decode("utf-8", "replace"), (NativeError,), {})(second.decode("utf-8", "surrogateescape"))
 
 
-def _crash(what: str, pid: int, memory: int | None = None) -> NativeCrash:
+def _crash(what: str, pid: int, memory: int | None = None, cpu: int | None = None) -> NativeCrash:
     """How the child ended, in one line; NativeLimit where it ran past a limit of _bounded_run's (memory: the
     call's allowance, where it ran under one)."""
     status = _reap(pid, wait=True)
     if memory is not None and status is not None:
         if os.WIFSIGNALED(status) and os.WTERMSIG(status) == getattr(signal, "SIGXCPU", None):
-            return NativeLimit(f"{what} stopped at its CPU-time limit ({CALL_CPU_SECONDS} s) on this model")
+            seconds = cpu if cpu is not None else CALL_CPU_SECONDS
+            return NativeLimit(f"{what} stopped at its CPU-time limit ({seconds} s) on this model")
         if os.WIFEXITED(status) and os.WEXITSTATUS(status) == _OUT_OF_MEMORY:
             return NativeLimit(f"{what} stopped at its memory limit ({memory / 1e9:.1f} GB) on this model")
     if status is not None and os.WIFSIGNALED(status):
