@@ -220,3 +220,19 @@ def test_every_results_rule_is_described_at_the_severity_the_config_gives(tmp_pa
     (res,) = [r for r in doc["runs"][0]["results"] if r["ruleId"] == "OLX200"]
     assert res["level"] == "error" and rule["defaultConfiguration"]["level"] == "error"
     assert rule["properties"]["problem.severity"] == "error"
+
+
+def test_a_linked_model_is_named_by_its_link_in_sarif_and_annotations(tmp_path, cli, monkeypatch):
+    """A git-annex model is a link into .git/annex/objects: SARIF and the annotations named the object, so an alert
+    moved to a new file (a new fingerprint) whenever the model's content changed. The link's own path is used."""
+    monkeypatch.chdir(tmp_path)
+    objects = tmp_path / ".git" / "annex" / "objects" / "ab"
+    objects.mkdir(parents=True)
+    onnx.save(_dropouts(1), objects / "SHA256E-s1--x.onnx")
+    (tmp_path / "models").mkdir()
+    os.symlink("../.git/annex/objects/ab/SHA256E-s1--x.onnx", tmp_path / "models" / "d.onnx")
+    rc, doc = _sarif(cli, "--no-cache", "models/d.onnx")
+    uris = {loc["physicalLocation"]["artifactLocation"]["uri"] for r in doc["runs"][0]["results"] for loc in r["locations"]}
+    assert uris == {"models/d.onnx"}
+    rc, out, _ = cli("--no-cache", "--format", "github", "models/d.onnx")
+    assert "file=models/d.onnx," in out and "annex" not in out, out

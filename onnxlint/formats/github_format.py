@@ -27,8 +27,10 @@ def _escape_prop(s: str) -> str:
 def _in_repository(filename: str, root: Path) -> str:
     """The file's path from the repository root, where the runner places an annotation (a step with its own
     `working-directory` gave `file=m.onnx` for `models/m.onnx`); a file outside it, as given."""
+    from onnxlint.formats.sarif_format import real_folder
+
     try:
-        return Path(filename).resolve().relative_to(root).as_posix()
+        return real_folder(filename).relative_to(root).as_posix()
     except (ValueError, OSError):
         return filename
 

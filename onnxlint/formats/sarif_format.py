@@ -27,12 +27,20 @@ def _uri(filename: str, root: Path) -> str:
     """A relative URI reference (RFC 3986) for the file: every byte outside the unreserved set and `/` is
     percent-encoded (`my model#1%zz.onnx` -> `my%20model%231%25zz.onnx`), a file-name byte that is not UTF-8
     included (the name's bytes are what is encoded), and `:` too, so a first segment never reads as a scheme."""
-    p = Path(filename).resolve()
+    p = real_folder(filename)
     try:
         rel = p.relative_to(root)
     except ValueError:
         rel = Path(os.path.relpath(p, root))
     return quote(os.fsencode(rel.as_posix()), safe="/")
+
+
+def real_folder(filename: str) -> Path:
+    """The file's absolute path, its folder's links resolved but not the file's own: a git-annex model (a link into
+    .git/annex/objects) or `latest.onnx -> v3.onnx` is named as the repository names it, and its alert stays one
+    alert when its content changes."""
+    absolute = os.path.abspath(filename)
+    return Path(os.path.realpath(os.path.dirname(absolute))) / os.path.basename(absolute)
 
 
 def _rule_entry(rule, severity: str) -> dict:
@@ -76,7 +84,7 @@ def _logical(node: str | None) -> dict:
 def _artifact(filename: str, base: Path) -> dict:
     """Relative to %SRCROOT% when the file is under it; a file elsewhere gets its absolute file: URI (never a
     `../` path code scanning cannot place)."""
-    p = Path(filename).resolve()
+    p = real_folder(filename)
     try:
         p.relative_to(base)
     except ValueError:
