@@ -168,3 +168,18 @@ def test_the_command_lines_selection_layers_over_the_configs_as_ruffs_does(tmp_p
     assert "OLX200" in codes("--extend-select", "OLX200")
     assert "OLX010" not in codes("--ignore", "OLX010")
     assert codes("--select", "OLX2", "--ignore", "OLX200") == []
+
+
+def test_a_broken_pyproject_beside_the_yaml_in_force_is_not_this_runs_error(tmp_path, cli, monkeypatch):
+    """The check for settings in both files read the pyproject.toml beside `.onnxlint.yaml`: a broken one, not in
+    force, ended the run (exit 2), as did one linked out of the repository. The yaml is used, as before."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".git").mkdir()
+    _argmax_int32(tmp_path / "m.onnx")
+    (tmp_path / ".onnxlint.yaml").write_text("fail-on: error\n")
+    (tmp_path / "pyproject.toml").write_text("[project\n")
+    from onnxlint.config import config_file
+
+    config_file.find_for.cache_clear()
+    rc, out, err = cli("--no-cache", "m.onnx")
+    assert rc == 0 and "OLX200" in out and not err, err

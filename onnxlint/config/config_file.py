@@ -362,9 +362,12 @@ def _config_in(cand: Path, trusted: bool, root: Path | None) -> Config | None:
         _check_inside(y, bound, where)
         found = load_file(y)
         t = cand / "pyproject.toml"
-        if t.is_file():  # the hidden file would win unseen over the team's settings beside it
-            _check_inside(t, bound, where)
-            if _toml_section(t) is not None:
+        if t.is_file() and (bound is None or _inside(t, bound)):  # the hidden file would win unseen over the
+            try:  # team's settings beside it; a pyproject.toml not in force is never an error of this run's
+                section = _toml_section(t)
+            except RuleError:
+                section = None
+            if section is not None:
                 raise RuleError(f"{y}: a [tool.onnxlint] in {t.name} beside it holds settings too; keep one of them")
     else:
         t = cand / "pyproject.toml"

@@ -14,7 +14,7 @@ from functools import lru_cache
 from itertools import chain
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, MutableMapping, Sequence
 
-from onnxlint.model.locations import body_path, capped, function_path, node_path
+from onnxlint.model.locations import body_path, function_path, node_path
 from onnxlint.model.node_verdicts import NodeVerdicts, field_position
 
 if TYPE_CHECKING:  # onnx is imported where a proto is read, not on import: `import onnxlint.model.graph` stays cheap
@@ -688,9 +688,8 @@ class GraphIndex:
                     flags[ref.index] = HAS_ATTRIBUTES | HOLDS_GRAPH
                     subs = [a.g] if kind == GRAPH else list(a.graphs)
                     for k, g in enumerate(subs):
-                        name = capped(a.name) if len(subs) == 1 else f"{capped(a.name)}[{k}]"
-                        owner = ref.location[len(scope.path) + 1:]
-                        sub = self._make_scope(body_path(scope.path, owner, name), g, scope, ref, scope.opsets)
+                        path = body_path(scope.path, ref.location[len(scope.path) + 1:], a.name)
+                        sub = self._make_scope(path if len(subs) == 1 else f"{path}[{k}]", g, scope, ref, scope.opsets)
                         pending.append((sub, g.node))
             stack.extend(pending)
         return main
