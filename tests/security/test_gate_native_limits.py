@@ -262,6 +262,15 @@ def _training_dropout() -> onnx.ModelProto:
     return h.make_model(g, opset_imports=[h.make_opsetid("", 17)], ir_version=8)
 
 
+def _fix_a_training_dropout(tmp_path, cli) -> tuple[bool, str, str]:
+    """`onnxlint m.onnx --fix` on a training-mode Dropout: (whether the file changed, stdout, stderr)."""
+    p = tmp_path / "m.onnx"
+    onnx.save(_training_dropout(), p)
+    before = p.read_bytes()
+    _, out, err = cli(p, "--fix", "--no-cache", "--no-progress")
+    return p.read_bytes() != before, out, err
+
+
 def test_the_fixers_rewrite_runs_under_a_cpu_time_limit(tmp_path, monkeypatch, cli):
     """The fixers' child had no CPU limit (the fixers call onnx's inference themselves, outside the native calls'
     limit): one that spins ends at fixers.FIX_CPU_SECONDS, and the line names that limit, not the native calls'."""
@@ -274,11 +283,8 @@ def test_the_fixers_rewrite_runs_under_a_cpu_time_limit(tmp_path, monkeypatch, c
 
     monkeypatch.setattr(fixers, "FIX_CPU_SECONDS", 1)
     monkeypatch.setattr(fixers, "apply", spins)
-    p = tmp_path / "m.onnx"
-    onnx.save(_training_dropout(), p)
-    before = p.read_bytes()
-    rc, out, err = cli(p, "--fix", "--no-cache", "--no-progress")
-    assert p.read_bytes() == before and "Traceback" not in err
+    changed, out, err = _fix_a_training_dropout(tmp_path, cli)
+    assert not changed and "Traceback" not in err
     assert "fix not written: the fixers' rewrite stopped at its CPU-time limit (1 s) on this model" in out, out
 
 
@@ -299,15 +305,12 @@ def test_the_fixers_rewrite_runs_under_a_memory_limit(tmp_path, monkeypatch, cli
     monkeypatch.setattr(fixers, "FIX_MEMORY", 128 << 20)
     monkeypatch.setattr(fixers, "FIX_MEMORY_PER_BYTE", 0)
     monkeypatch.setattr(fixers, "apply", allocates)
-    p = tmp_path / "m.onnx"
-    onnx.save(_training_dropout(), p)
-    before = p.read_bytes()
-    rc, out, err = cli(p, "--fix", "--no-cache", "--no-progress")
+    changed, out, err = _fix_a_training_dropout(tmp_path, cli)
     assert "Traceback" not in err
     if written:
-        assert p.read_bytes() != before and "stopped at" not in out, out
+        assert changed and "stopped at" not in out, out
     else:
-        assert p.read_bytes() == before, out
+        assert not changed, out
         assert "fix not written: the fixers' rewrite stopped at its memory limit (0.1 GB) on this model" in out, out
 
 
