@@ -1,9 +1,9 @@
 """`--baseline FILE`: adopt onnxlint on models that already have findings, and fail only on new ones.
 
-The first run records every current finding's fingerprint (rule, model path relative to the baseline file's
-folder, node location: the same identity as SARIF's partialFingerprints, independent of the working
-directory and of weight values); later runs mark recorded findings suppressed ("baseline"), so only new
-findings count for the exit code. `--update-baseline` records the current findings again.
+`--update-baseline` records every current finding's fingerprint (rule, model path relative to the baseline
+file's folder, node location: independent of the working directory and of weight values); later runs mark
+recorded findings suppressed ("baseline"), so only new findings count for the exit code. A baseline that does not
+exist is an error of the run (commands.lint), never recorded in passing.
 """
 
 from __future__ import annotations
