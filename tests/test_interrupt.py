@@ -156,3 +156,32 @@ def test_a_pool_manager_slower_than_its_wait_is_not_woken_by_the_exit_hook():
             wakeup = process._threads_wakeups.pop(t, None)
             if wakeup is not None:
                 wakeup.close()
+
+
+def test_a_signal_while_the_pool_shuts_down_stops_it_as_one_during_the_lint(tmp_path, monkeypatch):
+    """The pool's shutdown(), which waits for its threads, ran outside the lint's try: a signal there left the
+    manager thread closing its wake-up pipe while Python's exit hook wrote to it (a traceback after the report,
+    on the floors' Python 3.10). An interrupt there stops the pool as one during the lint does."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    from onnxlint.config.settings import Settings
+    from onnxlint.linting import linter
+    from onnxlint.support import interrupt
+
+    for k in range(16):
+        onnx.save(make_model([h.make_node("Relu", ["x"], ["y"])], [vi("x", T.FLOAT, [2])], [vi("y", T.FLOAT, [2])]),
+                  tmp_path / f"m{k:02d}.onnx")
+    real_shutdown, stopped = ProcessPoolExecutor.shutdown, []
+
+    def interrupted_shutdown(self, wait=True, cancel_futures=False):
+        if wait and not stopped:
+            raise KeyboardInterrupt
+        return real_shutdown(self, wait=wait, cancel_futures=cancel_futures)
+
+    real_stop = interrupt.stop_pool
+    monkeypatch.setattr(ProcessPoolExecutor, "shutdown", interrupted_shutdown)
+    monkeypatch.setattr(interrupt, "stop_pool", lambda pool: stopped.append(pool) or real_stop(pool))
+    settings = Settings()
+    with pytest.raises(KeyboardInterrupt) as got:
+        linter.lint_paths(sorted(tmp_path.glob("*.onnx")), lambda f: settings, jobs=2)
+    assert len(stopped) == 1 and len(getattr(got.value, "files", [])) == 16

@@ -458,10 +458,12 @@ def lint_paths(paths: Iterable[Path | str], settings_for: Callable[[Path], Setti
                 report.files.append(fut.result())
                 if progress:
                     progress(i, len(files), str(files[i - 1]))
+            # inside the try: a signal while it waits for the pool's threads left the manager thread closing its
+            # wake-up pipe as Python's exit hook wrote to it (EBADF, a traceback after the report; seen on 3.10)
+            pool.shutdown()
         except KeyboardInterrupt as exc:  # SIGINT, or SIGTERM as the CLI raises it (interrupt.Interrupted)
             interrupt.stop_pool(pool)
             raise interrupt.interrupted(exc, report.files) from None
-        pool.shutdown()
     else:
         plans: dict[int, tuple[Settings, LintPlan | Exception]] = {}  # by settings object (kept: ids stay unique)
         try:
