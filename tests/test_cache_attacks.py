@@ -98,13 +98,14 @@ def test_clean_deletes_only_what_onnxlint_wrote(cli, spy, tmp_path):
     victim.write_text("{}")
     (d / "notes.txt").write_text("mine")  # put there by someone else
     (d / "v1" / "mine.onnx").write_bytes(b"x")
-    os.symlink(outside, d / "v1" / "ab")  # a link named like a shard folder, to a folder outside
+    shard = next(n for n in ("ab", "cd", "ef") if not (d / "v1" / n).exists())  # not the entry's own shard
+    os.symlink(outside, d / "v1" / shard)  # a link named like a shard folder, to a folder outside
     os.symlink(victim, d / "v1" / ("b" * 64 + ".json"))  # a link named like an entry
     rc, out, err = cli("clean")
     assert rc == 2 and "kept 4 path(s)" in err and "Traceback" not in err
     assert victim.is_file() and (d / "notes.txt").read_text() == "mine" and (d / "v1" / "mine.onnx").is_file()
     assert all(not p.exists() for p in entries) and (d / "CACHEDIR.TAG").is_file()  # still a cache: still tagged
-    for p in (d / "notes.txt", d / "v1" / "mine.onnx", d / "v1" / "ab", d / "v1" / ("b" * 64 + ".json")):
+    for p in (d / "notes.txt", d / "v1" / "mine.onnx", d / "v1" / shard, d / "v1" / ("b" * 64 + ".json")):
         os.unlink(p)
     rc, out, err = cli("clean")
     assert rc == 0 and "removed cache folder" in out and not d.exists() and victim.is_file()
