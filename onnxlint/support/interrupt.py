@@ -75,19 +75,19 @@ def stop_pool(pool: Any) -> None:
             kill()
     with contextlib.suppress(Exception):
         pool.shutdown(wait=False, cancel_futures=True)
-    for proc in list((getattr(pool, "_processes", None) or {}).values()):
-        with contextlib.suppress(Exception):
-            proc.join(1)
     # the pool's manager thread closes its wake-up pipe on its way out; Python's exit hook for process pools
     # writes to that pipe, and racing the close it died with EBADF in threading._shutdown (a traceback after the
-    # report, seen under load): the thread is waited for here, so the hook finds the pipe marked closed
+    # report, seen in CI on 3.10, 3.12 and 3.13). The hook is not to wake this pool's manager at all: shutdown
+    # just woke it, its killed workers wake it too, and the interpreter's shutdown still waits for the thread
     manager = getattr(pool, "_executor_manager_thread", None)
     if manager is not None:
         with contextlib.suppress(Exception):
-            manager.join(1)
-        if manager.is_alive():  # slower than that on a loaded machine (a CI run of three test shards saw it): the
-            # exit hook is not to wake it at all; the interpreter's shutdown still waits for the thread itself
-            with contextlib.suppress(Exception):
-                from concurrent.futures import process
+            from concurrent.futures import process
 
-                process._threads_wakeups.pop(manager, None)
+            process._threads_wakeups.pop(manager, None)
+    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+        with contextlib.suppress(Exception):
+            proc.join(1)
+    if manager is not None:
+        with contextlib.suppress(Exception):
+            manager.join(1)
