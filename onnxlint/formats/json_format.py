@@ -100,14 +100,8 @@ def _encoder() -> Callable[[Any], str]:
 def _statistics(report: Any) -> str:
     """--statistics as ruff's JSON gives it: one object per rule, most frequent first, with how many of its findings
     --fix fixes (`fixable`) and how many only --fix --unsafe-fixes does (`unsafe_fixable`); infos included."""
-    from collections import Counter
+    from onnxlint.formats.text_format import rule_counts
 
-    from onnxlint.rules.rule import UNSAFE_FIXES
-
-    active = report.active
-    counts = Counter((f.code, f.name, f.severity) for f in active)
-    safe = Counter(f.code for f in active if f.fixable and UNSAFE_FIXES not in f.hint)
-    unsafe = Counter(f.code for f in active if f.fixable and UNSAFE_FIXES in f.hint)
-    rows = [{"code": code, "name": name, "severity": sev, "count": k, "fixable": safe[code], "unsafe_fixable": unsafe[code]}
-            for (code, name, sev), k in counts.most_common()]
+    rows = [{"code": code, "name": name, "severity": sev, "count": k, "fixable": safe, "unsafe_fixable": unsafe}
+            for code, name, sev, k, safe, unsafe in rule_counts(report)]
     return json_unicode(json.dumps(rows, indent=2, ensure_ascii=False)) + "\n"

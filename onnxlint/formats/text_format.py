@@ -182,20 +182,27 @@ def summary_line(report: Any, show_info: bool = False, problem_lines: int | None
             f"{', '.join(parts)}{tail}{bad}{grouped}.{checked}")
 
 
+def rule_counts(report: Any) -> list[tuple[str, str, str, int, int, int]]:
+    """--statistics' table, the text's and JSON's: (code, name, severity, findings, how many --fix fixes, how many
+    only --fix --unsafe-fixes does) per rule, most frequent first, infos included."""
+    active = report.active
+    counts = Counter((f.code, f.name, f.severity) for f in active)
+    safe = Counter(f.code for f in active if f.fixable and UNSAFE_FIXES not in f.hint)
+    unsafe = Counter(f.code for f in active if f.fixable and UNSAFE_FIXES in f.hint)
+    return [(code, name, sev, k, safe[code], unsafe[code]) for (code, name, sev), k in counts.most_common()]
+
+
 def _statistics(report: Any, show_info: bool = False) -> str:
     """Only the table: findings per rule (infos included), most frequent first; `[*]` (as ruff marks it) where
     --fix can fix some of them, `[!]` where only --fix --unsafe-fixes can (an unsafe fix changes the interface
     or numerics), and last lines counting each as --fix would: infos only with --show-info (--fix fixes what a
     run shows)."""
-    counts = Counter((f.code, f.name, f.severity) for f in report.active)
     fixable = [f for f in report.active if f.fixable]
-    unsafe = Counter(f.code for f in fixable if UNSAFE_FIXES in f.hint)
-    safe = Counter(f.code for f in fixable if UNSAFE_FIXES not in f.hint)
 
-    def mark(code: str) -> str:
-        return "[*]" if safe[code] else "[!]" if unsafe[code] else "   "
+    def mark(safe: int, unsafe: int) -> str:
+        return "[*]" if safe else "[!]" if unsafe else "   "
 
-    rows = [f"{k:5d}  {code}  {mark(code)} {name} [{sev}]" for (code, name, sev), k in counts.most_common()]
+    rows = [f"{k:5d}  {code}  {mark(safe, unsafe)} {name} [{sev}]" for code, name, sev, k, safe, unsafe in rule_counts(report)]
     hidden = [f for f in fixable if f.severity == "info" and not show_info]
     for marker, unsafe_fix, how in (("[*]", False, "--fix"), ("[!]", True, f"--fix {UNSAFE_FIXES} (unsafe fixes)")):
         n = sum(1 for f in fixable if (UNSAFE_FIXES in f.hint) == unsafe_fix and f not in hidden)
