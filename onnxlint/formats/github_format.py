@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from onnxlint.formats.escape import text as _visible
+from onnxlint.formats.repository_paths import real_folder, repository_root
 from onnxlint.formats.text_format import also, group, shown_findings
 
 LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
@@ -27,8 +28,6 @@ def _escape_prop(s: str) -> str:
 def _in_repository(filename: str, root: Path) -> str:
     """The file's path from the repository root, where the runner places an annotation (a step with its own
     `working-directory` gave `file=m.onnx` for `models/m.onnx`); a file outside it, as given."""
-    from onnxlint.formats.sarif_format import real_folder
-
     try:
         return real_folder(filename).relative_to(root).as_posix()
     except (ValueError, OSError):
@@ -36,11 +35,9 @@ def _in_repository(filename: str, root: Path) -> str:
 
 
 def render(report, expand: bool = False, show_info: bool = False, **_) -> str:
-    from onnxlint.formats.sarif_format import _root
-
     lines = []
     checked = getattr(report, "checked", {})
-    root = _root(None)
+    root = repository_root()
     for res in report.files:
         path = _in_repository(res.filename, root)
         for members in group(shown_findings(res.findings, show_info), expand):

@@ -15,6 +15,7 @@ from onnxlint import __version__
 from onnxlint.formats.escape import dumps
 from onnxlint.formats.escape import lines as esc_lines
 from onnxlint.formats.escape import text as esc
+from onnxlint.formats.repository_paths import real_folder, repository_root
 from onnxlint.formats.text_format import also, cause, group, shown_findings, summary_line
 from onnxlint.model.locations import node_location
 
@@ -35,14 +36,6 @@ def _uri(filename: str, root: Path) -> str:
     return quote(os.fsencode(rel.as_posix()), safe="/")
 
 
-def real_folder(filename: str) -> Path:
-    """The file's absolute path, its folder's links resolved but not the file's own: a git-annex model (a link into
-    .git/annex/objects) or `latest.onnx -> v3.onnx` is named as the repository names it, and its alert stays one
-    alert when its content changes."""
-    absolute = os.path.abspath(filename)
-    return Path(os.path.realpath(os.path.dirname(absolute))) / os.path.basename(absolute)
-
-
 def _rule_entry(rule, severity: str) -> dict:
     """A rule's descriptor, at the severity the run's config gives it (its results carry their own level)."""
     fix = f"\n\n**Automatic fix:** `{rule.fix}` (`onnxlint --fix`)" if rule.fix else "\n\n**Automatic fix:** none"
@@ -59,17 +52,6 @@ def _rule_entry(rule, severity: str) -> dict:
         "properties": {"tags": sorted({*rule.targets, *rule.tags}),
                        "problem.severity": "recommendation" if severity == "info" else severity},
     }
-
-
-def _root(root: str | os.PathLike | None) -> Path:
-    """What %SRCROOT% stands for: the repository the run is in (git's toplevel, the folder holding `.git`),
-    else the working folder; code scanning resolves a result's URI against the repository root."""
-    if root is not None:
-        return Path(root).resolve()
-    from onnxlint.config.config_file import repo_root
-
-    cwd = Path.cwd().resolve()
-    return (repo_root(cwd) or cwd).resolve()
 
 
 def _location(uri: dict, node: str | None) -> dict:
@@ -153,7 +135,7 @@ def render(report, root: str | None = None, config_file: str | os.PathLike | Non
            expand: bool = False, **_) -> str:
     """config_file: the configuration file in force (Config.path), recorded as the invocation property
     `configFile` (its absolute path; `null` when none applied)."""
-    base = _root(root)
+    base = repository_root(root)
     rules = list(report.rules)
     found = results(report, base, show_info, expand)
     notifications = [{"level": "error", "message": {"text": esc(f"{r.filename}: {r.error}")},
