@@ -434,3 +434,20 @@ def test_a_graph_ort_places_nothing_of_or_refuses_opens_cleanly(chromium, tmp_pa
     if case == "refused-opset":
         assert "ORT refuses this model" in b.evaluate("document.getElementById('side').textContent")
     clean(b)
+
+
+def test_selecting_another_node_unmarks_the_first_node_of_the_graph(chromium, tmp_path, save, cli):
+    """Node 0's key in the drawing is 0: selecting it and then another node left both marked as selected."""
+    nodes = [h.make_node("Relu", ["x"], ["a"], name="first"), h.make_node("Neg", ["a"], ["b"], name="second"),
+             h.make_node("Abs", ["b"], ["y"], name="third")]
+    model = save(make_model(nodes, [vi("x", T.FLOAT, [2])], [vi("y", T.FLOAT, [2])]))
+    page = tmp_path / "r.html"
+    assert cli("placement", model, "--format", "html", "-o", page)[0] == 0
+    b = opened(chromium, page)
+    marked = ("Array.prototype.map.call(document.querySelectorAll('#graph .nd.sel title'), "
+              "function(e){ return e.textContent.split('\\n')[0]; })")
+    b.evaluate("window.onnxlintReport.reveal(0)")
+    assert b.evaluate(marked) == ["Relu  first"]
+    b.evaluate("window.onnxlintReport.reveal(1)")
+    assert b.evaluate(marked) == ["Neg  second"]
+    clean(b)

@@ -952,7 +952,8 @@
   }
 
   function highlight(key) {
-    if (state.hl && state.nodeEls[state.hl]) state.nodeEls[state.hl].el.classList.remove("sel");
+    // the key of node 0 is 0: test for a key, not for a truthy one
+    if (state.hl !== undefined && state.hl !== null && state.nodeEls[state.hl]) state.nodeEls[state.hl].el.classList.remove("sel");
     (state.edgeEls || []).forEach(function (p) { p.classList.remove("hl"); });
     state.hl = key;
     var n = state.nodeEls[key]; if (!n) return;
