@@ -451,3 +451,35 @@ def test_selecting_another_node_unmarks_the_first_node_of_the_graph(chromium, tm
     b.evaluate("window.onnxlintReport.reveal(1)")
     assert b.evaluate(marked) == ["Neg  second"]
     clean(b)
+
+
+def test_search_results_of_one_model_are_dropped_when_another_is_picked(chromium, tmp_path, cli):
+    """The results listed are the nodes of the model searched: picking another model in a page of several left
+    them listed, and Enter went to that number's node in the other model (or threw, past its last node)."""
+    for name, n, op in (("a.onnx", 30, "Relu"), ("b.onnx", 5, "Neg")):
+        nodes, prev = [], "x"
+        for i in range(n):
+            nodes.append(h.make_node(op, [prev], [f"v{i}"], name=f"/{name[0]}/{op}_{i}"))
+            prev = f"v{i}"
+        onnx.save(make_model(nodes, [vi("x", T.FLOAT, [2])], [vi(prev, T.FLOAT, [2])]), tmp_path / name)
+    page = tmp_path / "r.html"
+    assert cli("placement", tmp_path / "a.onnx", tmp_path / "b.onnx", "--format", "html", "-o", page)[0] == 0
+    b = opened(chromium, page)
+    b.key("/")
+    b.type("relu_2")
+    b.wait_for("document.querySelectorAll('#results .hit').length === 11")
+    b.evaluate("var s = document.getElementById('model-pick'); s.value = '1'; s.dispatchEvent(new Event('change'))")
+    assert b.evaluate("document.getElementById('results').classList.contains('hidden')")
+    assert b.evaluate("document.querySelectorAll('#results .hit').length") == 0
+    b.evaluate("document.getElementById('search').focus()")
+    b.key("ArrowDown")
+    b.key("Enter", keycode=13)
+    assert b.evaluate("document.getElementById('details').dataset.node") is None
+    b.type("_3")  # typing searches the model shown
+    b.wait_for("document.querySelectorAll('#results .hit').length === 0 && document.querySelector('#results .more')")
+    b.evaluate("var q = document.getElementById('search'); q.value = 'neg_3'; q.dispatchEvent(new Event('input'))")
+    b.wait_for("document.querySelectorAll('#results .hit').length === 1")
+    b.key("Enter", keycode=13)
+    b.wait_for("document.getElementById('details').dataset.node === '3'")
+    assert "/b/Neg_3" in b.evaluate("document.getElementById('details').textContent")
+    clean(b)

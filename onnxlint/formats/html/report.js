@@ -1156,6 +1156,8 @@
 
   function openModel(k) {
     state.model = k; state.run = 0; state.filter = "all"; state.scope = 0;
+    // the results listed are node numbers of the model left: drop them (typing searches this model)
+    clear($("results")); $("results").classList.add("hidden"); state.hits = []; state.hit = 0;
     var m = doc.models[k];
     if (m.error) {
       M = null;
