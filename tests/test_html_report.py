@@ -483,3 +483,30 @@ def test_search_results_of_one_model_are_dropped_when_another_is_picked(chromium
     b.wait_for("document.getElementById('details').dataset.node === '3'")
     assert "/b/Neg_3" in b.evaluate("document.getElementById('details').textContent")
     clean(b)
+
+
+def test_keys_and_search_on_a_model_not_read_or_with_nothing_drawn_log_no_error(chromium, tmp_path, save, cli):
+    """`f` (fit) threw where nothing is drawn (a model not read, a graph of Constants only) and typing a search
+    threw on a model not read; picking one after a compared model left that model's item count and release
+    picker showing."""
+    (tmp_path / "a_bad.onnx").write_bytes(b"garbage")
+    save(fallback_model(), "b_good.onnx")
+    save(make_model([h.make_node("Constant", [], ["y"], name="c", value=nh.from_array(np.ones(2, np.float32)))],
+                    [], [vi("y", T.FLOAT, [2])]), "c_const.onnx")
+    page = tmp_path / "r.html"
+    rc, _, _ = cli("placement", tmp_path, "--format", "html", "--ort-version", "1.24.4", "--compare", "1.31.1", "-o", page)
+    assert rc == 2  # a_bad.onnx is not read
+    b = opened(chromium, page)
+    for k in (0, 2, 1, 0):
+        b.evaluate(f"var s = document.getElementById('model-pick'); s.value = '{k}'; s.dispatchEvent(new Event('change'))")
+        b.evaluate("document.activeElement.blur()")
+        b.key("f")
+        b.key("u")
+        if k == 0:
+            assert b.evaluate("document.getElementById('graphmsg').textContent") == ""
+            assert b.evaluate("document.getElementById('run-pick').classList.contains('hidden')")
+            b.key("/")
+            b.type("relu")
+            b.evaluate("new Promise(function(r){ setTimeout(r, 300); })")
+            b.key("Escape")
+    clean(b)

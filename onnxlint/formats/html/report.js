@@ -927,6 +927,7 @@
     state.view.setAttribute("transform", "translate(" + tx.toFixed(1) + "," + ty.toFixed(1) + ") scale(" + k.toFixed(4) + ")");
   }
   function fit(initial) {
+    if (!state.view || !state.bounds) return;  // nothing drawn: a model not read, a graph of Constants only
     var wrap = $("graphwrap"), W2 = wrap.clientWidth || 800, H2 = wrap.clientHeight || 500, b = state.bounds;
     var k = Math.min(W2 / b.w, H2 / b.h, 1);
     if (initial && k < 0.45) k = Math.min(1, Math.max(0.45, W2 / b.w));  // a tall graph: readable, scrolled to its top
@@ -1030,7 +1031,7 @@
   function search() {
     var q = $("search").value.trim().toLowerCase(), res = $("results");
     clear(res); state.hits = []; state.hit = 0;
-    if (!q) { res.classList.add("hidden"); return; }
+    if (!q || !M) { res.classList.add("hidden"); return; }  // !M: the model shown was not read
     if (!M.lower) M.lower = { path: M.m.nodes.path.map(function (s) { return s.toLowerCase(); }), op: M.m.nodes.op.map(function (s) { return s.toLowerCase(); }) };
     var hits = [], total = 0, exactOp = [];
     for (var i = 0; i < M.N; i++) {
@@ -1162,7 +1163,8 @@
     if (m.error) {
       M = null;
       ["side", "tree", "details", "crumbs", "graphlegend"].forEach(function (id) { clear($(id)); });
-      clear($("graph"));
+      clear($("graph")); state.view = null; state.nodeEls = {}; state.edgeEls = [];
+      $("graphmsg").textContent = ""; $("run-pick").classList.add("hidden");
       $("side").appendChild(el("p", "fatal", m.file + ": " + m.error));
       $("hdr-rel").textContent = "";
       return;
