@@ -510,3 +510,20 @@ def test_keys_and_search_on_a_model_not_read_or_with_nothing_drawn_log_no_error(
             b.evaluate("new Promise(function(r){ setTimeout(r, 300); })")
             b.key("Escape")
     clean(b)
+
+
+def test_a_drawn_node_says_a_then_b_whichever_release_the_lists_show(chromium, tmp_path, save, cli):
+    """Comparing, a node that changes provider is drawn half A's colour, half B's, and says `CPU → CUDA`; with
+    release B picked for the lists it said `CUDA → CUDA` (B's tag for A's), its tooltip B's placement twice."""
+    model = save(fallback_model())
+    page = tmp_path / "r.html"
+    assert cli("placement", model, "--format", "html", "--ort-version", "1.24.4", "--compare", "1.31.1", "-o", page)[0] == 0
+    b = opened(chromium, page)
+    equal = _node_id(b, "/model/block/mask/Equal")
+    drawn = ("(function(){ var g = document.querySelector('#graph .nd.sel'); return [g.querySelectorAll('text')[1].textContent, "
+             "g.querySelector('title').textContent.split('\\n').slice(1)]; })()")
+    for run in ("0", "1"):
+        b.evaluate(f"var p = document.getElementById('run-pick'); p.value = '{run}'; p.dispatchEvent(new Event('change'))")
+        b.evaluate(f"window.onnxlintReport.reveal({equal})")
+        assert b.evaluate(drawn) == ["CPU \u2192 CUDA", ["A: CPU: falls back", "B: CUDA"]]
+    clean(b)

@@ -824,14 +824,15 @@
       var title = svg("title", {});
       grp.appendChild(title);
       if (n.kind === "n") {
-        var i = n.id, c0 = M.cats[r][i];
-        boxFill(grp, sz, R > 1 ? [M.cats[0][i], M.cats[1][i]] : [c0], M.m.runs[r].status[i]);
-        var tag = catTag(c0, M.m.runs[r].status[i]) + (R > 1 && M.changed[i] ? " \u2192 " + catTag(M.cats[1][i], M.m.runs[1].status[i]) : "");
+        // comparing, the box is A's colour then B's whichever release the lists show: its words say A then B
+        var i = n.id, a0 = R > 1 ? 0 : r, c0 = M.cats[a0][i], c1 = R > 1 ? M.cats[1][i] : c0;
+        boxFill(grp, sz, R > 1 ? [c0, c1] : [c0], M.m.runs[a0].status[i]);
+        var tag = catTag(c0, M.m.runs[a0].status[i]) + (R > 1 && M.changed[i] ? " \u2192 " + catTag(c1, M.m.runs[1].status[i]) : "");
         text(grp, 8, 16, trunc(M.m.nodes.op[i], sz[0] - 60), "600", 12, dark(c0) ? "#fff" : "#1a1a1a");
-        text(grp, sz[0] - 6, 15, tag, "700", 10, dark(c0) ? "#fff" : "#1a1a1a", "end");
+        text(grp, sz[0] - 6, 15, tag, "700", 10, dark(c1) ? "#fff" : "#1a1a1a", "end");  // on B's half
         text(grp, 8, 31, trunc(relName(i, s), sz[0] - 16), "400", 10.5, dark(c0) ? "#fff" : "#333");
-        title.textContent = M.m.nodes.op[i] + "  " + M.m.nodes.path[i] + "\n" + catLabel(c0) +
-          (R > 1 ? "\nB: " + catLabel(M.cats[1][i]) : "");
+        title.textContent = M.m.nodes.op[i] + "  " + M.m.nodes.path[i] + "\n" + (R > 1 ? "A: " : "") + catLabel(c0) +
+          (R > 1 ? "\nB: " + catLabel(c1) : "");
         var fs = M.findingsOf[i];
         if (fs) badge(grp, sz[0], fs.length, worst(fs));
         if (R > 1 && M.changed[i]) grp.appendChild(svg("rect", { x: -3, y: -3, width: sz[0] + 6, height: sz[1] + 6, rx: 8, fill: "none", stroke: "#6f42c1", "stroke-width": 2.5, "stroke-dasharray": "6 3" }));
