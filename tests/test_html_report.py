@@ -527,3 +527,21 @@ def test_a_drawn_node_says_a_then_b_whichever_release_the_lists_show(chromium, t
         b.evaluate(f"window.onnxlintReport.reveal({equal})")
         assert b.evaluate(drawn) == ["CPU \u2192 CUDA", ["A: CPU: falls back", "B: CUDA"]]
     clean(b)
+
+
+def test_a_trt_page_lists_on_cpu_only_the_nodes_it_counts_on_cpu(chromium, tmp_path, save, cli):
+    """`--target ort-trt`: the Equal that CUDA lacks at ORT 1.24.4 is taken by TensorRT's parser; the page counted
+    it on TensorRT and coloured it so, but listed it under "On CPU"."""
+    model = save(fallback_model())
+    page = tmp_path / "r.html"
+    rc, _, err = cli(model, "--no-cache", "--target", "ort-trt", "--ort-version", "1.24.4", "--format", "html", "-o", page)
+    assert rc in (0, 1), err
+    b = opened(chromium, page)
+    counts = b.evaluate("(function(){ var c = {}; document.querySelectorAll('#counts [data-count]').forEach(function(e){ "
+                        "c[e.dataset.count] = +e.dataset.value; }); return c; })()")
+    cpu = b.evaluate("Array.prototype.map.call(document.querySelectorAll('#cpu-nodes li .path'), function(e){ return e.textContent; })")
+    assert b.evaluate(f"{DATA}.runs[0].trt[{_node_id(b, '/model/block/mask/Equal')}]") == 1  # what this test is about
+    assert "/model/block/mask/Equal" not in cpu
+    assert len(cpu) == counts["trt_cpu"] + counts["trt_shape"]
+    assert b.evaluate("document.querySelectorAll('#side h2')[3].textContent") == f"On CPU ({len(cpu)})"
+    clean(b)

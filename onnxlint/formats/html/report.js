@@ -313,7 +313,8 @@
 
   function cpuPanel(side, cs) {
     var run = M.m.runs[state.run], list = [];
-    for (var i = 0; i < M.N; i++) if (run.ep[i] === "CPU") list.push(i);
+    // with TensorRT, a node its parser takes runs there whatever ORT's CUDA placement says (as counts() counts it)
+    for (var i = 0; i < M.N; i++) if (run.ep[i] === "CPU" && !(run.trt && run.trt[i])) list.push(i);
     if (M.preferred === "CPU") return;
     // real fallbacks first, then the shape computations ORT keeps on CPU on purpose
     list.sort(function (a, b) { return (M.cats[state.run][a] === SHAPE) - (M.cats[state.run][b] === SHAPE) || a - b; });
