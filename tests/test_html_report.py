@@ -545,3 +545,22 @@ def test_a_trt_page_lists_on_cpu_only_the_nodes_it_counts_on_cpu(chromium, tmp_p
     assert len(cpu) == counts["trt_cpu"] + counts["trt_shape"]
     assert b.evaluate("document.querySelectorAll('#side h2')[3].textContent") == f"On CPU ({len(cpu)})"
     clean(b)
+
+
+def test_a_node_name_nesting_scopes_deeper_than_the_call_stack_opens(chromium, tmp_path, save, cli):
+    """A name of 30,000 scopes (`s/s/.../Relu`, 60 kB): the page found each node's place in the scope drawn by a
+    recursion as deep as the name, and said 'this report could not be drawn: RangeError: Maximum call stack size
+    exceeded' instead of the model."""
+    deep = "/".join(["s"] * 30_000)
+    nodes = [h.make_node("Relu", ["x"], ["a"], name="/top/Relu"), h.make_node("Abs", ["a"], ["b"], name=deep + "/Abs"),
+             h.make_node("Neg", ["b"], ["y"], name="/top/Neg")]
+    model = save(make_model(nodes, [vi("x", T.FLOAT, [2])], [vi("y", T.FLOAT, [2])]))
+    page = tmp_path / "r.html"
+    assert cli("placement", model, "--format", "html", "-o", page)[0] == 0
+    b = opened(chromium, page)
+    assert_page_equals_json(b, placement_json(cli, model))
+    b.evaluate("window.onnxlintReport.draw(0)")
+    b.evaluate("window.onnxlintReport.reveal(1)")
+    assert b.evaluate("document.getElementById('details').dataset.node") == "1"
+    assert b.evaluate("document.querySelector('#graph .nd.sel title').textContent").startswith("Abs  s/s/s/")
+    clean(b)

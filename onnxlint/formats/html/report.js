@@ -588,10 +588,17 @@
   function itemOfNodes(s) {  // per node: the child of scope s that holds it (node id, or -(scope+2)), or -1 when outside
     var parent = M.m.scopes.parent, scopeOf = M.m.nodes.scope, out = new Int32Array(M.N), memo = new Int32Array(M.S).fill(-3);
     function up(sc) {  // the child scope of s on the way up from sc, -1 if s is not above sc
-      if (memo[sc] !== -3) return memo[sc];
-      var res;
-      if (sc === s) res = -2; else if (parent[sc] === s) res = sc; else if (parent[sc] < 0) res = -1; else res = up(parent[sc]);
-      memo[sc] = res; return res;
+      var path = [], res;  // a loop, not a recursion: a node name can nest scopes deeper than the call stack goes
+      for (;;) {
+        if (memo[sc] !== -3) { res = memo[sc]; break; }
+        path.push(sc);
+        if (sc === s) { res = -2; break; }
+        if (parent[sc] === s) { res = sc; break; }
+        if (parent[sc] < 0) { res = -1; break; }
+        sc = parent[sc];
+      }
+      for (var k = 0; k < path.length; k++) memo[path[k]] = res;
+      return res;
     }
     for (var i = 0; i < M.N; i++) {
       var u = up(scopeOf[i]);
