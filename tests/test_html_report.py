@@ -564,3 +564,28 @@ def test_a_node_name_nesting_scopes_deeper_than_the_call_stack_opens(chromium, t
     assert b.evaluate("document.getElementById('details').dataset.node") == "1"
     assert b.evaluate("document.querySelector('#graph .nd.sel title').textContent").startswith("Abs  s/s/s/")
     clean(b)
+
+
+def test_dragging_the_drawing_by_a_box_pans_without_opening_it(chromium, tmp_path, save, cli):
+    """Panning by grabbing a scope box moved the box with the pointer, so the release fell on it: a click, and
+    the drawing went into that scope. A drag pans; a click (and Enter) still opens the box."""
+    model = save(fallback_model())
+    page = tmp_path / "r.html"
+    assert cli("placement", model, "--format", "html", "-o", page)[0] == 0
+    b = opened(chromium, page)
+    b.evaluate(f"window.onnxlintReport.open({_scope_id(b, 'model')})")
+    crumbs = "document.getElementById('crumbs').textContent"
+    view = "document.querySelector('#graph > g').getAttribute('transform')"
+    before = b.evaluate(view)
+    x, y = b.evaluate("(function(){ var r = document.querySelector('#graph .nd').getBoundingClientRect(); "
+                      "return [r.left + r.width / 2, r.top + r.height / 2]; })()")
+    b.call("Input.dispatchMouseEvent", {"type": "mousePressed", "x": x, "y": y, "button": "left", "clickCount": 1})
+    for step in range(1, 6):
+        b.call("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x + 30 * step, "y": y + 20 * step, "button": "left",
+                                            "buttons": 1})
+    b.call("Input.dispatchMouseEvent", {"type": "mouseReleased", "x": x + 150, "y": y + 100, "button": "left", "clickCount": 1})
+    assert b.evaluate(crumbs) == "(whole graph)/model"
+    assert b.evaluate(view) != before
+    b.click("#graph .nd")
+    assert b.evaluate(crumbs) == "(whole graph)/model/block"
+    clean(b)

@@ -956,9 +956,19 @@
       var k = Math.min(3, Math.max(0.05, state.k * Math.exp(-e.deltaY * 0.0015)));
       setView(k, mx - (mx - state.tx) * k / state.k, my - (my - state.ty) * k / state.k);
     }, { passive: false });
-    wrap.addEventListener("mousedown", function (e) { drag = [e.clientX, e.clientY, state.tx, state.ty]; wrap.classList.add("dragging"); });
-    window.addEventListener("mousemove", function (e) { if (drag) setView(state.k, drag[2] + e.clientX - drag[0], drag[3] + e.clientY - drag[1]); });
-    window.addEventListener("mouseup", function () { drag = null; wrap.classList.remove("dragging"); });
+    // a drag that pans is not a click: the box under the pointer moves with it, and would open at the release
+    var moved = false, dragged = false;
+    wrap.addEventListener("mousedown", function (e) { drag = [e.clientX, e.clientY, state.tx, state.ty]; moved = false; wrap.classList.add("dragging"); });
+    window.addEventListener("mousemove", function (e) {
+      if (!drag) return;
+      if (Math.abs(e.clientX - drag[0]) + Math.abs(e.clientY - drag[1]) > 4) moved = true;
+      setView(state.k, drag[2] + e.clientX - drag[0], drag[3] + e.clientY - drag[1]);
+    });
+    window.addEventListener("mouseup", function () {
+      if (drag && moved) { dragged = true; setTimeout(function () { dragged = false; }, 0); }  // the click comes first
+      drag = null; wrap.classList.remove("dragging");
+    });
+    wrap.addEventListener("click", function (e) { if (dragged) { dragged = false; e.stopPropagation(); } }, true);
   }
 
   function highlight(key) {
