@@ -589,3 +589,18 @@ def test_dragging_the_drawing_by_a_box_pans_without_opening_it(chromium, tmp_pat
     b.click("#graph .nd")
     assert b.evaluate(crumbs) == "(whole graph)/model/block"
     clean(b)
+
+
+def test_the_tree_stays_reachable_by_tab_after_the_filter_changes(chromium, tmp_path, save, cli):
+    """Only the focused row of the tree is in the Tab order; a new filter rebuilt the tree with none, and Tab
+    from the filter skipped the tree (a keyboard could not get back into it)."""
+    page = tmp_path / "r.html"
+    assert cli("placement", save(fallback_model()), "--format", "html", "--ort-version", "1.24.4", "-o", page)[0] == 0
+    b = opened(chromium, page)
+    b.evaluate("document.getElementById('filter').focus()")
+    b.evaluate("var s = document.getElementById('filter'); s.value = 'cpu'; s.dispatchEvent(new Event('change'))")
+    b.key("Tab")
+    assert b.evaluate("document.activeElement.dataset.scope") == "0"
+    b.key("ArrowDown")
+    assert b.evaluate("document.activeElement.dataset.scope") == str(_scope_id(b, "model"))
+    clean(b)

@@ -520,6 +520,7 @@
     state.rows = {};
     var root = scopeRow([0], 0);
     t.appendChild(root);
+    root.tabIndex = 0; state.focus = root;  // the tree stays reachable by Tab (rows are tabIndex -1 but the focused one)
     expand(root);
   }
 
