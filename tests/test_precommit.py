@@ -98,6 +98,16 @@ def test_readme_local_hook_runs_as_written(tmp_path, examples_dir):
     _run_hook_on_examples(tmp_path, examples_dir, block, timeout=300)
 
 
+def test_readme_local_hook_is_declared_as_the_published_hook():
+    """The README's `repo: local` hook runs what .pre-commit-hooks.yaml's `onnxlint` hook runs: `--force-exclude`
+    included, so the config's excludes hold under pre-commit as the README says they do."""
+    readme = (ROOT / "README.md").read_text()
+    local = yaml.safe_load(next(b for b in re.findall(r"```yaml\n(.*?)```", readme, re.S) if "repo: local" in b))
+    hook = local["repos"][0]["hooks"][0]
+    published = next(h for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text()) if h["id"] == "onnxlint")
+    assert (hook["entry"], hook["args"]) == (published["entry"], published["args"])
+
+
 @pytest.mark.skipif(shutil.which("pre-commit") is None or shutil.which("git") is None, reason="pre-commit/git not installed")
 def test_autoupdate_freeze_moves_the_pin_as_the_readme_says(tmp_path):
     """`pre-commit autoupdate --freeze` on the README's block, against a repository standing in for the public
