@@ -144,3 +144,14 @@ def test_the_default_run_shown_in_the_readme_is_what_a_run_prints(tmp_path):
     assert out[0].startswith("model.onnx: ort-cuda: ") and " 1 fall back, " in out[0]
     assert block[3].startswith("Found 1 finding in 1 file: 0 errors, 1 warning")
     assert block[3].split(". Checked against ")[1] == out[3].split(". Checked against ")[1]
+
+
+def test_every_placement_command_quoted_in_the_docs_names_a_target_it_takes():
+    """`onnxlint placement --target X` in the README, docs/rules.md or a rule's explanation (--explain) names a
+    target the placement command accepts (OLX318's said `--target tensorrt`, which it refuses)."""
+    from onnxlint import targets
+
+    takes = {t.name for t in targets.REGISTRY.values() if t.predicate == "placement"}
+    texts = [README, (ROOT / "docs" / "rules.md").read_text(), *(p.read_text() for p in (ROOT / "rules").glob("*.yaml"))]
+    named = [m for text in texts for m in re.findall(r"onnxlint placement [^`]*?--target[ =](\S+?)[`\s]", " ".join(text.split()))]
+    assert named and set(named) <= takes, (named, takes)
