@@ -183,3 +183,19 @@ def test_a_broken_pyproject_beside_the_yaml_in_force_is_not_this_runs_error(tmp_
     config_file.find_for.cache_clear()
     rc, out, err = cli("--no-cache", "m.onnx")
     assert rc == 0 and "OLX200" in out and not err, err
+
+
+def test_a_config_version_that_is_no_version_is_a_config_error(tmp_path, examples_dir, cli):
+    """ort-version/trt-version in a config are checked as --ort-version/--trt-version are: a typo is one line
+    naming the file, exit 2 (it checked against the oldest shipped tables, "asked banana"); "installed" and a
+    table label stay valid."""
+    model = tmp_path / "m.onnx"
+    model.write_bytes((examples_dir / "clean_conv.onnx").read_bytes())
+    for body, said in (('ort-version = "banana"', "ort-version: ORT version 'banana' is not a version number"),
+                       ('trt-version = "8.6x"', "trt-version: TensorRT version '8.6x' is not a version number")):
+        (tmp_path / "pyproject.toml").write_text(f"[tool.onnxlint]\n{body}\n")
+        rc, out, err = cli(model, "--no-cache")
+        assert rc == 2 and not out and "pyproject.toml: " + said in err, (body, out, err)
+    (tmp_path / "pyproject.toml").write_text('[tool.onnxlint]\nort-version = "installed"\ntrt-version = "10.1+rtx1.5"\n')
+    rc, out, err = cli(model, "--no-cache")
+    assert rc == 0 and "TensorRT-RTX 1.5" in out, (out, err)

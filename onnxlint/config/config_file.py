@@ -23,6 +23,7 @@ from onnxlint.support import worktree
 from onnxlint.support.errors import RuleError, first_line
 from onnxlint.support.textfile import read_text, require_short_numbers
 from onnxlint.targets import names as target_names
+from onnxlint.targets.base import VersionError, parse_version
 
 KEYS = {"select", "ignore", "extend-select", "targets", "severity", "per-file-ignores", "rules", "fail-on",
         "ort-version", "trt-version", "ort-optimization", "exclude", "extend-exclude", "force-exclude",
@@ -113,7 +114,13 @@ def _version(data: dict, key: str, path: Path) -> str | None:
     value = data[key]
     if isinstance(value, bool) or not isinstance(value, (str, int, float)) or not str(value).strip():
         raise RuleError(f"{path}: {key} must be a version such as \"1.17\", got {_show(value)}")
-    return str(value).strip()
+    text = str(value).strip()
+    if not (key == "ort-version" and text == "installed"):  # as the command line's --ort-version/--trt-version
+        try:
+            parse_version(text, "ORT" if key == "ort-version" else "TensorRT")
+        except VersionError as exc:
+            raise RuleError(f"{path}: {key}: {exc}") from None
+    return text
 
 
 def parse(data: dict, path: Path) -> Config:
