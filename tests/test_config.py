@@ -199,3 +199,21 @@ def test_a_config_version_that_is_no_version_is_a_config_error(tmp_path, example
     (tmp_path / "pyproject.toml").write_text('[tool.onnxlint]\nort-version = "installed"\ntrt-version = "10.1+rtx1.5"\n')
     rc, out, err = cli(model, "--no-cache")
     assert rc == 0 and "TensorRT-RTX 1.5" in out, (out, err)
+
+
+def test_a_severity_override_of_no_rule_is_an_error_with_a_did_you_mean(tmp_path, examples_dir, cli, monkeypatch):
+    """[tool.onnxlint.severity] names rule codes, checked as select/ignore's are (the config of the folder onnxlint
+    runs in): a misspelt one changed nothing, silently (OLX2O1 for OLX201); a prefix is refused too (the table
+    applies to whole codes only)."""
+    for code, hint in (("OLX2O1", "did you mean 'OLX201'?"), ("OLX2", "a prefix: name each rule's code"), ("OLX201", None)):
+        folder = tmp_path / code  # a folder each: a config file is read once a process
+        folder.mkdir()
+        monkeypatch.chdir(folder)
+        (folder / "m.onnx").write_bytes((examples_dir / "clean_conv.onnx").read_bytes())
+        (folder / "pyproject.toml").write_text(f'[tool.onnxlint.severity]\n{code} = "warning"\n')
+        for cache in (("--no-cache",), ("--cache-dir", folder / "cache")):  # with the result cache on too
+            rc, out, err = cli("m.onnx", *cache)
+            if hint is None:
+                assert rc == 0 and not err, (code, out, err)
+            else:
+                assert rc == 2 and not out and f"severity: unknown rule code '{code}' ({hint})" in err, (code, out, err)

@@ -266,7 +266,7 @@ def _rules_first(request: LintRequest, settings: Settings) -> bool:
     hits needs none. A user's rule folder is always read: a model whose own config does not use it would otherwise
     hide that folder's error on a hit."""
     return request.cache_dir is None or bool(settings.rule_dirs) or request.format == "sarif" \
-        or bool(settings.selection_codes()) or any(settings.config.per_file_ignores.values())
+        or bool(settings.selection_codes()) or any(settings.config.per_file_ignores.values()) or bool(settings.config.severity)
 
 
 class _Rules:

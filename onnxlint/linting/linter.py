@@ -392,7 +392,8 @@ def _post_process(res: FileReport, settings: Settings, file_ignores: list[str], 
 
 
 def check_selection(settings: Settings, ruleset: Any) -> None:
-    """Every code or prefix in select/ignore/extend-select and per-file-ignores names some rule.
+    """Every code or prefix in select/ignore/extend-select and per-file-ignores, and every code the severity table
+    sets is a rule's (a misspelt severity override did nothing, silently).
 
     ruleset: a RuleSet, or the cache's RuleIndex (its rules' ids and knows() are all this reads)."""
     codes = list(settings.selection_codes())
@@ -401,9 +402,16 @@ def check_selection(settings: Settings, ruleset: Any) -> None:
     ids = [r.id for r in ruleset.rules]
     for code in codes:
         if not ruleset.knows(code):
-            digits = code[:3] + code[3:].upper().replace("O", "0")  # OLX2OO: letter O typed for zero
-            hint = f" (did you mean '{digits}'?)" if ruleset.knows(digits) else did_you_mean(code, ids)
-            raise UsageError(f"unknown rule code or prefix {code!r}{hint}; see --list-rules")
+            raise UsageError(f"unknown rule code or prefix {code!r}{_did_you_mean(code, ruleset.knows, ids)}; see --list-rules")
+    for code in settings.config.severity:  # a code, not a prefix: the table sets the severity of that rule
+        if code not in ids:
+            hint = " (a prefix: name each rule's code)" if ruleset.knows(code) else _did_you_mean(code, ids.__contains__, ids)
+            raise UsageError(f"severity: unknown rule code {code!r}{hint}; see --list-rules")
+
+
+def _did_you_mean(code: str, known: Callable[[str], bool], ids: list[str]) -> str:
+    digits = code[:3] + code[3:].upper().replace("O", "0")  # OLX2OO: letter O typed for zero
+    return f" (did you mean '{digits}'?)" if known(digits) else did_you_mean(code, ids)
 
 
 def _size(p: Path) -> int:
