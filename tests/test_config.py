@@ -217,3 +217,22 @@ def test_a_severity_override_of_no_rule_is_an_error_with_a_did_you_mean(tmp_path
                 assert rc == 0 and not err, (code, out, err)
             else:
                 assert rc == 2 and not out and f"severity: unknown rule code '{code}' ({hint})" in err, (code, out, err)
+
+
+def test_a_nested_configs_unknown_code_is_an_error_naming_it(tmp_path, examples_dir, cli, monkeypatch):
+    """The codes of a config found beside a model (not in the folder onnxlint runs in: a monorepo's sub-project,
+    linted from the root as pre-commit and CI do) are checked as the current folder's are: a misspelt ignore there
+    was silently no ignore at all."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "m.onnx").write_bytes((examples_dir / "double_input.onnx").read_bytes())
+    (tmp_path / "sub" / ".onnxlint.yaml").write_text("ignore: [OLX12]\n")
+    for cache in (("--no-cache",), ("--cache-dir", tmp_path / "cache")):
+        rc, out, err = cli(".", *cache)
+        assert rc == 2 and not out, (cache, out, err)
+        assert "sub/.onnxlint.yaml: unknown rule code or prefix 'OLX12' (did you mean 'OLX312'?)" in err, err
+    (tmp_path / "sub2").mkdir()  # a config read once a process: a good one in a folder of its own
+    (tmp_path / "sub2" / "m.onnx").write_bytes((examples_dir / "double_input.onnx").read_bytes())
+    (tmp_path / "sub2" / ".onnxlint.yaml").write_text("ignore: [OLX012]\n")
+    rc, out, err = cli("sub2", "--no-cache")
+    assert rc == 0 and "OLX012" not in out, (out, err)

@@ -215,6 +215,7 @@ def execute(request: LintRequest, settings: Settings) -> int:
     if not request.show_info and any(settings_for(f).fail_on == "info" for f in files):
         request.show_info = True  # what fails the gate is shown: `fail-on = "info"` exited 1 with nothing to see
         settings_for = _SettingsByFolder(request)  # made anew: those above give infos no message (info_details)
+    _check_folder_codes(settings, settings_for, files, request.cache_dir)
     report, stopped = _lint(request, files, settings_for, rules)
     if request.verify and stopped is None:
         from onnxlint.verify.command import check_shape_names, parse_shapes, verify_report
@@ -230,6 +231,20 @@ def execute(request: LintRequest, settings: Settings) -> int:
             return recorded
     _show(report, request, first, settings_for)
     return _exit_code(report, stopped, len(files), request.exit_zero)
+
+
+def _check_folder_codes(settings: Settings, settings_for: _SettingsByFolder, files: list[Path], cache_dir: Path | None) -> None:
+    """The codes of each model's own config (select, ignore, extend-select, per-file-ignores, severity) name rules,
+    as the current folder's config's must (checked before the walk): a nested config's misspelt code changed
+    nothing, silently. The error names the config file."""
+    for s in {id(s): s for s in map(settings_for, files)}.values():
+        if s.config.path == settings.config.path or not (s.selection_codes() or s.config.severity or
+                                                          any(s.config.per_file_ignores.values())):
+            continue
+        try:
+            linter.check_selection(s, ruleset_of(s, cache_dir))
+        except UsageError as exc:
+            raise UsageError(f"{s.config.path}: {exc}") from None
 
 
 def _walk(request: LintRequest, run_config: config_mod.Config) -> Any:
