@@ -54,6 +54,14 @@ BAD = {
     "unknown-target": (HEAD.replace("[ort-cuda]", "[ort-cdua]") + "  message: m\n  match: {op: Relu}\n", 4,
                        "did you mean 'ort-cuda'"),
     "severity": (HEAD.replace("warning", "fatal") + "  message: m\n  match: {op: Relu}\n", 3, "not a known severity"),
+    # a version's lt/le/gt/ge is compared as Version(str(operand)): one that is no version passed the schema and
+    # failed every model at lint time ("internal error while linting (InvalidVersion ...)", naming the model)
+    "trt-version-gt-text": (_rule("  message: m\n  match: {tensorrt: {version: {gt: abc}}}\n"), 8,
+                            "tensorrt.version.gt 'abc' does not have the expected form"),
+    "trt-version-ge-negative": (_rule("  message: m\n  match: {tensorrt: {version: {ge: -1}}}\n"), 8,
+                                "tensorrt.version.ge -1 is not a version"),
+    "trt-version-lt-inf": (_rule("  message: m\n  match: {tensorrt: {version: {lt: .inf}}}\n"), 8,
+                           "tensorrt.version.lt inf is not a version"),
     "model-scope-node-predicate": (_rule("  message: m\n  scope: model\n  match: {op: Relu}\n"), 9,
                                    "unknown model predicate 'op'"),
 }

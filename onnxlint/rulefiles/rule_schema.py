@@ -168,6 +168,8 @@ def validate(value: Any, schema: dict[str, Any], where: str, line: int, fail: Fa
     if "pattern" in schema and isinstance(value, str) and not re.search(schema["pattern"], value):
         fail(line, f"{where} {value!r} does not have the expected form"
                    + (f" ({schema['description']})" if "description" in schema else ""))
+    if schema.get("x-version") and not _is_version(value):
+        fail(line, f"{where} {value!r} is not a version (quote it: \"10.2\")")
     if "minLength" in schema and isinstance(value, str) and len(value) < schema["minLength"]:
         fail(line, f"{where} must not be empty")
     if isinstance(value, list):
@@ -178,6 +180,17 @@ def validate(value: Any, schema: dict[str, Any], where: str, line: int, fail: Fa
                 validate(item, schema["items"], f"{where}[{i}]", getattr(item, "line", line), fail, root)
     if isinstance(value, dict):
         _validate_object(value, schema, where, what, line, fail, root)
+
+
+def _is_version(value: Any) -> bool:
+    """Whether a version comparison's operand reads as the version it is compared as (`comparison._ordered`)."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        Version(str(value))
+    except InvalidVersion:
+        return False
+    return True
 
 
 def _validate_object(value: dict[Any, Any], schema: dict[str, Any], where: str, what: str, line: int, fail: Fail,

@@ -14,7 +14,10 @@ def cmp_schema(scalar: dict[str, Any] | None = None, what: str = "value") -> dic
     """A comparison: a scalar (equals), a list (one of), or a mapping of eq/ne/in/not_in/exists/lt/le/gt/ge."""
     s = scalar or SCALAR
     listed = {"type": "array", "items": s, "minItems": 1}
-    number = {"type": ["number", "string"]} if s.get("x-version") else {"type": "number"}
+    # a version's lt/le/gt/ge: a number or a version string, each checked on load to parse as a version (`_ordered`
+    # compares Version(str(want)); "abc", -1 or .inf passed the schema and failed every model at lint time)
+    number = ({"type": ["number", "string"], "x-version": True, **({"pattern": s["pattern"]} if "pattern" in s else {})}
+              if s.get("x-version") else {"type": "number"})
     return {
         "x-what": what,
         "anyOf": [
