@@ -178,3 +178,18 @@ def test_an_edited_bundled_rule_file_is_parsed_not_read_from_the_bundled_copy(tm
         ruleset.load_ruleset()
     core.unlink()
     assert ruleset._bundled_rules() is None
+
+
+@pytest.mark.parametrize("version, matches", [
+    ('"8.6"', True), ('["8.5", "8.6"]', True), ('{eq: "8.6"}', True), ('{in: ["8.6"]}', True), ('{ne: "8.6"}', False),
+    ('{not_in: ["8.6"]}', False), ('"8.5"', False), ('{ge: "8.6", lt: "10"}', True), ('{gt: 8.6}', False),
+])
+def test_tensorrt_version_equality_compares_versions(version, matches, tmp_path, examples_dir, lint_json):
+    """`tensorrt: {version: "8.6"}` (and eq, in, ne, not_in) compares the TensorRT version as a version: the text
+    "8.6" was compared with == to a packaging Version, never equal, so such a rule never matched (and ne always)."""
+    (tmp_path / "acme.yaml").write_text(
+        "- id: ACME003\n  name: trt-version\n  severity: error\n  targets: any\n  summary: s\n  explanation: e\n"
+        f"  message: 'TensorRT {{trt.version}}'\n  match: {{op: Conv, tensorrt: {{version: {version}}}}}\n")
+    rc, findings = lint_json(examples_dir / "clean_conv.onnx", "--rules", tmp_path, "--select", "ACME",
+                             "--trt-version", "8.6")
+    assert [f["message"] for f in findings] == (["TensorRT 8.6"] if matches else []), findings

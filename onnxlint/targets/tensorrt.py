@@ -52,12 +52,24 @@ def _schema(trt: list[Target]) -> dict[str, Any]:
                                                  "TensorRT version")}}
 
 
+def _as_versions(spec: Any) -> Any:
+    """A version comparison with each operand a Version: `compare` tests equality with ==, and a Version is never
+    equal to the text "8.6" (`version: "8.6"`, `{eq: ...}`, `{in: [...]}` never matched)."""
+    from packaging.version import Version
+
+    if isinstance(spec, dict):
+        return {op: want if op == "exists" else _as_versions(want) for op, want in spec.items()}
+    if isinstance(spec, list):
+        return [_as_versions(w) for w in spec]
+    return Version(str(spec))
+
+
 def _version_ok(ctx: LintContext, spec: dict[str, Any]) -> bool:
     if "version" not in spec:
         return True
     from packaging.version import Version
 
-    return compare(Version(ctx.prediction("tensorrt").version), spec["version"])
+    return compare(Version(ctx.prediction("tensorrt").version), _as_versions(spec["version"]))
 
 
 def _candidates(ctx: LintContext, spec: dict[str, Any]) -> list[NodeRef] | None:
