@@ -62,6 +62,14 @@ BAD = {
                                 "tensorrt.version.ge -1 is not a version"),
     "trt-version-lt-inf": (_rule("  message: m\n  match: {tensorrt: {version: {lt: .inf}}}\n"), 8,
                            "tensorrt.version.lt inf is not a version"),
+    # an index past Python's 4,300 digits for int() passed the schema and failed every model at lint time
+    # ("internal error while linting (ValueError ...)", naming the model)
+    "input-index-digits": (_rule("  message: m\n  match:\n    inputs:\n      ? '" + "9" * 5000 + "'\n"
+                                 "      : {dtype: float}\n"), 10, "unknown input index '999"),
+    "placeholder-index-digits": (_rule("  message: '{input[" + "9" * 5000 + "].name}'\n  match: {op: Relu}\n"), 7,
+                                 "is not of the form"),
+    "hint-placeholder-index-digits": (_rule("  message: m\n  hint: '{output[" + "9" * 5000 + "]}'\n  match: {op: Relu}\n"),
+                                      8, "is not of the form"),
     "model-scope-node-predicate": (_rule("  message: m\n  scope: model\n  match: {op: Relu}\n"), 9,
                                    "unknown model predicate 'op'"),
 }

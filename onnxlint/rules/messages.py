@@ -24,7 +24,9 @@ PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 # an optional segment holds no `[[` (one inside a segment is now an unclosed one, refused by check): `.*?` let each
 # of n unclosed `[[` in a rule file's message scan to its end (quadratic: 20,000 of them took 5.7 s)
 OPTIONAL = re.compile(r"\[\[((?:(?!\[\[|\]\]).)*)\]\]", re.S)
-_PATH = re.compile(r"^([a-z_]+)(?:\[(\d+)\])?(?:\.(\w+))?$")
+# an index of at most 9 digits (as an `inputs`/`outputs` key): int() of a longer one is slow, past 4,300 digits a
+# ValueError when the message is rendered (every model "failed to lint", naming the model, not the rule file)
+_PATH = re.compile(r"^([a-z_]+)(?:\[(\d{1,9})\])?(?:\.(\w+))?$")
 
 MODEL_FIELDS = ("checker_error", "inference_error", "strict_error", "ort_load_error", "inference_skipped", "size_mb",
                 "protobuf_mb", "ir_version", "opset", "external_problem", "external_missing", "inputs", "tensorrt_ort_ops",

@@ -306,7 +306,7 @@ def _attrs(ctx: "LintContext", node: NodeRef, spec: dict[str, Any]) -> bool:
 
 def _io_schema(kind: str) -> dict[str, Any]:
     return {"type": "object", "x-what": f"{kind} index", "additionalProperties": False,
-            "patternProperties": {"^([0-9]+|any|all)$": {"$ref": "#/$defs/value_match"}}}
+            "patternProperties": {"^([0-9]{1,9}|any|all)$": {"$ref": "#/$defs/value_match"}}}
 
 
 def _inputs_candidates(ctx: "LintContext", spec: Any) -> list[NodeRef] | None:
