@@ -63,13 +63,21 @@ BAD = {
     "trt-version-lt-inf": (_rule("  message: m\n  match: {tensorrt: {version: {lt: .inf}}}\n"), 8,
                            "tensorrt.version.lt inf is not a version"),
     # an index past Python's 4,300 digits for int() passed the schema and failed every model at lint time
-    # ("internal error while linting (ValueError ...)", naming the model)
+    # ("internal error while linting (ValueError ...)", naming the model); an index has at most 9 digits
     "input-index-digits": (_rule("  message: m\n  match:\n    inputs:\n      ? '" + "9" * 5000 + "'\n"
                                  "      : {dtype: float}\n"), 10, "unknown input index '999"),
-    "placeholder-index-digits": (_rule("  message: '{input[" + "9" * 5000 + "].name}'\n  match: {op: Relu}\n"), 7,
+    "placeholder-index-digits": (_rule("  message: '{input[" + "9" * 10 + "].name}'\n  match: {op: Relu}\n"), 7,
                                  "is not of the form"),
-    "hint-placeholder-index-digits": (_rule("  message: m\n  hint: '{output[" + "9" * 5000 + "]}'\n  match: {op: Relu}\n"),
+    "hint-placeholder-index-digits": (_rule("  message: m\n  hint: '{output[" + "9" * 10 + "]}'\n  match: {op: Relu}\n"),
                                       8, "is not of the form"),
+    # a message or hint is rendered into every finding: a 1 MB one cost 4 GB (text) and 8 GB (JSON) of memory on a
+    # model of 2,000 nodes; 1,000 characters and 16 placeholders bound it
+    "message-too-long": (_rule("  message: '" + "a" * 1001 + "'\n  match: {op: Relu}\n"), 7,
+                         "message is 1,001 characters long; at most 1,000"),
+    "hint-too-long": (_rule("  message: m\n  hint: '" + "a" * 5000 + "'\n  match: {op: Relu}\n"), 8,
+                      "hint is 5,000 characters long; at most 1,000"),
+    "too-many-placeholders": (_rule("  message: '" + "{file}" * 17 + "'\n  match: {op: Relu}\n"), 7,
+                              "more than 16 placeholders in message"),
     "model-scope-node-predicate": (_rule("  message: m\n  scope: model\n  match: {op: Relu}\n"), 9,
                                    "unknown model predicate 'op'"),
 }

@@ -3,7 +3,7 @@ validator that checks every rule file against it with `file:line` errors.
 
 `tools/gen_rule_schema.py` publishes it as `docs/rule-schema.json` (editors validate rule files with it); the
 loader validates with the same schema object, so the two cannot disagree. The validator implements the subset
-of JSON Schema the generated schema uses (type, enum, pattern, properties, patternProperties,
+of JSON Schema the generated schema uses (type, enum, pattern, maxLength, properties, patternProperties,
 additionalProperties, required, items, minItems, minProperties, anyOf, $ref) and picks the anyOf branch by
 the instance's type so errors are about what the author wrote.
 """
@@ -15,6 +15,7 @@ from functools import lru_cache
 from typing import Any, Callable
 
 from onnxlint import targets
+from onnxlint.rules import messages
 from onnxlint.rules.predicates import REGISTRY
 from onnxlint.rules.severity import SEVERITIES
 from onnxlint.support.errors import did_you_mean
@@ -46,6 +47,9 @@ def rule_schema() -> dict[str, Any]:
     from onnxlint import fixers
 
     text = {"type": "string", "minLength": 1, "pattern": r"\S"}
+    # a message or hint is rendered into every finding the rule makes: a 1 MB one in a committed rule file cost
+    # gigabytes on a model of a few thousand nodes (messages.MAX_TEMPLATE)
+    template = {**text, "maxLength": messages.MAX_TEMPLATE}
     strings = {"type": "array", "items": {"type": "string", "minLength": 1}}
     target_names = [targets.ANY, *targets.names()]
     rule = {
@@ -63,8 +67,8 @@ def rule_schema() -> dict[str, Any]:
             "scope": {"type": "string", "enum": list(RULE_SCOPES), "x-what": "scope"},
             "summary": text,
             "explanation": text,
-            "message": text,
-            "hint": text,
+            "message": template,
+            "hint": template,
             # by name: a plug-in's module is not imported to validate a rule file (a broken one costs only --fix)
             "fix": {"type": "string", "enum": sorted(fixers.REGISTRY.names()), "x-what": "fixer"},
             "references": {"type": "array", "items": {"type": "string", "pattern": r"^(https?://|see |[A-Za-z])"}},
@@ -172,6 +176,8 @@ def validate(value: Any, schema: dict[str, Any], where: str, line: int, fail: Fa
         fail(line, f"{where} {value!r} is not a version (quote it: \"10.2\")")
     if "minLength" in schema and isinstance(value, str) and len(value) < schema["minLength"]:
         fail(line, f"{where} must not be empty")
+    if "maxLength" in schema and isinstance(value, str) and len(value) > schema["maxLength"]:
+        fail(line, f"{where} is {len(value):,} characters long; at most {schema['maxLength']:,}")
     if isinstance(value, list):
         if len(value) < schema.get("minItems", 0):
             fail(line, f"{where} needs at least {schema['minItems']} item(s)")

@@ -28,6 +28,11 @@ OPTIONAL = re.compile(r"\[\[((?:(?!\[\[|\]\]).)*)\]\]", re.S)
 # ValueError when the message is rendered (every model "failed to lint", naming the model, not the rule file)
 _PATH = re.compile(r"^([a-z_]+)(?:\[(\d{1,9})\])?(?:\.(\w+))?$")
 
+# a template is rendered into every finding of its rule: its length and its placeholders are bounded (the rule
+# schema's maxLength, check), so a finding's message is a bounded multiple of the values it shows
+MAX_TEMPLATE = 1000  # characters; the built-in rules' longest message or hint has about 230
+MAX_PLACEHOLDERS = 16  # the built-in rules use at most 5
+
 MODEL_FIELDS = ("checker_error", "inference_error", "strict_error", "ort_load_error", "inference_skipped", "size_mb",
                 "protobuf_mb", "ir_version", "opset", "external_problem", "external_missing", "inputs", "tensorrt_ort_ops",
                 "tensorrt_product", "cpu_quantization", "tensorrt_quantization", "tensorrt_network_import")
@@ -94,6 +99,8 @@ def check(template: str, scope: str, verdicts: VerdictFields) -> str | None:
     roots = _ROOTS_BY_SCOPE[scope] | set(verdicts) if scope == "node" else _ROOTS_BY_SCOPE[scope]
     if "[[" in OPTIONAL.sub("", template) or "]]" in OPTIONAL.sub("", template):
         return "an optional segment '[[ ... ]]' is not closed (or not opened)"
+    if len(PLACEHOLDER.findall(template)) > MAX_PLACEHOLDERS:
+        return f"more than {MAX_PLACEHOLDERS} placeholders"
     for m in PLACEHOLDER.finditer(template):
         text = m.group(1)
         pm = _PATH.match(text)
