@@ -209,3 +209,30 @@ def test_tensorrt_version_equality_compares_versions(version, matches, tmp_path,
     rc, findings = lint_json(examples_dir / "clean_conv.onnx", "--rules", tmp_path, "--select", "ACME",
                              "--trt-version", "8.6")
     assert [f["message"] for f in findings] == (["TensorRT 8.6"] if matches else []), findings
+
+
+def test_a_placeholder_value_is_bounded_in_every_finding(tmp_path, lint_json):
+    """A node rule may show a model-wide value ({model.inputs}: every graph input's name) in each finding: that
+    was the whole list in every node's message (1.8 GB of JSON from a 1.4 MB model of 3,000 inputs and nodes).
+    Each placeholder shows at most MAX_VALUE characters."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    from onnxlint.rules.messages import MAX_VALUE
+
+    n = 300
+    names = [f"input_{'x' * 40}_{i}" for i in range(n)]
+    graph = helper.make_graph(
+        [helper.make_node("Relu", [names[i]], [f"y{i}"], name=f"r{i}") for i in range(n)], "g",
+        [helper.make_tensor_value_info(x, TensorProto.FLOAT, [1]) for x in names],
+        [helper.make_tensor_value_info(f"y{i}", TensorProto.FLOAT, [1]) for i in range(n)])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8), tmp_path / "m.onnx")
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "rules" / "acme.yaml").write_text(
+        "- id: ACME004\n  name: inputs\n  severity: error\n  targets: any\n  summary: s\n  explanation: e\n"
+        "  message: 'inputs: {model.inputs}'\n  match: {op: Relu}\n")
+    rc, findings = lint_json(tmp_path / "m.onnx", "--rules", tmp_path / "rules", "--select", "ACME", "--target", "ort-cpu")
+    assert rc == 1 and len(findings) == n
+    for f in findings:
+        assert len(f["message"]) == len("inputs: ") + MAX_VALUE and f["message"].endswith("…"), len(f["message"])
+        assert f["message"].startswith(f"inputs: {names[0]}, {names[1]}, ")
