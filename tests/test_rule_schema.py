@@ -236,3 +236,17 @@ def test_a_placeholder_value_is_bounded_in_every_finding(tmp_path, lint_json):
     for f in findings:
         assert len(f["message"]) == len("inputs: ") + MAX_VALUE and f["message"].endswith("…"), len(f["message"])
         assert f["message"].startswith(f"inputs: {names[0]}, {names[1]}, ")
+
+
+def test_a_file_rule_hint_is_rendered_as_its_message(tmp_path, lint_json):
+    """A file rule's hint is a template, checked as one on load (`{file}`, `{lfs.oid}`, `[[ ... ]]`): it was shown
+    as written, its placeholders and brackets raw."""
+    (tmp_path / "m.onnx").write_text(f"version https://git-lfs.github.com/spec/v1\noid sha256:{'ab' * 32}\nsize 12345\n")
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "rules" / "acme.yaml").write_text(
+        "- id: ACME005\n  name: lfs\n  severity: error\n  targets: any\n  scope: file\n  summary: s\n  explanation: e\n"
+        "  message: 'pointer {file}'\n  hint: 'fetch {file}[[ (object {lfs.oid})]]'\n  match: {}\n")
+    rc, findings = lint_json(tmp_path / "m.onnx", "--rules", tmp_path / "rules", "--select", "ACME")
+    assert rc == 1
+    model = str(tmp_path / "m.onnx")
+    assert [(f["message"], f["hint"]) for f in findings] == [(f"pointer {model}", f"fetch {model} (object {'ab' * 32})")]

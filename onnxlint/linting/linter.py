@@ -136,10 +136,12 @@ def _lfs_pointer(exc: LfsPointer, plan: LintPlan, settings: Settings, res: FileR
     values = {"file": res.filename, "oid": exc.oid, "size": describe_size(exc.size)}
     for rule in plan.rules:
         if rule.scope == "file":
+            own = {**values, "rule": rule.id}
+            # the hint is a template as the message is (checked as one on load): it was shown with its `{file}`
             res.findings.append(Finding(code=rule.id, name=rule.name, severity=rule.severity, target="any",
                                         filename=res.filename, node=None, op_type=None,
-                                        message=render_values(rule.message, {**values, "rule": rule.id}),
-                                        hint=rule.hint or ""))
+                                        message=render_values(rule.message, own),
+                                        hint=render_values(rule.hint, own) if rule.hint else ""))
     _post_process(res, settings, settings.config.ignored_for(res.filename), [])
 
 
