@@ -250,3 +250,32 @@ def test_a_file_rule_hint_is_rendered_as_its_message(tmp_path, lint_json):
     assert rc == 1
     model = str(tmp_path / "m.onnx")
     assert [(f["message"], f["hint"]) for f in findings] == [(f"pointer {model}", f"fetch {model} (object {'ab' * 32})")]
+
+
+def test_reported_by_asks_each_rule_once_per_node(tmp_path, cli, monkeypatch):
+    """Rules naming each other in `reported_by` make a graph without a cycle; each (rule, node) is asked once. Asked
+    afresh along every path, two rules a level each naming both of the next level's cost 2^levels matches a node:
+    44 rules of a 6.5 KB rule file took 78 s for a one-node model."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    from onnxlint.rules import predicates
+
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="r")], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8), tmp_path / "m.onnx")
+    levels, text = 14, []
+    for i in range(levels):
+        for side in "AB":
+            match = "{op: Nope}" if i == levels - 1 else f"{{op: Relu, reported_by: [ACA{i + 1:03d}, ACB{i + 1:03d}]}}"
+            text.append(f"- id: AC{side}{i:03d}\n  name: r\n  severity: error\n  targets: any\n  summary: s\n"
+                        f"  explanation: e\n  message: m\n  match: {match}\n")
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "rules" / "acme.yaml").write_text("".join(text))
+    asked = []
+    real = predicates.match_node
+    monkeypatch.setattr(predicates, "match_node", lambda ctx, m, node: asked.append(1) or real(ctx, m, node))
+    rc, out, err = cli(tmp_path / "m.onnx", "--rules", tmp_path / "rules", "--select", "AC", "--no-cache")
+    assert rc == 0 and "Traceback" not in err, err
+    assert len(asked) <= 2 * levels, len(asked)  # 2^14 = 16,384 before
