@@ -279,3 +279,29 @@ def test_reported_by_asks_each_rule_once_per_node(tmp_path, cli, monkeypatch):
     rc, out, err = cli(tmp_path / "m.onnx", "--rules", tmp_path / "rules", "--select", "AC", "--no-cache")
     assert rc == 0 and "Traceback" not in err, err
     assert len(asked) <= 2 * levels, len(asked)  # 2^14 = 16,384 before
+
+
+@pytest.mark.parametrize("length, refused", [(16, False), (17, True), (400, True)])
+def test_a_reported_by_chain_is_bounded(length, refused, tmp_path, cli):
+    """Each `reported_by` link is a nested match when a node is linted: a chain of 400 rules made every model
+    "graph nesting too deep to analyse" (a line naming the model, not the rule file). A chain holds at most 16."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="r")], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8), tmp_path / "m.onnx")
+    text = []
+    for i in range(length):
+        match = "{op: Nope}" if i == length - 1 else f"{{op: Relu, reported_by: [ACM{i + 1:03d}]}}"
+        text.append(f"- {{id: ACM{i:03d}, name: r, severity: error, targets: any, summary: s, explanation: e, "
+                    f"message: m, match: {match}}}\n")
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "rules" / "acme.yaml").write_text("".join(text))
+    rc, out, err = cli(tmp_path / "m.onnx", "--rules", tmp_path / "rules", "--select", "ACM", "--no-cache")
+    if refused:
+        assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1, err
+        assert "acme.yaml:" in err and "reported_by chains more than 16 rules" in err, err
+    else:
+        assert rc == 0 and "Traceback" not in err, err
