@@ -21,6 +21,55 @@ CONTEXT = 3  # unchanged lines around each change, as `diff -u`
 MAX_LINES = 200_000  # past this a model's text is not diffed (difflib is superlinear): the structural summary instead
 
 
+# the characters str.splitlines breaks a line at. The printer writes a name as it is, so a node, value or graph name
+# holding one (or a domain, a string attribute) broke the diff's line there: the name's rest began a line of its own,
+# raw (a forged `+++`/`@@`/`+` line, a reviewer misled about what the fix changes). Each is first replaced by a
+# stand-in no printer writes (a plane-15 private-use character), and the stand-in by its escape once the lines
+# are split: `a\nb` shows as `a\nb`, in its line, as the text output shows the name.
+_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+_STAND_IN = {ord(ch): chr(0xF0000 + ord(ch)) for ch in _BREAKS}
+_SHOWN = {ord(chr(0xF0000 + ord(ch))): {"\n": "\\n", "\r": "\\r"}.get(ch, f"\\x{ord(ch):02x}" if ord(ch) <= 0xFF
+                                                                     else f"\\u{ord(ch):04x}") for ch in _BREAKS}
+_BREAK_BYTES = tuple(ch.encode() for ch in _BREAKS)
+
+
+def _unbroken(msg: object) -> None:
+    """Every string and bytes field of a protobuf message, nested messages included, with its line breaks
+    replaced by their stand-ins (in place: the caller's copy)."""
+    stack = [msg]
+    while stack:
+        m = stack.pop()
+        for fd, value in m.ListFields():  # type: ignore[attr-defined]
+            # protobuf 6 has is_repeated (and no label in its upb descriptors); older ones only label
+            repeated = fd.is_repeated if hasattr(fd, "is_repeated") else fd.label == fd.LABEL_REPEATED
+            if fd.type == fd.TYPE_MESSAGE:
+                stack.extend(value if repeated else [value])
+            elif fd.type in (fd.TYPE_STRING, fd.TYPE_BYTES):
+                items = list(value) if repeated else [value]
+                fixed = [_stand_in(v) for v in items]
+                if fixed != items:
+                    if repeated:
+                        del value[:]
+                        value.extend(fixed)
+                    else:
+                        setattr(m, fd.name, fixed[0])
+
+
+def _stand_in(v: str | bytes) -> str | bytes:
+    if isinstance(v, bytes):
+        if not any(b in v for b in _BREAK_BYTES):
+            return v
+        return v.decode("utf-8", "surrogateescape").translate(_STAND_IN).encode("utf-8", "surrogateescape")
+    return v.translate(_STAND_IN) if any(ch in v for ch in _BREAKS) else v
+
+
+def _lines(proto: object) -> list[str]:
+    """The printer's text of a proto (a copy the caller may change), split into lines at the printer's own
+    breaks only, each stand-in shown as its escape."""
+    _unbroken(proto)
+    return [ln.translate(_SHOWN) for ln in onnx.printer.to_text(proto).splitlines()]  # type: ignore[arg-type]
+
+
 def _initializer(t: onnx.TensorProto) -> str:
     dtype = onnx.helper.tensor_dtype_to_string(t.data_type).replace("TensorProto.", "").lower()
     dims = ",".join(str(d) for d in t.dims)
@@ -32,11 +81,15 @@ def _initializer(t: onnx.TensorProto) -> str:
             from onnx import numpy_helper
 
             values = numpy_helper.to_array(t).ravel().tolist()
-            return f"   <{dtype}[{dims}] {t.name} = {values}>"
+            return f"   <{dtype}[{dims}] {_name(t.name)} = {values}>"
         except Exception:  # a tensor numpy cannot hold: its digest below
             pass
     where = "external data " if t.data_location == onnx.TensorProto.EXTERNAL else ""
-    return f"   <{dtype}[{dims}] {t.name} = {where}blake2b:{digest.hexdigest(t.SerializeToString())[:16]}>"
+    return f"   <{dtype}[{dims}] {_name(t.name)} = {where}blake2b:{digest.hexdigest(t.SerializeToString())[:16]}>"
+
+
+def _name(name: str) -> str:
+    return _stand_in(name).translate(_SHOWN)  # type: ignore[union-attr]
 
 
 def text_lines(model: onnx.ModelProto) -> list[str]:
@@ -47,7 +100,7 @@ def text_lines(model: onnx.ModelProto) -> list[str]:
     g = header.graph
     for field in ("node", "initializer", "value_info", "sparse_initializer"):
         g.ClearField(field)
-    lines = onnx.printer.to_text(header).splitlines()
+    lines = _lines(header)
     body_end = lines.pop() if lines and lines[-1] == "}" else None
     # by name: their order means nothing (onnxslim reorders them), and a diff of the order would bury the change
     lines.extend(_initializer(t) for t in sorted(model.graph.initializer, key=lambda t: t.name))
@@ -56,7 +109,9 @@ def text_lines(model: onnx.ModelProto) -> list[str]:
     if body_end is not None:
         lines.append(body_end)
     for f in model.functions:
-        lines.extend(onnx.printer.to_text(f).splitlines())
+        copy = onnx.FunctionProto()
+        copy.CopyFrom(f)
+        lines.extend(_lines(copy))
     return lines
 
 
@@ -65,7 +120,7 @@ def _node_lines(node: onnx.NodeProto) -> list[str]:
     a node printed alone is the same lines)."""
     g = onnx.GraphProto(name="_")
     g.node.append(node)
-    return onnx.printer.to_text(g).splitlines()[1:-1]
+    return _lines(g)[1:-1]
 
 
 def unified(before: onnx.ModelProto, after: onnx.ModelProto, name: str) -> str:
@@ -100,24 +155,24 @@ def describe_lines(before: onnx.ModelProto, after: onnx.ModelProto) -> list[str]
     rows: list[tuple[str, int, str]] = []
     for k, (op, shown, _) in a.items():
         if k not in b:
-            rows.append((op, 0, f"- {op} {shown}"))
+            rows.append((op, 0, f"- {_name(op)} {_name(shown)}"))
     for k, (op, shown, _) in b.items():
         if k not in a:
-            rows.append((op, 1, f"+ {op} {shown}"))
+            rows.append((op, 1, f"+ {_name(op)} {_name(shown)}"))
         elif a[k][2] != b[k][2]:
-            rows.append((op, 2, f"~ {op} {shown}" + ("" if a[k][0] == op else f" (was {a[k][0]})")))
+            rows.append((op, 2, f"~ {_name(op)} {_name(shown)}" + ("" if a[k][0] == op else f" (was {_name(a[k][0])})")))
     rows.sort(key=lambda r: (r[0], r[1], r[2]))
     lines = [r[2] for r in rows]
     ob = {o.domain or "ai.onnx": o.version for o in before.opset_import}
     oa = {o.domain or "ai.onnx": o.version for o in after.opset_import}
     for d in sorted(set(ob) | set(oa)):
         if ob.get(d) != oa.get(d):
-            lines.append(f"opset {d}: {ob.get(d)} -> {oa.get(d)}")
+            lines.append(f"opset {_name(d)}: {ob.get(d)} -> {oa.get(d)}")
     ib = {i.name: i.type.tensor_type.elem_type for i in before.graph.input}
     ia = {i.name: i.type.tensor_type.elem_type for i in after.graph.input}
     for name in ib:
         if name in ia and ib[name] != ia[name]:
-            lines.append(f"input {name}: {onnx.TensorProto.DataType.Name(ib[name])} -> "
+            lines.append(f"input {_name(name)}: {onnx.TensorProto.DataType.Name(ib[name])} -> "
                          f"{onnx.TensorProto.DataType.Name(ia[name])}")
     nb, na = len(before.graph.initializer), len(after.graph.initializer)
     if nb != na:

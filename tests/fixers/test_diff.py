@@ -14,3 +14,34 @@ def test_diff_lists_nodes_one_per_line_grouped_by_op(tmp_path):
     assert len(removed) >= 3 and all(len(ln.split()) == 3 for ln in removed)  # "- Op location"
     ops = [ln.split()[1] for ln in lines if ln[:2] in ("- ", "+ ", "~ ")]
     assert ops == sorted(ops)
+
+
+def test_a_name_with_line_breaks_stays_on_its_line(tmp_path):
+    """The printer writes names as they are: a node name holding a newline broke the diff's line there, its rest a
+    line of its own, raw (here a forged `+++` header and hunk). Each line break shows as its escape, in its line."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    from onnxlint.fixers import diff
+
+    forged = "r\n+++ b/other.onnx\n@@ -1 +1 @@\n+   fine\u2028x\x85y\r"
+
+    def model(op: str) -> onnx.ModelProto:
+        node = helper.make_node(op, ["x" + forged], ["y"], name=forged, text="s\nt")
+        graph = helper.make_graph([node], "g" + forged, [helper.make_tensor_value_info("x" + forged, TensorProto.FLOAT, [1])],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])],
+                                  initializer=[helper.make_tensor("w" + forged, TensorProto.FLOAT, [1], [1.0])])
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8,
+                                 producer_name="p\nq")
+
+    text = diff.unified(model("Relu"), model("Sigmoid"), "m.onnx")
+    lines = text.splitlines()
+    assert [ln for ln in lines if ln.startswith(("+++", "---", "@@"))] == ["--- a/m.onnx", "+++ b/m.onnx", lines[2]], text
+    changed = [ln for ln in lines[3:] if ln[:1] in "+-"]
+    assert len(changed) == 2 and all("\\n+++ b/other.onnx\\n@@ -1 +1 @@\\n+   fine\\u2028x\\x85y\\r" in ln
+                                     for ln in changed), changed
+    assert '<text: string = "s\\nt">' in changed[0], changed
+    assert not any(ch in ln for ln in diff.text_lines(model("Relu")) for ch in "\n\r\x85\u2028")
+    # a model too large to diff as text is described node by node: the same names, the same escapes
+    described = diff.describe_lines(model("Relu"), model("Sigmoid"))
+    assert len(described) == 1 and not any(ch in ln for ln in described for ch in "\n\r\x85\u2028"), described
