@@ -78,6 +78,14 @@ BAD = {
                       "hint is 5,000 characters long; at most 1,000"),
     "too-many-placeholders": (_rule("  message: '" + "{file}" * 17 + "'\n  match: {op: Relu}\n"), 7,
                               "more than 16 placeholders in message"),
+    # Python's `$` matches before a final newline (the published schema's ECMA `$` does not): "OLX001\n" passed the
+    # id pattern, a rule beside the built-in OLX001 whose id and name the text output printed with a raw newline
+    "id-final-newline": (HEAD.replace("ACME001", '"OLX001\\n"') + "  message: m\n  match: {op: Relu}\n", 1,
+                         "id 'OLX001\\n' does not have the expected form"),
+    "name-final-newline": (HEAD.replace("my-rule", '"my-rule\\n"') + "  message: m\n  match: {op: Relu}\n", 2,
+                           "name 'my-rule\\n' does not have the expected form"),
+    "input-index-final-newline": (_rule("  message: m\n  match: {inputs: {\"0\\n\": {dtype: float}}}\n"), 8,
+                                  "unknown input index"),
     "model-scope-node-predicate": (_rule("  message: m\n  scope: model\n  match: {op: Relu}\n"), 9,
                                    "unknown model predicate 'op'"),
 }

@@ -48,7 +48,7 @@ def report_from_json(data: Any, filename: str | None = None) -> FileReport:
                 raise BadEntry(f"finding field {k}")
         if f["severity"] not in SEVERITIES:
             raise BadEntry("severity")
-        if not ID.match(f["code"]) or not NAME.match(f["name"]):
+        if not ID.fullmatch(f["code"]) or not NAME.fullmatch(f["name"]):  # fullmatch: `$` passes a final "\n"
             raise BadEntry("rule code or name")  # printed unquoted by the text formats: only a rule's shape passes
         obj = object.__new__(Finding)  # Finding(**f) without the keyword binding: a third of a hit's time
         obj.__dict__.update(f)
