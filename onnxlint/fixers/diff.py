@@ -44,7 +44,7 @@ def _unbroken(msg: object) -> None:
             repeated = fd.is_repeated if hasattr(fd, "is_repeated") else fd.label == fd.LABEL_REPEATED
             if fd.type == fd.TYPE_MESSAGE:
                 stack.extend(value if repeated else [value])
-            elif fd.type in (fd.TYPE_STRING, fd.TYPE_BYTES):
+            elif fd.type in (fd.TYPE_STRING, fd.TYPE_BYTES) and fd.name != "raw_data":  # a tensor's values, not text
                 items = list(value) if repeated else [value]
                 fixed = [_stand_in(v) for v in items]
                 if fixed != items:
@@ -89,7 +89,7 @@ def _initializer(t: onnx.TensorProto) -> str:
 
 
 def _name(name: str) -> str:
-    return _stand_in(name).translate(_SHOWN)  # type: ignore[union-attr]
+    return name.translate(_STAND_IN).translate(_SHOWN)
 
 
 def text_lines(model: onnx.ModelProto) -> list[str]:

@@ -45,3 +45,23 @@ def test_a_name_with_line_breaks_stays_on_its_line(tmp_path):
     # a model too large to diff as text is described node by node: the same names, the same escapes
     described = diff.describe_lines(model("Relu"), model("Sigmoid"))
     assert len(described) == 1 and not any(ch in ln for ln in described for ch in "\n\r\x85\u2028"), described
+
+
+def test_a_constants_values_are_diffed_whatever_bytes_they_hold():
+    """Line breaks are escaped in text, never in a tensor's raw bytes: a float whose bytes hold 0x0a (10.00001)
+    made the printer refuse the node ("Data size mismatch"), and --diff failed on any such Constant."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    from onnxlint.fixers import diff
+
+    values = numpy_helper.from_array(np.frombuffer(bytes([0x0A, 0, 0x20, 0x41] * 3), dtype=np.float32), "c")
+
+    def model(op: str) -> onnx.ModelProto:
+        nodes = [helper.make_node("Constant", [], ["c"], value=values), helper.make_node(op, ["c"], ["y"])]
+        graph = helper.make_graph(nodes, "g", [], [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])])
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+
+    text = diff.unified(model("Relu"), model("Sigmoid"), "m.onnx")
+    assert "10.00001" in text and "Sigmoid" in text, text
