@@ -163,3 +163,24 @@ def test_genai_note_survives_a_model_whose_strings_are_not_utf8(tmp_path, cli):
     rc, out, err = cli(p, "--no-cache", "--no-progress")
     assert "internal error" not in out + err and "Traceback" not in err
     assert "built for ONNX Runtime's CPU EP, checked as ort-cpu" in out
+
+
+def test_the_summary_names_the_release_a_cpu_model_was_checked_against(save, cli, tmp_path):
+    """A classic-ML model is checked as ort-cpu, against the CPU build's newest release: the summary and SARIF's
+    checkedReleases said the configured targets' (the CUDA build's release and TensorRT's), fresh and cached alike;
+    a run with a GPU model beside it names both."""
+    from onnxlint.ort import kernel_registry
+
+    cpu, cuda = kernel_registry.checked(None, ("cpu",)), kernel_registry.checked(None, ("cuda", "cpu"))
+    p = save(_sklearn_pipeline())
+    for _ in range(2):  # the second run reads the result cache
+        rc, out, _ = cli(p)
+        assert out.rstrip().endswith(f"Checked against {cpu}."), out
+    rc, out, _ = cli(p, "--format", "sarif")
+    assert json.loads(out)["runs"][0]["properties"]["checkedReleases"] == cpu
+    gpu = tmp_path / "gpu.onnx"
+    onnx.save(make_model([h.make_node("Relu", ["x"], ["y"])], [vi("x", T.FLOAT, [1])], [vi("y", T.FLOAT, [1])]), gpu)
+    rc, out, _ = cli(p, gpu)
+    line = out.rstrip().splitlines()[-1]
+    assert f"Checked against {cpu}; {cuda}, TensorRT" in line or f"Checked against {cuda}, TensorRT" in line, line
+    assert cpu in line, line

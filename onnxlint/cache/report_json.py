@@ -11,7 +11,8 @@ if TYPE_CHECKING:
 
 def report_to_json(report: FileReport) -> dict[str, Any]:
     return {"filename": report.filename, "error": report.error, "notes": list(report.notes),
-            "placement": dict(report.placement), "findings": [dict(vars(f)) for f in report.findings]}
+            "placement": dict(report.placement), "findings": [dict(vars(f)) for f in report.findings],
+            "targets": list(report.targets) if report.targets is not None else None}
 
 
 class BadEntry(ValueError):
@@ -38,6 +39,9 @@ def report_from_json(data: Any, filename: str | None = None) -> FileReport:
         raise BadEntry("placement")
     if not isinstance(stored, list):
         raise BadEntry("findings")
+    chosen = data["targets"]
+    if chosen is not None and not _target_names(chosen):
+        raise BadEntry("targets")
     kinds = _finding_kinds()
     findings = []
     for f in stored:
@@ -53,14 +57,24 @@ def report_from_json(data: Any, filename: str | None = None) -> FileReport:
         obj = object.__new__(Finding)  # Finding(**f) without the keyword binding: a third of a hit's time
         obj.__dict__.update(f)
         findings.append(obj)
-    return FileReport(filename=name, error=None, notes=list(notes), placement=dict(placement), findings=findings)
+    return FileReport(filename=name, error=None, notes=list(notes), placement=dict(placement), findings=findings,
+                      targets=tuple(chosen) if chosen is not None else None)
+
+
+def _target_names(value: Any) -> bool:
+    """Whether a stored report's targets are targets' names (the summary line looks each one up)."""
+    if not isinstance(value, list) or not value or not all(type(t) is str for t in value):
+        return False
+    from onnxlint.targets import names
+
+    return set(value) <= set(names())
 
 
 # a rule's id and name as rule_schema.ID_PATTERN and NAME_PATTERN have them (the hit path does not import the
 # rule schema, which imports onnx; a test keeps the two the same)
 ID = re.compile(r"^[A-Z]{2,6}[0-9]{3,4}$")
 NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
-_REPORT_KEYS = {"filename": None, "error": None, "notes": None, "placement": None, "findings": None}.keys()
+_REPORT_KEYS = {"filename": None, "error": None, "notes": None, "placement": None, "findings": None, "targets": None}.keys()
 _TYPES: dict[str, tuple[type, ...]] = {"str": (str,), "str | None": (str, type(None)), "bool": (bool,)}
 _KINDS: dict[str, tuple[type, ...]] | None = None
 

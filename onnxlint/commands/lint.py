@@ -385,7 +385,7 @@ def _complete(report: Report, request: LintRequest, settings: Settings, first: S
         own = settings_for(Path(res.filename)).fail_on
         if own != first.fail_on:
             report.fail_on_by_file[res.filename] = own
-    report.releases = "; ".join(sorted({_releases(s) for s in settings_for.by_config.values()} or {_releases(first)}))
+    report.releases = "; ".join(sorted(_checked_releases(report, settings_for) or {_releases(first)}))
     if request.format in ("json", "github"):  # each finding (annotation) names the tables its target was checked against
         by_settings: dict[int, dict[str, str]] = {}
         for res in report.files:
@@ -460,6 +460,20 @@ def _exit_code(report: Report, stopped: Any, n_files: int, exit_zero: bool = Fal
     if report.errors or any(res.write_refused for res in report.files):
         return 2
     return 1 if report.fails() and not exit_zero else 0
+
+
+def _checked_releases(report: Report, settings_for: _SettingsByFolder) -> set[str]:
+    """The releases each model was checked against: its config's targets, or those its content chose (a classic-ML
+    model is checked as ort-cpu, against the CPU tables' release, whatever the config names)."""
+    from dataclasses import replace
+
+    said: dict[tuple[int, tuple[str, ...] | None], str] = {}
+    for res in report.files:
+        s = settings_for(Path(res.filename))
+        key = (id(s), res.targets)
+        if key not in said:
+            said[key] = _releases(s if res.targets is None else replace(s, targets=res.targets))
+    return set(said.values())
 
 
 def _releases(s: Settings) -> str:

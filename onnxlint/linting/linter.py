@@ -108,7 +108,7 @@ def _lint_file(path: Path, settings: Settings, want_placement: bool, rulesets: R
     if intent is not None:  # the GenAI builder's config says which EP the model was built for
         settings, plan = intent, None
     got = plan if plan is not None else _plan_or_error(settings, rulesets)
-    res = FileReport(str(path))
+    res = FileReport(str(path), targets=settings.targets if intent is not None else None)
     try:
         mf = loading.load(path, check=isinstance(got, LintPlan) and got.checker_wanted, lean=True, digest=digest,
                           prefetched=prefetched)
@@ -237,6 +237,7 @@ def _lint(mf: loading.ModelFile, settings: Settings, plan: LintPlan | Exception,
             settings, note = intent
             plan = LintPlan(plan.ruleset, plan.rules, options_for(settings), plan.checker_wanted)
             res.notes.append(note)
+            res.targets = settings.targets
         ctx = engine.new_context(mf, index, plan.options, plan.ruleset, targets_mod.REGISTRY)
         # a finding that will be suppressed does not count as "reported" (`reported_by`): the user would see
         # neither it nor the target finding it stands for

@@ -55,6 +55,9 @@ class FileReport:
     error: str | None = None  # one line; the file could not be linted
     notes: list[str] = field(default_factory=list)
     placement: dict[str, str] = field(default_factory=dict)  # target -> summary line
+    # the targets the model was checked for where its content or its GenAI config chose them (a classic-ML model
+    # as ort-cpu), not the settings': the summary's "Checked against" names their releases; None: the settings'
+    targets: tuple[str, ...] | None = field(default=None, repr=False, compare=False)
     diff: str = field(default="", repr=False, compare=False)  # --diff: the unified diff of the fix's text form
     # the blake2b of the bytes linted, when the caller asked (the result cache stores a report only under their key)
     digest: str | None = field(default=None, repr=False, compare=False)
