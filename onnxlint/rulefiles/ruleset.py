@@ -62,11 +62,20 @@ def _line_loader() -> Any:
     return _LINE_LOADER
 
 
-def load_yaml(path: Path) -> Any:
-    """A rule file's YAML with line numbers per key; aliases bounded (an anchor bomb is an error, not a hang)."""
+# the bytes of rule files a run reads besides the built-in ones (about 63 KB), all folders together: a rule file
+# comes from the repository under review, and parsing YAML costs ~235x its size in memory and ~4 s a MiB (a
+# committed 16 MiB file, the limit for a config, would take gigabytes and a minute before any model is read)
+RULE_FILES_LIMIT = 1 << 20
+
+
+def load_yaml(path: Path, limit: int | None = None) -> Any:
+    """A rule file's YAML with line numbers per key; aliases bounded (an anchor bomb is an error, not a hang).
+    limit: the bytes it may have (the reading limit for text when None)."""
     from onnxlint.support import yaml_safe
 
-    return yaml_safe.load_path(path, _line_loader(), what="rule file")
+    if limit is None:
+        return yaml_safe.load_path(path, _line_loader(), what="rule file")
+    return yaml_safe.load(yaml_safe.read_text(path, "rule", limit), str(path), _line_loader())
 
 
 def _first_placement_target(m: Any) -> str | None:
@@ -220,7 +229,8 @@ def load_ruleset(extra_dirs: list[Path] | tuple[Path, ...] | None = None, includ
     if include_builtin:
         builtin = _bundled_rules() if bundled else None
         if builtin is None:
-            files += rule_files(resources.rules_dir(), recursive=False)
+            for f in rule_files(resources.rules_dir(), recursive=False):
+                _add_rules(f, load_yaml(f), rules, seen)
         else:
             rules += builtin
             seen.update((r.id, r) for r in builtin)
@@ -232,15 +242,29 @@ def load_ruleset(extra_dirs: list[Path] | tuple[Path, ...] | None = None, includ
             files.append(d)  # a file: read through the read guard (a FIFO or a device is refused there, unread)
         else:
             raise RuleError(f"{d}: rules directory does not exist")
+    left = RULE_FILES_LIMIT
     for f in files:
-        for rule in parse_rules(load_yaml(f), f):
-            if rule.id in seen:
-                raise RuleError(f"{f}:{rule.line}: duplicate rule id {rule.id} (first defined at {seen[rule.id].origin})")
-            seen[rule.id] = rule
-            rules.append(rule)
+        try:
+            size = os.stat(f).st_size
+        except OSError:
+            size = 0  # the read below says why it cannot be read
+        if size > left:
+            raise RuleError(f"{f}: the rule files read hold more than {RULE_FILES_LIMIT >> 20} MiB (the built-in "
+                            f"rules are about 63 KB); not read")
+        data = load_yaml(f, limit=left)
+        left -= size
+        _add_rules(f, data, rules, seen)
     _check_reported_by(seen)
     rules.sort(key=lambda r: r.id)
     return RuleSet(rules)
+
+
+def _add_rules(f: Path, data: Any, rules: list[Rule], seen: dict[str, Rule]) -> None:
+    for rule in parse_rules(data, f):
+        if rule.id in seen:
+            raise RuleError(f"{f}:{rule.line}: duplicate rule id {rule.id} (first defined at {seen[rule.id].origin})")
+        seen[rule.id] = rule
+        rules.append(rule)
 
 
 def _reported_by_codes(match: Any) -> list[str]:
