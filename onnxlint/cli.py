@@ -165,8 +165,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--diff", action="store_true", help="with --fix: show what would change, write nothing")
     p.add_argument("--verify", action="store_true",
                    help="also build a real ORT session per model and report where nodes actually ran (OLX901-903)")
-    p.add_argument("--providers", default="CUDAExecutionProvider,CPUExecutionProvider",
-                   help="with --verify: execution providers for the session, in priority order")
+    p.add_argument("--providers", help="with --verify: execution providers for the session, in priority order "
+                                       "(default: CUDAExecutionProvider,CPUExecutionProvider)")
     p.add_argument("--shape", action="append",
                    help="with --verify or --fix: dynamic input dims for the sessions, e.g. x=1x3x224x224 (default: 1)")
     p.add_argument("--no-progress", action="store_true", help="never draw a progress bar")
@@ -269,6 +269,7 @@ def _lint(argv: list[str]) -> int:
     args = parse(build_parser(), argv, "paths")
     if args.diff:
         args.fix = True
+    _needs(args)
     cfg = config_mod.load_file(args.config) if args.config else config_mod.find_for(Path.cwd(), args.config_above_repo)
     settings = settings_from_args(args, cfg)
     if args.list_rules or args.explain:
@@ -279,7 +280,8 @@ def _lint(argv: list[str]) -> int:
     request = lint.LintRequest(
         [str(p) for p in args.paths], overrides=_overrides(args), config=args.config,
         config_above_repo=args.config_above_repo, show_config=args.show_config, format=args.format, output=args.output,
-        fix=args.fix, unsafe_fixes=args.unsafe_fixes, diff=args.diff, verify=args.verify, providers=args.providers,
+        fix=args.fix, unsafe_fixes=args.unsafe_fixes, diff=args.diff, verify=args.verify,
+        providers=args.providers or "CUDAExecutionProvider,CPUExecutionProvider",
         shapes=args.shape, progress=not args.no_progress, jobs=args.jobs, cache_dir=_cache_dir(args),
         statistics=args.statistics, quiet=args.quiet, show_info=args.show_info, expand=args.expand,
         baseline=args.baseline, update_baseline=args.update_baseline, exit_zero=args.exit_zero,
@@ -287,6 +289,17 @@ def _lint(argv: list[str]) -> int:
         extend_exclude=_patterns(args.extend_exclude), force_exclude=args.force_exclude,
         respect_gitignore=args.respect_gitignore, pre_commit=args.pre_commit)
     return lint.execute(request, settings)
+
+
+def _needs(args: argparse.Namespace) -> None:
+    """An option that only serves another is refused without it, as one line: `--update-baseline` alone recorded
+    nothing and passed, `--providers` or `--shape` alone changed nothing, each silently."""
+    if args.update_baseline and args.baseline is None:
+        raise UsageError("--update-baseline needs --baseline FILE (the file to record the findings in)")
+    if args.providers is not None and not args.verify:
+        raise UsageError("--providers is for --verify's sessions; add --verify")
+    if args.shape and not (args.verify or args.fix):
+        raise UsageError("--shape is for the sessions of --verify and --fix; add one of them")
 
 
 def _placement(argv: list[str]) -> int:

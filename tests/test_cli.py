@@ -139,6 +139,10 @@ def test_bad_arguments_are_one_line_and_exit_2(cli, tmp_path, examples_dir):
         (("verify", m, "--timeout", "nan"), "positive number"),
         ((m, "--trt-version", "abc"), "not a version number"),
         ((m, "--ort-version", "1.x"), "not a version number"),
+        # an option serving another, alone, did nothing (--update-baseline recorded nothing and passed)
+        ((m, "--update-baseline"), "--update-baseline needs --baseline"),
+        ((m, "--providers", "CPUExecutionProvider"), "add --verify"),
+        ((m, "--shape", "x=1x2"), "add one of them"),
     ]
     for args, words in cases:
         rc, out, err = cli(*args)
