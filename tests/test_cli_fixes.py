@@ -74,6 +74,17 @@ def test_fix_fixes_what_the_run_shows_and_says_what_it_left(tmp_path: Path) -> N
     assert model.read_bytes() != before and "wrote" in proc.stdout, proc.stdout
 
 
+def test_a_hidden_info_the_fix_of_a_shown_finding_clears_is_not_said_to_be_left(tmp_path: Path, examples_dir: Path) -> None:
+    """upgrade-opset fixes the shown Resize warning (OLX020) and clears the hidden old-opset info (OLX006) with it:
+    the note said that info was left alone, then "2 fixed, 0 remaining"."""
+    model = tmp_path / "m.onnx"
+    model.write_bytes((examples_dir / "resize_opset10.onnx").read_bytes())
+    proc = onnxlint(model, "--diff", "--no-cache")
+    assert "would write" in proc.stdout and "not in this diff" not in proc.stdout, proc.stdout
+    proc = onnxlint(model, "--fix", "--no-cache")
+    assert "2 fixed, 0 remaining" in proc.stdout and "left alone" not in proc.stdout, proc.stdout
+
+
 def test_the_api_fixes_what_a_run_shows_and_says_it_in_its_own_words(tmp_path: Path) -> None:
     """onnxlint.fix() from a user's script: the model whose run shows nothing stays as it was, the note says so in
     the API's words (show_info=True, not the command line's --show-info), and show_info=True fixes it."""

@@ -110,9 +110,7 @@ def _fix_file(path: Path, settings: Settings, res: FileReport, options: FixOptio
     for f in fixable:
         (shown if f.severity != "info" or options.show_info or settings.named(f.code) else hidden).append(f)
     if hidden:
-        names = ", ".join(dict.fromkeys(str(f.fix) for f in hidden))
-        left = (f"left alone: {len(hidden)} info finding{'s' if len(hidden) != 1 else ''} not shown "
-                f"({names}); {options.show_info_words} shows and fixes {'it' if len(hidden) == 1 else 'them'}")
+        left = _left_alone(hidden, options)
         # with nothing shown to fix, the note says first that the model stays as it is (a user who ran --fix on a
         # model whose run shows no finding must not have to guess whether it was rewritten)
         res.notes.append(left if shown else f"nothing written: no finding shown has a fix; {left}")
@@ -146,6 +144,8 @@ def _fix_file(path: Path, settings: Settings, res: FileReport, options: FixOptio
     if after is not None and not after.error and not _clears_a_finding(res, after):
         res.notes.append(f"nothing written: {', '.join(done.applied)} changed the model but cleared no finding")
         return
+    if hidden and after is not None and not after.error:
+        _recount_left_alone(res, hidden, after, options)
     if done.checked:
         res.notes.append(f"numeric check: {_intended(done.applied, done.checked)}")
     if options.diff:
@@ -162,6 +162,25 @@ def _fix_file(path: Path, settings: Settings, res: FileReport, options: FixOptio
         if others:  # the fixed model is a new file renamed over this name (never half-written): theirs is the old one
             res.notes.append(f"{dest} had {others} other hard link{'s' if others != 1 else ''} to it: "
                              f"{'they keep' if others != 1 else 'it keeps'} the model as it was")
+
+
+def _left_alone(hidden: list[Finding], options: FixOptions) -> str:
+    names = ", ".join(dict.fromkeys(str(f.fix) for f in hidden))
+    return (f"left alone: {len(hidden)} info finding{'s' if len(hidden) != 1 else ''} not shown "
+            f"({names}); {options.show_info_words} shows and fixes {'it' if len(hidden) == 1 else 'them'}")
+
+
+def _recount_left_alone(res: FileReport, hidden: list[Finding], after: FileReport, options: FixOptions) -> None:
+    """The "left alone" note names only the hidden infos the fixed model still holds: a fix of a shown finding
+    can clear a hidden one too (upgrade-opset clears the old-opset info with the Resize warning), and the note
+    said it was left while the count said both were fixed."""
+    remaining = {(f.code, f.node) for f in after.findings if not f.suppressed}
+    still = [f for f in hidden if (f.code, f.node) in remaining]
+    at = res.notes.index(_left_alone(hidden, options))
+    if still:
+        res.notes[at] = _left_alone(still, options)
+    else:
+        del res.notes[at]
 
 
 def _other_links(dest: Path) -> int:
