@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -131,7 +132,8 @@ def test_bad_arguments_are_one_line_and_exit_2(cli, tmp_path, examples_dir):
         ((m, "-o", m), "is one of the models being linted"),
         ((m, "-o", tmp_path), "is a folder"),
         ((m, "-o", tmp_path / "no" / "r.txt"), "does not exist"),
-        ((m, examples_dir / "clean_conv.onnx", "--fix", "-o", tmp_path / "x.onnx"), "must be an existing folder"),
+        ((m, examples_dir / "clean_conv.onnx", "--fix", "-o", tmp_path / "x.onnx"),
+         f"an existing one or {tmp_path / 'x.onnx'}{os.sep} to make it"),
         (("verify", m, "--providers", "CPUExecutionProvider", "--shape", "x=1xa"), "positive integers"),
         (("verify", m, "--providers", "CPUExecutionProvider", "--shape", "x=1x2x"), "positive integers"),
         (("verify", m, "--providers", "CPUExecutionProvider", "--shape", "nope=1x2"), "no model input has this name"),

@@ -36,15 +36,15 @@ class FixOptions:
 
 
 def check_output(paths: Sequence[Path], output: Path | None) -> None:
-    """`--fix -o OUTPUT`: with several inputs OUTPUT must be an existing folder (each fixed model is written
+    """`--fix -o OUTPUT`: with several inputs OUTPUT must be a folder, existing or `DIR/` (each fixed model is written
     into it under its own name) and no two inputs may share a name. Raises UsageError otherwise.
 
     The CLI calls this once before fixing: `fixing.check_output(files, args.output)`."""
     if output is None or len(paths) <= 1:
         return
     if not Path(output).is_dir():
-        raise UsageError(f"-o {output}: with {len(paths)} models to fix, -o must be an existing folder "
-                         "(each fixed model is written into it under its own name)")
+        raise UsageError(f"-o {output}: with {len(paths)} models to fix, -o must be a folder, an existing one or "
+                         f"{output}{os.sep} to make it (each fixed model is written into it under its own name)")
     seen: dict[str, Path] = {}
     for p in paths:
         other = seen.setdefault(Path(p).name, Path(p))
