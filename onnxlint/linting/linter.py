@@ -244,6 +244,12 @@ def _lint(mf: loading.ModelFile, settings: Settings, plan: LintPlan | Exception,
         file_ignores, model_ignores = _file_suppressions(mf, settings, res.filename)
         ctx.suppressed_codes = [*file_ignores, *model_ignores]
         res.findings = engine.lint(ctx, plan.rules, fixable=_fixable, deferred=True)
+        if ctx.rules_over_budget:
+            left = list(dict.fromkeys(ctx.rules_over_budget))
+            more = f" and {len(left) - 10:,} more" if len(left) > 10 else ""
+            res.notes.append(f"{len(left):,} rule{'s' if len(left) != 1 else ''} of your own not evaluated, past "
+                             f"their budget for this model ({engine.OWN_RULE_FLOOR:,} + {engine.OWN_RULE_WORK} "
+                             f"predicates a node): {', '.join(left[:10])}{more}")
         _post_process(res, settings, file_ignores, model_ignores)
         # details for what the run shows: an info's only when infos are shown (severity as overridden)
         engine.complete(ctx, _fixable, None if settings.info_details else _not_info)

@@ -15,7 +15,7 @@ from onnxlint import targets as targets_mod
 from onnxlint.model.paths import rule_files
 from onnxlint.rulefiles import rule_json, rule_schema
 from onnxlint.rules import messages
-from onnxlint.rules.rule import Rule
+from onnxlint.rules.rule import BUILTIN_PREFIX, Rule
 from onnxlint.rules.rule import RuleSet as RuleSet  # what load_ruleset returns, importable from here too
 from onnxlint.support import resources
 from onnxlint.support.errors import RuleError, did_you_mean
@@ -253,18 +253,24 @@ def load_ruleset(extra_dirs: list[Path] | tuple[Path, ...] | None = None, includ
                             f"rules are about 63 KB); not read")
         data = load_yaml(f, limit=left)
         left -= size
-        _add_rules(f, data, rules, seen)
+        for rule in _add_rules(f, data, rules, seen):
+            if not rule.own:
+                raise RuleError(f"{f}:{rule.line}: rule id {rule.id}: {BUILTIN_PREFIX} is onnxlint's own prefix; give "
+                                f"your rules a prefix of your own (ACME001)")
     _check_reported_by(seen)
     rules.sort(key=lambda r: r.id)
     return RuleSet(rules)
 
 
-def _add_rules(f: Path, data: Any, rules: list[Rule], seen: dict[str, Rule]) -> None:
-    for rule in parse_rules(data, f):
+def _add_rules(f: Path, data: Any, rules: list[Rule], seen: dict[str, Rule]) -> list[Rule]:
+    """The rules of one file, added to rules and seen (their ids)."""
+    added = parse_rules(data, f)
+    for rule in added:
         if rule.id in seen:
             raise RuleError(f"{f}:{rule.line}: duplicate rule id {rule.id} (first defined at {seen[rule.id].origin})")
         seen[rule.id] = rule
         rules.append(rule)
+    return added
 
 
 def _reported_by_codes(match: Any) -> list[str]:

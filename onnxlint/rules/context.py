@@ -70,6 +70,7 @@ class LintContext:
         self._checker: str | None | bool = False
         self.active_rules: dict[str, Rule] = {}  # the rules this run evaluates (the `reported_by` predicate asks)
         self.suppressed_codes: list[str] = []  # codes suppressed for the whole file (per-file-ignores, metadata)
+        self.rules_over_budget: list[str] = []  # rules of the user's not evaluated: past their budget (engine.lint)
         # findings whose details (message, hint, fixability) wait until the run knows which it shows:
         # (finding, rule, node, graph input) each (engine.complete)
         self.pending_details: list[tuple[Any, Rule, NodeRef | None, Any]] = []

@@ -12,6 +12,11 @@ from typing import Any
 UNSAFE_FIXES = "--unsafe-fixes"
 
 
+# the prefix of onnxlint's own rule codes: a rule file of the user's may not use it (its rules are budgeted per
+# model, the built-in ones not; and a code scanning link names onnxlint's docs for an OLX code)
+BUILTIN_PREFIX = "OLX"
+
+
 @dataclass
 class Rule:
     id: str
@@ -33,6 +38,25 @@ class Rule:
     ops: tuple[str, ...] | None = None  # op types for dispatch; None = every node
     placement_target: str | None = None  # whose placement {placement.*} renders: the first placement predicate's
     default: bool = True  # in the default rule set (run without --select); false: only when selected by code
+
+    @property
+    def own(self) -> bool:
+        """A rule of the user's (a rules folder, a plug-in), not one of onnxlint's."""
+        return not self.id.startswith(BUILTIN_PREFIX)
+
+    def cost(self) -> int:
+        """What evaluating the rule at one node costs, in predicates: the entries of its match, nested ones
+        included (an `any` of 10,000 alternatives costs 10,000 a node)."""
+        count, stack = 0, [self.match]
+        while stack:
+            x = stack.pop()
+            if isinstance(x, dict):
+                count += len(x)
+                stack.extend(x.values())
+            elif isinstance(x, list):
+                count += len(x) if len(x) <= 8 else 1  # a long list is looked up (comparison.SHORT_LIST)
+                stack.extend(v for v in x if isinstance(v, (dict, list)))
+        return max(count, 1)
 
     @property
     def origin(self) -> str:

@@ -628,3 +628,44 @@ def test_a_long_list_in_a_rule_is_compared_as_its_items_are():
         assert comparison.compare(v, {"in": want}) is linear, v
         assert comparison.compare(v, {"not_in": want}) is (v is not None and not linear), v
     assert comparison.compare(True, [1] * 20) is False and comparison.compare(1, [True] * 20) is False
+
+
+def test_rules_of_ones_own_are_evaluated_within_a_budget_per_model(tmp_path):
+    """A committed rules folder of 1,000 rules, each matching every node of a 2,000-node model, made 2 million
+    findings (25 s, 900 MB). The user's rules are evaluated while OWN_RULE_FLOOR + OWN_RULE_WORK predicates a
+    node last; past it one note names those left out. onnxlint's own rules are all evaluated."""
+    from onnxlint.linting import engine
+
+    nodes = [h.make_node("Relu", [f"v{i}"], [f"v{i + 1}"], name=f"n{i}") for i in range(2000)]
+    nodes.append(h.make_node("Dropout", ["v2000", "r", "t"], ["y"], name="drop"))
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("v0", onnx.TensorProto.FLOAT, [1])],
+                     [h.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1])],
+                     initializer=[nh.from_array(np.array(0.5, np.float32), "r"), nh.from_array(np.array(True), "t")])
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)], ir_version=8), tmp_path / "m.onnx")
+    (tmp_path / "rules").mkdir()
+    rules = [{"id": f"USR{k:03d}", "name": f"every-node-{k}", "severity": "warning", "targets": "any", "summary": "s",
+              "explanation": "e", "message": "m", "match": {"op": {"not_in": [f"Foo{k}"]}}} for k in range(1000)]
+    (tmp_path / "rules" / "r.yaml").write_text(json.dumps(rules))
+    try:
+        run = onnxlint("--no-cache", "--format", "json", "--rules", "rules", "--", "m.onnx", cwd=tmp_path, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("1,000 rules of one's own on a 2,000-node model ran past 60 s")
+    findings = json.loads(run.stdout)
+    own = [f for f in findings if f["code"].startswith("USR")]
+    per_rule = 2001 * 3  # nodes x the predicates of {op: {not_in: [...]}}
+    assert len(own) == 2001 * ((engine.OWN_RULE_FLOOR + engine.OWN_RULE_WORK * 2001) // per_rule), len(own)
+    assert any(f["code"] == "OLX010" for f in findings)  # the built-in rules all ran
+    run = onnxlint("--no-cache", "--rules", "rules", "--", "m.onnx", cwd=tmp_path, timeout=60)
+    notes = [ln for ln in run.stdout.splitlines() if "of your own not evaluated" in ln]
+    assert len(notes) == 1 and "USR999" not in notes[0] and "more" in notes[0], notes
+
+
+def test_a_rule_file_of_ones_own_cannot_take_onnxlints_prefix(tmp_path):
+    """onnxlint's own rules (OLX) are never budgeted: a rule file's OLX999 is refused, one line, exit 2."""
+    (tmp_path / "rules").mkdir()
+    rule = {"id": "OLX999", "name": "mine", "severity": "warning", "targets": "any", "summary": "s",
+            "explanation": "e", "message": "m", "match": {"op": "Relu"}}
+    (tmp_path / "rules" / "r.yaml").write_text(json.dumps([rule]))
+    onnx.save(dropout(), tmp_path / "m.onnx")
+    run = onnxlint("--no-cache", "--rules", "rules", "--", "m.onnx", cwd=tmp_path)
+    assert run.returncode == 2 and run.stderr.count("\n") == 1 and "own prefix" in run.stderr, run.stderr
