@@ -140,8 +140,8 @@ def _lfs_pointer(exc: LfsPointer, plan: LintPlan, settings: Settings, res: FileR
             # the hint is a template as the message is (checked as one on load): it was shown with its `{file}`
             res.findings.append(Finding(code=rule.id, name=rule.name, severity=rule.severity, target="any",
                                         filename=res.filename, node=None, op_type=None,
-                                        message=render_values(rule.message, own),
-                                        hint=render_values(rule.hint, own) if rule.hint else ""))
+                                        message=render_values(rule.message, own, cap=rule.own),
+                                        hint=render_values(rule.hint, own, cap=rule.own) if rule.hint else ""))
     _post_process(res, settings, settings.config.ignored_for(res.filename), [])
 
 

@@ -32,7 +32,7 @@ _PATH = re.compile(r"^([a-z_]+)(?:\[(\d{1,9})\])?(?:\.(\w+))?$")
 # schema's maxLength, check), so a finding's message is a bounded multiple of the values it shows
 MAX_TEMPLATE = 1000  # characters; the built-in rules' longest message or hint has about 230
 MAX_PLACEHOLDERS = 16  # the built-in rules use at most 5
-# and so is each value a placeholder shows: a node rule's {model.inputs} (every graph input's name) in each of
+# and so is each value a placeholder of a user's rule shows: a node rule's {model.inputs} (every graph input's name) in each of
 # its findings made 1.8 GB of JSON (5.5 GB of memory) from a 1.4 MB model of 3,000 inputs and nodes
 MAX_VALUE = 1000  # characters of one placeholder's value; a longer one is cut, with "…"
 
@@ -196,12 +196,15 @@ def _capped(lookup: Callable[[Part], str]) -> Callable[[Part], str]:
     return value
 
 
-def render_with(template: str, lookup: Callable[[Part], str], omit: frozenset[str] = frozenset()) -> str:
-    """The template with each placeholder's value (at most MAX_VALUE characters of it); a placeholder whose root
-    is in omit renders as nothing, and one of the blanks around it goes with it ("Dropout {node} runs" ->
-    "Dropout runs")."""
+def render_with(template: str, lookup: Callable[[Part], str], omit: frozenset[str] = frozenset(),
+                cap: bool = False) -> str:
+    """The template with each placeholder's value; a placeholder whose root is in omit renders as nothing, and one
+    of the blanks around it goes with it ("Dropout {node} runs" -> "Dropout runs"). cap: each value at most
+    MAX_VALUE characters (a rule of the user's: onnxlint's own templates name what they show, and a placement
+    reason that lists the ops of a function body is longer)."""
     parts = parse(template)
-    lookup = _capped(lookup)
+    if cap:
+        lookup = _capped(lookup)
     if (not omit or _ROOTS[template].isdisjoint(omit)) and template not in _SEGMENTED:
         # nothing to leave out: each part as it is or looked up (the message of every finding)
         return "".join([part if part.__class__ is str else "?" if part is None else lookup(part) for part in parts])
@@ -239,14 +242,14 @@ def render_with(template: str, lookup: Callable[[Part], str], omit: frozenset[st
 
 def render(template: str, ctx: "LintContext", rule: "Rule", node: "NodeRef | None" = None, vi: Any = None,
            omit: frozenset[str] = frozenset()) -> str:
-    return render_with(template, lambda part: _lookup(part, ctx, rule, node, vi), omit)
+    return render_with(template, lambda part: _lookup(part, ctx, rule, node, vi), omit, cap=rule.own)
 
 
-def render_values(template: str, values: dict[str, Any], omit: frozenset[str] = frozenset()) -> str:
+def render_values(template: str, values: dict[str, Any], omit: frozenset[str] = frozenset(), cap: bool = False) -> str:
     """A message whose placeholders come from plain values ({verify.provider}, {lfs.size}, {node}, {file}):
-    verification and file rules."""
+    verification and file rules (cap: a rule of the user's, as render_with)."""
     return render_with(template, lambda part: fmt(values.get((part[2] or "") if part[0] in ("verify", "lfs") else part[0])),
-                       omit)
+                       omit, cap)
 
 
 def _lookup(part: Part, ctx: "LintContext", rule: "Rule", node: "NodeRef | None", vi: Any) -> str:

@@ -282,9 +282,9 @@ def attach(res: Any, result: VerifyResult, ruleset: Any, selected: Any = lambda 
         values.update(node=node or "model", op_type=op_type or "", file=res.filename)
         res.findings.append(Finding(code=code, name=rule.name, severity=rule.severity, target=result.target,
                                     filename=res.filename, node=node_path(node), op_type=op_type,
-                                    message=render_values(rule.message, values),
-                                    hint=render_values(rule.hint, values) if rule.hint else "",  # a template too
-                                    short_message=render_values(rule.message, values, LOCATION_ROOTS)
+                                    message=render_values(rule.message, values, cap=rule.own),
+                                    hint=render_values(rule.hint, values, cap=rule.own) if rule.hint else "",
+                                    short_message=render_values(rule.message, values, LOCATION_ROOTS, rule.own)
                                     if node and names_location(rule.message) else None))
 
     if result.error or result.unverified:

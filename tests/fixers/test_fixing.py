@@ -205,7 +205,7 @@ def test_output_folder_for_several_models(tmp_path, examples_dir):
 
     a = _copy(examples_dir, tmp_path, "dropout_training.onnx")
     b = _copy(examples_dir, tmp_path, "batchnorm_training.onnx")
-    with pytest.raises(UsageError, match="existing folder"):
+    with pytest.raises(UsageError, match="an existing one or"):
         fixing.check_output([a, b], tmp_path / "one.onnx")
     out = tmp_path / "fixed"
     out.mkdir()
