@@ -236,3 +236,26 @@ def test_a_linked_model_is_named_by_its_link_in_sarif_and_annotations(tmp_path, 
     assert uris == {"models/d.onnx"}
     rc, out, _ = cli("--no-cache", "--format", "github", "models/d.onnx")
     assert "file=models/d.onnx," in out and "annex" not in out, out
+
+
+def test_a_rule_of_the_repositorys_has_no_onnxlint_help_link_nor_markdown(tmp_path, cli, monkeypatch):
+    """A rule file's rule: onnxlint's docs have no page for it (the link was a dead anchor), and its explanation
+    comes from the repository under review, so code scanning gets it as text, never as markdown it renders."""
+    import onnx
+    from conftest import make_model, vi
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    monkeypatch.chdir(tmp_path)
+    onnx.save(make_model([h.make_node("Relu", ["x"], ["y"])], [vi("x", T.FLOAT, [1])], [vi("y", T.FLOAT, [1])]),
+              tmp_path / "m.onnx")
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "rules" / "acme.yaml").write_text(
+        "- id: ACME001\n  name: no-relu\n  severity: error\n  targets: any\n  summary: s\n"
+        "  explanation: '![x](https://example.com/pixel.png) [click](https://example.com)'\n"
+        "  message: a Relu\n  match: {op: Relu}\n")
+    rc, out, _ = cli("m.onnx", "--rules", "rules", "--format", "sarif")
+    rules = {r["id"]: r for r in json.loads(out)["runs"][0]["tool"]["driver"]["rules"]}
+    assert "helpUri" not in rules["ACME001"] and "markdown" not in rules["ACME001"]["help"], rules["ACME001"]
+    assert "example.com/pixel.png" in rules["ACME001"]["help"]["text"]
+    assert rules["OLX013"]["helpUri"].endswith("#olx013") and rules["OLX013"]["help"]["markdown"]

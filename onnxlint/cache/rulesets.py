@@ -123,6 +123,13 @@ class RuleInfo:
         self.default = bool(fields.get("default", True))
         self.id = str(fields["id"])
 
+    @property
+    def own(self) -> bool:
+        """As Rule.own: a rule of the user's, not onnxlint's."""
+        from onnxlint.rules.rule import BUILTIN_PREFIX
+
+        return not self.id.startswith(BUILTIN_PREFIX)
+
     def __repr__(self) -> str:
         return f"RuleInfo({self.id})"
 

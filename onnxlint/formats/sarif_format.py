@@ -39,7 +39,7 @@ def _uri(filename: str, root: Path) -> str:
 def _rule_entry(rule, severity: str) -> dict:
     """A rule's descriptor, at the severity the run's config gives it (its results carry their own level)."""
     fix = f"\n\n**Automatic fix:** `{rule.fix}` (`onnxlint --fix`)" if rule.fix else "\n\n**Automatic fix:** none"
-    return {
+    entry = {
         "id": rule.id,
         "name": rule.name,
         "shortDescription": {"text": esc(rule.summary)},
@@ -52,6 +52,11 @@ def _rule_entry(rule, severity: str) -> dict:
         "properties": {"tags": sorted({*rule.targets, *rule.tags}),
                        "problem.severity": "recommendation" if severity == "info" else severity},
     }
+    if rule.own:
+        # a rule of the repository's: onnxlint's docs have no page for it, and its explanation is text, never
+        # markdown code scanning renders (links and images a pull request chose)
+        del entry["helpUri"], entry["help"]["markdown"]
+    return entry
 
 
 def _location(uri: dict, node: str | None) -> dict:
