@@ -4,7 +4,6 @@ import gzip
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -74,16 +73,19 @@ def test_sources_name_the_wheel_each_release_was_read_from():
     assert "onnxruntime_gpu-1.20.2-" in kernels.load("cpu", "1.20.2").source
 
 
-def test_load_is_fast():
-    """A bound against a loader that turns slow (about 10 ms): this process's CPU, not wall time, which a shared
-    machine stretches (0.56 s wall at load 4.7 once)."""
+def test_each_packed_table_is_read_and_decompressed_once(monkeypatch):
+    """What keeps loading cheap (about 10 ms, measured in benchmarks, not here: a CPU-time bound of 20 times that
+    failed under a loaded CI): one packed file an EP, read and decompressed once a process, whatever the releases
+    asked for."""
     kernels._packed.cache_clear()
     kernels.load.cache_clear()
-    t0 = time.process_time()
-    kernels.load("cpu", kernels.nearest("cpu", "1.24.4")[0])
-    kernels.load("cuda", kernels.nearest("cuda", "1.24.4")[0])
-    elapsed = time.process_time() - t0
-    assert elapsed < 0.2, elapsed
+    inflated = []
+    real = kernels.zlib.decompress
+    monkeypatch.setattr(kernels.zlib, "decompress", lambda data, *a, **k: inflated.append(len(data)) or real(data, *a, **k))
+    for ep in ("cpu", "cuda"):
+        for release in kernels.releases(ep)[-3:]:
+            assert kernels.load(ep, release).ops
+    assert len(inflated) == 2, inflated
 
 
 def test_packed_file_shares_rows_across_releases():
