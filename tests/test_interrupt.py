@@ -158,6 +158,23 @@ def test_a_pool_manager_slower_than_its_wait_is_not_woken_by_the_exit_hook():
                 wakeup.close()
 
 
+def test_a_real_pools_manager_is_taken_out_of_the_exit_hooks_list():
+    """A ProcessPoolExecutor's shutdown() sets its _executor_manager_thread to None: read after it, as stop_pool
+    did, the manager was never taken out, and the exit hook's race (the test above) stayed open for every real
+    pool (CI on 3.10 again: `[extra1-Signals.SIGTERM-False]`). The fake pool above keeps the attribute."""
+    from concurrent.futures import ProcessPoolExecutor, process
+
+    from onnxlint.support import interrupt
+
+    pool = ProcessPoolExecutor(max_workers=1)
+    assert pool.submit(abs, -1).result(timeout=60) == 1
+    manager = pool._executor_manager_thread
+    assert manager in process._threads_wakeups
+    interrupt.stop_pool(pool)
+    assert manager not in process._threads_wakeups
+    manager.join(30)
+
+
 def test_a_signal_while_the_pool_shuts_down_stops_it_as_one_during_the_lint(tmp_path, monkeypatch):
     """The pool's shutdown(), which waits for its threads, ran outside the lint's try: a signal there left the
     manager thread closing its wake-up pipe while Python's exit hook wrote to it (a traceback after the report,

@@ -65,6 +65,8 @@ def pool_worker_init() -> None:
 def stop_pool(pool: Any) -> None:
     """Stop a ProcessPoolExecutor now: queued work is cancelled and running workers are killed (their native
     children die with them), instead of shutdown's wait for every queued model."""
+    # read before shutdown, which sets the attribute to None (read after it, the pop below never ran)
+    manager = getattr(pool, "_executor_manager_thread", None)
     kill = getattr(pool, "terminate_workers", None)  # Python 3.14
     if kill is None:
         for proc in list((getattr(pool, "_processes", None) or {}).values()):
@@ -79,7 +81,6 @@ def stop_pool(pool: Any) -> None:
     # writes to that pipe, and racing the close it died with EBADF in threading._shutdown (a traceback after the
     # report, seen in CI on 3.10, 3.12 and 3.13). The hook is not to wake this pool's manager at all: shutdown
     # just woke it, its killed workers wake it too, and the interpreter's shutdown still waits for the thread
-    manager = getattr(pool, "_executor_manager_thread", None)
     if manager is not None:
         with contextlib.suppress(Exception):
             from concurrent.futures import process
