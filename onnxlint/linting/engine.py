@@ -103,6 +103,15 @@ def complete(ctx: LintContext, fixable: Fixable, wanted: Callable[[Finding], boo
         if wanted is None or wanted(f):
             _detail(ctx, f, rule, node, vi, fixable)
 
+
+# what the rules of the user's own (not OLX) may cost one model, in predicates evaluated: OWN_RULE_FLOOR plus
+# OWN_RULE_WORK a node (32 rules that look at every node). A rule file comes from the repository under review:
+# 1,000 rules matching every node of a 2,000-node model made 2 million findings (25 s, 900 MB), and a rule's
+# cost grows with the model. Past it a rule is not evaluated, and a note names it.
+OWN_RULE_FLOOR = 100_000
+OWN_RULE_WORK = 32
+
+
 def _within(ctx: LintContext, rule: Rule, places: int, left: list[int]) -> bool:
     """Whether a rule may be evaluated at places (nodes, graph inputs): always for onnxlint's own, for a rule of
     the user's while the model's budget for them lasts (left[0], spent here); one it leaves out is listed in
@@ -123,14 +132,6 @@ def _text(value: str | bytes) -> str:
     return value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else value
 
 
-# what the rules of the user's own (not OLX) may cost one model, in predicates evaluated: OWN_RULE_FLOOR plus
-# OWN_RULE_WORK a node (32 rules that look at every node). A rule file comes from the repository under review:
-# 1,000 rules matching every node of a 2,000-node model made 2 million findings (25 s, 900 MB), and a rule's
-# cost grows with the model. Past it a rule is not evaluated, and a note names it.
-OWN_RULE_FLOOR = 100_000
-OWN_RULE_WORK = 32
-
-
 def lint(ctx: LintContext, rules: list[Rule], *, fixable: Fixable, deferred: bool = False) -> list[Finding]:
     """All findings of the active rules for one model: model and input findings first, then graph order.
     fixable: which fixer a finding names (fixers.base.fix_for: None where the rule's fixer cannot clear it).
@@ -143,9 +144,10 @@ def lint(ctx: LintContext, rules: list[Rule], *, fixable: Fixable, deferred: boo
         if predicates.match(ctx, "model", rule.match, None):
             out.append(_finding(ctx, rule, None, fixable))
     inputs = [r for r in active if r.scope == "graph_input"]
-    inputs = [r for r in inputs if _within(ctx, r, len(ctx.index.graph_inputs()), left)]
     if inputs:
-        for vi in ctx.index.graph_inputs():
+        graph_inputs = ctx.index.graph_inputs()  # a list made from the graph's inputs and initializers
+        inputs = [r for r in inputs if _within(ctx, r, len(graph_inputs), left)]
+        for vi in graph_inputs:
             for rule in inputs:
                 if predicates.match(ctx, "graph_input", rule.match, vi):
                     f = _finding(ctx, rule, None, fixable, vi)
