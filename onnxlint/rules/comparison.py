@@ -4,7 +4,7 @@ module of its own so the predicates and the targets that declare their verdict p
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 SCALAR: dict[str, Any] = {"type": ["string", "number", "boolean"]}
 ANY_VALUE: dict[str, Any] = {"type": ["string", "number", "boolean", "array"]}  # list-valued attributes too
@@ -64,8 +64,17 @@ def compare(value: Any, spec: Any) -> bool:
 
 
 SHORT_LIST = 8  # a list up to this long is compared item by item; a longer one through its sets (_sets_of)
-# id(list) -> (the list, its sets): the list is held, so its id is not another list's while the entry lives
-_SETS: dict[int, tuple[list[Any], tuple[frozenset[Any], frozenset[bool], list[Any]]]] = {}
+# id(value) -> (the value, what was derived from it): the value is held, so its id is not another's while the
+# entry lives. For a rule's own values, which live as long as its rule set: derived once, not at every node
+_DERIVED: dict[tuple[int, Callable[[Any], Any]], tuple[Any, Any]] = {}
+
+
+def derived(value: Any, make: Callable[[Any], Any]) -> Any:
+    """make(value), computed once for that object (a rule's list, a rule's version operands)."""
+    held = _DERIVED.get((id(value), make))
+    if held is None or held[0] is not value:
+        held = _DERIVED[(id(value), make)] = (value, make(value))
+    return held[1]
 
 
 def _one_of(value: Any, want: list[Any]) -> bool:
@@ -73,7 +82,7 @@ def _one_of(value: Any, want: list[Any]) -> bool:
     at every node it may match (a committed rule of 40,000 names cost 29 s on a 2,000-node model)."""
     if len(want) <= SHORT_LIST or isinstance(value, (list, tuple)):
         return any(_eq(value, w) for w in want)
-    scalars, bools, others = _sets_of(want)
+    scalars, bools, others = derived(want, _sets_of)
     try:
         if isinstance(value, bool):  # True == 1: a bool equals only a bool (_eq)
             return value in bools or any(_eq(value, w) for w in others)
@@ -84,13 +93,10 @@ def _one_of(value: Any, want: list[Any]) -> bool:
 
 def _sets_of(want: list[Any]) -> tuple[frozenset[Any], frozenset[bool], list[Any]]:
     """A list's strings and numbers (1 == 1.0, as _eq has them), its bools, and the rest (lists) apart."""
-    held = _SETS.get(id(want))
-    if held is None or held[0] is not want:
-        scalars = frozenset(w for w in want if isinstance(w, (str, int, float)) and not isinstance(w, bool))
-        bools = frozenset(w for w in want if isinstance(w, bool))
-        others = [w for w in want if not isinstance(w, (str, int, float, bool))]
-        held = _SETS[id(want)] = (want, (scalars, bools, others))
-    return held[1]
+    scalars = frozenset(w for w in want if isinstance(w, (str, int, float)) and not isinstance(w, bool))
+    bools = frozenset(w for w in want if isinstance(w, bool))
+    others = [w for w in want if not isinstance(w, (str, int, float, bool))]
+    return scalars, bools, others
 
 
 def _ordered(value: Any, op: str, want: Any) -> bool:

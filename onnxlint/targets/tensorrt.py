@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from onnxlint.rules.comparison import cmp_schema, compare, enum_cmp
+from onnxlint.rules.comparison import cmp_schema, compare, derived, enum_cmp
 from onnxlint.targets.base import Target, Vocabulary, status_nodes, verdict_matches
 
 if TYPE_CHECKING:
@@ -69,7 +69,8 @@ def _version_ok(ctx: LintContext, spec: dict[str, Any]) -> bool:
         return True
     from packaging.version import Version
 
-    return compare(Version(ctx.prediction("tensorrt").version), _as_versions(spec["version"]))
+    # the operands as Versions once a rule (derived): made at every node, each list made was held by compare's sets
+    return compare(Version(ctx.prediction("tensorrt").version), derived(spec["version"], _as_versions))
 
 
 def _candidates(ctx: LintContext, spec: dict[str, Any]) -> list[NodeRef] | None:
