@@ -126,9 +126,9 @@ class RuleInfo:
     @property
     def own(self) -> bool:
         """As Rule.own: a rule of the user's, not onnxlint's."""
-        from onnxlint.rules.rule import BUILTIN_PREFIX
+        from onnxlint.rules.rule import own_code
 
-        return not self.id.startswith(BUILTIN_PREFIX)
+        return own_code(self.id)
 
     def __repr__(self) -> str:
         return f"RuleInfo({self.id})"

@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from onnxlint.rules.comparison import SHORT_LIST
+
 # the flag an unsafe fixer needs; a finding whose hint names it is fixable only so (the text's --statistics
 # counts those apart without importing the fixers)
 UNSAFE_FIXES = "--unsafe-fixes"
@@ -15,6 +17,11 @@ UNSAFE_FIXES = "--unsafe-fixes"
 # the prefix of onnxlint's own rule codes: a rule file of the user's may not use it (its rules are budgeted per
 # model, the built-in ones not; and a code scanning link names onnxlint's docs for an OLX code)
 BUILTIN_PREFIX = "OLX"
+
+
+def own_code(code: str) -> bool:
+    """Whether a rule code is a user's (a rules folder, a plug-in), not onnxlint's."""
+    return not code.startswith(BUILTIN_PREFIX)
 
 
 @dataclass
@@ -42,7 +49,7 @@ class Rule:
     @property
     def own(self) -> bool:
         """A rule of the user's (a rules folder, a plug-in), not one of onnxlint's."""
-        return not self.id.startswith(BUILTIN_PREFIX)
+        return own_code(self.id)
 
     def cost(self) -> int:
         """What evaluating the rule at one node costs, in predicates: the entries of its match, nested ones
@@ -54,7 +61,7 @@ class Rule:
                 count += len(x)
                 stack.extend(x.values())
             elif isinstance(x, list):
-                count += len(x) if len(x) <= 8 else 1  # a long list is looked up (comparison.SHORT_LIST)
+                count += len(x) if len(x) <= SHORT_LIST else 1  # a long list is looked up, not scanned
                 stack.extend(v for v in x if isinstance(v, (dict, list)))
         return max(count, 1)
 
