@@ -109,6 +109,7 @@ def _fix_file(path: Path, settings: Settings, res: FileReport, options: FixOptio
     hidden: list[Finding] = []  # one pass: `f not in shown` compared findings field by field, quadratic in them
     for f in fixable:
         (shown if f.severity != "info" or options.show_info or settings.named(f.code) else hidden).append(f)
+    left_at = len(res.notes)  # where the "left alone" note is (_recount_left_alone)
     if hidden:
         left = _left_alone(hidden, options)
         # with nothing shown to fix, the note says first that the model stays as it is (a user who ran --fix on a
@@ -145,7 +146,7 @@ def _fix_file(path: Path, settings: Settings, res: FileReport, options: FixOptio
         res.notes.append(f"nothing written: {', '.join(done.applied)} changed the model but cleared no finding")
         return
     if hidden and after is not None and not after.error:
-        _recount_left_alone(res, hidden, after, options)
+        _recount_left_alone(res, left_at, hidden, after, options)
     if done.checked:
         res.notes.append(f"numeric check: {_intended(done.applied, done.checked)}")
     if options.diff:
@@ -170,13 +171,12 @@ def _left_alone(hidden: list[Finding], options: FixOptions) -> str:
             f"({names}); {options.show_info_words} shows and fixes {'it' if len(hidden) == 1 else 'them'}")
 
 
-def _recount_left_alone(res: FileReport, hidden: list[Finding], after: FileReport, options: FixOptions) -> None:
-    """The "left alone" note names only the hidden infos the fixed model still holds: a fix of a shown finding
-    can clear a hidden one too (upgrade-opset clears the old-opset info with the Resize warning), and the note
-    said it was left while the count said both were fixed."""
+def _recount_left_alone(res: FileReport, at: int, hidden: list[Finding], after: FileReport, options: FixOptions) -> None:
+    """The "left alone" note (res.notes[at]) names only the hidden infos the fixed model still holds: a fix of a
+    shown finding can clear a hidden one too (upgrade-opset clears the old-opset info with the Resize warning),
+    and the note said it was left while the count said both were fixed."""
     remaining = {(f.code, f.node) for f in after.findings if not f.suppressed}
     still = [f for f in hidden if (f.code, f.node) in remaining]
-    at = res.notes.index(_left_alone(hidden, options))
     if still:
         res.notes[at] = _left_alone(still, options)
     else:
