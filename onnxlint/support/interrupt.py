@@ -65,11 +65,12 @@ def pool_worker_init() -> None:
 def stop_pool(pool: Any) -> None:
     """Stop a ProcessPoolExecutor now: queued work is cancelled and running workers are killed (their native
     children die with them), instead of shutdown's wait for every queued model."""
-    # read before shutdown, which sets the attribute to None (read after it, the pop below never ran)
+    # read before shutdown, which sets both attributes to None (read after it, the pop and the joins below never ran)
     manager = getattr(pool, "_executor_manager_thread", None)
+    workers = list((getattr(pool, "_processes", None) or {}).values())
     kill = getattr(pool, "terminate_workers", None)  # Python 3.14
     if kill is None:
-        for proc in list((getattr(pool, "_processes", None) or {}).values()):
+        for proc in workers:
             with contextlib.suppress(OSError, AttributeError):
                 proc.kill()
     else:
@@ -86,7 +87,7 @@ def stop_pool(pool: Any) -> None:
             from concurrent.futures import process
 
             process._threads_wakeups.pop(manager, None)
-    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+    for proc in workers:
         with contextlib.suppress(Exception):
             proc.join(1)
     if manager is not None:
