@@ -19,6 +19,7 @@ from onnxlint.rules.rule import BUILTIN_PREFIX, Rule
 from onnxlint.rules.rule import RuleSet as RuleSet  # what load_ruleset returns, importable from here too
 from onnxlint.support import resources
 from onnxlint.support.errors import RuleError, did_you_mean
+from onnxlint.support.reading import TEXT_LIMIT
 
 
 class LineDict(dict[Any, Any]):
@@ -68,14 +69,12 @@ def _line_loader() -> Any:
 RULE_FILES_LIMIT = 1 << 20
 
 
-def load_yaml(path: Path, limit: int | None = None) -> Any:
-    """A rule file's YAML with line numbers per key; aliases bounded (an anchor bomb is an error, not a hang).
-    limit: the bytes it may have (the reading limit for text when None)."""
+def load_yaml(path: Path, limit: int = TEXT_LIMIT) -> Any:
+    """A rule file's YAML with line numbers per key, within limit bytes; aliases bounded (an anchor bomb is an
+    error, not a hang)."""
     from onnxlint.support import yaml_safe
 
-    if limit is None:
-        return yaml_safe.load_path(path, _line_loader(), what="rule file")
-    return yaml_safe.load(yaml_safe.read_text(path, "rule", limit), str(path), _line_loader())
+    return yaml_safe.load_path(path, _line_loader(), what="rule file", limit=limit)
 
 
 def _first_placement_target(m: Any) -> str | None:

@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from onnxlint.support.errors import RuleError, first_line
+from onnxlint.support.reading import TEXT_LIMIT
 from onnxlint.support.textfile import (
     read_text,  # noqa: F401 - re-exported: callers read rule files through here
     require_short_numbers,
@@ -63,9 +64,9 @@ def load(text: str, name: str, loader_cls: type = SafeLoader, alias_budget: int 
 
 
 def load_path(path: str | os.PathLike, loader_cls: type = SafeLoader, what: str = "file",
-              alias_budget: int = ALIAS_BUDGET) -> Any:
-    """read_text() then load(), the file's path as the name in every message."""
-    return load(read_text(path, what), str(path), loader_cls, alias_budget)
+              alias_budget: int = ALIAS_BUDGET, limit: int = TEXT_LIMIT) -> Any:
+    """read_text() (within limit bytes) then load(), the file's path as the name in every message."""
+    return load(read_text(path, what, limit), str(path), loader_cls, alias_budget)
 
 
 def check_expansion(root: yaml.Node, name: str, alias_budget: int = ALIAS_BUDGET) -> int:
