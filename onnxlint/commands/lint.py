@@ -238,8 +238,7 @@ def _check_folder_codes(settings: Settings, settings_for: _SettingsByFolder, fil
     as the current folder's config's must (checked before the walk): a nested config's misspelt code changed
     nothing, silently. The error names the config file."""
     for s in {id(s): s for s in map(settings_for, files)}.values():
-        if s.config.path == settings.config.path or not (s.selection_codes() or s.config.severity or
-                                                          any(s.config.per_file_ignores.values())):
+        if s.config.path == settings.config.path or not _names_codes(s):
             continue
         try:
             linter.check_selection(s, ruleset_of(s, cache_dir))
@@ -280,8 +279,13 @@ def _rules_first(request: LintRequest, settings: Settings) -> bool:
     rules are read only when something needs them (codes to check, SARIF's rule list, a model to lint): a run of
     hits needs none. A user's rule folder is always read: a model whose own config does not use it would otherwise
     hide that folder's error on a hit."""
-    return request.cache_dir is None or bool(settings.rule_dirs) or request.format == "sarif" \
-        or bool(settings.selection_codes()) or any(settings.config.per_file_ignores.values()) or bool(settings.config.severity)
+    return request.cache_dir is None or bool(settings.rule_dirs) or request.format == "sarif" or _names_codes(settings)
+
+
+def _names_codes(s: Settings) -> bool:
+    """Whether the settings name rule codes that linter.check_selection checks (select, ignore, extend-select,
+    per-file-ignores, severity)."""
+    return bool(s.selection_codes()) or any(s.config.per_file_ignores.values()) or bool(s.config.severity)
 
 
 class _Rules:
