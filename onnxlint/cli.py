@@ -281,7 +281,7 @@ def _lint(argv: list[str]) -> int:
         [str(p) for p in args.paths], overrides=_overrides(args), config=args.config,
         config_above_repo=args.config_above_repo, show_config=args.show_config, format=args.format, output=args.output,
         fix=args.fix, unsafe_fixes=args.unsafe_fixes, diff=args.diff, verify=args.verify,
-        providers=args.providers or "CUDAExecutionProvider,CPUExecutionProvider",
+        providers=args.providers or lint.DEFAULT_PROVIDERS,
         shapes=args.shape, progress=not args.no_progress, jobs=args.jobs, cache_dir=_cache_dir(args),
         statistics=args.statistics, quiet=args.quiet, show_info=args.show_info, expand=args.expand,
         baseline=args.baseline, update_baseline=args.update_baseline, exit_zero=args.exit_zero,

@@ -28,6 +28,8 @@ from onnxlint.support.interrupt import signal_name
 # of a run total this much; past it, a model is read and hashed again when it is linted (memory over time)
 PREFETCH_BYTES = 128 << 20
 
+DEFAULT_PROVIDERS = "CUDAExecutionProvider,CPUExecutionProvider"  # --verify's sessions, when --providers is not given
+
 
 class LintRequest:
     """One lint run as the command line asks for it.
@@ -41,7 +43,7 @@ class LintRequest:
     def __init__(self, paths: list[str], *, overrides: dict[str, Any] | None = None, config: Path | None = None,
                  config_above_repo: bool = False, show_config: bool = False, format: str = "text",
                  output: Path | None = None, fix: bool = False, unsafe_fixes: bool = False, diff: bool = False,
-                 verify: bool = False, providers: str = "CUDAExecutionProvider,CPUExecutionProvider",
+                 verify: bool = False, providers: str = DEFAULT_PROVIDERS,
                  shapes: list[str] | None = None, progress: bool = True, jobs: int = 0, cache_dir: Path | None = None,
                  statistics: bool = False, quiet: bool = False, show_info: bool = False, expand: bool = False,
                  baseline: Path | None = None, update_baseline: bool = False, exit_zero: bool = False,
