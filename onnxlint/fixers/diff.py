@@ -28,8 +28,9 @@ MAX_LINES = 200_000  # past this a model's text is not diffed (difflib is superl
 # are split: `a\nb` shows as `a\nb`, in its line, as the text output shows the name.
 _BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 _STAND_IN = {ord(ch): chr(0xF0000 + ord(ch)) for ch in _BREAKS}
-_SHOWN = {ord(chr(0xF0000 + ord(ch))): {"\n": "\\n", "\r": "\\r"}.get(ch, f"\\x{ord(ch):02x}" if ord(ch) <= 0xFF
-                                                                     else f"\\u{ord(ch):04x}") for ch in _BREAKS}
+_ESCAPED = {ord(ch): {"\n": "\\n", "\r": "\\r"}.get(ch, f"\\x{ord(ch):02x}" if ord(ch) <= 0xFF else f"\\u{ord(ch):04x}")
+            for ch in _BREAKS}
+_SHOWN = {ord(_STAND_IN[k]): shown for k, shown in _ESCAPED.items()}  # a stand-in, as the break it stands for
 _BREAK_BYTES = tuple(ch.encode() for ch in _BREAKS)
 
 
@@ -89,7 +90,7 @@ def _initializer(t: onnx.TensorProto) -> str:
 
 
 def _name(name: str) -> str:
-    return name.translate(_STAND_IN).translate(_SHOWN)
+    return name.translate(_ESCAPED)
 
 
 def text_lines(model: onnx.ModelProto) -> list[str]:
