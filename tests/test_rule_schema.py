@@ -86,6 +86,16 @@ BAD = {
                            "name 'my-rule\\n' does not have the expected form"),
     "input-index-final-newline": (_rule("  message: m\n  match: {inputs: {\"0\\n\": {dtype: float}}}\n"), 8,
                                   "unknown input index"),
+    # an attribute equals a scalar or a list of scalars (one of: a list of such); a date, a mapping or a list nested
+    # deeper loaded and never matched any node (the array branch did not check its items)
+    "attrs-date-item": (_rule("  message: m\n  match: {op: Transpose, attrs: {perm: [2001-01-01]}}\n"), 8,
+                        "attrs.perm[0] needs text or a number or true or false or a list, got date"),
+    "attrs-mapping-item": (_rule("  message: m\n  match: {op: Transpose, attrs: {perm: {eq: [0, {a: 1}]}}}\n"), 8,
+                           "attrs.perm.eq[1] needs"),
+    "attrs-too-deep": (_rule("  message: m\n  match: {op: Transpose, attrs: {perm: [[[0, 2, 1]]]}}\n"), 8,
+                       "attrs.perm[0][0] needs text or a number or true or false, got a list"),
+    "value-set-item": (_rule("  message: m\n  match: {op: Reshape, inputs: {1: {value: [[1, !!set {a}]]}}}\n"), 8,
+                       "value[0][1] needs"),
     "model-scope-node-predicate": (_rule("  message: m\n  scope: model\n  match: {op: Relu}\n"), 9,
                                    "unknown model predicate 'op'"),
 }
@@ -202,6 +212,24 @@ def test_an_edited_bundled_rule_file_is_parsed_not_read_from_the_bundled_copy(tm
         ruleset.load_ruleset()
     core.unlink()
     assert ruleset._bundled_rules() is None
+
+
+@pytest.mark.parametrize("spec, matches", [
+    ("[[0, 2, 1], [0, 1, 2]]", True), ("{eq: [0, 2, 1]}", True), ("[[0, 1, 2]]", False), ("{ne: [0, 2, 1]}", False),
+])
+def test_an_attribute_is_compared_with_a_list_or_one_of_lists(spec, matches, tmp_path, lint_json):
+    """The forms the schema keeps for a list-valued attribute still match as they did."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph([helper.make_node("Transpose", ["x"], ["y"], name="t", perm=[0, 2, 1])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, 2])])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8), tmp_path / "m.onnx")
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "rules" / "acme.yaml").write_text(_rule(f"  message: m\n  match: {{op: Transpose, attrs: {{perm: {spec}}}}}\n"))
+    rc, findings = lint_json(tmp_path / "m.onnx", "--rules", tmp_path / "rules", "--select", "ACME")
+    assert [f["node"] for f in findings] == (["t"] if matches else []), findings
 
 
 @pytest.mark.parametrize("version, matches", [

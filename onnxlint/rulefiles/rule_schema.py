@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import Any, Callable
 
 from onnxlint import targets
-from onnxlint.rules import messages
+from onnxlint.rules import comparison, messages
 from onnxlint.rules.predicates import REGISTRY
 from onnxlint.rules.severity import SEVERITIES
 from onnxlint.support.errors import did_you_mean
@@ -97,6 +97,7 @@ def rule_schema() -> dict[str, Any]:
     for vocabulary, shared in targets.vocabularies():  # `$defs/placement`, `$defs/tensorrt`: the targets' own
         defs[vocabulary.predicate] = vocabulary.schema(shared)
     defs["rule"] = rule
+    defs[comparison.CONSTANT_VALUE_DEF] = comparison.CONSTANT_VALUE_SCHEMA
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": "https://onnxlint.dev/rule-schema.json",

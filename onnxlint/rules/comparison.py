@@ -7,7 +7,18 @@ from __future__ import annotations
 from typing import Any, Callable
 
 SCALAR: dict[str, Any] = {"type": ["string", "number", "boolean"]}
-ANY_VALUE: dict[str, Any] = {"type": ["string", "number", "boolean", "array"]}  # list-valued attributes too
+
+
+_ITEM_TYPES = ["string", "number", "boolean", "array"]
+# what an attribute can equal: a scalar or a list of them; a list of lists is one of those lists
+# (`perm: [[0, 2, 1], [0, 1, 2]]`). Any other item (a date, a set, a mapping: YAML reads them all) loaded and never
+# matched
+ATTRIBUTE_VALUE: dict[str, Any] = {"type": _ITEM_TYPES, "items": {"type": _ITEM_TYPES, "items": SCALAR}}
+# what a small constant can equal: its tolist(), lists nested as deep as its rank, or a list of such ($defs entry,
+# in rule_schema's $defs under this name: it refers to itself)
+CONSTANT_VALUE_DEF = "constant_value"
+CONSTANT_VALUE: dict[str, Any] = {"$ref": f"#/$defs/{CONSTANT_VALUE_DEF}"}
+CONSTANT_VALUE_SCHEMA: dict[str, Any] = {"type": _ITEM_TYPES, "items": CONSTANT_VALUE}
 
 
 def cmp_schema(scalar: dict[str, Any] | None = None, what: str = "value") -> dict[str, Any]:

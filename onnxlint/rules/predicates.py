@@ -17,7 +17,7 @@ import onnx
 
 from onnxlint.model.graph import STANDARD_DOMAINS, NodeRef, ValueType, shape_sized, value_type_of
 from onnxlint.ort import schema_registry
-from onnxlint.rules.comparison import ANY_VALUE, cmp_schema, compare, enum_cmp
+from onnxlint.rules.comparison import ATTRIBUTE_VALUE, CONSTANT_VALUE, cmp_schema, compare, enum_cmp
 
 if TYPE_CHECKING:
     from onnxlint.rules.context import LintContext
@@ -298,7 +298,7 @@ def _opset(ctx: "LintContext", node: NodeRef, spec: Any) -> bool:
     return compare(node.opset, spec)
 
 
-@predicate("node", "attrs", {"type": "object", "x-what": "attribute", "additionalProperties": cmp_schema(ANY_VALUE, "attribute")},
+@predicate("node", "attrs", {"type": "object", "x-what": "attribute", "additionalProperties": cmp_schema(ATTRIBUTE_VALUE, "attribute")},
            "attribute name -> comparison (the schema default applies when the node does not set it)")
 def _attrs(ctx: "LintContext", node: NodeRef, spec: dict[str, Any]) -> bool:
     return all(compare(attr_value(node, name), want) for name, want in spec.items())
@@ -496,7 +496,7 @@ _value("constant", cmp_schema({"type": "boolean"}, "constant"), "an initializer 
        lambda node, value, vt: constant_tensor(node, value) is not None)
 _value("graph_input", cmp_schema({"type": "boolean"}, "graph_input"), "a graph input (not an initializer)",
        lambda node, value, vt: node.scope.is_graph_input(value))
-_value("value", cmp_schema(ANY_VALUE, "value"),
+_value("value", cmp_schema(CONSTANT_VALUE, "value"),
        "a small constant's value (at most 64 elements, stored in the file)",
        lambda node, value, vt: constant_value(node, value))
 _value("computed", cmp_schema({"type": "boolean"}, "computed"),
