@@ -112,6 +112,22 @@ def test_bad_rule_file_is_one_line_with_file_and_line(case, tmp_path, examples_d
     assert f"{path}:{line}:" in err and words in err, err
 
 
+@pytest.mark.parametrize("text", [
+    _rule("  message: m\n  match:\n    op: Relu\n    ? " + "k" * 5000 + "\n    : 1\n"),  # an unknown predicate
+    _rule("  message: m\n  match:\n    attrs:\n      ? " + "a" * 5000 + "\n      : {lt: abc}\n"),  # a path through it
+    _rule("  message: m\n  match: {placement: {target: ort-cuda, status: " + "s" * 5000 + "}}\n"),  # not in an enum
+    _rule("  message: m\n  match: {tensorrt: {version: {gt: " + "v" * 5000 + "}}}\n"),  # no version
+    HEAD.replace("ACME001", "ACME" + "1" * 5000) + "  message: m\n  match: {op: Relu}\n",  # the id each line names
+])
+def test_an_error_line_quotes_a_long_value_shortened(text, tmp_path, examples_dir, cli):
+    """An error line quoted a rule file's key, value or id whole: 5,000 characters made a 5,000-character line."""
+    path = tmp_path / "x.yaml"
+    path.write_text(text)
+    rc, out, err = cli(examples_dir / "clean_conv.onnx", "--rules", path)
+    assert rc == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    assert len(err) < len(str(path)) + 300 and "…" in err, err
+
+
 def test_yaml_only_user_rule_with_placement_and_values_works(tmp_path, examples_dir, lint_json):
     """A rule added as YAML only, using the placement target's vocabulary and value predicates."""
     (tmp_path / "acme.yaml").write_text(

@@ -168,13 +168,13 @@ def validate(value: Any, schema: dict[str, Any], where: str, line: int, fail: Fa
         fail(line, f"{where} needs {_describe(schema)}, got {_type_name(value)} {_short(value)}")
         return
     if "enum" in schema and value not in schema["enum"]:
-        fail(line, f"'{value}' is not a known {what} (one of: {', '.join(map(str, schema['enum']))})"
+        fail(line, f"'{clip(value)}' is not a known {what} (one of: {', '.join(map(str, schema['enum']))})"
                    f"{did_you_mean(str(value), schema['enum'])} in {where}")
     if "pattern" in schema and isinstance(value, str) and not _pattern(schema["pattern"]).search(value):
-        fail(line, f"{where} {value!r} does not have the expected form"
+        fail(line, f"{where} {clip(repr(value))} does not have the expected form"
                    + (f" ({schema['description']})" if "description" in schema else ""))
     if schema.get("x-version") and not _is_version(value):
-        fail(line, f"{where} {value!r} is not a version (quote it: \"10.2\")")
+        fail(line, f"{where} {clip(repr(value))} is not a version (quote it: \"10.2\")")
     if "minLength" in schema and isinstance(value, str) and len(value) < schema["minLength"]:
         fail(line, f"{where} must not be empty")
     if "maxLength" in schema and isinstance(value, str) and len(value) > schema["maxLength"]:
@@ -228,13 +228,13 @@ def _validate_object(value: dict[Any, Any], schema: dict[str, Any], where: str, 
         if sub is None:
             if extra is False:
                 options = list(props) or [p.strip("^$") for p in patterns]
-                fail(kline, f"unknown {what} '{key}'{did_you_mean(str(key), props)}"
+                fail(kline, f"unknown {what} '{clip(key)}'{did_you_mean(str(key), props)}"
                             + ("" if props else f" (expected {', '.join(options)})"))
                 continue
             if extra is True:
                 continue
             sub = extra
-        validate(item, sub, f"{key}" if where in ("rule", "match") else f"{where}.{key}",
+        validate(item, sub, clip(key) if where in ("rule", "match") else f"{where}.{clip(key)}",
                  _line(item, None, kline) if isinstance(item, dict) else kline, fail, root)
 
 
@@ -253,8 +253,14 @@ def _describe(schema: dict[str, Any]) -> str:
 
 
 def _short(value: Any) -> str:
-    text = repr(value)
-    return f"({text[:40]}{'…' if len(text) > 40 else ''})"
+    return f"({clip(repr(value), 40)})"
+
+
+def clip(value: Any, limit: int = 60) -> str:
+    """A rule file's text as an error line quotes it: its first limit characters (a 5,000-character key made a
+    5,000-character error line)."""
+    text = str(value)
+    return text if len(text) <= limit else f"{text[:limit]}…"
 
 
 def match_items(m: Any) -> list[tuple[Any, Any]]:

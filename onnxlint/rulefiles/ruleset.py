@@ -102,7 +102,7 @@ def parse_rules(data: Any, path: Path) -> list[Rule]:
 
 def _parse_rule(raw: Any, path: Path) -> Rule:
     line = getattr(raw, "line", 1)
-    rid = str(raw.get("id", "?")) if isinstance(raw, dict) else "?"
+    rid = rule_schema.clip(raw.get("id", "?")) if isinstance(raw, dict) else "?"
 
     def fail(ln: int, msg: str) -> NoReturn:
         msg = msg[: -len(" in rule")] if msg.endswith(" in rule") else msg  # the schema names the object "rule"
