@@ -121,7 +121,8 @@ def render(report: Any, colour: bool = False, show_hints: bool = True, statistic
             text = esc(without_location(f))
             text += also(members, esc, "; --expand lists them")
             # the severity as a word, where gcc, clang and mypy put it: readable without colour (CI logs, pipes)
-            lines.append(f"{c(BOLD, where)}: {c(COLOURS[f.severity], f.severity + ':')} {f.code} {text}")
+            # a rule file's code is held to the schema's pattern; escaped as every repository text is all the same
+            lines.append(f"{c(BOLD, where)}: {c(COLOURS[f.severity], f.severity + ':')} {esc(f.code)} {text}")
             problem_lines += 1
             if show_hints and not quiet and f.hint and not f.hint.startswith(NO_FIX) and (f.code, f.hint) not in hinted:
                 hinted.add((f.code, f.hint))
@@ -202,7 +203,8 @@ def _statistics(report: Any, show_info: bool = False) -> str:
     def mark(safe: int, unsafe: int) -> str:
         return "[*]" if safe else "[!]" if unsafe else "   "
 
-    rows = [f"{k:5d}  {code}  {mark(safe, unsafe)} {name} [{sev}]" for code, name, sev, k, safe, unsafe in rule_counts(report)]
+    rows = [f"{k:5d}  {esc(code)}  {mark(safe, unsafe)} {esc(name)} [{sev}]"
+            for code, name, sev, k, safe, unsafe in rule_counts(report)]
     hidden = [f for f in fixable if f.severity == "info" and not show_info]
     for marker, unsafe_fix, how in (("[*]", False, "--fix"), ("[!]", True, f"--fix {UNSAFE_FIXES} (unsafe fixes)")):
         n = sum(1 for f in fixable if (UNSAFE_FIXES in f.hint) == unsafe_fix and f not in hidden)

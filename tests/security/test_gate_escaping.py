@@ -289,3 +289,29 @@ def test_json_written_in_pieces_is_the_whole_documents_text(value):
             assert "".join(escape.dumps_chunks(value, indent, depth)) == whole
     lazy = {"first": (x for x in value) if isinstance(value, list) else value, "empty": (x for x in ())}
     assert "".join(escape.dumps_chunks(lazy, 2, 2)) == escape.dumps({"first": value, "empty": []}, indent=2)
+
+
+@pytest.mark.parametrize("statistics", [False, True])
+def test_the_text_output_escapes_a_rule_code_and_name_whatever_let_them_through(statistics):
+    """A rule's code and name come from a rule file: the schema's patterns keep them to letters and digits, and
+    the text output escapes them as it does every other repository text, should anything let one through."""
+    from onnxlint.formats import text_format
+    from onnxlint.linting.report import FileReport, Finding, Report
+
+    f = Finding(code="ACME1\n::error::forged", name="n\x1b[2Jame", severity="error", target="any",
+                filename="m.onnx", node="a", op_type="Relu", message="m")
+    out = text_format.render(Report(files=[FileReport("m.onnx", [f])]), statistics=statistics)
+    assert "\n::error" not in out and "\x1b" not in out, out
+    assert "ACME1\\n::error::forged" in out
+
+
+def test_a_file_reports_string_form_is_escaped():
+    """FileReport's str() (the API's one line a finding) printed a node name and a message raw: a script printing
+    the report in CI could start a workflow command from a model's text."""
+    from onnxlint.linting.report import FileReport, Finding
+
+    f = Finding(code="OLX100", name="n", severity="error", target="any", filename="m.onnx",
+                node="x\n::error file=README.md::pwned", op_type="Relu", message="Relu x\n::warning::also")
+    text = str(FileReport("m\u202e.onnx", [f]))
+    assert len(text.splitlines()) == 1 and not RAW.search(text), text
+    assert str(FileReport("m.onnx", error="bad\n::error::x")).count("\n") == 0
