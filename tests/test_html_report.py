@@ -604,3 +604,25 @@ def test_the_tree_stays_reachable_by_tab_after_the_filter_changes(chromium, tmp_
     b.key("ArrowDown")
     assert b.evaluate("document.activeElement.dataset.scope") == str(_scope_id(b, "model"))
     clean(b)
+
+
+def test_copies_of_unknown_size_are_not_shown_as_nothing(chromium, tmp_path, save, cli):
+    """The tree's copy chip of a scope whose copies are all of unknown size (a dynamic batch) read "⇅ 2 · 0 B+?",
+    and the summary "~0.00 MB" for 576 bytes: both read as nothing copied. The chip says the size is unknown (its
+    tooltip why), a known size shows in its unit."""
+    m = fallback_model()
+    for v in (*m.graph.input[:1], *m.graph.output):
+        v.type.tensor_type.shape.dim[0].dim_param = "batch"
+    model = save(m)
+    page = tmp_path / "r.html"
+    assert cli("placement", model, "--format", "html", "--ort-version", "1.24.4", "-o", page)[0] == 0
+    doc = placement_json(cli, model, "--ort-version", "1.24.4")
+    assert doc["summary"]["bytes_unknown"] == 2 and doc["summary"]["bytes_copied"] == 0  # what this test is about
+    b = opened(chromium, page)
+    b.evaluate("window.onnxlintReport.open(%d)" % _scope_id(b, "block"))
+    chip = b.evaluate("(function(){ var c = document.querySelector('.row[data-scope=\"%d\"] .copy');"
+                      " return [c.textContent, c.title]; })()" % _scope_id(b, "block"))
+    assert chip == ["\u21c5 2 \u00b7 size unknown", "2 Memcpy boundaries per run, 2 copies of unknown size (dynamic shape)"]
+    nodes = b.evaluate("Array.prototype.map.call(document.querySelectorAll('.row.node .copy'), function(e){ return e.textContent; })")
+    assert nodes and all(t.endswith("size unknown") for t in nodes), nodes
+    clean(b)

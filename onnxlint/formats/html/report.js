@@ -39,6 +39,14 @@
     if (b >= 1e3) return (b / 1e3).toFixed(1) + " kB";
     return b + " B";
   }
+  // a node's or scope's copies, "⇅ 2 · 576 B": "0 B+?" read as nothing copied where every size was unknown
+  function copyChip(n, bytes, unknown) {
+    var size = !unknown ? fmtBytes(bytes) : bytes ? fmtBytes(bytes) + " + " + unknown + " unknown" : "size unknown";
+    var chip = el("span", "copy", "\u21c5 " + n + " \u00b7 " + size);
+    chip.title = plural(n, "Memcpy boundary", "Memcpy boundaries") + " per run" +
+      (unknown ? ", " + plural(unknown, "copy", "copies") + " of unknown size (dynamic shape)" : "");
+    return chip;
+  }
   function plural(n, one, many) { return fmtInt(n) + " " + (n === 1 ? one : (many || one + "s")); }
 
   // ------------------------------------------------------------------ the model's data, prepared once
@@ -269,7 +277,7 @@
     row("eliminated", "eliminated by ORT", REMOVED);
     if (!M.trt) {
       row("boundaries", "Memcpy (CPU\u2194GPU copies)", MEMCPY);
-      row("bytes_copied", "copied per run", null, function (v) { return "~" + (v / 1e6).toFixed(2) + " MB"; });
+      row("bytes_copied", "copied per run", null, function (v) { return "~" + fmtBytes(v); });
       row("bytes_unknown", "copies of unknown size (dynamic shape)", null);
     }
     side.appendChild(t);
@@ -473,7 +481,7 @@
     if (cpu) { var x = el("span", "chip cat-cpu", fmtInt(cpu) + " CPU"); x.title = catLabel(CPU); meta.appendChild(x); }
     if (none) { var y = el("span", "chip cat-none", fmtInt(none) + " none"); y.title = catLabel(NONE); meta.appendChild(y); }
     var cp = M.copies[state.run];
-    if (cp.n[s]) meta.appendChild(el("span", "copy", "\u21c5 " + cp.n[s] + " \u00b7 " + fmtBytes(cp.bytes[s]) + (cp.unknown[s] ? "+?" : "")));
+    if (cp.n[s]) meta.appendChild(copyChip(cp.n[s], cp.bytes[s], cp.unknown[s]));
     if (M.findingsIn[s]) meta.appendChild(el("span", "sev sev-" + ["info", "warning", "error"][M.worstIn[s]], String(M.findingsIn[s])));
     if (M.changedIn && M.changedIn[s]) meta.appendChild(el("span", "delta", "\u0394" + M.changedIn[s]));
     if (M.R > 1) {
@@ -505,7 +513,7 @@
     var meta = el("span", "meta");
     var cp = M.copies[r], bs = (cp.byCons[i] || []).concat(cp.byProd[i] || []), bytes = 0, unk = 0;
     bs.forEach(function (k) { var v = M.m.runs[r].boundaries[k][4]; if (v === null) unk++; else bytes += v; });
-    if (bs.length) meta.appendChild(el("span", "copy", "\u21c5 " + bs.length + " \u00b7 " + fmtBytes(bytes) + (unk ? "+?" : "")));
+    if (bs.length) meta.appendChild(copyChip(bs.length, bytes, unk));
     var fs = M.findingsOf[i];
     if (fs) fs.forEach(function (k) { var f = M.m.findings[k]; var b = el("span", "sev sev-" + f.severity, f.code); b.title = f.message; meta.appendChild(b); });
     if (M.changed && M.changed[i]) meta.appendChild(el("span", "delta", "\u0394"));
