@@ -626,3 +626,15 @@ def test_copies_of_unknown_size_are_not_shown_as_nothing(chromium, tmp_path, sav
     nodes = b.evaluate("Array.prototype.map.call(document.querySelectorAll('.row.node .copy'), function(e){ return e.textContent; })")
     assert nodes and all(t.endswith("size unknown") for t in nodes), nodes
     clean(b)
+
+
+def test_an_unread_models_line_on_the_page_names_it_once(chromium, tmp_path, save, cli):
+    """The page said "bad.onnx: bad.onnx: not a valid ONNX protobuf" for a placement run's unread model."""
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"not a model")
+    page = tmp_path / "r.html"
+    assert cli("placement", bad, "--format", "html", "-o", page)[0] == 2
+    b = opened(chromium, page)
+    text = b.evaluate("document.querySelector('#side .fatal').textContent")
+    assert text.startswith(f"{bad}: not a valid ONNX protobuf") and text.count("bad.onnx") == 1, text
+    clean(b)

@@ -281,8 +281,10 @@ def with_findings(doc: dict[str, Any], at_location: dict[str, int], findings: li
 
 
 def error_doc(display: str, error: str) -> dict[str, Any]:
-    """A model that could not be read: the page names it and says why."""
-    return {"file": esc(display), "error": esc(error)}
+    """A model that could not be read: the page names it and says why (an InputError's line starts with the
+    file the page names already: "a.onnx: a.onnx: not a valid ONNX protobuf")."""
+    named = f"{display}: "
+    return {"file": esc(display), "error": esc(error[len(named):] if error.startswith(named) else error)}
 
 
 def _script_json(doc: Any) -> str:
