@@ -628,6 +628,31 @@ def test_copies_of_unknown_size_are_not_shown_as_nothing(chromium, tmp_path, sav
     clean(b)
 
 
+OFFERED = ("Array.prototype.filter.call(document.getElementById('filter').options, function(o){ return !o.hidden && "
+           "!o.disabled; }).map(function(o){ return o.value; })")
+LEGEND = "Array.prototype.map.call(document.querySelectorAll('#graphlegend .chip'), function(e){ return e.className; })"
+
+
+@pytest.mark.parametrize("kind", ["placement", "compare", "lint", "ort-trt"])
+def test_a_page_offers_only_the_filters_and_legend_its_model_can_show(kind, chromium, tmp_path, save, cli):
+    """"nodes that change provider" was offered on one release's page, "scopes with findings" on placement pages,
+    and a TensorRT page's legends showed the Memcpy chip of copies it never shows: each always "nothing here"."""
+    model = save(fallback_model())
+    page = tmp_path / "r.html"
+    args = {"placement": ("placement", model, "--ort-version", "1.24.4"),
+            "compare": ("placement", model, "--ort-version", "1.24.4", "--compare", "1.31.1"),
+            "lint": (model, "--no-cache", "--ort-version", "1.24.4"),
+            "ort-trt": (model, "--no-cache", "--target", "ort-trt", "--ort-version", "1.24.4")}[kind]
+    assert cli(*args, "--format", "html", "-o", page)[0] in (0, 1)
+    b = opened(chromium, page)
+    want = {"placement": ["all", "cpu", "copies"], "compare": ["all", "cpu", "copies", "changed"],
+            "lint": ["all", "cpu", "copies", "findings"], "ort-trt": ["all", "cpu", "findings"]}[kind]
+    assert b.evaluate(OFFERED) == want
+    memcpy = [c for c in b.evaluate(LEGEND) if "cat-copy" in c or "memcpy" in c.lower()]
+    assert bool(memcpy) == (kind != "ort-trt"), b.evaluate(LEGEND)
+    clean(b)
+
+
 def test_an_unread_models_line_on_the_page_names_it_once(chromium, tmp_path, save, cli):
     """The page said "bad.onnx: bad.onnx: not a valid ONNX protobuf" for a placement run's unread model."""
     bad = tmp_path / "bad.onnx"

@@ -397,12 +397,13 @@
     }, "findings");
   }
 
+  // the categories a page draws: a TensorRT page has no Memcpy node (it does not show the TensorRT EP's copies)
+  function legendCategories() { return M.trt ? [DEV, TRT, CPU, SHAPE, NONE, REMOVED] : [DEV, CPU, SHAPE, NONE, REMOVED, MEMCPY]; }
+
   function legend(side) {
     add(side, el("h2", null, "Legend"));
     var g = el("div", "legend");
-    var used = [DEV, CPU, SHAPE, NONE, REMOVED, MEMCPY];
-    if (M.trt) used.splice(1, 0, TRT);
-    used.forEach(function (c) { add(g, chip(c, c === REMOVED ? "folded" : ""), el("span", null, catLabel(c))); });
+    legendCategories().forEach(function (c) { add(g, chip(c, c === REMOVED ? "folded" : ""), el("span", null, catLabel(c))); });
     side.appendChild(g);
     side.appendChild(el("p", "note", "Scopes are node-name prefixes (/model/layers.0/attn); each bar shows how many of a " +
       "scope's nodes run where. Click a scope to draw its nodes; keys: / search, \u2191\u2193\u2190\u2192 in the tree, Enter to draw."));
@@ -1159,8 +1160,7 @@
 
   function graphLegend() {
     var lg = $("graphlegend"); clear(lg);
-    var used = [DEV, CPU, SHAPE, NONE, REMOVED, MEMCPY]; if (M.trt) used.splice(1, 0, TRT);
-    used.forEach(function (c) { lg.appendChild(chip(c, c === REMOVED ? "folded" : "", catLabel(c))); });
+    legendCategories().forEach(function (c) { lg.appendChild(chip(c, c === REMOVED ? "folded" : "", catLabel(c))); });
     if (M.R > 1) lg.appendChild(el("span", null, "left half: A " + M.m.runs[0].ort_version + ", right: B " + M.m.runs[1].ort_version));
   }
 
@@ -1206,6 +1206,12 @@
       runSel.classList.remove("hidden");
       m.runs.forEach(function (run, r) { var o = el("option", null, "copies and lists: " + (r ? "B " : "A ") + run.ort_version); o.value = String(r); runSel.appendChild(o); });
     } else runSel.classList.add("hidden");
+    // a filter that can match nothing on this model is not offered: "change provider" needs two releases,
+    // "findings" a lint page's model with findings, "copies" a page that shows copies (not TensorRT's)
+    Array.prototype.forEach.call($("filter").options, function (o) {
+      o.hidden = o.disabled = (o.value === "changed" && M.R < 2) || (o.value === "findings" && !m.findings.length) ||
+        (o.value === "copies" && M.trt);
+    });
     $("filter").value = "all";
     clear($("details"));
     $("details").appendChild(el("p", "note", "Select a node (tree, drawing or search) to see where it runs and why."));
