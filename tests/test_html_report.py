@@ -663,3 +663,22 @@ def test_an_unread_models_line_on_the_page_names_it_once(chromium, tmp_path, sav
     text = b.evaluate("document.querySelector('#side .fatal').textContent")
     assert text.startswith(f"{bad}: not a valid ONNX protobuf") and text.count("bad.onnx") == 1, text
     clean(b)
+
+
+def test_a_selected_node_is_centred_above_the_legend_on_a_laptops_screen(chromium, tmp_path, save, cli):
+    """On a laptop's screen the drawing is 300-400 px tall and the legend spans its bottom (two lines comparing two
+    releases): a node selected was centred in the whole drawing, itself or the Memcpy drawn under it half under
+    the legend. It is centred in the part above the legend."""
+    model = save(fallback_model())
+    page = tmp_path / "r.html"
+    assert cli("placement", model, "--format", "html", "--ort-version", "1.24.4", "--compare", "1.31.1", "-o", page)[0] == 0
+    with browser.Chromium(browser.find(), width=1366, height=560) as b:
+        b.open(page)
+        b.evaluate("window.onnxlintReport.reveal(%d)" % _node_id(b, "/model/block/mask/Equal"))
+        box, legend, wrap = b.evaluate(
+            "(function(){ function r(e){ var b = e.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; }"
+            " return [r(document.querySelector('#graph .nd.sel')), r(document.getElementById('graphlegend')),"
+            " r(document.getElementById('graphwrap'))]; })()")
+        assert box[3] < legend[1]
+        assert abs((box[1] + box[3]) / 2 - (wrap[1] + legend[1] - 8) / 2) < 2, (box, legend, wrap)
+        assert b.errors() == []

@@ -954,8 +954,11 @@
   }
   function centerOn(key) {
     var n = state.nodeEls[key]; if (!n) return;
-    var wrap = $("graphwrap"), k = Math.max(state.k, 0.7);
-    setView(k, wrap.clientWidth / 2 - n.x * k, wrap.clientHeight / 2 - n.y * k);
+    var wrap = $("graphwrap"), k = Math.max(state.k, 0.7), h = wrap.clientHeight, lg = $("graphlegend");
+    // centred in the part above the legend, which spans the drawing's bottom: on a laptop's screen (1366x650)
+    // the middle of the drawing was under it, and so was half the node selected
+    if (lg && lg.offsetHeight) h = Math.max(h / 2, lg.offsetTop - 8);
+    setView(k, wrap.clientWidth / 2 - n.x * k, h / 2 - n.y * k);
   }
   function panZoom() {
     var wrap = $("graphwrap"), drag = null;
@@ -1000,8 +1003,8 @@
     if (key === null) {  // drawn inside a child scope box: draw its own scope
       drawScope(s);
     }
+    details(i);  // first: the details pane takes its height from the drawing's, which highlight centres the node in
     highlight(i);
-    details(i);
   }
 
   function details(i) {
