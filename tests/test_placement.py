@@ -95,6 +95,9 @@ def test_real_fallback_counts_boundaries_and_bytes(save, cli):
     assert by["graph/to_str"]["ep"] == "CPUExecutionProvider" and by["graph/to_str"]["reason"] in ("dtype", "attribute")
     assert data["summary"]["boundaries"] == 2  # relu -> to_str (to host), to_float -> relu2 (to device)
     assert data["summary"]["bytes_copied"] == 2 * 2 * 8 * 4
+    # the text's summary says the bytes in their unit: "~0.00 MB copied per run" read as nothing copied
+    rc, out, _ = cli("placement", save(m), "--target", "ort-cuda")
+    assert ", 2 boundaries, ~128 B copied per run" in out, out
 
 
 def test_nodes_inside_if_bodies_are_placed(save, lint_json):

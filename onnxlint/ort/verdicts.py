@@ -128,8 +128,7 @@ class Placement(StatusIndex):
     def summary_line(self) -> str:
         s = self.summary()
         ep = {CUDA: "CUDA", CPU: "CPU"}.get(s["preferred_ep"], s["preferred_ep"])
-        mb = s["bytes_copied"] / 1e6
-        copied = f"~{mb:.2f} MB copied per run" + (f" (+{s['bytes_unknown']} of unknown size)" if s["bytes_unknown"] else "")
+        copied = f"~{_size(s['bytes_copied'])} copied per run" + (f" (+{s['bytes_unknown']} of unknown size)" if s["bytes_unknown"] else "")
         # a deliberate placement (a small shape computation ORT keeps on CPU on purpose) is not a fallback
         on_purpose = f", {s['shape_only']} shape computations on CPU on purpose" if s["shape_only"] else ""
         line = (f"{_count(s['on_preferred_ep'], 'node')} on {ep}, {s['real_fallback']} fall back{on_purpose}, "
@@ -144,6 +143,17 @@ class Placement(StatusIndex):
         if self.refused:
             line = f"ORT refuses this model: {self.refused}"
         return line
+
+
+def _size(n: int) -> str:
+    """Bytes as the HTML page shows them (fmtBytes): "~0.00 MB copied" read as nothing for a copy of 8 bytes."""
+    if n >= 1e9:
+        return f"{n / 1e9:.2f} GB"
+    if n >= 1e6:
+        return f"{n / 1e6:.2f} MB"
+    if n >= 1e3:
+        return f"{n / 1e3:.1f} kB"
+    return f"{n} B"
 
 
 def _count(n: int, one: str, many: str | None = None) -> str:
