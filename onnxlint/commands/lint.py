@@ -555,7 +555,9 @@ def _check_output(output: Path | None, inputs: list[Path], fix: bool) -> None:
         check_output(inputs, output)  # several models: -o must be a folder, and no two write one file
         for f in inputs:  # no fixed model over another input or any input's external data, nor a FIFO or device
             dest = destination(f, output)
-            write_guard.check_target(dest, [i for i in inputs if not _same_file(i, dest)], "-o", "the fixed model")
+            # only f itself may be dest (`-o` naming the model): DIR/a.onnx a link to the input b.onnx is refused
+            others = [i for i in inputs if not (_same_file(i, dest) and _same_file(i, f))]
+            write_guard.check_target(dest, others, "-o", "the fixed model")
     else:
         write_guard.check_target(output, inputs, "-o", "the report")
         write_guard.check_report_folder(output, "-o")

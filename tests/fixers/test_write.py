@@ -122,3 +122,23 @@ def test_a_new_fixed_file_gets_the_umask_mode(tmp_path, examples_dir, cli):
         assert stat.S_IMODE((tmp_path / "new.onnx").stat().st_mode) == 0o640
     finally:
         os.umask(old)
+
+
+def test_o_folder_never_writes_one_models_fix_through_a_link_to_another_input(tmp_path, examples_dir, cli):
+    """`--fix a.onnx b.onnx -o out/` where out/a.onnx is a link to b.onnx: an input the same file as the
+    destination was left out of the check for every model, not only for the one written (a fix over itself),
+    so a's fix was written through the link over b.onnx and b's model was lost. One line, exit 2 now."""
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    out.mkdir()
+    a, b = _copy(examples_dir, src, "dropout_training.onnx"), src / "b.onnx"
+    model = onnx.load(a)
+    model.graph.node[0].name = "b_only"  # b: another model, told apart from a's fix by its bytes
+    onnx.save(model, b)
+    before = b.read_bytes()
+    os.symlink(os.path.join("..", "src", "b.onnx"), out / a.name)
+    rc, _, err = cli(a, b, "--fix", "-o", f"{out}{os.sep}")
+    assert rc == 2 and f"is the model {b}, being read" in err, err
+    assert b.read_bytes() == before
+    rc, _, err = cli(a, "--fix", "-o", out / a.name)  # one model, -o the link: the user's own choice, written
+    assert rc in (0, 1), err
