@@ -127,7 +127,7 @@ def _node_lines(node: onnx.NodeProto) -> list[str]:
 def unified(before: onnx.ModelProto, after: onnx.ModelProto, name: str) -> str:
     """`--- a/NAME` / `+++ b/NAME` and the hunks that change; '' when the text forms are the same."""
     a, b = text_lines(before), text_lines(after)
-    name = name.lstrip("/")  # `a/models/m.onnx` as git writes it, also for an absolute path
+    name = _name(name.lstrip("/"))  # `a/models/m.onnx` as git writes it, also for an absolute path; its breaks escaped
     if max(len(a), len(b)) > MAX_LINES:
         return "\n".join([f"--- a/{name}", f"+++ b/{name}", f"@@ {len(a)} lines -> {len(b)} lines: too long to diff; "
                           "what changes @@", *describe_lines(before, after)]) + "\n"

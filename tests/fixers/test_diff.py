@@ -66,3 +66,23 @@ def test_a_constants_values_are_diffed_whatever_bytes_they_hold():
     text = diff.unified(model("Relu"), model("Sigmoid"), "m.onnx")
     # the values as onnx's printer writes them (onnx 1.21: 10, 1.23: 10.00001)
     assert "Constant <value: tensor = float[3] c {10" in text and "+      y = Sigmoid (c)" in text, text
+
+
+def test_a_file_name_with_line_breaks_stays_in_its_header_line():
+    """The `---`/`+++` lines carried the file name as it was: a model named `a<LF>::warning::x.onnx` broke each
+    header in two, its rest a line of its own (raw in the API's .diff). It is escaped as the names inside are."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    from onnxlint.fixers import diff
+
+    def model(op: str) -> onnx.ModelProto:
+        graph = helper.make_graph([helper.make_node(op, ["x"], ["y"])], "g",
+                                  [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+
+    for name in ("d/a\n::warning::x.onnx", "a\r\u2028b.onnx"):
+        lines = diff.unified(model("Relu"), model("Sigmoid"), name).splitlines()
+        shown = diff._name(name)
+        assert lines[:2] == [f"--- a/{shown}", f"+++ b/{shown}"] and lines[2].startswith("@@"), lines
