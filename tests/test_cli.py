@@ -236,3 +236,20 @@ def test_fail_on_info_shows_a_deferred_infos_message(cli, tmp_path):
     rc, out, _ = cli("--no-cache", "--fail-on", "info", "--format", "github", tmp_path / "m.onnx")
     (line,) = [ln for ln in out.splitlines() if "OLX307" in ln]
     assert rc == 1 and line.split("::", 2)[2].startswith(shown["OLX307"][:20]), line
+
+
+def test_a_finding_fix_cleared_is_neither_recorded_nor_suppressed_by_the_baseline(cli, tmp_path, examples_dir):
+    """`--fix --update-baseline` recorded the findings the fix had just cleared (the written model holds none of
+    them), so the same finding coming back later (a new export's training-mode Dropout) passed as baselined; and
+    `--fix --baseline` counted a cleared finding both suppressed and fixed."""
+    m = tmp_path / "d.onnx"
+    m.write_bytes((examples_dir / "dropout_training.onnx").read_bytes())
+    base = tmp_path / "b.json"
+    rc, _, err = cli(m, "--baseline", base, "--update-baseline", "--fix")
+    assert rc == 0 and json.loads(base.read_text())["fingerprints"] == [], err
+    m.write_bytes((examples_dir / "dropout_training.onnx").read_bytes())  # it comes back: a new finding
+    rc, out, _ = cli(m, "--baseline", base)
+    assert rc == 1 and "OLX010" in out, out
+    rc, _, _ = cli(m, "--baseline", base, "--update-baseline")
+    rc, out, _ = cli(m, "--baseline", base, "--fix")
+    assert rc == 0 and "1 fixed" in out and "suppressed" not in out, out

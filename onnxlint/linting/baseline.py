@@ -61,7 +61,9 @@ NEVER_RECORDED = frozenset({"OLX009"})
 
 def write(path: Path, report: Report) -> int:
     base = path.parent
-    prints = sorted({fingerprint(f, base) for f in report.findings if not f.suppressed and f.code not in NEVER_RECORDED})
+    # a finding --fix cleared is not in the written model: recorded, it would hide the same finding coming back
+    prints = sorted({fingerprint(f, base) for f in report.findings
+                     if not f.suppressed and not f.fixed and f.code not in NEVER_RECORDED})
     text = json.dumps({"version": VERSION, "tool": "onnxlint", "fingerprints": prints}, indent=1) + "\n"
     # never through a link: a committed `.baseline.json.tmp` link made the fixed temporary name write the
     # baseline over the file it leads to
@@ -70,10 +72,10 @@ def write(path: Path, report: Report) -> int:
 
 
 def apply(report: Report, path: Path, recorded: set[str]) -> int:
-    """Mark recorded findings suppressed; returns how many were."""
+    """Mark recorded findings suppressed (never one --fix cleared: it is counted fixed); returns how many were."""
     n = 0
     for f in report.findings:
-        if not f.suppressed and f.code not in NEVER_RECORDED and fingerprint(f, path.parent) in recorded:
+        if not f.suppressed and not f.fixed and f.code not in NEVER_RECORDED and fingerprint(f, path.parent) in recorded:
             f.suppressed = "baseline"
             n += 1
     return n
