@@ -136,7 +136,11 @@ def _fix_file(path: Path, settings: Settings, res: FileReport, options: FixOptio
         return
     dest_real = os.path.realpath(dest)
     if any(os.path.realpath(t.path) == dest_real for t in mf.external):
-        raise UsageError(f"-o {dest}: that is the external data file of {path}; writing it would destroy the weights")
+        # the model's own file holding its weights (a tensor's location naming it), or -o naming it: this model's
+        # problem, said in its notes; a UsageError here stopped the run with no report, the models after it unfixed
+        res.notes.append(f"fix not written: {dest} is the external data file of {path} (a tensor's location names "
+                         "it); writing it would destroy the weights")
+        return
     external = fixers.has_external_data(mf.model)
     done = _fixed(mf.model, requests, settings, path, options, res)
     if done is None:

@@ -477,3 +477,28 @@ def test_a_crash_checking_the_written_file_leaves_the_original(tmp_path, example
     assert "Traceback" not in err, err
     assert f"fix not written to {p}: onnx's checker crashed on this model (signal 11)" in out, out
     assert p.read_bytes() == before and not list(tmp_path.glob(".*.tmp"))
+
+
+def test_a_model_whose_weights_are_its_own_file_is_its_own_note_and_the_run_goes_on(tmp_path, examples_dir, cli):
+    """A tensor whose external-data location names the model file itself: the in-place fix raised a UsageError
+    ("-o m.onnx: that is the external data file...", with no -o given) that stopped the run: no report, the model
+    fixed before it written unsaid, the one after it not fixed. It is that model's note now; the others are fixed."""
+    w = nh.from_array(np.arange(16, dtype=np.float32), "w")
+    g = h.make_graph([h.make_node("Dropout", ["x", "r", "t"], ["d"], name="drop"), h.make_node("Add", ["d", "w"], ["y"])],
+                     "g", [h.make_tensor_value_info("x", T.FLOAT, ["n", 16])], [h.make_tensor_value_info("y", T.FLOAT, ["n", 16])],
+                     [w, nh.from_array(np.array(0.5, np.float32), "r"), nh.from_array(np.array(True), "t")])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)], ir_version=8)
+    t = m.graph.initializer[0]
+    t.ClearField("raw_data")
+    t.data_location = T.EXTERNAL
+    for k, v in (("location", "m.onnx"), ("offset", "0"), ("length", "64")):
+        e = t.external_data.add()
+        e.key, e.value = k, v
+    (tmp_path / "m.onnx").write_bytes(m.SerializeToString())
+    before = (tmp_path / "m.onnx").read_bytes()
+    for name in ("a.onnx", "z.onnx"):
+        _copy(examples_dir, tmp_path, "dropout_training.onnx").rename(tmp_path / name)
+    rc, out, err = cli(tmp_path, "--fix")
+    assert "m.onnx: note: fix not written: " in out and "is the external data file of" in out and "-o" not in out, out
+    assert (tmp_path / "m.onnx").read_bytes() == before
+    assert out.count("wrote") == 2 and rc == 1 and not err, (out, err)
