@@ -296,16 +296,24 @@ def _leads_out(dest: Path) -> str | None:
     """Where writing dest would land, when a link on its path leads out of the git work tree the path lies in,
     or into that tree's .git folder (said as "X, outside the repository (ROOT)"); else None (no link, no work
     tree). A committed link to a shared model store, another project's file or git-annex's objects is never
-    rewritten through by a fix of the repository's."""
+    rewritten through by a fix of the repository's. With no work tree around it (a source archive, a CI checkout
+    made without git) the working folder stands for the repository, where the path lies in it (as for config
+    files): a link of the checkout's was written through out of it."""
     from onnxlint.support import worktree
 
     named = os.path.abspath(dest)
     root = worktree.root(os.path.dirname(named), {})
+    where = "the repository"
     if root is None:
-        return None
+        try:
+            root, where = os.getcwd(), "the working folder, with no repository around it"
+        except OSError:
+            return None
+        if not worktree.inside(named, root):
+            return None  # a path of the user's own outside the checkout
     real, real_root = os.path.realpath(named), os.path.realpath(root)
     if not worktree.inside(real, real_root):
-        return f"{real}, outside the repository ({root})"
+        return f"{real}, outside {where} ({root})"
     if worktree.inside(real, os.path.join(real_root, ".git")):
         return f"{real}, inside the repository's .git folder"
     return None

@@ -277,6 +277,25 @@ def test_a_fix_never_writes_through_a_repositorys_link_out_of_it(tmp_path, cli, 
     assert not any(n.op_type == "Dropout" for n in onnx.load(tmp_path / "fixed.onnx").graph.node)
 
 
+def test_without_a_repository_a_fix_never_writes_through_a_link_out_of_the_working_folder(tmp_path, cli, monkeypatch):
+    """A checkout without .git (a source archive, a CI checkout made without git): no work tree bounded the
+    fix, so a committed link leading out of the checkout had the fixed model written through it, there. The
+    working folder stands for the repository, as for config files; a path outside it is the user's own."""
+    checkout, outside = tmp_path / "checkout", tmp_path / "outside"
+    (checkout / "models").mkdir(parents=True)
+    outside.mkdir()
+    onnx.save(_dropout(), outside / "prod.onnx")
+    before = (outside / "prod.onnx").read_bytes()
+    os.symlink(os.path.join("..", "..", "outside", "prod.onnx"), checkout / "models" / "m.onnx")
+    monkeypatch.chdir(checkout)
+    rc, out, err = cli(Path("models") / "m.onnx", "--fix", "--no-progress")
+    assert rc == 1 and "fix not written" in out and "outside the working folder" in out, out + err
+    assert (outside / "prod.onnx").read_bytes() == before and (checkout / "models" / "m.onnx").is_symlink()
+    monkeypatch.chdir(tmp_path)  # both inside the working folder: written through, the link kept
+    rc, out, err = cli(checkout / "models" / "m.onnx", "--fix", "--no-progress")
+    assert "wrote" in out and (outside / "prod.onnx").read_bytes() != before, out + err
+
+
 def test_a_fix_writes_through_a_link_that_stays_inside_the_repository(tmp_path, cli):
     repo = tmp_path / "repo"
     (repo / ".git").mkdir(parents=True)
