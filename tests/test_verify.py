@@ -69,6 +69,21 @@ def test_verify_fix_shows_before_and_after(examples_dir, tmp_path, cli):
     assert rc == 0
 
 
+def test_verify_fix_o_never_verifies_a_file_it_did_not_write(examples_dir, tmp_path, cli):
+    """`verify --fix -o out.onnx` with nothing to fix ran the session on whatever an earlier run had left at
+    out.onnx and reported it as the model after the fix ("CPU nodes 2 -> 1"), with "written to out.onnx" when
+    nothing was written. The model stands as verified before now."""
+    p = tmp_path / "c.onnx"
+    p.write_bytes((examples_dir / "clean_conv.onnx").read_bytes())
+    out = tmp_path / "out.onnx"
+    out.write_bytes((examples_dir / "dropout_training.onnx").read_bytes())  # an earlier run's, another model
+    stale = out.read_bytes()
+    rc, text, _ = cli("verify", p, "--providers", "CPUExecutionProvider", "--fix", "-o", out, "--format", "json")
+    r = json.loads(text)[0]
+    assert r["fix"] == ["nothing to fix"] and r["after"] == r["before"], r
+    assert out.read_bytes() == stale and rc == 0
+
+
 def test_lint_verify_marks_findings_with_the_provider_they_ran_on(examples_dir, tmp_path, lint_json, cli):
     p = tmp_path / "d.onnx"
     p.write_bytes((examples_dir / "dropout_training.onnx").read_bytes())

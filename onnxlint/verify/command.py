@@ -104,7 +104,8 @@ def fix_and_verify(path: Path, before: VerifyResult, options: VerifyOptions) -> 
     if options.output is not None:
         dest = options.output / path.name if options.output.is_dir() else options.output
         notes = fix_in_place(path, before.target, options.ort_version, dest)
-        if not any(n.startswith("fix not") for n in notes) and dest.exists():
+        # only what this run wrote: a file left at dest by an earlier run is no "after fix"
+        if any("; wrote " in n for n in notes) and dest.exists():
             after = verify(dest)
             if not _verified(after):
                 notes.append(f"written to {dest} without a verified session: {after.summary_line()}")
