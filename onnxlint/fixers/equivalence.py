@@ -472,17 +472,31 @@ DEFAULT_TIMEOUT = 600.0  # seconds for both models, every size tried
 MIN_MEMORY = 8 << 30  # address space; at least this, or 8x the two models' serialized size
 
 
-def _limits() -> tuple[float, int | None]:
-    timeout = float(os.environ.get(TIMEOUT_ENV) or DEFAULT_TIMEOUT)
-    memory = os.environ.get(MEMORY_ENV)
-    return timeout, (int(memory) << 20 if memory else None)
+def check_limits() -> tuple[float, int | None]:
+    """The check's limits from the environment (seconds; bytes, None: the default). A value that is not a number
+    above 0 is a UsageError: `abc` failed every model's check in Python's words, and a negative memory limit
+    was refused by setrlimit unseen, leaving the check unbounded."""
+    from onnxlint.support.errors import UsageError
+
+    raw_timeout, raw_memory = os.environ.get(TIMEOUT_ENV), os.environ.get(MEMORY_ENV)
+    try:
+        timeout = float(raw_timeout) if raw_timeout else DEFAULT_TIMEOUT
+    except ValueError:
+        timeout = float("nan")
+    if not 0 < timeout < float("inf"):
+        raise UsageError(f"{TIMEOUT_ENV}={raw_timeout}: not a number of seconds above 0")
+    if not raw_memory:
+        return timeout, None
+    if not raw_memory.strip().isdigit() or int(raw_memory) <= 0:
+        raise UsageError(f"{MEMORY_ENV}={raw_memory}: not a whole number of megabytes above 0")
+    return timeout, int(raw_memory) << 20
 
 
 def run_check(before: onnx.ModelProto, after: onnx.ModelProto, base_dir: Path | None,
               shapes: dict[str, Sequence[int]] | None) -> str:
     """check_equivalent's work in `python -m onnxlint.fixers.equivalence_child` (see that module)."""
     external = base_dir is not None and (has_external_data(before) or has_external_data(after))
-    timeout, memory = _limits()
+    timeout, memory = check_limits()
     with contextlib.ExitStack() as stack:
         tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="onnxlint-check."))
         folder = str(base_dir) if external else tmp

@@ -76,6 +76,9 @@ def require_numeric_check() -> None:
         found = False
     if not found:
         raise UsageError(NEEDS_ORT)
+    from onnxlint.fixers.equivalence import check_limits
+
+    check_limits()  # ONNXLINT_CHECK_TIMEOUT / _MEMORY_MB: one line for the run, not a failed check per model
 
 
 def fix_file(path: Path, settings: Settings, res: FileReport, options: FixOptions) -> None:

@@ -502,3 +502,17 @@ def test_a_model_whose_weights_are_its_own_file_is_its_own_note_and_the_run_goes
     assert "m.onnx: note: fix not written: " in out and "is the external data file of" in out and "-o" not in out, out
     assert (tmp_path / "m.onnx").read_bytes() == before
     assert out.count("wrote") == 2 and rc == 1 and not err, (out, err)
+
+
+@pytest.mark.parametrize("env,value", [("ONNXLINT_CHECK_TIMEOUT", "abc"), ("ONNXLINT_CHECK_TIMEOUT", "-1"),
+                                       ("ONNXLINT_CHECK_TIMEOUT", "inf"), ("ONNXLINT_CHECK_MEMORY_MB", "-5"),
+                                       ("ONNXLINT_CHECK_MEMORY_MB", "2G")])
+def test_a_malformed_check_limit_is_one_line_for_the_run(tmp_path, examples_dir, cli, monkeypatch, env, value):
+    """The numeric check's limits from the environment: `abc` failed every model's check in Python's words
+    ("could not convert string to float"), `inf` in the clock's, and a negative memory limit was refused by
+    setrlimit unseen, the check then unbounded. One line, exit 2, nothing written."""
+    p = _copy(examples_dir, tmp_path, "dropout_training.onnx")
+    before = p.read_bytes()
+    monkeypatch.setenv(env, value)
+    rc, out, err = cli(p, "--fix")
+    assert rc == 2 and f"{env}={value}: not a" in err and p.read_bytes() == before, (out, err)
