@@ -210,7 +210,7 @@ def execute(request: LintRequest, settings: Settings) -> int:
     if not files:  # every file named was excluded (--force-exclude): nothing to lint is not a failure
         print("onnxlint: every file given is excluded (exclude / extend-exclude, --force-exclude); nothing to "
               "lint", file=sys.stderr)
-    _check_output(request.output, files, request.fix)
+    _check_output(request.output, files, request.fix, make=not request.diff)  # --diff writes nothing, no folder either
     if request.show_config:
         for path in sorted({settings_for(f).config.path or Path("-") for f in files}, key=str):
             print(f"onnxlint: config in force: {esc(str(path)) if str(path) != '-' else 'none (defaults)'}", file=sys.stderr)
@@ -534,16 +534,16 @@ def check_report_output(output: Path, inputs: list[Path]) -> None:
     _check_output(output, inputs, False)
 
 
-def _check_output(output: Path | None, inputs: list[Path], fix: bool) -> None:
+def _check_output(output: Path | None, inputs: list[Path], fix: bool, make: bool = True) -> None:
     """-o is a report file (or, with --fix, the fixed model or a folder for several): never an input, never a
     folder for a report, and its folder must exist. With --fix, `-o DIR/` is a folder and made when missing
-    (never a file named DIR)."""
+    (never a file named DIR; make=False: --diff, which names it and writes nothing)."""
     if output is None:
         return
     if isinstance(output, paths.FolderPath) and not output.is_dir():
         if not fix:
             raise UsageError(f"-o {output}{os.sep}: is a folder; give a file for the report")
-        if output.parent.is_dir() and not output.exists():
+        if output.parent.is_dir() and not output.exists() and make:
             output.mkdir()
     if any(_same_file(output, f) for f in inputs) and not fix:
         raise UsageError(f"-o {output}: is one of the models being linted; the report would overwrite it")

@@ -516,3 +516,18 @@ def test_a_malformed_check_limit_is_one_line_for_the_run(tmp_path, examples_dir,
     monkeypatch.setenv(env, value)
     rc, out, err = cli(p, "--fix")
     assert rc == 2 and f"{env}={value}: not a" in err and p.read_bytes() == before, (out, err)
+
+
+def test_diff_into_a_folder_to_be_made_makes_none(tmp_path, examples_dir, cli, monkeypatch):
+    """`--diff -o fixed/` made the folder fixed/ although --diff writes nothing; it says where each fixed model
+    would go (into the folder, one or several models), and --fix still makes it."""
+    a = _copy(examples_dir, tmp_path, "dropout_training.onnx")
+    b = tmp_path / "b.onnx"
+    b.write_bytes(a.read_bytes())
+    monkeypatch.chdir(tmp_path)
+    for models in ([a.name], [a.name, b.name]):
+        rc, out, err = cli(*models, "--diff", "-o", f"fixed{os.sep}")
+        assert rc == 1 and f"would write {os.path.join('fixed', a.name)} " in out, out + err
+        assert sorted(os.listdir(tmp_path)) == ["b.onnx", "dropout_training.onnx"]
+    rc, out, err = cli(a.name, b.name, "--fix", "-o", f"fixed{os.sep}")
+    assert rc == 0 and sorted(os.listdir(tmp_path / "fixed")) == ["b.onnx", "dropout_training.onnx"], out + err
