@@ -14,6 +14,7 @@ from typing import IO
 import onnx
 
 from onnxlint.fixers.base import FixError
+from onnxlint.model import write_guard
 from onnxlint.model.loading import external_data_tensors, has_external_data, native, safe_external_path
 from onnxlint.support import digest as digests
 from onnxlint.support import reading
@@ -198,7 +199,7 @@ def atomic_write(model: onnx.ModelProto, dest: Path, _fail_after_write: bool = F
     `git checkout` replaced it, during the seconds the numeric check takes: ChangedSinceRead, nothing written)."""
     dest = Path(dest)
     owner = _owner_for(dest)
-    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
+    fd, tmp = tempfile.mkstemp(prefix=write_guard.temp_prefix(dest), suffix=".tmp", dir=dest.parent)
     try:
         if owner is not None:  # first: a chown clears set-id bits
             _keep_owner(tmp, dest, owner)

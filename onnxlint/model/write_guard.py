@@ -49,7 +49,7 @@ def replace_text(dest: Path, text: str | Iterable[str]) -> None:
     nobody chose) in dest's folder, renamed over dest. A repository can commit `onnxlint.sarif` or
     `baseline.json` as a link to a file outside it: the link is replaced, the file it leads to left as it was.
     text may come in pieces (a report rendered as it is written); dest is replaced once the last is written."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
+    fd, tmp = tempfile.mkstemp(prefix=temp_prefix(dest), suffix=".tmp", dir=dest.parent)
     try:
         os.chmod(tmp, 0o666 & ~_umask())  # as open() would make it (mkstemp makes 0600)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -59,6 +59,12 @@ def replace_text(dest: Path, text: str | Iterable[str]) -> None:
         if os.path.lexists(tmp):
             os.unlink(tmp)
         raise
+
+
+def temp_prefix(dest: Path) -> str:
+    """The start of a temporary file's name beside dest: dest's name, cut short (a name of 250 bytes, legal, made
+    a temporary name past the file system's 255 and the write failed, "File name too long")."""
+    return f".{dest.name[:48]}."
 
 
 def check_report_folder(dest: Path, option: str) -> None:

@@ -142,3 +142,17 @@ def test_o_folder_never_writes_one_models_fix_through_a_link_to_another_input(tm
     assert b.read_bytes() == before
     rc, _, err = cli(a, "--fix", "-o", out / a.name)  # one model, -o the link: the user's own choice, written
     assert rc in (0, 1), err
+
+
+def test_a_model_or_report_with_a_long_name_is_written(tmp_path, examples_dir, cli):
+    """The temporary file beside the destination was named after it whole: a model named with 250 bytes (the
+    file system takes 255) could not be fixed ("fix not written ...: File name too long"), nor a report of
+    that length written. The temporary name takes a short part of the name."""
+    p = tmp_path / ("m" * 245 + ".onnx")
+    p.write_bytes((examples_dir / "dropout_training.onnx").read_bytes())
+    rc, out, err = cli(p, "--fix")
+    assert "wrote" in out and onnx.load(p).graph.node[0].op_type != "Dropout", out + err
+    report = tmp_path / ("r" * 245 + ".sarif")
+    rc, out, err = cli(p, "--format", "sarif", "-o", report)
+    assert rc == 0 and report.is_file(), err
+    assert sorted(x.name for x in tmp_path.iterdir()) == sorted([p.name, report.name])  # no temporary file left
