@@ -20,7 +20,7 @@ from onnxlint.fixers.write import ReadVersion
 from onnxlint.linting.linter import lint_file, lint_model
 from onnxlint.linting.report import FileReport, Finding
 from onnxlint.model import loading
-from onnxlint.support.errors import UsageError, first_line
+from onnxlint.support.errors import InputError, UsageError, first_line
 
 
 @dataclass(frozen=True)
@@ -128,7 +128,12 @@ def _fix_file(path: Path, settings: Settings, res: FileReport, options: FixOptio
     if not requests:
         return
     require_numeric_check()
-    mf = loading.load(path, digest=True)
+    try:
+        mf = loading.load(path, digest=True)
+    except InputError as exc:  # gone or unreadable since the lint: this model's line; the run goes on to print
+        res.write_refused = (f"cannot be read again for the fix ({first_line(exc)}); not fixed: run onnxlint --fix "
+                             "again on the new version")
+        return
     if res.digest is not None and mf.digest != res.digest:  # the lint read one version, the fix would read another
         res.write_refused = ("changed since onnxlint read it (its content changed between the lint and the fix); "
                              "not fixed: run onnxlint --fix again on the new version")

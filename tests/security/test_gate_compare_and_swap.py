@@ -109,6 +109,26 @@ def test_a_file_changed_between_the_lint_and_the_fix_is_not_fixed(tmp_path, cli,
     assert rc == 2 and "changed between the lint and the fix" in err and p.read_bytes() == edited["data"]
 
 
+def test_a_model_gone_between_the_lint_and_the_fix_is_its_own_line_and_the_run_goes_on(tmp_path, cli, monkeypatch):
+    """A model deleted (a `git checkout`) after the lint read it: the fix's second read raised an InputError that
+    stopped the run: no report, a model fixed before it written unsaid, the one after it not fixed."""
+    from onnxlint.linting import fixing
+
+    for name in ("a.onnx", "b.onnx", "c.onnx"):
+        onnx.save(_dropout(), tmp_path / name)
+    real = fixing._fix_file
+
+    def fix_file(path, *a, **k):
+        if path.name == "b.onnx":
+            os.unlink(path)
+        return real(path, *a, **k)
+
+    monkeypatch.setattr(fixing, "_fix_file", fix_file)
+    rc, out, err = cli(tmp_path, "--fix", "--no-progress")
+    assert rc == 2 and "b.onnx: cannot be read again for the fix" in err, out + err
+    assert out.count("wrote") == 2 and "Found " in out, out
+
+
 def test_in_a_folder_only_the_changed_model_is_left_alone(tmp_path, cli, monkeypatch):
     for name in ("a.onnx", "b.onnx"):
         onnx.save(_dropout(), tmp_path / name)
