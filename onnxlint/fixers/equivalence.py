@@ -272,9 +272,8 @@ def session(model: onnx.ModelProto, base_dir: Path | None = None) -> Callable[[d
     """A runner on ORT's CPU provider; made once, run on several feeds.
 
     A model with external data loads from a temporary file in base_dir, the folder its data paths are
-    relative to, so ORT reads the weights itself and Python never holds them."""
-    for hook in BEFORE_SESSION:
-        hook(model)
+    relative to, so ORT reads the weights itself and Python never holds them. The BEFORE_SESSION hooks run
+    right before ORT is called (with that file written)."""
     external = base_dir is not None and has_external_data(model)
     if external and base_dir is not None:
         from onnxlint.model.loading import check_external_data
@@ -288,12 +287,16 @@ def session(model: onnx.ModelProto, base_dir: Path | None = None) -> Callable[[d
     so.log_severity_level = 3
     so.intra_op_num_threads = min(4, os.cpu_count() or 1)
     if not external:
+        for hook in BEFORE_SESSION:
+            hook(model)
         sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
     else:
         fd, tmp = tempfile.mkstemp(prefix=".onnxlint-check.", suffix=".onnx", dir=base_dir)
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(model.SerializeToString())
+            for hook in BEFORE_SESSION:
+                hook(model)
             sess = ort.InferenceSession(tmp, so, providers=["CPUExecutionProvider"])
         finally:
             os.unlink(tmp)
