@@ -77,7 +77,8 @@ def test_a_repository_scan_leaves_out_ignored_hidden_and_venv_folders(repo: Path
 def test_a_model_named_like_onnxlints_temporary_files_is_still_walked(tmp_path: Path) -> None:
     """A walk left out every name starting `.onnxlint-`, silently: a committed `.onnxlint-prod.onnx` passed a folder
     run unseen. Only the exact names mkstemp gives the numeric check's and verify's copies are left out."""
-    for name in (".onnxlint-prod.onnx", ".onnxlint-check.onnx", ".onnxlint-check.abcd1234.onnx"):
+    for name in (".onnxlint-prod.onnx", ".onnxlint-check.onnx", ".onnxlint-check.abcd1234.onnx",
+                 ".onnxlint-check.abcd1234.s.efgh_678.onnx"):
         _model(tmp_path / "m" / name)
     assert linted(onnxlint(tmp_path, "m", "--format", "json")) == ["m/.onnxlint-check.onnx", "m/.onnxlint-prod.onnx"]
 

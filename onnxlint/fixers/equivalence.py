@@ -266,6 +266,9 @@ def candidate_values(specs: list[InputSpec], hints: Sequence[int] = ()) -> Itera
 
 # set by equivalence_child: told about each runtime session before it is created (which model, for a crash report)
 BEFORE_SESSION: list[Callable[[onnx.ModelProto], None]] = []
+# set by the check's child: how its session files in the model's folder are named, so the parent finds and removes
+# them when the child was killed (its time limit, a crash) while ORT was creating a session from one
+SESSION_PREFIX: list[str] = []
 
 
 def session(model: onnx.ModelProto, base_dir: Path | None = None) -> Callable[[dict], list]:
@@ -291,7 +294,7 @@ def session(model: onnx.ModelProto, base_dir: Path | None = None) -> Callable[[d
             hook(model)
         sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
     else:
-        fd, tmp = tempfile.mkstemp(prefix=".onnxlint-check.", suffix=".onnx", dir=base_dir)
+        fd, tmp = tempfile.mkstemp(prefix=(SESSION_PREFIX or [".onnxlint-check."])[0], suffix=".onnx", dir=base_dir)
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(model.SerializeToString())
@@ -504,10 +507,12 @@ def run_check(before: onnx.ModelProto, after: onnx.ModelProto, base_dir: Path | 
         tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="onnxlint-check."))
         folder = str(base_dir) if external else tmp
         base_dir = Path(os.path.abspath(base_dir)) if base_dir is not None else None  # the check server has its own cwd
-        paths = []
+        paths: list[str] = []
         for model in (before, after):
             fd, path = tempfile.mkstemp(prefix=".onnxlint-check.", suffix=".onnx", dir=os.path.abspath(folder))
             stack.callback(_remove, path)
+            if not paths:  # what the child, killed while ORT read one, left of its session files
+                stack.callback(_remove_prefixed, os.path.abspath(folder), session_prefix(path))
             with os.fdopen(fd, "wb") as fh:
                 fh.write(model.SerializeToString())
             paths.append(path)
@@ -670,6 +675,18 @@ def _remove(path: str) -> None:
         os.unlink(path)
 
 
+def session_prefix(before_path: str) -> str:
+    """How the child's session files are named: after the original's file the parent wrote (a name it chose)."""
+    return os.path.basename(before_path)[: -len(".onnx")] + ".s."
+
+
+def _remove_prefixed(folder: str, prefix: str) -> None:
+    with contextlib.suppress(OSError):
+        for name in os.listdir(folder):
+            if name.startswith(prefix) and name.endswith(".onnx"):
+                _remove(os.path.join(folder, name))
+
+
 def _child_check(before_path: str, after_path: str, base: str, shapes_json: str, report: str, crash: str | None,
                  stderr_path: str | None = None, memory: int | None = None) -> None:
     """The child's side of run_check: both models from their files, the check, the outcome into `report` (one
@@ -681,6 +698,7 @@ def _child_check(before_path: str, after_path: str, base: str, shapes_json: str,
         os.close(fd)
     if memory:
         bounded_child.limit_memory(memory)
+    SESSION_PREFIX[:] = [session_prefix(before_path)]
     before = onnx.load(before_path, load_external_data=False)
     after = onnx.load(after_path, load_external_data=False)
 

@@ -200,9 +200,10 @@ def _walk_onnx(root: Path, walk: Walk, left_out: list[str]) -> list[Path]:
 
 
 _MAGIC = re.compile(r"[*?[]")
-# the names tempfile.mkstemp gives the numeric check's and verify's copies (prefix, 8 of its characters, suffix):
-# those alone are left out of a walk, not every model whose name starts like them
-_OWN_TEMPORARY = re.compile(r"\.onnxlint-(?:check\.|verify\.|verify-)[a-z0-9_]{8}\.onnx")
+# the names tempfile.mkstemp gives the numeric check's and verify's copies (prefix, 8 of its characters, suffix;
+# a check child's session file is named after its parent's copy, `.s.` and 8 more): those alone are left out of a
+# walk, not every model whose name starts like them
+_OWN_TEMPORARY = re.compile(r"\.onnxlint-(?:check\.|verify\.|verify-)[a-z0-9_]{8}(?:\.s\.[a-z0-9_]{8})?\.onnx")
 
 
 def _glob(pattern: str) -> list[Path]:

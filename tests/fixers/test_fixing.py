@@ -531,3 +531,23 @@ def test_diff_into_a_folder_to_be_made_makes_none(tmp_path, examples_dir, cli, m
         assert sorted(os.listdir(tmp_path)) == ["b.onnx", "dropout_training.onnx"]
     rc, out, err = cli(a.name, b.name, "--fix", "-o", f"fixed{os.sep}")
     assert rc == 0 and sorted(os.listdir(tmp_path / "fixed")) == ["b.onnx", "dropout_training.onnx"], out + err
+
+
+@pytest.mark.parametrize("server", [True, False])
+def test_a_check_killed_while_ort_reads_its_session_file_leaves_none_in_the_models_folder(tmp_path, cli, monkeypatch,
+                                                                                           server):
+    """A model with external data is run from a session file in its own folder (where its data resolves); a check
+    child killed while ORT was creating that session (its time limit, a crash) left `.onnxlint-check.*.onnx` in
+    the user's model folder. The parent removes what its child left."""
+    from onnxlint.fixers import equivalence
+
+    if not server:
+        monkeypatch.setattr(equivalence, "_SERVER", [None])
+    elif equivalence._server() is None:
+        pytest.skip("no check server on this platform (no fork)")
+    p = _external_dropout_model(tmp_path / "src")
+    before = sorted(os.listdir(p.parent))
+    monkeypatch.setenv(equivalence.CRASH_ENV, "g")  # the model's graph name: the child crashes creating a session
+    rc, out, err = cli(p, "--fix")
+    assert "fix not written: onnxruntime crashed (SIGSEGV) creating a session" in out, out + err
+    assert sorted(os.listdir(p.parent)) == before
