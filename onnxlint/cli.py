@@ -407,6 +407,11 @@ def _main(argv: list[str], from_command_line: bool) -> int:
     except Exception as exc:
         if not from_command_line:  # a caller of main(argv) (tests, tools) gets the exception itself
             raise
+        if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG and exc.filename:
+            # a path named on the command line (-o, --baseline, --rules) past the file system's limit: the user's
+            # input, never "internal error ... please report it"
+            print(f"onnxlint: error: {esc(str(exc.filename))}: {exc.strerror or 'file name too long'}", file=sys.stderr)
+            return 2
         # a defect in onnxlint, as the process's entry point: one line and exit 2, never 1, which means "findings"
         print(f"onnxlint: internal error ({type(exc).__name__}: {esc(first_line(exc))}); please report it", file=sys.stderr)
         return 2

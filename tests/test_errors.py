@@ -421,3 +421,17 @@ def test_one_native_worker_serves_a_whole_run(tmp_path, monkeypatch, cli):
         onnx.save(m, tmp_path / f"m{i}.onnx")
     rc, out, err = cli(tmp_path, "--no-cache", "--no-progress")
     assert rc == 1 and out.count("OLX015") == 5 and started == [1]
+
+
+@pytest.mark.parametrize("option", [["-o", "{long}.sarif"], ["--fix", "-o", "{long}/"], ["--baseline", "{long}.json"],
+                                    ["--rules", "{long}"]])
+def test_a_path_option_past_the_file_name_limit_is_one_line(tmp_path, examples_dir, option):
+    """`-o`, `--baseline` or `--rules` naming a file past the file system's 255 bytes was "internal error
+    (OSError: [Errno 36] File name too long ...); please report it". It is the user's input: one line, exit 2."""
+    model = tmp_path / "d.onnx"
+    model.write_bytes((examples_dir / "dropout_training.onnx").read_bytes())
+    long = str(tmp_path / ("z" * 300))
+    proc = subprocess.run([sys.executable, "-m", "onnxlint", str(model), *(a.format(long=long) for a in option)],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert proc.returncode == 2 and "internal error" not in proc.stderr, proc.stderr
+    assert proc.stderr.strip().endswith("File name too long") and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
