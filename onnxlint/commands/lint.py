@@ -543,6 +543,9 @@ def _check_output(output: Path | None, inputs: list[Path], fix: bool, make: bool
     if isinstance(output, paths.FolderPath) and not output.is_dir():
         if not fix:
             raise UsageError(f"-o {output}{os.sep}: is a folder; give a file for the report")
+        if output.exists():  # the fixed model was written over that file, named as a folder
+            raise UsageError(f"-o {output}{os.sep}: {output} is a file, not a folder; name the file without the "
+                             f"trailing {os.sep}")
         if output.parent.is_dir() and not output.exists() and make:
             output.mkdir()
     if any(_same_file(output, f) for f in inputs) and not fix:

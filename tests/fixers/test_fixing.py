@@ -551,3 +551,13 @@ def test_a_check_killed_while_ort_reads_its_session_file_leaves_none_in_the_mode
     rc, out, err = cli(p, "--fix")
     assert "fix not written: onnxruntime crashed (SIGSEGV) creating a session" in out, out + err
     assert sorted(os.listdir(p.parent)) == before
+
+
+def test_o_naming_a_file_as_a_folder_writes_nothing(tmp_path, examples_dir, cli):
+    """`--fix -o other.onnx/` (a trailing separator names a folder) where other.onnx is a file: the fixed model was
+    written over that file. One line, exit 2, the file as it was."""
+    p = _copy(examples_dir, tmp_path, "dropout_training.onnx")
+    other = tmp_path / "other.onnx"
+    other.write_bytes(b"not yours")
+    rc, out, err = cli(p, "--fix", "-o", f"{other}{os.sep}")
+    assert rc == 2 and "is a file, not a folder" in err and other.read_bytes() == b"not yours", out + err
