@@ -94,6 +94,22 @@ def test_lint_verify_marks_findings_with_the_provider_they_ran_on(examples_dir, 
     assert "verify (CPUExecutionProvider, optimization all): 1 nodes in the session, 1 on CPU; 1 agree" in out
 
 
+def test_lint_verify_runs_no_session_on_a_git_lfs_pointer(examples_dir, tmp_path, cli, monkeypatch):
+    """A pointer is OLX009 (the model never looked at): --verify gave it an OLX903 too, which `--ignore OLX009`
+    (pointers expected) did not silence, and --update-baseline recorded."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "d.onnx").write_bytes((examples_dir / "clean_conv.onnx").read_bytes())
+    (tmp_path / "big.onnx").write_text("version https://git-lfs.github.com/spec/v1\noid sha256:" + "4" * 64 +
+                                       "\nsize 94316544\n")
+    cpu = ("--providers", "CPUExecutionProvider", "--target", "ort-cpu")
+    rc, out, _ = cli("d.onnx", "big.onnx", "--verify", *cpu)
+    assert rc == 1 and "big.onnx: error: OLX009" in out and "OLX903" not in out and "d.onnx: note: verify (" in out
+    rc, out, _ = cli("d.onnx", "big.onnx", "--verify", *cpu, "--ignore", "OLX009")
+    assert rc == 0 and "big.onnx" not in out, out
+    rc, _, _ = cli("d.onnx", "big.onnx", "--verify", *cpu, "--baseline", "b.json", "--update-baseline")
+    assert rc == 0 and json.loads((tmp_path / "b.json").read_text())["fingerprints"] == []
+
+
 def test_failed_session_is_a_finding_and_sarif_carries_it(examples_dir, cli):
     from test_sarif import SCHEMA
 

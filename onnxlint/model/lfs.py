@@ -8,6 +8,7 @@ model it never saw), and commands that need the model (placement, verify, --fix)
 
 from __future__ import annotations
 
+import os
 import re
 
 from onnxlint.support.errors import InputError
@@ -35,6 +36,16 @@ def pointer(data: bytes) -> tuple[str, int | None] | None:
     oid = _OID.search(data)
     size = _SIZE.search(data)
     return (oid.group(1).decode() if oid else "", int(size.group(1)) if size else None)
+
+
+def is_pointer_file(path: str | os.PathLike) -> bool:
+    """Whether the file at path is an LFS pointer: read only when it is a regular file of a pointer's size."""
+    from onnxlint.support import reading
+
+    try:
+        return pointer(reading.read_regular(path, reading.within(MAX_POINTER - 1, "a Git LFS pointer"))) is not None
+    except reading.Refused:
+        return False
 
 
 def describe_size(size: int | None) -> str:

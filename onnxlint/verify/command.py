@@ -9,7 +9,7 @@ from typing import Callable
 from onnxlint.config import config_file as config_mod
 from onnxlint.config.settings import Settings
 from onnxlint.linting.report import FileReport, Report
-from onnxlint.model import loading
+from onnxlint.model import lfs, loading
 from onnxlint.support.errors import UsageError, did_you_mean
 from onnxlint.verify.compare import FixedVerifyResult, VerifyResult, attach, verify_file
 
@@ -190,8 +190,8 @@ def verify_report(report: Report, providers: list[str], shapes: dict[str, list[i
     require_onnxruntime()
     unavailable = None
     for res in report.files:
-        if res.error:
-            continue
+        if res.error or lfs.is_pointer_file(res.filename):
+            continue  # a Git LFS pointer: no model to run (OLX009 says so, or its --ignore expects pointers)
         if unavailable is None:
             path = Path(res.filename)
             s = settings_of(path)
