@@ -162,6 +162,27 @@ def test_a_git_lfs_pointer_is_its_own_error_with_how_to_fetch(tmp_path: Path) ->
         "git lfs install && git lfs pull" in proc.stderr and "Traceback" not in proc.stderr
 
 
+def test_external_data_held_as_a_git_lfs_pointer_says_so_with_how_to_fetch(tmp_path: Path) -> None:
+    """Weights in LFS, the model in git: the data file a checkout without LFS holds is a pointer. OLX003 called it
+    'is 131 bytes, tensor needs bytes 0..4096', never what it is or how to fetch it."""
+    import numpy as np
+    import onnx
+    from onnx import numpy_helper
+
+    w = numpy_helper.from_array(np.ones((32, 32), np.float32), "w")
+    g = h.make_graph([h.make_node("MatMul", ["x", "w"], ["y"], name="mm")], "g", [vi("x", TensorProto.FLOAT, [1, 32])],
+                     [vi("y", TensorProto.FLOAT, [1, 32])], [w])
+    model = h.make_model(g, opset_imports=[h.make_opsetid("", 17)], ir_version=8)
+    onnx.save(model, tmp_path / "m.onnx", save_as_external_data=True, location="m.onnx.data", size_threshold=0)
+    (tmp_path / "m.onnx.data").write_text(LFS_POINTER)
+    proc = onnxlint(tmp_path, "m.onnx")
+    assert proc.returncode == 1 and ("OLX003 1 initializer(s) lack their external data: external data file "
+                                     "'m.onnx.data' is a Git LFS pointer to a 94.3 MB object, not the data: fetch the "
+                                     "LFS objects: git lfs install && git lfs pull") in proc.stdout, proc.stdout
+    (tmp_path / "m.onnx.data").write_bytes(b"\0" * 100)  # short, and no pointer: as before
+    assert "'m.onnx.data' is 100 bytes, tensor needs bytes 0..4096" in onnxlint(tmp_path, "m.onnx").stdout
+
+
 def test_a_baseline_never_records_a_model_it_did_not_see(tmp_path: Path) -> None:
     """A baseline recorded in a checkout without LFS objects held every model's OLX009: from then on each run
     passed every model unlinted. A pointer finding is never recorded nor marked as recorded."""

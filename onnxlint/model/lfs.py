@@ -40,12 +40,17 @@ def pointer(data: bytes) -> tuple[str, int | None] | None:
 
 def is_pointer_file(path: str | os.PathLike) -> bool:
     """Whether the file at path is an LFS pointer: read only when it is a regular file of a pointer's size."""
+    return pointer_file(path) is not None
+
+
+def pointer_file(path: str | os.PathLike) -> tuple[str, int | None] | None:
+    """pointer() of the file at path, read only when it is a regular file of a pointer's size; None otherwise."""
     from onnxlint.support import reading
 
     try:
-        return pointer(reading.read_regular(path, reading.within(MAX_POINTER - 1, "a Git LFS pointer"))) is not None
+        return pointer(reading.read_regular(path, reading.within(MAX_POINTER - 1, "a Git LFS pointer")))
     except reading.Refused:
-        return False
+        return None
 
 
 def describe_size(size: int | None) -> str:

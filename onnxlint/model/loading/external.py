@@ -1,5 +1,6 @@
 """External-data safety: where a tensor's external bytes are, checked with stat() only, never opened, and
-never outside the model's folder."""
+never outside the model's folder (a data file too short for its tensors, of a Git LFS pointer's size, is read to
+say it is one)."""
 
 from __future__ import annotations
 
@@ -98,6 +99,7 @@ def external_tensors(model: onnx.ModelProto, base: Path, walked: list | None = N
 
     out = []
     sizes: dict[Path, int | str] = {}
+    pointers: dict[Path, str | None] = {}
     base_real = os.path.realpath(base)
     for tensor in _all_tensors(model, walked):
         if tensor.data_location != onnx.TensorProto.EXTERNAL:
@@ -145,11 +147,25 @@ def external_tensors(model: onnx.ModelProto, base: Path, walked: list | None = N
         have = sizes[real]
         if isinstance(have, str):
             ext.problem = f"external data file {loc!r} {have}"
+        elif length is not None and ext.offset + length > have and (lfs := _lfs_pointer(real, have, pointers)):
+            ext.problem = f"external data file {loc!r} is {lfs}"
         elif length is not None and ext.offset + length > have:
             ext.problem = f"external data file {loc!r} is {have} bytes, tensor needs bytes {ext.offset}..{ext.offset + length}"
         elif length is None and ext.offset > have:
             ext.problem = f"external data file {loc!r} is {have} bytes, tensor starts at byte {ext.offset}"
     return out
+
+
+def _lfs_pointer(real: Path, size: int, seen: dict[Path, str | None]) -> str | None:
+    """What a data file too short for its tensors is when a checkout without Git LFS holds a pointer in its place
+    (said with how to fetch it, not as a short file); read once per file, only when it is a pointer's size."""
+    from onnxlint.model import lfs
+
+    if real not in seen:
+        got = lfs.pointer_file(real) if size < lfs.MAX_POINTER else None
+        seen[real] = (f"a Git LFS pointer to {lfs.describe_size(got[1])}, not the data: {lfs.FETCH}"
+                      if got is not None else None)
+    return seen[real]
 
 
 def _text(value: str | bytes) -> str:
