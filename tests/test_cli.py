@@ -119,6 +119,22 @@ def test_baseline_fails_only_on_new_findings(cli, tmp_path, examples_dir):
     assert any(r.get("suppressions") for r in results if r["ruleId"] == "OLX010")
 
 
+def test_update_baseline_and_a_report_keep_the_replaced_files_mode(cli, tmp_path, examples_dir):
+    """They replace the file with a renamed temporary one: a baseline committed 0600 (or a report kept private)
+    came back 0644, where open() keeps the mode."""
+    import stat
+
+    m = tmp_path / "d.onnx"
+    m.write_bytes((examples_dir / "dropout_training.onnx").read_bytes())
+    base, report = tmp_path / "b.json", tmp_path / "r.sarif"
+    for path in (base, report):
+        path.write_text("{}")
+        path.chmod(0o600)
+    assert cli(m, "--baseline", base, "--update-baseline")[0] == 0 and "fingerprints" in base.read_text()
+    assert cli(m, "--format", "sarif", "-o", report)[0] == 1 and "2.1.0" in report.read_text()
+    assert [stat.S_IMODE(p.stat().st_mode) for p in (base, report)] == [0o600, 0o600]
+
+
 def test_default_targets_are_cuda_and_tensorrt(lint_json, examples_dir):
     _, findings = lint_json(examples_dir)
     assert {f["target"] for f in findings} <= {"ort-cuda", "tensorrt", "any"}

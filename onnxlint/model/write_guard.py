@@ -51,7 +51,7 @@ def replace_text(dest: Path, text: str | Iterable[str]) -> None:
     text may come in pieces (a report rendered as it is written); dest is replaced once the last is written."""
     fd, tmp = tempfile.mkstemp(prefix=temp_prefix(dest), suffix=".tmp", dir=dest.parent)
     try:
-        os.chmod(tmp, 0o666 & ~_umask())  # as open() would make it (mkstemp makes 0600)
+        os.chmod(tmp, _mode_for(dest))  # mkstemp makes 0600
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.writelines((text,) if isinstance(text, str) else text)
         os.replace(tmp, dest)
@@ -81,6 +81,16 @@ def check_report_folder(dest: Path, option: str) -> None:
         if os.path.islink(here):
             raise UsageError(f"{option} {dest}: folder {here} is a symbolic link; a report is not written through a "
                              "link (name the folder it leads to)")
+
+
+def _mode_for(dest: Path) -> int:
+    """The replaced file's permission bits, as open() keeps them (a baseline committed 0600 stays so); a new file,
+    or a link being replaced (never what it leads to), gets what open() would make."""
+    try:
+        st = os.lstat(dest)
+    except OSError:
+        st = None
+    return stat.S_IMODE(st.st_mode) if st is not None and stat.S_ISREG(st.st_mode) else 0o666 & ~_umask()
 
 
 def _umask() -> int:
