@@ -119,6 +119,27 @@ def test_baseline_fails_only_on_new_findings(cli, tmp_path, examples_dir):
     assert any(r.get("suppressions") for r in results if r["ruleId"] == "OLX010")
 
 
+def test_a_baseline_follows_a_linked_model_by_its_name_not_its_content(cli, tmp_path, examples_dir):
+    """git-annex, DVC's link cache, the Hugging Face cache: the model is a link to a blob named by its content. The
+    fingerprint was of the blob's path, so a new version of the model (a doc string changed) made its recorded
+    findings new ones."""
+    import onnx
+
+    (tmp_path / "blobs").mkdir()
+    (tmp_path / "models").mkdir()
+    model = onnx.load(examples_dir / "dropout_training.onnx")
+    onnx.save(model, tmp_path / "blobs" / "aaaa")
+    model.doc_string = "v2"
+    onnx.save(model, tmp_path / "blobs" / "bbbb")
+    link, base = tmp_path / "models" / "m.onnx", tmp_path / "b.json"
+    link.symlink_to(os.path.join("..", "blobs", "aaaa"))
+    assert cli(tmp_path / "models", "--baseline", base, "--update-baseline", "--no-cache")[0] == 0
+    link.unlink()
+    link.symlink_to(os.path.join("..", "blobs", "bbbb"))
+    rc, out, _ = cli(tmp_path / "models", "--baseline", base, "--no-cache")
+    assert rc == 0 and "1 suppressed" in out and "OLX010" not in out, out
+
+
 def test_update_baseline_and_a_report_keep_the_replaced_files_mode(cli, tmp_path, examples_dir):
     """They replace the file with a renamed temporary one: a baseline committed 0600 (or a report kept private)
     came back 0644, where open() keeps the mode."""

@@ -23,10 +23,14 @@ VERSION = 1
 
 
 def fingerprint(f: Finding, base: Path) -> str:
+    # the model's folder is resolved, not a model that is a link: git-annex, DVC's link cache and the Hugging Face
+    # cache link it to a blob named by its content, and each new version of the model made its findings new ones
+    given = Path(f.filename)
+    real = given.parent.resolve() / given.name
     try:
-        rel = Path(os.path.relpath(Path(f.filename).resolve(), base.resolve())).as_posix()
+        rel = Path(os.path.relpath(real, base.resolve())).as_posix()
     except ValueError:  # another drive
-        rel = Path(f.filename).resolve().as_posix()
+        rel = real.as_posix()
     key = f"{f.code}\0{rel}\0{node_location(f.node) or ''}"
     return hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
