@@ -140,6 +140,26 @@ def test_a_baseline_follows_a_linked_model_by_its_name_not_its_content(cli, tmp_
     assert rc == 0 and "1 suppressed" in out and "OLX010" not in out, out
 
 
+def test_a_baseline_resolves_each_models_path_once_not_once_a_finding(tmp_path, monkeypatch):
+    """Recording and applying a baseline resolved the model's and the baseline's paths for every finding: a
+    model's tens of thousands of findings cost more there than in their fingerprints."""
+    from pathlib import Path
+
+    from onnxlint.linting import baseline
+    from onnxlint.linting.report import FileReport, Finding, Report
+
+    report = Report()
+    report.files.append(FileReport(str(tmp_path / "m.onnx"), findings=[
+        Finding("OLX010", "dropout-training", "error", "any", str(tmp_path / "m.onnx"), f"d{i}", "Dropout", "x")
+        for i in range(1000)]))
+    calls = []
+    resolve = Path.resolve
+    monkeypatch.setattr(Path, "resolve", lambda self, *a, **k: calls.append(self) or resolve(self, *a, **k))
+    base = tmp_path / "b.json"
+    assert baseline.write(base, report) == 1000 and len(calls) <= 4
+    assert baseline.apply(report, base, baseline.load(base)) == 1000 and len(calls) <= 8
+
+
 def test_update_baseline_and_a_report_keep_the_replaced_files_mode(cli, tmp_path, examples_dir):
     """They replace the file with a renamed temporary one: a baseline committed 0600 (or a report kept private)
     came back 0644, where open() keeps the mode."""

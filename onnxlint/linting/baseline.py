@@ -22,17 +22,26 @@ from onnxlint.support.errors import UsageError, first_line
 VERSION = 1
 
 
-def fingerprint(f: Finding, base: Path) -> str:
-    # the model's folder is resolved, not a model that is a link: git-annex, DVC's link cache and the Hugging Face
-    # cache link it to a blob named by its content, and each new version of the model made its findings new ones
-    given = Path(f.filename)
-    real = given.parent.resolve() / given.name
-    try:
-        rel = Path(os.path.relpath(real, base.resolve())).as_posix()
-    except ValueError:  # another drive
-        rel = real.as_posix()
+def fingerprint(f: Finding, base: Path, rels: dict[str, str] | None = None) -> str:
+    """rels: each model's path as fingerprints name it, by file name, worked out once a model: resolved again for
+    each finding, the paths cost a baseline run over a model of many findings more than its fingerprints."""
+    rels = {} if rels is None else rels
+    rel = rels.get(f.filename)
+    if rel is None:
+        rel = rels[f.filename] = _relative(f.filename, base)
     key = f"{f.code}\0{rel}\0{node_location(f.node) or ''}"
     return hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+
+
+def _relative(filename: str, base: Path) -> str:
+    # the model's folder is resolved, not a model that is a link: git-annex, DVC's link cache and the Hugging Face
+    # cache link it to a blob named by its content, and each new version of the model made its findings new ones
+    given = Path(filename)
+    real = given.parent.resolve() / given.name
+    try:
+        return Path(os.path.relpath(real, base.resolve())).as_posix()
+    except ValueError:  # another drive
+        return real.as_posix()
 
 
 MAX_BYTES = 16 << 20  # ~460,000 fingerprints
@@ -66,7 +75,8 @@ NEVER_RECORDED = frozenset({"OLX009"})
 def write(path: Path, report: Report) -> int:
     base = path.parent
     # a finding --fix cleared is not in the written model: recorded, it would hide the same finding coming back
-    prints = sorted({fingerprint(f, base) for f in report.findings
+    rels: dict[str, str] = {}
+    prints = sorted({fingerprint(f, base, rels) for f in report.findings
                      if not f.suppressed and not f.fixed and f.code not in NEVER_RECORDED})
     text = json.dumps({"version": VERSION, "tool": "onnxlint", "fingerprints": prints}, indent=1) + "\n"
     # never through a link: a committed `.baseline.json.tmp` link made the fixed temporary name write the
@@ -78,8 +88,9 @@ def write(path: Path, report: Report) -> int:
 def apply(report: Report, path: Path, recorded: set[str]) -> int:
     """Mark recorded findings suppressed (never one --fix cleared: it is counted fixed); returns how many were."""
     n = 0
+    rels: dict[str, str] = {}
     for f in report.findings:
-        if not f.suppressed and not f.fixed and f.code not in NEVER_RECORDED and fingerprint(f, path.parent) in recorded:
+        if not f.suppressed and not f.fixed and f.code not in NEVER_RECORDED and fingerprint(f, path.parent, rels) in recorded:
             f.suppressed = "baseline"
             n += 1
     return n
