@@ -140,6 +140,23 @@ def test_a_baseline_follows_a_linked_model_by_its_name_not_its_content(cli, tmp_
     assert rc == 0 and "1 suppressed" in out and "OLX010" not in out, out
 
 
+def test_a_malformed_baseline_fails_the_run_before_any_model_is_linted(cli, tmp_path, examples_dir, monkeypatch):
+    """It was read after the lint: a pull request breaking the baseline cost the whole lint, then exit 2."""
+    from onnxlint.commands import lint
+
+    m = tmp_path / "d.onnx"
+    m.write_bytes((examples_dir / "dropout_training.onnx").read_bytes())
+    base = tmp_path / "b.json"
+    base.write_text('{"version": 1, "fingerprints": "all"}')
+
+    def linted(*args, **kwargs):
+        raise AssertionError("a model was linted")
+
+    monkeypatch.setattr(lint, "_lint", linted)
+    rc, out, err = cli(m, "--baseline", base, "--no-cache")
+    assert rc == 2 and not out and err.strip().endswith("b.json: not an onnxlint baseline (version 1)"), err
+
+
 def test_a_baseline_resolves_each_models_path_once_not_once_a_finding(tmp_path, monkeypatch):
     """Recording and applying a baseline resolved the model's and the baseline's paths for every finding: a
     model's tens of thousands of findings cost more there than in their fingerprints."""

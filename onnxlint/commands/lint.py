@@ -200,6 +200,7 @@ def execute(request: LintRequest, settings: Settings) -> int:
         # recorded in its place, it passed every finding: a pull request deleting the baseline passed the gate
         raise UsageError(f"--baseline {request.baseline}: no such file; record the current findings in it with "
                          "--update-baseline")
+    prints = _recorded(request.baseline) if request.baseline is not None and not request.update_baseline else None
     if rules.read is not None:
         linter.check_selection(settings, rules.read)
     settings_for = _SettingsByFolder(request)
@@ -228,7 +229,7 @@ def execute(request: LintRequest, settings: Settings) -> int:
     first = settings_for(files[0]) if files else settings
     _complete(report, request, settings, first, rules, settings_for)
     if request.baseline:
-        recorded = _baseline(request.baseline, report, files, request.update_baseline, stopped)
+        recorded = _baseline(request.baseline, report, files, request.update_baseline, stopped, prints)
         if recorded is not None:
             return recorded
     _show(report, request, first, settings_for)
@@ -401,9 +402,17 @@ def _complete(report: Report, request: LintRequest, settings: Settings, first: S
             report.checked[res.filename] = by_settings[id(s)]
 
 
-def _baseline(path: Path, report: Report, files: list[Path], update: bool, stopped: Any) -> int | None:
+def _recorded(path: Path) -> set[str]:
+    """The baseline's fingerprints, read before any model is: a malformed one failed the run after the lint."""
+    from onnxlint.linting import baseline
+
+    return baseline.load(path)
+
+
+def _baseline(path: Path, report: Report, files: list[Path], update: bool, stopped: Any,
+              prints: set[str] | None) -> int | None:
     """Record the findings as the baseline (the exit code: never from part of a run) or mark the recorded ones
-    suppressed (None: the run goes on to print)."""
+    (prints, read before the lint) suppressed (None: the run goes on to print)."""
     from onnxlint.linting import baseline
 
     if stopped is None and update:
@@ -417,8 +426,8 @@ def _baseline(path: Path, report: Report, files: list[Path], update: bool, stopp
         print(f"onnxlint: baseline {esc(str(path))}: recorded {n} finding(s); later runs fail only on "
               "new ones", file=sys.stderr)
         return 2 if report.errors else 0
-    if path.exists():
-        baseline.apply(report, path, baseline.load(path))
+    if prints is not None:
+        baseline.apply(report, path, prints)
     return None
 
 
