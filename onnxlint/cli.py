@@ -62,13 +62,17 @@ def _columns() -> int:
         return 80
 
 
+MAX_SECONDS = 7 * 86400  # a child's wait past ~24 days overflows the poll: each model's session was an OverflowError
+
+
 def _positive_float(text: str) -> float:
     try:
         v = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not math.isfinite(v) or v <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text!r}")
+    if not math.isfinite(v) or v <= 0 or v > MAX_SECONDS:
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, at most {MAX_SECONDS} (a week), "
+                                         f"got {text!r}")
     return v
 
 

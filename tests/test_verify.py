@@ -266,6 +266,13 @@ def _if_model():
     return make_model(nodes, [vi("x0", T.FLOAT, [4]), vi("c", T.BOOL, [])], [vi("z", T.FLOAT, None)])
 
 
+@pytest.mark.parametrize("bad", ["3000000", "1e308", "0", "inf"])
+def test_a_timeout_past_what_a_child_can_wait_is_a_usage_error(bad, examples_dir, cli):
+    """3,000,000 s or more was taken, and each model's session failed as 'OverflowError: timeout is too large'."""
+    rc, out, err = cli("verify", examples_dir / "clean_conv.onnx", "--providers", "CPUExecutionProvider", "--timeout", bad)
+    assert rc == 2 and not out and "argument --timeout: must be a positive number of seconds" in err, out + err
+
+
 def test_unique_names_for_the_log_keep_the_lint_locations():
     m = _if_model()
     renamed = naming.unique_names(m)
