@@ -102,6 +102,25 @@ def test_external_data_symlinked_out_of_the_folder_is_a_finding_and_never_copied
     assert b"S" * 64 not in b"".join(p.read_bytes() for p in (tmp_path / "other").iterdir() if p.is_file())
 
 
+@pytest.mark.parametrize("location", [".git/config", "sub/.GIT/config", "cfg.bin"])
+def test_external_data_in_a_git_folder_is_a_finding_and_never_copied(tmp_path, cli, location):
+    """A model at a repository's root naming `.git/config` (a CI checkout keeps its token there) was accepted: the
+    session and the numeric check read it as weights, and `--fix -o` copied it into the new data file."""
+    repo = tmp_path / "repo"
+    for git in (repo / ".git", repo / "sub" / ".GIT"):
+        git.mkdir(parents=True)
+        (git / "config").write_bytes(b"S" * 64)
+    os.symlink(os.path.join(".git", "config"), repo / "cfg.bin")  # a link inside the folder, into .git
+    model = _write(repo / "model.onnx", _ext_model(_external("w", location)))
+    rc, out, _ = cli(model, "--format", "json", "--select", "OLX003")
+    assert [f["code"] for f in _codes(out)] == ["OLX003"] and "in a .git folder" in _codes(out)[0]["message"]
+    assert "in a .git folder" in loading.external_data_problem(model)
+    assert loading.safe_external_path(repo, location) is None
+    (tmp_path / "other").mkdir()
+    cli(model, "--fix", "--unsafe-fixes", "-o", tmp_path / "other" / "fixed.onnx")
+    assert b"S" * 64 not in b"".join(p.read_bytes() for p in (tmp_path / "other").iterdir() if p.is_file())
+
+
 def test_fix_internals_refuse_external_data_outside_the_folder(tmp_path):
     """Behind fix_file's own refusal: the copier and the numeric check's session check the location themselves."""
     from onnxlint.fixers import FixError, equivalence, write

@@ -73,6 +73,10 @@ def _resolve_location(base_real: str, base_dir, location: str) -> tuple[Path | N
         return None, f"location {location!r} cannot be resolved: {getattr(exc, 'strerror', None) or exc}"
     if not inside:
         return None, f"location {location!r} {OUTSIDE} (through a symlink)"
+    if any(part.lower() == ".git" for part in Path(os.path.relpath(real, base_real)).parts):
+        # a model at a repository's root could name `.git/config` (a CI checkout keeps its token there): ORT and
+        # the numeric check would read it as weights, `--fix -o` copy it into the new data file
+        return None, f"location {location!r} is in a .git folder (git's own files, never a model's data)"
     return Path(real), None
 
 
