@@ -90,7 +90,8 @@ def _mode_for(dest: Path) -> int:
         st = os.lstat(dest)
     except OSError:
         st = None
-    return stat.S_IMODE(st.st_mode) if st is not None and stat.S_ISREG(st.st_mode) else 0o666 & ~_umask()
+    # its permission bits, never a set-id bit (a report or baseline is no program)
+    return stat.S_IMODE(st.st_mode) & 0o777 if st is not None and stat.S_ISREG(st.st_mode) else 0o666 & ~_umask()
 
 
 def _umask() -> int:
