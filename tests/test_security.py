@@ -121,6 +121,29 @@ def test_external_data_in_a_git_folder_is_a_finding_and_never_copied(tmp_path, c
     assert b"S" * 64 not in b"".join(p.read_bytes() for p in (tmp_path / "other").iterdir() if p.is_file())
 
 
+@pytest.mark.parametrize("annexed, refused", [
+    (".git/annex/objects/Xq/Wk/SHA256E-s64--ab/SHA256E-s64--ab", False),  # git-annex's store: the file's content
+    (".git/annex/objects", True),  # its folder, never a data file
+    (".git/annex/config", True),
+    (".git/objects/Xq/ab", True),  # git's own objects
+])
+def test_external_data_linked_into_git_annexs_object_store_is_read(tmp_path, cli, annexed, refused):
+    """git-annex keeps a locked file as a link into `.git/annex/objects/`: a model at the repository's root whose
+    data file is annexed names that link, and its weights are the repository's own (ORT reads them). Any other
+    place in .git stays refused."""
+    repo = tmp_path / "repo"
+    (repo / annexed).parent.mkdir(parents=True)
+    if annexed.endswith("objects"):
+        (repo / annexed).mkdir()
+    else:
+        (repo / annexed).write_bytes(b"S" * 64)
+    os.symlink(annexed, repo / "w.data")
+    model = _write(repo / "model.onnx", _ext_model(_external("w", "w.data")))
+    rc, out, _ = cli(model, "--format", "json", "--select", "OLX003")
+    assert [f["code"] for f in _codes(out)] == (["OLX003"] if refused else []), out
+    assert (loading.safe_external_path(repo, "w.data") is None) == refused
+
+
 def test_fix_internals_refuse_external_data_outside_the_folder(tmp_path):
     """Behind fix_file's own refusal: the copier and the numeric check's session check the location themselves."""
     from onnxlint.fixers import FixError, equivalence, write

@@ -73,11 +73,21 @@ def _resolve_location(base_real: str, base_dir, location: str) -> tuple[Path | N
         return None, f"location {location!r} cannot be resolved: {getattr(exc, 'strerror', None) or exc}"
     if not inside:
         return None, f"location {location!r} {OUTSIDE} (through a symlink)"
-    if any(part.lower() == ".git" for part in Path(os.path.relpath(real, base_real)).parts):
+    if _in_git_folder(Path(os.path.relpath(real, base_real)).parts):
         # a model at a repository's root could name `.git/config` (a CI checkout keeps its token there): ORT and
         # the numeric check would read it as weights, `--fix -o` copy it into the new data file
         return None, f"location {location!r} is in a .git folder (git's own files, never a model's data)"
     return Path(real), None
+
+
+def _in_git_folder(parts: tuple[str, ...]) -> bool:
+    """Whether a path (its parts below the model's folder) is in a .git folder, other than git-annex's object store
+    (`.git/annex/objects/`: the contents of the repository's annexed files, where a locked annexed data file's
+    link leads; the weights a model at the repository's root names that way are its own)."""
+    for i, part in enumerate(parts):
+        if part.lower() == ".git":
+            return tuple(parts[i + 1:i + 3]) != ("annex", "objects") or len(parts) <= i + 3
+    return False
 
 
 _DIGITS = re.compile(r"[0-9]{1,19}")
