@@ -543,6 +543,10 @@ def check_report_output(output: Path, inputs: list[Path]) -> None:
     _check_output(output, inputs, False)
 
 
+# the files a report is written to (--format's, and a log's): never a fixed model's name
+REPORT_SUFFIXES = frozenset({".sarif", ".json", ".html", ".htm", ".txt", ".log", ".xml", ".md"})
+
+
 def _check_output(output: Path | None, inputs: list[Path], fix: bool, make: bool = True) -> None:
     """-o is a report file (or, with --fix, the fixed model or a folder for several): never an input, never a
     folder for a report, and its folder must exist. With --fix, `-o DIR/` is a folder and made when missing
@@ -564,6 +568,10 @@ def _check_output(output: Path | None, inputs: list[Path], fix: bool, make: bool
     if fix:
         from onnxlint.linting.fixing import check_output, destination
 
+        if output.suffix.lower() in REPORT_SUFFIXES and not isinstance(output, paths.FolderPath) and not output.is_dir():
+            # a CI step writing a report (`--format sarif -o results.sarif`) that adds --fix wrote a model there
+            raise UsageError(f"-o {output}: with --fix, -o is where the fixed model is written, not the report (it goes "
+                             f"to standard output: redirect it, > {output.name})")
         check_output(inputs, output)  # several models: -o must be a folder, and no two write one file
         for f in inputs:  # no fixed model over another input or any input's external data, nor a FIFO or device
             dest = destination(f, output)

@@ -65,6 +65,17 @@ def test_output_naming_the_models_own_data_file_is_refused(tmp_path, cli):
     assert (tmp_path / "src" / "m.data").read_bytes() == data_before
 
 
+@pytest.mark.parametrize("name", ["results.sarif", "report.JSON", "page.html"])
+def test_fix_output_named_like_a_report_is_refused(tmp_path, cli, name):
+    """A CI step writing a report (`--format sarif -o results.sarif`) that adds --fix wrote an ONNX model named
+    results.sarif, and the SARIF went to standard output: one line, exit 2, nothing written."""
+    p = _external_dropout_model(tmp_path / "src")
+    rc, out, err = cli(p, "--fix", "--format", "sarif", "-o", tmp_path / name)
+    assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1, err
+    assert "with --fix, -o is where the fixed model is written" in err and f"> {name}" in err
+    assert not (tmp_path / name).exists()
+
+
 def test_external_data_model_fixed_into_another_folder_gets_its_own_data(tmp_path, cli, monkeypatch):
     import numpy as np
 
