@@ -219,7 +219,7 @@ def execute(request: LintRequest, settings: Settings) -> int:
         request.show_info = True  # what fails the gate is shown: `fail-on = "info"` exited 1 with nothing to see
         settings_for = _SettingsByFolder(request)  # made anew: those above give infos no message (info_details)
     _check_folder_codes(settings, settings_for, files, request.cache_dir)
-    report, stopped = _lint(request, files, settings_for, rules)
+    report, stopped = _lint(request, files, settings_for, rules, prints)
     if request.verify and stopped is None:
         from onnxlint.verify.command import check_shape_names, parse_shapes, verify_report
 
@@ -324,14 +324,15 @@ class _SettingsByFolder:
         return got
 
 
-def _lint(request: LintRequest, files: list[Path], settings_for: _SettingsByFolder, rules: _Rules) -> tuple[Report, Any]:
+def _lint(request: LintRequest, files: list[Path], settings_for: _SettingsByFolder, rules: _Rules,
+          prints: set[str] | None = None) -> tuple[Report, Any]:
     """The report of every model (fixed, from the cache or linted) and the signal that stopped the lint, if one did:
-    what was finished is still reported."""
+    what was finished is still reported. prints: the baseline's fingerprints (--fix leaves those findings alone)."""
     show = request.progress and sys.stderr.isatty() and request.format == "text" and linter.show_progress(files)
     report = Report()
     try:
         if request.fix:
-            _fix(request, files, settings_for, report, show)
+            _fix(request, files, settings_for, report, show, prints)
         elif request.cache_dir is not None:
             from onnxlint import cache as cache_mod
 
@@ -354,15 +355,18 @@ def _lint(request: LintRequest, files: list[Path], settings_for: _SettingsByFold
     return report, None
 
 
-def _fix(request: LintRequest, files: list[Path], settings_for: _SettingsByFolder, report: Report, show: bool) -> None:
-    """Lint and fix each model in turn, its report appended as it is done."""
+def _fix(request: LintRequest, files: list[Path], settings_for: _SettingsByFolder, report: Report, show: bool,
+         prints: set[str] | None) -> None:
+    """Lint and fix each model in turn, its report appended as it is done. A finding the baseline records is not
+    shown, so not fixed (--fix fixes what the run shows)."""
     from onnxlint.linting import fixing
     from onnxlint.verify.command import check_shape_names, parse_shapes
 
     fix_shapes = {name: list(dims) for name, dims in parse_shapes(request.shapes)}
     check_shape_names(files, fix_shapes)
     fix_options = fixing.FixOptions(unsafe=request.unsafe_fixes, diff=request.diff, output=request.output,
-                                    shapes=fix_shapes, show_info=request.show_info)
+                                    shapes=fix_shapes, show_info=request.show_info,
+                                    baselined=_baselined(request.baseline, prints) if request.baseline and prints else None)
     for i, f in enumerate(files, 1):
         s = settings_for(f)
         res = linter.lint_file(f, s, digest=True)  # what was linted: the fix must find the same version
@@ -400,6 +404,14 @@ def _complete(report: Report, request: LintRequest, settings: Settings, first: S
             if id(s) not in by_settings:
                 by_settings[id(s)] = _tables_by_target(s)
             report.checked[res.filename] = by_settings[id(s)]
+
+
+def _baselined(path: Path, prints: set[str]) -> Callable[[Any], bool]:
+    """Whether a finding is one the baseline records (baseline.apply's test, for --fix before the report is done)."""
+    from onnxlint.linting import baseline
+
+    rels: dict[str, str] = {}
+    return lambda f: baseline.fingerprint(f, path.parent, rels) in prints
 
 
 def _recorded(path: Path) -> set[str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import onnx
 
@@ -33,6 +33,8 @@ class FixOptions:
     # exactly (--select OLX201); a hidden fixable info is left alone, and a note says so
     show_info: bool = False
     show_info_words: str = "--show-info"  # how the caller asks for them: the API says show_info=True
+    # whether a finding is one the baseline records: not shown, so left alone (a note says so); None: no baseline
+    baselined: Callable[[Finding], bool] | None = None
 
 
 def check_output(paths: Sequence[Path], output: Path | None) -> None:
@@ -116,11 +118,15 @@ def _fix_file(path: Path, settings: Settings, res: FileReport, options: FixOptio
     fixable = [f for f in res.findings if f.fix and not f.suppressed]
     shown: list[Finding] = []
     hidden: list[Finding] = []  # one pass: `f not in shown` compared findings field by field, quadratic in them
+    held: list[Finding] = []  # recorded in the baseline: not shown either
     for f in fixable:
-        (shown if f.severity != "info" or options.show_info or settings.named(f.code) else hidden).append(f)
+        if options.baselined is not None and options.baselined(f):
+            held.append(f)
+        else:
+            (shown if f.severity != "info" or options.show_info or settings.named(f.code) else hidden).append(f)
     left_at = len(res.notes)  # where the "left alone" note is (_recount_left_alone)
-    if hidden:
-        left = _left_alone(hidden, options)
+    if hidden or held:
+        left = _left_alone(hidden, held, options)
         # with nothing shown to fix, the note says first that the model stays as it is (a user who ran --fix on a
         # model whose run shows no finding must not have to guess whether it was rewritten)
         res.notes.append(left if shown else f"nothing written: no finding shown has a fix; {left}")
@@ -163,8 +169,8 @@ def _fix_file(path: Path, settings: Settings, res: FileReport, options: FixOptio
     if after is not None and not after.error and not _clears_a_finding(res, after):
         res.notes.append(f"nothing written: {', '.join(done.applied)} changed the model but cleared no finding")
         return
-    if hidden and after is not None and not after.error:
-        _recount_left_alone(res, left_at, hidden, after, options)
+    if (hidden or held) and after is not None and not after.error:
+        _recount_left_alone(res, left_at, hidden, held, after, options)
     if done.checked:
         res.notes.append(f"numeric check: {_intended(done.applied, done.checked)}")
     if options.diff:
@@ -183,20 +189,30 @@ def _fix_file(path: Path, settings: Settings, res: FileReport, options: FixOptio
                              f"{'they keep' if others != 1 else 'it keeps'} the model as it was")
 
 
-def _left_alone(hidden: list[Finding], options: FixOptions) -> str:
-    names = ", ".join(dict.fromkeys(str(f.fix) for f in hidden))
-    return (f"left alone: {len(hidden)} info finding{'s' if len(hidden) != 1 else ''} not shown "
-            f"({names}); {options.show_info_words} shows and fixes {'it' if len(hidden) == 1 else 'them'}")
+def _left_alone(hidden: list[Finding], held: list[Finding], options: FixOptions) -> str:
+    def names(found: list[Finding]) -> str:
+        return ", ".join(dict.fromkeys(str(f.fix) for f in found))
+
+    parts = []
+    if hidden:
+        parts.append(f"{len(hidden)} info finding{'s' if len(hidden) != 1 else ''} not shown ({names(hidden)}); "
+                     f"{options.show_info_words} shows and fixes {'it' if len(hidden) == 1 else 'them'}")
+    if held:
+        parts.append(f"{len(held)} finding{'s' if len(held) != 1 else ''} the baseline records ({names(held)}); "
+                     "--fix fixes what the run shows")
+    return "left alone: " + "; ".join(parts)
 
 
-def _recount_left_alone(res: FileReport, at: int, hidden: list[Finding], after: FileReport, options: FixOptions) -> None:
-    """The "left alone" note (res.notes[at]) names only the hidden infos the fixed model still holds: a fix of a
-    shown finding can clear a hidden one too (upgrade-opset clears the old-opset info with the Resize warning),
-    and the note said it was left while the count said both were fixed."""
+def _recount_left_alone(res: FileReport, at: int, hidden: list[Finding], held: list[Finding], after: FileReport,
+                        options: FixOptions) -> None:
+    """The "left alone" note (res.notes[at]) names only the findings left (hidden infos, baselined ones) that the
+    fixed model still holds: a fix of a shown finding can clear a hidden one too (upgrade-opset clears the
+    old-opset info with the Resize warning), and the note said it was left while the count said both were fixed."""
     remaining = {(f.code, f.node) for f in after.findings if not f.suppressed}
     still = [f for f in hidden if (f.code, f.node) in remaining]
-    if still:
-        res.notes[at] = _left_alone(still, options)
+    still_held = [f for f in held if (f.code, f.node) in remaining]
+    if still or still_held:
+        res.notes[at] = _left_alone(still, still_held, options)
     else:
         del res.notes[at]
 
