@@ -280,6 +280,11 @@ def _attempt_folding_alone(model: onnx.ModelProto, requests: list[Any], settings
         return done
 
 
+# the findings that say a model is not valid ONNX (onnx's checker, strict validation): a fixer failing on it is the
+# model's problem, not a defect to report
+MALFORMED = frozenset({"OLX001", "OLX007"})
+
+
 def _fixed(model: onnx.ModelProto, requests: list[Any], settings: Settings, path: Path, options: FixOptions,
            res: FileReport) -> _Attempt | None:
     """The checked rewrite; None, with a note saying why, when there is nothing to write."""
@@ -291,8 +296,13 @@ def _fixed(model: onnx.ModelProto, requests: list[Any], settings: Settings, path
         res.notes.append(f"fix not written: {exc}")
         return None
     except Exception as exc:  # a defect in a fixer: framed as such, never a library's bare words
-        res.notes.append(f"fix not written: internal error in a fixer ({type(exc).__name__}: {first_line(exc)}); "
-                         "please report it")
+        why = f"({type(exc).__name__}: {first_line(exc)})"
+        if any(f.code in MALFORMED for f in res.findings):  # not onnxlint's defect: the model is not valid ONNX
+            codes = "/".join(sorted({f.code for f in res.findings if f.code in MALFORMED}))
+            res.notes.append(f"fix not written: the model is not valid ONNX ({codes} says why), and a fixer failed on "
+                             f"it {why}")
+        else:
+            res.notes.append(f"fix not written: internal error in a fixer {why}; please report it")
         return None
     res.notes.extend(n for n in done.notes if n not in res.notes)
     if done.skipped:

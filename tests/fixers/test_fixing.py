@@ -65,6 +65,21 @@ def test_output_naming_the_models_own_data_file_is_refused(tmp_path, cli):
     assert (tmp_path / "src" / "m.data").read_bytes() == data_before
 
 
+def test_a_fixer_failing_on_an_invalid_model_is_not_called_onnxlints_defect(tmp_path, cli, examples_dir):
+    """An initializer of no data type made the tidy step fail in onnx-graphsurgeon, and the note said "internal
+    error in a fixer ...; please report it" for a model onnx's checker rejects (OLX001)."""
+    import onnx
+
+    m = onnx.load(examples_dir / "dropout_training.onnx")
+    m.graph.initializer.append(onnx.TensorProto(name="bad", data_type=0, dims=[1], raw_data=b"\0" * 4))
+    p = tmp_path / "m.onnx"
+    onnx.save(m, p)
+    before = p.read_bytes()
+    rc, out, err = cli(p, "--fix")
+    assert "OLX001" in out and "fix not written: the model is not valid ONNX (OLX001 says why), and a fixer failed" in out
+    assert "please report it" not in out and p.read_bytes() == before, out
+
+
 @pytest.mark.parametrize("name", ["results.sarif", "report.JSON", "page.html"])
 def test_fix_output_named_like_a_report_is_refused(tmp_path, cli, name):
     """A CI step writing a report (`--format sarif -o results.sarif`) that adds --fix wrote an ONNX model named
