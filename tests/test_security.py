@@ -144,6 +144,35 @@ def test_external_data_linked_into_git_annexs_object_store_is_read(tmp_path, cli
     assert (loading.safe_external_path(repo, "w.data") is None) == refused
 
 
+@pytest.mark.parametrize("data_in, refused", [("blobs", False), ("other", True)])
+def test_a_linked_models_data_in_its_real_folder_is_read_as_ort_reads_it(tmp_path, cli, data_in, refused):
+    """The Hugging Face cache links a snapshot's model.onnx and model.onnx.data to blobs named by their content,
+    in one blobs folder. ORT reads data in the model's folder or in the real folder of the file the model is
+    (its path validation; measured on 1.24.4): OLX003 said such a model's data "points outside the model's folder"
+    and that ORT fails at load, where ORT loads it. Data leading anywhere else stays refused, as ORT refuses it."""
+    root = tmp_path / "hub" / "models--acme--m"
+    (root / "blobs").mkdir(parents=True)
+    (root / "other").mkdir()
+    (root / "snapshots" / "rev").mkdir(parents=True)
+    (root / data_in / "b2").write_bytes(np.arange(16, dtype=np.float32).tobytes())
+    add = make_model([h.make_node("Add", ["x", "w"], ["y"], name="add")], [vi("x", T.FLOAT, [4, 4])],
+                     [vi("y", T.FLOAT, [4, 4])], [_external("w", "model.onnx.data")], opset=13)
+    _write(root / "blobs" / "b1", add)
+    model = root / "snapshots" / "rev" / "model.onnx"
+    os.symlink(os.path.join("..", "..", "blobs", "b1"), model)
+    os.symlink(os.path.join("..", "..", data_in, "b2"), root / "snapshots" / "rev" / "model.onnx.data")
+    rc, out, _ = cli(model, "--format", "json", "--select", "OLX003")
+    assert [f["code"] for f in _codes(out)] == (["OLX003"] if refused else []), out
+    assert (loading.external_data_problem(model) is not None) == refused
+    ort = pytest.importorskip("onnxruntime")
+    try:
+        ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
+        loads = True
+    except Exception:  # noqa: BLE001 - ORT's refusal, whatever its class
+        loads = False
+    assert loads != refused  # what the finding says is what ORT does
+
+
 def test_fix_internals_refuse_external_data_outside_the_folder(tmp_path):
     """Behind fix_file's own refusal: the copier and the numeric check's session check the location themselves."""
     from onnxlint.fixers import FixError, equivalence, write

@@ -58,7 +58,11 @@ def check_external_data(model: onnx.ModelProto, base_dir: str | os.PathLike) -> 
 
 
 
-def _resolve_location(base_real: str, base_dir, location: str) -> tuple[Path | None, str | None]:
+def _resolve_location(base_real: str, base_dir, location: str, linked_real: str | None = None
+                      ) -> tuple[Path | None, str | None]:
+    """linked_real: for a model that is a link, the real folder of the file it leads to, where ORT also reads data
+    (its path validation: the model's folder or the model's real folder). The Hugging Face cache links a
+    snapshot's model and data files to blobs named by their content: both lead to one blobs folder."""
     if not location:
         return None, "no location given"
     if "\0" in location:
@@ -68,16 +72,20 @@ def _resolve_location(base_real: str, base_dir, location: str) -> tuple[Path | N
         return None, f"location {location!r} {OUTSIDE}"
     try:
         real = os.path.realpath(os.path.join(base_dir, location))
-        inside = real != base_real and os.path.commonpath([base_real, real]) == base_real
+        root = next((r for r in (base_real, linked_real) if r is not None and _under(r, real)), None)
     except (OSError, ValueError) as exc:
         return None, f"location {location!r} cannot be resolved: {getattr(exc, 'strerror', None) or exc}"
-    if not inside:
+    if root is None:
         return None, f"location {location!r} {OUTSIDE} (through a symlink)"
-    if _in_git_folder(Path(os.path.relpath(real, base_real)).parts):
+    if _in_git_folder(Path(os.path.relpath(real, root)).parts):
         # a model at a repository's root could name `.git/config` (a CI checkout keeps its token there): ORT and
         # the numeric check would read it as weights, `--fix -o` copy it into the new data file
         return None, f"location {location!r} is in a .git folder (git's own files, never a model's data)"
     return Path(real), None
+
+
+def _under(root: str, real: str) -> bool:
+    return real != root and os.path.commonpath([root, real]) == root
 
 
 def _in_git_folder(parts: tuple[str, ...]) -> bool:
@@ -103,8 +111,10 @@ def _count(info: dict, key: str) -> tuple[int | None, str | None]:
     return int(value), None
 
 
-def external_tensors(model: onnx.ModelProto, base: Path, walked: list | None = None) -> list[ExternalTensor]:
-    """Where each external tensor's bytes should be, checked with stat() only (never opened).
+def external_tensors(model: onnx.ModelProto, base: Path, walked: list | None = None,
+                     linked_real: str | None = None) -> list[ExternalTensor]:
+    """Where each external tensor's bytes should be, checked with stat() only (never opened). linked_real: the
+    real folder of the model file when it is a link (_resolve_location), where ORT reads data too.
 
     Every tensor that can hold external data is looked at: initializers, sparse initializers and tensor
     attributes (Constant values), in every graph, subgraph and local function. walked: a list that gets the
@@ -145,7 +155,7 @@ def external_tensors(model: onnx.ModelProto, base: Path, walked: list | None = N
             ext.problem = bad_offset or bad_length
             ext.length = None
             continue
-        real, ext.problem = _resolve_location(base_real, base, loc)
+        real, ext.problem = _resolve_location(base_real, base, loc, linked_real)
         if ext.problem or real is None:
             ext.outside = OUTSIDE in (ext.problem or "")
             continue
