@@ -70,16 +70,11 @@ class FileReport:
     page: Any = field(default=None, repr=False, compare=False)
 
     def __str__(self) -> str:
-        """One line a finding, every piece escaped (names and messages come from the model and the rule files:
-        a script printing a report in CI must not start a workflow command or drive the terminal)."""
-        from onnxlint.formats.escape import text as esc
-
-        name = esc(self.filename)
         if self.error:
-            return f"{name}: error: {esc(self.error)}"
-        lines = [f"{name}:{esc(f.node)}: {esc(f.code)} [{f.severity}] {esc(f.message)}" if f.node else
-                 f"{name}: {esc(f.code)} [{f.severity}] {esc(f.message)}" for f in self.findings if not f.suppressed]
-        return "\n".join(lines) if lines else f"{name}: no findings"
+            return f"{self.filename}: error: {self.error}"
+        lines = [f"{self.filename}:{f.node}: {f.code} [{f.severity}] {f.message}" if f.node else
+                 f"{self.filename}: {f.code} [{f.severity}] {f.message}" for f in self.findings if not f.suppressed]
+        return "\n".join(lines) if lines else f"{self.filename}: no findings"
 
 
 FileResult = FileReport  # the name before 0.2

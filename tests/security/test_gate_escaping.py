@@ -304,14 +304,3 @@ def test_the_text_output_escapes_a_rule_code_and_name_whatever_let_them_through(
     assert "\n::error" not in out and "\x1b" not in out, out
     assert "ACME1\\n::error::forged" in out
 
-
-def test_a_file_reports_string_form_is_escaped():
-    """FileReport's str() (the API's one line a finding) printed a node name and a message raw: a script printing
-    the report in CI could start a workflow command from a model's text."""
-    from onnxlint.linting.report import FileReport, Finding
-
-    f = Finding(code="OLX100", name="n", severity="error", target="any", filename="m.onnx",
-                node="x\n::error file=README.md::pwned", op_type="Relu", message="Relu x\n::warning::also")
-    text = str(FileReport("m\u202e.onnx", [f]))
-    assert len(text.splitlines()) == 1 and not RAW.search(text), text
-    assert str(FileReport("m.onnx", error="bad\n::error::x")).count("\n") == 0
