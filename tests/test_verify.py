@@ -159,6 +159,25 @@ def test_cuda_requested_and_not_exercised_fails_with_why_and_claims_nothing(exam
     assert all("verified_provider" not in f for f in findings)  # no provider claimed that was not verified
 
 
+@pytest.mark.skipif("CUDAExecutionProvider" in ort.get_available_providers(), reason="machine has a CUDA EP")
+def test_verify_tries_no_other_model_once_the_cuda_ep_cannot_run_here(examples_dir, tmp_path, cli, monkeypatch):
+    """`onnxlint verify models/` without a CUDA EP started a session child for every model and printed the same
+    long "not verified" line for each: the environment's, found on the first model. The others say so, untried."""
+    from onnxlint.verify import command
+
+    for i in range(3):
+        (tmp_path / f"m{i}.onnx").write_bytes((examples_dir / "clean_conv.onnx").read_bytes())
+    tried = []
+    real = command.verify_file
+    monkeypatch.setattr(command, "verify_file", lambda path, *a, **k: tried.append(path) or real(path, *a, **k))
+    rc, out, _ = cli("verify", tmp_path, "--format", "json")
+    results = json.loads(out)
+    assert rc == 1 and len(tried) == 1 and [r["verified"] for r in results] == [False] * 3
+    first = str(tried[0])
+    assert "no CUDA EP" in next(r for r in results if r["filename"] == first)["cuda_unavailable"]
+    assert all(r["cuda_unavailable"] == f"not tried: as for {first}" for r in results if r["filename"] != first)
+
+
 def test_failed_run_still_compares_the_logged_placement(tmp_path, cli):
     import onnx
     from onnx import TensorProto as T

@@ -149,8 +149,15 @@ def verify_paths(paths: list[str], options: VerifyOptions) -> list[VerifyResult 
     providers = list(options.providers)
     files = loading.expand_paths(paths)
     check_shape_names(files, options.shape_map)
+    unavailable: VerifyResult | None = None  # the first result whose CUDA EP cannot run here: the environment's
     for path in files:  # verify_file never raises: one file's failure is its own result
+        if unavailable is not None and not options.fix:  # not tried again: a session child per model, said once
+            results.append(VerifyResult(str(path), unavailable.target, providers, options.optimization,
+                                        cuda_unavailable=f"not tried: as for {unavailable.filename}"))
+            continue
         result = verify_file(path, providers, options.shape_map, options.timeout, options.ort_version, options.optimization)
+        if result.cuda_unavailable and result.error is None:
+            unavailable = result
         if options.fix:  # also when the session failed: a training-mode BatchNorm or mismatched Equal is fixable
             try:
                 results.append(fix_and_verify(path, result, options))
