@@ -173,6 +173,22 @@ def test_a_linked_models_data_in_its_real_folder_is_read_as_ort_reads_it(tmp_pat
     assert loads != refused  # what the finding says is what ORT does
 
 
+@pytest.mark.parametrize("data, shape, said", [
+    (b"S" * 64, (4, 4), None), (b"S" * 32, (4, 4), "is 32 bytes, tensor needs bytes 0..64"),
+    (b"version https://git-lfs.github.com/spec/v1\noid sha256:" + b"ab" * 32 + b"\nsize 4096\n", (32, 32),
+     "is a Git LFS pointer to"),
+])
+def test_a_short_data_file_is_found_when_the_tensor_gives_no_length(tmp_path, cli, data, shape, said):
+    """A tensor with no `length` (onnx writes one; other writers may not) was compared with its data file by offset
+    only: a file too short for its dims (an LFS pointer included) passed, and ORT fails reading it."""
+    (tmp_path / "w.data").write_bytes(data)
+    model = _write(tmp_path / "m.onnx", _ext_model(_external("w", "w.data", length=None, shape=shape)))
+    rc, out, _ = cli(model, "--format", "json", "--select", "OLX003")
+    found = _codes(out)
+    assert [f["code"] for f in found] == (["OLX003"] if said else []), out
+    assert said is None or said in found[0]["message"], found
+
+
 def test_fix_internals_refuse_external_data_outside_the_folder(tmp_path):
     """Behind fix_file's own refusal: the copier and the numeric check's session check the location themselves."""
     from onnxlint.fixers import FixError, equivalence, write

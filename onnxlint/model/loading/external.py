@@ -177,7 +177,28 @@ def external_tensors(model: onnx.ModelProto, base: Path, walked: list | None = N
             ext.problem = f"external data file {loc!r} is {have} bytes, tensor needs bytes {ext.offset}..{ext.offset + length}"
         elif length is None and ext.offset > have:
             ext.problem = f"external data file {loc!r} is {have} bytes, tensor starts at byte {ext.offset}"
+        elif length is None and (need := _nbytes(tensor)) is not None and ext.offset + need > have:
+            # no length (onnx writes one; other writers may not): ORT reads the dims' worth of bytes from the offset
+            lfs = _lfs_pointer(real, have, pointers)
+            ext.problem = (f"external data file {loc!r} is {lfs}" if lfs else
+                           f"external data file {loc!r} is {have} bytes, tensor needs bytes {ext.offset}..{ext.offset + need}")
     return out
+
+
+# bytes an element of each fixed-size element type takes (TensorProto.DataType: FLOAT, UINT8, INT8, UINT16, INT16,
+# INT32, INT64, BOOL, FLOAT16, DOUBLE, UINT32, UINT64, COMPLEX64, COMPLEX128, BFLOAT16); packed and newer types are
+# left out (no size is claimed for them)
+_ITEM_BYTES = {1: 4, 2: 1, 3: 1, 4: 2, 5: 2, 6: 4, 7: 8, 9: 1, 10: 2, 11: 8, 12: 4, 13: 8, 14: 8, 15: 16, 16: 2}
+
+
+def _nbytes(tensor: onnx.TensorProto) -> int | None:
+    """The bytes a tensor's dims and element type take, when the type has a fixed size; None otherwise."""
+    size = _ITEM_BYTES.get(tensor.data_type)
+    if size is None or any(d < 0 for d in tensor.dims):
+        return None
+    for d in tensor.dims:
+        size *= d
+    return size
 
 
 def _lfs_pointer(real: Path, size: int, seen: dict[Path, str | None]) -> str | None:
