@@ -920,3 +920,19 @@ def test_an_external_data_location_that_is_not_utf8_is_a_finding_not_a_crash(tmp
     rc, out, err = cli(tmp_path / "m.onnx", "--no-cache", "--no-progress")
     assert rc == 1 and "internal error" not in err + out and "Traceback" not in err
     assert "OLX003" in out and "external data entry 'location' is not UTF-8 text" in out
+
+
+def test_report_output_onto_a_linked_models_external_data_is_refused(tmp_path, cli):
+    """A model that is a link has its data in the real folder of the file it leads to too (read there as ORT reads
+    it): -o naming that data file replaced the model's weights with the report."""
+    (tmp_path / "store").mkdir()
+    (tmp_path / "models").mkdir()
+    (tmp_path / "store" / "m.onnx.data").write_bytes(np.arange(16, dtype=np.float32).tobytes())
+    _write(tmp_path / "store" / "m.onnx", _ext_model(_external("w", "m.onnx.data")))
+    os.symlink(os.path.join("..", "store", "m.onnx"), tmp_path / "models" / "m.onnx")
+    os.symlink(os.path.join("..", "store", "m.onnx.data"), tmp_path / "models" / "m.onnx.data")
+    data = (tmp_path / "store" / "m.onnx.data").read_bytes()
+    for target in (tmp_path / "store" / "m.onnx.data", tmp_path / "models" / "m.onnx.data"):
+        rc, out, err = cli(tmp_path / "models" / "m.onnx", "-o", target)
+        assert rc == 2 and "is the external data file of" in err and "Traceback" not in err, out + err
+    assert (tmp_path / "store" / "m.onnx.data").read_bytes() == data

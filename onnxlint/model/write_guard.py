@@ -38,8 +38,10 @@ def check_target(dest: Path, inputs: Iterable[Path], option: str, replaced_by: s
     for model in inputs:
         if os.path.realpath(model) == real:
             raise UsageError(f"{option} {dest}: is the model {model}, being read; {replaced_by} would overwrite it")
-        # only in the model's folder or below can its external data be (loading.external)
-        if worktree.inside(real, os.path.realpath(Path(model).parent)) and real in _external_files(model):
+        # only in the model's folder or below can its external data be, or in the real folder of the file a linked
+        # model leads to (loading.external: where ORT reads it too)
+        folders = {os.path.realpath(Path(model).parent), os.path.dirname(os.path.realpath(model))}
+        if any(worktree.inside(real, f) for f in folders) and real in _external_files(model):
             raise UsageError(f"{option} {dest}: is the external data file of {model}; {replaced_by} would destroy its "
                              "weights")
 
