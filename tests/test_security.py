@@ -936,3 +936,22 @@ def test_report_output_onto_a_linked_models_external_data_is_refused(tmp_path, c
         rc, out, err = cli(tmp_path / "models" / "m.onnx", "-o", target)
         assert rc == 2 and "is the external data file of" in err and "Traceback" not in err, out + err
     assert (tmp_path / "store" / "m.onnx.data").read_bytes() == data
+
+
+def test_fix_of_a_linked_model_whose_data_is_in_its_real_folder_says_why_not_written(tmp_path, cli):
+    """The lint reads such data as ORT does (through the link); the numeric check runs a copy beside the link,
+    where ORT refuses it: the fix said neither model runs on ORT, whose session runs the original."""
+    root = tmp_path / "hub" / "models--acme--m"
+    (root / "blobs").mkdir(parents=True)
+    (root / "snapshots" / "rev").mkdir(parents=True)
+    (root / "blobs" / "b2").write_bytes(np.arange(16, dtype=np.float32).tobytes())
+    _write(root / "blobs" / "b1", _ext_model(_external("w", "model.onnx.data")))
+    model = root / "snapshots" / "rev" / "model.onnx"
+    os.symlink(os.path.join("..", "..", "blobs", "b1"), model)
+    os.symlink(os.path.join("..", "..", "blobs", "b2"), root / "snapshots" / "rev" / "model.onnx.data")
+    blob = (root / "blobs" / "b1").read_bytes()
+    for extra in (["-o", f"{tmp_path / 'out'}{os.sep}"], ["--diff"]):
+        rc, out, err = cli(model, "--fix", *extra, "--no-progress")
+        assert "is in the folder of the file model.onnx links to" in out + err, out + err
+        assert "neither the original" not in out + err and "Traceback" not in err
+    assert not (tmp_path / "out" / "model.onnx").exists() and (root / "blobs" / "b1").read_bytes() == blob

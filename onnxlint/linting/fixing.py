@@ -151,8 +151,9 @@ def _fix_file(path: Path, settings: Settings, res: FileReport, options: FixOptio
             res.notes.append(f"fix not written: {dest} leads to {out}; a link of the repository's is never written "
                              "through out of it: fix a copy with -o, or the file itself")
             return
-    if mf.missing_external:
-        res.notes.append("fix not written: external data is missing or short (see OLX003)")
+    unusable = _data_unusable(path, mf)
+    if unusable is not None:
+        res.notes.append(f"fix not written: {unusable}")
         return
     dest_real = os.path.realpath(dest)
     if any(os.path.realpath(t.path) == dest_real for t in mf.external):
@@ -187,6 +188,23 @@ def _fix_file(path: Path, settings: Settings, res: FileReport, options: FixOptio
         if others:  # the fixed model is a new file renamed over this name (never half-written): theirs is the old one
             res.notes.append(f"{dest} had {others} other hard link{'s' if others != 1 else ''} to it: "
                              f"{'they keep' if others != 1 else 'it keeps'} the model as it was")
+
+
+def _data_unusable(path: Path, mf: Any) -> str | None:
+    """Why the fix cannot use the model's external data: missing or short; or, the model being a link, lying in the
+    real folder of the file it leads to (ORT reads it there through the link only, and the numeric check runs a copy
+    of the model beside the link: its failure was worded "neither the original nor the fixed model runs")."""
+    from onnxlint.support import worktree
+
+    if mf.missing_external:
+        return "external data is missing or short (see OLX003)"
+    folder = os.path.realpath(path.parent)
+    beyond = next((t for t in mf.external if not worktree.inside(os.path.realpath(t.path), folder)), None)
+    if beyond is None:
+        return None
+    return (f"its external data {beyond.location!r} is in the folder of the file {path.name} links to, which ORT "
+            "reads through that link only; the numeric check runs a copy of the model beside the link (fix a copy of "
+            "the model and its data in one folder)")
 
 
 def _left_alone(hidden: list[Finding], held: list[Finding], options: FixOptions) -> str:
