@@ -475,6 +475,9 @@ def verify(before: onnx.ModelProto, after: onnx.ModelProto, safe: bool, applied:
 CRASH_ENV = "ONNXLINT_TEST_CRASH_CHECK"  # test hook: see equivalence_child
 TIMEOUT_ENV, MEMORY_ENV = "ONNXLINT_CHECK_TIMEOUT", "ONNXLINT_CHECK_MEMORY_MB"
 DEFAULT_TIMEOUT = 600.0  # seconds for both models, every size tried
+# as verify --timeout's bound: 1e308 failed each check ("timestamp out of range for platform time_t")
+MAX_TIMEOUT = 7 * 86400
+MAX_MEMORY_MB = 1 << 30  # a petabyte: past 2**43 MB the bytes overflow setrlimit and each check's child failed
 MIN_MEMORY = 8 << 30  # address space; at least this, or 8x the two models' serialized size
 
 
@@ -489,12 +492,15 @@ def check_limits() -> tuple[float, int | None]:
         timeout = float(raw_timeout) if raw_timeout else DEFAULT_TIMEOUT
     except ValueError:
         timeout = float("nan")
-    if not 0 < timeout < float("inf"):
-        raise UsageError(f"{TIMEOUT_ENV}={raw_timeout}: not a number of seconds above 0")
+    if not 0 < timeout <= MAX_TIMEOUT:
+        raise UsageError(f"{TIMEOUT_ENV}={raw_timeout}: not a number of seconds above 0 and at most {MAX_TIMEOUT} "
+                         "(a week)")
     if not raw_memory:
         return timeout, None
-    if not raw_memory.strip().isdigit() or int(raw_memory) <= 0:
-        raise UsageError(f"{MEMORY_ENV}={raw_memory}: not a whole number of megabytes above 0")
+    # ASCII digits only ("²" is a digit to str.isdigit, not to int()), and a byte count setrlimit takes
+    if not raw_memory.strip().isascii() or not raw_memory.strip().isdigit() or not 0 < int(raw_memory) <= MAX_MEMORY_MB:
+        raise UsageError(f"{MEMORY_ENV}={raw_memory}: not a whole number of megabytes above 0 and at most "
+                         f"{MAX_MEMORY_MB}")
     return timeout, int(raw_memory) << 20
 
 

@@ -532,11 +532,15 @@ def test_a_model_whose_weights_are_its_own_file_is_its_own_note_and_the_run_goes
 
 @pytest.mark.parametrize("env,value", [("ONNXLINT_CHECK_TIMEOUT", "abc"), ("ONNXLINT_CHECK_TIMEOUT", "-1"),
                                        ("ONNXLINT_CHECK_TIMEOUT", "inf"), ("ONNXLINT_CHECK_MEMORY_MB", "-5"),
-                                       ("ONNXLINT_CHECK_MEMORY_MB", "2G")])
+                                       ("ONNXLINT_CHECK_MEMORY_MB", "2G"),
+                                       ("ONNXLINT_CHECK_TIMEOUT", "1e308"), ("ONNXLINT_CHECK_MEMORY_MB", "\u00b2"),
+                                       ("ONNXLINT_CHECK_MEMORY_MB", "99999999999999999999")])
 def test_a_malformed_check_limit_is_one_line_for_the_run(tmp_path, examples_dir, cli, monkeypatch, env, value):
     """The numeric check's limits from the environment: `abc` failed every model's check in Python's words
     ("could not convert string to float"), `inf` in the clock's, and a negative memory limit was refused by
-    setrlimit unseen, the check then unbounded. One line, exit 2, nothing written."""
+    setrlimit unseen, the check then unbounded; `1e308` failed each check in the clock's words, `²` (a digit to
+    str.isdigit) was an internal error and a memory past setrlimit's range failed each check's child. One line, exit
+    2, nothing written."""
     p = _copy(examples_dir, tmp_path, "dropout_training.onnx")
     before = p.read_bytes()
     monkeypatch.setenv(env, value)
