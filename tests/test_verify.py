@@ -84,6 +84,26 @@ def test_verify_fix_o_never_verifies_a_file_it_did_not_write(examples_dir, tmp_p
     assert out.read_bytes() == stale and rc == 0
 
 
+def test_verify_fix_o_takes_no_note_of_the_models_for_a_written_fix(examples_dir, tmp_path, cli):
+    """Whether the fix was written was read from the notes' text ("; wrote "), which quotes ORT's refusal and so
+    the model's node names: a node named "eq; wrote it" made a fix not written pass for one, and the file an
+    earlier run left at out.onnx was verified as the model after the fix (exit 0 for a model ORT refuses)."""
+    nodes = [h.make_node("Dropout", ["x"], ["d"], name="drop", is_test=0),  # fixable (OLX010)
+             h.make_node("Equal", ["d", "x"], ["y"], name="eq; wrote it")]  # Equal-1 takes no float: ORT refuses
+    m = h.make_model(h.make_graph(nodes, "g", [h.make_tensor_value_info("x", T.FLOAT, [4])],
+                                  [h.make_tensor_value_info("y", T.BOOL, [4])]),
+                     opset_imports=[h.make_opsetid("", 6)])
+    m.ir_version = 3
+    p = tmp_path / "m.onnx"
+    p.write_bytes(m.SerializeToString())
+    out = tmp_path / "out.onnx"
+    out.write_bytes((examples_dir / "clean_conv.onnx").read_bytes())  # an earlier run's, another model
+    rc, text, _ = cli("verify", p, "--providers", "CPUExecutionProvider", "--fix", "-o", out, "--format", "json")
+    r = json.loads(text)[0]
+    assert any(n.startswith("fix not written") for n in r["fix"]) and r["after"] == r["before"], r
+    assert rc == 1
+
+
 def test_lint_verify_marks_findings_with_the_provider_they_ran_on(examples_dir, tmp_path, lint_json, cli):
     p = tmp_path / "d.onnx"
     p.write_bytes((examples_dir / "dropout_training.onnx").read_bytes())

@@ -64,20 +64,22 @@ def settings_for(path: Path, target: str, ort_version: str | None) -> Settings:
     return Settings.from_config(config_mod.find_for(path.parent), targets=[target], ort_version=ort_version)
 
 
-def fix_in_place(path: Path, target: str, ort_version: str | None, output: Path | None = None) -> list[str]:
+def fix_in_place(path: Path, target: str, ort_version: str | None, output: Path | None = None
+                 ) -> tuple[list[str], bool]:
     """The lint --fix path (safe fixes only, numerically checked, atomic), for `verify --fix`; into output
-    when given."""
+    when given. Its notes, and whether it wrote the model (never read from the notes' text, which quotes the
+    model's: a node named "; wrote x" in ORT's refusal passed for a written fix)."""
     from onnxlint.linting.fixing import FixOptions, fix_file
     from onnxlint.linting.linter import lint_file
 
     settings = settings_for(path, target, ort_version)
     res = lint_file(path, settings, want_placement=False, digest=True)
     if res.error:
-        return [f"fix not attempted: {res.error}"]
+        return [f"fix not attempted: {res.error}"], False
     fix_file(path, settings, res, FixOptions(output=output))
     if res.write_refused:
-        return [*res.notes, f"fix not written: {res.write_refused}"]
-    return res.notes or ["nothing to fix"]
+        return [*res.notes, f"fix not written: {res.write_refused}"], False
+    return res.notes or ["nothing to fix"], res.written is not None
 
 
 def _verified(result: VerifyResult) -> bool:
@@ -103,9 +105,9 @@ def fix_and_verify(path: Path, before: VerifyResult, options: VerifyOptions) -> 
 
     if options.output is not None:
         dest = options.output / path.name if options.output.is_dir() else options.output
-        notes = fix_in_place(path, before.target, options.ort_version, dest)
+        notes, written = fix_in_place(path, before.target, options.ort_version, dest)
         # only what this run wrote: a file left at dest by an earlier run is no "after fix"
-        if any("; wrote " in n for n in notes) and dest.exists():
+        if written and dest.exists():
             after = verify(dest)
             if not _verified(after):
                 notes.append(f"written to {dest} without a verified session: {after.summary_line()}")
@@ -115,8 +117,7 @@ def fix_and_verify(path: Path, before: VerifyResult, options: VerifyOptions) -> 
     os.close(fd)
     tmp = Path(tmp_name)
     try:
-        notes = fix_in_place(path, before.target, options.ort_version, tmp)
-        written = [n for n in notes if "; wrote " in n]
+        notes, written = fix_in_place(path, before.target, options.ort_version, tmp)
         if not written:  # nothing to fix, or the fix was not written: the model stands as verified before
             return FixedVerifyResult(str(path), before, notes, before)
         after = verify(tmp)
@@ -127,7 +128,7 @@ def fix_and_verify(path: Path, before: VerifyResult, options: VerifyOptions) -> 
             return FixedVerifyResult(str(path), before, [
                 f"fix not written: no session could verify the fixed model ({why}); "
                 "`onnxlint verify --fix -o FIXED.onnx` writes it without that"], before)
-        notes = fix_in_place(path, before.target, options.ort_version)
+        notes, _ = fix_in_place(path, before.target, options.ort_version)
         return FixedVerifyResult(str(path), before, notes, after)
     finally:
         with contextlib.suppress(OSError):
