@@ -682,3 +682,21 @@ def test_a_selected_node_is_centred_above_the_legend_on_a_laptops_screen(chromiu
         assert box[3] < legend[1]
         assert abs((box[1] + box[3]) / 2 - (wrap[1] + legend[1] - 8) / 2) < 2, (box, legend, wrap)
         assert b.errors() == []
+
+
+def test_bytes_are_shown_in_the_largest_unit_their_rounded_figure_reaches(chromium, tmp_path, save, cli):
+    """999,999 bytes copied showed as "1000.0 kB" (the page) where the text's summary says "1.00 MB"."""
+    n = 111_111  # an int64 copy to the host and a bool copy back: 9 bytes an element
+    nodes = [h.make_node("Relu", ["x"], ["r"], name="relu"), h.make_node("Cast", ["r"], ["c"], name="cast", to=T.INT64),
+             h.make_node("Equal", ["c", "zero"], ["e"], name="eq"), h.make_node("Where", ["e", "r", "x"], ["y"], name="where")]
+    model = save(make_model(nodes, [vi("x", T.FLOAT, [n])], [vi("y", T.FLOAT, [n])],
+                            [nh.from_array(np.array(0, np.int64), "zero")], opset=19))
+    page = tmp_path / "r.html"
+    assert cli("placement", model, "--format", "html", "--ort-version", "1.24.4", "-o", page)[0] == 0
+    doc = placement_json(cli, model, "--ort-version", "1.24.4")
+    assert doc["summary"]["bytes_copied"] == 9 * n and "~1.00 MB copied per run" in doc["summary"]["line"]
+    b = opened(chromium, page)
+    shown = b.evaluate("document.getElementById('counts').textContent")
+    assert "~1.00 MB" in shown and "kB" not in shown, shown
+    clean(b)
+

@@ -146,14 +146,14 @@ class Placement(StatusIndex):
 
 
 def _size(n: int) -> str:
-    """Bytes as the HTML page shows them (fmtBytes): "~0.00 MB copied" read as nothing for a copy of 8 bytes."""
-    if n >= 1e9:
-        return f"{n / 1e9:.2f} GB"
-    if n >= 1e6:
-        return f"{n / 1e6:.2f} MB"
-    if n >= 1e3:
-        return f"{n / 1e3:.1f} kB"
-    return f"{n} B"
+    """Bytes as the HTML page shows them (fmtBytes): "~0.00 MB copied" read as nothing for a copy of 8 bytes. The
+    unit is the largest the rounded figure reaches (999,950 bytes are "1.00 MB", not "1000.0 kB")."""
+    if n < 1000:
+        return f"{n} B"
+    for unit, scale, digits in (("GB", 1e9, 2), ("MB", 1e6, 2)):
+        if round(n / scale, digits) >= 1:
+            return f"{n / scale:.{digits}f} {unit}"
+    return f"{n / 1e3:.1f} kB"
 
 
 def _count(n: int, one: str, many: str | None = None) -> str:

@@ -35,9 +35,11 @@
   function fmtInt(n) { return Number(n).toLocaleString("en-US"); }
   function fmtBytes(b) {
     if (b === null || b === undefined) return "? bytes";
-    if (b >= 1e6) return (b / 1e6).toFixed(2) + " MB";
-    if (b >= 1e3) return (b / 1e3).toFixed(1) + " kB";
-    return b + " B";
+    if (b < 1e3) return b + " B";
+    // the largest unit the rounded figure reaches: 999,950 bytes are "1.00 MB", not "1000.0 kB"
+    if (+(b / 1e9).toFixed(2) >= 1) return (b / 1e9).toFixed(2) + " GB";
+    if (+(b / 1e6).toFixed(2) >= 1) return (b / 1e6).toFixed(2) + " MB";
+    return (b / 1e3).toFixed(1) + " kB";
   }
   // a node's or scope's copies, "⇅ 2 · 576 B": "0 B+?" read as nothing copied where every size was unknown
   function copyChip(n, bytes, unknown) {
