@@ -189,6 +189,20 @@ def test_a_short_data_file_is_found_when_the_tensor_gives_no_length(tmp_path, cl
     assert said is None or said in found[0]["message"], found
 
 
+def test_a_linked_models_real_folder_in_git_lends_it_no_git_file(tmp_path, cli):
+    """A model that is a link to a file in .git (sub/m.onnx -> ../.git/x.onnx) has .git as its real folder: data
+    there (.git/config, where a CI checkout keeps its token) was checked for .git below that folder only, and read."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "sub").mkdir()
+    (repo / ".git" / "config").write_bytes(b"S" * 64)
+    _write(repo / ".git" / "x.onnx", _ext_model(_external("w", "cfg")))
+    os.symlink(os.path.join("..", ".git", "x.onnx"), repo / "sub" / "m.onnx")
+    os.symlink(os.path.join("..", ".git", "config"), repo / "sub" / "cfg")
+    rc, out, _ = cli(repo / "sub" / "m.onnx", "--format", "json", "--select", "OLX003")
+    assert [f["code"] for f in _codes(out)] == ["OLX003"] and "in a .git folder" in _codes(out)[0]["message"], out
+
+
 def test_fix_internals_refuse_external_data_outside_the_folder(tmp_path):
     """Behind fix_file's own refusal: the copier and the numeric check's session check the location themselves."""
     from onnxlint.fixers import FixError, equivalence, write

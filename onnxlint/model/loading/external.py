@@ -77,7 +77,8 @@ def _resolve_location(base_real: str, base_dir, location: str, linked_real: str 
         return None, f"location {location!r} cannot be resolved: {getattr(exc, 'strerror', None) or exc}"
     if root is None:
         return None, f"location {location!r} {OUTSIDE} (through a symlink)"
-    if _in_git_folder(Path(os.path.relpath(real, root)).parts):
+    # below the model's folder; for data in a linked model's real folder, the whole path (that folder may be in .git)
+    if _in_git_folder(Path(os.path.relpath(real, root) if root == base_real else real).parts):
         # a model at a repository's root could name `.git/config` (a CI checkout keeps its token there): ORT and
         # the numeric check would read it as weights, `--fix -o` copy it into the new data file
         return None, f"location {location!r} is in a .git folder (git's own files, never a model's data)"
