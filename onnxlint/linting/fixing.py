@@ -372,7 +372,8 @@ def _leads_out(dest: Path) -> str | None:
     real, real_root = os.path.realpath(named), os.path.realpath(root)
     if not worktree.inside(real, real_root):
         return f"{real}, outside {where} ({root})"
-    if worktree.inside(real, os.path.join(real_root, ".git")):
+    # any case: on a file system that ignores it (macOS's), `.GIT/` is the .git folder
+    if os.path.relpath(real, real_root).split(os.sep, 1)[0].lower() == ".git":
         return f"{real}, inside the repository's .git folder"
     return None
 
