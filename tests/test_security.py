@@ -170,7 +170,10 @@ def test_a_linked_models_data_in_its_real_folder_is_read_as_ort_reads_it(tmp_pat
         loads = True
     except Exception:  # noqa: BLE001 - ORT's refusal, whatever its class
         loads = False
-    assert loads != refused  # what the finding says is what ORT does
+    # what the finding says is what ORT does: it validates the path from 1.24 (1.23.2, the floor, reads any)
+    from packaging.version import Version
+
+    assert loads != refused if Version(ort.__version__) >= Version("1.24") else loads
 
 
 @pytest.mark.parametrize("data, shape, said", [
