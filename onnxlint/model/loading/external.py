@@ -1,6 +1,7 @@
 """External-data safety: where a tensor's external bytes are, checked with stat() only, never opened, and
-never outside the model's folder (a data file too short for its tensors, of a Git LFS pointer's size, is read to
-say it is one)."""
+never outside the model's folder (or, for a model that is a link, the real folder of the file it leads to, as
+ORT's path check has it); a data file too short for its tensors, of a Git LFS pointer's size, is read to say it
+is one."""
 
 from __future__ import annotations
 
