@@ -173,14 +173,10 @@ def external_tensors(model: onnx.ModelProto, base: Path, walked: list | None = N
         have = sizes[real]
         if isinstance(have, str):
             ext.problem = f"external data file {loc!r} {have}"
-        elif length is not None and ext.offset + length > have and (lfs := _lfs_pointer(real, have, pointers)):
-            ext.problem = f"external data file {loc!r} is {lfs}"
-        elif length is not None and ext.offset + length > have:
-            ext.problem = f"external data file {loc!r} is {have} bytes, tensor needs bytes {ext.offset}..{ext.offset + length}"
         elif length is None and ext.offset > have:
             ext.problem = f"external data file {loc!r} is {have} bytes, tensor starts at byte {ext.offset}"
-        elif length is None and (need := _nbytes(tensor)) is not None and ext.offset + need > have:
-            # no length (onnx writes one; other writers may not): ORT reads the dims' worth of bytes from the offset
+        # with no length (onnx writes one; other writers may not) ORT reads the dims' worth of bytes from the offset
+        elif (need := length if length is not None else _nbytes(tensor)) is not None and ext.offset + need > have:
             lfs = _lfs_pointer(real, have, pointers)
             ext.problem = (f"external data file {loc!r} is {lfs}" if lfs else
                            f"external data file {loc!r} is {have} bytes, tensor needs bytes {ext.offset}..{ext.offset + need}")
