@@ -359,14 +359,14 @@ def _fix(request: LintRequest, files: list[Path], settings_for: _SettingsByFolde
          prints: set[str] | None) -> None:
     """Lint and fix each model in turn, its report appended as it is done. A finding the baseline records is not
     shown, so not fixed (--fix fixes what the run shows)."""
-    from onnxlint.linting import fixing
+    from onnxlint.linting import baseline, fixing
     from onnxlint.verify.command import check_shape_names, parse_shapes
 
     fix_shapes = {name: list(dims) for name, dims in parse_shapes(request.shapes)}
     check_shape_names(files, fix_shapes)
     fix_options = fixing.FixOptions(unsafe=request.unsafe_fixes, diff=request.diff, output=request.output,
                                     shapes=fix_shapes, show_info=request.show_info,
-                                    baselined=_baselined(request.baseline, prints) if request.baseline and prints else None)
+                                    baselined=baseline.records(prints, request.baseline) if request.baseline and prints else None)
     for i, f in enumerate(files, 1):
         s = settings_for(f)
         res = linter.lint_file(f, s, digest=True)  # what was linted: the fix must find the same version
@@ -404,14 +404,6 @@ def _complete(report: Report, request: LintRequest, settings: Settings, first: S
             if id(s) not in by_settings:
                 by_settings[id(s)] = _tables_by_target(s)
             report.checked[res.filename] = by_settings[id(s)]
-
-
-def _baselined(path: Path, prints: set[str]) -> Callable[[Any], bool]:
-    """Whether a finding is one the baseline records (baseline.apply's test, for --fix before the report is done)."""
-    from onnxlint.linting import baseline
-
-    rels: dict[str, str] = {}
-    return lambda f: baseline.fingerprint(f, path.parent, rels) in prints
 
 
 def _recorded(path: Path) -> set[str]:
@@ -578,9 +570,9 @@ def _check_output(output: Path | None, inputs: list[Path], fix: bool, make: bool
     if output.is_dir() and not fix:
         raise UsageError(f"-o {output}: is a folder; give a file for the report")
     if fix:
-        from onnxlint.linting.fixing import check_output, destination
+        from onnxlint.linting.fixing import check_output, destination, is_folder
 
-        if output.suffix.lower() in REPORT_SUFFIXES and not isinstance(output, paths.FolderPath) and not output.is_dir():
+        if output.suffix.lower() in REPORT_SUFFIXES and not is_folder(output):
             # a CI step writing a report (`--format sarif -o results.sarif`) that adds --fix wrote a model there
             raise UsageError(f"-o {output}: with --fix, -o is where the fixed model is written, not the report (it goes "
                              f"to standard output: redirect it, > {output.name})")

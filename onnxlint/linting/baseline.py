@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 from pathlib import Path
+from typing import Callable
 
 from onnxlint.linting.report import Finding, Report
 from onnxlint.model import write_guard
@@ -85,12 +86,19 @@ def write(path: Path, report: Report) -> int:
     return len(prints)
 
 
+def records(recorded: set[str], path: Path) -> Callable[[Finding], bool]:
+    """Whether the baseline at path, holding the fingerprints recorded, records a finding: what apply suppresses and
+    --fix leaves alone before the report is done."""
+    rels: dict[str, str] = {}
+    return lambda f: f.code not in NEVER_RECORDED and fingerprint(f, path.parent, rels) in recorded
+
+
 def apply(report: Report, path: Path, recorded: set[str]) -> int:
     """Mark recorded findings suppressed (never one --fix cleared: it is counted fixed); returns how many were."""
     n = 0
-    rels: dict[str, str] = {}
+    held = records(recorded, path)
     for f in report.findings:
-        if not f.suppressed and not f.fixed and f.code not in NEVER_RECORDED and fingerprint(f, path.parent, rels) in recorded:
+        if not f.suppressed and not f.fixed and held(f):
             f.suppressed = "baseline"
             n += 1
     return n

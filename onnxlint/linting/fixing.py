@@ -44,7 +44,7 @@ def check_output(paths: Sequence[Path], output: Path | None) -> None:
     The CLI calls this once before fixing: `fixing.check_output(files, args.output)`."""
     if output is None or len(paths) <= 1:
         return
-    if not _is_folder(output):
+    if not is_folder(output):
         raise UsageError(f"-o {output}: with {len(paths)} models to fix, -o must be a folder, an existing one or "
                          f"{output}{os.sep} to make it (each fixed model is written into it under its own name)")
     seen: dict[str, Path] = {}
@@ -57,10 +57,10 @@ def check_output(paths: Sequence[Path], output: Path | None) -> None:
 def destination(path: Path, output: Path | None) -> Path:
     if output is None:
         return path
-    return Path(output) / path.name if _is_folder(output) else Path(output)
+    return Path(output) / path.name if is_folder(output) else Path(output)
 
 
-def _is_folder(output: Path) -> bool:
+def is_folder(output: Path) -> bool:
     """-o names a folder: one that exists, or `DIR/` (--diff does not make it)."""
     from onnxlint.model.paths import FolderPath
 
