@@ -171,22 +171,7 @@ def _mode_for(dest: Path) -> int:
     try:
         return stat.S_IMODE(os.stat(dest).st_mode)
     except OSError:
-        return 0o666 & ~_umask()
-
-
-def _umask() -> int:
-    """The process umask, read without changing it where the system says it (Linux /proc): setting it to learn
-    it would race with other threads of a host that calls onnxlint.fix."""
-    try:
-        with open("/proc/self/status", encoding="ascii", errors="replace") as fh:
-            for line in fh:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    umask = os.umask(0)
-    os.umask(umask)
-    return umask
+        return 0o666 & ~write_guard.umask()
 
 
 def atomic_write(model: onnx.ModelProto, dest: Path, _fail_after_write: bool = False,

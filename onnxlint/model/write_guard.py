@@ -93,10 +93,19 @@ def _mode_for(dest: Path) -> int:
     except OSError:
         st = None
     # its permission bits, never a set-id bit (a report or baseline is no program)
-    return stat.S_IMODE(st.st_mode) & 0o777 if st is not None and stat.S_ISREG(st.st_mode) else 0o666 & ~_umask()
+    return stat.S_IMODE(st.st_mode) & 0o777 if st is not None and stat.S_ISREG(st.st_mode) else 0o666 & ~umask()
 
 
-def _umask() -> int:
+def umask() -> int:
+    """The process umask, read without changing it where the system says it (Linux /proc): setting it to learn
+    it would race with other threads of a host that calls onnxlint.fix."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
     mask = os.umask(0)
     os.umask(mask)
     return mask

@@ -110,11 +110,11 @@ def test_a_new_fixed_file_gets_the_umask_mode(tmp_path, examples_dir, cli):
     import os
     import stat
 
-    from onnxlint.fixers import write
+    from onnxlint.model import write_guard
 
     old = os.umask(0o027)
     try:
-        assert write._umask() == 0o027
+        assert write_guard.umask() == 0o027
         src = tmp_path / "d.onnx"
         src.write_bytes((examples_dir / "dropout_training.onnx").read_bytes())
         rc, out, _ = cli(src, "--fix", "-o", tmp_path / "new.onnx")
