@@ -69,6 +69,31 @@ def test_verify_fix_shows_before_and_after(examples_dir, tmp_path, cli):
     assert rc == 0
 
 
+def test_verify_fix_writes_only_the_version_whose_fix_a_session_ran(examples_dir, tmp_path, monkeypatch, cli):
+    """verify --fix runs the fixed copy, then fixes the model in place with a second read: a model edited
+    between the two (here while the session ran the copy) was written fixed, its fix never verified."""
+    from onnxlint.verify import command
+
+    p = tmp_path / "eq.onnx"
+    p.write_bytes((examples_dir / "equal_mismatch.onnx").read_bytes())
+    edited = (examples_dir / "dropout_training.onnx").read_bytes()  # another fixable model (OLX010)
+    real = command.verify_file
+
+    def verify_file(path, *args, **kwargs):
+        got = real(path, *args, **kwargs)
+        if Path(path).name.startswith(".onnxlint-verify-"):  # the session on the fixed copy: the user saves meanwhile
+            p.write_bytes(edited)
+        return got
+
+    monkeypatch.setattr(command, "verify_file", verify_file)
+    rc, out, _ = cli("verify", p, "--providers", "CPUExecutionProvider", "--fix", "--format", "json")
+    r = json.loads(out)[0]
+    assert p.read_bytes() == edited, "a version no session ran was written fixed"
+    assert any("changed since its fix was verified" in n for n in r["fix"]), r["fix"]
+    assert r["after"] == r["before"]  # nothing written: no "after fix" of a copy the model no longer is
+    assert not list(tmp_path.glob(".onnxlint-*"))
+
+
 def test_verify_fix_o_never_verifies_a_file_it_did_not_write(examples_dir, tmp_path, cli):
     """`verify --fix -o out.onnx` with nothing to fix ran the session on whatever an earlier run had left at
     out.onnx and reported it as the model after the fix ("CPU nodes 2 -> 1"), with "written to out.onnx" when

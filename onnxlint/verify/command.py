@@ -64,22 +64,28 @@ def settings_for(path: Path, target: str, ort_version: str | None) -> Settings:
     return Settings.from_config(config_mod.find_for(path.parent), targets=[target], ort_version=ort_version)
 
 
-def fix_in_place(path: Path, target: str, ort_version: str | None, output: Path | None = None
-                 ) -> tuple[list[str], bool]:
+def fix_in_place(path: Path, target: str, ort_version: str | None, output: Path | None = None,
+                 verified: str | None = None) -> tuple[list[str], bool, str | None]:
     """The lint --fix path (safe fixes only, numerically checked, atomic), for `verify --fix`; into output
-    when given. Its notes, and whether it wrote the model (never read from the notes' text, which quotes the
-    model's: a node named "; wrote x" in ORT's refusal passed for a written fix)."""
+    when given. Its notes, whether it wrote the model (never read from the notes' text, which quotes the
+    model's: a node named "; wrote x" in ORT's refusal passed for a written fix) and the digest of the version
+    it read. verified: the digest of the version whose fix a session ran; another version is not written (the
+    write's compare-and-swap is against this call's read, so a model edited after the verified fix was read
+    was written fixed but never verified)."""
     from onnxlint.linting.fixing import FixOptions, fix_file
     from onnxlint.linting.linter import lint_file
 
     settings = settings_for(path, target, ort_version)
     res = lint_file(path, settings, want_placement=False, digest=True)
     if res.error:
-        return [f"fix not attempted: {res.error}"], False
+        return [f"fix not attempted: {res.error}"], False, None
+    if verified is not None and res.digest != verified:
+        return ["fix not written: the model changed since its fix was verified; run `onnxlint verify --fix` again "
+                "on the new version"], False, res.digest
     fix_file(path, settings, res, FixOptions(output=output))
     if res.write_refused:
-        return [*res.notes, f"fix not written: {res.write_refused}"], False
-    return res.notes or ["nothing to fix"], res.written is not None
+        return [*res.notes, f"fix not written: {res.write_refused}"], False, res.digest
+    return res.notes or ["nothing to fix"], res.written is not None, res.digest
 
 
 def _verified(result: VerifyResult) -> bool:
@@ -90,8 +96,8 @@ def _verified(result: VerifyResult) -> bool:
 def fix_and_verify(path: Path, before: VerifyResult, options: VerifyOptions) -> FixedVerifyResult:
     """`verify --fix` writes only what it could verify: the fix goes to a temporary copy beside the model (where
     its external data resolves), a session runs that copy on the providers asked for, and only then is the model
-    fixed in place (the --fix path again: checked, atomic). A fixed model no session could run (no GPU, a refused
-    session) is not written; `-o FILE` writes it there whatever the session says."""
+    fixed in place (the --fix path again: checked, atomic), if it is still the version whose fix ran. A fixed
+    model no session could run (no GPU, a refused session) is not written; `-o FILE` writes it there whatever the session says."""
     import contextlib
     import os
     import tempfile
@@ -105,7 +111,7 @@ def fix_and_verify(path: Path, before: VerifyResult, options: VerifyOptions) -> 
 
     if options.output is not None:
         dest = options.output / path.name if options.output.is_dir() else options.output
-        notes, written = fix_in_place(path, before.target, options.ort_version, dest)
+        notes, written, _ = fix_in_place(path, before.target, options.ort_version, dest)
         # only what this run wrote: a file left at dest by an earlier run is no "after fix"
         if written and dest.exists():
             after = verify(dest)
@@ -117,7 +123,7 @@ def fix_and_verify(path: Path, before: VerifyResult, options: VerifyOptions) -> 
     os.close(fd)
     tmp = Path(tmp_name)
     try:
-        notes, written = fix_in_place(path, before.target, options.ort_version, tmp)
+        notes, written, read = fix_in_place(path, before.target, options.ort_version, tmp)
         if not written:  # nothing to fix, or the fix was not written: the model stands as verified before
             return FixedVerifyResult(str(path), before, notes, before)
         after = verify(tmp)
@@ -128,8 +134,8 @@ def fix_and_verify(path: Path, before: VerifyResult, options: VerifyOptions) -> 
             return FixedVerifyResult(str(path), before, [
                 f"fix not written: no session could verify the fixed model ({why}); "
                 "`onnxlint verify --fix -o FIXED.onnx` writes it without that"], before)
-        notes, _ = fix_in_place(path, before.target, options.ort_version)
-        return FixedVerifyResult(str(path), before, notes, after)
+        notes, written, _ = fix_in_place(path, before.target, options.ort_version, verified=read)
+        return FixedVerifyResult(str(path), before, notes, after if written else before)
     finally:
         with contextlib.suppress(OSError):
             tmp.unlink()
