@@ -146,10 +146,9 @@ def _fix_file(path: Path, settings: Settings, res: FileReport, options: FixOptio
         return
     dest = destination(path, options.output)
     if not options.diff:
-        out = _leads_out(dest)
-        if out is not None:
-            res.notes.append(f"fix not written: {dest} leads to {out}; a link of the repository's is never written "
-                             "through out of it: fix a copy with -o, or the file itself")
+        through = _written_through(dest)
+        if through is not None:
+            res.notes.append(f"fix not written: {through}")
             return
     unusable = _data_unusable(path, mf)
     if unusable is not None:
@@ -348,6 +347,36 @@ def _relint(fixed: onnx.ModelProto, settings: Settings, res: FileReport) -> File
 def _clears_a_finding(res: FileReport, after: FileReport) -> bool:
     remaining = {(f.code, f.node) for f in after.findings if not f.suppressed}
     return any((f.code, f.node) not in remaining for f in res.findings if not f.suppressed)
+
+
+def _written_through(dest: Path) -> str | None:
+    """Why the fix is not written through a link on dest's path: it leads into a content-addressed store or out of
+    the repository (_leads_out); None when it may be."""
+    real = os.path.realpath(dest)
+    store = _content_store(real) if real != os.path.abspath(dest) else None
+    if store is not None:
+        return (f"{dest} leads to {real}, {store}: the file is named by its content and shared by every link to it, "
+                "so a fix is never written through into it: fix a copy with -o")
+    out = _leads_out(dest)
+    if out is not None:
+        return (f"{dest} leads to {out}; a link of the repository's is never written through out of it: fix a copy "
+                "with -o, or the file itself")
+    return None
+
+
+def _content_store(real: str) -> str | None:
+    """Which content-addressed store the real path lies in, by its layout: a Hugging Face hub cache's blob
+    (models--ORG--NAME/blobs/SHA, which its snapshots' files link to), git-annex's objects, DVC's cache; else None.
+    A fix written there changed the model of every snapshot, revision or checkout holding that content."""
+    parts = [q.lower() for q in Path(real).parts]
+    if len(parts) >= 3 and parts[-2] == "blobs" and parts[-3].startswith(("models--", "datasets--", "spaces--")):
+        return "a blob of a Hugging Face cache"
+    runs = list(zip(parts, parts[1:], parts[2:]))
+    if (".git", "annex", "objects") in runs:
+        return "an object of git-annex"
+    if any(pair == (".dvc", "cache") for pair in zip(parts, parts[1:])):
+        return "a file of DVC's cache"
+    return None
 
 
 def _leads_out(dest: Path) -> str | None:

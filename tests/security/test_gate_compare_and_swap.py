@@ -297,6 +297,32 @@ def test_a_fix_never_writes_through_a_repositorys_link_out_of_it(tmp_path, cli, 
     assert not any(n.op_type == "Dropout" for n in onnx.load(tmp_path / "fixed.onnx").graph.node)
 
 
+@pytest.mark.parametrize("store", ["hf", "dvc"])
+def test_a_fix_never_writes_through_a_link_into_a_content_addressed_store(tmp_path, cli, monkeypatch, store):
+    """A Hugging Face cache snapshot's model.onnx is a link to a blob named by its content and shared by every
+    snapshot holding it (DVC links into its cache the same way). Named outside any repository and outside the
+    working folder (the user's own path), --fix wrote the fixed model into the blob: every revision sharing it
+    changed, and the blob no longer had the content its name says. Nothing is written; -o still writes a copy."""
+    if store == "hf":
+        blob = tmp_path / "hub" / "models--org--m" / "blobs" / "0a1b2c"
+        named = tmp_path / "hub" / "models--org--m" / "snapshots" / "rev1" / "model.onnx"
+    else:
+        blob = tmp_path / "proj" / ".dvc" / "cache" / "files" / "md5" / "ab" / "cdef"
+        named = tmp_path / "proj" / "model.onnx"
+    blob.parent.mkdir(parents=True)
+    named.parent.mkdir(parents=True, exist_ok=True)
+    onnx.save(_dropout(), blob)
+    os.symlink(os.path.relpath(blob, named.parent), named)
+    before = blob.read_bytes()
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    rc, out, err = cli(named, "--fix", "--no-progress")
+    assert rc == 1 and "fix not written" in out and "named by its content" in out, out + err
+    assert blob.read_bytes() == before and named.is_symlink()
+    rc, out, err = cli(named, "--fix", "--no-progress", "-o", str(tmp_path / "fixed.onnx"))
+    assert "wrote" in out and blob.read_bytes() == before, out + err
+
+
 def test_without_a_repository_a_fix_never_writes_through_a_link_out_of_the_working_folder(tmp_path, cli, monkeypatch):
     """A checkout without .git (a source archive, a CI checkout made without git): no work tree bounded the
     fix, so a committed link leading out of the checkout had the fixed model written through it, there. The
