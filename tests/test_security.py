@@ -955,6 +955,28 @@ def test_report_output_onto_a_linked_models_external_data_is_refused(tmp_path, c
     assert (tmp_path / "store" / "m.onnx.data").read_bytes() == data
 
 
+def test_the_write_guard_parses_only_models_that_name_a_data_file(tmp_path, cli, monkeypatch):
+    """An existing -o file or baseline in the models' folder made the guard parse every model again in full to list
+    its data files (seconds for models of hundreds of MB). A model whose bytes hold no "location", the key of
+    every external-data entry, names none and is not parsed; one that does is, and -o onto its data is refused."""
+    from onnxlint.model import loading, write_guard
+
+    inline = make_model([h.make_node("Relu", ["x"], ["y"], name="r")], [vi("x", T.FLOAT, [4])], [vi("y", T.FLOAT, [4])])
+    _write(tmp_path / "a.onnx", inline)
+    (tmp_path / "m.onnx.data").write_bytes(np.arange(16, dtype=np.float32).tobytes())
+    _write(tmp_path / "m.onnx", _ext_model(_external("w", "m.onnx.data")))
+    (tmp_path / "r.txt").write_text("an earlier report\n")
+    parsed = []
+    real_load = loading.load
+    monkeypatch.setattr(loading, "load", lambda path, *a, **k: parsed.append(Path(path).name) or real_load(path, *a, **k))
+    monkeypatch.setattr(write_guard, "_SEEN", {})
+    assert write_guard._external_files(tmp_path / "a.onnx") == set() and parsed == []
+    assert write_guard._external_files(tmp_path / "m.onnx") == {os.path.realpath(tmp_path / "m.onnx.data")}
+    assert parsed == ["m.onnx"]
+    rc, out, err = cli(tmp_path / "a.onnx", tmp_path / "m.onnx", "-o", tmp_path / "m.onnx.data")
+    assert rc == 2 and "is the external data file of" in err, out + err
+
+
 def test_fix_of_a_linked_model_whose_data_is_in_its_real_folder_says_why_not_written(tmp_path, cli):
     """The lint reads such data as ORT does (through the link); the numeric check runs a copy beside the link,
     where ORT refuses it: the fix said neither model runs on ORT, whose session runs the original."""

@@ -111,7 +111,6 @@ def umask() -> int:
     return mask
 
 
-
 _SEEN: dict[tuple[str, int, int], set[str]] = {}
 
 
@@ -127,6 +126,8 @@ def _external_files(model: Path) -> set[str]:
     except OSError:
         return set()
     k = (os.path.realpath(model), st.st_size, st.st_mtime_ns)
+    if k not in _SEEN and stat.S_ISREG(st.st_mode) and not _names_a_location(model):
+        _SEEN[k] = set()
     if k not in _SEEN:
         try:
             mf = loading.load(Path(model))
@@ -134,3 +135,17 @@ def _external_files(model: Path) -> set[str]:
         except InputError:
             _SEEN[k] = set()
     return _SEEN[k]
+
+
+def _names_a_location(model: Path) -> bool:
+    """Whether the file's bytes hold "location", the key of every external-data entry (onnx's and ORT's readers
+    ask for no other): a model without it names no data file and is not parsed to learn so (an existing `-o` file
+    or baseline beside the models parsed each one again in full, seconds for models of hundreds of MB). True
+    when it cannot be told (the parse decides)."""
+    import mmap
+
+    try:
+        with open(model, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            return mm.find(b"location") != -1
+    except (OSError, ValueError):  # ValueError: an empty file, which mmap refuses
+        return True
