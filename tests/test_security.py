@@ -233,6 +233,17 @@ def test_external_location_leaving_the_folder_is_a_finding(tmp_path, lint_json, 
     assert not any(f["code"] == "OLX001" for f in found)  # one problem, one finding: not the checker's too
 
 
+@pytest.mark.parametrize("location", ["w" * 1_000_000, "../" * 300_000, "a/" * 200])
+def test_a_long_external_data_location_is_quoted_clipped(tmp_path, lint_json, location):
+    """OLX003 quoted a location of any length whole: a model naming a 1 MB location made a 1 MB message. Its start
+    is shown, '…' and its length saying the rest was cut; a location of ordinary length stays whole."""
+    model = _write(tmp_path / "m" / "model.onnx", _ext_model(_external("w", location)))
+    rc, found = lint_json(model)
+    [msg] = [f["message"] for f in found if f["code"] == "OLX003"]
+    assert len(msg) < 500 and repr(location)[:150] in msg and f"… ({len(location):,} characters)" in msg, msg[:600]
+    assert loading.external_location_problem(tmp_path, "../x.bin") == "location '../x.bin' points outside the model's folder"
+
+
 def test_external_data_in_a_constant_attribute_is_checked_too(tmp_path):
     (tmp_path / "secret.bin").write_bytes(b"S" * 64)
     c = h.make_node("Constant", [], ["c"], name="const", value=_external("cval", "../secret.bin"))

@@ -18,7 +18,7 @@ from onnxlint import targets
 from onnxlint.rules import comparison, messages
 from onnxlint.rules.predicates import REGISTRY
 from onnxlint.rules.severity import SEVERITIES
-from onnxlint.support.errors import did_you_mean
+from onnxlint.support.errors import clip, did_you_mean
 
 ID_PATTERN = r"^[A-Z]{2,6}[0-9]{3,4}$"
 NAME_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
@@ -254,13 +254,6 @@ def _describe(schema: dict[str, Any]) -> str:
 
 def _short(value: Any) -> str:
     return f"({clip(repr(value), 40)})"
-
-
-def clip(value: Any, limit: int = 60) -> str:
-    """A rule file's text as an error line quotes it: its first limit characters (a 5,000-character key made a
-    5,000-character error line)."""
-    text = str(value)
-    return text if len(text) <= limit else f"{text[:limit]}…"
 
 
 def match_items(m: Any) -> list[tuple[Any, Any]]:

@@ -18,7 +18,7 @@ from onnxlint.rules import messages
 from onnxlint.rules.rule import BUILTIN_PREFIX, Rule
 from onnxlint.rules.rule import RuleSet as RuleSet  # what load_ruleset returns, importable from here too
 from onnxlint.support import resources
-from onnxlint.support.errors import RuleError, did_you_mean
+from onnxlint.support.errors import RuleError, clip, did_you_mean
 from onnxlint.support.reading import TEXT_LIMIT
 
 
@@ -102,7 +102,7 @@ def parse_rules(data: Any, path: Path) -> list[Rule]:
 
 def _parse_rule(raw: Any, path: Path) -> Rule:
     line = getattr(raw, "line", 1)
-    rid = rule_schema.clip(raw.get("id", "?")) if isinstance(raw, dict) else "?"
+    rid = clip(raw.get("id", "?")) if isinstance(raw, dict) else "?"
 
     def fail(ln: int, msg: str) -> NoReturn:
         msg = msg[: -len(" in rule")] if msg.endswith(" in rule") else msg  # the schema names the object "rule"

@@ -37,6 +37,13 @@ def first_line(exc: BaseException, limit: int = 200) -> str:
     return text.splitlines()[0][:limit] if text else type(exc).__name__
 
 
+def clip(value: object, limit: int = 60) -> str:
+    """Text of a file's (a rule file's key, a model's external-data location) as a message quotes it: its first
+    limit characters, "…" saying the rest was cut (a 5,000-character key made a 5,000-character error line)."""
+    text = str(value)
+    return text if len(text) <= limit else f"{text[:limit]}…"
+
+
 def ort_message(exc: BaseException, limit: int = 240) -> str:
     """ORT's exception text without its C++ frames, one line."""
     return strip_cpp_frames(first_line(exc, 10_000))[:limit]

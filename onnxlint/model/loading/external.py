@@ -12,11 +12,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from onnxlint.model.loading.model_file import ExternalTensor
+from onnxlint.support.errors import clip
 
 if TYPE_CHECKING:
     import onnx
 
 OUTSIDE = "points outside the model's folder"
+MAX_QUOTED = 300  # characters of a location (or key) a problem quotes: a 1 MB location made a 1 MB OLX003 message
+
+
+def _quoted(text: str) -> str:
+    """A location or key as a problem quotes it: whole, or its start and its length when long."""
+    shown = repr(text)
+    return shown if len(shown) <= MAX_QUOTED else f"{clip(shown, MAX_QUOTED)} ({len(text):,} characters)"
 
 
 def external_location_problem(base_dir: str | os.PathLike, location: str) -> str | None:
@@ -67,22 +75,22 @@ def _resolve_location(base_real: str, base_dir, location: str, linked_real: str 
     if not location:
         return None, "no location given"
     if "\0" in location:
-        return None, f"location {location!r} is not a valid file name"
+        return None, f"location {_quoted(location)} is not a valid file name"
     parts = re.split(r"[\\/]", location)
     if os.path.isabs(location) or location.startswith(("/", "\\")) or ".." in parts or re.match(r"^[A-Za-z]:", location):
-        return None, f"location {location!r} {OUTSIDE}"
+        return None, f"location {_quoted(location)} {OUTSIDE}"
     try:
         real = os.path.realpath(os.path.join(base_dir, location))
         root = next((r for r in (base_real, linked_real) if r is not None and _under(r, real)), None)
     except (OSError, ValueError) as exc:
-        return None, f"location {location!r} cannot be resolved: {getattr(exc, 'strerror', None) or exc}"
+        return None, f"location {_quoted(location)} cannot be resolved: {getattr(exc, 'strerror', None) or exc}"
     if root is None:
-        return None, f"location {location!r} {OUTSIDE} (through a symlink)"
+        return None, f"location {_quoted(location)} {OUTSIDE} (through a symlink)"
     # below the model's folder; for data in a linked model's real folder, the whole path (that folder may be in .git)
     if _in_git_folder(Path(os.path.relpath(real, root) if root == base_real else real).parts):
         # a model at a repository's root could name `.git/config` (a CI checkout keeps its token there): ORT and
         # the numeric check would read it as weights, `--fix -o` copy it into the new data file
-        return None, f"location {location!r} is in a .git folder (git's own files, never a model's data)"
+        return None, f"location {_quoted(location)} is in a .git folder (git's own files, never a model's data)"
     return Path(real), None
 
 
@@ -150,7 +158,7 @@ def external_tensors(model: onnx.ModelProto, base: Path, walked: list | None = N
             ext.problem = f"external data key {dup!r} is given more than once"
             continue
         if not_text is not None:
-            ext.problem = f"external data entry {not_text!r} is not UTF-8 text"
+            ext.problem = f"external data entry {_quoted(not_text)} is not UTF-8 text"
             ext.length = None
             continue
         if bad_offset or bad_length:
@@ -172,14 +180,14 @@ def external_tensors(model: onnx.ModelProto, base: Path, walked: list | None = N
                 sizes[real] = f"cannot be read ({exc.strerror or exc})"
         have = sizes[real]
         if isinstance(have, str):
-            ext.problem = f"external data file {loc!r} {have}"
+            ext.problem = f"external data file {_quoted(loc)} {have}"
         elif length is None and ext.offset > have:
-            ext.problem = f"external data file {loc!r} is {have} bytes, tensor starts at byte {ext.offset}"
+            ext.problem = f"external data file {_quoted(loc)} is {have} bytes, tensor starts at byte {ext.offset}"
         # with no length (onnx writes one; other writers may not) ORT reads the dims' worth of bytes from the offset
         elif (need := length if length is not None else _nbytes(tensor)) is not None and ext.offset + need > have:
             lfs = _lfs_pointer(real, have, pointers)
-            ext.problem = (f"external data file {loc!r} is {lfs}" if lfs else
-                           f"external data file {loc!r} is {have} bytes, tensor needs bytes {ext.offset}..{ext.offset + need}")
+            ext.problem = (f"external data file {_quoted(loc)} is {lfs}" if lfs else
+                           f"external data file {_quoted(loc)} is {have} bytes, tensor needs bytes {ext.offset}..{ext.offset + need}")
     return out
 
 
