@@ -20,7 +20,7 @@ from onnxlint.fixers.write import ReadVersion
 from onnxlint.linting.linter import lint_file, lint_model
 from onnxlint.linting.report import FileReport, Finding
 from onnxlint.model import loading
-from onnxlint.support.errors import InputError, UsageError, first_line
+from onnxlint.support.errors import InputError, UsageError, clip, first_line
 
 
 @dataclass(frozen=True)
@@ -314,10 +314,9 @@ def _fixed(model: onnx.ModelProto, requests: list[Any], settings: Settings, path
         return None
     except Exception as exc:  # a defect in a fixer: framed as such, never a library's bare words
         why = f"({type(exc).__name__}: {first_line(exc)})"
-        if any(f.code in MALFORMED for f in res.findings):  # not onnxlint's defect: the model is not valid ONNX
-            codes = "/".join(sorted({f.code for f in res.findings if f.code in MALFORMED}))
-            res.notes.append(f"fix not written: the model is not valid ONNX ({codes} says why), and a fixer failed on "
-                             f"it {why}")
+        invalid = _why_invalid(model, path, res, settings, options)
+        if invalid is not None:  # not onnxlint's defect: the model is not valid ONNX
+            res.notes.append(f"fix not written: the model is not valid ONNX ({invalid}), and a fixer failed on it {why}")
         else:
             res.notes.append(f"fix not written: internal error in a fixer {why}; please report it")
         return None
@@ -331,6 +330,25 @@ def _fixed(model: onnx.ModelProto, requests: list[Any], settings: Settings, path
             res.notes.append(f"nothing written: {', '.join(tried)} found nothing it can change safely")
         return None
     return done
+
+
+def _why_invalid(model: onnx.ModelProto, path: Path, res: FileReport, settings: Settings,
+                 options: FixOptions) -> str | None:
+    """Why onnx rejects the model, said so the note stands on its own: the finding that says it when the run shows
+    it ("OLX001 says why"), else onnx's own complaint (that finding is ignored, suppressed or baselined: the note
+    named a finding the user could not see); None when onnx accepts it."""
+    from onnxlint.fixers import has_external_data
+    from onnxlint.fixers.equivalence import validity_error
+
+    def shown(f: Finding) -> bool:
+        return (not f.suppressed and not (options.baselined is not None and options.baselined(f))
+                and (f.severity != "info" or options.show_info or settings.named(f.code)))
+
+    codes = sorted({f.code for f in res.findings if f.code in MALFORMED and shown(f)})
+    if codes:
+        return f"{'/'.join(codes)} says why"
+    complaint = (_checker_complaint(path) if has_external_data(model) else None) or validity_error(model)
+    return f"onnx rejects it: {clip(complaint, 300)}" if complaint else None
 
 
 def _relint(fixed: onnx.ModelProto, settings: Settings, res: FileReport) -> FileReport | None:

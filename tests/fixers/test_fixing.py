@@ -81,6 +81,28 @@ def test_a_fixer_failing_on_an_invalid_model_is_not_called_onnxlints_defect(tmp_
     assert "please report it" not in out and p.read_bytes() == before, out
 
 
+@pytest.mark.parametrize("hidden_by", ["ignore", "metadata", "baseline"])
+def test_a_fixer_failing_on_an_invalid_model_says_why_when_olx001_is_not_shown(tmp_path, cli, examples_dir, hidden_by):
+    """With OLX001 ignored, suppressed in the model or recorded in the baseline, the note said "(OLX001 says why)"
+    for a finding the run did not show, or (ignored) "internal error ...; please report it": onnx's words instead."""
+    import onnx
+
+    m = onnx.load(examples_dir / "dropout_training.onnx")
+    m.graph.initializer.append(onnx.TensorProto(name="bad", data_type=0, dims=[1], raw_data=b"\0" * 4))
+    if hidden_by == "metadata":
+        m.metadata_props.add(key="onnxlint:ignore", value="OLX001")
+    p = tmp_path / "m.onnx"
+    onnx.save(m, p)
+    args: list = ["--ignore", "OLX001"] if hidden_by == "ignore" else []
+    if hidden_by == "baseline":
+        cli(p, "--baseline", tmp_path / "b.json", "--update-baseline", "--select", "OLX001")
+        args = ["--baseline", tmp_path / "b.json"]
+    rc, out, err = cli(p, "--diff", *args)
+    assert "warning: OLX001" not in out and "OLX001 says why" not in out and "please report it" not in out, out
+    assert ("fix would not be written: the model is not valid ONNX (onnx rejects it: setting data_type field (tensor "
+            "name: bad) to UNDEFINED is not allowed), and a fixer failed on it") in out, out
+
+
 @pytest.mark.parametrize("name", ["results.sarif", "report.JSON", "page.html"])
 def test_fix_output_named_like_a_report_is_refused(tmp_path, cli, name):
     """A CI step writing a report (`--format sarif -o results.sarif`) that adds --fix wrote an ONNX model named
