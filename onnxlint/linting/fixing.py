@@ -344,11 +344,32 @@ def _why_invalid(model: onnx.ModelProto, path: Path, res: FileReport, settings: 
         return (not f.suppressed and not (options.baselined is not None and options.baselined(f))
                 and (f.severity != "info" or options.show_info or settings.named(f.code)))
 
+    unknown = _unknown_type(model)
+    if unknown is not None:  # onnx's checker lets it by (no finding says so); the fixers' libraries fail on it
+        return unknown
     codes = sorted({f.code for f in res.findings if f.code in MALFORMED and shown(f)})
     if codes:
         return f"{'/'.join(codes)} says why"
     complaint = (_checker_complaint(path) if has_external_data(model) else None) or validity_error(model)
     return f"onnx rejects it: {clip(complaint, 300)}" if complaint else None
+
+
+def _unknown_type(model: onnx.ModelProto) -> str | None:
+    """The first stored tensor or typed value whose element type no ONNX release defines (`data_type` 99: onnx's
+    checker accepts it, ORT refuses the model, onnx-graphsurgeon fails with a KeyError), said with its number."""
+    from onnxlint.model.graph import iter_graphs
+    from onnxlint.model.loading.external import all_tensors
+
+    known = set(onnx.TensorProto.DataType.values())
+    for t in all_tensors(model):
+        if t.data_type not in known:
+            return f"tensor {t.name!r} has data type {t.data_type}, which ONNX does not define"
+    for g in iter_graphs(model):
+        for v in (*g.input, *g.output, *g.value_info):
+            elem = v.type.tensor_type.elem_type if v.type.HasField("tensor_type") else 0
+            if elem not in known:
+                return f"value {v.name!r} has element type {elem}, which ONNX does not define"
+    return None
 
 
 def _relint(fixed: onnx.ModelProto, settings: Settings, res: FileReport) -> FileReport | None:

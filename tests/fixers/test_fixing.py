@@ -103,6 +103,27 @@ def test_a_fixer_failing_on_an_invalid_model_says_why_when_olx001_is_not_shown(t
             "name: bad) to UNDEFINED is not allowed), and a fixer failed on it") in out, out
 
 
+@pytest.mark.parametrize("where", ["initializer", "value_info"])
+def test_a_fixer_failing_on_an_unknown_data_type_blames_the_model(tmp_path, cli, examples_dir, where):
+    """A tensor or value of data type 99 passes onnx's checker (no OLX001), and onnx-graphsurgeon fails on it with a
+    KeyError: the note said "internal error in a fixer (KeyError: 99); please report it"."""
+    import onnx
+
+    m = onnx.load(examples_dir / "dropout_training.onnx")
+    if where == "initializer":
+        m.graph.initializer.append(onnx.TensorProto(name="bad", data_type=99, dims=[1], raw_data=b"\0" * 4))
+        said = "tensor 'bad' has data type 99, which ONNX does not define"
+    else:
+        m.graph.value_info.append(onnx.helper.make_tensor_value_info("bad", 99, [1]))
+        said = "value 'bad' has element type 99, which ONNX does not define"
+    p = tmp_path / "m.onnx"
+    onnx.save(m, p)
+    before = p.read_bytes()
+    rc, out, err = cli(p, "--fix")
+    assert f"fix not written: the model is not valid ONNX ({said}), and a fixer failed on it" in out, out
+    assert "please report it" not in out and p.read_bytes() == before, out
+
+
 @pytest.mark.parametrize("name", ["results.sarif", "report.JSON", "page.html"])
 def test_fix_output_named_like_a_report_is_refused(tmp_path, cli, name):
     """A CI step writing a report (`--format sarif -o results.sarif`) that adds --fix wrote an ONNX model named

@@ -49,7 +49,7 @@ def external_data_tensors(model: onnx.ModelProto) -> list[onnx.TensorProto]:
     a writer that moves a model must move (or refuse) all of these, not only the initializers."""
     import onnx
 
-    return [t for t in _all_tensors(model) if t.data_location == onnx.TensorProto.EXTERNAL]
+    return [t for t in all_tensors(model) if t.data_location == onnx.TensorProto.EXTERNAL]
 
 
 def has_external_data(model: onnx.ModelProto) -> bool:
@@ -135,7 +135,7 @@ def external_tensors(model: onnx.ModelProto, base: Path, walked: list | None = N
     sizes: dict[Path, int | str] = {}
     pointers: dict[Path, str | None] = {}
     base_real = os.path.realpath(base)
-    for tensor in _all_tensors(model, walked):
+    for tensor in all_tensors(model, walked):
         if tensor.data_location != onnx.TensorProto.EXTERNAL:
             continue
         info: dict[str, str] = {}
@@ -224,7 +224,7 @@ def _text(value: str | bytes) -> str:
     return value if isinstance(value, str) else value.decode("utf-8", "backslashreplace")
 
 
-def _all_tensors(model: onnx.ModelProto, walked: list | None = None):
+def all_tensors(model: onnx.ModelProto, walked: list | None = None):
     """Every TensorProto of the model that may point at external data: the initializers and sparse
     initializers of the main graph and its control-flow bodies, then the tensor attributes of their nodes and
     of local functions' nodes (their bodies included). One walk over every node's attributes finds the bodies
