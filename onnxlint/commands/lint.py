@@ -211,7 +211,7 @@ def execute(request: LintRequest, settings: Settings) -> int:
     if not files:  # every file named was excluded (--force-exclude): nothing to lint is not a failure
         print("onnxlint: every file given is excluded (exclude / extend-exclude, --force-exclude); nothing to "
               "lint", file=sys.stderr)
-    _check_output(request.output, files, request.fix, make=not request.diff)  # --diff writes nothing, no folder either
+    _check_output(request.output, files, request.fix, diff=request.diff)  # --diff writes nothing, no folder either
     if request.show_config:
         for path in sorted({settings_for(f).config.path or Path("-") for f in files}, key=str):
             print(f"onnxlint: config in force: {esc(str(path)) if str(path) != '-' else 'none (defaults)'}", file=sys.stderr)
@@ -551,10 +551,10 @@ def check_report_output(output: Path, inputs: list[Path]) -> None:
 REPORT_SUFFIXES = frozenset({".sarif", ".json", ".html", ".htm", ".txt", ".log", ".xml", ".md"})
 
 
-def _check_output(output: Path | None, inputs: list[Path], fix: bool, make: bool = True) -> None:
+def _check_output(output: Path | None, inputs: list[Path], fix: bool, diff: bool = False) -> None:
     """-o is a report file (or, with --fix, the fixed model or a folder for several): never an input, never a
     folder for a report, and its folder must exist. With --fix, `-o DIR/` is a folder and made when missing
-    (never a file named DIR; make=False: --diff, which names it and writes nothing)."""
+    (never a file named DIR; not with --diff, which names it and writes nothing)."""
     if output is None:
         return
     if isinstance(output, paths.FolderPath) and not output.is_dir():
@@ -563,7 +563,7 @@ def _check_output(output: Path | None, inputs: list[Path], fix: bool, make: bool
         if output.exists():  # the fixed model was written over that file, named as a folder
             raise UsageError(f"-o {output}{os.sep}: {output} is a file, not a folder; name the file without the "
                              f"trailing {os.sep}")
-        if output.parent.is_dir() and not output.exists() and make:
+        if output.parent.is_dir() and not output.exists() and not diff:
             output.mkdir()
     if any(_same_file(output, f) for f in inputs) and not fix:
         raise UsageError(f"-o {output}: is one of the models being linted; the report would overwrite it")
@@ -574,8 +574,11 @@ def _check_output(output: Path | None, inputs: list[Path], fix: bool, make: bool
 
         if output.suffix.lower() in REPORT_SUFFIXES and not is_folder(output):
             # a CI step writing a report (`--format sarif -o results.sarif`) that adds --fix wrote a model there
-            raise UsageError(f"-o {output}: with --fix, -o is where the fixed model is written, not the report (it goes "
-                             f"to standard output: redirect it, > {output.name})")
+            # named as the user typed it: --diff (which implies --fix) writes nothing there
+            mode = ("--diff, -o is where the fixed model would be written" if diff else
+                    "--fix, -o is where the fixed model is written")
+            raise UsageError(f"-o {output}: with {mode}, not the report (it goes to standard output: redirect it, "
+                             f"> {output.name})")
         check_output(inputs, output)  # several models: -o must be a folder, and no two write one file
         for f in inputs:  # no fixed model over another input or any input's external data, nor a FIFO or device
             dest = destination(f, output)

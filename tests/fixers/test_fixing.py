@@ -135,6 +135,14 @@ def test_fix_output_named_like_a_report_is_refused(tmp_path, cli, name):
     assert not (tmp_path / name).exists()
 
 
+def test_diff_output_named_like_a_report_is_refused_in_words_naming_diff(tmp_path, cli, examples_dir):
+    """`--diff -o r.txt` was refused "with --fix, -o is ...": an option this user did not type (--diff implies it)."""
+    rc, out, err = cli(examples_dir / "dropout_training.onnx", "--diff", "-o", tmp_path / "r.txt")
+    assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1, err
+    assert "with --diff, -o is where the fixed model would be written, not the report" in err and "--fix" not in err, err
+    assert not (tmp_path / "r.txt").exists()
+
+
 def test_external_data_model_fixed_into_another_folder_gets_its_own_data(tmp_path, cli, monkeypatch):
     import numpy as np
 
