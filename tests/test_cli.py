@@ -157,6 +157,23 @@ def test_a_malformed_baseline_fails_the_run_before_any_model_is_linted(cli, tmp_
     assert rc == 2 and not out and err.strip().endswith("b.json: not an onnxlint baseline (version 1)"), err
 
 
+def test_a_baseline_with_a_bom_is_read_and_one_of_version_true_is_refused(cli, tmp_path, examples_dir):
+    """An editor on Windows writes a UTF-8 BOM first: the baseline was refused ("Unexpected UTF-8 BOM"). And
+    `"version": true` was taken for version 1 (True == 1 in Python)."""
+    m = tmp_path / "d.onnx"
+    m.write_bytes((examples_dir / "dropout_training.onnx").read_bytes())
+    base = tmp_path / "b.json"
+    assert cli(m, "--baseline", base, "--update-baseline", "--no-cache")[0] == 0
+    text = base.read_text()
+    base.write_bytes(b"\xef\xbb\xbf" + text.replace("\n", "\r\n").encode())
+    rc, out, err = cli(m, "--baseline", base, "--no-cache")
+    assert rc == 0 and "1 suppressed" in out and not err, (out, err)
+    base.write_text(text.replace('"version": 1', '"version": true'))
+    assert '"version": true' in base.read_text()
+    rc, out, err = cli(m, "--baseline", base, "--no-cache")
+    assert rc == 2 and not out and err.strip().endswith("b.json: not an onnxlint baseline (version 1)"), err
+
+
 def test_a_baseline_resolves_each_models_path_once_not_once_a_finding(tmp_path, monkeypatch):
     """Recording and applying a baseline resolved the model's and the baseline's paths for every finding: a
     model's tens of thousands of findings cost more there than in their fingerprints."""

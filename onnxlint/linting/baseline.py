@@ -60,10 +60,12 @@ def load(path: Path) -> set[str]:
     if data.count(b"[") + data.count(b"{") > MAX_CONTAINERS:  # brackets inside strings count too: still no baseline
         raise UsageError(f"{path}: not an onnxlint baseline (version {VERSION}): nested lists or objects")
     try:
-        doc = json.loads(data.decode("utf-8"))
+        doc = json.loads(data.decode("utf-8-sig"))  # an editor on Windows may write a BOM first
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise UsageError(f"{path}: cannot read the baseline: {first_line(exc)}") from None
-    if not isinstance(doc, dict) or doc.get("version") != VERSION or not isinstance(doc.get("fingerprints"), list):
+    version = doc.get("version") if isinstance(doc, dict) else None
+    # true == 1 in Python: a version that is not a number is a wrong one
+    if isinstance(version, bool) or version != VERSION or not isinstance(doc.get("fingerprints"), list):
         raise UsageError(f"{path}: not an onnxlint baseline (version {VERSION})")
     return {str(x) for x in doc["fingerprints"]}
 
