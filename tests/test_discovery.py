@@ -83,6 +83,25 @@ def test_a_model_named_like_onnxlints_temporary_files_is_still_walked(tmp_path: 
     assert linted(onnxlint(tmp_path, "m", "--format", "json")) == ["m/.onnxlint-check.onnx", "m/.onnxlint-prod.onnx"]
 
 
+def test_a_folder_walk_takes_the_onnx_suffix_in_any_case(tmp_path: Path) -> None:
+    """`M.ONNX` was skipped in silence by a folder walk (`onnxlint .`, the Action's default) while named on the command
+    line it was linted; the pre-commit hooks' `files:` pattern takes it too."""
+    import re
+
+    import yaml
+
+    for name in ("a.onnx", "B.ONNX", "c.Onnx"):
+        _model(tmp_path / "m" / name)
+    (tmp_path / "m" / "a.onnx.data").write_bytes(b"\0" * 8)
+    (tmp_path / "m" / "d.onnxx").write_bytes(b"\0" * 8)
+    assert linted(onnxlint(tmp_path, "m", "--format", "json")) == ["m/B.ONNX", "m/a.onnx", "m/c.Onnx"]
+    hooks = yaml.safe_load((Path(__file__).resolve().parent.parent / ".pre-commit-hooks.yaml").read_text())
+    for hook in hooks:
+        files = re.compile(hook["files"])
+        assert [n for n in ("a.onnx", "m/B.ONNX", "c.Onnx", "a.onnx.data", "d.onnxx") if files.search(n)] == \
+            ["a.onnx", "m/B.ONNX", "c.Onnx"], hook["id"]
+
+
 def test_gitignore_can_be_turned_off_and_a_named_file_is_always_linted(repo: Path) -> None:
     got = linted(onnxlint(repo, ".", "--no-respect-gitignore", "--format", "json"))
     assert got == sorted([*OWN, "build/out.onnx", "models/sub/draft.onnx"])

@@ -105,7 +105,7 @@ def test_readme_local_hook_is_declared_as_the_published_hook():
     local = yaml.safe_load(next(b for b in re.findall(r"```yaml\n(.*?)```", readme, re.S) if "repo: local" in b))
     hook = local["repos"][0]["hooks"][0]
     published = next(h for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text()) if h["id"] == "onnxlint")
-    assert (hook["entry"], hook["args"]) == (published["entry"], published["args"])
+    assert (hook["entry"], hook["args"], hook["files"]) == (published["entry"], published["args"], published["files"])
 
 
 @pytest.mark.skipif(shutil.which("pre-commit") is None or shutil.which("git") is None, reason="pre-commit/git not installed")

@@ -167,8 +167,8 @@ def _glob_root(pattern: str) -> str:
 
 
 def _walk_onnx(root: Path, walk: Walk, left_out: list[str]) -> list[Path]:
-    """Every *.onnx under root that is not a directory, without following symlinks to directories nor entering
-    a folder the walk excludes (left_out gets why for each folder and model left out)."""
+    """Every *.onnx (any case: `M.ONNX` too) under root that is not a directory, without following symlinks to
+    directories nor entering a folder the walk excludes (left_out gets why for each folder and model left out)."""
     out: list[str] = []
     stack = [(str(root), os.path.abspath(root))]
     while stack:
@@ -183,7 +183,7 @@ def _walk_onnx(root: Path, walk: Walk, left_out: list[str]) -> list[Path]:
                     stack.append((e.path, full))
                 else:
                     left_out.append(f"folder: {why}")
-            elif e.name.endswith(".onnx") and not _OWN_TEMPORARY.fullmatch(e.name):
+            elif e.name[-5:].lower() == ".onnx" and not _OWN_TEMPORARY.fullmatch(e.name):  # `M.ONNX` is a model too
                 try:
                     if e.is_symlink() and e.is_dir():
                         continue  # a symlink to a folder: not followed
