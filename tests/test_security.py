@@ -244,6 +244,19 @@ def test_a_long_external_data_location_is_quoted_clipped(tmp_path, lint_json, lo
     assert loading.external_location_problem(tmp_path, "../x.bin") == "location '../x.bin' points outside the model's folder"
 
 
+def test_olx003_names_the_first_problems_and_counts_the_rest(tmp_path, lint_json):
+    """A model saved one file per tensor (onnx's all_tensors_to_one_file=False) and copied without its files: OLX003
+    joined every tensor's problem into one message, as long as the model has tensors. The first five are named,
+    then how many more; the count of tensors stays whole."""
+    ws = [_external(f"w{i:03}", f"w{i:03}.bin") for i in range(40)]
+    nodes = [h.make_node("Add", ["x", w.name], [f"y{i}"], name=f"add{i}") for i, w in enumerate(ws)]
+    m = make_model(nodes, [vi("x", T.FLOAT, [4, 4])], [vi(f"y{i}", T.FLOAT, [4, 4]) for i in range(40)], ws)
+    rc, found = lint_json(_write(tmp_path / "m" / "model.onnx", m))
+    [msg] = [f["message"] for f in found if f["code"] == "OLX003"]
+    assert msg.startswith("40 initializer(s) lack their external data: ") and msg.endswith("; and 35 more"), msg
+    assert "'w004.bin'" in msg and "'w005.bin'" not in msg and msg.count("; ") == 5
+
+
 def test_external_data_in_a_constant_attribute_is_checked_too(tmp_path):
     (tmp_path / "secret.bin").write_bytes(b"S" * 64)
     c = h.make_node("Constant", [], ["c"], name="const", value=_external("cval", "../secret.bin"))

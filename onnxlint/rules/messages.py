@@ -337,7 +337,7 @@ def _model_field(ctx: "LintContext", sub: str | None) -> Any:
     if sub == "opset":
         return ctx.index.opsets.get("ai.onnx")
     if sub == "external_problem":
-        return "; ".join(sorted({str(t.problem) for t in mf.missing_external})) or None
+        return _first_problems(sorted({str(t.problem) for t in mf.missing_external})) or None
     if sub == "external_missing":
         return len(mf.missing_external)
     if sub == "inputs":
@@ -351,3 +351,13 @@ def _model_field(ctx: "LintContext", sub: str | None) -> Any:
         pred = ctx.prediction("tensorrt")
         return pred.ort_ops_text() if sub == "tensorrt_ort_ops" else pred.product
     return None
+
+
+EXTERNAL_PROBLEMS_SHOWN = 5
+
+
+def _first_problems(problems: list[str]) -> str:
+    """OLX003's problems, the first few and how many more: a model saved one file per tensor (onnx's
+    all_tensors_to_one_file=False) and copied without them had one problem a tensor in one message."""
+    more = len(problems) - EXTERNAL_PROBLEMS_SHOWN
+    return "; ".join(problems[:EXTERNAL_PROBLEMS_SHOWN]) + (f"; and {more} more" if more > 0 else "")
