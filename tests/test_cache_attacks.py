@@ -155,6 +155,29 @@ def test_clean_walks_a_committed_tree_thousands_of_folders_deep(cli, spy, tmp_pa
     assert not d.exists()
 
 
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_clean_leaves_a_cache_that_git_tracks(cli, spy, tmp_path, monkeypatch):
+    """A repository that commits `.onnxlint_cache/` (tag, .gitignore, entries: `git add -f`): `onnxlint clean` in
+    its checkout deleted the tracked files, which whoever chose the repository's files wrote, not this onnxlint.
+    It now refuses (exit 2, one line) and deletes nothing; an untracked cache beside it is still removed."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(cache.ENV_DIR, raising=False)
+    subprocess.run(["git", "init", "-q"], check=True)
+    onnx.save(_model(), tmp_path / "m.onnx")
+    cli("m.onnx")
+    d = tmp_path / ".onnxlint_cache"
+    before = sorted(p for p in d.rglob("*") if p.is_file())
+    assert before and (d / "CACHEDIR.TAG").is_file()
+    subprocess.run(["git", "add", "-f", ".onnxlint_cache"], check=True)
+    rc, out, err = cli("clean")
+    assert rc == 2 and "git tracks" in err and ".onnxlint_cache" in err and "Traceback" not in err
+    assert sorted(p for p in d.rglob("*") if p.is_file()) == before
+    assert cache.clean(d) is None and sorted(p for p in d.rglob("*") if p.is_file()) == before
+    subprocess.run(["git", "rm", "-q", "-r", "--cached", ".onnxlint_cache"], check=True)
+    rc, out, err = cli("clean")
+    assert rc == 0 and "removed cache folder" in out and not d.exists()
+
+
 # ----------------------------------------------------------------------------- the key
 
 

@@ -203,10 +203,11 @@ def clean(cache_dir: str | os.PathLike | None = None, kept: list[str] | None = N
     the tag and .gitignore and the folder itself once nothing else is left. Links are never followed and never
     removed; a file onnxlint would not have written stays (listed in kept), and so does the folder, still tagged.
 
-    The number of files removed, or None when cache_dir is not onnxlint's cache (nothing is touched)."""
+    The number of files removed, or None when cache_dir is not onnxlint's cache, or is one git tracks (committed:
+    whoever chose the repository's files wrote it): nothing is touched."""
     d = Path(cache_dir) if cache_dir is not None else default_dir()
     _OWNED.pop(os.path.abspath(d), None)
-    if not is_cache(d) or os.path.islink(d):
+    if not is_cache(d) or os.path.islink(d) or committed(d):
         return None
     removed = 0
     left: list[str] = []

@@ -11,13 +11,17 @@ from onnxlint.support.errors import UsageError
 
 def run(cache_dir: Path | None) -> int:
     """Remove the cache folder (None: the default one); a folder that is not onnxlint's cache is left alone
-    (exit 2), and so is anything in it onnxlint did not write."""
+    (exit 2), and so is anything in it onnxlint did not write, or a cache git tracks (it came with the checkout)."""
     from onnxlint import cache
+    from onnxlint.cache.folder import committed
 
     d = Path(cache_dir) if cache_dir is not None else cache.default_dir()
     if not d.exists():
         print(f"onnxlint: no cache folder at {esc(str(d))}; nothing to remove")
         return 0
+    if cache.is_cache(d) and not d.is_symlink() and committed(d):
+        raise UsageError(f"{d}: git tracks this cache folder's CACHEDIR.TAG (it came with the repository, onnxlint did "
+                         "not write it); not removed: remove it with `git rm -r`")
     kept: list[str] = []
     files = cache.clean(d, kept)
     if files is None:
