@@ -77,12 +77,16 @@ class LintRequest:
         self.extend_exclude = extend_exclude or []
         self.force_exclude = force_exclude  # None: the config's, else off
         self.respect_gitignore = respect_gitignore  # None: the config's, else on
+        self.named_config: config_mod.Config | None = None  # --config's, read once (load_config)
 
 
 def load_config(request: LintRequest, folder: Path) -> config_mod.Config:
-    """The config in force for models in folder: the one named, else the nearest one."""
+    """The config in force for models in folder: the one named (read once per run: a walk asks per folder, and
+    each read parsed the file and compiled its patterns again), else the nearest one."""
     if request.config:
-        return config_mod.load_file(request.config)
+        if request.named_config is None:
+            request.named_config = config_mod.load_file(request.config)
+        return request.named_config
     return config_mod.find_for(folder, request.config_above_repo)
 
 
