@@ -258,3 +258,22 @@ def test_config_named_with_option_is_read_once_per_run(tmp_path, monkeypatch, cl
     rc, out, err = cli(tmp_path, "--config", cfg, "--no-cache", "--format", "json")
     assert rc == 0 and {f["filename"] for f in json.loads(out)} and "Traceback" not in err
     assert len(reads) <= 2, len(reads)
+
+
+def test_a_config_entry_of_megabytes_is_refused_naming_the_file(tmp_path, monkeypatch, cli):
+    """One string of a committed config is bounded (config_file.MAX_CHARS): a 2 MB exclude pattern took 6 s and
+    490 MB to compile, a 5 MB per-file-ignores pattern 10 s and 800 MB, and a 5 MB select code was quoted whole in
+    an error line that did not name the file. Each is now one short line naming the file and the setting, exit 2."""
+    import onnx
+
+    relu = make_model([h.make_node("Relu", ["x"], ["y"], name="r")], [vi("x", T.FLOAT, [4])], [vi("y", T.FLOAT, [4])])
+    onnx.save(relu, tmp_path / "m.onnx")
+    monkeypatch.chdir(tmp_path)
+    long = "x" * 100_000
+    for key, text in (("extend-exclude", f'extend-exclude: ["{long}"]\n'), ("exclude", f'exclude: "{long}"\n'),
+                      ("per-file-ignores", f'per-file-ignores:\n  ? "{long}"\n  : [OLX]\n'),
+                      ("select", f'select: ["OLX{long}"]\n'), ("rules", f'rules: "{long}"\n')):
+        (tmp_path / ".onnxlint.yaml").write_text(text)
+        rc, out, err = cli("--no-cache", ".")
+        assert rc == 2 and ".onnxlint.yaml" in err and f"{key} holds an entry of" in err, (key, err[:300])
+        assert len(err) < 400 and "Traceback" not in err

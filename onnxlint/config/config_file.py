@@ -31,6 +31,9 @@ KEYS = {"select", "ignore", "extend-select", "targets", "severity", "per-file-ig
 OPTIMIZATION_LEVELS = ("disabled", "basic", "all")
 # entries of one list setting: 100,000 exclude patterns (a 1.4 MB config) made a walk of 2,000 files take 112 s
 MAX_ENTRIES = 1000
+# characters of one code, pattern, path or version: one 2 MB exclude pattern cost 6 s and 490 MB to compile, a 5 MB
+# per-file-ignores pattern 10 s and 800 MB, and a 5 MB select code was quoted whole in its one error line
+MAX_CHARS = 4096
 
 
 @dataclass
@@ -137,6 +140,11 @@ def parse(data: dict, path: Path) -> Config:
         for value in [v, *v.values()] if isinstance(v, dict) else [v]:
             if isinstance(value, (list, dict)) and len(value) > MAX_ENTRIES:
                 raise RuleError(f"{path}: {k} has {len(value):,} entries, more than the {MAX_ENTRIES:,} a setting may hold")
+            texts = [value] if isinstance(value, str) else value if isinstance(value, (list, dict)) else ()
+            long = next((t for t in texts if isinstance(t, str) and len(t) > MAX_CHARS), None)
+            if long is not None:
+                raise RuleError(f"{path}: {k} holds an entry of {len(long):,} characters, more than the {MAX_CHARS:,} "
+                                "a code, pattern, path or version may have")
     cfg = Config(path=Path(os.path.abspath(path)))
     if "select" in data:
         cfg.select = _codes(data["select"], f"{path}: select")
