@@ -91,3 +91,12 @@ def test_uses_dot_runs_its_steps(tmp_path, examples_dir):
     assert lint.stdout.startswith("::error file=models/dropout_training.onnx,line=1,title=OLX010 ")
     assert len(lint.stdout.splitlines()) == len(sarif["runs"][0]["results"]) == 1
     assert "exit-code=1" in output.read_text()
+
+
+def test_every_python_the_action_starts_runs_isolated():
+    """The steps run in the workspace, the repository under review: `python -m venv`, `-m pip` and `-m
+    onnxlint.commands.github_action` put it first on their import path, and its `venv/`, `pip/` or `shlex.py`
+    ran in place of the standard library's. Each runs with -I."""
+    runs = [s["run"] for s in _action()["runs"]["steps"] if "run" in s]
+    calls = [line for run in runs for line in run.splitlines() if " -m " in line]
+    assert len(calls) == 3 and all(re.search(r"(?i)python\"? -I -m ", line) for line in calls), calls

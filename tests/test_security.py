@@ -1018,3 +1018,28 @@ def test_fix_of_a_linked_model_whose_data_is_in_its_real_folder_says_why_not_wri
         assert "is in the folder of the file model.onnx links to" in out + err, out + err
         assert "neither the original" not in out + err and "Traceback" not in err
     assert not (tmp_path / "out" / "model.onnx").exists() and (root / "blobs" / "b1").read_bytes() == blob
+
+
+def test_python_children_never_import_the_repositorys_modules(tmp_path, monkeypatch, cli, examples_dir):
+    """onnxlint runs in the repository under review (a pre-commit hook's, a CI step's), and `python -m X` / `-c`
+    put the current folder first on a child's import path: a committed `onnx.py` ran in --fix's numeric check (the
+    fix was then not written: 'did not finish'), `onnxruntime.py` in doctor's probe, and the Action's lint child
+    imported them too. Now no child has the current folder on its path."""
+    import subprocess
+    import sys
+
+    from onnxlint.commands import github_action
+
+    for name in ("onnx", "numpy", "onnxruntime", "yaml", "shlex"):
+        (tmp_path / f"{name}.py").write_text(f"open({str(tmp_path / ('RAN-' + name))!r}, 'w').close()\n"
+                                             "raise ImportError('planted by the repository')\n")
+    model = tmp_path / "dropout_training.onnx"
+    model.write_bytes((examples_dir / "dropout_training.onnx").read_bytes())
+    monkeypatch.chdir(tmp_path)
+    rc, out, err = cli("--fix", "--no-cache", "dropout_training.onnx")
+    assert rc == 0 and "1 fixed" in out + err, out + err
+    cli("doctor")
+    to_sarif, to_log, _ = github_action.commands({"ONNXLINT_PATHS": "dropout_training.onnx"}, tmp_path)
+    run = subprocess.run(to_log, capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert run.returncode == 0 and "planted" not in run.stderr, run.stderr
+    assert sorted(p.name for p in tmp_path.glob("RAN-*")) == []

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from onnxlint.support import bounded_child
+from onnxlint.support import bounded_child, pychild
 from onnxlint.verify import cuda_status
 
 PROBE_TIMEOUT = 120.0
@@ -65,7 +65,7 @@ class Check:
 
 def _probe(timeout: float) -> tuple[dict[str, Any], str, str | None]:
     """(what the child said, its stderr, why it gave no answer or None)."""
-    code, out, err = bounded_child.run([sys.executable, "-c", _PROBE], timeout)
+    code, out, err = bounded_child.run(pychild.script(_PROBE), timeout)
     data = bounded_child.json_lines(out)
     if code is None:
         return data, err, f"the probe session did not finish within {timeout:g} s"

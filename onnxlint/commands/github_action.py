@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 from onnxlint.formats.escape import text as esc
+from onnxlint.support import pychild
 
 
 class ActionError(Exception):
@@ -98,7 +99,7 @@ def commands(env: dict[str, str], workspace: Path) -> tuple[list[str], list[str]
         raise ActionError(f"input args: {refused!r} is not allowed: the action lints and reports (fixing, recording a "
                           "baseline, listing or explaining rules would change the checkout or skip the lint)")
     sarif = sarif_target(env.get("ONNXLINT_SARIF", "onnxlint.sarif"), workspace)
-    onnxlint = [sys.executable, "-m", "onnxlint", *args]
+    onnxlint = [*pychild.module("onnxlint"), *args]
     # the step's own options after the user's (argparse keeps the last), the paths after the end of the options
     return ([*onnxlint, "--no-progress", "--format", "sarif", "-o", str(sarif), "--", *paths],
             [*onnxlint, "--no-progress", "--format", "github", "--", *paths], sarif)

@@ -36,7 +36,7 @@ from onnx import TensorProto, helper
 from onnxlint.fixers.base import REGISTRY, FixError
 from onnxlint.model.graph import iter_graphs
 from onnxlint.model.loading import has_external_data
-from onnxlint.support import bounded_child
+from onnxlint.support import bounded_child, pychild
 from onnxlint.support.errors import first_line, ort_message
 
 # sizes tried for a symbolic dim: batch-like dims (axis 0 only) first 1 then 2; other dims grow until the
@@ -567,7 +567,7 @@ def _server() -> Any:
     proc = None
     if hasattr(os, "fork") and sys.platform != "win32":
         try:
-            proc = subprocess.Popen([sys.executable, "-m", "onnxlint.fixers.check_server"], stdin=subprocess.PIPE,
+            proc = subprocess.Popen(pychild.module("onnxlint.fixers.check_server"), stdin=subprocess.PIPE,
                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
         except OSError:
             proc = None
@@ -662,7 +662,7 @@ def _run_child(args: tuple[str, ...], crash: str | None, errors: str, timeout: f
             got = _on_server(proc, args, crash, errors, timeout, memory)
             if got is not None:
                 return got
-    cmd = [sys.executable, "-m", "onnxlint.fixers.equivalence_child", *args]
+    cmd = [*pychild.module("onnxlint.fixers.equivalence_child"), *args]
     env = None if crash is None else {**os.environ, CRASH_ENV: crash}
     code, _, stderr = bounded_child.run(cmd, timeout, memory=memory, stdout=subprocess.DEVNULL, env=env)
     return code, stderr

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -23,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from onnxlint.ort.releases import version_key
-from onnxlint.support import resources
+from onnxlint.support import pychild, resources
 
 Table = dict[str, Any]  # a canonical table: {"ops": {domain: {op: rows}}, "params": {...}}
 Constraints = dict[str, list[str]]  # type parameter -> the types a kernel accepts ({}: any type)
@@ -206,7 +205,7 @@ def live_registry(python: str | None = None, timeout: float = 120) -> tuple[str,
     A subprocess because onnxruntime-gpu without its CUDA libraries can abort the whole process when the
     CUDA registry is built; that must never take the linter down.
     """
-    proc = subprocess.run([python or sys.executable, "-c", _LIVE_SCRIPT], capture_output=True, text=True, timeout=timeout)
+    proc = subprocess.run(pychild.script(_LIVE_SCRIPT, python), capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or [f"exit code {proc.returncode}"])[-1]
         raise RuntimeError(f"onnxruntime kernel registry unavailable: {last}")

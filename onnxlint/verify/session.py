@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from onnxlint.support import bounded_child
+from onnxlint.support import bounded_child, pychild
 from onnxlint.support.errors import strip_cpp_frames
 from onnxlint.verify import cuda_status, logs
 
@@ -41,7 +40,7 @@ class SessionRun:
 def run_session(model: Path, providers: list[str], shapes: dict[str, list[int]], timeout: float = 300,
                 level: str = "all") -> SessionRun:
     """One session of `model` (a file whose external data paths are relative to its folder) in a child."""
-    cmd = [sys.executable, "-m", "onnxlint.verify.session_child", str(model), json.dumps(providers), json.dumps(shapes)]
+    cmd = [*pychild.module("onnxlint.verify.session_child"), str(model), json.dumps(providers), json.dumps(shapes)]
     with tempfile.TemporaryDirectory(prefix="onnxlint-verify.") as tmp:
         code, stdout, stderr = bounded_child.run([*cmd, tmp, level], timeout)
         timed_out = code is None
