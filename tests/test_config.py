@@ -277,3 +277,26 @@ def test_a_config_entry_of_megabytes_is_refused_naming_the_file(tmp_path, monkey
         rc, out, err = cli("--no-cache", ".")
         assert rc == 2 and ".onnxlint.yaml" in err and f"{key} holds an entry of" in err, (key, err[:300])
         assert len(err) < 400 and "Traceback" not in err
+
+
+def test_an_unknown_code_in_the_current_folders_config_names_the_file(tmp_path, examples_dir, cli, monkeypatch):
+    """A nested config's unknown code named its file; the current folder's config's (the one a pre-commit hook or
+    CI step meets first) did not: `unknown rule code or prefix 'OLX99'` with no file to look in. A code typed on the
+    command line still names none."""
+    from onnxlint.config import config_file
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.onnx").write_bytes((examples_dir / "double_input.onnx").read_bytes())
+    cfg = tmp_path / ".onnxlint.yaml"
+    for text, said in (("select: [OLX99]\n", "unknown rule code or prefix 'OLX99'"),
+                       ("per-file-ignores: {'*.onnx': [XYZ]}\n", "unknown rule code or prefix 'XYZ'"),
+                       ("severity: {OLX999: error}\n", "severity: unknown rule code 'OLX999'")):
+        cfg.write_text(text)
+        config_file.find_for.cache_clear()  # a config is read once a process
+        for cache in (("--no-cache",), ("--cache-dir", tmp_path / "cache")):
+            rc, out, err = cli("m.onnx", *cache)
+            assert rc == 2 and not out and f"error: {cfg}: {said}" in err, (text, err)
+    cfg.write_text("select: [OLX0]\n")
+    config_file.find_for.cache_clear()
+    rc, out, err = cli("m.onnx", "--no-cache", "--ignore", "OLX98")
+    assert rc == 2 and "error: unknown rule code or prefix 'OLX98'" in err and str(cfg) not in err, err

@@ -249,8 +249,9 @@ def _check_folder_codes(settings: Settings, settings_for: _SettingsByFolder, fil
             continue
         try:
             linter.check_selection(s, ruleset_of(s, cache_dir))
-        except UsageError as exc:
-            raise UsageError(f"{s.config.path}: {exc}") from None
+        except UsageError as exc:  # one the config names says its file already
+            said = str(exc)
+            raise UsageError(said if said.startswith(f"{s.config.path}: ") else f"{s.config.path}: {said}") from None
 
 
 def _walk(request: LintRequest, run_config: config_mod.Config) -> Any:

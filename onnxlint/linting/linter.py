@@ -406,16 +406,22 @@ def check_selection(settings: Settings, ruleset: Any) -> None:
 
     ruleset: a RuleSet, or the cache's RuleIndex (its rules' ids and knows() are all this reads)."""
     codes = list(settings.selection_codes())
-    for pattern_codes in settings.config.per_file_ignores.values():
+    cfg = settings.config
+    for pattern_codes in cfg.per_file_ignores.values():
         codes += pattern_codes
+    # a code the config file names is said with the file's name (a typo in a committed config, not on the command line)
+    configured = {*(cfg.select or ()), *cfg.extend_select, *cfg.ignore, *(c for cs in cfg.per_file_ignores.values() for c in cs)}
     ids = [r.id for r in ruleset.rules]
     for code in codes:
         if not ruleset.knows(code):
-            raise UsageError(f"unknown rule code or prefix {code!r}{_did_you_mean(code, ruleset.knows, ids)}; see --list-rules")
-    for code in settings.config.severity:  # a code, not a prefix: the table sets the severity of that rule
+            where = f"{cfg.path}: " if cfg.path is not None and code in configured else ""
+            raise UsageError(f"{where}unknown rule code or prefix {code!r}{_did_you_mean(code, ruleset.knows, ids)}; "
+                             "see --list-rules")
+    for code in cfg.severity:  # a code, not a prefix: the table sets the severity of that rule
         if code not in ids:
             hint = " (a prefix: name each rule's code)" if ruleset.knows(code) else _did_you_mean(code, ids.__contains__, ids)
-            raise UsageError(f"severity: unknown rule code {code!r}{hint}; see --list-rules")
+            where = f"{cfg.path}: " if cfg.path is not None else ""
+            raise UsageError(f"{where}severity: unknown rule code {code!r}{hint}; see --list-rules")
 
 
 def _did_you_mean(code: str, known: Callable[[str], bool], ids: list[str]) -> str:
