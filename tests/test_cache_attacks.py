@@ -135,6 +135,28 @@ def test_entries_are_never_written_or_read_through_a_link_under_the_cache(cli, s
     assert sorted(p.name for p in outside.iterdir()) == stored  # nothing written there
 
 
+def test_clean_of_a_cache_folder_it_cannot_list_keeps_it_in_one_line(cli, spy, tmp_path, monkeypatch):
+    """A tagged cache folder that can be entered but not listed (mode 0311, another user's): clean was an internal
+    error (PermissionError from the listing); now the folder is kept, said in the kept line, exit 2. Simulated:
+    this suite may run as root, whom permission bits do not stop."""
+    from onnxlint.cache import folder
+
+    onnx.save(_model(), tmp_path / "m.onnx")
+    cli("m.onnx")
+    d = tmp_path / ".onnxlint_cache"
+    real_scandir = os.scandir
+
+    def scandir(path="."):
+        if os.path.abspath(path) == os.path.abspath(d):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(folder.os, "scandir", scandir)
+    rc, out, err = cli("clean")
+    assert rc == 2 and "kept 1 path(s)" in err and "Traceback" not in err and "internal error" not in err, out + err
+    assert (d / "CACHEDIR.TAG").is_file()
+
+
 def test_clean_walks_a_committed_tree_thousands_of_folders_deep(cli, spy, tmp_path):
     """A folder tree 1,200 deep under v1/ (committed with the cache, or made by anyone who can write the folder)
     was an internal error (RecursionError): clean now walks it in a loop and removes it."""

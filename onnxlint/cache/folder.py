@@ -211,7 +211,11 @@ def clean(cache_dir: str | os.PathLike | None = None, kept: list[str] | None = N
         return None
     removed = 0
     left: list[str] = []
-    for entry in sorted(os.scandir(d), key=lambda e: e.name):
+    try:
+        entries = sorted(os.scandir(d), key=lambda e: e.name)
+    except OSError:  # tagged, but it cannot be listed (entered, not read): nothing removed, the folder kept
+        entries, left = [], [os.fspath(d)]
+    for entry in entries:
         if entry.name in ("CACHEDIR.TAG", ".gitignore"):
             continue
         if _VERSION_NAME.fullmatch(entry.name) and entry.is_dir(follow_symlinks=False):
