@@ -9,6 +9,7 @@ import json
 import os
 import re
 import stat
+import sys
 import threading
 import time
 from pathlib import Path
@@ -326,6 +327,40 @@ def test_bad_offset_in_one_model_of_a_folder_does_not_abort_the_pool(tmp_path, c
     found = _codes(out)
     assert any(f["code"] == "OLX003" and f["filename"].endswith("bad.onnx") for f in found)
     assert not any(f["code"] == "OLX000" for f in found)
+
+
+SHADOW = """import os, sys
+open(os.path.join(os.getcwd(), "RAN"), "a").write("ran")
+sys.path[:] = [p for p in sys.path if p not in ("", os.getcwd())]
+del sys.modules["multiprocessing"]
+import multiprocessing as _real
+sys.modules["multiprocessing"] = _real
+"""
+
+
+def test_the_process_pool_never_imports_the_repositorys_modules(tmp_path, cli, monkeypatch):
+    """Python 3.14's default start method on Linux, forkserver, starts its server as `python -c`, the current
+    folder (the repository under review) first on its import path: a committed multiprocessing/ ran in it when 16
+    or more models were linted by the pool. Simulated here by making forkserver the default, as 3.14 does."""
+    import multiprocessing
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the pool forks on Linux only")
+    good = make_model([h.make_node("Relu", ["x"], ["y"], name="relu")], [vi("x", T.FLOAT, ["n", 4])],
+                      [vi("y", T.FLOAT, ["n", 4])])
+    for i in range(16):
+        _write(tmp_path / "models" / f"m{i:02d}.onnx", good)
+    (tmp_path / "multiprocessing").mkdir()
+    (tmp_path / "multiprocessing" / "__init__.py").write_text(SHADOW)
+    monkeypatch.chdir(tmp_path)
+    before = multiprocessing.get_start_method(allow_none=True)
+    multiprocessing.set_start_method("forkserver", force=True)
+    try:
+        rc, out, err = cli("models", "--jobs", "2", "--no-cache")
+    finally:
+        multiprocessing.set_start_method(before, force=True)
+    assert not (tmp_path / "RAN").exists(), "the repository's multiprocessing/ ran in onnxlint's pool"
+    assert rc == 0 and "Traceback" not in err and "in 16 files" in out, out + err
 
 
 # ----------------------------------------------------------------------------- 2. no injection through output

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
@@ -454,6 +455,16 @@ def pool_size(jobs: int, models: int) -> int:
     return max(1, min(jobs or usable_cpus(), models, usable_cpus()))
 
 
+def _pool_context() -> Any:
+    """fork on Linux, what the pool was written for and Linux's default before Python 3.14. 3.14's default,
+    forkserver, starts its server as `python -c`, the current folder first on its import path: in the repository
+    under review, a committed `multiprocessing/` or `socket.py` ran there. Elsewhere the platform's own (spawn,
+    which starts its workers the same way: left as it is, fork being unsafe on macOS)."""
+    import multiprocessing
+
+    return multiprocessing.get_context("fork") if sys.platform.startswith("linux") else None
+
+
 def lint_paths(paths: Iterable[Path | str], settings_for: Callable[[Path], Settings], jobs: int = 0,
                progress: Progress | None = None, digest: bool = False, rulesets: RuleSource | None = None,
                prefetched: dict[Path, tuple[bytes, str, os.stat_result]] | None = None, expanded: bool = False) -> Report:
@@ -474,7 +485,7 @@ def lint_paths(paths: Iterable[Path | str], settings_for: Callable[[Path], Setti
         from concurrent.futures import ProcessPoolExecutor
 
         # not a `with`: its exit waits for every queued model; an interrupt kills the workers instead
-        pool = ProcessPoolExecutor(max_workers=workers, initializer=interrupt.pool_worker_init)
+        pool = ProcessPoolExecutor(max_workers=workers, initializer=interrupt.pool_worker_init, mp_context=_pool_context())
         try:
             futures = [pool.submit(lint_file, f, settings_for(f), True, rulesets, None, digest) for f in files]
             for i, fut in enumerate(futures, 1):
