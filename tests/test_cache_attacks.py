@@ -157,6 +157,18 @@ def test_clean_of_a_cache_folder_it_cannot_list_keeps_it_in_one_line(cli, spy, t
     assert (d / "CACHEDIR.TAG").is_file()
 
 
+def test_clean_of_a_cache_folder_that_is_a_link_says_so(cli, spy, tmp_path):
+    """--cache-dir naming a link to a cache folder: nothing removed (a link is never followed), and the line said
+    "not an onnxlint cache folder (no onnxlint CACHEDIR.TAG)" while the folder behind it has one."""
+    onnx.save(_model(), tmp_path / "m.onnx")
+    cli("m.onnx")
+    d = tmp_path / ".onnxlint_cache"
+    os.symlink(d, tmp_path / "linked")
+    rc, out, err = cli("clean", "--cache-dir", tmp_path / "linked")
+    assert rc == 2 and "is a symbolic link" in err and "no onnxlint CACHEDIR.TAG" not in err, out + err
+    assert (d / "CACHEDIR.TAG").is_file() and any(d.rglob("*.json"))
+
+
 def test_clean_walks_a_committed_tree_thousands_of_folders_deep(cli, spy, tmp_path):
     """A folder tree 1,200 deep under v1/ (committed with the cache, or made by anyone who can write the folder)
     was an internal error (RecursionError): clean now walks it in a loop and removes it."""

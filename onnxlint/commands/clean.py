@@ -19,7 +19,10 @@ def run(cache_dir: Path | None) -> int:
     if not d.exists():
         print(f"onnxlint: no cache folder at {esc(str(d))}; nothing to remove")
         return 0
-    if cache.is_cache(d) and not d.is_symlink() and committed(d):
+    if d.is_symlink():  # the folder it leads to may well be a cache: "no CACHEDIR.TAG" misled
+        raise UsageError(f"{d}: is a symbolic link; clean never follows one: not removed (name the folder it leads to, "
+                         "if that is the cache to remove)")
+    if cache.is_cache(d) and committed(d):
         raise UsageError(f"{d}: git tracks this cache folder's CACHEDIR.TAG (it came with the repository, onnxlint did "
                          "not write it); not removed: remove it with `git rm -r`")
     kept: list[str] = []
