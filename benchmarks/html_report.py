@@ -207,7 +207,7 @@ def json_counts(model: Path, tmp: Path, *extra: str) -> dict:
     if in_process("placement", str(model), "--format", "json", "-o", str(out), *extra):
         raise RuntimeError("placement --format json failed")
     doc = json.loads(out.read_text(encoding="utf-8"))[0]
-    from onnxlint.formats.escape import text as esc
+    from onnxlint.support.escape import text as esc
 
     cpu = [esc(n["node"][len("graph/"):] if n["node"].startswith("graph/") else n["node"]) for n in doc["nodes"]
            if n["ep"] == "CPUExecutionProvider"]

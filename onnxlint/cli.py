@@ -25,9 +25,9 @@ from onnxlint.config import config_file as config_mod
 from onnxlint.config.config_file import OPTIMIZATION_LEVELS
 from onnxlint.config.settings import Settings
 from onnxlint.formats import FORMATS
-from onnxlint.formats.escape import text as esc
 from onnxlint.model.paths import output_path
 from onnxlint.support.errors import InputError, RuleError, UsageError, first_line
+from onnxlint.support.escape import text as esc
 from onnxlint.support.interrupt import signals_interrupt
 
 SUBCOMMANDS = {

@@ -21,7 +21,7 @@ from onnx import helper as h
 from onnx import numpy_helper as nh
 
 from onnxlint.formats import html_report
-from onnxlint.formats.escape import text as esc
+from onnxlint.support.escape import text as esc
 
 CORPUS = sorted((ROOT / "tests" / "corpus").glob("*.onnx"))
 EXAMPLES = sorted((ROOT / "examples").glob("*.onnx"))

@@ -153,7 +153,8 @@ def test_placement_json_is_written_node_by_node_and_names_each_unreadable_model(
     are never held): the output is the whole document's JSON text, a model that cannot be read is said on stderr
     between the others (exit 2), and -o writes the same bytes."""
     from onnxlint import api
-    from onnxlint.formats import escape, placement_output
+    from onnxlint.formats import placement_output
+    from onnxlint.support import escape
 
     nodes = [h.make_node("Relu", ["x"], ["r"], name="relu"), h.make_node("Cast", ["r"], ["s"], name="to_str", to=T.STRING),
              h.make_node("Cast", ["s"], ["y"], name="to_float", to=T.FLOAT)]

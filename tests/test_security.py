@@ -22,9 +22,8 @@ from onnx import TensorProto as T
 from onnx import helper as h
 
 from onnxlint.config import config_file as config_mod
-from onnxlint.formats import escape
 from onnxlint.model import loading
-from onnxlint.support import yaml_safe
+from onnxlint.support import escape, yaml_safe
 from onnxlint.support.errors import InputError, RuleError
 
 ROOT_USER = hasattr(os, "geteuid") and os.geteuid() == 0

@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from onnxlint.formats.escape import text as esc
 from onnxlint.support.errors import UsageError
+from onnxlint.support.escape import text as esc
 
 
 def run(cache_dir: Path | None) -> int:

@@ -21,8 +21,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from onnxlint.formats.escape import text as esc
 from onnxlint.support import pychild
+from onnxlint.support.escape import text as esc
 
 
 class ActionError(Exception):

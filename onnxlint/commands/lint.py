@@ -17,11 +17,11 @@ from typing import Any, Callable
 from onnxlint import targets
 from onnxlint.config import config_file as config_mod
 from onnxlint.config.settings import Settings
-from onnxlint.formats.escape import text as esc
 from onnxlint.linting import linter
 from onnxlint.linting.report import Report
 from onnxlint.model import paths, write_guard
 from onnxlint.support.errors import UsageError, did_you_mean
+from onnxlint.support.escape import text as esc
 from onnxlint.support.interrupt import signal_name
 
 # a result-cache miss is parsed from the bytes its key was computed from (read and hashed once) while the misses

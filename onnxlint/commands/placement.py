@@ -8,9 +8,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from onnxlint.formats.escape import text as esc
 from onnxlint.support import collector
 from onnxlint.support.errors import InputError, UsageError
+from onnxlint.support.escape import text as esc
 
 
 def run(models: list[Path], target: str, ort_version: str | None, ort_optimization: str, format: str,

@@ -7,10 +7,10 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from onnxlint.formats.escape import dumps
-from onnxlint.formats.escape import lines as esc_lines
-from onnxlint.formats.escape import text as esc
 from onnxlint.support.errors import UsageError
+from onnxlint.support.escape import dumps
+from onnxlint.support.escape import lines as esc_lines
+from onnxlint.support.escape import text as esc
 
 # how each fix applicability reads in --explain (fixers.base.Applicability's values)
 _APPLIES = {"safe": "safe", "unsafe": "unsafe: needs --unsafe-fixes", "display-only": "display-only: never applied"}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from onnxlint.formats.escape import dumps, joined
-from onnxlint.formats.escape import text as esc
+from onnxlint.support.escape import dumps, joined
+from onnxlint.support.escape import text as esc
 
 
 def render(fmt: str, checks: list[Any]) -> str:

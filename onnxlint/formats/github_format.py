@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from onnxlint.formats.escape import text as _visible
 from onnxlint.formats.repository_paths import real_folder, repository_root
 from onnxlint.formats.text_format import also, group, shown_findings
+from onnxlint.support.escape import text as _visible
 
 LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
 

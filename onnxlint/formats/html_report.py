@@ -21,12 +21,12 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from onnxlint import __version__
-from onnxlint.formats.escape import json_unicode
-from onnxlint.formats.escape import lines as esc_lines
-from onnxlint.formats.escape import text as esc
 from onnxlint.formats.placement_output import as_json
 from onnxlint.model.graph import shape_sized
 from onnxlint.model.locations import node_location, node_path
+from onnxlint.support.escape import json_unicode
+from onnxlint.support.escape import lines as esc_lines
+from onnxlint.support.escape import text as esc
 
 ASSETS = Path(__file__).resolve().parent / "html"
 PART = 100  # children of one scope shown (and drawn) at most: more are split into parts of this many

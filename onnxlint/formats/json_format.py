@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any, Callable
 
-from onnxlint.formats.escape import json_unicode
+from onnxlint.support.escape import json_unicode
 
 
 def render(report, statistics: bool = False, **_) -> str:

@@ -7,9 +7,9 @@ from collections.abc import Iterable, Iterator
 from operator import attrgetter
 from typing import Any
 
-from onnxlint.formats.escape import dumps_chunks, line
-from onnxlint.formats.escape import text as esc
 from onnxlint.model.graph import SHAPE_SIZED, shape_sized
+from onnxlint.support.escape import dumps_chunks, line
+from onnxlint.support.escape import text as esc
 
 LARGE_DELIBERATE = ("ORT keeps it on CPU on purpose (its inputs are CPU tensors), but it is no small shape computation "
                     f"(more than {SHAPE_SIZED} elements in or out): a fallback")

@@ -12,12 +12,12 @@ from pathlib import Path
 from urllib.parse import quote
 
 from onnxlint import __version__
-from onnxlint.formats.escape import dumps
-from onnxlint.formats.escape import lines as esc_lines
-from onnxlint.formats.escape import text as esc
 from onnxlint.formats.repository_paths import real_folder, repository_root
 from onnxlint.formats.text_format import also, cause, group, shown_findings, summary_line
 from onnxlint.model.locations import node_location
+from onnxlint.support.escape import dumps
+from onnxlint.support.escape import lines as esc_lines
+from onnxlint.support.escape import text as esc
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVEL = {"error": "error", "warning": "warning", "info": "note"}

@@ -13,9 +13,9 @@ import re
 from collections import Counter
 from typing import Any
 
-from onnxlint.formats.escape import line as _guard
-from onnxlint.formats.escape import text as esc
 from onnxlint.rules.rule import UNSAFE_FIXES
+from onnxlint.support.escape import line as _guard
+from onnxlint.support.escape import text as esc
 
 COLOURS = {"error": "\033[31m", "warning": "\033[33m", "info": "\033[36m"}
 BOLD, DIM, RESET = "\033[1m", "\033[2m", "\033[0m"

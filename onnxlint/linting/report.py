@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from onnxlint.rules.severity import SEVERITY_RANK
+from onnxlint.support.escape import text as esc
 
 
 @dataclass
@@ -70,11 +71,15 @@ class FileReport:
     page: Any = field(default=None, repr=False, compare=False)
 
     def __str__(self) -> str:
+        """One line a finding, every piece escaped as the text output escapes it: names and messages come from the
+        model, its file name and the rule files, and a script printing a report (a notebook, a CI step) must not
+        start a workflow command, drive the terminal or break a line where the model says."""
+        name = esc(self.filename)
         if self.error:
-            return f"{self.filename}: error: {self.error}"
-        lines = [f"{self.filename}:{f.node}: {f.code} [{f.severity}] {f.message}" if f.node else
-                 f"{self.filename}: {f.code} [{f.severity}] {f.message}" for f in self.findings if not f.suppressed]
-        return "\n".join(lines) if lines else f"{self.filename}: no findings"
+            return f"{name}: error: {esc(self.error)}"
+        lines = [f"{name}:{esc(f.node)}: {esc(f.code)} [{esc(f.severity)}] {esc(f.message)}" if f.node else
+                 f"{name}: {esc(f.code)} [{esc(f.severity)}] {esc(f.message)}" for f in self.findings if not f.suppressed]
+        return "\n".join(lines) if lines else f"{name}: no findings"
 
 
 FileResult = FileReport  # the name before 0.2

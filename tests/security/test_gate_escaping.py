@@ -20,7 +20,8 @@ from conftest import make_model, vi
 from onnx import TensorProto as T
 from onnx import helper as h
 
-from onnxlint.formats import doctor_output, escape
+from onnxlint.formats import doctor_output
+from onnxlint.support import escape
 from onnxlint.tensorrt import tables, versions
 
 # what no human output may hold raw: controls (a line break only between lines), format characters, the other
@@ -304,3 +305,25 @@ def test_the_text_output_escapes_a_rule_code_and_name_whatever_let_them_through(
     assert "\n::error" not in out and "\x1b" not in out, out
     assert "ACME1\\n::error::forged" in out
 
+
+
+def test_a_file_reports_string_form_is_escaped(tmp_path):
+    """FileReport's str() (the API's one line a finding: `print(onnxlint.lint(path))` in a notebook or a CI step)
+    printed the model's text raw: a node name with a line break started a workflow command, an ANSI escape drove
+    the terminal. Every piece is escaped as the text output escapes it, whatever the model or the file is called."""
+    import onnxlint
+    from onnxlint.linting.report import FileReport, Finding
+
+    path = tmp_path / "m\u202e\x1b[2J.onnx"
+    onnx.save(hostile_model(), path)
+    for report in (onnxlint.lint(hostile_model()), onnxlint.lint(path)):
+        text = str(report)
+        assert any(f.node and NASTY in f.node for f in report.findings), text  # the name reached a finding raw
+        assert not RAW.search(text.replace("\n", "")) and "\n::" not in text, text
+        assert len(text.splitlines()) == sum(1 for f in report.findings if not f.suppressed)
+    f = Finding(code="OLX100", name="n", severity="error", target="any", filename="m.onnx",
+                node="x\n::error file=README.md::pwned", op_type="Relu", message="Relu x\n::warning::also")
+    text = str(FileReport("m\u202e.onnx", [f]))
+    assert len(text.splitlines()) == 1 and not RAW.search(text), text
+    assert str(FileReport("::m.onnx", error="bad\n::error::x")).count("\n") == 0
+    assert not str(FileReport("::m.onnx")).startswith("::")

@@ -5,7 +5,8 @@ can hold any byte but `/` and NUL. Printed raw, such text starts GitHub workflow
 the terminal (ANSI/OSC escapes), hides text (bidi overrides), or crashes a strict UTF-8 stream (a file name
 byte that is not UTF-8, held by Python as a lone surrogate).
 
-One policy for every command and every format (text, GitHub, JSON, SARIF, placement, verify, doctor, explain):
+One policy for every command and every format (text, GitHub, JSON, SARIF, placement, verify, doctor, explain)
+and the API's `str(FileReport)`; it lives in support/ so that the report model below the formats can use it:
 
 - `text(s)`: for one line of human output (text, GitHub annotations, SARIF message texts). Every character that
   is not visible as itself becomes a visible escape (`\\n`, `\\x1b`, `\\u200b`, `\\U000e0041`, and `\\xff` for a
