@@ -43,15 +43,38 @@ def fix(path: str | Path, settings: Settings | None = None, *, unsafe: bool = Fa
     with show_info=True (or when the settings select their code by name); a note says what was left alone.
     With diff=True nothing is written and the report's `.diff` is the unified diff of the model's text form. An
     in-place write is compare-and-swap: when the file changed since it was read, nothing is written and the
-    report's write_refused says so."""
+    report's write_refused says so.
+
+    `output` is checked as the command line checks `-o`, before anything is read: a file, or a folder (one that
+    exists, or a string ending in `/`, made when missing) to write the fixed model into under its own name; never
+    the model's external data, a report's name (`.json`, `.sarif`, ...), a FIFO or a device, nor in a folder that
+    does not exist. Such an output raises ValueError, saying why; nothing is written. The output naming the model
+    itself (or a link to it) fixes it in place."""
     path = Path(path)
+    out = _fix_output(output, path, diff=diff)
     settings = settings or _settings_near(path)
     res = linter.lint_file(path, settings, digest=True)
     if not res.error:
-        fix_file(path, settings, res, FixOptions(unsafe=unsafe, diff=diff, output=Path(output) if output else None,
-                                                 shapes=dict(shapes or {}), show_info=show_info,
-                                                 show_info_words="show_info=True"))
+        fix_file(path, settings, res, FixOptions(unsafe=unsafe, diff=diff, output=out, shapes=dict(shapes or {}),
+                                                 show_info=show_info, show_info_words="show_info=True"))
     return res
+
+
+def _fix_output(output: str | Path | None, path: Path, diff: bool) -> Path | None:
+    """fix()'s output as `-o` takes it (a string's trailing separator says a folder, which Path would drop), with
+    the command line's checks: a ValueError (the caller's argument) where the command line exits 2."""
+    if output is None or output == "":
+        return None
+    from onnxlint.linting.fixing import check_fix_output
+    from onnxlint.model.paths import output_path
+    from onnxlint.support.errors import UsageError
+
+    out = output_path(output) if isinstance(output, str) else Path(output)
+    try:
+        check_fix_output(out, [path], option="output", diff=diff)
+    except UsageError as exc:
+        raise ValueError(str(exc)) from None
+    return out
 
 
 def predict(model: str | Path | onnx.ModelProto, target: str = "ort-cuda", ort_version: str | None = None,

@@ -102,6 +102,37 @@ def test_the_api_fixes_what_a_run_shows_and_says_it_in_its_own_words(tmp_path: P
     assert "wrote m.onnx (fold-shapes)" in second and model.read_bytes() != before, second
 
 
+def test_the_apis_output_is_checked_as_the_command_lines_o(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """fix(output=...) skipped `-o`'s checks: a report's name (`results.json`, a CI step's) was overwritten with the
+    fixed model, `out/` (a folder to the command line) became a file named `out`, the model's own weights file
+    would have been refused only after the fix ran. Each is a ValueError before anything is read, in the API's
+    words; a folder named with a trailing `/` is made and the model is written into it."""
+    import onnxlint
+
+    monkeypatch.chdir(tmp_path)
+    g = h.make_graph([h.make_node("Dropout", ["x"], ["d"], name="drop", is_test=0), h.make_node("Relu", ["d"], ["y"])],
+                     "g", [vi("x", T.FLOAT, [4])], [vi("y", T.FLOAT, [4])])
+    model = tmp_path / "m.onnx"
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 6)], ir_version=3), model)
+    before = model.read_bytes()
+    (tmp_path / "results.json").write_text("{}")
+    (tmp_path / "plain").write_text("x")
+    os.mkfifo(tmp_path / "fifo")
+    for output, why in (("results.json", "output results.json: output is where the fixed model is written, not the "
+                                         "report (fix() returns it)"),
+                        ("new.sarif", "not the report"), ("nowhere/m.onnx", "folder nowhere does not exist"),
+                        ("fifo", "is not a regular file"), (f"plain{os.sep}", "plain is a file, not a folder")):
+        with pytest.raises(ValueError, match=re.escape(why)):
+            onnxlint.fix("m.onnx", output=output)
+    assert (tmp_path / "results.json").read_text() == "{}" and not (tmp_path / "new.sarif").exists()
+    assert model.read_bytes() == before
+    diff = onnxlint.fix("m.onnx", output="later/", diff=True)
+    assert diff.notes[-1] == "would write later/m.onnx (dropout-inference)" and not (tmp_path / "later").exists()
+    res = onnxlint.fix("m.onnx", output="out/")
+    assert res.written == "out/m.onnx" and (tmp_path / "out" / "m.onnx").is_file(), res.notes
+    assert model.read_bytes() == before
+
+
 def test_diff_is_a_unified_diff_of_the_changed_nodes(tmp_path: Path) -> None:
     model = _shape_chain(tmp_path / "m.onnx")
     before = model.read_bytes()

@@ -552,56 +552,22 @@ def check_report_output(output: Path, inputs: list[Path]) -> None:
     _check_output(output, inputs, False)
 
 
-# the files a report is written to (--format's, and a log's): never a fixed model's name
-REPORT_SUFFIXES = frozenset({".sarif", ".json", ".html", ".htm", ".txt", ".log", ".xml", ".md"})
-
-
 def _check_output(output: Path | None, inputs: list[Path], fix: bool, diff: bool = False) -> None:
-    """-o is a report file (or, with --fix, the fixed model or a folder for several): never an input, never a
-    folder for a report, and its folder must exist. With --fix, `-o DIR/` is a folder and made when missing
-    (never a file named DIR; not with --diff, which names it and writes nothing)."""
+    """-o is a report file (or, with --fix, the fixed model or a folder for several: fixing.check_fix_output, which
+    the API's fix(output=...) shares): never an input, never a folder for a report, and its folder must exist."""
     if output is None:
         return
-    if isinstance(output, paths.FolderPath) and not output.is_dir():
-        if not fix:
-            raise UsageError(f"-o {output}{os.sep}: is a folder; give a file for the report")
-        if output.exists():  # the fixed model was written over that file, named as a folder
-            raise UsageError(f"-o {output}{os.sep}: {output} is a file, not a folder; name the file without the "
-                             f"trailing {os.sep}")
-        if output.parent.is_dir() and not output.exists() and not diff:
-            output.mkdir()
-    if any(_same_file(output, f) for f in inputs) and not fix:
-        raise UsageError(f"-o {output}: is one of the models being linted; the report would overwrite it")
-    if output.is_dir() and not fix:
-        raise UsageError(f"-o {output}: is a folder; give a file for the report")
     if fix:
-        from onnxlint.linting.fixing import check_output, destination, is_folder
+        from onnxlint.linting import fixing  # imports onnx: not on a cached run's path
 
-        if output.suffix.lower() in REPORT_SUFFIXES and not is_folder(output):
-            # a CI step writing a report (`--format sarif -o results.sarif`) that adds --fix wrote a model there
-            # named as the user typed it: --diff (which implies --fix) writes nothing there
-            mode = ("--diff, -o is where the fixed model would be written" if diff else
-                    "--fix, -o is where the fixed model is written")
-            raise UsageError(f"-o {output}: with {mode}, not the report (it goes to standard output: redirect it, "
-                             f"> {output.name})")
-        check_output(inputs, output)  # several models: -o must be a folder, and no two write one file
-        for f in inputs:  # no fixed model over another input or any input's external data, nor a FIFO or device
-            dest = destination(f, output)
-            # only f itself may be dest (`-o` naming the model): DIR/a.onnx a link to the input b.onnx is refused
-            others = [i for i in inputs if not (_same_file(i, dest) and _same_file(i, f))]
-            write_guard.check_target(dest, others, "-o", "the fixed model")
-    else:
-        write_guard.check_target(output, inputs, "-o", "the report")
-        write_guard.check_report_folder(output, "-o")
-    parent = output if output.is_dir() else output.parent
-    if not parent.is_dir():
-        raise UsageError(f"-o {output}: folder {parent} does not exist")
-    if not os.access(parent, os.W_OK):
-        raise UsageError(f"-o {output}: folder {parent} is not writable")
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return a.exists() and os.path.samefile(a, b)
-    except OSError:
-        return False
+        fixing.check_fix_output(output, inputs, diff=diff)
+        return
+    if isinstance(output, paths.FolderPath) and not output.is_dir():
+        raise UsageError(f"-o {output}{os.sep}: is a folder; give a file for the report")
+    if any(write_guard.same_file(output, f) for f in inputs):
+        raise UsageError(f"-o {output}: is one of the models being linted; the report would overwrite it")
+    if output.is_dir():
+        raise UsageError(f"-o {output}: is a folder; give a file for the report")
+    write_guard.check_target(output, inputs, "-o", "the report")
+    write_guard.check_report_folder(output, "-o")
+    write_guard.check_folder(output, "-o")

@@ -19,7 +19,7 @@ from onnxlint.config.settings import Settings
 from onnxlint.fixers.write import ReadVersion
 from onnxlint.linting.linter import lint_file, lint_model
 from onnxlint.linting.report import FileReport, Finding
-from onnxlint.model import loading
+from onnxlint.model import loading, write_guard
 from onnxlint.support.errors import InputError, UsageError, clip, first_line
 
 
@@ -52,6 +52,43 @@ def check_output(paths: Sequence[Path], output: Path | None) -> None:
         other = seen.setdefault(Path(p).name, Path(p))
         if other != Path(p):
             raise UsageError(f"-o {output}: {other} and {p} would both be written as {Path(p).name}")
+
+
+# the files a report is written to (--format's, and a log's): never a fixed model's name
+REPORT_SUFFIXES = frozenset({".sarif", ".json", ".html", ".htm", ".txt", ".log", ".xml", ".md"})
+
+
+def check_fix_output(output: Path, inputs: list[Path], option: str = "-o", diff: bool = False) -> None:
+    """Where a fix writes (`--fix -o`, `verify --fix -o`, the API's `fix(output=...)`, named by option in the
+    messages), checked before any model is read: a file for one model, a folder for several (`DIR/` made when
+    missing; never a file named DIR; not with --diff, which names it and writes nothing); never a report's
+    name, another input or any input's external data, a FIFO or a device; in a folder that exists. Raises
+    UsageError."""
+    from onnxlint.model.paths import FolderPath
+
+    if isinstance(output, FolderPath) and not output.is_dir():
+        if output.exists():  # the fixed model was written over that file, named as a folder
+            raise UsageError(f"{option} {output}{os.sep}: {output} is a file, not a folder; name the file without the "
+                             f"trailing {os.sep}")
+        if output.parent.is_dir() and not diff:
+            output.mkdir()
+    if output.suffix.lower() in REPORT_SUFFIXES and not is_folder(output):
+        # a CI step writing a report (`--format sarif -o results.sarif`) that adds --fix wrote a model there; named
+        # as the user typed it: --diff (which implies --fix) writes nothing there
+        if option == "-o":
+            where = ("with --diff, -o is where the fixed model would be written" if diff else
+                     "with --fix, -o is where the fixed model is written")
+            report = f"it goes to standard output: redirect it, > {output.name}"
+        else:
+            where, report = f"{option} is where the fixed model is written", "fix() returns it"
+        raise UsageError(f"{option} {output}: {where}, not the report ({report})")
+    check_output(inputs, output)  # several models: -o must be a folder, and no two write one file
+    for f in inputs:  # no fixed model over another input or any input's external data, nor a FIFO or device
+        dest = destination(f, output)
+        # only f itself may be dest (`-o` naming the model): DIR/a.onnx a link to the input b.onnx is refused
+        others = [i for i in inputs if not (write_guard.same_file(i, dest) and write_guard.same_file(i, f))]
+        write_guard.check_target(dest, others, option, "the fixed model")
+    write_guard.check_folder(output, option)
 
 
 def destination(path: Path, output: Path | None) -> Path:

@@ -46,6 +46,23 @@ def check_target(dest: Path, inputs: Iterable[Path], option: str, replaced_by: s
                              "weights")
 
 
+def same_file(a: Path, b: Path) -> bool:
+    """Whether a and b are one file (a link, a hard link, another spelling); False when a does not exist."""
+    try:
+        return a.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def check_folder(dest: Path, option: str) -> None:
+    """UsageError unless the folder dest is written in (dest itself when it is one) exists and is writable."""
+    parent = dest if dest.is_dir() else dest.parent
+    if not parent.is_dir():
+        raise UsageError(f"{option} {dest}: folder {parent} does not exist")
+    if not os.access(parent, os.W_OK):
+        raise UsageError(f"{option} {dest}: folder {parent} is not writable")
+
+
 def replace_text(dest: Path, text: str | Iterable[str]) -> None:
     """Write a report or baseline whole or not at all, never through a link: a new temporary file (O_EXCL, a name
     nobody chose) in dest's folder, renamed over dest. A repository can commit `onnxlint.sarif` or
