@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from onnxlint.linting import linter
 from onnxlint.linting.fixing import FixOptions, fix_file
 from onnxlint.linting.report import FileReport
 from onnxlint.rules.context import Options
+from onnxlint.support.errors import RuleError, UsageError
 
 
 def _settings_near(path: Path | None) -> Settings:
@@ -26,13 +28,41 @@ def _settings_near(path: Path | None) -> Settings:
     return Settings.from_config(cfg)
 
 
+def _settings(given: object, path: Path | None) -> Settings:
+    """The settings a call gave (the nearest config's without), their selection naming rules, as the command
+    line checks it: a misspelt code in select or ignore linted with nothing selected or nothing ignored, silently."""
+    if given is None:
+        settings = _settings_near(path)
+    elif isinstance(given, Settings):
+        settings = given
+    else:
+        raise TypeError(f"settings must be onnxlint.Settings (Settings.from_config(...)), not {type(given).__name__}")
+    try:
+        ruleset = linter.ruleset_for(settings.rule_dirs)
+    except RuleError:
+        return settings  # a rule file that cannot be read: the lint raises it where it would start
+    try:
+        linter.check_selection(settings, ruleset)
+    except UsageError as exc:
+        raise ValueError(str(exc)) from None
+    return settings
+
+
+def _path(model: Any, call: str) -> Path:
+    if not isinstance(model, (str, os.PathLike)):
+        also = " or an onnx.ModelProto" if call == "lint" else ""
+        raise TypeError(f"{call}() takes a model file's path{also}, not {type(model).__name__}")
+    return Path(model)
+
+
 def lint(model: str | Path | onnx.ModelProto, settings: Settings | None = None) -> FileReport:
     """Lint one model file or in-memory ModelProto. Without settings, the config nearest to the file applies
-    (none for a ModelProto). A file that cannot be read gives a report whose .error says why."""
+    (none for a ModelProto). A file that cannot be read gives a report whose .error says why. A selection that
+    names no rule raises ValueError; settings that are not Settings, or a model that is neither, TypeError."""
     if isinstance(model, onnx.ModelProto):
-        return linter.lint_model(model, settings or Settings.from_config(None))
-    path = Path(model)
-    return linter.lint_file(path, settings or _settings_near(path))
+        return linter.lint_model(model, _settings(settings if settings is not None else Settings.from_config(None), None))
+    path = _path(model, "lint")
+    return linter.lint_file(path, _settings(settings, path))
 
 
 def fix(path: str | Path, settings: Settings | None = None, *, unsafe: bool = False, output: str | Path | None = None,
@@ -49,10 +79,10 @@ def fix(path: str | Path, settings: Settings | None = None, *, unsafe: bool = Fa
     exists, or a string ending in `/`, made when missing) to write the fixed model into under its own name; never
     the model's external data, a report's name (`.json`, `.sarif`, ...), a FIFO or a device, nor in a folder that
     does not exist. Such an output raises ValueError, saying why; nothing is written. The output naming the model
-    itself (or a link to it) fixes it in place."""
-    path = Path(path)
+    itself (or a link to it) fixes it in place. A ModelProto has no file to write: save it first."""
+    path = _path(path, "fix")
     out = _fix_output(output, path, diff=diff)
-    settings = settings or _settings_near(path)
+    settings = _settings(settings, path)
     res = linter.lint_file(path, settings, digest=True)
     if not res.error:
         fix_file(path, settings, res, FixOptions(unsafe=unsafe, diff=diff, output=out, shapes=dict(shapes or {}),
@@ -67,7 +97,6 @@ def _fix_output(output: str | Path | None, path: Path, diff: bool) -> Path | Non
         return None
     from onnxlint.linting.fixing import check_fix_output
     from onnxlint.model.paths import output_path
-    from onnxlint.support.errors import UsageError
 
     out = output_path(output) if isinstance(output, str) else Path(output)
     try:
@@ -80,18 +109,24 @@ def _fix_output(output: str | Path | None, path: Path, diff: bool) -> Path | Non
 def predict(model: str | Path | onnx.ModelProto, target: str = "ort-cuda", ort_version: str | None = None,
             trt_version: str | None = None, ort_optimization: str = "all") -> Any:
     """A target's per-node prediction: for ort-cuda/ort-cpu the placement (`onnxlint.ort.verdicts.Placement`),
-    for tensorrt the parser verdicts, for ort-trt the TensorRT EP partition."""
+    for tensorrt the parser verdicts, for ort-trt the TensorRT EP partition. A target, version or level the
+    command line would refuse raises ValueError (VersionError for a version); a file that cannot be read,
+    InputError (LfsPointer for a Git LFS pointer)."""
+    from onnxlint import targets
+    from onnxlint.config.settings import check_runtime
     from onnxlint.linting import engine
     from onnxlint.model import loading
     from onnxlint.model.loading import native
     from onnxlint.rulefiles.ruleset import get_ruleset
 
+    if target not in targets.names():
+        raise ValueError(f"unknown target {target!r} (known: {', '.join(targets.names())})")
+    check_runtime(ort_version, trt_version, ort_optimization)
+    ort_version, trt_version = ort_version or None, trt_version or None  # "": not given, as Settings reads it
     if isinstance(model, onnx.ModelProto):
         mf = linter.model_file(model)
     else:
-        mf = loading.load(Path(model))
-    from onnxlint import targets
-
+        mf = loading.load(_path(model, "predict"))
     options = Options(targets=targets.closure({target}), ort_version=ort_version, trt_version=trt_version,
                       ort_optimization=ort_optimization)
     ruleset = get_ruleset()

@@ -11,6 +11,7 @@ from typing import Any, Callable
 
 from onnxlint.config import config_file as config_mod
 from onnxlint.rules.codes import matches, split_codes
+from onnxlint.rules.severity import SEVERITIES
 
 DEFAULT_FAIL_ON = "warning"
 
@@ -56,6 +57,7 @@ class Settings:
         unknown = set(overrides) - set(OVERRIDABLE)
         if unknown:
             raise TypeError(f"unknown setting(s): {', '.join(sorted(unknown))}")
+        overrides = _checked(overrides)
         if config is None:
             cfg = config_mod.Config()
         elif isinstance(config, config_mod.Config):
@@ -66,7 +68,7 @@ class Settings:
 
         cli_select = split_codes(overrides.get("select"))
         select = cli_select or cfg.select or None
-        given = list(overrides.get("targets") or cfg.targets or ())
+        given = split_codes(overrides.get("targets")) or list(cfg.targets or ())
         targets = given or list(targets_mod.DEFAULT_TARGETS)
         return cls(
             config=cfg,
@@ -80,7 +82,7 @@ class Settings:
             ort_version=overrides.get("ort_version") or cfg.ort_version,
             trt_version=overrides.get("trt_version") or cfg.trt_version,
             fail_on=overrides.get("fail_on") or cfg.fail_on or DEFAULT_FAIL_ON,
-            rule_dirs=tuple(Path(p) for p in (overrides.get("rule_dirs") or ())) + tuple(cfg.rules),
+            rule_dirs=tuple(Path(p) for p in _listed(overrides.get("rule_dirs"))) + tuple(cfg.rules),
             ort_optimization=overrides.get("ort_optimization") or cfg.ort_optimization or "all",
             info_details=overrides.get("info_details") is not False,
         )
@@ -104,3 +106,49 @@ class Settings:
         """Every code or prefix the selection names (to check that each names some rule)."""
         return [c for c in (*(self.select or ()), *self.extend_select, *self.ignore, *self.cli_extend_select,
                             *self.cli_ignore) if c]
+
+
+def _listed(value: Any) -> list[Any]:
+    """A setting that takes a list given one value (`rule_dirs="rules"`, as a config's `rules` takes it)."""
+    if value is None:
+        return []
+    return [value] if isinstance(value, (str, Path)) else list(value)
+
+
+def _checked(overrides: dict[str, Any]) -> dict[str, Any]:
+    """The API's overrides, each checked as the command line's parser and a config file check it: a TypeError for a
+    value of the wrong kind, a ValueError (VersionError for a version) for one the command line refuses. Unchecked,
+    `targets="ort-cuda"` was read letter by letter and `targets=["mars"]` or `ort_optimization="max"` made every
+    lint an internal error, and `ort_version="banana"` predicted with ORT 1.17's tables."""
+    from onnxlint import targets as targets_mod
+
+    for key in ("select", "extend_select", "ignore", "targets"):
+        value = overrides.get(key)
+        if value is not None and not all(isinstance(v, str) for v in _listed(value)):
+            raise TypeError(f"{key} must be a string or a list of strings, got {value!r}")
+    for name in split_codes(overrides.get("targets")):
+        if name not in targets_mod.names():
+            raise ValueError(f"unknown target {name!r} (known: {', '.join(targets_mod.names())})")
+    check_runtime(overrides.get("ort_version"), overrides.get("trt_version"), overrides.get("ort_optimization"))
+    fail_on = overrides.get("fail_on")
+    if fail_on and fail_on not in SEVERITIES:
+        raise ValueError(f"fail_on must be one of {', '.join(SEVERITIES)}, not {fail_on!r}")
+    if not all(isinstance(p, (str, Path)) for p in _listed(overrides.get("rule_dirs"))):
+        raise TypeError(f"rule_dirs must be a path or a list of paths, got {overrides.get('rule_dirs')!r}")
+    return overrides
+
+
+def check_runtime(ort_version: Any = None, trt_version: Any = None, ort_optimization: Any = None) -> None:
+    """The runtime versions and the ORT optimization level the API was given (None or "": not given), as the
+    command line's parser checks them: a version that is not one (ORT's may be `installed`), a level ORT lacks."""
+    from onnxlint.config.config_file import OPTIMIZATION_LEVELS
+    from onnxlint.targets.base import parse_version
+
+    for value, runtime, key in ((ort_version, "ORT", "ort_version"), (trt_version, "TensorRT", "trt_version")):
+        if value is None or value == "" or (runtime == "ORT" and value == "installed"):
+            continue
+        if not isinstance(value, str):
+            raise TypeError(f"{key} must be a string (e.g. '1.20.1'), got {value!r}")
+        parse_version(value, runtime)
+    if ort_optimization and ort_optimization not in OPTIMIZATION_LEVELS:
+        raise ValueError(f"ort_optimization must be one of {', '.join(OPTIMIZATION_LEVELS)}, not {ort_optimization!r}")

@@ -1,0 +1,85 @@
+"""The public API's arguments as a Python caller gives them (a notebook, a CI script, a service linting uploads):
+what the command line's parser or a config file refuses raises at the call, a ValueError (VersionError for a
+version) or a TypeError saying which argument; it is never read silently as something else, nor an internal error
+deep inside the lint."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import make_model, vi
+from onnx import TensorProto as T
+from onnx import helper as h
+
+import onnxlint
+from onnxlint.targets import VersionError
+
+
+def _relu():
+    return make_model([h.make_node("Relu", ["x"], ["y"], name="r")], [vi("x", T.FLOAT, [4])], [vi("y", T.FLOAT, [4])],
+                      opset=10)
+
+
+@pytest.mark.parametrize(("overrides", "error", "words"), [
+    # each lint was "internal error while linting (KeyError: 'mars')"
+    ({"targets": ["mars"]}, ValueError, "unknown target 'mars' (known: ort-cpu, ort-cuda, tensorrt, ort-trt)"),
+    # read letter by letter: KeyError: 'o'
+    ({"targets": "ort-cuda,mars"}, ValueError, "unknown target 'mars'"),
+    # predicted with ORT 1.17's tables, "nearest shipped" to a version that is not one
+    ({"ort_version": "banana"}, VersionError, "ORT version 'banana' is not a version number"),
+    ({"trt_version": "banana"}, VersionError, "TensorRT version 'banana' is not a version number"),
+    ({"ort_version": 1.2}, TypeError, "ort_version must be a string"),
+    ({"ort_optimization": "max"}, ValueError, "ort_optimization must be one of disabled, basic, all, not 'max'"),
+    ({"fail_on": "bogus"}, ValueError, "fail_on must be one of info, warning, error, not 'bogus'"),  # accepted
+    ({"select": [6]}, TypeError, "select must be a string or a list of strings"),  # 'int' has no attribute 'split'
+    ({"rule_dirs": [3]}, TypeError, "rule_dirs must be a path or a list of paths"),
+])
+def test_settings_refuse_what_the_command_line_refuses(overrides, error, words):
+    with pytest.raises(error, match=words.replace("(", r"\(").replace(")", r"\)")):
+        onnxlint.Settings.from_config(None, **overrides)
+
+
+def test_settings_take_one_value_where_a_list_is_meant():
+    """`targets="ort-cuda"` as select's "OLX006,OLX013" is taken: a comma list; `rule_dirs="rules"` one folder (as a
+    config file's `rules`), not five named by its letters."""
+    s = onnxlint.Settings.from_config(None, targets="ort-cuda,ort-cpu", rule_dirs="my_rules", ort_version="installed")
+    assert s.targets == ("ort-cuda", "ort-cpu") and [str(p) for p in s.rule_dirs] == ["my_rules"]
+    report = onnxlint.lint(_relu(), onnxlint.Settings.from_config(None, targets="ort-cpu"))
+    assert report.error is None and {f.target for f in report.findings} <= {"ort-cpu", "any"}, report
+
+
+def test_a_selection_naming_no_rule_raises_instead_of_linting_with_nothing_selected(tmp_path):
+    path = tmp_path / "m.onnx"
+    path.write_bytes(_relu().SerializeToString())
+    settings = onnxlint.Settings.from_config(None, select=["OLX0O6"])
+    for model in (_relu(), path):
+        with pytest.raises(ValueError, match="unknown rule code or prefix 'OLX0O6' \\(did you mean 'OLX006'\\?\\)"):
+            onnxlint.lint(model, settings)
+    with pytest.raises(ValueError, match="unknown rule code or prefix 'ZZZ'"):
+        onnxlint.fix(path, onnxlint.Settings.from_config(None, ignore="ZZZ"))
+    assert [f.code for f in onnxlint.lint(path, onnxlint.Settings.from_config(None, select="OLX006")).findings] == ["OLX006"]
+
+
+def test_arguments_of_the_wrong_kind_say_which(tmp_path):
+    with pytest.raises(TypeError, match=r"lint\(\) takes a model file's path or an onnx.ModelProto, not bytes"):
+        onnxlint.lint(_relu().SerializeToString())
+    with pytest.raises(TypeError, match=r"fix\(\) takes a model file's path, not ModelProto"):
+        onnxlint.fix(_relu())
+    with pytest.raises(TypeError, match="settings must be onnxlint.Settings"):
+        onnxlint.lint(_relu(), {"select": ["OLX006"]})  # was "internal error while linting (AttributeError ...)"
+
+
+@pytest.mark.parametrize(("kwargs", "error", "words"), [
+    ({"target": "mars"}, ValueError, "unknown target 'mars'"),  # was a bare KeyError: 'mars'
+    ({"ort_version": "banana"}, VersionError, "ORT version 'banana'"),  # was ORT 1.17's tables
+    ({"target": "tensorrt", "trt_version": "banana"}, VersionError, "TensorRT version 'banana'"),
+    ({"ort_optimization": "max"}, ValueError, "ort_optimization must be one of"),
+])
+def test_predict_refuses_what_the_command_line_refuses(kwargs, error, words):
+    with pytest.raises(error, match=words):
+        onnxlint.predict(_relu(), **kwargs)
+
+
+def test_predict_takes_an_empty_version_as_none():
+    """"" is "not given" to Settings (`ort_version or config's`); predict said "TensorRT  has no table of its own"."""
+    pred = onnxlint.predict(_relu(), "tensorrt", trt_version="")
+    assert pred.note is None and pred.version == onnxlint.predict(_relu(), "tensorrt").version
