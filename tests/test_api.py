@@ -83,3 +83,29 @@ def test_predict_takes_an_empty_version_as_none():
     """"" is "not given" to Settings (`ort_version or config's`); predict said "TensorRT  has no table of its own"."""
     pred = onnxlint.predict(_relu(), "tensorrt", trt_version="")
     assert pred.note is None and pred.version == onnxlint.predict(_relu(), "tensorrt").version
+
+
+def _models(n: int) -> list:
+    """n models whose findings differ (each its own node names and opset)."""
+    return [make_model([h.make_node("Dropout", ["x"], ["d"], name=f"drop{i}", is_test=0),
+                        h.make_node("Relu", ["d"], ["y"], name=f"relu{i}")], [vi("x", T.FLOAT, [4])],
+                       [vi("y", T.FLOAT, [4])], opset=6 + i % 3, ir=3) for i in range(n)]
+
+
+def test_a_lint_after_the_thread_that_started_onnxs_child_ended_sees_no_crash(tmp_path):
+    """The child answering onnx's C++ calls is forked once and kept; the kernel killed it (PR_SET_PDEATHSIG) when
+    the thread that forked it ended, not the process, and the next lint said "onnx.checker rejects the model:
+    onnx's checker crashed on this model (signal 9)" (OLX001) of a valid model. A fresh interpreter, so that the
+    child is forked by the thread."""
+    import subprocess
+    import sys
+
+    for i, m in enumerate(_models(2)):
+        (tmp_path / f"m{i}.onnx").write_bytes(m.SerializeToString())
+    script = ("import threading, onnxlint\n"
+              "t = threading.Thread(target=lambda: print(onnxlint.lint('m0.onnx')))\n"
+              "t.start(); t.join()\n"
+              "import time; time.sleep(0.5)\n"  # the kernel's signal reaches the child
+              "print(onnxlint.lint('m1.onnx'))\n")
+    out = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and "OLX010" in out.stdout and "OLX001" not in out.stdout, out.stdout + out.stderr

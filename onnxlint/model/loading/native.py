@@ -13,7 +13,8 @@ Two kinds of child, chosen by the size of what the call is given:
 Where there is no fork (Windows) the calls run in-process, as before.
 
 The children never outlive their parent: they ignore SIGINT (the parent decides what an interrupt ends), ask
-the kernel to kill them when the parent dies (Linux's PR_SET_PDEATHSIG), and leave when their pipe closes.
+the kernel to kill them when the parent dies (Linux's PR_SET_PDEATHSIG; a kept worker forked by a thread other than
+the main one does not, see _Worker), and leave when their pipe closes.
 
 Each call is bounded in the child: CALL_CPU_SECONDS of CPU time, and CALL_MEMORY (plus CALL_MEMORY_PER_BYTE for
 each byte of its input) of address space beyond what the child holds when the call starts. The callers' budget
@@ -358,9 +359,10 @@ def _answer_with(out: Any, work: Callable[[], bytes]) -> None:
     out.flush()
 
 
-def _become_child() -> None:
+def _become_child(die_with_parent: bool = True) -> None:
     """In a new child: an interrupt is the parent's to handle, and the child dies with its parent. No cyclic
-    collection: it would touch every object the parent shares with the child, copying their pages."""
+    collection: it would touch every object the parent shares with the child, copying their pages.
+    die_with_parent=False: no PR_SET_PDEATHSIG (see _Worker), the closed pipe alone ends it."""
     import gc
 
     gc.disable()
@@ -372,7 +374,7 @@ def _become_child() -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if "faulthandler" in sys.modules:  # a crash here is reported by the parent in one line, not as a dump
         sys.modules["faulthandler"].disable()
-    if sys.platform.startswith("linux"):
+    if die_with_parent and sys.platform.startswith("linux"):
         try:
             import ctypes
 
@@ -407,13 +409,22 @@ def _serve(requests: int, answers: int, first: tuple[int, int, bytes] | None = N
 
 class _Worker:
     """first: the request it is started for, answered before any other (its payload is not copied down the
-    pipe: the child has it from the fork)."""
+    pipe: the child has it from the fork).
+
+    The kernel sends PR_SET_PDEATHSIG when the *thread* that forked the child ends, not the process: a worker
+    forked by a thread of the API's caller (a pool's, a web server's request thread) was killed when that thread
+    ended, and the next model's check read as "onnx's checker crashed on this model (signal 9)", an OLX001 on a
+    valid model. Forked from any thread but the main one, the worker goes without it: it leaves when its request
+    pipe closes (the parent's end closes when the parent dies, however it dies), or once its one call is done."""
 
     def __init__(self, first: tuple[int, int, bytes] | None = None) -> None:
+        import threading
+
         self.owner = os.getpid()
         req_r, req_w = os.pipe()
         ans_r, ans_w = os.pipe()
-        pid = _fork((req_w, ans_r), lambda: _serve(req_r, ans_w, first))
+        pid = _fork((req_w, ans_r), lambda: _serve(req_r, ans_w, first),
+                    die_with_parent=threading.current_thread() is threading.main_thread())
         os.close(req_r)
         os.close(ans_w)
         self.pid = pid
@@ -492,9 +503,9 @@ def _call_in_child(kind: int, flags: int, payload: bytes) -> bytes:
         raise
 
 
-def _fork(parent_ends: tuple[int, ...], work: Callable[[], None]) -> int:
+def _fork(parent_ends: tuple[int, ...], work: Callable[[], None], die_with_parent: bool = True) -> int:
     """Fork a child that closes the parent's pipe ends, runs work and exits (1 on any exception: a broken pipe
-    or anything else, the parent sees the end of its pipe); the child's pid."""
+    or anything else, the parent sees the end of its pipe); the child's pid. die_with_parent: _become_child's."""
     _warm()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child
@@ -502,7 +513,7 @@ def _fork(parent_ends: tuple[int, ...], work: Callable[[], None]) -> int:
         try:
             for fd in parent_ends:
                 os.close(fd)
-            _become_child()
+            _become_child(die_with_parent)
             work()
         except BaseException:  # noqa: BLE001
             code = 1
