@@ -4,13 +4,19 @@
     >>> report = onnxlint.lint("model.onnx")                       # nearest config, default targets
     >>> report = onnxlint.lint(model_proto, onnxlint.Settings.from_config(None, targets=["ort-cuda"]))
     >>> for f in report.findings: print(f.code, f.node, f.message)
+
+Calls from several threads (a web service's worker threads) run one at a time: a lint holds process-wide state (the
+child that runs onnx's C++ calls, answering down one pipe; the numeric check's capture of file descriptors 1 and
+2), and two at once read each other's answers. For lints in parallel, use processes.
 """
 
 from __future__ import annotations
 
+import functools
 import os
+import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 import onnx
 
@@ -21,6 +27,19 @@ from onnxlint.linting.fixing import FixOptions, fix_file
 from onnxlint.linting.report import FileReport
 from onnxlint.rules.context import Options
 from onnxlint.support.errors import RuleError, UsageError
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+_ONE_AT_A_TIME = threading.RLock()
+
+
+def _one_at_a_time(call: _F) -> _F:
+    """The call holds the process's one lint lock (see the module's docstring): threads take turns."""
+    @functools.wraps(call)
+    def locked(*args: Any, **kwargs: Any) -> Any:
+        with _ONE_AT_A_TIME:
+            return call(*args, **kwargs)
+
+    return locked  # type: ignore[return-value]
 
 
 def _settings_near(path: Path | None) -> Settings:
@@ -55,6 +74,7 @@ def _path(model: Any, call: str) -> Path:
     return Path(model)
 
 
+@_one_at_a_time
 def lint(model: str | Path | onnx.ModelProto, settings: Settings | None = None) -> FileReport:
     """Lint one model file or in-memory ModelProto. Without settings, the config nearest to the file applies
     (none for a ModelProto). A file that cannot be read gives a report whose .error says why. A selection that
@@ -65,6 +85,7 @@ def lint(model: str | Path | onnx.ModelProto, settings: Settings | None = None) 
     return linter.lint_file(path, _settings(settings, path))
 
 
+@_one_at_a_time
 def fix(path: str | Path, settings: Settings | None = None, *, unsafe: bool = False, output: str | Path | None = None,
         diff: bool = False, shapes: dict[str, list[int]] | None = None, show_info: bool = False) -> FileReport:
     """Lint, then apply the safe (or, with unsafe=True, all) fixes the findings name; the report's notes say
@@ -106,6 +127,7 @@ def _fix_output(output: str | Path | None, path: Path, diff: bool) -> Path | Non
     return out
 
 
+@_one_at_a_time
 def predict(model: str | Path | onnx.ModelProto, target: str = "ort-cuda", ort_version: str | None = None,
             trt_version: str | None = None, ort_optimization: str = "all") -> Any:
     """A target's per-node prediction: for ort-cuda/ort-cpu the placement (`onnxlint.ort.verdicts.Placement`),

@@ -92,6 +92,32 @@ def _models(n: int) -> list:
                        [vi("y", T.FLOAT, [4])], opset=6 + i % 3, ir=3) for i in range(n)]
 
 
+def test_threads_calling_the_api_at_once_get_each_their_own_models_findings(tmp_path):
+    """A web service lints uploads from its worker threads: the calls shared the child answering onnx's C++ calls
+    down one pipe (and fix() the capture of fds 1 and 2), and two at once read each other's answers ("internal
+    error while linting (error: unpack_from requires a buffer of at least 17 bytes ...)", an onnx assertion of
+    another model). They take turns now, and each gets what a call alone gets."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    models = _models(6)
+    paths = []
+    for i, m in enumerate(models):
+        paths.append(tmp_path / f"m{i}.onnx")
+        paths[-1].write_bytes(m.SerializeToString())
+
+    def seen(report):
+        return report.error, [(f.code, f.node, f.message) for f in report.findings]
+
+    alone = [seen(onnxlint.lint(p)) for p in paths]
+    for _ in range(2):
+        with ThreadPoolExecutor(6) as pool:
+            files = pool.map(lambda p: seen(onnxlint.lint(p)), paths)
+            protos = pool.map(lambda m: seen(onnxlint.lint(m)), models)
+            placed = pool.map(lambda p: onnxlint.predict(p).summary_line(), paths)
+            assert list(files) == alone and [f for _, f in protos] == [f for _, f in alone]
+            assert len(set(placed)) == 1
+
+
 def test_a_lint_after_the_thread_that_started_onnxs_child_ended_sees_no_crash(tmp_path):
     """The child answering onnx's C++ calls is forked once and kept; the kernel killed it (PR_SET_PDEATHSIG) when
     the thread that forked it ended, not the process, and the next lint said "onnx.checker rejects the model:
