@@ -202,3 +202,54 @@ def test_a_signal_while_the_pool_shuts_down_stops_it_as_one_during_the_lint(tmp_
     with pytest.raises(KeyboardInterrupt) as got:
         linter.lint_paths(sorted(tmp_path.glob("*.onnx")), lambda f: settings, jobs=2)
     assert len(stopped) == 1 and len(getattr(got.value, "files", [])) == 16
+
+
+_SIGNAL_IN_A_FORK = r"""
+import os, signal, sys
+from pathlib import Path
+from onnxlint.support.interrupt import signals_interrupt
+
+armed = [True]
+
+def hook():  # as logging's and concurrent.futures' at-fork hooks: Python code in the parent, after each fork
+    if armed[0]:
+        armed[0] = False
+        os.kill(os.getpid(), getattr(signal, sys.argv[1]))
+        for _ in range(1000):  # the signal's handler runs here, inside the hook
+            pass
+
+os.register_at_fork(after_in_parent=hook)
+try:
+    with signals_interrupt():
+        if sys.argv[2] == "native":
+            from onnxlint.model.loading import native
+            native.run_in_child("a test", lambda: b"x")
+        elif sys.argv[2] == "bounded":
+            from onnxlint.support import bounded_child
+            bounded_child.run([sys.executable, "-c", "pass"], timeout=60, memory=1 << 34)
+        else:
+            from onnxlint.config.settings import Settings
+            from onnxlint.linting import linter
+            settings = Settings()
+            linter.lint_paths(sorted(Path(sys.argv[3]).glob("*.onnx")), lambda f: settings, jobs=2)
+    print("went on")
+except KeyboardInterrupt as exc:
+    print("stopped", type(exc).__name__, getattr(exc, "exit_code", 130))
+"""
+
+
+@pytest.mark.parametrize("fork", ["native", "bounded", "pool"])
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_a_signal_during_a_forks_python_hooks_stops_the_run(tmp_path, fork, sig):
+    """os.fork() runs the at-fork hooks of logging and concurrent.futures in the parent, where an exception a signal's
+    handler raises is printed ("Exception ignored in: <function _releaseLock ...>") and dropped: a Ctrl-C or a CI
+    timeout landing as onnxlint forked onnx's child, the numeric check's or a pool's worker was lost, and the run
+    went on to exit 0 or 1 with a traceback on stderr. It is held for the fork and raised after it."""
+    for k in range(16):
+        onnx.save(make_model([h.make_node("Relu", ["x"], ["y"])], [vi("x", T.FLOAT, [2])], [vi("y", T.FLOAT, [2])]),
+                  tmp_path / f"m{k:02d}.onnx")
+    out = subprocess.run([sys.executable, "-c", _SIGNAL_IN_A_FORK, sig, fork, str(tmp_path)], capture_output=True,
+                         text=True, timeout=120, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    kind = "KeyboardInterrupt" if sig == "SIGINT" and fork != "pool" else "Interrupted"
+    assert out.stdout.split() == ["stopped", kind, str(128 + getattr(signal, sig))], out.stdout + out.stderr
+    assert "Exception ignored" not in out.stderr, out.stderr

@@ -487,7 +487,8 @@ def lint_paths(paths: Iterable[Path | str], settings_for: Callable[[Path], Setti
         # not a `with`: its exit waits for every queued model; an interrupt kills the workers instead
         pool = ProcessPoolExecutor(max_workers=workers, initializer=interrupt.pool_worker_init, mp_context=_pool_context())
         try:
-            futures = [pool.submit(lint_file, f, settings_for(f), True, rulesets, None, digest) for f in files]
+            with interrupt.held():  # submit forks the workers: a signal during a fork's Python hooks was dropped
+                futures = [pool.submit(lint_file, f, settings_for(f), True, rulesets, None, digest) for f in files]
             for i, fut in enumerate(futures, 1):
                 report.files.append(fut.result())
                 if progress:

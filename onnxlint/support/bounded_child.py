@@ -32,19 +32,34 @@ def run(cmd: list[str], timeout: float, memory: int | None = None, **kwargs: Any
         extra["start_new_session"] = True
         if memory:
             extra["preexec_fn"] = lambda: limit_memory(memory)
-    proc = subprocess.Popen(cmd, stdout=kwargs.pop("stdout", subprocess.PIPE), stderr=subprocess.PIPE, text=True,
-                            errors="replace", **extra, **kwargs)
+    from onnxlint.support import interrupt
+
+    proc = None
+    try:
+        with interrupt.held():  # a preexec_fn runs the fork's Python hooks, where a signal would be dropped
+            proc = subprocess.Popen(cmd, stdout=kwargs.pop("stdout", subprocess.PIPE), stderr=subprocess.PIPE,
+                                    text=True, errors="replace", **extra, **kwargs)
+    except KeyboardInterrupt:  # held until the child was started: it is not wanted
+        if proc is not None:
+            _kill(proc)
+            proc.communicate()
+        raise
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        if POSIX:
-            with contextlib.suppress(OSError):
-                os.killpg(proc.pid, signal.SIGKILL)
-        else:
-            proc.kill()
+        _kill(proc)
         out, err = proc.communicate()
         return None, out or "", err or ""
     return proc.returncode, out or "", err or ""
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    """The child and, on POSIX, what it started (its own process group)."""
+    if POSIX:
+        with contextlib.suppress(OSError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    else:
+        proc.kill()
 
 
 def signal_name(code: int) -> str:

@@ -10,6 +10,7 @@ with their parent."""
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import threading
 from typing import Any, Iterator
@@ -38,6 +39,10 @@ def interrupted(exc: BaseException, files: list[Any]) -> Interrupted:
     return Interrupted(signum, files)
 
 
+def _raise_interrupted(signum: int, _frame: Any) -> None:
+    raise Interrupted(signum)
+
+
 @contextlib.contextmanager
 def signals_interrupt() -> Iterator[None]:
     """While inside: SIGTERM raises Interrupted (as SIGINT raises KeyboardInterrupt). Only the main thread can
@@ -45,15 +50,40 @@ def signals_interrupt() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-
-    def raise_interrupted(signum: int, _frame: Any) -> None:
-        raise Interrupted(signum)
-
-    previous = signal.signal(signal.SIGTERM, raise_interrupted)
+    previous = signal.signal(signal.SIGTERM, _raise_interrupted)
     try:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+@contextlib.contextmanager
+def held() -> Iterator[None]:
+    """SIGINT and SIGTERM arriving inside are raised as it ends, in the code around it. For a fork (os.fork, a
+    process pool starting its workers, subprocess with preexec_fn): the at-fork hooks of logging and
+    concurrent.futures run Python code in the parent, where an exception a signal's handler raises is printed
+    ("Exception ignored in: <function _releaseLock ...>") and dropped, and the run went on as if never stopped
+    (exit 0 or 1 after Ctrl-C or a CI timeout's SIGTERM). Only the raising handlers (Python's KeyboardInterrupt,
+    signals_interrupt's) are held, in the main thread; a forked child leaves its handlers to its own code."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    came: list[int] = []
+    kept: dict[int, Any] = {}
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        handler = signal.getsignal(signum)
+        if handler is signal.default_int_handler or handler is _raise_interrupted:
+            kept[signum] = handler
+            signal.signal(signum, lambda s, _f: came.append(s))
+    parent = os.getpid()
+    try:
+        yield
+    finally:
+        if os.getpid() == parent:
+            for number, previous in kept.items():
+                signal.signal(number, previous)
+            if came:
+                kept[came[0]](came[0], None)  # raises as the signal itself would have
 
 
 def pool_worker_init() -> None:

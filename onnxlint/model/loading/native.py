@@ -506,19 +506,28 @@ def _call_in_child(kind: int, flags: int, payload: bytes) -> bytes:
 def _fork(parent_ends: tuple[int, ...], work: Callable[[], None], die_with_parent: bool = True) -> int:
     """Fork a child that closes the parent's pipe ends, runs work and exits (1 on any exception: a broken pipe
     or anything else, the parent sees the end of its pipe); the child's pid. die_with_parent: _become_child's."""
+    from onnxlint.support import interrupt
+
     _warm()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child
-        code = 0
-        try:
-            for fd in parent_ends:
-                os.close(fd)
-            _become_child(die_with_parent)
-            work()
-        except BaseException:  # noqa: BLE001
-            code = 1
-        finally:
-            os._exit(code)
+    pid = -1
+    try:
+        with interrupt.held():  # a signal during the fork's Python hooks would be dropped there
+            pid = os.fork()
+            if pid == 0:  # pragma: no cover - the child
+                code = 0
+                try:
+                    for fd in parent_ends:
+                        os.close(fd)
+                    _become_child(die_with_parent)
+                    work()
+                except BaseException:  # noqa: BLE001
+                    code = 1
+                finally:
+                    os._exit(code)
+    except KeyboardInterrupt:  # held until the fork was done: the child is not wanted
+        if pid > 0:
+            _reap(pid, wait=False)
+        raise
     return pid
 
 
