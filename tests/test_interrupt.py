@@ -253,3 +253,29 @@ def test_a_signal_during_a_forks_python_hooks_stops_the_run(tmp_path, fork, sig)
     kind = "KeyboardInterrupt" if sig == "SIGINT" and fork != "pool" else "Interrupted"
     assert out.stdout.split() == ["stopped", kind, str(128 + getattr(signal, sig))], out.stdout + out.stderr
     assert "Exception ignored" not in out.stderr, out.stderr
+
+
+def test_a_ctrl_c_while_the_exit_hook_waits_for_the_check_server_ends_it_quietly():
+    """After a --fix was written, the exit hook waits for the numeric check's server to leave; a Ctrl-C then escaped
+    it ("Exception ignored in atexit callback: <function _close ...> KeyboardInterrupt", a traceback after the
+    report, 4 in 50 random Ctrl-Cs of a --fix). The server is killed and the hook returns."""
+    from onnxlint.fixers import equivalence
+
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, start_new_session=True)
+    real_wait, calls = proc.wait, []
+
+    def wait(timeout=None):
+        calls.append(timeout)
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+        return real_wait(timeout)
+
+    proc.wait = wait  # type: ignore[method-assign]
+    try:
+        equivalence._close(proc)
+    except KeyboardInterrupt:
+        proc.kill()
+        real_wait()
+        pytest.fail("the exit hook let the Ctrl-C out")
+    assert proc.returncode == -signal.SIGKILL and calls == [2, 10]

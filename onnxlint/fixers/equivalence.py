@@ -584,10 +584,10 @@ def _close(proc: Any) -> None:
         proc.stdin.close()
     try:
         proc.wait(2)
-    except Exception:
+    except BaseException:  # slow to leave, or a Ctrl-C while waiting for it (a traceback from the exit hook): ended now
         with contextlib.suppress(OSError):
             os.killpg(proc.pid, signal.SIGKILL)
-        with contextlib.suppress(Exception):
+        with contextlib.suppress(BaseException):
             proc.wait(10)
     with contextlib.suppress(Exception):
         proc.stdout.close()

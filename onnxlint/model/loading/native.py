@@ -620,4 +620,7 @@ def shutdown() -> None:
     global _WORKER
     worker, _WORKER = _WORKER, None
     if worker is not None and worker.owner == os.getpid():
-        worker.close()
+        try:
+            worker.close()
+        except KeyboardInterrupt:  # a Ctrl-C at exit while it leaves: ended now, no traceback from the exit hook
+            _reap(worker.pid, wait=False)
