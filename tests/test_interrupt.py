@@ -279,3 +279,17 @@ def test_a_ctrl_c_while_the_exit_hook_waits_for_the_check_server_ends_it_quietly
         real_wait()
         pytest.fail("the exit hook let the Ctrl-C out")
     assert proc.returncode == -signal.SIGKILL and calls == [2, 10]
+
+
+def test_an_interrupted_run_leaves_the_report_file_as_it_was(tmp_path):
+    """A run stopped by a signal reports the models finished before it; written to -o, that report replaced the
+    last whole one and read as a whole run's (SARIF's executionSuccessful true, no results for the models never
+    reached): a SARIF upload after a CI timeout (`if: always()`) closed their alerts. -o is left as it was, and the
+    message says so; standard output still gets what was finished."""
+    report = tmp_path / "results.sarif"
+    report.write_text("the last whole run's\n")
+    rc, out, err, took, left = _run_and_signal(tmp_path, signal.SIGTERM, ["--format", "sarif", "-o", str(report)], False)
+    assert rc == 143 and "Traceback" not in err, (rc, err)
+    assert report.read_text() == "the last whole run's\n" and out == ""
+    assert f"-o {report} was left as it was (a report of those alone would read as the whole run's)" in err, err
+    assert left == []

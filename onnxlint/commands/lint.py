@@ -236,8 +236,12 @@ def execute(request: LintRequest, settings: Settings) -> int:
         recorded = _baseline(request.baseline, report, files, request.update_baseline, stopped, prints)
         if recorded is not None:
             return recorded
-    _show(report, request, first, settings_for)
-    return _exit_code(report, stopped, len(files), request.exit_zero)
+    # an interrupted run's report names only the models finished before the signal: written to -o, it replaced the
+    # last whole report with one that reads as the whole run's (a SARIF upload after a CI timeout, `if: always()`,
+    # closed every alert of the models not reached); -o is left as it was, standard output still gets it
+    kept = request.output if stopped is not None and request.output is not None and not request.fix else None
+    _show(report, request, first, settings_for, write=kept is None)
+    return _exit_code(report, stopped, len(files), request.exit_zero, kept)
 
 
 def _check_folder_codes(settings: Settings, settings_for: _SettingsByFolder, files: list[Path], cache_dir: Path | None) -> None:
@@ -440,8 +444,9 @@ def _baseline(path: Path, report: Report, files: list[Path], update: bool, stopp
     return None
 
 
-def _show(report: Report, request: LintRequest, first: Settings, settings_for: _SettingsByFolder) -> None:
-    """Render the report (to -o or stdout); fix notes of the machine formats and input errors go to stderr."""
+def _show(report: Report, request: LintRequest, first: Settings, settings_for: _SettingsByFolder, write: bool = True) -> None:
+    """Render the report (to -o or stdout; write=False: neither); fix notes of the machine formats and input errors
+    go to stderr."""
     from onnxlint import formats
 
     colour = request.format == "text" and request.output is None and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
@@ -449,8 +454,9 @@ def _show(report: Report, request: LintRequest, first: Settings, settings_for: _
     shown_as = {"colour": colour, "statistics": request.statistics, "quiet": request.quiet,
                 "show_info": request.show_info, "expand": request.expand}
     # settings_for: the HTML page places each model as it was linted (its config's target, release, rules)
-    text = formats.render(request.format, report, **shown_as, config_file=first.config.path, settings_for=settings_for)
-    _emit(text, request)
+    if write:
+        text = formats.render(request.format, report, **shown_as, config_file=first.config.path, settings_for=settings_for)
+        _emit(text, request)
     if (request.fix or request.verify) and request.format != "text":
         # text output carries the fix and verify notes; the machine formats stay pure, so they go to stderr
         from onnxlint.formats.text_format import RUN_WIDE_NOTES, diff_lines
@@ -473,13 +479,15 @@ def _show(report: Report, request: LintRequest, first: Settings, settings_for: _
             print(f"onnxlint: error: {esc(res.filename)}: {esc(res.write_refused)}", file=sys.stderr)
 
 
-def _exit_code(report: Report, stopped: Any, n_files: int, exit_zero: bool = False) -> int:
+def _exit_code(report: Report, stopped: Any, n_files: int, exit_zero: bool = False, kept: Path | None = None) -> int:
     """0 clean, 1 findings at or above fail-on (0 with --exit-zero: report only), 2 a model that could not be
     read, the signal's code when one stopped the run. --exit-zero never hides an unreadable model: a report-only
-    step still fails when it could not look at everything."""
+    step still fails when it could not look at everything. kept: the -o an interrupted run left as it was."""
     if stopped is not None:
+        where = (f"-o {esc(str(kept))} was left as it was (a report of those alone would read as the whole run's)"
+                 if kept is not None else "the report above holds those")
         print(f"onnxlint: interrupted ({signal_name(stopped.signum)}) after {len(report.files)} of {n_files} "
-              "model(s); the report above holds those", file=sys.stderr)
+              f"model(s); {where}", file=sys.stderr)
         return int(stopped.exit_code)
     if report.errors or any(res.write_refused for res in report.files):
         return 2
