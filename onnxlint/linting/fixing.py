@@ -8,6 +8,7 @@ descriptor level, so `--fix --format json` prints JSON only.
 
 from __future__ import annotations
 
+import copy
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,7 @@ from onnxlint.fixers.write import ReadVersion
 from onnxlint.linting.linter import lint_file, lint_model
 from onnxlint.linting.report import FileReport, Finding
 from onnxlint.model import loading, write_guard
+from onnxlint.model.loading import native
 from onnxlint.support.errors import InputError, UsageError, clip, first_line
 
 
@@ -351,6 +353,11 @@ def _fixed(model: onnx.ModelProto, requests: list[Any], settings: Settings, path
         return None
     except Exception as exc:  # a defect in a fixer: framed as such, never a library's bare words
         why = f"({type(exc).__name__}: {first_line(exc)})"
+        if native.raised(exc, TypeError) and loading.repair_strings(copy.deepcopy(model)):
+            # protobuf hands such a string over as bytes; the lint reads it repaired (`\xNN`), a fix would rename it
+            res.notes.append("fix not written: the model holds text that is not UTF-8 (a name shown with \\xNN "
+                             "escapes): a fix cannot rewrite it as it is")
+            return None
         invalid = _why_invalid(model, path, res, settings, options)
         if invalid is not None:  # not onnxlint's defect: the model is not valid ONNX
             res.notes.append(f"fix not written: the model is not valid ONNX ({invalid}), and a fixer failed on it {why}")

@@ -66,6 +66,21 @@ def test_output_naming_the_models_own_data_file_is_refused(tmp_path, cli):
     assert (tmp_path / "src" / "m.data").read_bytes() == data_before
 
 
+def test_a_name_that_is_not_utf8_is_said_to_be_the_models_not_onnxlints_defect(tmp_path, examples_dir):
+    """A node name that is not UTF-8 (protobuf hands it over as bytes): the lint reads it repaired (`\\xNN`), and
+    the fix said "internal error in a fixer (TypeError: node name b'...' is not UTF-8 text); please report it"."""
+    m = onnx.load(examples_dir / "dropout_training.onnx")
+    name = m.graph.node[0].name
+    p = tmp_path / "m.onnx"
+    p.write_bytes(m.SerializeToString().replace(name.encode(), b"\xff\xfe" + name.encode()[2:]))  # same length
+    before = p.read_bytes()
+    res = onnxlint.fix(p)
+    assert any(f.code == "OLX010" and f.node and "\\xff\\xfe" in f.node for f in res.findings), res
+    assert res.notes[-1] == ("fix not written: the model holds text that is not UTF-8 (a name shown with \\xNN "
+                             "escapes): a fix cannot rewrite it as it is"), res.notes
+    assert p.read_bytes() == before
+
+
 def test_a_fixer_failing_on_an_invalid_model_is_not_called_onnxlints_defect(tmp_path, cli, examples_dir):
     """An initializer of no data type made the tidy step fail in onnx-graphsurgeon, and the note said "internal
     error in a fixer ...; please report it" for a model onnx's checker rejects (OLX001)."""
