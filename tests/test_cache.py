@@ -218,6 +218,39 @@ def test_clean_removes_only_an_onnxlint_cache(tmp_path, cdir):
     assert not cache.clean(cdir)  # already gone
 
 
+def test_a_run_writing_while_another_cleans_leaves_no_untagged_folder(tmp_path, cdir, monkeypatch):
+    """`onnxlint clean` beside a running lint: the lint wrote an entry after clean had scanned the folder, the
+    folder could not be removed and stayed untagged (or a writer made it again, untagged, with mkdir -p), and
+    every later run took it for a folder that is not onnxlint's cache: uncached for good, and `onnxlint clean`
+    refused it ("not an onnxlint cache folder; not removed"). Clean takes what a run wrote meanwhile in another
+    pass, and a run never makes the cache folder itself again."""
+    from onnxlint.cache import folder
+
+    p = tmp_path / "m.onnx"
+    onnx.save(_model(), p)
+    _run([p], Settings.from_config(None), cdir)
+    entry = next(cdir.glob("v*/*/*.json"))
+    real_unlink, written = folder._unlink, []
+
+    def unlink(path, left):  # a run stores an entry as the tag goes
+        done = real_unlink(path, left)
+        if path.endswith("CACHEDIR.TAG") and not written:
+            written.append(entry.parent / ("0" * 64 + ".json"))
+            entry.parent.mkdir(parents=True, exist_ok=True)
+            written[0].write_text("{}")
+        return done
+
+    monkeypatch.setattr(folder, "_unlink", unlink)
+    kept: list[str] = []
+    assert cache.clean(cdir, kept) and kept == [] and not cdir.exists(), kept
+    # the run that claimed the folder before it was removed stores its next entry nowhere, not in a new untagged one
+    monkeypatch.setitem(folder._OWNED, os.path.abspath(cdir), True)  # as that process knows it
+    assert not folder.write_entry(cdir, entry, b"{}") and not cdir.exists()
+    monkeypatch.delitem(folder._OWNED, os.path.abspath(cdir))
+    _run([p], Settings.from_config(None), cdir)  # a new run makes it again, tagged
+    assert folder.is_cache(cdir) and list(cdir.glob("v*/*/*.json"))
+
+
 _WRITER = r"""
 import sys
 from pathlib import Path

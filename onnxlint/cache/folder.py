@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -174,13 +175,26 @@ def write_entry(cache_dir: Path, target: str | os.PathLike, data: bytes) -> bool
         if not _claim(cache_dir):
             return False
         target = Path(target)
-        target.parent.mkdir(parents=True, exist_ok=True)
         if not _unlinked(cache_dir, target):
             return False
+        _make_below(cache_dir, target.parent)
         _atomic_write(target, data)
         return True
     except OSError:
         return False
+
+
+def _make_below(cache_dir: str | os.PathLike, folder: str | os.PathLike) -> None:
+    """The folders from cache_dir down to folder, cache_dir itself never: gone (`onnxlint clean` in another process,
+    since this one claimed it), it is not made again untagged, where every later run took it for a folder that is
+    not onnxlint's cache (uncached, and `onnxlint clean` refused it). OSError then: this entry is not stored."""
+    at = os.path.abspath(cache_dir)
+    for part in os.path.relpath(os.path.abspath(folder), at).split(os.sep):
+        at = os.path.join(at, part)
+        try:
+            os.mkdir(at)
+        except FileExistsError:
+            pass
 
 
 def _unlinked(cache_dir: str | os.PathLike, path: str | os.PathLike) -> bool:
@@ -210,11 +224,43 @@ def clean(cache_dir: str | os.PathLike | None = None, kept: list[str] | None = N
     if not is_cache(d) or os.path.islink(d) or committed(d):
         return None
     removed = 0
-    left: list[str] = []
+    for _ in range(_CLEAN_PASSES):
+        left: list[str] = []
+        removed += _clean_pass(d, left)
+        if left:  # what onnxlint did not write stays, and the folder with it, still tagged
+            break
+        removed += _unlink(os.fspath(d / "CACHEDIR.TAG"), left)
+        try:
+            os.rmdir(d)
+            break
+        except OSError:  # a run that was writing put an entry in it since: the folder is tagged again and cleaned
+            _tag(d)  # once more (untagged, with entries, every later run took it for not onnxlint's cache)
+            removed -= 2  # the tag and the .gitignore are counted by the pass that removes them for good
+    else:
+        left = [os.fspath(d)]
+    if kept is not None:
+        kept.extend(left)
+    return removed
+
+
+_CLEAN_PASSES = 5  # a run writing while the folder is cleaned: its entries are taken by another pass
+
+
+def _tag(d: Path) -> None:
+    for name, text in (("CACHEDIR.TAG", _TAG), (".gitignore", _GITIGNORE)):
+        with contextlib.suppress(OSError), open(d / name, "x", encoding="utf-8") as fh:
+            fh.write(text)
+
+
+def _clean_pass(d: Path, left: list[str]) -> int:
+    """Remove onnxlint's entries and temporary files in d, and its .gitignore once nothing else is left; the
+    number removed. What stays is listed in left."""
+    removed = 0
     try:
         entries = sorted(os.scandir(d), key=lambda e: e.name)
     except OSError:  # tagged, but it cannot be listed (entered, not read): nothing removed, the folder kept
-        entries, left = [], [os.fspath(d)]
+        left.append(os.fspath(d))
+        return 0
     for entry in entries:
         if entry.name in ("CACHEDIR.TAG", ".gitignore"):
             continue
@@ -238,14 +284,6 @@ def clean(cache_dir: str | os.PathLike | None = None, kept: list[str] | None = N
             left.append(os.fspath(gitignore))
         elif os.path.lexists(gitignore):
             removed += _unlink(os.fspath(gitignore), left)
-    if not left:
-        removed += _unlink(os.fspath(d / "CACHEDIR.TAG"), left)
-        try:
-            os.rmdir(d)
-        except OSError:
-            left.append(os.fspath(d))
-    if kept is not None:
-        kept.extend(left)
     return removed
 
 
