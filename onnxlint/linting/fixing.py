@@ -151,6 +151,16 @@ def _conditional(note: str) -> str:
     return note
 
 
+def _held(f: Finding, options: FixOptions) -> bool:
+    """Recorded in the baseline: not shown, so not fixed."""
+    return options.baselined is not None and options.baselined(f)
+
+
+def _visible(f: Finding, settings: Settings, options: FixOptions) -> bool:
+    """Shown by the run: an error or a warning; an info with --show-info (show_info=True) or its code named."""
+    return f.severity != "info" or options.show_info or settings.named(f.code)
+
+
 def _fix_file(path: Path, settings: Settings, res: FileReport, options: FixOptions) -> None:
     from onnxlint import fixers
 
@@ -159,10 +169,10 @@ def _fix_file(path: Path, settings: Settings, res: FileReport, options: FixOptio
     hidden: list[Finding] = []  # one pass: `f not in shown` compared findings field by field, quadratic in them
     held: list[Finding] = []  # recorded in the baseline: not shown either
     for f in fixable:
-        if options.baselined is not None and options.baselined(f):
+        if _held(f, options):
             held.append(f)
         else:
-            (shown if f.severity != "info" or options.show_info or settings.named(f.code) else hidden).append(f)
+            (shown if _visible(f, settings, options) else hidden).append(f)
     left_at = len(res.notes)  # where the "left alone" note is (_recount_left_alone)
     if hidden or held:
         left = _left_alone(hidden, held, options)
@@ -384,14 +394,11 @@ def _why_invalid(model: onnx.ModelProto, path: Path, res: FileReport, settings: 
     from onnxlint.fixers import has_external_data
     from onnxlint.fixers.equivalence import validity_error
 
-    def shown(f: Finding) -> bool:
-        return (not f.suppressed and not (options.baselined is not None and options.baselined(f))
-                and (f.severity != "info" or options.show_info or settings.named(f.code)))
-
     unknown = _unknown_type(model)
     if unknown is not None:  # onnx's checker lets it by (no finding says so); the fixers' libraries fail on it
         return unknown
-    codes = sorted({f.code for f in res.findings if f.code in MALFORMED and shown(f)})
+    codes = sorted({f.code for f in res.findings if f.code in MALFORMED and not f.suppressed and not _held(f, options)
+                    and _visible(f, settings, options)})
     if codes:
         return f"{'/'.join(codes)} says why"
     complaint = (_checker_complaint(path) if has_external_data(model) else None) or validity_error(model)
