@@ -135,14 +135,13 @@ def predict(model: str | Path | onnx.ModelProto, target: str = "ort-cuda", ort_v
     command line would refuse raises ValueError (VersionError for a version); a file that cannot be read,
     InputError (LfsPointer for a Git LFS pointer)."""
     from onnxlint import targets
-    from onnxlint.config.settings import check_runtime
+    from onnxlint.config.settings import check_runtime, check_targets
     from onnxlint.linting import engine
     from onnxlint.model import loading
     from onnxlint.model.loading import native
     from onnxlint.rulefiles.ruleset import get_ruleset
 
-    if target not in targets.names():
-        raise ValueError(f"unknown target {target!r} (known: {', '.join(targets.names())})")
+    check_targets([target])
     check_runtime(ort_version, trt_version, ort_optimization)
     ort_version, trt_version = ort_version or None, trt_version or None  # "": not given, as Settings reads it
     if isinstance(model, onnx.ModelProto):

@@ -120,15 +120,11 @@ def _checked(overrides: dict[str, Any]) -> dict[str, Any]:
     value of the wrong kind, a ValueError (VersionError for a version) for one the command line refuses. Unchecked,
     `targets="ort-cuda"` was read letter by letter and `targets=["mars"]` or `ort_optimization="max"` made every
     lint an internal error, and `ort_version="banana"` predicted with ORT 1.17's tables."""
-    from onnxlint import targets as targets_mod
-
     for key in ("select", "extend_select", "ignore", "targets"):
         value = overrides.get(key)
         if value is not None and not all(isinstance(v, str) for v in _listed(value)):
             raise TypeError(f"{key} must be a string or a list of strings, got {value!r}")
-    for name in split_codes(overrides.get("targets")):
-        if name not in targets_mod.names():
-            raise ValueError(f"unknown target {name!r} (known: {', '.join(targets_mod.names())})")
+    check_targets(split_codes(overrides.get("targets")))
     check_runtime(overrides.get("ort_version"), overrides.get("trt_version"), overrides.get("ort_optimization"))
     fail_on = overrides.get("fail_on")
     if fail_on and fail_on not in SEVERITIES:
@@ -136,6 +132,15 @@ def _checked(overrides: dict[str, Any]) -> dict[str, Any]:
     if not all(isinstance(p, (str, Path)) for p in _listed(overrides.get("rule_dirs"))):
         raise TypeError(f"rule_dirs must be a path or a list of paths, got {overrides.get('rule_dirs')!r}")
     return overrides
+
+
+def check_targets(names: list[str]) -> None:
+    """ValueError for a target name the command line's parser refuses."""
+    from onnxlint import targets as targets_mod
+
+    for name in names:
+        if name not in targets_mod.names():
+            raise ValueError(f"unknown target {name!r} (known: {', '.join(targets_mod.names())})")
 
 
 def check_runtime(ort_version: Any = None, trt_version: Any = None, ort_optimization: Any = None) -> None:
