@@ -234,8 +234,9 @@ def clean(cache_dir: str | os.PathLike | None = None, kept: list[str] | None = N
             os.rmdir(d)
             break
         except OSError:  # a run that was writing put an entry in it since: the folder is tagged again and cleaned
-            _tag(d)  # once more (untagged, with entries, every later run took it for not onnxlint's cache)
-            removed -= 2  # the tag and the .gitignore are counted by the pass that removes them for good
+            # once more (untagged, with entries, every later run took it for not onnxlint's cache); the files made
+            # again are counted by the pass that removes them for good
+            removed -= _tag(d)
     else:
         left = [os.fspath(d)]
     if kept is not None:
@@ -246,10 +247,14 @@ def clean(cache_dir: str | os.PathLike | None = None, kept: list[str] | None = N
 _CLEAN_PASSES = 5  # a run writing while the folder is cleaned: its entries are taken by another pass
 
 
-def _tag(d: Path) -> None:
+def _tag(d: Path) -> int:
+    """Tag d again (its CACHEDIR.TAG and .gitignore, each where missing); how many files were made."""
+    made = 0
     for name, text in (("CACHEDIR.TAG", _TAG), (".gitignore", _GITIGNORE)):
         with contextlib.suppress(OSError), open(d / name, "x", encoding="utf-8") as fh:
             fh.write(text)
+            made += 1
+    return made
 
 
 def _clean_pass(d: Path, left: list[str]) -> int:
