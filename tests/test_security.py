@@ -9,7 +9,9 @@ import json
 import os
 import re
 import stat
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -1077,3 +1079,66 @@ def test_python_children_never_import_the_repositorys_modules(tmp_path, monkeypa
     run = subprocess.run(to_log, capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert run.returncode == 0 and "planted" not in run.stderr, run.stderr
     assert sorted(p.name for p in tmp_path.glob("RAN-*")) == []
+
+
+@pytest.mark.parametrize("layout", ["hugging-face", "git-annex"])
+@pytest.mark.parametrize("sorted_", [True, False])
+def test_data_files_that_are_links_are_no_checker_finding(tmp_path, cli, monkeypatch, layout, sorted_):
+    """onnx's checker refuses a data file that is a symbolic link; ORT (1.20.1, 1.24.4, 1.32.0) and TensorRT-RTX
+    1.7's parser read through it, and the Hugging Face cache and git-annex keep every data file that way: OLX001
+    warned on each such model. The model is checked again with regular files in the links' place, so a real
+    complaint behind the link's (an unsorted graph) is still OLX001."""
+    if layout == "hugging-face":
+        root = tmp_path / "hub" / "models--acme--m"
+        (root / "blobs").mkdir(parents=True)
+        (root / "blobs" / "b2").write_bytes(np.arange(16, dtype=np.float32).tobytes())
+        folder, data_link = root / "snapshots" / "rev", os.path.join("..", "..", "blobs", "b2")
+    else:
+        folder = tmp_path / "repo"
+        annexed = ".git/annex/objects/Xq/Wk/SHA256E-s64--ab/SHA256E-s64--ab"
+        (folder / annexed).parent.mkdir(parents=True)
+        (folder / annexed).write_bytes(np.arange(16, dtype=np.float32).tobytes())
+        data_link = annexed
+    nodes = [h.make_node("Add", ["x", "w"], ["s"], name="add"), h.make_node("Relu", ["s"], ["y"], name="relu")]
+    add = make_model(nodes if sorted_ else nodes[::-1], [vi("x", T.FLOAT, [4, 4])], [vi("y", T.FLOAT, [4, 4])],
+                     [_external("w", "model.onnx.data")], opset=13)
+    if layout == "hugging-face":  # the snapshot's model and data both lead into blobs/
+        _write(root / "blobs" / "b1", add)
+        folder.mkdir(parents=True)
+        model = folder / "model.onnx"
+        os.symlink(os.path.join("..", "..", "blobs", "b1"), model)
+    else:
+        model = _write(folder / "model.onnx", add)
+    os.symlink(data_link, folder / "model.onnx.data")
+    assert "symbolic link" in (loading.checker_message(str(model)) or "")  # what the checker says of the file
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))  # where the second check's folder goes
+    rc, out, _ = cli(model, "--format", "json", "--select", "OLX001,OLX003")
+    found = _codes(out)
+    if sorted_:
+        assert found == [] and rc == 0, out
+    else:
+        assert [f["code"] for f in found] == ["OLX001"], out
+        assert "topologically sorted" in found[0]["message"] and "symbolic link" not in found[0]["message"], found
+        assert "onnxlint-check-" not in found[0]["message"], found
+    ort = pytest.importorskip("onnxruntime")
+    ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])  # ORT reads through the link
+    assert not list(scratch.iterdir())  # the second check's folder is gone
+
+
+def test_fix_writes_a_model_whose_data_file_is_a_git_annex_link(tmp_path):
+    """`--fix` checks the file it wrote with onnx's checker before it replaces the model: a data file that is a
+    link (git-annex's) made that check refuse every fix ("... but it is a symbolic link"); the link is kept."""
+    repo = tmp_path / "repo"
+    annexed = ".git/annex/objects/Xq/Wk/SHA256E-s64--ab/SHA256E-s64--ab"
+    (repo / annexed).parent.mkdir(parents=True)
+    (repo / annexed).write_bytes(np.arange(16, dtype=np.float32).tobytes())
+    os.symlink(annexed, repo / "w.data")
+    model = _write(repo / "model.onnx", _ext_model(_external("w", "w.data")))
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "ONNXLINT_CACHE_DIR")}
+    proc = subprocess.run([sys.executable, "-m", "onnxlint", "model.onnx", "--fix", "--select", "OLX015"], cwd=repo,
+                          env=env, capture_output=True, text=True, timeout=600)  # the command line's native worker
+    assert "wrote" in proc.stderr + proc.stdout and "symbolic link" not in proc.stderr + proc.stdout, proc
+    assert [n.op_type for n in onnx.load(str(model), load_external_data=False).graph.node].count("Cast") == 1
+    assert os.readlink(repo / "w.data") == annexed

@@ -563,14 +563,13 @@ def _intended(applied: list[str], checked: str) -> str:
 
 def _checker_complaint(path: Path) -> str | None:
     """The first line of onnx.checker's complaint about a model file (by path: its external data is stat'ed,
-    not read), or None when it passes."""
-    from onnxlint.model.loading import native
+    not read), or None when it passes (loading.file_complaint; another error: nothing known about the original)."""
+    from onnxlint.model.loading import file_complaint
 
     try:
-        native.check_model(str(path))
-    except Exception as exc:  # another error, NativeCrash included: nothing known about the original
-        return first_line(exc, limit=1 << 20) if native.raised(exc, onnx.checker.ValidationError) else None
-    return None
+        return file_complaint(path)
+    except Exception:  # noqa: BLE001 - NativeCrash or another error: nothing known about the original
+        return None
 
 
 def mark_fixed(before: Sequence[Finding], after: Sequence[Finding]) -> int:

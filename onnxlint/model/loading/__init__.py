@@ -9,7 +9,7 @@
 
 Nothing here imports onnx at module level: expand_paths serves the CLI's cache hits, onnx-free."""
 
-from onnxlint.model.loading.checker import check_model, checker_message, checker_result
+from onnxlint.model.loading.checker import check_model, checker_message, checker_result, file_complaint
 from onnxlint.model.loading.external import (
     OUTSIDE,
     check_external_data,
@@ -34,7 +34,7 @@ from onnxlint.model.loading.wire import WEIGHT_BYTES, weightless_bytes
 from onnxlint.model.paths import expand_paths
 
 __all__ = ["INFER_BUDGET", "INFER_MAX_NODES", "OUTSIDE", "PROTOBUF_LIMIT", "WEIGHT_BYTES", "ExternalTensor",
-           "ModelFile", "check_external_data", "check_model", "checker_message", "checker_result", "expand_paths",
+           "ModelFile", "check_external_data", "check_model", "checker_message", "checker_result", "expand_paths", "file_complaint",
            "external_data_problem", "external_data_tensors", "external_location_problem", "external_tensors",
            "has_external_data", "index_model", "infer_shapes", "inference_cost", "load", "over_inference_budget",
            "reinference_within_budget", "repair_strings", "safe_external_path", "weightless_bytes",
