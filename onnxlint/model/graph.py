@@ -499,6 +499,27 @@ class StatusIndex:
         return cache[with_common]
 
 
+def small_array(scope: GraphScope, t: onnx.TensorProto, limit: int) -> Any:
+    """The value of a tensor of at most limit elements as a numpy array, or None (larger, unreadable). An
+    external one is read from the model's own data file where the lint's index was given the way
+    (GraphIndex.read_external), never by numpy_helper.to_array, which reads it relative to the working folder."""
+    n = 1
+    for d in t.dims:
+        n *= d
+    if n > limit:
+        return None
+    if t.data_location == 1:  # EXTERNAL
+        index = scope.index_ref() if scope.index_ref is not None else None
+        read = index.read_external if index is not None else None
+        return read(t) if read is not None else None
+    from onnx import numpy_helper
+
+    try:
+        return numpy_helper.to_array(t)
+    except Exception:  # noqa: BLE001 - a weight-less copy of a large tensor, an odd dtype
+        return None
+
+
 def attribute_value(a: onnx.AttributeProto):
     if a.type == _GRAPH or a.type == _GRAPHS:
         return "<graph>"
@@ -548,6 +569,9 @@ class GraphIndex:
         # (cost, nodes, control-flow bodies) of onnx's inference as loading's budget walk counted it on the model
         # before inference, when this index is of the inferred model (loading.index_model); else None
         self.inference_work: tuple[int, int, int] | None = None
+        # the values of small external tensors, read from the model's own data files (loading.index_model sets
+        # it: external.small_value_reader); None: an external tensor's value is unknown
+        self.read_external: Callable[[onnx.TensorProto], Any] | None = None
         # a big graph's value names: name -> the one str the index keeps for it (protobuf hands out a new str at
         # each read: a name is read as one output, as inputs and as a value_info). A dict of the walk's own, not
         # sys.intern: the same sharing, and the table goes with the walk (its strs stay, in the nodes and types)

@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import onnx
 
-from onnxlint.model.graph import STANDARD_DOMAINS, NodeRef, ValueType, shape_sized, value_type_of
+from onnxlint.model.graph import STANDARD_DOMAINS, NodeRef, ValueType, shape_sized, small_array, value_type_of
 from onnxlint.ort import schema_registry
 from onnxlint.rules.comparison import ATTRIBUTE_VALUE, CONSTANT_VALUE, cmp_schema, compare, enum_cmp
 
 if TYPE_CHECKING:
     from onnxlint.rules.context import LintContext
 
-MAX_VALUE_ELEMENTS = 64  # rules may read constant values, but only small in-file ones
+MAX_VALUE_ELEMENTS = 64  # rules may read constant values, but only small ones (external: graph.small_array)
 
 SCOPES = ("node", "value", "graph_input", "model")
 
@@ -90,18 +90,9 @@ def constant_tensor(node: NodeRef, value_name: str) -> onnx.TensorProto | None:
 def constant_value(node: NodeRef, value_name: str) -> Any:
     """Small constant (initializer or Constant node stored in the file, or an Identity of one) as a Python
     scalar or list."""
-    import numpy as np
-    from onnx import numpy_helper
-
     t = constant_tensor(node, value_name)
-    if t is None or t.data_location == onnx.TensorProto.EXTERNAL:
-        return None
-    n = int(np.prod(t.dims)) if t.dims else 1
-    if n > MAX_VALUE_ELEMENTS:
-        return None
-    try:
-        arr = numpy_helper.to_array(t)
-    except Exception:
+    arr = small_array(node.scope, t, MAX_VALUE_ELEMENTS) if t is not None else None
+    if arr is None:
         return None
     v = arr.tolist()
     if isinstance(v, list) and len(v) == 1 and not isinstance(v[0], list):

@@ -4,12 +4,13 @@ branches it counts differently. Each check applies where the table says the vers
 
 from __future__ import annotations
 
-from onnxlint.model.graph import NodeRef, dtype_name
+from onnxlint.model.graph import NodeRef, dtype_name, small_array
 from onnxlint.ort import schema_registry
 from onnxlint.tensorrt.control_flow import constant_branch_output
 from onnxlint.tensorrt.node_facts import NodeCheck, Signature, dtype_of, made_dtype, rank
 from onnxlint.tensorrt.verdicts import Verdict
 
+AXES_MAX_ELEMENTS = 64  # an axes input is read up to this many values (a tensor has fewer dims)
 REDUCE_AXES_INPUT_SINCE = 18  # the Reduce ops' op version that takes `axes` as an input (onnx's, not TensorRT's)
 
 
@@ -76,11 +77,10 @@ def partial_axes(node: NodeRef) -> list[int] | None:
     t = node.scope.constant(node.inputs[1])
     if r is None or t is None:
         return None
+    got = small_array(node.scope, t, AXES_MAX_ELEMENTS)
     try:
-        from onnx import numpy_helper
-
-        axes = [int(a) for a in numpy_helper.to_array(t).reshape(-1)]
-    except Exception:
+        axes = [int(a) for a in got.reshape(-1)] if got is not None else []
+    except (TypeError, ValueError):
         return None
     if not axes:
         return None

@@ -6,7 +6,7 @@ from __future__ import annotations
 from functools import cached_property, lru_cache
 from typing import Any
 
-from onnxlint.model.graph import NodeRef, dtype_name
+from onnxlint.model.graph import NodeRef, dtype_name, small_array
 from onnxlint.ort import schema_registry
 from onnxlint.tensorrt.versions import describe
 
@@ -78,14 +78,8 @@ def is_constant(node: NodeRef, name: str) -> bool:
 def constant_value(node: NodeRef, name: str) -> Any:
     """The value of a one-element initializer input (a flag the importer reads), else None."""
     t = node.scope.constant(name)
-    if t is None:
-        return None
-    try:
-        from onnx import numpy_helper
-        arr = numpy_helper.to_array(t)
-    except Exception:
-        return None
-    return arr.reshape(-1)[0].item() if arr.size == 1 else None
+    arr = small_array(node.scope, t, 1) if t is not None else None
+    return arr.reshape(-1)[0].item() if arr is not None and arr.size == 1 else None
 
 
 def rank(node: NodeRef, i: int) -> int | None:

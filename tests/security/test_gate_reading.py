@@ -258,3 +258,34 @@ def test_a_number_past_pythons_digit_limit_is_one_line_naming_the_file(tmp_path,
     (repo / name).write_text(text)
     run = onnxlint("--no-cache", *args, "--", "models/m00.onnx", cwd=repo)
     _one_line_exit_2(run, name, "cannot be read")
+
+
+def _external_dropout(folder: Path, training: bool) -> Path:
+    """Dropout whose training_mode (and ratio) are kept in the data file, as an exporter saving every tensor
+    externally writes them."""
+    import numpy as np
+    from onnx import numpy_helper
+
+    folder.mkdir(parents=True, exist_ok=True)
+    inits = [numpy_helper.from_array(np.array(0.5, np.float32), "ratio"), numpy_helper.from_array(np.array(training), "tm")]
+    m = make_model([h.make_node("Relu", ["x"], ["r"], name="relu"), h.make_node("Dropout", ["r", "ratio", "tm"], ["y"], name="drop")],
+                   [vi("x", T.FLOAT, [1, 8])], [vi("y", T.FLOAT, [1, 8])], inits, opset=13)
+    onnx.save(m, folder / "m.onnx", save_as_external_data=True, location="m.data", size_threshold=0)
+    return folder / "m.onnx"
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_small_external_values_are_read_from_the_models_own_data_file(tmp_path, training):
+    """A flag kept in the data file (Dropout's training_mode) was unknown to the rules (no OLX010 on a model in
+    training mode) and read by the TensorRT prediction relative to the working folder (onnx's to_array): its
+    verdict depended on where onnxlint ran, and on a file of the data file's name there. Both read the model's
+    own data file now, wherever onnxlint runs from."""
+    model = _external_dropout(tmp_path / "repo" / "models", training)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "m.data").write_bytes(b"\x00\x00\x00\x3f" + (b"\x00" if training else b"\x01"))  # the other value
+    for cwd in (model.parent, elsewhere, tmp_path):
+        run = onnxlint(model, "--format", "json", "--select", "OLX010", cwd=cwd)
+        assert [f["code"] for f in json.loads(run.stdout)] == (["OLX010"] if training else []), (cwd, run.stdout, run.stderr)
+        run = onnxlint(model, "--format", "json", "--target", "tensorrt", "--select", "OLX300", cwd=cwd)
+        assert [f["code"] for f in json.loads(run.stdout)] == (["OLX300"] if training else []), (cwd, run.stdout, run.stderr)

@@ -9,7 +9,7 @@ import os
 import re
 import stat
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Callable
 
 from onnxlint.model.loading.model_file import ExternalTensor
 from onnxlint.support.errors import clip
@@ -205,6 +205,49 @@ def _nbytes(tensor: onnx.TensorProto) -> int | None:
     for d in tensor.dims:
         size *= d
     return size
+
+
+def small_value_reader(external: list[ExternalTensor], limit: int = 4096) -> Callable[[onnx.TensorProto], Any]:
+    """A reader of small external tensors' values (GraphIndex.read_external): the bytes of one of at most limit
+    bytes, read at its offset in the data file the model's load found for it (external_tensors: in the model's
+    folder, no problem), as numpy gives them; None for any other (unknown to the rules, as before).
+
+    Why: a rule or a runtime's verdict reads a flag or a few ints (Dropout's training_mode, a Reduce's axes) that
+    an exporter saving every tensor externally puts in the data file; ORT and TensorRT read them there. onnx's
+    numpy_helper.to_array reads an external tensor relative to the working folder instead (and writes its bytes
+    into the proto): a verdict then depended on where onnxlint ran, and on a file of that name there."""
+    import numpy as np
+    import onnx
+    from onnx import numpy_helper
+
+    where = {(t.name, t.location, t.offset): t for t in external if t.problem is None}
+    values: dict[tuple[str, str, int], Any] = {}
+
+    def read(tensor: onnx.TensorProto) -> Any:
+        info = {_text(e.key): _text(e.value) for e in tensor.external_data}
+        offset, bad = _count(info, "offset")
+        key = (tensor.name, info.get("location", ""), offset or 0)
+        if bad or key not in where:
+            return None
+        if key not in values:
+            values[key] = None
+            ext, need = where[key], _nbytes(tensor)
+            if need is not None and need <= limit and (ext.length is None or ext.length == need):
+                try:
+                    with open(ext.path, "rb") as fh:
+                        data = os.pread(fh.fileno(), need, ext.offset)
+                    if len(data) == need:
+                        copy = onnx.TensorProto()
+                        copy.data_type = tensor.data_type
+                        copy.dims.extend(tensor.dims)
+                        copy.raw_data = data
+                        values[key] = numpy_helper.to_array(copy)
+                except (OSError, ValueError):
+                    values[key] = None
+        got = values[key]
+        return np.array(got) if got is not None else None
+
+    return read
 
 
 def _lfs_pointer(real: Path, size: int, seen: dict[Path, str | None]) -> str | None:

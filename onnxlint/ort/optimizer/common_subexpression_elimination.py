@@ -55,8 +55,10 @@ def _tensor_key(t: onnx.TensorProto) -> tuple[Any, ...]:
     """A tensor attribute as CSE compares it: dtype, dims and value, not its name (measured: two ConstantOfShape
     values named differently are merged; on 1.31.1 a typed-field value and an equal raw one are too)."""
     try:
+        if t.data_location == onnx.TensorProto.EXTERNAL:  # never read (to_array reads it from the working folder)
+            raise ValueError("external")
         return (t.data_type, tuple(t.dims), numpy_helper.to_array(t).tobytes())
-    except Exception:  # noqa: BLE001 - an undecodable tensor: compared by its bytes
+    except Exception:  # noqa: BLE001 - an undecodable or external tensor: compared by its bytes
         return (t.data_type, tuple(t.dims), t.SerializeToString())
 
 

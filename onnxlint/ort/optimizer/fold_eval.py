@@ -174,6 +174,8 @@ def _concat(attrs: Attrs, opset: int, x: Inputs) -> Outputs:
 def _constant_of_shape(attrs: Attrs, opset: int, x: Inputs) -> Outputs:
     shape = _ints(_need(x, 0))
     value = attrs.get("value")
+    if value is not None and value.data_location == onnx.TensorProto.EXTERNAL:
+        raise _Unsupported  # never read: to_array reads it from the working folder
     fill = numpy_helper.to_array(value).reshape(-1) if value is not None else np.zeros(1, np.float32)
     if fill.size != 1 or any(d < 0 for d in shape):
         raise _Unsupported

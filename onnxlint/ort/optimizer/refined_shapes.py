@@ -269,11 +269,14 @@ def _long_constant_range(graph: onnx.GraphProto) -> bool:
     computed bound cannot be sized here and is let through (data propagation only runs on what it can compute)."""
     if not any(n.op_type == "Range" for n in graph.node):
         return False
-    small = {t.name: t for t in graph.initializer if len(t.dims) == 0 or (len(t.dims) == 1 and t.dims[0] == 1)}
+    # an external bound is left out: onnx's data propagation cannot parse external data either (and to_array would
+    # read it relative to the working folder)
+    small = {t.name: t for t in graph.initializer if (len(t.dims) == 0 or (len(t.dims) == 1 and t.dims[0] == 1))
+             and t.data_location != onnx.TensorProto.EXTERNAL}
     for n in graph.node:
         if n.op_type == "Constant":
             for a in n.attribute:
-                if a.name == "value" and a.t.ByteSize() < 64:
+                if a.name == "value" and a.t.ByteSize() < 64 and a.t.data_location != onnx.TensorProto.EXTERNAL:
                     small[n.output[0]] = a.t
     for n in graph.node:
         if n.op_type != "Range" or len(n.input) < 3 or not all(v in small for v in n.input[:3]):
