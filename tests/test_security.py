@@ -1142,3 +1142,50 @@ def test_fix_writes_a_model_whose_data_file_is_a_git_annex_link(tmp_path):
     assert "wrote" in proc.stderr + proc.stdout and "symbolic link" not in proc.stderr + proc.stdout, proc
     assert [n.op_type for n in onnx.load(str(model), load_external_data=False).graph.node].count("Cast") == 1
     assert os.readlink(repo / "w.data") == annexed
+
+
+def test_python_children_import_the_onnxlint_the_parent_runs(tmp_path, examples_dir):
+    """`python -m onnxlint` in a source checkout that is not installed (a contributor's): the parent finds onnxlint
+    in the current folder, and its children, which leave the current folder off their path, found none ('No
+    module named onnxlint.fixers': --fix wrote nothing, verify failed, doctor said no provider is available) or
+    another one (a release installed beside the checkout). Each child imports the parent's own package, and still
+    has neither the current folder nor the checkout on its path."""
+    import shutil
+    import site
+    import subprocess
+    import sys
+
+    import onnxlint
+
+    checkout = tmp_path / "checkout"
+    package = Path(onnxlint.__file__).parent
+    shutil.copytree(package, checkout / "onnxlint", ignore=shutil.ignore_patterns("__pycache__"))
+    if (package.parent / "rules").is_dir():  # a checkout's rules (a wheel's are in the package, _rules)
+        shutil.copytree(package.parent / "rules", checkout / "rules")
+    seen = tmp_path / "imported-by"
+    with open(checkout / "onnxlint" / "__init__.py", "a") as f:  # each process that imports this copy says so
+        f.write(f"\nimport os as _o, sys as _s\nwith open({str(seen)!r}, 'a') as _f:\n"
+                f"    _f.write('%d %d\\n' % (_o.getpid(), '' in _s.path or {str(checkout)!r} in _s.path))\n")
+    # an interpreter with onnxlint's dependencies and no onnxlint installed: the dependencies' folders, not what
+    # their .pth files add (an editable install's path)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "venv")], check=True, timeout=120)
+    python = next((tmp_path / "venv" / "bin").glob("python3*"))
+    deps = next((tmp_path / "venv" / "lib").glob("python3*/site-packages"))
+    (deps / "deps.pth").write_text("\n".join(p for p in site.getsitepackages() if os.path.isdir(p)) + "\n")
+    shutil.copy(examples_dir / "dropout_training.onnx", checkout / "m.onnx")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"ONNXLINT_CACHE_DIR": str(tmp_path / "cache")}
+
+    def run(*args):
+        proc = subprocess.run([str(python), "-m", "onnxlint", *args], cwd=checkout, env=env, capture_output=True,
+                              text=True, timeout=300)
+        return proc.stdout + proc.stderr
+
+    out = run("--fix", "--no-progress", "-o", "fixed.onnx", "m.onnx")
+    assert "1 fixed" in out and (checkout / "fixed.onnx").is_file(), out
+    out = run("verify", "--providers", "CPUExecutionProvider", "m.onnx")
+    assert "No module named" not in out and "verify failed" not in out, out
+    out = run("doctor")
+    assert "available providers" in out, out
+    lines = seen.read_text().split()
+    processes = dict(zip(lines[::2], lines[1::2]))
+    assert len(processes) >= 5 and list(processes.values()).count("1") == 3, processes
