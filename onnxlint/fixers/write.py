@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import os
+import re
 import stat
 import tempfile
 from dataclasses import dataclass
@@ -21,6 +22,9 @@ from onnxlint.support import reading
 
 COPY_CHUNK = 16 * 2**20
 DATA_ALIGN = 4096
+# the replaced model is read for the data files it names only up to this size (one whose weights live in a data
+# file is its graph alone); a larger one keeps its data files, as they were
+REPLACED_MODEL_LIMIT = 64 << 20
 
 
 class ChangedSinceRead(FixError):
@@ -59,6 +63,56 @@ def _new_data_name(dest: Path) -> str:
         name = f"{dest.name}.{n}.data"
         n += 1
     return name
+
+
+def _replaced_data(dest: Path) -> set[str]:
+    """The data files beside dest, of the names onnxlint gives them (`<dest name>.data`, `<dest name>.N.data`),
+    that the model now at dest names: what replacing it leaves unused, unless another model names them too."""
+    own = re.compile(re.escape(dest.name) + r"(\.[1-9][0-9]*)?\.data")
+    try:
+        data, _ = reading.read_with_stat(dest, reading.within(REPLACED_MODEL_LIMIT, "model"))
+        model = onnx.ModelProto()
+        model.ParseFromString(data)
+        tensors = external_data_tensors(model)
+    except Exception:  # no model there, a link, unreadable, too large, not a model: nothing is removed
+        return set()
+    names = {e.value for t in tensors for e in t.external_data if e.key == "location"}
+    return {n for n in names if own.fullmatch(n)}
+
+
+def _named_in(folder: Path, name: str) -> bool:
+    """Whether a model in folder (a file named *.onnx in any case, a link to one included) holds name anywhere in
+    its bytes: a copy of the written model (`cp out/m.onnx out/backup.onnx`) names its data file as well. Read
+    COPY_CHUNK at a time; a file that cannot be read counts as naming it."""
+    needle = name.encode()
+    try:
+        entries = [e for e in os.scandir(folder) if e.name.lower().endswith(".onnx")]
+    except OSError:
+        return True
+    for entry in entries:
+        try:
+            if not stat.S_ISREG(os.stat(entry.path).st_mode):
+                continue
+            with open(entry.path, "rb") as fh:
+                tail = b""
+                while chunk := fh.read(COPY_CHUNK):
+                    if needle in tail + chunk:
+                        return True
+                    tail = chunk[-len(needle):]
+        except OSError:
+            return True
+    return False
+
+
+def _remove_unused_data(folder: Path, names: set[str]) -> None:
+    """Remove the data files of the replaced model that no model in folder names now (a link is left alone)."""
+    for name in sorted(names):
+        path = folder / name
+        try:
+            if stat.S_ISREG(os.lstat(path).st_mode) and not _named_in(folder, name):
+                os.unlink(path)
+        except OSError:
+            pass  # gone meanwhile, or not ours to remove: kept, as before
 
 
 def relocate_external_data(model: onnx.ModelProto, source_dir: Path, dest: Path) -> Path | None:
@@ -129,6 +183,10 @@ def write_fixed(model: onnx.ModelProto, dest: Path, source_dir: Path, known_erro
         dest = Path(os.path.realpath(dest))
     if has_external_data(model) and named_dir != Path(source_dir).resolve():
         model = copy.deepcopy(model)  # the in-memory fix keeps pointing at the source data
+        # a model written by an earlier -o is replaced: its data file, which the new one cannot take (the new
+        # data is written before the model is swapped), is removed after the swap when nothing else names it
+        # (not through a link into another folder: the file it leads to is not this folder's model)
+        replaced = _replaced_data(dest) if dest.parent.resolve() == named_dir else set()
         new_data = relocate_external_data(model, Path(source_dir), named_dir / dest.name)
         try:
             atomic_write(model, dest, known_error=known_error, expect=expect)
@@ -136,6 +194,7 @@ def write_fixed(model: onnx.ModelProto, dest: Path, source_dir: Path, known_erro
             if new_data is not None and new_data.exists():
                 new_data.unlink()
             raise
+        _remove_unused_data(named_dir, replaced - {new_data.name if new_data else ""})
         return
     atomic_write(model, dest, known_error=known_error, expect=expect)
 

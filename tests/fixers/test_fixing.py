@@ -222,6 +222,38 @@ def test_external_data_fix_failure_removes_the_new_data_file(tmp_path, cli, monk
     assert os.listdir(out) == []
 
 
+def test_external_data_fixed_again_into_the_same_folder_replaces_its_data_file(tmp_path, cli, monkeypatch):
+    """`--fix -o out/` run again: the data file the replaced out/m.onnx named was left beside the new one, a full
+    copy of the weights each run (m.onnx.data, m.onnx.1.data, m.onnx.2.data, ...). It is removed once the new
+    model is in place, unless another model in out/ names it (a copy of out/m.onnx); a file of another name, or
+    one the replaced model did not name, is never removed, and a failed write removes nothing."""
+    import shutil
+
+    p = _external_dropout_model(tmp_path / "src")
+    out = tmp_path / "out"
+
+    def fix():
+        rc, text, _ = cli(p, "--fix", "--no-cache", "-o", f"{out}{os.sep}")
+        assert "wrote" in text, text
+        _outputs(out / "m.onnx")  # loads and runs from its data file
+        return sorted(os.listdir(out))
+
+    assert fix() == ["m.onnx", "m.onnx.data"]
+    assert fix() == ["m.onnx", "m.onnx.1.data"]
+    assert fix() == ["m.onnx", "m.onnx.data"]
+    shutil.copy(out / "m.onnx", out / "Backup.ONNX")  # names m.onnx.data too
+    (out / "m.onnx.7.data").write_bytes(b"not named by the model")
+    (out / "m.onnx.1.data.bak").write_bytes(b"a name onnxlint does not give")
+    assert fix() == ["Backup.ONNX", "m.onnx", "m.onnx.1.data", "m.onnx.1.data.bak", "m.onnx.7.data", "m.onnx.data"]
+    _outputs(out / "Backup.ONNX")
+    monkeypatch.setattr(fix_write, "atomic_write", lambda *a, **k: (_ for _ in ()).throw(OSError(28, "No space")))
+    rc, text, _ = cli(p, "--fix", "--no-cache", "-o", f"{out}{os.sep}")
+    assert "fix not written" in text, text
+    monkeypatch.undo()
+    assert "m.onnx.1.data" in os.listdir(out) and "m.onnx.2.data" not in os.listdir(out)
+    _outputs(out / "m.onnx")
+
+
 def test_fix_over_the_examples_leaves_no_safely_fixable_finding(tmp_path, examples_dir, cli, lint_json):
     import shutil
 
