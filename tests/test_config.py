@@ -279,6 +279,34 @@ def test_a_config_entry_of_megabytes_is_refused_naming_the_file(tmp_path, monkey
         assert len(err) < 400 and "Traceback" not in err
 
 
+def test_a_configs_patterns_are_bounded_in_all_naming_the_file(tmp_path, monkeypatch, cli):
+    """Each pattern within 4,096 characters, 1,000 of them (config_file.MAX_ENTRIES) were 4 MB to compile: 10 s for
+    exclude patterns of `?`, 17 s for per-file-ignores patterns of `*a*a...`, then 0.24 s a model matching them. The
+    patterns of one config hold MAX_PATTERN_CHARS in all (1,000 of 131 characters pass): one line naming the file,
+    exit 2."""
+    import onnx
+
+    from onnxlint.config import config_file
+
+    relu = make_model([h.make_node("Relu", ["x"], ["y"], name="r")], [vi("x", T.FLOAT, [4])], [vi("y", T.FLOAT, [4])])
+    onnx.save(relu, tmp_path / "m.onnx")
+    monkeypatch.chdir(tmp_path)
+    fits = [f"{i:03d}" + "x" * 128 for i in range(1000)]
+    half = ["?" * 4000] * 17
+    for text, refused in ((f"exclude: {json.dumps(fits)}\n", False),
+                          (f"exclude: {json.dumps(half)}\nextend-exclude: {json.dumps(half)}\n", True),
+                          ("per-file-ignores:\n" + "".join(f'  ? "{i}{"*a" * 2000}"\n  : [OLX]\n' for i in range(33)), True)):
+        (tmp_path / ".onnxlint.yaml").write_text(text)
+        config_file.find_for.cache_clear()  # a config is read once a process
+        rc, out, err = cli("--no-cache", ".")
+        if not refused:
+            assert rc == 0 and "1 file" in out and not err, err[:300]
+            continue
+        assert rc == 2 and not out and len(err.splitlines()) == 1 and len(err) < 400, err[:400]
+        assert f"{tmp_path / '.onnxlint.yaml'}: exclude, extend-exclude and per-file-ignores hold " in err, err
+        assert "more than the 131,072 a config's patterns may hold in all" in err, err
+
+
 def test_an_unknown_code_in_the_current_folders_config_names_the_file(tmp_path, examples_dir, cli, monkeypatch):
     """A nested config's unknown code named its file; the current folder's config's (the one a pre-commit hook or
     CI step meets first) did not: `unknown rule code or prefix 'OLX99'` with no file to look in. A code typed on the

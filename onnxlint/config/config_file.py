@@ -34,6 +34,10 @@ MAX_ENTRIES = 1000
 # characters of one code, pattern, path or version: one 2 MB exclude pattern cost 6 s and 490 MB to compile, a 5 MB
 # per-file-ignores pattern 10 s and 800 MB, and a 5 MB select code was quoted whole in its one error line
 MAX_CHARS = 4096
+# characters of all the path patterns of one config (exclude, extend-exclude, per-file-ignores' keys): 1,000
+# patterns of 4,096 characters took 17 s to compile (per-file-ignores' `*a*a...`), and each model paid 0.24 s
+# matching them; 128 Ki is 1,000 patterns of 131 characters, compiled within about half a second
+MAX_PATTERN_CHARS = 1 << 17
 
 
 @dataclass
@@ -192,6 +196,10 @@ def parse(data: dict, path: Path) -> Config:
     cfg.extend_exclude = _patterns(data, "extend-exclude", path) or []
     cfg.force_exclude = _flag(data, "force-exclude", path)
     cfg.respect_gitignore = _flag(data, "respect-gitignore", path)
+    total = sum(map(len, (*(cfg.exclude or ()), *cfg.extend_exclude, *cfg.per_file_ignores)))
+    if total > MAX_PATTERN_CHARS:
+        raise RuleError(f"{path}: exclude, extend-exclude and per-file-ignores hold {total:,} characters of patterns, "
+                        f"more than the {MAX_PATTERN_CHARS:,} a config's patterns may hold in all")
     return cfg
 
 
