@@ -7,7 +7,9 @@ import copy
 import os
 import re
 import stat
+import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -170,11 +172,12 @@ def relocate_external_data(model: onnx.ModelProto, source_dir: Path, dest: Path)
 
 
 def write_fixed(model: onnx.ModelProto, dest: Path, source_dir: Path, known_error: str | None = None,
-                expect: ReadVersion | None = None) -> None:
+                expect: ReadVersion | None = None) -> list[str]:
     """Write a fixed model; one with external data gets its own data file when written into another folder.
 
     A destination that is a symlink is written through (the link stays a link, its target gets the model).
-    expect: the version of dest the fix was computed from (an in-place fix): compare-and-swap, see atomic_write."""
+    expect: the version of dest the fix was computed from (an in-place fix): compare-and-swap, see atomic_write.
+    Returns the names of the temporary files an earlier write of dest, killed, left beside it, removed now."""
     dest = Path(dest)
     # where the data must be: beside the path the user named (ORT resolves a model's data from the folder of
     # the path it is given, a link's folder for a link), whatever file that path leads to
@@ -195,8 +198,9 @@ def write_fixed(model: onnx.ModelProto, dest: Path, source_dir: Path, known_erro
                 new_data.unlink()
             raise
         _remove_unused_data(named_dir, replaced - {new_data.name if new_data else ""})
-        return
+        return _remove_stale(dest)
     atomic_write(model, dest, known_error=known_error, expect=expect)
+    return _remove_stale(dest)
 
 
 def _owner_for(dest: Path) -> tuple[int, int] | None:
@@ -224,6 +228,55 @@ def _keep_owner(tmp: str, dest: Path, owner: tuple[int, int]) -> None:
                        "owner, so it is not replaced (run as that user, or write elsewhere with -o)") from None
 
 
+# a temporary file of atomic_write's naming left this long ago, and held by no process, is what a --fix killed while
+# writing (SIGKILL: the OOM killer, a CI runner's last resort) left behind: the next write of that model removes it
+STALE_AFTER = 600
+
+
+def _lock(fd: int) -> bool:
+    """An exclusive flock on fd's file, not waiting (False: another open of it holds one). The kernel drops it
+    when the holder's process ends, however it ends. True where there is no flock (Windows): nothing is removed
+    there (_remove_stale)."""
+    if sys.platform == "win32":
+        return True
+    import fcntl
+
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    return True
+
+
+def _remove_stale(dest: Path) -> list[str]:
+    """Remove, beside dest, the temporary files of the name atomic_write gives (`.<name>.` and mkstemp's 8
+    characters, `.tmp`) that are regular files of this user, unchanged for STALE_AFTER seconds and locked by no
+    process (a writing atomic_write holds its lock from the file's creation to its rename). Returns their names."""
+    if sys.platform == "win32":
+        return []
+    own = re.compile(re.escape(write_guard.temp_prefix(dest)) + r"[a-z0-9_]{8}\.tmp")
+    removed = []
+    try:
+        entries = [e for e in os.scandir(dest.parent) if own.fullmatch(e.name)]
+    except OSError:
+        return []
+    for entry in entries:
+        try:
+            st = entry.stat(follow_symlinks=False)
+            if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or time.time() - st.st_mtime < STALE_AFTER:
+                continue
+            fd = os.open(entry.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+            try:
+                if _lock(fd) and os.path.samestat(os.fstat(fd), st):
+                    os.unlink(entry.path)
+                    removed.append(entry.name)
+            finally:
+                os.close(fd)
+        except OSError:
+            continue  # gone meanwhile, or not ours to open: left as it is
+    return removed
+
+
 def _mode_for(dest: Path) -> int:
     """The permission bits the written file should have: the replaced file's, else what open() would give."""
     try:
@@ -243,6 +296,17 @@ def atomic_write(model: onnx.ModelProto, dest: Path, _fail_after_write: bool = F
     dest = Path(dest)
     owner = _owner_for(dest)
     fd, tmp = tempfile.mkstemp(prefix=write_guard.temp_prefix(dest), suffix=".tmp", dir=dest.parent)
+    held = os.dup(fd)  # locked until the file is renamed or removed: never stale to another run's _remove_stale
+    try:
+        _lock(held)
+        _write_checked(model, dest, tmp, fd, owner, _fail_after_write, known_error, expect)
+    finally:
+        os.close(held)
+
+
+def _write_checked(model: onnx.ModelProto, dest: Path, tmp: str, fd: int, owner: tuple[int, int] | None,
+                   _fail_after_write: bool, known_error: str | None, expect: ReadVersion | None) -> None:
+    """atomic_write's work on its temporary file tmp (open as fd): written, re-read, checked, renamed over dest."""
     try:
         if owner is not None:  # first: a chown clears set-id bits
             _keep_owner(tmp, dest, owner)

@@ -503,6 +503,7 @@ def _write(model: onnx.ModelProto, done: _Attempt, path: Path, dest: Path, exter
     with a note, when it was not (nothing was replaced), or, when the file changed since it was read, with
     res.write_refused: the run says so in one line and exits 2."""
     from onnxlint import fixers
+    from onnxlint.fixers import write as fix_write
     from onnxlint.fixers.write import ChangedSinceRead
 
     try:
@@ -513,7 +514,7 @@ def _write(model: onnx.ModelProto, done: _Attempt, path: Path, dest: Path, exter
             known = validity_error(model)
         elif external:  # the checker could only run by path: what it says against the original file
             known = _checker_complaint(path)
-        fixers.write_fixed(done.fixed, dest, path.parent, known_error=known, expect=version)
+        stale = fixers.write_fixed(done.fixed, dest, path.parent, known_error=known, expect=version)
     except ChangedSinceRead as exc:
         res.write_refused = str(exc)
         return False
@@ -526,6 +527,9 @@ def _write(model: onnx.ModelProto, done: _Attempt, path: Path, dest: Path, exter
         what = "" if isinstance(exc, native.NativeCrash) else f"{type(exc).__name__}: "  # a crash says what crashed
         res.notes.append(f"fix not written to {dest}: {what}{first_line(exc)}")
         return False
+    if stale:
+        res.notes.append(f"removed {', '.join(stale)} beside {dest.name}: left by a --fix killed while writing it "
+                         f"(unchanged for {fix_write.STALE_AFTER // 60} minutes, held by no process)")
     return True
 
 

@@ -254,6 +254,46 @@ def test_external_data_fixed_again_into_the_same_folder_replaces_its_data_file(t
     _outputs(out / "m.onnx")
 
 
+@pytest.mark.skipif(os.name == "nt", reason="no flock: nothing is removed there")
+def test_a_temporary_file_left_by_a_killed_fix_is_removed_by_the_next(tmp_path, cli, examples_dir, monkeypatch):
+    """A --fix killed (SIGKILL: the OOM killer, a CI runner's last resort) while writing left `.m.onnx.XXXXXXXX.tmp`
+    beside the model, as large as the model, for good. The next write of that model removes what atomic_write
+    named, unchanged for 10 minutes and locked by no process (a writing one holds its lock), and says so; a file of
+    any other name, a link, a newer one or one a process holds stays."""
+    import fcntl
+    import time
+
+    model = _copy(examples_dir, tmp_path, "dropout_training.onnx")
+    old = time.time() - 3600
+    names = [".dropout_training.onnx.k2j3h4g5.tmp", ".dropout_training.onnx.fresh_12.tmp",
+             ".dropout_training.onnx.held1234.tmp", ".dropout_training.onnx.ABCDEFGH.tmp",
+             ".dropout_training.onnx.abcdefgh.tmp.bak", "dropout_training.onnx.abcdefgh.tmp", ".other.onnx.abcdefgh.tmp"]
+    for name in names:
+        (tmp_path / name).write_bytes(b"partial model")
+        if "fresh" not in name:
+            os.utime(tmp_path / name, (old, old))
+    os.symlink(tmp_path / names[0], tmp_path / ".dropout_training.onnx.link1234.tmp")
+    os.utime(tmp_path / ".dropout_training.onnx.link1234.tmp", (old, old), follow_symlinks=False)
+    real_check = fix_write.native.check_model
+
+    def while_writing(path, *a, **k):  # this run's temporary file, written: locked, as another run's removal sees it
+        if isinstance(path, str) and path.endswith(".tmp"):
+            with open(path, "rb") as other:
+                with pytest.raises(BlockingIOError):
+                    fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return real_check(path, *a, **k)
+
+    monkeypatch.setattr(fix_write.native, "check_model", while_writing)
+    with open(tmp_path / names[2], "rb") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        rc, out, err = cli(model, "--fix", "--no-cache")
+    assert rc == 0 and "wrote" in out, out + err
+    assert f"removed {names[0]} beside dropout_training.onnx: left by a --fix killed while writing it" in out, out
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith((".tmp", ".bak"))) == \
+        sorted([*names[1:], ".dropout_training.onnx.link1234.tmp"])
+    assert not (tmp_path / names[0]).exists() and os.path.islink(tmp_path / ".dropout_training.onnx.link1234.tmp")
+
+
 def test_fix_over_the_examples_leaves_no_safely_fixable_finding(tmp_path, examples_dir, cli, lint_json):
     import shutil
 
