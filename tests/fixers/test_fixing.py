@@ -274,7 +274,9 @@ def test_a_temporary_file_left_by_a_killed_fix_is_removed_by_the_next(tmp_path, 
             os.utime(tmp_path / name, (old, old))
     os.symlink(tmp_path / names[0], tmp_path / ".dropout_training.onnx.link1234.tmp")
     os.utime(tmp_path / ".dropout_training.onnx.link1234.tmp", (old, old), follow_symlinks=False)
-    real_check = fix_write.native.check_model
+    from onnxlint.model.loading import native
+
+    real_check = native.check_model
 
     def while_writing(path, *a, **k):  # this run's temporary file, written: locked, as another run's removal sees it
         if isinstance(path, str) and path.endswith(".tmp"):
@@ -283,7 +285,7 @@ def test_a_temporary_file_left_by_a_killed_fix_is_removed_by_the_next(tmp_path, 
                     fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
         return real_check(path, *a, **k)
 
-    monkeypatch.setattr(fix_write.native, "check_model", while_writing)
+    monkeypatch.setattr(native, "check_model", while_writing)
     with open(tmp_path / names[2], "rb") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
         rc, out, err = cli(model, "--fix", "--no-cache")
