@@ -140,3 +140,77 @@ def test_checker_complaint_ort_shares_is_an_ort_refusal():
     assert refusal is not None and "Duplicate definition of name (y)" in refusal
     found = findings(model)
     assert "Duplicate definition of name (y)" in found["OLX007"][0].message and "OLX001" not in found
+
+
+# ----------------------------------------------------------------- refused while read, before the graph is resolved
+
+def _tensor(name: str, elem: int) -> onnx.TensorProto:
+    t = onnx.TensorProto(name=name, data_type=elem, dims=[1])
+    t.raw_data = b"\0" * 8
+    return t
+
+
+def _relu(inputs=(), outputs=(), inits=(), value_info=(), nodes=()) -> onnx.ModelProto:
+    """Relu(x) -> y, with what a case adds."""
+    m = make_model([h.make_node("Relu", ["x"], ["y"], name="relu"), *nodes], [vi("x", TensorProto.FLOAT, [2]), *inputs],
+                   [*outputs] or [vi("y", TensorProto.FLOAT, [2])], list(inits))
+    m.graph.value_info.extend(value_info)
+    return m
+
+
+def _constant(elem: int) -> onnx.NodeProto:
+    n = h.make_node("Constant", [], ["c"], name="k")
+    n.attribute.append(h.make_attribute("value", _tensor("v", elem)))
+    return n
+
+
+def _no_opset_import() -> onnx.ModelProto:
+    m = _relu()
+    del m.opset_import[:]
+    return m
+
+
+# the variants measured with the ORT CUDA truth harness on 1.20.2, 1.24.4 and 1.31.1: each refused on all three
+@pytest.mark.parametrize("build, cause", [
+    (lambda: _relu(inits=[_tensor("w", 99)]), "initializer 'w' has element type 99, which ONNX does not define"),
+    (lambda: _relu(inits=[_tensor("w", 0)]), "initializer 'w' has element type 0 (UNDEFINED)"),
+    (lambda: _relu(inputs=[vi("x2", 99, [2])]), "graph input 'x2' has element type 99"),
+    (lambda: _relu(outputs=[vi("y", 99, [2])]), "graph output 'y' has element type 99"),
+    (lambda: _relu(nodes=[h.make_node("Relu", ["y"], ["y2"], name="r2")], outputs=[vi("y2", TensorProto.FLOAT, [2])],
+                   value_info=[vi("y", 99, [2])]), "the value_info of node output 'y' has element type 99"),
+    (lambda: _relu(nodes=[_constant(99)]), "the value of Constant 'c' has element type 99"),
+    (lambda: _relu(nodes=[_constant(0)]), "the value of Constant 'c' has element type 0 (UNDEFINED)"),
+    (lambda: _relu(inits=[_tensor("w", 1000)]), "initializer 'w' has element type 1000"),
+    (_no_opset_import, "the model imports no opset"),
+])
+def test_ort_refuses_while_reading_the_model(build, cause):
+    """Refused while ORT reads the model (no opset_import; a tensor of an element type no release loads): an error
+    in ORT's words, naming the tensor, and the placement does not put it on CUDA."""
+    model = build()
+    refusal = ort_refusal(model)
+    assert refusal is not None
+    (f,) = findings(model)["OLX007"]
+    words = f.message.split("fails with '", 1)[1].rsplit("' (", 1)[0]
+    assert f.severity == "error" and words in refusal, (f.message, refusal)
+    assert cause in f.message.rsplit("' (", 1)[1], f.message
+    pl = onnxlint.predict(model, "ort-cuda", ort_version=ort.__version__)
+    assert pl.refused and cause in pl.refused
+    assert all(p.ep is None for p in pl.nodes.values())
+    assert "OLX203" not in findings(model)  # said once, by OLX007
+
+
+@pytest.mark.parametrize("build", [
+    lambda: _relu(value_info=[vi("nothing", 99, [2])]),  # a value_info naming no value
+    lambda: _relu(value_info=[vi("y", 99, [2])]),  # naming a graph output, which declares float
+    lambda: _relu(value_info=[vi("x", 99, [2])]),  # naming a graph input
+    lambda: _relu(outputs=[vi("y", TensorProto.FLOAT, [2]), vi("x", 99, [2])]),  # an output no node makes
+    # FLOAT4E2M1: 1.20.2 refuses it, 1.24.4 and 1.31.1 load it (releases differ: not claimed)
+    lambda: _relu(inits=[_tensor("w", TensorProto.FLOAT4E2M1)]),
+])
+def test_a_tensor_type_ort_does_not_read_or_releases_differ_on_is_no_claim(build):
+    model = build()
+    if model.graph.initializer and ort_refusal(model):
+        pytest.skip(f"onnxruntime {ort.__version__} does not load FLOAT4E2M1 initializers")
+    assert ort_refusal(model) is None
+    assert "OLX007" not in findings(model)
+    assert not onnxlint.predict(model, "ort-cuda", ort_version=ort.__version__).refused

@@ -1,5 +1,7 @@
 """Whether ORT loads the model at all: the newest IR version and ai.onnx opset a release accepts (model.cc's IR
-check, model_load_utils.h ValidateOpsetForDomain), read from the release table; and what Graph::Resolve
+check, model_load_utils.h ValidateOpsetForDomain), read from the release table; what every measured release refuses
+while reading the model, before resolving it (load_refusal: no opset_import, a tensor of an element type none
+loads); and what Graph::Resolve
 (core/graph/graph.cc) refuses at session creation, which is less than onnx's checker and strict shape inference:
 
 - Constant nodes become initializers before anything is inferred (the Graph constructor), so a Constant whose
@@ -16,8 +18,9 @@ check, model_load_utils.h ValidateOpsetForDomain), read from the release table; 
 The type and inference checks are run as onnx's strict inference on the model as ORT resolves it (Constants as
 initializers, declared shapes dropped); what fails there, ORT refuses, in its words. Not modelled (refusals with no
 claim, benchmarks/refusal_claims.py): checks of the onnx ORT was built with where the installed onnx differs
-(ORT 1.24.4 refuses Attention's newer left_window_size attribute and DFT with is_onesided and inverse), and the
-outcome does not depend on the release yet (`version` keys the result: nothing measured differs between releases).
+(ORT 1.24.4 refuses Attention's newer left_window_size attribute and DFT with is_onesided and inverse), and
+whether a refusal depends on the release (`version` keys the result: nothing measured differs between releases but
+load_refusal's words for an initializer, Release.initializer_type_check).
 """
 
 from __future__ import annotations
@@ -34,10 +37,13 @@ from onnxlint.ort import releases
 
 
 def refuses_model(model: onnx.ModelProto, version: str | None) -> tuple[str, str] | None:
-    """(reason, message) when ORT `version` refuses to load the model for its IR version or ai.onnx opset."""
+    """(reason, message) when ORT `version` refuses to load the model: it imports no opset, its IR version or ai.onnx
+    opset is newer than the release loads, or a tensor's element type is one no measured release loads."""
+    if not model.opset_import:
+        return "model-invalid", _load_message(load_refusal(model, version))
     row = releases.row(version)
     if row.max_opset is None or row.max_ir is None:
-        return None  # limits not known (a release newer or older than the table)
+        return _invalid(model, version)  # limits not known (a release newer or older than the table)
     max_opset, max_ir = row.max_opset, row.max_ir
     if model.ir_version > max_ir:
         return "model-ir", (f"IR version {model.ir_version} is newer than onnxruntime {version} loads (max {max_ir}): "
@@ -46,7 +52,143 @@ def refuses_model(model: onnx.ModelProto, version: str | None) -> tuple[str, str
         if imp.domain in ("", "ai.onnx") and imp.version > max_opset:
             return "model-opset", (f"ai.onnx opset {imp.version} is newer than onnxruntime {version} supports (max {max_opset}): "
                                    f"session creation fails in ValidateOpsetForDomain")
-    return None
+    return _invalid(model, version)
+
+
+def _invalid(model: onnx.ModelProto, version: str | None) -> tuple[str, str] | None:
+    refusal = load_refusal(model, version)
+    return ("model-invalid", _load_message(refusal)) if refusal else None
+
+
+def _load_message(refusal: tuple[str, str] | None) -> str:
+    what, words = refusal or ("", "")
+    return f"{what}: session creation fails with '{words}'"
+
+
+# --------------------------------------------------------------------------- what loading refuses before resolving
+
+MISSING_OPSET = ("Missing opset in the model. All ModelProtos MUST have at least one entry that specifies which version "
+                 "of the ONNX OperatorSet is being imported.")
+_NAME_SHOWN = 200  # a tensor name quoted in the cause is cut to its first characters past this
+
+
+def load_refusal(model: onnx.ModelProto, version: str | None) -> tuple[str, str] | None:
+    """(what is wrong, ORT's words) when session creation fails while reading the model, before its graph is
+    resolved, on every release the truth harness measured (releases.measured(): 1.20.2, 1.24.4, 1.31.1):
+
+    - no opset_import at all (model.cc, "Missing opset in the model"); one importing other domains only loads (ORT
+      imports ai.onnx, ai.onnx.ml and its own domains at their newest);
+    - a tensor whose element type is UNDEFINED (0) or past releases.NEWEST_LOADED_ELEM_TYPE (ONNX's FLOAT6 types, a
+      number ONNX does not define): an initializer or a Constant's value (the Graph constructor), the type of a graph
+      input, of a node's output (its graph output's, else its value_info's: a value_info of a graph input, an
+      initializer, a graph output or nothing is not read) in any graph (tensors, sequences and optionals of them),
+      or a ConstantOfShape's value (the type its output is inferred to have). ORT says "Invalid tensor data type N."
+      (the same on each release but for an initializer's check, Release.initializer_type_check).
+    """
+    if not model.opset_import:
+        return "the model imports no opset (no opset_import)", MISSING_OPSET
+    found = _undefined_elem_type(model)
+    if found is None:
+        return None
+    what, name, elem, initializer = found
+    shown = name if len(name) <= _NAME_SHOWN else name[:_NAME_SHOWN] + f"... ({len(name):,} characters)"
+    cause = f"{what} '{shown}' has element type {_elem_words(elem)}"
+    if initializer and elem == 0:
+        return cause, "This is an invalid model. Tensor does not have type information."
+    if initializer and releases.row(version).initializer_type_check:
+        return cause, f"This is an invalid model. Tensor '{shown}' does not have valid data type."
+    return cause, f"Invalid tensor data type {elem}."
+
+
+def _elem_words(elem: int) -> str:
+    if elem == 0:
+        return "0 (UNDEFINED)"
+    known = {v: k for k, v in onnx.TensorProto.DataType.items()}.get(elem)
+    return f"{elem} ({known}), which ONNX Runtime does not load" if known else f"{elem}, which ONNX does not define"
+
+
+def _refused_elem(elem: int) -> bool:
+    return elem == 0 or elem > releases.NEWEST_LOADED_ELEM_TYPE
+
+
+def _type_elem(tp: onnx.TypeProto) -> int | None:
+    """The refused element type a value's type holds (a tensor, sparse tensor, or a sequence or optional of them),
+    or None; a type with no field set is not read (no type declared)."""
+    if tp.HasField("tensor_type"):  # the common case first
+        elem = tp.tensor_type.elem_type
+        return elem if _refused_elem(elem) else None
+    while True:
+        kind = tp.WhichOneof("value")
+        if kind in ("tensor_type", "sparse_tensor_type"):
+            elem = getattr(tp, kind).elem_type
+            return elem if _refused_elem(elem) else None
+        if kind in ("sequence_type", "optional_type"):
+            inner = getattr(tp, kind)
+            if not inner.HasField("elem_type"):
+                return None
+            tp = inner.elem_type
+            continue
+        return None
+
+
+Undefined = tuple[str, str, int, bool]  # what holds it, its name, the element type, whether ORT checks it as an initializer
+
+
+def _undefined_elem_type(model: onnx.ModelProto) -> Undefined | None:
+    """The first tensor of a refused element type, in the order ORT builds each graph (the main graph, then its
+    bodies): initializers and Constant values, graph inputs, nodes' declared outputs; then ConstantOfShape values
+    (inferred while the graph is resolved)."""
+    late: Undefined | None = None
+    for g in iter_graphs(model):
+        found, shaped = _in_graph(g, "graph" if g is model.graph else "body")
+        if found is not None:
+            return found
+        late = late or shaped
+    return late
+
+
+def _in_graph(g: onnx.GraphProto, graph: str) -> tuple[Undefined | None, Undefined | None]:
+    """(the first refused tensor ORT reads building the graph, the first ConstantOfShape of a refused value type)."""
+    for t in g.initializer:
+        if _refused_elem(t.data_type):
+            return ("initializer", t.name, t.data_type, True), None
+    constant, shaped = _constant_values(g)
+    if constant is not None:
+        return constant, None
+    for i in g.input:
+        elem = _type_elem(i.type)
+        if elem is not None:
+            return (f"{graph} input", i.name, elem, False), None
+    # a node output's declared type: its graph output's, else its value_info's (only the refused ones are looked up)
+    outputs = {o.name for o in g.output}
+    bad = {o.name: (f"{graph} output", e) for o in g.output if (e := _type_elem(o.type)) is not None}
+    for v in g.value_info:
+        if v.name not in outputs and v.name not in bad and (e := _type_elem(v.type)) is not None:
+            bad[v.name] = ("the value_info of node output", e)
+    if bad:
+        for n in g.node:
+            for o in n.output:
+                if o in bad:
+                    return (bad[o][0], o, bad[o][1], False), None
+    return None, shaped
+
+
+def _constant_values(g: onnx.GraphProto) -> tuple[Undefined | None, Undefined | None]:
+    """(the first Constant whose value is of a refused type, the first ConstantOfShape whose value is of a type past the
+    newest loaded: its output is inferred of that type; UNDEFINED there is the checker's complaint, which ORT shares)."""
+    shaped: Undefined | None = None
+    for n in g.node:
+        if n.op_type not in ("Constant", "ConstantOfShape") or n.domain not in ("", "ai.onnx"):
+            continue
+        for a in n.attribute:
+            if a.name != "value" or a.type != onnx.AttributeProto.TENSOR:
+                continue
+            elem = a.t.data_type
+            if n.op_type == "Constant" and len(n.output) == 1 and _refused_elem(elem):
+                return ("the value of Constant", n.output[0], elem, True), None
+            if n.op_type == "ConstantOfShape" and shaped is None and elem > releases.NEWEST_LOADED_ELEM_TYPE:
+                shaped = ("the value of ConstantOfShape", n.name or (n.output[0] if n.output else ""), elem, False)
+    return None, shaped
 
 
 def resolve_failure(model: onnx.ModelProto, checker_error: str | None, strict_error: str | None,
@@ -54,7 +196,11 @@ def resolve_failure(model: onnx.ModelProto, checker_error: str | None, strict_er
     """What ORT `version` prints when Graph::Resolve refuses the model at session creation, or None when it
     resolves it. checker_error, strict_error: onnx's complaints (the checker's, strict inference's); ORT can only
     refuse what one of them flags, so a model both pass is not looked at again. order: node name -> its place in
-    ORT's topological order (ORT stops at the first failing node in that order; onnx lists them all)."""
+    ORT's topological order (ORT stops at the first failing node in that order; onnx lists them all). A model
+    loading refuses before resolving it (load_refusal) is refused in those words."""
+    refusal = load_refusal(model, version)
+    if refusal:
+        return refusal[1]
     if checker_error:
         shared = _checker_complaint_ort_shares(model, checker_error)
         if shared:
@@ -103,13 +249,25 @@ def resolve_failure_of(mf: Any, checker_error: str | None, version: str | None,
 def lint_failure(ctx: Any) -> str | None:
     """resolve_failure_of for a lint (a LintContext), at the lint's ORT release."""
     from onnxlint.ort.graph_viewer import ort_topological_order
-    from onnxlint.ort.kernel_registry import chosen_release
 
     def order() -> dict[str, int]:
         return {n.name: i for i, n in enumerate(ort_topological_order(ctx.index.scopes[0]))} if ctx.index.scopes else {}
 
+    return resolve_failure_of(ctx.mf, ctx.checker_error(), _lint_release(ctx), order)
+
+
+def lint_cause(ctx: Any) -> str:
+    """What load_refusal finds wrong, at the lint's ORT release, as ` (the cause)` after ORT's quoted words; ""
+    when the refusal is Graph::Resolve's (ORT's words name the node)."""
+    refusal = load_refusal(ctx.mf.model, _lint_release(ctx))
+    return f" ({refusal[0]})" if refusal else ""
+
+
+def _lint_release(ctx: Any) -> str | None:
+    from onnxlint.ort.kernel_registry import chosen_release
+
     eps = ("cuda", "cpu") if ctx.options.targets & {"ort-cuda", "ort-trt"} else ("cpu",)  # the targets' default release
-    return resolve_failure_of(ctx.mf, ctx.checker_error(), chosen_release(ctx.options.ort_version, eps)[0], order)
+    return chosen_release(ctx.options.ort_version, eps)[0]
 
 
 def as_ort_resolves(model: onnx.ModelProto) -> onnx.ModelProto:

@@ -51,19 +51,30 @@ class Release:
     # 27291): measured so on 1.31.1 (a float->bool Cast before a bool->bool Cast stays), not on 1.24.4 (the EP
     # condition comes with it in the source; the truth set has no case of it)
     cast_removal_keeps_lossy_to_bool: bool = False
+    # Graph's constructor checks each initializer's element type (a Constant's value included, as the initializer
+    # ORT makes of it) and says which: "This is an invalid model. Tensor 'w' does not have valid data type."
+    # (measured on 1.24.4 and 1.31.1); 1.20.2 fails later on the same tensor with "Invalid tensor data type 99."
+    # (the words model_load.load_refusal quotes; every measured release refuses the model)
+    initializer_type_check: bool = False
     measured: str | None = None  # the patch release checked against ORT's own partitioner (the truth benchmark)
 
 
 ANY_VERSION = 1 << 16  # a since-version bound that takes every version
+# The newest tensor element type (TensorProto.DataType) a measured release loads: INT2 (26), on 1.24.4 and 1.31.1.
+# A tensor of a type past it (ONNX's FLOAT6E2M3 and FLOAT6E3M2, 27 and 28, and any number ONNX does not define)
+# or of UNDEFINED (0) makes session creation fail on every measured release (model_load.load_refusal). 1.20.2
+# refuses 23-26 as well (FLOAT4E2M1 to INT2), the later ones load them: not claimed.
+NEWEST_LOADED_ELEM_TYPE = 26
 
 
-def _row(opset: int, ir: int, since_1_31: bool, measured: str | None = None, reshapes_upto: int = 0) -> Release:
+def _row(opset: int, ir: int, since_1_31: bool, measured: str | None = None, reshapes_upto: int = 0,
+         since_1_24: bool = False) -> Release:
     """A row of a release whose behaviours are those of 1.31 and later (since_1_31) or of the releases before;
     the releases between two measured ones take the older one's behaviour (not measured)."""
     return Release(opset, ir, contiguous_reshapes=ANY_VERSION if since_1_31 else reshapes_upto, reshape_dim_match=since_1_31,
                    dropout_reads_training_mode=False, cse_typed_tensor_attributes=since_1_31,
                    function_node_cpu_in_first_pass=not since_1_31, cast_removal_keeps_lossy_to_bool=since_1_31,
-                   measured=measured)
+                   initializer_type_check=since_1_24, measured=measured)
 
 
 LIMITS_FILE = resources.data_dir() / "kernels" / "ort-releases.json"
@@ -87,17 +98,18 @@ def limits() -> dict[tuple[int, int], tuple[int, int]]:
 # 1.24.4 way (the lines in between were not measured: they take the older one's behaviour); the measured patches
 _NEWER_SINCE = (1, 31)
 _MEASURED = {(1, 20): "1.20.2", (1, 24): "1.24.4", (1, 31): "1.31.1"}
-# contiguous_reshapes: Reshape-14 chains fused from 1.24 on (measured on 1.24.4; 0 on 1.20.2), every version from 1.31
-_RESHAPES_14_SINCE = (1, 24)
+# contiguous_reshapes: Reshape-14 chains fused from 1.24 on (measured on 1.24.4; 0 on 1.20.2), every version from 1.31;
+# initializer_type_check from 1.24 on (measured on 1.24.4, not on 1.20.2)
+_SINCE_1_24 = (1, 24)
 
 # (major, minor) -> row, oldest first
 RELEASES: dict[tuple[int, int], Release] = {
-    line: _row(opset, ir, line >= _NEWER_SINCE, _MEASURED.get(line), 14 if line >= _RESHAPES_14_SINCE else 0)
+    line: _row(opset, ir, line >= _NEWER_SINCE, _MEASURED.get(line), 14 if line >= _SINCE_1_24 else 0, line >= _SINCE_1_24)
     for line, (opset, ir) in limits().items()}
 # a release newer than the table, or none named: the newest behaviour ORT's sources show, no limits known
 NEWEST = Release(None, None, contiguous_reshapes=ANY_VERSION, reshape_dim_match=True, dropout_reads_training_mode=True,
                  cse_typed_tensor_attributes=True, function_node_cpu_in_first_pass=False,
-                 cast_removal_keeps_lossy_to_bool=True)
+                 cast_removal_keeps_lossy_to_bool=True, initializer_type_check=True)
 # a release older than the table: the oldest behaviour, no limits known
 OLDEST = Release(None, None, contiguous_reshapes=0, reshape_dim_match=False, dropout_reads_training_mode=False,
                  cse_typed_tensor_attributes=False, function_node_cpu_in_first_pass=True)

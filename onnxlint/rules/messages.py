@@ -36,8 +36,8 @@ MAX_PLACEHOLDERS = 16  # the built-in rules use at most 5
 # its findings made 1.8 GB of JSON (5.5 GB of memory) from a 1.4 MB model of 3,000 inputs and nodes
 MAX_VALUE = 1000  # characters of one placeholder's value; a longer one is cut, with "…"
 
-MODEL_FIELDS = ("checker_error", "inference_error", "strict_error", "ort_load_error", "inference_skipped", "size_mb",
-                "protobuf_mb", "ir_version", "opset", "external_problem", "external_missing", "inputs", "tensorrt_ort_ops",
+MODEL_FIELDS = ("checker_error", "inference_error", "strict_error", "ort_load_error", "ort_load_cause", "inference_skipped",
+                "size_mb", "protobuf_mb", "ir_version", "opset", "external_problem", "external_missing", "inputs", "tensorrt_ort_ops",
                 "tensorrt_product", "cpu_quantization", "tensorrt_quantization", "tensorrt_network_import")
 VALUE_FIELDS = ("name", "dtype", "shape", "rank", "value")
 VERIFY_FIELDS = ("provider", "predicted", "error")
@@ -326,6 +326,10 @@ def _model_field(ctx: "LintContext", sub: str | None) -> Any:
         from onnxlint.ort import model_load
 
         return model_load.lint_failure(ctx)
+    if sub == "ort_load_cause":
+        from onnxlint.ort import model_load
+
+        return model_load.lint_cause(ctx)
     if sub == "inference_skipped":
         return getattr(mf, "inference_skipped", None)
     if sub == "size_mb":

@@ -565,10 +565,10 @@ _model("strict_check", enum_cmp(("ok", "failed", "onnx-only"), "strict check res
 def _strict_check(ctx: "LintContext") -> str:
     from onnxlint.ort import model_load
 
+    if model_load.lint_failure(ctx):  # a model loading refuses is neither onnx's checker's nor its inference's
+        return "failed"
     if ctx.mf.strict_error is None and ctx.checker_error() is None:
         return "ok"
-    if model_load.lint_failure(ctx):
-        return "failed"
     return "onnx-only" if ctx.mf.strict_error and not ctx.mf.inference_error else "ok"
 _model("external_data", enum_cmp(("none", "present", "missing"), "external data state"),
        "whether external data is absent, present, or missing/short/outside the model's folder",

@@ -83,7 +83,7 @@ def test_a_name_that_is_not_utf8_is_said_to_be_the_models_not_onnxlints_defect(t
 
 def test_a_fixer_failing_on_an_invalid_model_is_not_called_onnxlints_defect(tmp_path, cli, examples_dir):
     """An initializer of no data type made the tidy step fail in onnx-graphsurgeon, and the note said "internal
-    error in a fixer ...; please report it" for a model onnx's checker rejects (OLX001)."""
+    error in a fixer ...; please report it" for a model onnx's checker rejects and ORT refuses (OLX007)."""
     import onnx
 
     m = onnx.load(examples_dir / "dropout_training.onnx")
@@ -92,28 +92,29 @@ def test_a_fixer_failing_on_an_invalid_model_is_not_called_onnxlints_defect(tmp_
     onnx.save(m, p)
     before = p.read_bytes()
     rc, out, err = cli(p, "--fix")
-    assert "OLX001" in out and "fix not written: the model is not valid ONNX (OLX001 says why), and a fixer failed" in out
+    assert "OLX007" in out and "fix not written: the model is not valid ONNX (OLX007 says why), and a fixer failed" in out
     assert "please report it" not in out and p.read_bytes() == before, out
 
 
 @pytest.mark.parametrize("hidden_by", ["ignore", "metadata", "baseline"])
-def test_a_fixer_failing_on_an_invalid_model_says_why_when_olx001_is_not_shown(tmp_path, cli, examples_dir, hidden_by):
-    """With OLX001 ignored, suppressed in the model or recorded in the baseline, the note said "(OLX001 says why)"
-    for a finding the run did not show, or (ignored) "internal error ...; please report it": onnx's words instead."""
+def test_a_fixer_failing_on_an_invalid_model_says_why_when_its_finding_is_not_shown(tmp_path, cli, examples_dir, hidden_by):
+    """With the finding that says the model is invalid (OLX007 here: ORT refuses an UNDEFINED initializer) ignored,
+    suppressed in the model or recorded in the baseline, the note said "(... says why)" for a finding the run did not
+    show, or (ignored) "internal error ...; please report it": onnx's words instead."""
     import onnx
 
     m = onnx.load(examples_dir / "dropout_training.onnx")
     m.graph.initializer.append(onnx.TensorProto(name="bad", data_type=0, dims=[1], raw_data=b"\0" * 4))
     if hidden_by == "metadata":
-        m.metadata_props.add(key="onnxlint:ignore", value="OLX001")
+        m.metadata_props.add(key="onnxlint:ignore", value="OLX007")
     p = tmp_path / "m.onnx"
     onnx.save(m, p)
-    args: list = ["--ignore", "OLX001"] if hidden_by == "ignore" else []
+    args: list = ["--ignore", "OLX007"] if hidden_by == "ignore" else []
     if hidden_by == "baseline":
-        cli(p, "--baseline", tmp_path / "b.json", "--update-baseline", "--select", "OLX001")
+        cli(p, "--baseline", tmp_path / "b.json", "--update-baseline", "--select", "OLX007")
         args = ["--baseline", tmp_path / "b.json"]
     rc, out, err = cli(p, "--diff", *args)
-    assert "warning: OLX001" not in out and "OLX001 says why" not in out and "please report it" not in out, out
+    assert "OLX001" not in out and "OLX007" not in out and "says why" not in out and "please report it" not in out, out
     assert ("fix would not be written: the model is not valid ONNX (onnx rejects it: setting data_type field (tensor "
             "name: bad) to UNDEFINED is not allowed), and a fixer failed on it") in out, out
 

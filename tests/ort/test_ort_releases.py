@@ -2,6 +2,7 @@
 
 import dataclasses
 
+import onnx
 from conftest import make_model, vi
 from onnx import TensorProto as T
 from onnx import helper as h
@@ -56,3 +57,32 @@ def test_a_model_limit_comes_from_the_row(monkeypatch):
     assert model_load.refuses_model(m, "1.24.4")[0] == "model-opset"
     monkeypatch.setitem(releases.RELEASES, (1, 24), dataclasses.replace(releases.RELEASES[(1, 24)], max_opset=26))
     assert model_load.refuses_model(m, "1.24.4") is None
+
+
+def test_a_model_every_measured_release_refuses_while_reading_it():
+    """The truth harness's words on each measured release (session creation of these models on 1.20.2, 1.24.4 and
+    1.31.1): an initializer of element type 99, a graph input of 27 (FLOAT6E2M3), no opset_import. FLOAT4E2M1 (23)
+    to INT2 (26) only 1.20.2 refuses: no claim."""
+    w = onnx.TensorProto(name="w", data_type=99, dims=[1], raw_data=b"\0" * 4)
+    nodes = [h.make_node("Relu", ["x"], ["y"], name="r")]
+    m = make_model(nodes, [vi("x", T.FLOAT, [2])], [vi("y", T.FLOAT, [2])], [w])
+    initializer = {v: model_load.load_refusal(m, v)[1] for v in releases.measured()}
+    assert initializer == {"1.20.2": "Invalid tensor data type 99.",
+                           "1.24.4": "This is an invalid model. Tensor 'w' does not have valid data type.",
+                           "1.31.1": "This is an invalid model. Tensor 'w' does not have valid data type."}
+    by, pl = _place(m, version="1.20.2")
+    assert by["r"].status == "refused" and by["r"].reason == "model-invalid" and by["r"].ep is None
+    assert pl.refused == "initializer 'w' has element type 99, which ONNX does not define: session creation fails with " \
+                         "'Invalid tensor data type 99.'"
+    for elem, refused in ((27, True), (26, False), (23, False), (T.FLOAT, False)):
+        m = make_model(nodes, [vi("x", T.FLOAT, [2]), vi("x2", elem, [2])], [vi("y", T.FLOAT, [2])])
+        for version in releases.measured():
+            got = model_load.refuses_model(m, version)
+            assert (got == ("model-invalid", "graph input 'x2' has element type 27 (FLOAT6E2M3), which ONNX Runtime does "
+                                             "not load: session creation fails with 'Invalid tensor data type 27.'")
+                    if refused else got is None), (elem, version, got)
+    m = make_model(nodes, [vi("x", T.FLOAT, [2])], [vi("y", T.FLOAT, [2])])
+    del m.opset_import[:]
+    for version in (*releases.measured(), None, "1.13.1"):  # every release, the table's or not
+        assert model_load.load_refusal(m, version)[1].startswith("Missing opset in the model. All ModelProtos MUST have")
+        assert model_load.refuses_model(m, version)[0] == "model-invalid"
