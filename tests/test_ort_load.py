@@ -214,3 +214,35 @@ def test_a_tensor_type_ort_does_not_read_or_releases_differ_on_is_no_claim(build
     assert ort_refusal(model) is None
     assert "OLX007" not in findings(model)
     assert not onnxlint.predict(model, "ort-cuda", ort_version=ort.__version__).refused
+
+
+def _imports(node: onnx.NodeProto, opsets: list[tuple[str, int]]) -> onnx.ModelProto:
+    m = make_model([node], [vi("x", TensorProto.FLOAT, [2])], [vi("y", TensorProto.FLOAT, [2])])
+    del m.opset_import[:]
+    m.opset_import.extend(h.make_opsetid(d, v) for d, v in opsets)
+    return m
+
+
+# measured with the ORT CUDA truth harness on 1.20.2, 1.24.4 and 1.31.1: ORT imports ai.onnx, ai.onnx.ml and its
+# own domains at their newest when the model does not, so each of these loads
+@pytest.mark.parametrize("build", [
+    lambda: _imports(h.make_node("Relu", ["x"], ["y"], name="relu"), [("com.acme", 1)]),
+    lambda: _imports(h.make_node("Relu", ["x"], ["y"], name="relu"), [("ai.onnx.ml", 3)]),
+    lambda: _imports(h.make_node("Gelu", ["x"], ["y"], name="g", domain="com.microsoft"), [("", 17)]),
+    lambda: _imports(h.make_node("Binarizer", ["x"], ["y"], name="b", domain="ai.onnx.ml"), [("", 17)]),
+])
+def test_a_domain_ort_imports_itself_is_no_refusal(build):
+    model = build()
+    with pytest.raises(onnx.checker.ValidationError, match="No opset import for domain"):
+        onnx.checker.check_model(model)
+    assert ort_refusal(model) is None
+    found = findings(model)
+    assert "OLX007" not in found and [f.severity for f in found["OLX001"]] == ["warning"]
+
+
+def test_a_custom_domain_not_imported_is_ort_s_refusal():
+    model = _imports(h.make_node("MyOp", ["x"], ["y"], name="my", domain="com.acme"), [("", 17)])
+    refusal = ort_refusal(model)
+    assert refusal is not None and "No opset import for domain 'com.acme'" in refusal
+    (f,) = findings(model)["OLX007"]
+    assert 'In Node, ("my", MyOp, "com.acme", -1)' in f.message and "No opset import for domain 'com.acme'" in f.message
