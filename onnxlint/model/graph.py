@@ -572,6 +572,10 @@ class GraphIndex:
         # the values of small external tensors, read from the model's own data files (loading.index_model sets
         # it: external.small_value_reader); None: an external tensor's value is unknown
         self.read_external: Callable[[onnx.TensorProto], Any] | None = None
+        # the model as read where this index is of a copy onnx's inference made (loading.index_model sets it): what
+        # ORT itself reads (model_load.load_refusal); and facts of it computed once by whoever asks first
+        self.source_model = model
+        self.memo: dict[str, Any] = {}
         # a big graph's value names: name -> the one str the index keeps for it (protobuf hands out a new str at
         # each read: a name is read as one output, as inputs and as a value_info). A dict of the walk's own, not
         # sys.intern: the same sharing, and the table goes with the walk (its strs stay, in the nodes and types)

@@ -36,14 +36,15 @@ from onnxlint.model.graph import ORT_DOMAINS, STANDARD_DOMAINS, iter_graphs
 from onnxlint.ort import releases
 
 
-def refuses_model(model: onnx.ModelProto, version: str | None) -> tuple[str, str] | None:
+def refuses_model(model: onnx.ModelProto, version: str | None, memo: dict[str, Any] | None = None
+                  ) -> tuple[str, str] | None:
     """(reason, message) when ORT `version` refuses to load the model: it imports no opset, its IR version or ai.onnx
     opset is newer than the release loads, or a tensor's element type is one no measured release loads."""
     if not model.opset_import:
         return "model-invalid", _load_message(load_refusal(model, version))
     row = releases.row(version)
     if row.max_opset is None or row.max_ir is None:
-        return _invalid(model, version)  # limits not known (a release newer or older than the table)
+        return _invalid(model, version, memo)  # limits not known (a release newer or older than the table)
     max_opset, max_ir = row.max_opset, row.max_ir
     if model.ir_version > max_ir:
         return "model-ir", (f"IR version {model.ir_version} is newer than onnxruntime {version} loads (max {max_ir}): "
@@ -52,11 +53,11 @@ def refuses_model(model: onnx.ModelProto, version: str | None) -> tuple[str, str
         if imp.domain in ("", "ai.onnx") and imp.version > max_opset:
             return "model-opset", (f"ai.onnx opset {imp.version} is newer than onnxruntime {version} supports (max {max_opset}): "
                                    f"session creation fails in ValidateOpsetForDomain")
-    return _invalid(model, version)
+    return _invalid(model, version, memo)
 
 
-def _invalid(model: onnx.ModelProto, version: str | None) -> tuple[str, str] | None:
-    refusal = load_refusal(model, version)
+def _invalid(model: onnx.ModelProto, version: str | None, memo: dict[str, Any] | None) -> tuple[str, str] | None:
+    refusal = load_refusal(model, version, memo)
     return ("model-invalid", _load_message(refusal)) if refusal else None
 
 
@@ -72,7 +73,8 @@ MISSING_OPSET = ("Missing opset in the model. All ModelProtos MUST have at least
 _NAME_SHOWN = 200  # a tensor name quoted in the cause is cut to its first characters past this
 
 
-def load_refusal(model: onnx.ModelProto, version: str | None) -> tuple[str, str] | None:
+def load_refusal(model: onnx.ModelProto, version: str | None, memo: dict[str, Any] | None = None
+                 ) -> tuple[str, str] | None:
     """(what is wrong, ORT's words) when session creation fails while reading the model, before its graph is
     resolved, on every release the truth harness measured (releases.measured(): 1.20.2, 1.24.4, 1.31.1):
 
@@ -84,10 +86,15 @@ def load_refusal(model: onnx.ModelProto, version: str | None) -> tuple[str, str]
       initializer, a graph output or nothing is not read) in any graph (tensors, sequences and optionals of them),
       or a ConstantOfShape's value (the type its output is inferred to have). ORT says "Invalid tensor data type N."
       (the same on each release but for an initializer's check, Release.initializer_type_check).
-    """
+    memo: GraphIndex.memo of an index whose source_model is `model`, where the walk's answer is kept."""
     if not model.opset_import:
         return "the model imports no opset (no opset_import)", MISSING_OPSET
-    found = _undefined_elem_type(model)
+    if memo is None:
+        found = _undefined_elem_type(model)
+    elif "undefined_elem_type" in memo:  # a walk over every node: once per model (the lint, then its placement)
+        found = memo["undefined_elem_type"]
+    else:
+        found = memo["undefined_elem_type"] = _undefined_elem_type(model)
     if found is None:
         return None
     what, name, elem, initializer = found
@@ -192,13 +199,14 @@ def _constant_values(g: onnx.GraphProto) -> tuple[Undefined | None, Undefined | 
 
 
 def resolve_failure(model: onnx.ModelProto, checker_error: str | None, strict_error: str | None,
-                    version: str | None, order: Callable[[], dict[str, int]] | None = None) -> str | None:
+                    version: str | None, order: Callable[[], dict[str, int]] | None = None,
+                    memo: dict[str, Any] | None = None) -> str | None:
     """What ORT `version` prints when Graph::Resolve refuses the model at session creation, or None when it
     resolves it. checker_error, strict_error: onnx's complaints (the checker's, strict inference's); ORT can only
     refuse what one of them flags, so a model both pass is not looked at again. order: node name -> its place in
     ORT's topological order (ORT stops at the first failing node in that order; onnx lists them all). A model
-    loading refuses before resolving it (load_refusal) is refused in those words."""
-    refusal = load_refusal(model, version)
+    loading refuses before resolving it (load_refusal; memo: its) is refused in those words."""
+    refusal = load_refusal(model, version, memo)
     if refusal:
         return refusal[1]
     if checker_error:
@@ -236,12 +244,12 @@ def _ort_infers(model: onnx.ModelProto, error: re.Match[str], index: dict[tuple[
 
 
 def resolve_failure_of(mf: Any, checker_error: str | None, version: str | None,
-                       order: Callable[[], dict[str, int]] | None = None) -> str | None:
+                       order: Callable[[], dict[str, int]] | None = None, memo: dict[str, Any] | None = None) -> str | None:
     """resolve_failure for a ModelFile, once per release. Nothing is claimed from strict inference when lenient
     inference failed too (OLX002 says that)."""
     if version not in mf.ort_resolve:
         strict = mf.strict_error if not mf.inference_error else None
-        mf.ort_resolve[version] = resolve_failure(mf.model, checker_error, strict, version, order)
+        mf.ort_resolve[version] = resolve_failure(mf.model, checker_error, strict, version, order, memo)
     failure: str | None = mf.ort_resolve[version]
     return failure
 
@@ -253,14 +261,19 @@ def lint_failure(ctx: Any) -> str | None:
     def order() -> dict[str, int]:
         return {n.name: i for i, n in enumerate(ort_topological_order(ctx.index.scopes[0]))} if ctx.index.scopes else {}
 
-    return resolve_failure_of(ctx.mf, ctx.checker_error(), _lint_release(ctx), order)
+    return resolve_failure_of(ctx.mf, ctx.checker_error(), _lint_release(ctx), order, _memo(ctx))
 
 
 def lint_cause(ctx: Any) -> str:
     """What load_refusal finds wrong, at the lint's ORT release, as ` (the cause)` after ORT's quoted words; ""
     when the refusal is Graph::Resolve's (ORT's words name the node)."""
-    refusal = load_refusal(ctx.mf.model, _lint_release(ctx))
+    refusal = load_refusal(ctx.mf.model, _lint_release(ctx), _memo(ctx))
     return f" ({refusal[0]})" if refusal else ""
+
+
+def _memo(ctx: Any) -> dict[str, Any] | None:
+    """The lint's index's memo, where that index knows the lint's model as its source (loading.index_model)."""
+    return ctx.index.memo if ctx.index.source_model is ctx.mf.model else None
 
 
 def _lint_release(ctx: Any) -> str | None:

@@ -293,7 +293,9 @@ def index_model(mf: ModelFile):
 
 
 def _with_external_values(index, mf: ModelFile):
-    """The index reads small external tensors' values from the model's own data files (small_value_reader)."""
+    """The index knows the model as read (GraphIndex.source_model) and reads small external tensors' values from the
+    model's own data files (small_value_reader)."""
+    index.source_model = mf.model
     if mf.external:
         from onnxlint.model.loading.external import small_value_reader
 
