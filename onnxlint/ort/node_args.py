@@ -75,6 +75,8 @@ def scoped_view(index: GraphIndex) -> ScopedView | None:
     _rename(model.graph, "graph", {}, set(), original, top=True)
     view = GraphIndex(model)
     view.inference_work = index.inference_work
+    # the model as ORT reads it, what is known of it and its external values are the index's (values renamed here)
+    view.source_model, view.memo, view.read_external = index.source_model, index.memo, index.read_external
     if len(view.nodes) != len(index.nodes):
         return None  # not the same walk: keep the model as it is
     return ScopedView(view, original)

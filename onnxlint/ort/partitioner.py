@@ -78,8 +78,6 @@ class Simulator:
         if view is not None:
             # bodies that reuse value names: placed on a view with those names made distinct, as ORT's
             # per-graph NodeArgs keep them, and handed back in the model's own nodes and names
-            # the model as ORT reads it, and what is known of it, are the outer index's (the view renames values)
-            view.index.source_model, view.index.memo = self.index.source_model, self.index.memo
             inner = Simulator(view.index, self.target, self.version, self.rejects, self.reject_ops, self.optimization,
                               (self.tables, self.version, self.notes))
             pl = view.restore(inner.run(), self.index)
@@ -88,8 +86,7 @@ class Simulator:
         pl = Placement(self.target, self.version, {ep: t.ort_version for ep, t in self.tables.items()}, self.notes,
                        optimization=self.optimization)
         preferred = TARGET_EPS[self.target][0]
-        # the model as ORT reads it, not the copy onnx's inference made (its value_info are onnx's, not the file's)
-        refused = model_load.refuses_model(self.index.source_model, self.version, self.index.memo)
+        refused = model_load.refuses_model(self.index.source_model, self.version, self.index.memo)  # the file's model
         if refused:
             reason, message = refused
             pl.refused = message
