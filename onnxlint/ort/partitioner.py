@@ -17,10 +17,10 @@ from typing import Any
 
 from onnxlint.model import local_functions
 from onnxlint.model.graph import ORT_DOMAINS, STANDARD_DOMAINS, GraphIndex, NodeRef
-from onnxlint.ort import cpu_preferred, cuda_capability, insert_cast_transformer, memcpy, model_load, node_args, schema_registry
+from onnxlint.ort import cpu_preferred, cuda_capability, insert_cast_transformer, memcpy, model_load, node_args, releases, schema_registry
 from onnxlint.ort import kernel_registry as kernels
 from onnxlint.ort.function_expansion import expand_function, function_body_gaps
-from onnxlint.ort.optimizer import ensure_unique_dq_for_node_unit, gather_slice_fusion, nhwc_transformer
+from onnxlint.ort.optimizer import dq_matmul_nbits_fusion, ensure_unique_dq_for_node_unit, gather_slice_fusion, nhwc_transformer
 from onnxlint.ort.optimizer.graph_transformer_mgr import optimize
 from onnxlint.ort.optimizer.optimized import LEVELS, Optimized
 from onnxlint.ort.verdicts import CPU, CUDA, GONE_STATUSES, TARGET_EPS, CreatedNode, NodePlacement, Placement
@@ -141,10 +141,8 @@ class Simulator:
         copies = self._dq_copies(pl, unique_dq, preferred)
         if self.opt is not None:
             _place_created(pl, self.opt, preferred)
-        if self.optimization == "all":  # Level 2 and 3, after partitioning
-            gather_slice_fusion.apply(pl, self.index, self.opt)
-            if CPU in self.tables:
-                nhwc_transformer.apply(pl, self.index, self.opt)
+        if self.optimization == "all":
+            self._levels_2_and_3(pl, preferred, copies)
         if len(self.tables) > 1:
             # one provider: every tensor stays where it is, no Memcpy
             memcpy.insert_boundaries(pl, self.index, self.opt, rewired, copies)
@@ -152,6 +150,14 @@ class Simulator:
         if crashes:  # onnx's C++ crashed under the optimizer model or an expansion: said once each
             pl.notes = [*pl.notes, *(n for n in dict.fromkeys(crashes) if n not in pl.notes)]
         return pl
+
+    def _levels_2_and_3(self, pl: Placement, preferred: str, copies: dict[str, str]) -> None:
+        """The Level-2 and Level-3 transformers that change a placement (`all`, after partitioning)."""
+        gather_slice_fusion.apply(pl, self.index, self.opt)
+        if preferred == CUDA and releases.row(self.version).dq_matmul_nbits_across_eps:
+            dq_matmul_nbits_fusion.apply(pl, self.index, copies)
+        if CPU in self.tables:
+            nhwc_transformer.apply(pl, self.index, self.opt)
 
     def _inlined_bodies(self, pl: Placement) -> None:
         """The nodes of the function bodies ORT inlines (Graph::InlineFunction, for a node no EP has a kernel for),

@@ -56,6 +56,10 @@ class Release:
     # (measured on 1.24.4 and 1.31.1); 1.20.2 fails later on the same tensor with "Invalid tensor data type 99."
     # (the words model_load.load_refusal quotes; every measured release refuses the model)
     initializer_type_check: bool = False
+    # DQMatMulToMatMulNBits (Level 2) fuses a block-wise 4-bit DequantizeLinear placed on CPU into the MatMul on
+    # CUDA it feeds, one MatMulNBits on CUDA: measured so on 1.23.2 and 1.24.4 (a uint4 DequantizeLinear-23, no
+    # CUDA kernel there), and 1.31.1 fuses the same pairs; older releases not measured (left on CPU)
+    dq_matmul_nbits_across_eps: bool = False
     measured: str | None = None  # the patch release checked against ORT's own partitioner (the truth benchmark)
 
 
@@ -68,13 +72,13 @@ NEWEST_LOADED_ELEM_TYPE = 26
 
 
 def _row(opset: int, ir: int, since_1_31: bool, measured: str | None = None, reshapes_upto: int = 0,
-         since_1_24: bool = False) -> Release:
+         since_1_24: bool = False, dq_matmul_nbits: bool = False) -> Release:
     """A row of a release whose behaviours are those of 1.31 and later (since_1_31) or of the releases before;
     the releases between two measured ones take the older one's behaviour (not measured)."""
     return Release(opset, ir, contiguous_reshapes=ANY_VERSION if since_1_31 else reshapes_upto, reshape_dim_match=since_1_31,
                    dropout_reads_training_mode=False, cse_typed_tensor_attributes=since_1_31,
                    function_node_cpu_in_first_pass=not since_1_31, cast_removal_keeps_lossy_to_bool=since_1_31,
-                   initializer_type_check=since_1_24, measured=measured)
+                   initializer_type_check=since_1_24, dq_matmul_nbits_across_eps=dq_matmul_nbits, measured=measured)
 
 
 LIMITS_FILE = resources.data_dir() / "kernels" / "ort-releases.json"
@@ -98,18 +102,22 @@ def limits() -> dict[tuple[int, int], tuple[int, int]]:
 # 1.24.4 way (the lines in between were not measured: they take the older one's behaviour); the measured patches
 _NEWER_SINCE = (1, 31)
 _MEASURED = {(1, 20): "1.20.2", (1, 24): "1.24.4", (1, 31): "1.31.1"}
-# contiguous_reshapes: Reshape-14 chains fused from 1.24 on (measured on 1.24.4; 0 on 1.20.2), every version from 1.31;
+# contiguous_reshapes: Reshape-14 chains fused from 1.24 on (measured on 1.24.4; 0 on 1.20.2), every version from 1.31
+_RESHAPES_14_SINCE = (1, 24)
 # initializer_type_check from 1.24 on (measured on 1.24.4, not on 1.20.2)
-_SINCE_1_24 = (1, 24)
+_INITIALIZER_TYPE_CHECK_SINCE = (1, 24)
+# dq_matmul_nbits_across_eps: measured from 1.23.2 on (the oldest release checked)
+_DQ_MATMUL_NBITS_SINCE = (1, 23)
 
 # (major, minor) -> row, oldest first
 RELEASES: dict[tuple[int, int], Release] = {
-    line: _row(opset, ir, line >= _NEWER_SINCE, _MEASURED.get(line), 14 if line >= _SINCE_1_24 else 0, line >= _SINCE_1_24)
+    line: _row(opset, ir, line >= _NEWER_SINCE, _MEASURED.get(line), 14 if line >= _RESHAPES_14_SINCE else 0,
+               line >= _INITIALIZER_TYPE_CHECK_SINCE, line >= _DQ_MATMUL_NBITS_SINCE)
     for line, (opset, ir) in limits().items()}
 # a release newer than the table, or none named: the newest behaviour ORT's sources show, no limits known
 NEWEST = Release(None, None, contiguous_reshapes=ANY_VERSION, reshape_dim_match=True, dropout_reads_training_mode=True,
                  cse_typed_tensor_attributes=True, function_node_cpu_in_first_pass=False,
-                 cast_removal_keeps_lossy_to_bool=True, initializer_type_check=True)
+                 cast_removal_keeps_lossy_to_bool=True, initializer_type_check=True, dq_matmul_nbits_across_eps=True)
 # a release older than the table: the oldest behaviour, no limits known
 OLDEST = Release(None, None, contiguous_reshapes=0, reshape_dim_match=False, dropout_reads_training_mode=False,
                  cse_typed_tensor_attributes=False, function_node_cpu_in_first_pass=True)

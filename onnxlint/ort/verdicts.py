@@ -17,7 +17,8 @@ TARGET_EPS = {"ort-cuda": [CUDA, CPU], "ort-cpu": [CPU], "ort-trt": ["TensorrtEx
 #   deliberate: GetCpuPreferredNodes put a small shape computation on CPU on purpose
 #   unsupported: no EP can run it, ORT refuses the session | expanded: no kernel, ORT inlines its ONNX function body
 #   folded / eliminated: a Level-1 graph transformer removes the node before partitioning, or (duplicate-cast)
-#   InsertCastTransformer's duplicate-Cast removal after it, at every level (not a finding)
+#   InsertCastTransformer's duplicate-Cast removal after it, at every level, or (fusion) a Level-2 fusion after it
+#   at `all` (DQMatMulToMatMulNBits) (not a finding)
 #   refused: ORT refuses the whole model (opset / IR version too new), reported once, on the first node
 #   skipped: not placed because ORT refuses the model
 STATUSES = ("device", "fallback", "deliberate", "unsupported", "expanded", "folded", "eliminated", "refused", "skipped")

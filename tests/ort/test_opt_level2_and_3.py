@@ -10,6 +10,7 @@ from conftest import init, make_model, vi
 from onnx import TensorProto as T
 from onnx import helper as h
 
+import onnxlint
 import onnxlint.ort.partitioner as placement
 from onnxlint.model.graph import GraphIndex
 
@@ -88,3 +89,51 @@ def test_the_body_of_an_inlined_function_is_placed_node_by_node(version, opset):
         assert {p.node.name: p.status for p in pl.nodes.values()} == {"gn": "expanded"}
         cpu = sorted(op for op, ep, by, _ in made if ep == placement.CPU)
         assert cpu == ["Concat", "Div"] and len(made) == 29 and {by for _, _, by, _ in made} == {"InlineFunction"}
+
+
+def _dq4_matmul(dtype=T.UINT4, opset=23, block=32, axis=0, weights_input=False, readers=1):
+    """A block-wise 4-bit DequantizeLinear of [64, 32] weights feeding MatMul's B (the shape of ORT's MatMulNBits
+    quantizer's QDQ output, and of the producer set's dq21_uint4_block_matmul_op23)."""
+    w = h.make_tensor("w_q", dtype, [64, 32], [3] * (64 * 32))
+    nodes = [h.make_node("DequantizeLinear", ["w_q", "w_scale"], ["w"], axis=axis, block_size=block, name="dq")]
+    nodes += [h.make_node("MatMul", ["a", "w"], [f"y{i}"], name=f"mm{i}") for i in range(readers)]
+    inputs = [vi("a", T.FLOAT, ["B", 64])] + ([vi("w_q", dtype, [64, 32])] if weights_input else [])
+    scales = (64 + block - 1) // block if axis == 0 else 64, 32 if axis == 0 else (32 + block - 1) // block
+    return make_model(nodes, inputs, [vi(f"y{i}", T.FLOAT, ["B", 32]) for i in range(readers)],
+                      [w, init("w_scale", np.full(scales, 0.1, np.float32))], opset=opset, ir=11 if opset > 22 else 10)
+
+
+@pytest.mark.parametrize("version", ["1.23.2", "1.24.4"])
+def test_a_cpu_4bit_dequantizelinear_fused_into_its_cuda_matmul_falls_back_only_below_all(version):
+    """DequantizeLinear-23 has no CUDA kernel before 1.26: placed on CPU, one Memcpy to the MatMul. At `all`
+    ORT's DQMatMulToMatMulNBits fusion (Level 2, after partitioning) makes the pair one MatMulNBits on CUDA: no
+    node on CPU, no Memcpy (measured on 1.23.2 and 1.24.4). onnxlint said OLX200 and a Memcpy at every level."""
+    for kw in ({}, {"dtype": T.INT4}):
+        _, pl = _created(_dq4_matmul(**kw), version, "all")
+        dq = next(p for p in pl.nodes.values() if p.node.name == "dq")
+        assert (dq.ep, dq.status, dq.reason) == (None, "eliminated", "fusion")
+        assert "MatMulNBits" in dq.detail and not pl.boundaries
+        _, basic = _created(_dq4_matmul(**kw), version, "basic")
+        assert next(p for p in basic.nodes.values() if p.node.name == "dq").status == "fallback"
+        assert len(basic.boundaries) == 1
+    cuda = onnxlint.Settings.from_config(None, targets="ort-cuda", ort_version=version)
+    assert "OLX200" not in {f.code for f in onnxlint.lint(_dq4_matmul(), cuda).findings}
+    basic_settings = onnxlint.Settings.from_config(None, targets="ort-cuda", ort_version=version, ort_optimization="basic")
+    assert "OLX200" in {f.code for f in onnxlint.lint(_dq4_matmul(), basic_settings).findings}
+
+
+@pytest.mark.parametrize("kw", [dict(dtype=T.UINT8), dict(block=8), dict(axis=1), dict(weights_input=True), dict(readers=2)],
+                         ids=["uint8", "block8", "axis1", "weights-input", "two-readers"])
+def test_a_dequantizelinear_the_fusion_does_not_take_stays_on_cpu(kw):
+    """What ORT 1.24.4 leaves on CPU at `all` (measured): 8-bit weights, a block_size under 16, blocks along axis 1,
+    weights fed as a graph input; a DequantizeLinear EnsureUniqueDQForNodeUnit copies for two readers is not
+    modelled (ORT fuses each copy): left as it was, on CPU. Before 1.23 (not measured) nothing is fused."""
+    _, pl = _created(_dq4_matmul(**kw), "1.24.4", "all")
+    assert next(p for p in pl.nodes.values() if p.node.name == "dq").status == "fallback"
+    assert pl.boundaries
+
+
+def test_no_fusion_modelled_before_the_releases_measured():
+    """1.19 has no CUDA DequantizeLinear-21 (placed on CPU); the fusion there was not measured: left on CPU."""
+    _, pl = _created(_dq4_matmul(dtype=T.INT4, opset=21), "1.19.0", "all")
+    assert next(p for p in pl.nodes.values() if p.node.name == "dq").status == "fallback"
