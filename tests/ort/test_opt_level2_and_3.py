@@ -122,12 +122,25 @@ def test_a_cpu_4bit_dequantizelinear_fused_into_its_cuda_matmul_falls_back_only_
     assert "OLX200" in {f.code for f in onnxlint.lint(_dq4_matmul(), basic_settings).findings}
 
 
-@pytest.mark.parametrize("kw", [dict(dtype=T.UINT8), dict(block=8), dict(axis=1), dict(weights_input=True), dict(readers=2)],
-                         ids=["uint8", "block8", "axis1", "weights-input", "two-readers"])
+@pytest.mark.parametrize("version", ["1.23.2", "1.24.4"])
+def test_a_cpu_4bit_dequantizelinear_read_by_two_cuda_matmuls_fuses_with_both(version):
+    """Two MatMuls read it: EnsureUniqueDQForNodeUnit gives the second a copy (before Level 1, every level), and at
+    `all` the original and the copy each fuse with their MatMul (measured: no DequantizeLinear, no Memcpy left).
+    At `basic` both run on CPU, one Memcpy each."""
+    _, pl = _created(_dq4_matmul(readers=2), version, "all")
+    dq = next(p for p in pl.nodes.values() if p.node.name == "dq")
+    assert (dq.ep, dq.status, dq.reason) == (None, "eliminated", "fusion")
+    assert not pl.created and not pl.boundaries
+    made, basic = _created(_dq4_matmul(readers=2), version, "basic")
+    assert made == [("DequantizeLinear", placement.CPU, "EnsureUniqueDQForNodeUnit", False)]
+    assert len(basic.boundaries) == 2
+
+
+@pytest.mark.parametrize("kw", [dict(dtype=T.UINT8), dict(block=8), dict(axis=1), dict(weights_input=True)],
+                         ids=["uint8", "block8", "axis1", "weights-input"])
 def test_a_dequantizelinear_the_fusion_does_not_take_stays_on_cpu(kw):
     """What ORT 1.24.4 leaves on CPU at `all` (measured): 8-bit weights, a block_size under 16, blocks along axis 1,
-    weights fed as a graph input; a DequantizeLinear EnsureUniqueDQForNodeUnit copies for two readers is not
-    modelled (ORT fuses each copy): left as it was, on CPU. Before 1.23 (not measured) nothing is fused."""
+    weights fed as a graph input. Before 1.23 (not measured) nothing is fused."""
     _, pl = _created(_dq4_matmul(**kw), "1.24.4", "all")
     assert next(p for p in pl.nodes.values() if p.node.name == "dq").status == "fallback"
     assert pl.boundaries

@@ -6,8 +6,9 @@ DequantizeLinear placed on CPU for want of a CUDA kernel (DequantizeLinear-23 be
 after the fusion no node of the pair runs on CPU and nothing is copied. Measured on 1.23.2 and 1.24.4 (int4 and
 uint4 at opsets 21 and 23, float and float16 scales, a zero point; not fused: int8/uint8, block_size 8 or 48,
 axis 1, weights that are a graph input, a Gemm) and on 1.31.1 (the DequantizeLinear has a CUDA kernel there, and
-the selector takes more: 8-bit, Gemm). Not modelled: a DequantizeLinear EnsureUniqueDQForNodeUnit copied for
-several readers or a graph output (each copy fuses with its reader on those releases).
+the selector takes more: 8-bit, Gemm). A DequantizeLinear read by several such MatMuls is copied for each by
+EnsureUniqueDQForNodeUnit first, and each copy fuses with its reader: the copies go too. Not modelled: one whose
+output is also a graph output (it stays on CPU, its copy fuses with the MatMul).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from onnx import TensorProto
 
+from onnxlint.ort.optimizer import ensure_unique_dq_for_node_unit
 from onnxlint.ort.verdicts import CPU, CUDA, NodePlacement
 
 if TYPE_CHECKING:
@@ -29,41 +31,51 @@ _QUANTIZE = ("QuantizeLinear", "DequantizeLinear")
 
 
 def apply(pl: Placement, index: GraphIndex, copied: dict[str, str]) -> None:
-    """Mark each CPU DequantizeLinear ORT fuses into its CUDA MatMul as gone (eliminated by fusion).
-    copied: the values EnsureUniqueDQForNodeUnit gives readers copies of (left as they are)."""
+    """Mark each CPU DequantizeLinear ORT fuses into its CUDA MatMul (or MatMuls, one copy each) as gone,
+    eliminated by fusion, with its copies. copied: the values EnsureUniqueDQForNodeUnit gives readers copies of
+    (the fused ones taken out: nothing is copied to them)."""
     for dq in index.by_op.get("DequantizeLinear", ()):
-        if dq.domain != "ai.onnx" or dq.scope.is_function or not dq.outputs or dq.outputs[0] in copied:
+        if dq.domain != "ai.onnx" or dq.scope.is_function or not dq.outputs:
             continue
         p = pl.nodes.get(dq.index)
         if p is None or p.ep != CPU or p.status != "fallback":
             continue
-        matmul = _fused_matmul(pl, index, dq)
-        if matmul is not None:
-            pl.record(dq.index, NodePlacement(
-                dq, None, "eliminated", "fusion",
-                f"ORT's {NAME} fusion (after partitioning, level all) makes it and {matmul.name or matmul.op_type} one "
-                "com.microsoft MatMulNBits on CUDA"))
+        matmuls = _fused_matmuls(pl, index, dq)
+        if not matmuls:
+            continue
+        names = ", ".join(m.name or m.op_type for m in matmuls)
+        pl.record(dq.index, NodePlacement(
+            dq, None, "eliminated", "fusion",
+            f"ORT's {NAME} fusion (after partitioning, level all) makes it and {names} "
+            f"{'one com.microsoft MatMulNBits' if len(matmuls) == 1 else 'com.microsoft MatMulNBits nodes'} on CUDA"))
+        if copied.pop(dq.outputs[0], None) is not None:
+            pl.created[:] = [c for c in pl.created if not (c.source is dq and c.by == ensure_unique_dq_for_node_unit.NAME)]
 
 
-def _fused_matmul(pl: Placement, index: GraphIndex, dq: NodeRef) -> NodeRef | None:
-    """The MatMul dq fuses into (DQMatMulNodeGroupSelector::Check), or None."""
+def _fused_matmuls(pl: Placement, index: GraphIndex, dq: NodeRef) -> list[NodeRef]:
+    """The MatMuls dq (or its copies, one a reader) fuses into (DQMatMulNodeGroupSelector::Check), or none."""
     scope, out = dq.scope, dq.outputs[0]
-    readers = scope.consumers.get(out, ())
-    if len(readers) != 1 or out in scope.outputs or any(out in s.consumers for s in index.scopes if s is not scope):
-        return None  # one output edge, not a graph output, not read by a body
-    mm = readers[0]
+    readers = list(scope.consumers.get(out, ()))
+    if not readers or out in scope.outputs or any(out in s.consumers for s in index.scopes if s is not scope):
+        return []  # each copy one output edge, none a graph output, not read by a body
+    if not all(_fusable(pl, scope, mm, out) for mm in readers) or not _weights_fit(scope, dq):
+        return []
+    return readers
+
+
+def _fusable(pl: Placement, scope: GraphScope, mm: NodeRef, out: str) -> bool:
+    """mm is a CUDA MatMul reading out as B only, with no other DequantizeLinear input and no Q after it."""
     if mm.op_type != "MatMul" or mm.domain != "ai.onnx" or len(mm.inputs) != 2 or mm.inputs[1] != out \
             or mm.inputs[0] == out:
-        return None
+        return False
     p = pl.nodes.get(mm.index)
     if p is None or p.ep != CUDA:
-        return None
+        return False
     a = scope.producer.get(mm.inputs[0])
     if a is not None and a.op_type in _QUANTIZE:
-        return None  # a second DQ (QLinearMatMul's pattern), not this one
-    if any(r.op_type in _QUANTIZE for o in mm.outputs for r in scope.consumers.get(o, ())):
-        return None  # a Q after the MatMul: no DQ-only node group
-    return mm if _weights_fit(scope, dq) else None
+        return False  # a second DQ (QLinearMatMul's pattern), not this one
+    # a Q after the MatMul: no DQ-only node group
+    return not any(r.op_type in _QUANTIZE for o in mm.outputs for r in scope.consumers.get(o, ()))
 
 
 def _weights_fit(scope: GraphScope, dq: NodeRef) -> bool:
