@@ -27,8 +27,8 @@ class Release:
     max_ir: int | None  # newest IR version it loads
     # ReshapeFusion fuses a Reshape/Squeeze/Unsqueeze chain ending in a static shape into one Reshape
     # (FuseContiguousReshapes) when its first Reshape's since-version is at most this (0: never): measured 0 on
-    # 1.20.2, 14 on 1.24.4 (Reshape-14 chains fused, Reshape-19/21/23 ones not: a GroupNormalization-21 body keeps
-    # its two Reshapes), every version on 1.31.1 (releases in between not measured: the older one's)
+    # 1.20.2, 14 on 1.23.2 and 1.24.4 (Reshape-14 chains fused, Reshape-19/21/23 ones not: a GroupNormalization-21
+    # body keeps its two Reshapes), every version on 1.31.1 (releases in between not measured: the older one's)
     contiguous_reshapes: int
     # ReshapeFusion's "copy this dim" (0) for Gather(Shape(x'), k) with x' not the Reshape's input: 1.24.4 wants
     # x' of the very same shape (CompareShape); 1.31.1 fuses when dim k alone is the same (measured: a qkv
@@ -102,8 +102,9 @@ def limits() -> dict[tuple[int, int], tuple[int, int]]:
 # 1.24.4 way (the lines in between were not measured: they take the older one's behaviour); the measured patches
 _NEWER_SINCE = (1, 31)
 _MEASURED = {(1, 20): "1.20.2", (1, 24): "1.24.4", (1, 31): "1.31.1"}
-# contiguous_reshapes: Reshape-14 chains fused from 1.24 on (measured on 1.24.4; 0 on 1.20.2), every version from 1.31
-_RESHAPES_14_SINCE = (1, 24)
+# contiguous_reshapes: Reshape-14 chains fused from 1.23 on (measured on 1.23.2 and 1.24.4; 0 on 1.20.2; 1.21 and 1.22
+# not measured), every version from 1.31
+_RESHAPES_14_SINCE = (1, 23)
 # initializer_type_check from 1.24 on (measured on 1.24.4, not on 1.20.2)
 _INITIALIZER_TYPE_CHECK_SINCE = (1, 24)
 # dq_matmul_nbits_across_eps: measured from 1.23.2 on (the oldest release checked)
