@@ -40,8 +40,8 @@ def refuses_model(model: onnx.ModelProto, version: str | None, memo: dict[str, A
                   ) -> tuple[str, str] | None:
     """(reason, message) when ORT `version` refuses to load the model: it imports no opset, its IR version or ai.onnx
     opset is newer than the release loads, or a tensor's element type is one no measured release loads."""
-    if not model.opset_import:
-        return "model-invalid", _load_message(load_refusal(model, version))
+    if not model.opset_import:  # Model::Model (model.cc) checks this before the IR version
+        return _invalid(model, version, memo)
     row = releases.row(version)
     if row.max_opset is None or row.max_ir is None:
         return _invalid(model, version, memo)  # limits not known (a release newer or older than the table)

@@ -243,7 +243,7 @@ def small_value_reader(external: list[ExternalTensor], limit: int = 4096) -> Cal
                         copy.raw_data = data
                         values[key] = numpy_helper.to_array(copy)
                 except (OSError, ValueError):
-                    values[key] = None
+                    pass  # unreadable: unknown (None), as for any other
         got = values[key]
         return np.array(got) if got is not None else None
 

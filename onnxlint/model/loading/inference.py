@@ -284,15 +284,15 @@ def index_model(mf: ModelFile):
         _inference_done(mf)  # as infer_shapes would before the index: the file's bytes go first
         index = GraphIndex(mf.model, keep_protos=False)
         infer_shapes(mf, main_outputs=map(len, map(_OUTPUTS, index.scopes[0].nodes)))  # skipped, as said
-        return _with_external_values(index, mf)
+        return _of_model_file(index, mf)
     infer_shapes(mf)
     index = GraphIndex(mf.inferred or mf.model, keep_protos=False)
     if mf.inferred is not None:
         index.inference_work = mf.inference_work
-    return _with_external_values(index, mf)
+    return _of_model_file(index, mf)
 
 
-def _with_external_values(index, mf: ModelFile):
+def _of_model_file(index, mf: ModelFile):
     """The index knows the model as read (GraphIndex.source_model) and reads small external tensors' values from the
     model's own data files (small_value_reader)."""
     index.source_model = mf.model
