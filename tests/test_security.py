@@ -364,6 +364,29 @@ def test_the_process_pool_never_imports_the_repositorys_modules(tmp_path, cli, m
     assert rc == 0 and "Traceback" not in err and "in 16 files" in out, out + err
 
 
+def test_a_spawned_pool_never_imports_the_repositorys_modules(tmp_path, cli, monkeypatch):
+    """macOS and Windows start the pool's workers (and multiprocessing's resource tracker) by spawn, as
+    `python -c`, the current folder first on their import path: a committed multiprocessing/ ran in each. Here
+    the pool is made to spawn as it does there (linter._start_method); the workers start with PYTHONSAFEPATH."""
+    from onnxlint.linting import linter
+
+    if sys.version_info < (3, 11):
+        pytest.skip("PYTHONSAFEPATH is Python 3.11's: on 3.10 a spawning platform lints without a pool")
+    good = make_model([h.make_node("Relu", ["x"], ["y"], name="relu")], [vi("x", T.FLOAT, ["n", 4])],
+                      [vi("y", T.FLOAT, ["n", 4])])
+    for i in range(16):
+        _write(tmp_path / "models" / f"m{i:02d}.onnx", good)
+    (tmp_path / "multiprocessing").mkdir()
+    (tmp_path / "multiprocessing" / "__init__.py").write_text(SHADOW)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(linter, "_start_method", lambda: "spawn")
+    monkeypatch.delenv("PYTHONSAFEPATH", raising=False)
+    rc, out, err = cli("models", "--jobs", "2", "--no-cache")
+    assert not (tmp_path / "RAN").exists(), "the repository's multiprocessing/ ran in onnxlint's spawned pool"
+    assert rc == 0 and "Traceback" not in err and "in 16 files" in out, out + err
+    assert "PYTHONSAFEPATH" not in os.environ  # put back as it was
+
+
 # ----------------------------------------------------------------------------- 2. no injection through output
 
 INJECT = "\n::error file=README.md,line=1::PWNED"

@@ -5,11 +5,12 @@ The core the CLI, the public API and `verify` share; it knows nothing of argpars
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from onnxlint import targets as targets_mod
 from onnxlint.config.settings import Settings
@@ -458,11 +459,36 @@ def pool_size(jobs: int, models: int) -> int:
 def _pool_context() -> Any:
     """fork on Linux, what the pool was written for and Linux's default before Python 3.14. 3.14's default,
     forkserver, starts its server as `python -c`, the current folder first on its import path: in the repository
-    under review, a committed `multiprocessing/` or `socket.py` ran there. Elsewhere the platform's own (spawn,
-    which starts its workers the same way: left as it is, fork being unsafe on macOS)."""
+    under review, a committed `multiprocessing/` or `socket.py` ran there. Elsewhere spawn (fork being unsafe on
+    macOS), whose workers and resource tracker start the same way: _safe_path keeps the folder off their path.
+    None where it cannot (Python 3.10 outside Linux): no pool, the models are linted here one at a time."""
     import multiprocessing
 
-    return multiprocessing.get_context("fork") if sys.platform.startswith("linux") else None
+    if _start_method() == "fork":
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("spawn") if sys.version_info >= (3, 11) else None
+
+
+def _start_method() -> str:
+    return "fork" if sys.platform.startswith("linux") else "spawn"
+
+
+@contextlib.contextmanager
+def _safe_path(context: Any) -> Iterator[None]:
+    """PYTHONSAFEPATH=1 (Python 3.11+: no current folder on sys.path) while a spawn pool starts its processes: they
+    inherit the environment, and no command line of theirs can be given -P. Put back as it was after."""
+    if context.get_start_method() == "fork":
+        yield
+        return
+    before = os.environ.get("PYTHONSAFEPATH")
+    os.environ["PYTHONSAFEPATH"] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("PYTHONSAFEPATH", None)
+        else:
+            os.environ["PYTHONSAFEPATH"] = before
 
 
 def lint_paths(paths: Iterable[Path | str], settings_for: Callable[[Path], Settings], jobs: int = 0,
@@ -481,13 +507,16 @@ def lint_paths(paths: Iterable[Path | str], settings_for: Callable[[Path], Setti
     workers = pool_size(jobs, len(files))
     from onnxlint.support import interrupt
 
-    if workers > 1 and len(files) >= 16 and (jobs > 1 or sum(_size(f) for f in files) >= POOL_MIN_BYTES):
+    context = _pool_context() if workers > 1 and len(files) >= 16 else None
+    if context is not None and (jobs > 1 or sum(_size(f) for f in files) >= POOL_MIN_BYTES):
         from concurrent.futures import ProcessPoolExecutor
 
         # not a `with`: its exit waits for every queued model; an interrupt kills the workers instead
-        pool = ProcessPoolExecutor(max_workers=workers, initializer=interrupt.pool_worker_init, mp_context=_pool_context())
+        with _safe_path(context):  # a spawn pool starts multiprocessing's resource tracker here
+            pool = ProcessPoolExecutor(max_workers=workers, initializer=interrupt.pool_worker_init, mp_context=context)
         try:
-            with interrupt.held():  # submit forks the workers: a signal during a fork's Python hooks was dropped
+            # submit forks (or spawns) the workers: a signal during a fork's Python hooks was dropped
+            with interrupt.held(), _safe_path(context):
                 futures = [pool.submit(lint_file, f, settings_for(f), True, rulesets, None, digest) for f in files]
             for i, fut in enumerate(futures, 1):
                 report.files.append(fut.result())
