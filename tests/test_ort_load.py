@@ -199,6 +199,42 @@ def test_ort_refuses_while_reading_the_model(build, cause):
     assert "OLX203" not in findings(model)  # said once, by OLX007
 
 
+def _in_body(*body_nodes: onnx.NodeProto, outer: tuple = ()) -> onnx.ModelProto:
+    """Relu(x) -> y, then an If whose then-branch holds body_nodes before its Identity; outer: main-graph nodes."""
+    then_g = h.make_graph([*body_nodes, h.make_node("Identity", ["y"], ["t"], name="then_id")], "then", [],
+                          [vi("t", TensorProto.FLOAT, [2])])
+    else_g = h.make_graph([h.make_node("Neg", ["y"], ["e"], name="else_neg")], "else", [], [vi("e", TensorProto.FLOAT, [2])])
+    cond = h.make_node("Constant", [], ["cond"], name="cond", value=h.make_tensor("cv", TensorProto.BOOL, [], [True]))
+    iff = h.make_node("If", ["cond"], ["z"], name="if", then_branch=then_g, else_branch=else_g)
+    return _relu(nodes=[*outer, cond, iff], outputs=[vi("z", TensorProto.FLOAT, [2])])
+
+
+def _constant_named(out: str, elem: int) -> onnx.NodeProto:
+    n = h.make_node("Constant", [], [out], name=out)
+    n.attribute.append(h.make_attribute("value", _tensor(out, elem)))
+    return n
+
+
+# the linter reads a model file's graphs and tensor attributes from load's walk (loading.opening.load), a ModelProto
+# in hand by walking it: each finds the tensor ORT names first (the main graph before its bodies)
+@pytest.mark.parametrize("build, cause", [
+    (lambda: _in_body(_constant_named("c", 99)), "the value of Constant 'c' has element type 99"),
+    (lambda: _in_body(_constant_named("c", 0)), "the value of Constant 'c' has element type 0 (UNDEFINED)"),
+    (lambda: _in_body(_constant_named("c", 99), outer=[_constant_named("k", 0)]),
+     "the value of Constant 'k' has element type 0 (UNDEFINED)"),
+    (lambda: _relu(nodes=[_constant(99)]), "the value of Constant 'c' has element type 99"),
+])
+def test_a_refused_value_is_found_alike_in_a_file_and_in_hand(build, cause, tmp_path):
+    model = build()
+    assert ort_refusal(model) is not None
+    path = tmp_path / "m.onnx"
+    onnx.save(model, path)
+    settings = onnxlint.Settings.from_config(None, targets=["ort-cuda"], ort_version=ort.__version__)
+    in_file = [f.message for f in onnxlint.lint(path, settings).findings if f.code == "OLX007"]
+    in_hand = [f.message for f in findings(model)["OLX007"]]
+    assert len(in_file) == 1 and in_file == in_hand and cause in in_file[0], (in_file, in_hand)
+
+
 @pytest.mark.parametrize("build", [
     lambda: _relu(value_info=[vi("nothing", 99, [2])]),  # a value_info naming no value
     lambda: _relu(value_info=[vi("y", 99, [2])]),  # naming a graph output, which declares float

@@ -94,7 +94,7 @@ def load_refusal(model: onnx.ModelProto, version: str | None, memo: dict[str, An
     elif "undefined_elem_type" in memo:  # a walk over every node: once per model (the lint, then its placement)
         found = memo["undefined_elem_type"]
     else:
-        found = memo["undefined_elem_type"] = _undefined_elem_type(model)
+        found = memo["undefined_elem_type"] = _undefined_elem_type(model, memo.get("model_walk"))
     if found is None:
         return None
     what, name, elem, initializer = found
@@ -138,28 +138,35 @@ def _type_elem(tp: onnx.TypeProto) -> int | None:
         return None
 
 
+_TENSOR = onnx.AttributeProto.TENSOR
+
 Undefined = tuple[str, str, int, bool]  # what holds it, its name, the element type, whether ORT checks it as an initializer
 
 
-def _undefined_elem_type(model: onnx.ModelProto) -> Undefined | None:
+def _undefined_elem_type(model: onnx.ModelProto, walked: tuple[list[Any], list[Any]] | None = None) -> Undefined | None:
     """The first tensor of a refused element type, in the order ORT builds each graph (the main graph, then its
     bodies): initializers and Constant values, graph inputs, nodes' declared outputs; then ConstantOfShape values
-    (inferred while the graph is resolved)."""
+    (inferred while the graph is resolved). walked: (iter_graphs(model), every tensor attribute of the model) as
+    load's walk found them (GraphIndex.memo["model_walk"]): no node is read again for them, nor, where no tensor
+    attribute is of a refused type, for Constant values."""
+    graphs, attributes = walked if walked is not None else (iter_graphs(model), None)
+    values = attributes is None or any(_refused_elem(a.t.data_type) for a in attributes if a.type == _TENSOR)
     late: Undefined | None = None
-    for g in iter_graphs(model):
-        found, shaped = _in_graph(g, "graph" if g is model.graph else "body")
+    for g in graphs:
+        found, shaped = _in_graph(g, "graph" if g is model.graph else "body", values)
         if found is not None:
             return found
         late = late or shaped
     return late
 
 
-def _in_graph(g: onnx.GraphProto, graph: str) -> tuple[Undefined | None, Undefined | None]:
-    """(the first refused tensor ORT reads building the graph, the first ConstantOfShape of a refused value type)."""
+def _in_graph(g: onnx.GraphProto, graph: str, values: bool = True) -> tuple[Undefined | None, Undefined | None]:
+    """(the first refused tensor ORT reads building the graph, the first ConstantOfShape of a refused value type);
+    values False: no tensor attribute of the model is of a refused type (no Constant or ConstantOfShape is read)."""
     for t in g.initializer:
         if _refused_elem(t.data_type):
             return ("initializer", t.name, t.data_type, True), None
-    constant, shaped = _constant_values(g)
+    constant, shaped = _constant_values(g) if values else (None, None)
     if constant is not None:
         return constant, None
     for i in g.input:

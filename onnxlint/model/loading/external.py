@@ -122,20 +122,21 @@ def _count(info: dict, key: str) -> tuple[int | None, str | None]:
 
 
 def external_tensors(model: onnx.ModelProto, base: Path, walked: list | None = None,
-                     linked_real: str | None = None) -> list[ExternalTensor]:
+                     linked_real: str | None = None, attributes: list | None = None) -> list[ExternalTensor]:
     """Where each external tensor's bytes should be, checked with stat() only (never opened). linked_real: the
     real folder of the model file when it is a link (_resolve_location), where ORT reads data too.
 
     Every tensor that can hold external data is looked at: initializers, sparse initializers and tensor
     attributes (Constant values), in every graph, subgraph and local function. walked: a list that gets the
-    walk's graphs and where their bodies are (graph.graph_bodies), for the inference budget's count."""
+    walk's graphs and where their bodies are (graph.graph_bodies), for the inference budget's count; attributes: a
+    list that gets every tensor-valued attribute of the model (all_tensors)."""
     import onnx
 
     out = []
     sizes: dict[Path, int | str] = {}
     pointers: dict[Path, str | None] = {}
     base_real = os.path.realpath(base)
-    for tensor in all_tensors(model, walked):
+    for tensor in all_tensors(model, walked, attributes):
         if tensor.data_location != onnx.TensorProto.EXTERNAL:
             continue
         info: dict[str, str] = {}
@@ -267,11 +268,12 @@ def _text(value: str | bytes) -> str:
     return value if isinstance(value, str) else value.decode("utf-8", "backslashreplace")
 
 
-def all_tensors(model: onnx.ModelProto, walked: list | None = None):
+def all_tensors(model: onnx.ModelProto, walked: list | None = None, attributes: list | None = None):
     """Every TensorProto of the model that may point at external data: the initializers and sparse
     initializers of the main graph and its control-flow bodies, then the tensor attributes of their nodes and
     of local functions' nodes (their bodies included). One walk over every node's attributes finds the bodies
-    and the tensor attributes both (walked: a list that gets its graph_bodies)."""
+    and the tensor attributes both (walked: a list that gets its graph_bodies; attributes: one that gets the tensor
+    attributes, once the walk is done)."""
     import onnx
 
     from onnxlint.model.graph import graph_bodies, scan_attributes
@@ -291,6 +293,8 @@ def all_tensors(model: onnx.ModelProto, walked: list | None = None):
         bodies: list = []
         scan_attributes(fstack.pop(), bodies, found)
         fstack.extend(g.node for g in bodies)
+    if attributes is not None:
+        attributes.extend(found)
     for a in found:
         kind = a.type
         if kind == A.TENSOR:

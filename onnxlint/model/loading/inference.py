@@ -293,9 +293,12 @@ def index_model(mf: ModelFile):
 
 
 def _of_model_file(index, mf: ModelFile):
-    """The index knows the model as read (GraphIndex.source_model) and reads small external tensors' values from the
-    model's own data files (small_value_reader)."""
+    """The index knows the model as read (GraphIndex.source_model), what load's walk found in it (its graphs and
+    tensor attributes) and reads small external tensors' values from the model's own data files
+    (small_value_reader)."""
     index.source_model = mf.model
+    if mf.graph_bodies is not None:  # load's walk: its graphs and tensor attributes (ort.model_load reads them)
+        index.memo["model_walk"] = ([g for g, _ in mf.graph_bodies], mf.tensor_attributes)
     if mf.external:
         from onnxlint.model.loading.external import small_value_reader
 

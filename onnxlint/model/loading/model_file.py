@@ -41,6 +41,9 @@ class ModelFile:
     # graph.graph_bodies(model) as load's external-data walk found them: the budget's count reads where the bodies
     # are from it instead of every node's attributes again (nothing changes a loaded model's nodes before)
     graph_bodies: list | None = None
+    # every tensor-valued attribute of the model (Constant values among them), as the same walk found them: the
+    # element-type check of ORT's load (ort.model_load) looks at these, not at every node again
+    tensor_attributes: list = field(default_factory=list)
     # the file's bytes, for the checker and for inference's weight-less copy (neither re-serializes the weights)
     raw: bytes | None = None
     checked: str | None | bool = False  # the checker's complaint once asked (checker_result); False: not yet

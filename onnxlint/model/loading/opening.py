@@ -63,7 +63,7 @@ def load(path: Path, display: str | None = None, check: bool = False, lean: bool
     walked: list = []
     # a model that is a link (the Hugging Face cache's snapshots): ORT also reads data in its real file's folder
     linked = os.path.dirname(os.path.realpath(path)) if os.path.islink(path) else None
-    mf.external = external_tensors(model, path.parent, walked, linked)
+    mf.external = external_tensors(model, path.parent, walked, linked, mf.tensor_attributes)
     mf.graph_bodies = walked
     if checked:
         mf.checked = own_complaint(mf, early)
