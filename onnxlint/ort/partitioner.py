@@ -88,16 +88,7 @@ class Simulator:
         preferred = TARGET_EPS[self.target][0]
         refused = model_load.refuses_model(self.index.source_model, self.version, self.index.memo)  # the file's model
         if refused:
-            reason, message = refused
-            pl.refused = message
-            first = True
-            for node in self.index.nodes:
-                if node.op_type == "Constant" and node.domain == "ai.onnx":
-                    continue
-                pl.record(node.index, NodePlacement(node, None, "refused" if first else "skipped", reason if first else None,
-                                                    message if first else ""))
-                first = False
-            return pl
+            return self._refused(pl, *refused)
         # before the Level-1 transformers, at every level (InferenceSession::TransformGraph)
         unique_dq = ensure_unique_dq_for_node_unit.apply(self.index)
         if self.optimization != "disabled":
@@ -142,7 +133,10 @@ class Simulator:
         if self.opt is not None:
             _place_created(pl, self.opt, preferred)
         if self.optimization == "all":
-            self._levels_2_and_3(pl, preferred, copies)
+            fused_refusal = self._levels_2_and_3(pl, preferred, copies)
+            if fused_refusal:
+                return self._refused(Placement(pl.target, pl.ort_version, pl.table_versions, pl.notes, optimization=pl.optimization),
+                                     "fusion-kernel", fused_refusal)
         if len(self.tables) > 1:
             # one provider: every tensor stays where it is, no Memcpy
             memcpy.insert_boundaries(pl, self.index, self.opt, rewired, copies)
@@ -151,13 +145,32 @@ class Simulator:
             pl.notes = [*pl.notes, *(n for n in dict.fromkeys(crashes) if n not in pl.notes)]
         return pl
 
-    def _levels_2_and_3(self, pl: Placement, preferred: str, copies: dict[str, str]) -> None:
-        """The Level-2 and Level-3 transformers that change a placement (`all`, after partitioning)."""
+    def _refused(self, pl: Placement, reason: str, message: str) -> Placement:
+        """pl (no node recorded yet) as ORT refusing the model: said once, on the first node; the others skipped."""
+        pl.refused = message
+        first = True
+        for node in self.index.nodes:
+            if node.op_type == "Constant" and node.domain == "ai.onnx":
+                continue
+            pl.record(node.index, NodePlacement(node, None, "refused" if first else "skipped", reason if first else None,
+                                                message if first else ""))
+            first = False
+        return pl
+
+    def _levels_2_and_3(self, pl: Placement, preferred: str, copies: dict[str, str]) -> str | None:
+        """The Level-2 and Level-3 transformers that change a placement (`all`, after partitioning); why ORT then
+        refuses the session (a node a fusion put on CUDA has no CUDA kernel), if it does."""
         gather_slice_fusion.apply(pl, self.index, self.opt)
+        cuda = self.tables.get(CUDA)
+        if preferred == CUDA and cuda is not None and releases.row(self.version).fusion_kernel_refusal:
+            refused = gather_slice_fusion.no_kernel(pl, cuda)
+            if refused:
+                return refused
         if preferred == CUDA and releases.row(self.version).dq_matmul_nbits_across_eps:
             dq_matmul_nbits_fusion.apply(pl, self.index, copies)
         if CPU in self.tables:
             nhwc_transformer.apply(pl, self.index, self.opt)
+        return None
 
     def _inlined_bodies(self, pl: Placement) -> None:
         """The nodes of the function bodies ORT inlines (Graph::InlineFunction, for a node no EP has a kernel for),

@@ -60,6 +60,10 @@ class Release:
     # CUDA it feeds, one MatMulNBits on CUDA: measured so on 1.23.2 and 1.24.4 (a uint4 DequantizeLinear-23, no
     # CUDA kernel there), and 1.31.1 fuses the same pairs; older releases not measured (left on CPU)
     dq_matmul_nbits_across_eps: bool = False
+    # a Squeeze GatherSliceToSplitFusion (Level 2) puts on CUDA whose version (the graph's opset) the CUDA table lacks
+    # fails session creation (optimizer.gather_slice_fusion.no_kernel): measured so on 1.20.2, 1.22.0, 1.23.0, 1.23.2,
+    # 1.24.4, 1.25.1 and 1.31.1; older releases not measured (no claim)
+    fusion_kernel_refusal: bool = False
     measured: str | None = None  # the patch release checked against ORT's own partitioner (the truth benchmark)
 
 
@@ -72,13 +76,14 @@ NEWEST_LOADED_ELEM_TYPE = 26
 
 
 def _row(opset: int, ir: int, since_1_31: bool, measured: str | None = None, reshapes_upto: int = 0,
-         since_1_24: bool = False, dq_matmul_nbits: bool = False) -> Release:
+         since_1_24: bool = False, dq_matmul_nbits: bool = False, fusion_kernel: bool = False) -> Release:
     """A row of a release whose behaviours are those of 1.31 and later (since_1_31) or of the releases before;
     the releases between two measured ones take the older one's behaviour (not measured)."""
     return Release(opset, ir, contiguous_reshapes=ANY_VERSION if since_1_31 else reshapes_upto, reshape_dim_match=since_1_31,
                    dropout_reads_training_mode=False, cse_typed_tensor_attributes=since_1_31,
                    function_node_cpu_in_first_pass=not since_1_31, cast_removal_keeps_lossy_to_bool=since_1_31,
-                   initializer_type_check=since_1_24, dq_matmul_nbits_across_eps=dq_matmul_nbits, measured=measured)
+                   initializer_type_check=since_1_24, dq_matmul_nbits_across_eps=dq_matmul_nbits, fusion_kernel_refusal=fusion_kernel,
+                   measured=measured)
 
 
 LIMITS_FILE = resources.data_dir() / "kernels" / "ort-releases.json"
@@ -109,16 +114,19 @@ _RESHAPES_14_SINCE = (1, 23)
 _INITIALIZER_TYPE_CHECK_SINCE = (1, 24)
 # dq_matmul_nbits_across_eps: measured from 1.23.2 on (the oldest release checked)
 _DQ_MATMUL_NBITS_SINCE = (1, 23)
+# fusion_kernel_refusal: measured from 1.20.2 on (the oldest release checked)
+_FUSION_KERNEL_SINCE = (1, 20)
 
 # (major, minor) -> row, oldest first
 RELEASES: dict[tuple[int, int], Release] = {
     line: _row(opset, ir, line >= _NEWER_SINCE, _MEASURED.get(line), 14 if line >= _RESHAPES_14_SINCE else 0,
-               line >= _INITIALIZER_TYPE_CHECK_SINCE, line >= _DQ_MATMUL_NBITS_SINCE)
+               line >= _INITIALIZER_TYPE_CHECK_SINCE, line >= _DQ_MATMUL_NBITS_SINCE, line >= _FUSION_KERNEL_SINCE)
     for line, (opset, ir) in limits().items()}
 # a release newer than the table, or none named: the newest behaviour ORT's sources show, no limits known
 NEWEST = Release(None, None, contiguous_reshapes=ANY_VERSION, reshape_dim_match=True, dropout_reads_training_mode=True,
                  cse_typed_tensor_attributes=True, function_node_cpu_in_first_pass=False,
-                 cast_removal_keeps_lossy_to_bool=True, initializer_type_check=True, dq_matmul_nbits_across_eps=True)
+                 cast_removal_keeps_lossy_to_bool=True, initializer_type_check=True, dq_matmul_nbits_across_eps=True,
+                 fusion_kernel_refusal=True)
 # a release older than the table: the oldest behaviour, no limits known
 OLDEST = Release(None, None, contiguous_reshapes=0, reshape_dim_match=False, dropout_reads_training_mode=False,
                  cse_typed_tensor_attributes=False, function_node_cpu_in_first_pass=True)

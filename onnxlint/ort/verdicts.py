@@ -19,7 +19,8 @@ TARGET_EPS = {"ort-cuda": [CUDA, CPU], "ort-cpu": [CPU], "ort-trt": ["TensorrtEx
 #   folded / eliminated: a Level-1 graph transformer removes the node before partitioning, or (duplicate-cast)
 #   InsertCastTransformer's duplicate-Cast removal after it, at every level, or (fusion) a Level-2 fusion after it
 #   at `all` (DQMatMulToMatMulNBits) (not a finding)
-#   refused: ORT refuses the whole model (opset / IR version too new), reported once, on the first node
+#   refused: ORT refuses the whole model (opset / IR version too new, a fused node without a kernel), reported once,
+#   on the first node
 #   skipped: not placed because ORT refuses the model
 STATUSES = ("device", "fallback", "deliberate", "unsupported", "expanded", "folded", "eliminated", "refused", "skipped")
 GONE_STATUSES = ("expanded", "folded", "eliminated")  # the node does not exist in ORT's partitioned graph
@@ -42,6 +43,8 @@ REASONS = (
     # the whole model: newer than the release loads (opset, IR version), or refused by every measured release
     # before it is resolved (model_load.load_refusal: no opset import, a tensor of an element type none loads)
     "model-opset", "model-ir", "model-invalid",
+    # ... or, at `all`, a node a Level-2 fusion puts on CUDA has no CUDA kernel (GatherSliceToSplitFusion's Squeeze)
+    "fusion-kernel",
 )
 
 

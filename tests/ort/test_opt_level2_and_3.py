@@ -22,16 +22,20 @@ def _created(model, version, level):
     return sorted((c.op_type, c.ep, c.by, c.replaces) for c in pl.created), pl
 
 
-def _gathers_and_slice(covered=True):
-    nodes = [h.make_node("Relu", ["x"], ["r"], name="relu"), h.make_node("Gather", ["r", "i0"], ["g0"], axis=1, name="g0"),
-             h.make_node("Gather", ["r", "i1"], ["g1"], axis=1, name="g1"), h.make_node("Add", ["g0", "g1"], ["a"], name="add")]
-    outs = [vi("a", T.FLOAT, None)]
+def _gathers_and_slice(covered=True, opset=17, scalar=True, dtype=T.FLOAT):
+    r = "r" if dtype == T.FLOAT else "x"  # a string input: the Gathers run on CPU (CUDA has no string Gather)
+    nodes = [h.make_node("Relu", ["x"], ["r"], name="relu")] if dtype == T.FLOAT else []
+    nodes += [h.make_node("Gather", [r, "i0"], ["g0"], axis=1, name="g0"),
+             h.make_node("Gather", [r, "i1"], ["g1"], axis=1, name="g1")]
+    outs = [vi("g0", dtype, None), vi("g1", dtype, None)]
     if covered:
-        nodes += [h.make_node("Slice", ["r", "st", "en", "ax"], ["s2"], name="sl"), h.make_node("Sigmoid", ["s2"], ["y2"], name="sig")]
-        outs.append(vi("y2", T.FLOAT, None))
-    return make_model(nodes, [vi("x", T.FLOAT, ["N", 3, 4])], outs,
-                      [init("i0", np.array(0, np.int64)), init("i1", np.array(1, np.int64)), init("st", np.array([2], np.int64)),
-                       init("en", np.array([3], np.int64)), init("ax", np.array([1], np.int64))])
+        nodes.append(h.make_node("Slice", [r, "st", "en", "ax"], ["s2"], name="sl"))
+        outs.append(vi("s2", dtype, None))
+    index = (lambda i: np.array(i, np.int64)) if scalar else (lambda i: np.array([i], np.int64))
+    return make_model(nodes, [vi("x", dtype, ["N", 3, 4])], outs,
+                      [init("i0", index(0)), init("i1", index(1)), init("st", np.array([2], np.int64)),
+                       init("en", np.array([3], np.int64)), init("ax", np.array([1], np.int64))],
+                      opset=opset, ir=10 if opset <= 22 else 11)
 
 
 @pytest.mark.parametrize("version", RELEASES)
@@ -43,6 +47,45 @@ def test_gathers_and_slices_covering_a_dim_become_a_split(version):
     assert made == [("Split", placement.CUDA, split, False)] + [("Squeeze", placement.CUDA, split, False)] * 2
     assert not _created(_gathers_and_slice(), version, "basic")[0]
     assert not _created(_gathers_and_slice(covered=False), version, "all")[0]
+
+
+@pytest.mark.parametrize(("version", "opset", "refused"), [
+    ("1.20.2", 21, True), ("1.22.0", 22, True), ("1.23.0", 21, True), ("1.23.2", 23, True), ("1.23.2", 20, False),
+    ("1.24.4", 23, False), ("1.24.4", 24, True), ("1.24.4", 25, True), ("1.25.1", 25, False), ("1.31.1", 25, False)])
+def test_a_fusion_squeeze_cuda_has_no_kernel_for_refuses_the_session(version, opset, refused):
+    """The fusion's Squeezes take the model's opset and run on CUDA with the first Gather, no kernel asked: where
+    the release's CUDA table lacks that Squeeze version, session creation fails at `all` ("Failed to find kernel
+    for Squeeze(21)", TransformerMemcpy), and loads at `basic`. Measured with onnxruntime-gpu 1.20.2, 1.22.0,
+    1.23.0, 1.23.2, 1.24.4, 1.25.1 and 1.31.1 (the dynamo TransformerEncoder exports at opsets 21-23 on 1.20-1.23)."""
+    _, pl = _created(_gathers_and_slice(opset=opset), version, "all")
+    first = next(iter(pl.nodes.values()))
+    assert bool(pl.refused) == refused
+    assert ((first.status, first.reason) == ("refused", "fusion-kernel")) == refused
+    if refused:
+        assert f"Failed to find kernel for Squeeze({schema_since('Squeeze', opset)})" in pl.refused
+        assert not pl.created and not pl.boundaries
+    assert not _created(_gathers_and_slice(opset=opset), version, "basic")[1].refused
+    codes = {f.code for f in onnxlint.lint(_gathers_and_slice(opset=opset),
+                                           onnxlint.Settings.from_config(None, targets="ort-cuda", ort_version=version)).findings}
+    assert ("OLX203" in codes) == refused
+
+
+def schema_since(op, opset):
+    return onnx.defs.get_schema(op, opset).since_version
+
+
+@pytest.mark.parametrize("kw", [dict(scalar=False), dict(dtype=T.STRING), dict(covered=False)],
+                         ids=["no-squeeze", "fused-on-cpu", "not-fused"])
+def test_a_fusion_with_no_squeeze_on_cuda_loads(kw):
+    """A Split alone (Gathers of a [1] index, Split-18 has a CUDA kernel), a fusion on CPU (string Gathers: CPU has
+    Squeeze-21), or no fusion: 1.23.2 loads the opset-21 model at `all` (measured)."""
+    _, pl = _created(_gathers_and_slice(opset=21, **kw), "1.23.2", "all")
+    assert not pl.refused
+
+
+def test_no_fusion_refusal_claimed_before_the_releases_measured():
+    """1.19's CUDA table lacks Squeeze-21 too; that release was not measured: no claim."""
+    assert not _created(_gathers_and_slice(opset=21), "1.19.2", "all")[1].refused
 
 
 def _qconvs(with_add=False):

@@ -5,6 +5,10 @@ Split on that dim, plus a Squeeze for each Gather of a rank-0 index; the Split a
 of the fused nodes runs. The value is a graph input or initializer read more than once, or the one output of a node
 other than Shape with more than one reader. Measured on 1.24.4 and 1.31.1: Hugging Face TF models' shape
 computations (one Split on CPU), the transformer set's qkv splits (a Split and its Squeezes).
+
+The Split and the Squeezes take the graph's ai.onnx opset (Squeeze-21 at opsets 21 and 22, Squeeze-23 at 23, ...):
+a Squeeze made on CUDA where the release's CUDA provider has no kernel for that version fails session creation
+(`no_kernel`).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from onnxlint.ort.verdicts import CPU, CUDA, CreatedNode
 
 if TYPE_CHECKING:
     from onnxlint.model.graph import GraphIndex, GraphScope, NodeRef
+    from onnxlint.ort.kernel_registry import KernelTable
     from onnxlint.ort.optimizer.optimized import Optimized
     from onnxlint.ort.verdicts import Placement
 
@@ -34,6 +39,33 @@ def apply(pl: Placement, index: GraphIndex, opt: Optimized | None) -> None:
         if scope.is_function or (scope.opsets.get("ai.onnx") or 0) < 13:
             continue  # opset 13 and later only (Squeeze, Gather, Slice and Split change schema there)
         _Fusion(pl, scope, opt).run()
+
+
+def no_kernel(pl: Placement, cuda: KernelTable) -> str | None:
+    """Why ORT refuses the session when a node this fusion put on CUDA has no CUDA kernel for the version the
+    graph's opset gives it, else None. ORT assigns the new nodes to the first fused node's provider without asking
+    for a kernel; TransformerMemcpy's lookup for the Squeeze's `axes` initializer then fails: "Failed to find kernel
+    for Squeeze(21)". Measured with onnxruntime-gpu 1.20.2, 1.22.0, 1.23.0, 1.23.2, 1.24.4, 1.25.1 and 1.31.1 (probes
+    of three scalar Gathers, a Slice and a scalar Gather, on a CUDA node's output or a graph input; opsets 13-26):
+    refused exactly where the CUDA table lacks the Squeeze version (1.20-1.23 at opsets 21-23, 1.24 at 24-25), at
+    `all` only; a Split with no Squeeze (Slices, Gathers of a [1] index) and a fusion on CPU load."""
+    for c in pl.created:
+        if c.by != NAME or c.ep != CUDA:
+            continue
+        since = schema_registry.since_version(c.op_type, c.source.opset, c.domain)
+        if since is None:
+            continue
+        match = cuda.lookup(c.domain, c.op_type, since, lambda _params: {})  # the version alone (any type)
+        if match.ok:
+            continue
+        value = c.source.inputs[0] if c.source.inputs else "?"
+        return (f"ORT's {NAME} (a Level-2 graph optimization, on at the default level `all`) turns the Gather/Slice "
+                f"nodes reading {value} (the first: {c.source.name or c.source.op_type}) into a Split and {c.op_type} "
+                f"nodes on CUDA, each {c.op_type} of the model's opset {c.source.opset} ({c.op_type}-{since}); "
+                f"onnxruntime {cuda.ort_version}: {match.detail}. Session creation fails with 'Failed to find kernel "
+                f"for {c.op_type}({since}) (node:'{c.op_type}' ep:'CUDAExecutionProvider')'; a session at "
+                f"ORT_ENABLE_BASIC, or with disabled_optimizers=['{NAME}'], loads it")
+    return None
 
 
 class _Fusion:
