@@ -366,7 +366,10 @@ class Simulator:
 def _place_created(pl: Placement, opt: Optimized, preferred: str) -> None:
     """The nodes the Level-1 transformers added, where they run: a node reading only host-side shape values
     (the Gather after a Shape) on CPU where GetCpuPreferredNodes runs (CUDA preferred) or its source runs on CPU,
-    else where its source runs. A node whose source was folded afterwards went with it (its inputs constant)."""
+    else where its source runs. A node whose source was folded afterwards went with it (its inputs constant).
+    A Shape that falls back to CPU for want of a CUDA kernel (Shape-21 before 1.24) is no CUDA node whose output
+    lives on the host, so GetCpuPreferredNodes starts nothing from it: its Gather stays on CUDA, as the model's own
+    Gathers of it do (measured on 1.23.2: the int4 QDQ BERT's two TransposeOptimizer Gathers)."""
     taken: set[str] = set()
     for c in opt.created:
         p = pl.nodes.get(c.source.index)
@@ -374,7 +377,7 @@ def _place_created(pl: Placement, opt: Optimized, preferred: str) -> None:
             continue
         ep = p.ep
         if c.runs_with == "shape-consumer" and (p.ep == CPU or (p.ep == CUDA and preferred == CUDA)):
-            ep = CPU
+            ep = preferred if p.status == "fallback" and preferred == CUDA else CPU
         name, k = c.name, 0
         while name in taken:
             k += 1

@@ -57,3 +57,19 @@ def test_a_transpose_read_by_a_shape_moves_past_it_as_a_gather_on_cpu():
             index = GraphIndex(onnx.shape_inference.infer_shapes(_shape_of_transpose("MatMul", opset)))
             assert not placement.simulate(index, "ort-cuda", version, optimization="all").created
             assert not placement.simulate(index, "ort-cuda", version, optimization="disabled").created
+
+
+def test_the_gather_of_a_shape_that_falls_back_to_cpu_stays_on_cuda():
+    """Shape-21 has no CUDA kernel before 1.24: the Shape falls back to CPU, and GetCpuPreferredNodes, which starts
+    from the host outputs of CUDA nodes, starts nothing from it; the Gather the TransposeOptimizer puts after it
+    runs on CUDA, as the model's own Gather of it does (measured on 1.22.0 and 1.23.2 at opsets 21 and 23, basic
+    and all; on 1.24.4 the Shape runs on CUDA and both Gathers on CPU). onnxlint put the created one on CPU."""
+    for version, opset, ep in (("1.22.0", 21, placement.CUDA), ("1.23.2", 21, placement.CUDA), ("1.23.2", 23, placement.CUDA),
+                               ("1.23.2", 17, placement.CPU), ("1.24.4", 21, placement.CPU)):
+        model = _shape_of_transpose(opset=opset)
+        model.ir_version = 10 if opset <= 22 else 11
+        for level in ("basic", "all"):
+            pl = placement.simulate(GraphIndex(onnx.shape_inference.infer_shapes(model)), "ort-cuda", version, optimization=level)
+            by = {p.node.name: p for p in pl.nodes.values()}
+            assert [(c.op_type, c.ep) for c in pl.created] == [("Gather", ep)], (version, opset, level)
+            assert by["gat"].ep == ep
