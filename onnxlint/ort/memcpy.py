@@ -140,8 +140,10 @@ def _source_on_host(prod: NodeRef, value: str, sided: tuple[Sequence[int], list[
     codes, sides = sided
     j = prod.index
     src = sides[codes[j]] if j < len(codes) else None
-    if value in per_edge and src is _GONE:
-        return per_edge[value] == CPU  # a copy of a DequantizeLinear a transformer removed
+    if value in per_edge and (src is _GONE or per_edge[value] != src):
+        # a copy of a DequantizeLinear a transformer removed, or copies fused away from where it stays (a graph
+        # output's: dq_matmul_nbits_fusion)
+        return per_edge[value] == CPU
     if src is None or src is _GONE or src is _MIXED:
         return None
     if src == CPU:

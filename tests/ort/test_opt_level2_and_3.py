@@ -134,7 +134,7 @@ def test_the_body_of_an_inlined_function_is_placed_node_by_node(version, opset):
         assert cpu == ["Concat", "Div"] and len(made) == 29 and {by for _, _, by, _ in made} == {"InlineFunction"}
 
 
-def _dq4_matmul(dtype=T.UINT4, opset=23, block=32, axis=0, weights_input=False, readers=1):
+def _dq4_matmul(dtype=T.UINT4, opset=23, block=32, axis=0, weights_input=False, readers=1, graph_output=False):
     """A block-wise 4-bit DequantizeLinear of [64, 32] weights feeding MatMul's B (the shape of ORT's MatMulNBits
     quantizer's QDQ output, and of the producer set's dq21_uint4_block_matmul_op23)."""
     w = h.make_tensor("w_q", dtype, [64, 32], [3] * (64 * 32))
@@ -142,7 +142,8 @@ def _dq4_matmul(dtype=T.UINT4, opset=23, block=32, axis=0, weights_input=False, 
     nodes += [h.make_node("MatMul", ["a", "w"], [f"y{i}"], name=f"mm{i}") for i in range(readers)]
     inputs = [vi("a", T.FLOAT, ["B", 64])] + ([vi("w_q", dtype, [64, 32])] if weights_input else [])
     scales = (64 + block - 1) // block if axis == 0 else 64, 32 if axis == 0 else (32 + block - 1) // block
-    return make_model(nodes, inputs, [vi(f"y{i}", T.FLOAT, ["B", 32]) for i in range(readers)],
+    outputs = [vi(f"y{i}", T.FLOAT, ["B", 32]) for i in range(readers)] + ([vi("w", T.FLOAT, [64, 32])] if graph_output else [])
+    return make_model(nodes, inputs, outputs,
                       [w, init("w_scale", np.full(scales, 0.1, np.float32))], opset=opset, ir=11 if opset > 22 else 10)
 
 
@@ -177,6 +178,24 @@ def test_a_cpu_4bit_dequantizelinear_read_by_two_cuda_matmuls_fuses_with_both(ve
     made, basic = _created(_dq4_matmul(readers=2), version, "basic")
     assert made == [("DequantizeLinear", placement.CPU, "EnsureUniqueDQForNodeUnit", False)]
     assert len(basic.boundaries) == 2
+
+
+@pytest.mark.parametrize("version", ["1.23.2", "1.24.4"])
+@pytest.mark.parametrize("readers", [1, 2])
+def test_a_cpu_4bit_dequantizelinear_that_is_a_graph_output_stays_and_its_copies_fuse(version, readers):
+    """Its output also a graph output: EnsureUniqueDQForNodeUnit gives each MatMul a copy, and at `all` each copy
+    fuses with its MatMul while the original stays on CPU for the graph output (measured on 1.23.2 and 1.24.4: no
+    copy left, no Memcpy; at `basic` the copies run on CPU, one Memcpy each). onnxlint kept the copies on CPU with a
+    Memcpy each at `all`."""
+    made, pl = _created(_dq4_matmul(readers=readers, graph_output=True), version, "all")
+    dq = next(p for p in pl.nodes.values() if p.node.name == "dq")
+    assert (dq.ep, dq.status) == (placement.CPU, "fallback")
+    assert not made and not pl.boundaries
+    made, basic = _created(_dq4_matmul(readers=readers, graph_output=True), version, "basic")
+    assert made == [("DequantizeLinear", placement.CPU, "EnsureUniqueDQForNodeUnit", False)] * readers
+    assert len(basic.boundaries) == readers
+    made, uint8 = _created(_dq4_matmul(dtype=T.UINT8, graph_output=True), version, "all")  # not fused: as at basic
+    assert made == [("DequantizeLinear", placement.CPU, "EnsureUniqueDQForNodeUnit", False)] and len(uint8.boundaries) == 1
 
 
 @pytest.mark.parametrize("kw", [dict(dtype=T.UINT8), dict(block=8), dict(axis=1), dict(weights_input=True)],
