@@ -27,6 +27,9 @@ DATA_ALIGN = 4096
 # the replaced model is read for the data files it names only up to this size (one whose weights live in a data
 # file is its graph alone); a larger one keeps its data files, as they were
 REPLACED_MODEL_LIMIT = 64 << 20
+# the first bytes of every data file onnxlint writes (the tensors follow, DATA_ALIGN-aligned): a data file is
+# removed as the replaced output's only when it starts so, never one an exporter wrote under the same name
+DATA_HEADER = b"onnxlint external data 1\n"
 
 
 class ChangedSinceRead(FixError):
@@ -106,12 +109,32 @@ def _named_in(folder: Path, name: str) -> bool:
     return False
 
 
+def _written_by_onnxlint(path: Path) -> os.stat_result | None:
+    """The stat of path when it is a regular file that starts with DATA_HEADER (a data file onnxlint wrote), else
+    None: an exporter's `model.onnx.data` beside the `model.onnx` that -o replaces is the user's own."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISREG(st.st_mode) and os.read(fd, len(DATA_HEADER)) == DATA_HEADER:
+            return st
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+    return None
+
+
 def _remove_unused_data(folder: Path, names: set[str]) -> None:
-    """Remove the data files of the replaced model that no model in folder names now (a link is left alone)."""
+    """Remove the data files of the replaced model that onnxlint wrote (DATA_HEADER) and no model in folder names
+    now (a link, or a file an exporter wrote, is left alone)."""
     for name in sorted(names):
         path = folder / name
         try:
-            if stat.S_ISREG(os.lstat(path).st_mode) and not _named_in(folder, name):
+            st = _written_by_onnxlint(path)
+            if st is not None and not _named_in(folder, name) and os.path.samestat(os.lstat(path), st):
                 os.unlink(path)
         except OSError:
             pass  # gone meanwhile, or not ours to remove: kept, as before
@@ -133,6 +156,7 @@ def relocate_external_data(model: onnx.ModelProto, source_dir: Path, dest: Path)
     handles: dict[Path, IO[bytes]] = {}
     try:
         with open(out_path, "xb") as out:
+            out.write(DATA_HEADER)  # the tensors start DATA_ALIGN bytes in: ORT and onnx read them at their offsets
             for t in tensors:
                 info = {e.key: e.value for e in t.external_data}
                 src = safe_external_path(source_dir, info.get("location", ""))
