@@ -145,7 +145,10 @@ def relocate_external_data(model: onnx.ModelProto, source_dir: Path, dest: Path)
     sparse parts, in every graph and function) into one new data file beside dest.
 
     The bytes are streamed range by range (at most COPY_CHUNK in memory); tensor offsets are re-based and
-    aligned. The model's references are rewritten to the new file. Returns the new file (None: nothing)."""
+    aligned. The model's references are rewritten to the new file. Returns the new file (None: nothing).
+    The copy is written to a temporary file of atomic_write's naming, locked while written (one a killed run left
+    is removed as atomic_write's are: _remove_stale), and takes its free name once whole: a run killed while
+    copying (SIGKILL, the OOM killer) leaves no half-written file under a data file's name."""
     # every tensor with external data, not only initializers: a Constant node's value left pointing at its old
     # location would read whatever file of that name sits beside the written model
     tensors = external_data_tensors(model)
@@ -153,46 +156,75 @@ def relocate_external_data(model: onnx.ModelProto, source_dir: Path, dest: Path)
         return None
     name = _new_data_name(dest)
     out_path = dest.parent / name
-    handles: dict[Path, IO[bytes]] = {}
+    fd, tmp = tempfile.mkstemp(prefix=write_guard.temp_prefix(dest), suffix=".tmp", dir=dest.parent)
+    held = os.dup(fd)  # locked until the file has its name or is removed: never stale to another run's _remove_stale
     try:
-        with open(out_path, "xb") as out:
-            out.write(DATA_HEADER)  # the tensors start DATA_ALIGN bytes in: ORT and onnx read them at their offsets
-            for t in tensors:
-                info = {e.key: e.value for e in t.external_data}
-                src = safe_external_path(source_dir, info.get("location", ""))
-                if src is None:  # never copy from outside the model's folder (fix_file refuses earlier too)
-                    raise FixError(f"tensor {t.name!r}: external data location {info.get('location')!r} is "
-                                   "outside the model's folder or unusable")
-                if not handles:  # the new data file is as private as the weights it copies
-                    os.chmod(out_path, stat.S_IMODE(os.stat(src).st_mode))
-                fh = handles.get(src) or handles.setdefault(src, open(src, "rb"))
-                offset = int(info.get("offset", 0) or 0)
-                length = int(info["length"]) if info.get("length") else os.fstat(fh.fileno()).st_size - offset
-                pad = (-out.tell()) % DATA_ALIGN
-                out.write(b"\0" * pad)
-                new_offset = out.tell()
-                fh.seek(offset)
-                left = length
-                while left:
-                    chunk = fh.read(min(COPY_CHUNK, left))
-                    if not chunk:
-                        raise FixError(f"external data file {info['location']!r} ends before tensor {t.name!r}")
-                    out.write(chunk)
-                    left -= len(chunk)
-                del t.external_data[:]
-                for k, v in (("location", name), ("offset", str(new_offset)), ("length", str(length))):
-                    e = t.external_data.add()
-                    e.key, e.value = k, v
+        with os.fdopen(fd, "wb") as out:
+            _lock(held)
+            _copy_tensors(out, tmp, tensors, source_dir, name)
             out.flush()
             os.fsync(out.fileno())
+        _take_name(tmp, out_path)
     except BaseException:
-        if out_path.exists():
-            out_path.unlink()
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
         raise
+    finally:
+        os.close(held)
+    return out_path
+
+
+def _copy_tensors(out: IO[bytes], tmp: str, tensors: list[onnx.TensorProto], source_dir: Path, name: str) -> None:
+    """Write DATA_HEADER and then each tensor's bytes to out (the file tmp), each at a DATA_ALIGN-aligned offset,
+    and point the tensor at its place in the data file to be called name."""
+    handles: dict[Path, IO[bytes]] = {}
+    try:
+        out.write(DATA_HEADER)  # the tensors start DATA_ALIGN bytes in: ORT and onnx read them at their offsets
+        for t in tensors:
+            info = {e.key: e.value for e in t.external_data}
+            src = safe_external_path(source_dir, info.get("location", ""))
+            if src is None:  # never copy from outside the model's folder (fix_file refuses earlier too)
+                raise FixError(f"tensor {t.name!r}: external data location {info.get('location')!r} is "
+                               "outside the model's folder or unusable")
+            if not handles:  # the new data file is as private as the weights it copies (mkstemp made it 0600)
+                os.chmod(tmp, stat.S_IMODE(os.stat(src).st_mode))
+            fh = handles.get(src) or handles.setdefault(src, open(src, "rb"))
+            offset = int(info.get("offset", 0) or 0)
+            length = int(info["length"]) if info.get("length") else os.fstat(fh.fileno()).st_size - offset
+            pad = (-out.tell()) % DATA_ALIGN
+            out.write(b"\0" * pad)
+            new_offset = out.tell()
+            fh.seek(offset)
+            left = length
+            while left:
+                chunk = fh.read(min(COPY_CHUNK, left))
+                if not chunk:
+                    raise FixError(f"external data file {info['location']!r} ends before tensor {t.name!r}")
+                out.write(chunk)
+                left -= len(chunk)
+            del t.external_data[:]
+            for k, v in (("location", name), ("offset", str(new_offset)), ("length", str(length))):
+                e = t.external_data.add()
+                e.key, e.value = k, v
     finally:
         for fh in handles.values():
             fh.close()
-    return out_path
+
+
+def _take_name(tmp: str, path: Path) -> None:
+    """Give the whole file tmp the name path, only while nothing holds that name (never replacing a file or link
+    made there meanwhile): a hard link, refused when the name is taken, and the temporary name removed; where the
+    file system has no hard links, a rename once the name is seen free."""
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        raise FixError(f"{path.name} was made beside it while the data was copied; not replaced") from None
+    except OSError:  # no hard links here (FAT, some network and FUSE file systems)
+        if os.path.lexists(path):
+            raise FixError(f"{path.name} was made beside it while the data was copied; not replaced") from None
+        os.rename(tmp, path)
+        return
+    os.unlink(tmp)
 
 
 def write_fixed(model: onnx.ModelProto, dest: Path, source_dir: Path, known_error: str | None = None,
@@ -222,7 +254,9 @@ def write_fixed(model: onnx.ModelProto, dest: Path, source_dir: Path, known_erro
                 new_data.unlink()
             raise
         _remove_unused_data(named_dir, replaced - {new_data.name if new_data else ""})
-        return _remove_stale(dest)
+        # the data file's temporary name is beside the name given (a killed copy's too), the model's beside the file
+        # a link at dest leads to
+        return _remove_stale(dest) + (_remove_stale(named_dir / dest.name) if dest.parent.resolve() != named_dir else [])
     atomic_write(model, dest, known_error=known_error, expect=expect)
     return _remove_stale(dest)
 

@@ -5,13 +5,17 @@ last resort) leaves nothing half-written under a final name, and its temporary f
 from __future__ import annotations
 
 import os
+import stat
 import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import numpy as np
 import onnx
 import onnxruntime as ort
-from bounded import onnxlint
+import pytest
+from bounded import limits, onnxlint
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper as nh
@@ -85,3 +89,87 @@ def test_the_data_file_onnxlint_writes_says_so_and_loads(tmp_path):
     np.testing.assert_allclose(_runs(tmp_path / "out" / "m.onnx")[0], (1.0 + np.arange(1024)) * 3.0)
     run = onnxlint("--no-cache", "--", tmp_path / "out" / "m.onnx", cwd=tmp_path)
     assert run.returncode == 0, run.stdout + run.stderr
+
+
+def _killed(tmp_path: Path, patch: str, *args: str | os.PathLike) -> subprocess.CompletedProcess:
+    """onnxlint ARGS in a child that patch (Python run after onnxlint is imported) kills with SIGKILL at a point
+    it chooses, as the OOM killer or a CI runner's last resort would."""
+    code = textwrap.dedent(f"""\
+        import os, signal, sys
+        import onnxlint.cli
+        from onnxlint.fixers import write
+        def die():
+            os.kill(os.getpid(), signal.SIGKILL)
+        {textwrap.indent(textwrap.dedent(patch), "        ").strip()}
+        sys.argv = ["onnxlint", *sys.argv[1:]]
+        sys.exit(onnxlint.cli.main())
+        """)
+    run = subprocess.run([sys.executable, "-c", code, *map(str, args)], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=120, preexec_fn=limits(), env={**os.environ, "ONNXLINT_CACHE_DIR": str(tmp_path / ".c")})
+    assert run.returncode == -9, run.stdout + run.stderr
+    return run
+
+
+def _age(folder: Path) -> list[str]:
+    """The names of the temporary files in folder, made as old as a killed run's left for 10 minutes are."""
+    names = sorted(p.name for p in folder.iterdir() if p.name.endswith(".tmp"))
+    for name in names:
+        os.utime(folder / name, (0, 1))
+    return names
+
+
+@pytest.mark.skipif(os.name == "nt", reason="no flock: nothing is removed there")
+def test_a_fix_killed_while_copying_the_data_leaves_no_half_written_data_file(tmp_path):
+    """`--fix -o` killed while it copied the weights into `out/m.onnx.data` left that file half-written, under the
+    name a data file has and named by no model, for good: the next run wrote `m.onnx.1.data` beside it. The copy
+    is now written under atomic_write's temporary naming and takes its name once whole; the next write of that
+    model removes the temporary file, as one a killed model write left."""
+    source = _export(tmp_path / "src", "in.onnx")
+    out = tmp_path / "out"
+    out.mkdir()
+    _killed(tmp_path, """\
+        real, calls = write.safe_external_path, []
+        def second(*a):  # the first tensor is copied: kill on the way to the second
+            calls.append(a)
+            if len(calls) == 2:
+                die()
+            return real(*a)
+        write.safe_external_path = second
+        """, "--no-cache", "--fix", "-o", out / "m.onnx", "--", source)
+    left = _age(out)
+    assert len(left) == 1 and left[0].startswith(".m.onnx.") and sorted(os.listdir(out)) == left
+    run = _fix(tmp_path, source, out / "m.onnx")
+    assert f"removed {left[0]} beside m.onnx: left by a --fix killed while writing it" in run.stdout, run.stdout
+    assert sorted(os.listdir(out)) == ["m.onnx", "m.onnx.data"]
+    _runs(out / "m.onnx")
+
+
+@pytest.mark.parametrize("links", [True, False], ids=["hard-links", "no-hard-links"])
+def test_a_data_file_made_while_the_copy_ran_is_not_replaced(tmp_path, cli, monkeypatch, links):
+    """The data file's name is chosen free before the copy and taken once the copy is whole: a file or link made
+    under it meanwhile (another run, the user) is left as it is, nothing is written and the note says why; the
+    copy keeps the source data's permission bits."""
+    from onnxlint.fixers import write
+
+    source = _export(tmp_path / "src", "in.onnx")
+    os.chmod(tmp_path / "src" / "in.onnx.data", 0o640)
+    out = tmp_path / "out"
+    out.mkdir()
+    real_copy = write._copy_tensors
+    if not links:  # FAT, some network and FUSE file systems: the name is taken by a rename
+        monkeypatch.setattr(os, "link", lambda *a, **k: (_ for _ in ()).throw(PermissionError(1, "Operation not permitted")))
+
+    def meanwhile(*a, **k):
+        real_copy(*a, **k)
+        (out / "m.onnx.data").write_bytes(b"made meanwhile")
+
+    monkeypatch.setattr(write, "_copy_tensors", meanwhile)
+    rc, text, _ = cli(source, "--no-cache", "--fix", "-o", out / "m.onnx")
+    assert "fix not written" in text and "m.onnx.data was made beside it while the data was copied" in text, text
+    assert os.listdir(out) == ["m.onnx.data"] and (out / "m.onnx.data").read_bytes() == b"made meanwhile"
+    monkeypatch.setattr(write, "_copy_tensors", real_copy)
+    (out / "m.onnx.data").unlink()
+    rc, text, _ = cli(source, "--no-cache", "--fix", "-o", out / "m.onnx")
+    assert "wrote" in text and sorted(os.listdir(out)) == ["m.onnx", "m.onnx.data"], text
+    assert stat.S_IMODE(os.stat(out / "m.onnx.data").st_mode) == 0o640
+    _runs(out / "m.onnx")
