@@ -7,9 +7,7 @@ import copy
 import os
 import re
 import stat
-import sys
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -147,7 +145,7 @@ def relocate_external_data(model: onnx.ModelProto, source_dir: Path, dest: Path)
     The bytes are streamed range by range (at most COPY_CHUNK in memory); tensor offsets are re-based and
     aligned. The model's references are rewritten to the new file. Returns the new file (None: nothing).
     The copy is written to a temporary file of atomic_write's naming, locked while written (one a killed run left
-    is removed as atomic_write's are: _remove_stale), and takes its free name once whole: a run killed while
+    is removed as atomic_write's are: write_guard.remove_stale), and takes its free name once whole: a run killed while
     copying (SIGKILL, the OOM killer) leaves no half-written file under a data file's name."""
     # every tensor with external data, not only initializers: a Constant node's value left pointing at its old
     # location would read whatever file of that name sits beside the written model
@@ -157,10 +155,10 @@ def relocate_external_data(model: onnx.ModelProto, source_dir: Path, dest: Path)
     name = _new_data_name(dest)
     out_path = dest.parent / name
     fd, tmp = tempfile.mkstemp(prefix=write_guard.temp_prefix(dest), suffix=".tmp", dir=dest.parent)
-    held = os.dup(fd)  # locked until the file has its name or is removed: never stale to another run's _remove_stale
+    held = os.dup(fd)  # locked until the file has its name or is removed: never stale to another run's remove_stale
     try:
         with os.fdopen(fd, "wb") as out:
-            _lock(held)
+            write_guard.lock(held)
             _copy_tensors(out, tmp, tensors, source_dir, name)
             out.flush()
             os.fsync(out.fileno())
@@ -256,9 +254,10 @@ def write_fixed(model: onnx.ModelProto, dest: Path, source_dir: Path, known_erro
         _remove_unused_data(named_dir, replaced - {new_data.name if new_data else ""})
         # the data file's temporary name is beside the name given (a killed copy's too), the model's beside the file
         # a link at dest leads to
-        return _remove_stale(dest) + (_remove_stale(named_dir / dest.name) if dest.parent.resolve() != named_dir else [])
+        stale = write_guard.remove_stale(dest)
+        return stale + (write_guard.remove_stale(named_dir / dest.name) if dest.parent.resolve() != named_dir else [])
     atomic_write(model, dest, known_error=known_error, expect=expect)
-    return _remove_stale(dest)
+    return write_guard.remove_stale(dest)
 
 
 def _owner_for(dest: Path) -> tuple[int, int] | None:
@@ -286,55 +285,6 @@ def _keep_owner(tmp: str, dest: Path, owner: tuple[int, int]) -> None:
                        "owner, so it is not replaced (run as that user, or write elsewhere with -o)") from None
 
 
-# a temporary file of atomic_write's naming left this long ago, and held by no process, is what a --fix killed while
-# writing (SIGKILL: the OOM killer, a CI runner's last resort) left behind: the next write of that model removes it
-STALE_AFTER = 600
-
-
-def _lock(fd: int) -> bool:
-    """An exclusive flock on fd's file, not waiting (False: another open of it holds one). The kernel drops it
-    when the holder's process ends, however it ends. True where there is no flock (Windows): nothing is removed
-    there (_remove_stale)."""
-    if sys.platform == "win32":
-        return True
-    import fcntl
-
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return False
-    return True
-
-
-def _remove_stale(dest: Path) -> list[str]:
-    """Remove, beside dest, the temporary files of the name atomic_write gives (`.<name>.` and mkstemp's 8
-    characters, `.tmp`) that are regular files of this user, unchanged for STALE_AFTER seconds and locked by no
-    process (a writing atomic_write holds its lock from the file's creation to its rename). Returns their names."""
-    if sys.platform == "win32":
-        return []
-    own = re.compile(re.escape(write_guard.temp_prefix(dest)) + r"[a-z0-9_]{8}\.tmp")
-    removed = []
-    try:
-        entries = [e for e in os.scandir(dest.parent) if own.fullmatch(e.name)]
-    except OSError:
-        return []
-    for entry in entries:
-        try:
-            st = entry.stat(follow_symlinks=False)
-            if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or time.time() - st.st_mtime < STALE_AFTER:
-                continue
-            fd = os.open(entry.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-            try:
-                if _lock(fd) and os.path.samestat(os.fstat(fd), st):
-                    os.unlink(entry.path)
-                    removed.append(entry.name)
-            finally:
-                os.close(fd)
-        except OSError:
-            continue  # gone meanwhile, or not ours to open: left as it is
-    return removed
-
-
 def _mode_for(dest: Path) -> int:
     """The permission bits the written file should have: the replaced file's, else what open() would give."""
     try:
@@ -354,9 +304,9 @@ def atomic_write(model: onnx.ModelProto, dest: Path, _fail_after_write: bool = F
     dest = Path(dest)
     owner = _owner_for(dest)
     fd, tmp = tempfile.mkstemp(prefix=write_guard.temp_prefix(dest), suffix=".tmp", dir=dest.parent)
-    held = os.dup(fd)  # locked until the file is renamed or removed: never stale to another run's _remove_stale
+    held = os.dup(fd)  # locked until the file is renamed or removed: never stale to another run's remove_stale
     try:
-        _lock(held)
+        write_guard.lock(held)
         _write_checked(model, dest, tmp, fd, owner, _fail_after_write, known_error, expect)
     finally:
         os.close(held)

@@ -503,7 +503,6 @@ def _write(model: onnx.ModelProto, done: _Attempt, path: Path, dest: Path, exter
     with a note, when it was not (nothing was replaced), or, when the file changed since it was read, with
     res.write_refused: the run says so in one line and exits 2."""
     from onnxlint import fixers
-    from onnxlint.fixers import write as fix_write
     from onnxlint.fixers.write import ChangedSinceRead
 
     try:
@@ -529,7 +528,7 @@ def _write(model: onnx.ModelProto, done: _Attempt, path: Path, dest: Path, exter
         return False
     if stale:
         res.notes.append(f"removed {', '.join(stale)} beside {dest.name}: left by a --fix killed while writing it "
-                         f"(unchanged for {fix_write.STALE_AFTER // 60} minutes, held by no process)")
+                         f"(unchanged for {write_guard.STALE_AFTER // 60} minutes, held by no process)")
     return True
 
 

@@ -10,8 +10,11 @@ The result cache writes only in a folder it made (cache.folder)."""
 from __future__ import annotations
 
 import os
+import re
 import stat
+import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Iterable
 
@@ -67,17 +70,74 @@ def replace_text(dest: Path, text: str | Iterable[str]) -> None:
     """Write a report or baseline whole or not at all, never through a link: a new temporary file (O_EXCL, a name
     nobody chose) in dest's folder, renamed over dest. A repository can commit `onnxlint.sarif` or
     `baseline.json` as a link to a file outside it: the link is replaced, the file it leads to left as it was.
-    text may come in pieces (a report rendered as it is written); dest is replaced once the last is written."""
+    text may come in pieces (a report rendered as it is written); dest is replaced once the last is written. The
+    temporary file is locked while written; one a run killed while writing dest left is removed (remove_stale)."""
     fd, tmp = tempfile.mkstemp(prefix=temp_prefix(dest), suffix=".tmp", dir=dest.parent)
+    held = os.dup(fd)  # locked until the file is renamed or removed: never stale to another run's remove_stale
     try:
-        os.chmod(tmp, _mode_for(dest))  # mkstemp makes 0600
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            lock(held)
+            os.chmod(tmp, _mode_for(dest))  # mkstemp makes 0600
             fh.writelines((text,) if isinstance(text, str) else text)
         os.replace(tmp, dest)
     except BaseException:
         if os.path.lexists(tmp):
             os.unlink(tmp)
         raise
+    finally:
+        os.close(held)
+    remove_stale(dest)  # what a run killed while writing dest left (a placement report streams for minutes)
+
+
+# a temporary file of onnxlint's naming (replace_text's, fixers.write's) left this long ago, and held by no process, is
+# what a run killed while writing it (SIGKILL: the OOM killer, a CI runner's last resort) left behind: the next write
+# of that file removes it
+STALE_AFTER = 600
+
+
+def lock(fd: int) -> bool:
+    """An exclusive flock on fd's file, not waiting (False: another open of it holds one). The kernel drops it
+    when the holder's process ends, however it ends. True where there is no flock (Windows): nothing is removed
+    there (remove_stale)."""
+    if sys.platform == "win32":
+        return True
+    import fcntl
+
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    return True
+
+
+def remove_stale(dest: Path) -> list[str]:
+    """Remove, beside dest, the temporary files of the name a write of dest gives (`.<name>.` and mkstemp's 8
+    characters, `.tmp`: replace_text's, fixers.write's) that are regular files of this user, unchanged for
+    STALE_AFTER seconds and locked by no process (a writing one holds its lock from the file's creation to its
+    rename). Returns their names."""
+    if sys.platform == "win32":
+        return []
+    own = re.compile(re.escape(temp_prefix(dest)) + r"[a-z0-9_]{8}\.tmp")
+    removed = []
+    try:
+        entries = [e for e in os.scandir(dest.parent) if own.fullmatch(e.name)]
+    except OSError:
+        return []
+    for entry in entries:
+        try:
+            st = entry.stat(follow_symlinks=False)
+            if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or time.time() - st.st_mtime < STALE_AFTER:
+                continue
+            fd = os.open(entry.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+            try:
+                if lock(fd) and os.path.samestat(os.fstat(fd), st):
+                    os.unlink(entry.path)
+                    removed.append(entry.name)
+            finally:
+                os.close(fd)
+        except OSError:
+            continue  # gone meanwhile, or not ours to open: left as it is
+    return removed
 
 
 def temp_prefix(dest: Path) -> str:

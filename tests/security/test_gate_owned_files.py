@@ -91,22 +91,23 @@ def test_the_data_file_onnxlint_writes_says_so_and_loads(tmp_path):
     assert run.returncode == 0, run.stdout + run.stderr
 
 
-def _killed(tmp_path: Path, patch: str, *args: str | os.PathLike) -> subprocess.CompletedProcess:
-    """onnxlint ARGS in a child that patch (Python run after onnxlint is imported) kills with SIGKILL at a point
-    it chooses, as the OOM killer or a CI runner's last resort would."""
+def _killed(tmp_path: Path, patch: str, *args: str | os.PathLike, signum: int = 9) -> subprocess.CompletedProcess:
+    """onnxlint ARGS in a child that patch (Python run after onnxlint is imported) kills with SIGKILL (signum) at a
+    point it chooses (die()), as the OOM killer or a CI runner's last resort would."""
     code = textwrap.dedent(f"""\
         import os, signal, sys
         import onnxlint.cli
         from onnxlint.fixers import write
         def die():
-            os.kill(os.getpid(), signal.SIGKILL)
+            os.kill(os.getpid(), {signum})
         {textwrap.indent(textwrap.dedent(patch), "        ").strip()}
         sys.argv = ["onnxlint", *sys.argv[1:]]
         sys.exit(onnxlint.cli.main())
         """)
     run = subprocess.run([sys.executable, "-c", code, *map(str, args)], cwd=tmp_path, capture_output=True, text=True,
                          timeout=120, preexec_fn=limits(), env={**os.environ, "ONNXLINT_CACHE_DIR": str(tmp_path / ".c")})
-    assert run.returncode == -9, run.stdout + run.stderr
+    # SIGTERM stops a run as Ctrl-C does (exit 143, "interrupted"); SIGKILL ends it where it is
+    assert run.returncode == (-9 if signum == 9 else 128 + signum), run.stdout + run.stderr
     return run
 
 
@@ -173,3 +174,48 @@ def test_a_data_file_made_while_the_copy_ran_is_not_replaced(tmp_path, cli, monk
     assert "wrote" in text and sorted(os.listdir(out)) == ["m.onnx", "m.onnx.data"], text
     assert stat.S_IMODE(os.stat(out / "m.onnx.data").st_mode) == 0o640
     _runs(out / "m.onnx")
+
+
+REPORTS = {"report": ("-o", "report.json", "--format", "json", "--no-cache", "--"),
+           "placement": ("placement", "-o", "report.json", "--format", "json", "--"),
+           "baseline": ("--no-cache", "--baseline", "report.json", "--update-baseline", "--")}
+
+
+@pytest.mark.skipif(os.name == "nt", reason="no flock: nothing is removed there")
+@pytest.mark.parametrize("command", REPORTS)
+def test_a_report_or_baseline_killed_while_written_leaves_nothing_the_next_run_keeps(tmp_path, command):
+    """A report (`-o`, `placement -o`, which streams for minutes on a large model) or `--update-baseline` killed
+    (SIGKILL) before its temporary file was renamed left `.report.json.XXXXXXXX.tmp` beside it for good. The
+    temporary file is locked while written, and the next write of that report removes one left unchanged for 10
+    minutes that no process holds. SIGTERM and Ctrl-C (Interrupted) remove it at once, as before."""
+    model = _export(tmp_path, dropout=False)
+    args = (*REPORTS[command], model.name)
+    _killed(tmp_path, """\
+        real = os.replace
+        def replace(a, b, *k, **kw):
+            if os.path.basename(b) == "report.json":
+                die()
+            return real(a, b, *k, **kw)
+        os.replace = replace
+        """, *args)
+    assert not (tmp_path / "report.json").exists()
+    left = _age(tmp_path)
+    assert len(left) == 1 and left[0].startswith(".report.json."), left
+    (tmp_path / ".report.json.k2j3h4g5.tmp.bak").write_bytes(b"a name onnxlint does not give")
+    run = onnxlint(*args, cwd=tmp_path)
+    assert run.returncode == 0 and (tmp_path / "report.json").stat().st_size, run.stdout + run.stderr
+    assert sorted(p.name for p in tmp_path.iterdir() if ".tmp" in p.name) == [".report.json.k2j3h4g5.tmp.bak"]
+
+
+@pytest.mark.parametrize("command", REPORTS)
+def test_a_report_or_baseline_stopped_by_sigterm_leaves_no_temporary_file(tmp_path, command):
+    model = _export(tmp_path, dropout=False)
+    _killed(tmp_path, """\
+        real = os.replace
+        def replace(a, b, *k, **kw):
+            if os.path.basename(b) == "report.json":
+                die()
+            return real(a, b, *k, **kw)
+        os.replace = replace
+        """, *REPORTS[command], model.name, signum=15)
+    assert sorted(os.listdir(tmp_path)) == ["model.onnx", "model.onnx.data"]
