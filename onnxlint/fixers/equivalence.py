@@ -18,6 +18,7 @@ import atexit
 import contextlib
 import json
 import os
+import re
 import select
 import signal
 import subprocess
@@ -34,6 +35,7 @@ import onnx
 from onnx import TensorProto, helper
 
 from onnxlint.fixers.base import REGISTRY, FixError
+from onnxlint.model import write_guard
 from onnxlint.model.graph import iter_graphs
 from onnxlint.model.loading import has_external_data
 from onnxlint.support import bounded_child, pychild
@@ -295,7 +297,9 @@ def session(model: onnx.ModelProto, base_dir: Path | None = None) -> Callable[[d
         sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
     else:
         fd, tmp = tempfile.mkstemp(prefix=(SESSION_PREFIX or [".onnxlint-check."])[0], suffix=".onnx", dir=base_dir)
+        held = os.dup(fd)  # locked while it exists: never stale to another run's write_guard.remove_unheld
         try:
+            write_guard.lock(held)
             with os.fdopen(fd, "wb") as fh:
                 fh.write(model.SerializeToString())
             for hook in BEFORE_SESSION:
@@ -303,6 +307,7 @@ def session(model: onnx.ModelProto, base_dir: Path | None = None) -> Callable[[d
             sess = ort.InferenceSession(tmp, so, providers=["CPUExecutionProvider"])
         finally:
             os.unlink(tmp)
+            os.close(held)
     return lambda feeds: sess.run(None, feeds)
 
 
@@ -473,6 +478,8 @@ def verify(before: onnx.ModelProto, after: onnx.ModelProto, safe: bool, applied:
 # ------------------------------------------------------------------ the child process
 
 CRASH_ENV = "ONNXLINT_TEST_CRASH_CHECK"  # test hook: see equivalence_child
+# the check's copies in the model's folder (run_check's, and the child's session files named after them)
+CHECK_COPY = re.compile(r"\.onnxlint-check\.[a-z0-9_]{8}(?:\.s\.[a-z0-9_]{8})?\.onnx")
 TIMEOUT_ENV, MEMORY_ENV = "ONNXLINT_CHECK_TIMEOUT", "ONNXLINT_CHECK_MEMORY_MB"
 DEFAULT_TIMEOUT = 600.0  # seconds for both models, every size tried
 # as verify --timeout's bound: 1e308 failed each check ("timestamp out of range for platform time_t")
@@ -514,8 +521,13 @@ def run_check(before: onnx.ModelProto, after: onnx.ModelProto, base_dir: Path | 
         folder = str(base_dir) if external else tmp
         base_dir = Path(os.path.abspath(base_dir)) if base_dir is not None else None  # the check server has its own cwd
         paths: list[str] = []
+        if external:  # the copies a run killed during its check (SIGKILL) left in the model's folder, held by none
+            write_guard.remove_unheld(Path(folder), CHECK_COPY)
         for model in (before, after):
             fd, path = tempfile.mkstemp(prefix=".onnxlint-check.", suffix=".onnx", dir=os.path.abspath(folder))
+            held = os.dup(fd)  # locked until it is removed
+            write_guard.lock(held)
+            stack.callback(os.close, held)
             stack.callback(_remove, path)
             if not paths:  # what the child, killed while ORT read one, left of its session files
                 stack.callback(_remove_prefixed, os.path.abspath(folder), session_prefix(path))

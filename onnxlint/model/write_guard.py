@@ -115,12 +115,18 @@ def remove_stale(dest: Path) -> list[str]:
     characters, `.tmp`: replace_text's, fixers.write's) that are regular files of this user, unchanged for
     STALE_AFTER seconds and locked by no process (a writing one holds its lock from the file's creation to its
     rename). Returns their names."""
+    return remove_unheld(dest.parent, re.compile(re.escape(temp_prefix(dest)) + r"[a-z0-9_]{8}\.tmp"))
+
+
+def remove_unheld(folder: Path, own: re.Pattern[str]) -> list[str]:
+    """Remove the files in folder whose whole name matches own (a naming only onnxlint gives its temporary files)
+    that are regular files of this user, unchanged for STALE_AFTER seconds and locked by no process (their writer
+    holds a lock from the file's creation to its rename or removal). Returns their names. Nothing on Windows."""
     if sys.platform == "win32":
         return []
-    own = re.compile(re.escape(temp_prefix(dest)) + r"[a-z0-9_]{8}\.tmp")
     removed = []
     try:
-        entries = [e for e in os.scandir(dest.parent) if own.fullmatch(e.name)]
+        entries = [e for e in os.scandir(folder) if own.fullmatch(e.name)]
     except OSError:
         return []
     for entry in entries:

@@ -219,3 +219,38 @@ def test_a_report_or_baseline_stopped_by_sigterm_leaves_no_temporary_file(tmp_pa
         os.replace = replace
         """, *REPORTS[command], model.name, signum=15)
     assert sorted(os.listdir(tmp_path)) == ["model.onnx", "model.onnx.data"]
+
+
+@pytest.mark.skipif(os.name == "nt", reason="no flock: nothing is removed there")
+def test_a_fix_killed_during_its_numeric_check_leaves_no_copy_in_the_models_folder(tmp_path):
+    """A model with external data is checked from copies in its own folder (ORT reads the weights beside them):
+    `--fix` killed (SIGKILL) during the check, its longest part, left `.onnxlint-check.XXXXXXXX.onnx` there, two of
+    them (and the check child's `.s.` session copy), for good, for a `git add -A` to commit. The copies are locked
+    while they exist; the next check in that folder removes those unchanged for 10 minutes that no process holds.
+    A file of any other name, or one a process holds, stays."""
+    import fcntl
+
+    model = _export(tmp_path / "m", "m.onnx")
+    _killed(tmp_path, """\
+        from onnxlint.fixers import equivalence
+        equivalence._run_child = lambda *a, **k: die()
+        """, "--no-cache", "--fix", "--", model)
+    left = sorted(p.name for p in (tmp_path / "m").iterdir() if p.name.startswith(".onnxlint"))
+    for name in left:
+        os.utime(tmp_path / "m" / name, (0, 1))
+    assert len(left) == 2 and all(n.startswith(".onnxlint-check.") for n in left), left
+    keep = [".onnxlint-check.abcdefgh.s.abcdefgh.onnx.bak", ".onnxlint-check.abcdefg.onnx", "onnxlint-check.abcdefgh.onnx"]
+    for name in keep:
+        (tmp_path / "m" / name).write_bytes(b"not a copy of the check")
+        os.utime(tmp_path / "m" / name, (0, 1))
+    session = tmp_path / "m" / ".onnxlint-check.abcdefgh.s.ijklmnop.onnx"  # a killed check child's
+    session.write_bytes(b"")
+    os.utime(session, (0, 1))
+    held = tmp_path / "m" / ".onnxlint-check.held1234.onnx"  # another run's, checking now: it holds its lock
+    held.write_bytes(b"")
+    os.utime(held, (0, 1))
+    with open(held, "rb") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        run = onnxlint("--no-cache", "--fix", "--", model, cwd=tmp_path)
+    assert run.returncode == 0 and "wrote" in run.stdout, run.stdout + run.stderr
+    assert sorted(os.listdir(tmp_path / "m")) == sorted([*keep, held.name, "m.onnx", "m.onnx.data"])
