@@ -110,6 +110,17 @@ def lock(fd: int) -> bool:
     return True
 
 
+def hold(path: Path | str) -> int | None:
+    """A descriptor of path holding its lock (close it to let go), for a temporary file of onnxlint's written by
+    name (a rename gave it a new inode): never stale to another run's remove_unheld. None: it cannot be opened."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    lock(fd)
+    return fd
+
+
 def remove_stale(dest: Path) -> list[str]:
     """Remove, beside dest, the temporary files of the name a write of dest gives (`.<name>.` and mkstemp's 8
     characters, `.tmp`: replace_text's, fixers.write's) that are regular files of this user, unchanged for

@@ -9,9 +9,9 @@ from typing import Callable
 from onnxlint.config import config_file as config_mod
 from onnxlint.config.settings import Settings
 from onnxlint.linting.report import FileReport, Report
-from onnxlint.model import lfs, loading
+from onnxlint.model import lfs, loading, write_guard
 from onnxlint.support.errors import UsageError, did_you_mean
-from onnxlint.verify.compare import FixedVerifyResult, VerifyResult, attach, verify_file
+from onnxlint.verify.compare import VERIFY_COPY, FixedVerifyResult, VerifyResult, attach, verify_file
 
 
 @dataclass(frozen=True)
@@ -119,11 +119,14 @@ def fix_and_verify(path: Path, before: VerifyResult, options: VerifyOptions) -> 
                 notes.append(f"written to {dest} without a verified session: {after.summary_line()}")
             return FixedVerifyResult(str(path), before, notes, after)
         return FixedVerifyResult(str(path), before, notes, before)
+    write_guard.remove_unheld(path.parent, VERIFY_COPY)  # what a verify --fix killed (SIGKILL) left here
     fd, tmp_name = tempfile.mkstemp(prefix=".onnxlint-verify-", suffix=".onnx", dir=path.parent)
-    os.close(fd)
+    held = [fd]  # locked while it exists: never stale to another run's remove_unheld
+    write_guard.lock(fd)
     tmp = Path(tmp_name)
     try:
         notes, written, read = fix_in_place(path, before.target, options.ort_version, tmp)
+        held.append(write_guard.hold(tmp) or fd)  # the fixed model took the name (a new file): its lock
         if not written:  # nothing to fix, or the fix was not written: the model stands as verified before
             return FixedVerifyResult(str(path), before, notes, before)
         after = verify(tmp)
@@ -139,6 +142,8 @@ def fix_and_verify(path: Path, before: VerifyResult, options: VerifyOptions) -> 
     finally:
         with contextlib.suppress(OSError):
             tmp.unlink()
+        for held_fd in set(held):
+            os.close(held_fd)
 
 
 def require_onnxruntime() -> None:

@@ -18,6 +18,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
+from onnxlint.model import write_guard
+
 CPU = "CPUExecutionProvider"
 CUDA = "CUDAExecutionProvider"
 REMOVED = "removed"  # predicted_ep / ran_on of a node that is not in the session's graph
@@ -135,6 +137,11 @@ def target_for(providers: list[str]) -> str:
     return "ort-cuda" if CUDA in providers else "ort-cpu"
 
 
+# verify's copies in a model's folder: session_model's, verify --fix's fixed model before a session ran it (and the
+# temporary file its atomic write made)
+VERIFY_COPY = re.compile(r"\.?\.onnxlint-verify[.-][a-z0-9_]{8}\.onnx(?:\.[a-z0-9_]{8}\.tmp)?")
+
+
 @contextlib.contextmanager
 def session_model(mf: Any, renamed: dict[str, str]) -> Iterator[Path]:
     """The file the session loads: the model itself, or its renamed copy (beside it when it has external data,
@@ -143,14 +150,19 @@ def session_model(mf: Any, renamed: dict[str, str]) -> Iterator[Path]:
         yield Path(mf.path)
         return
     folder = Path(mf.path).parent if mf.external else None
+    if folder is not None:  # what a verify killed (SIGKILL) left beside a model
+        write_guard.remove_unheld(folder, VERIFY_COPY)
     fd, tmp = tempfile.mkstemp(prefix=".onnxlint-verify.", suffix=".onnx", dir=folder)
+    held = os.dup(fd)  # locked while it exists: never stale to another run's remove_unheld
     try:
+        write_guard.lock(held)
         with os.fdopen(fd, "wb") as fh:
             fh.write(mf.model.SerializeToString())
         yield Path(tmp)
     finally:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        os.close(held)
 
 
 def verify_file(path: Path, providers: list[str], shapes: dict[str, list[int]], timeout: float = 300,

@@ -254,3 +254,28 @@ def test_a_fix_killed_during_its_numeric_check_leaves_no_copy_in_the_models_fold
         run = onnxlint("--no-cache", "--fix", "--", model, cwd=tmp_path)
     assert run.returncode == 0 and "wrote" in run.stdout, run.stdout + run.stderr
     assert sorted(os.listdir(tmp_path / "m")) == sorted([*keep, held.name, "m.onnx", "m.onnx.data"])
+
+
+@pytest.mark.skipif(os.name == "nt", reason="no flock: nothing is removed there")
+def test_a_verify_fix_killed_during_its_session_leaves_no_fixed_copy_beside_the_model(tmp_path):
+    """`verify --fix` writes the fixed model to `.onnxlint-verify-XXXXXXXX.onnx` beside the model and runs a session
+    on it (up to --timeout, 300 s) before fixing in place: killed (SIGKILL) meanwhile, it left that copy, as large
+    as the model, for good. It is locked while it exists; the next verify of a model there removes one unchanged
+    for 10 minutes that no process holds."""
+    model = _export(tmp_path / "m", "m.onnx")
+    args = ("verify", "--providers", "CPUExecutionProvider", "--fix", "--", model)
+    _killed(tmp_path, """\
+        from onnxlint.verify import command
+        real = command.verify_file
+        def verify_file(p, *a, **k):
+            if os.path.basename(p).startswith(".onnxlint-verify-"):
+                die()
+            return real(p, *a, **k)
+        command.verify_file = verify_file
+        """, *args)
+    left = sorted(p.name for p in (tmp_path / "m").iterdir() if p.name.startswith(".onnxlint"))
+    assert len(left) == 1 and left[0].startswith(".onnxlint-verify-"), left
+    os.utime(tmp_path / "m" / left[0], (0, 1))
+    run = onnxlint(*args, cwd=tmp_path)
+    assert run.returncode == 0 and "wrote" in run.stdout, run.stdout + run.stderr
+    assert sorted(os.listdir(tmp_path / "m")) == ["m.onnx", "m.onnx.data"]
