@@ -73,3 +73,35 @@ def test_a_new_rtx_table_names_its_wheels_in_sources_md(tmp_path):
                                                            "10.1+rtx1.10"]
     assert "`tensorrt-rtx-cu12-libs==1.10.0.5`, `tensorrt-rtx-cu12-bindings==1.10.0.5`" in rows[-1]
     assert "`tensorrt-rtx-cu12-libs==1.6.9.1`" in rows[-3]
+
+
+def test_a_row_keeps_the_element_types_the_probe_saw_refused_in_orts_words():
+    """elem_types sorts each probe's answer by ORT's words; a refusal in other words is in no set (nothing claimed)."""
+    invalid = "[ONNXRuntimeError] : 2 : INVALID_ARGUMENT : Failed to load model with error: Invalid tensor data type {}."
+    checked = "[ONNXRuntimeError] : 1 : FAIL : ... This is an invalid model. Tensor 'e' does not have valid data type."
+    unregistered = "Exception during loading: MLDataType for: tensor(complex64) is not currently registered or supported"
+    loads = {}
+    for n in range(0, 31):
+        loads[f"init:{n}"] = True if 1 <= n <= 26 else checked if n else "... Tensor does not have type information."
+        loads[f"input:{n}"] = unregistered if n in (14, 15, 24) else True if 1 <= n <= 26 else invalid.format(n)
+    loads["input:30"] = "[ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : something else"
+    got = fr.elem_types(loads)
+    assert got == {"probed": "0-30", "refused_initializer": "0,27-30", "initializer_checked": "27-30",
+                   "invalid": "0,27-29", "unregistered": "14-15,24"}
+    assert releases.numbers(got["invalid"]) == {0, 27, 28, 29} and releases.numbers("") == frozenset()
+    assert fr.spans([5, 1, 2, 3, 7, 8, 10]) == "1-3,5,7-8,10"
+    # the probe models: an unused initializer and an unused graph input of each number, at the release's newest IR
+    models = fr.elem_models(13)
+    assert {"init:0", "input:0", "init:28", "input:63", "input:99", "input:2147483647"} <= set(models)
+
+
+def test_every_release_row_has_its_probed_element_types():
+    """Every row was probed (no line left 'not_measured'); 1.20.2 refuses FLOAT4E2M1 to INT2, 1.24.4 and 1.31.1 load
+    them, 1.32.0 loads a FLOAT6 initializer (its graph input has no MLDataType)."""
+    data = json.loads(releases.LIMITS_FILE.read_text())
+    for line, row in data["releases"].items():
+        assert "probed" in row["elem_types"], line
+    e20, e24, e31, e32 = (releases.row(v).elem for v in ("1.20.2", "1.24.4", "1.31.1", "1.32.0"))
+    assert {23, 24, 25, 26} <= e20.invalid and not {23, 25, 26} & (e24.invalid | e31.invalid)
+    assert 27 in e31.initializer and 27 not in e32.initializer and 27 in e32.unregistered
+    assert all({14, 15} <= e.unregistered for e in (e20, e24, e31, e32))

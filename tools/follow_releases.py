@@ -3,6 +3,7 @@
 newer than onnxlint's tables, and regenerate every table and row for them in one run.
 
     python tools/follow_releases.py --check          # list what is newer than the tables; exit 1 if anything is
+    python tools/follow_releases.py --refresh-rows [1.20 1.24 ...] [--show-refusals]   # probe release rows again
     python tools/follow_releases.py [--only ort|tensorrt] [--work DIR] \\
         [--stub-tool ORT_CUDA_TRUTH --cuda-include DIR]          # for a new onnxruntime-gpu release
         [--trt-stub-dir DIR]                                     # (TensorRT 8.x wheels need a stub CUDA driver)
@@ -15,7 +16,9 @@ What one run regenerates, each with the generator that owns it (nothing is typed
 * the release rows (onnxlint/data/kernels/ort-releases.json, read by onnxlint/ort/releases.py): for every
   minor line with a table, the newest ai.onnx opset and IR version its newest patch loads, probed with session
   creation on the wheel itself (a one-Identity model per opset and per IR version: ORT refuses a newer one in
-  ValidateOpsetForDomain / Model::Model);
+  ValidateOpsetForDomain / Model::Model), and the tensor element types it refuses (`elem_types`: a model with an
+  unused initializer, and one with an unused graph input, of each number 0-63 and a few far ones, at the line's
+  newest IR; sorted by ORT's words, see elem_types); `--refresh-rows [LINE ...]` probes the rows again alone;
 * TensorRT-RTX (`tensorrt-rtx`, the 10.x-line parser, whose wheels run here without a GPU): a parser-verified
   table per new release (tools/gen_trt_support.py, then tools/gen_trt_behaviour.py), label `10.1+rtx<M.m>`.
   `tensorrt` releases newer than the tables whose parser PyPI ships only as an sdist that downloads from
@@ -216,7 +219,8 @@ for key, model in json.load(open(sys.argv[1])).items():
         ort.InferenceSession(bytes.fromhex(model), so, providers=["CPUExecutionProvider"])
         out[key] = True
     except Exception as exc:
-        out[key] = str(exc).splitlines()[0][:200]
+        words = (str(exc).splitlines() or [""])[0]
+        out[key] = words if len(words) <= 400 else words[:150] + " ... " + words[-250:]
 print(json.dumps({"version": ort.__version__, "loads": out}))
 """
 
@@ -238,8 +242,108 @@ def probe_models() -> dict[str, str]:
     return out
 
 
+# Element types probed (TensorProto.DataType numbers): UNDEFINED, each type the installed onnx defines and the numbers
+# past it up to ELEM_DENSE, then a few far numbers. A model's tensor of a number not probed is not claimed refused.
+ELEM_DENSE = 63
+ELEM_FAR = (99, 100, 127, 128, 255, 256, 1000, 1024, 65535, 65536, 2**31 - 1)
+# bytes of one element of a probed type (numbers onnx does not give a numpy type for: one byte)
+_ELEM_BYTES = {1: 4, 2: 1, 3: 1, 4: 2, 5: 2, 6: 4, 7: 8, 9: 1, 10: 2, 11: 8, 12: 4, 13: 8, 14: 8, 15: 16, 16: 2}
+
+
+def elem_probed() -> list[int]:
+    from onnx import TensorProto
+
+    newest = max(TensorProto.DataType.values())
+    return list(range(0, max(ELEM_DENSE, newest + 1) + 1)) + [n for n in ELEM_FAR if n > max(ELEM_DENSE, newest + 1)]
+
+
+def elem_models(ir: int) -> dict[str, str]:
+    """Per probed element type N, at IR `ir` (the release's newest: a type's refusal there holds for older IR): a
+    float Identity model with an unused initializer 'e' of type N ("init:N") or an unused graph input 'e' of type N
+    ("input:N"), as hex bytes. ORT refuses a type it does not load while reading the model (Graph's constructor,
+    its NodeArgs), before anything reads the tensor."""
+    from onnx import TensorProto, helper
+
+    def model(elem: int, initializer: bool) -> str:
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])
+        inputs, inits = [x], []
+        if initializer:
+            t = TensorProto(name="e", data_type=elem, dims=[1])
+            if elem == TensorProto.STRING:
+                t.string_data.append(b"a")
+            else:
+                t.raw_data = b"\0" * _ELEM_BYTES.get(elem, 1)
+            inits.append(t)
+        else:
+            inputs.append(helper.make_tensor_value_info("e", elem, [1]))
+        g = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "probe", inputs,
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])], inits)
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+        m.ir_version = ir
+        return m.SerializeToString().hex()
+
+    out = {}
+    for n in elem_probed():
+        out[f"init:{n}"] = model(n, True)
+        out[f"input:{n}"] = model(n, False)
+    return out
+
+
+def spans(numbers: list[int]) -> str:
+    """[0, 1, 2, 5, 7, 8] -> "0-2,5,7-8" (how the rows keep sets of element types)."""
+    out: list[str] = []
+    for n in sorted(set(numbers)):
+        if out and "-" not in out[-1] and int(out[-1]) == n - 1:
+            out[-1] = f"{out[-1]}-{n}"
+        elif out and "-" in out[-1] and int(out[-1].split("-")[1]) == n - 1:
+            out[-1] = f"{out[-1].split('-')[0]}-{n}"
+        else:
+            out.append(str(n))
+    return ",".join(out)
+
+
+# How ORT words a refusal: the Graph constructor's check of an initializer (1.24 on), a type ORT does not know at all,
+# a type it knows but has no MLDataType for (InferenceSession's model metadata: the main graph's inputs)
+_CHECKED = "does not have valid data type"
+_INVALID = "Invalid tensor data type"
+_UNREGISTERED = "is not currently registered or supported"
+
+
+def elem_types(loads: dict[str, object]) -> dict[str, str]:
+    """The row's element-type facts from the probe's answers (ORT's words sort them; a refusal in other words is in
+    no set, so nothing is claimed of it): the numbers probed; those whose initializer session creation refused, and
+    of them those the Graph constructor names ("Tensor 'e' does not have valid data type."); those whose graph input
+    it refused as "Invalid tensor data type N." (a type it does not know, refused wherever a tensor has it), and as
+    "MLDataType for: tensor(t) is not currently registered or supported" (a main-graph input)."""
+    probed = sorted(int(k.split(":")[1]) for k in loads if k.startswith("input:"))
+
+    def said(kind: str, words: str | None) -> list[int]:
+        got = [(n, loads[f"{kind}:{n}"]) for n in probed]
+        return [n for n, ok in got if ok is not True and (words is None or words in str(ok))]
+
+    return {"probed": spans(probed), "refused_initializer": spans(said("init", None)),
+            "initializer_checked": spans(said("init", _CHECKED)), "invalid": spans(said("input", _INVALID)),
+            "unregistered": spans(said("input", _UNREGISTERED))}
+
+
+def _probe(helper: str, models: dict[str, str], work: Path, env: dict[str, str], version: str) -> dict[str, object]:
+    job = work / "models.json"
+    job.write_text(json.dumps(models))
+    proc = subprocess.run([helper, "-c", PROBE, str(job)], capture_output=True, text=True, env=env, cwd=work, timeout=900)
+    if proc.returncode != 0:
+        raise RuntimeError(f"probe failed: {(proc.stderr.strip().splitlines() or ['?'])[-1]}")
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    if got["version"] != version:
+        raise RuntimeError(f"wheel reports version {got['version']}, expected {version}")
+    loads: dict[str, object] = got["loads"]
+    return loads
+
+
 def probe_limits(version: str, args: argparse.Namespace) -> dict[str, object]:
-    """The newest opset and IR version the release's CPU wheel loads (its session creation)."""
+    """The newest opset and IR version the release's CPU wheel loads, and the element types whose tensors it
+    refuses (its session creation)."""
+    import onnx
+
     work = Path(tempfile.mkdtemp(prefix=f"ort-limits-{version}-", dir=args.work))
     try:
         wheel, py = _wheel(version, work, args)
@@ -249,20 +353,18 @@ def probe_limits(version: str, args: argparse.Namespace) -> dict[str, object]:
         for so in (target / "onnxruntime" / "capi").glob("*.so*"):
             so.chmod(0o755)
         helper = kt.ensure_helper(Path(args.work) / f"helper-py{py}", args.python_for.get(py, f"python{py}"))
-        job = work / "models.json"
-        job.write_text(json.dumps(probe_models()))
         env = dict(os.environ, PYTHONPATH=str(target), PYTHONNOUSERSITE="1")
-        proc = subprocess.run([helper, "-c", PROBE, str(job)], capture_output=True, text=True, env=env, cwd=work, timeout=900)
-        if proc.returncode != 0:
-            raise RuntimeError(f"probe failed: {(proc.stderr.strip().splitlines() or ['?'])[-1]}")
-        got = json.loads(proc.stdout.strip().splitlines()[-1])
-        if got["version"] != version:
-            raise RuntimeError(f"wheel reports version {got['version']}, expected {version}")
-        loads = got["loads"]
+        loads = _probe(helper, probe_models(), work, env, version)
         opset = max(int(k.split(":")[1]) for k, ok in loads.items() if k.startswith("opset:") and ok is True)
         ir = max(int(k.split(":")[1]) for k, ok in loads.items() if k.startswith("ir:") and ok is True)
+        elems = _probe(helper, elem_models(ir), work, env, version)
+        if args.show_refusals:
+            for key, ok in elems.items():
+                print(f"{version}\t{key}\t{'loads' if ok is True else ok}")
         return {"max_opset": opset, "max_ir": ir, "read": datetime.date.today().isoformat(),
-                "source": f"session creation of one-Identity models on {wheel.name}"}
+                "elem_types": dict(elem_types(elems), onnx=onnx.__version__, ir=ir),
+                "source": f"session creation of one-Identity models (and ones with an unused initializer or graph "
+                          f"input of each element type) on {wheel.name}"}
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -278,12 +380,15 @@ def _wheel(version: str, work: Path, args: argparse.Namespace) -> tuple[Path, st
 
 def regenerate_rows(args: argparse.Namespace) -> list[str]:
     """A row for every minor line with a table (or published from --rows-from on) and none in ort-releases.json
-    (--refresh-rows: every line again): the newest published patch of the line, probed."""
-    releases.limits.cache_clear()
+    (--refresh-rows: every line again, or the lines it names): the newest published patch of the line, probed. A
+    line whose probe fails keeps its row, its element types marked not measured (nothing claimed of them)."""
+    releases._rows.cache_clear()
     data = json.loads(releases.LIMITS_FILE.read_text()) if releases.LIMITS_FILE.exists() else {"format": 1, "releases": {}}
     lines = missing_rows(args.rows_from)
     if args.refresh_rows:
         lines = sorted(set(lines) | set(data["releases"]), key=kt.version_key)
+    elif args.refresh_rows is not None:  # named lines only
+        lines = sorted(set(args.refresh_rows_lines), key=kt.version_key)
     if not lines:
         return []
     published = _published_ort()
@@ -299,8 +404,13 @@ def regenerate_rows(args: argparse.Namespace) -> list[str]:
         except RuntimeError as exc:
             log(f"  FAILED {patches[-1]}: {exc}")
             failed.append(f"{line} ({exc})")
+            if line in data["releases"]:
+                data["releases"][line]["elem_types"] = {"not_measured": f"{patches[-1]}: {exc}"[:300]}
             continue
-        log(f"  {line}: opset {data['releases'][line]['max_opset']}, IR {data['releases'][line]['max_ir']}")
+        row = data["releases"][line]
+        log(f"  {line}: opset {row['max_opset']}, IR {row['max_ir']}, element types refused: "
+            f"initializer {row['elem_types']['refused_initializer']}, graph input {row['elem_types']['invalid']} "
+            f"(invalid) {row['elem_types']['unregistered']} (not registered)")
     data["releases"] = dict(sorted(data["releases"].items(), key=lambda kv: kt.version_key(kv[0])))
     releases.LIMITS_FILE.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
     if failed:
@@ -397,11 +507,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=2, help="TensorRT probe workers")
     ap.add_argument("--rows-from", help="release rows for every ORT line published from this version on (default: "
                     "the lines with a kernel table)")
-    ap.add_argument("--refresh-rows", action="store_true", help="probe every release row again")
+    ap.add_argument("--refresh-rows", nargs="*", metavar="LINE", help="probe the release rows again (and nothing "
+                    "else): every row, or the lines named (e.g. 1.20 1.24)")
+    ap.add_argument("--show-refusals", action="store_true", help="print each element-type probe's answer")
     args = ap.parse_args(argv)
+    args.refresh_rows_lines = args.refresh_rows or []
+    if args.refresh_rows is not None:
+        args.refresh_rows = not args.refresh_rows  # True: every row; False: the lines named
     args.python_for = dict(p.split("=", 1) for p in args.python)
     args.work = args.work.resolve()
     args.work.mkdir(parents=True, exist_ok=True)
+    if args.refresh_rows is not None and not args.check:
+        for path in regenerate_rows(args):
+            print(f"wrote {path}")
+        return 0
     new = newer_releases()
     if args.only == "ort":
         new = {k: v for k, v in new.items() if not k.startswith("tensorrt")}

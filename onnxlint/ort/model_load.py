@@ -1,7 +1,7 @@
 """Whether ORT loads the model at all: the newest IR version and ai.onnx opset a release accepts (model.cc's IR
-check, model_load_utils.h ValidateOpsetForDomain), read from the release table; what every measured release refuses
-while reading the model, before resolving it (load_refusal: no opset_import, a tensor of an element type none
-loads); and what Graph::Resolve
+check, model_load_utils.h ValidateOpsetForDomain), read from the release table; what a release refuses while reading
+the model, before resolving it (load_refusal: no opset_import, a tensor of an element type its row says it refuses);
+and what Graph::Resolve
 (core/graph/graph.cc) refuses at session creation, which is less than onnx's checker and strict shape inference:
 
 - Constant nodes become initializers before anything is inferred (the Graph constructor), so a Constant whose
@@ -20,7 +20,7 @@ initializers, declared shapes dropped); what fails there, ORT refuses, in its wo
 claim, benchmarks/refusal_claims.py): checks of the onnx ORT was built with where the installed onnx differs
 (ORT 1.24.4 refuses Attention's newer left_window_size attribute and DFT with is_onesided and inverse), and
 whether a refusal depends on the release (`version` keys the result: nothing measured differs between releases but
-load_refusal's words for an initializer, Release.initializer_type_check).
+load_refusal's element types, each release's row: releases.ElemTypes).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from onnxlint.ort import releases
 def refuses_model(model: onnx.ModelProto, version: str | None, memo: dict[str, Any] | None = None
                   ) -> tuple[str, str] | None:
     """(reason, message) when ORT `version` refuses to load the model: it imports no opset, its IR version or ai.onnx
-    opset is newer than the release loads, or a tensor's element type is one no measured release loads."""
+    opset is newer than the release loads, or a tensor's element type is one the release refuses (load_refusal)."""
     if not model.opset_import:  # Model::Model (model.cc) checks this before the IR version
         return _invalid(model, version, memo)
     row = releases.row(version)
@@ -75,26 +75,27 @@ _NAME_SHOWN = 200  # a tensor name quoted in the cause is cut to its first chara
 
 def load_refusal(model: onnx.ModelProto, version: str | None, memo: dict[str, Any] | None = None
                  ) -> tuple[str, str] | None:
-    """(what is wrong, ORT's words) when session creation fails while reading the model, before its graph is
-    resolved, on every release the truth harness measured (releases.measured(): 1.20.2, 1.24.4, 1.31.1):
+    """(what is wrong, ORT's words) when session creation of ORT `version` fails while reading the model, before its
+    graph is resolved:
 
-    - no opset_import at all (model.cc, "Missing opset in the model"); one importing other domains only loads (ORT
-      imports ai.onnx, ai.onnx.ml and its own domains at their newest);
-    - a tensor whose element type is UNDEFINED (0) or past releases.NEWEST_LOADED_ELEM_TYPE (ONNX's FLOAT6 types, a
-      number ONNX does not define): an initializer or a Constant's value (the Graph constructor), the type of a graph
-      input, of a node's output (its graph output's, else its value_info's: a value_info of a graph input, an
-      initializer, a graph output or nothing is not read) in any graph (tensors, sequences and optionals of them),
-      or a ConstantOfShape's value (the type its output is inferred to have). ORT says "Invalid tensor data type N."
-      (the same on each release but for an initializer's check, Release.initializer_type_check).
+    - no opset_import at all (model.cc, "Missing opset in the model"; every measured release); one importing other
+      domains only loads (ORT imports ai.onnx, ai.onnx.ml and its own domains at their newest);
+    - a tensor of an element type the release's row says it refuses (releases.ElemTypes, probed on its wheel; a
+      release with no probed row, or a number not probed, is not claimed): an initializer or a Constant's value (the
+      Graph constructor) of a type refused as an initializer; of a type ORT does not know ("Invalid tensor data type
+      N."), the type of a graph input, of a node's output (its graph output's, else its value_info's: a value_info
+      of a graph input, an initializer, a graph output or nothing is not read) in any graph (tensors, sequences and
+      optionals of them), or a ConstantOfShape's value (the type its output is inferred to have).
     memo: GraphIndex.memo of an index whose source_model is `model`, where the walk's answer is kept."""
     if not model.opset_import:
         return "the model imports no opset (no opset_import)", MISSING_OPSET
+    types = releases.row(version).elem
     if memo is None:
-        found = _undefined_elem_type(model)
-    elif "undefined_elem_type" in memo:  # a walk over every node: once per model (the lint, then its placement)
-        found = memo["undefined_elem_type"]
-    else:
-        found = memo["undefined_elem_type"] = _undefined_elem_type(model, memo.get("model_walk"))
+        found = _undefined_elem_type(model, types)
+    else:  # a walk over every node: once per model and row (the lint, then its placement)
+        walks = memo.setdefault("undefined_elem_type", {})
+        found = walks[types] if types in walks else walks.setdefault(
+            types, _undefined_elem_type(model, types, memo.get("model_walk")))
     if found is None:
         return None
     what, name, elem, initializer = found
@@ -102,7 +103,7 @@ def load_refusal(model: onnx.ModelProto, version: str | None, memo: dict[str, An
     cause = f"{what} '{shown}' has element type {_elem_words(elem)}"
     if initializer and elem == 0:
         return cause, "This is an invalid model. Tensor does not have type information."
-    if initializer and releases.row(version).initializer_type_check:
+    if initializer and elem in types.initializer_checked:
         return cause, f"This is an invalid model. Tensor '{shown}' does not have valid data type."
     return cause, f"Invalid tensor data type {elem}."
 
@@ -114,21 +115,17 @@ def _elem_words(elem: int) -> str:
     return f"{elem} ({known}), which ONNX Runtime does not load" if known else f"{elem}, which ONNX does not define"
 
 
-def _refused_elem(elem: int) -> bool:
-    return elem == 0 or elem > releases.NEWEST_LOADED_ELEM_TYPE
-
-
-def _type_elem(tp: onnx.TypeProto) -> int | None:
+def _type_elem(tp: onnx.TypeProto, refused: frozenset[int]) -> int | None:
     """The refused element type a value's type holds (a tensor, sparse tensor, or a sequence or optional of them),
     or None; a type with no field set is not read (no type declared)."""
     if tp.HasField("tensor_type"):  # the common case first
         elem = tp.tensor_type.elem_type
-        return elem if _refused_elem(elem) else None
+        return elem if elem in refused else None
     while True:
         kind = tp.WhichOneof("value")
         if kind in ("tensor_type", "sparse_tensor_type"):
             elem = getattr(tp, kind).elem_type
-            return elem if _refused_elem(elem) else None
+            return elem if elem in refused else None
         if kind in ("sequence_type", "optional_type"):
             inner = getattr(tp, kind)
             if not inner.HasField("elem_type"):
@@ -143,41 +140,44 @@ _TENSOR = onnx.AttributeProto.TENSOR
 Undefined = tuple[str, str, int, bool]  # what holds it, its name, the element type, whether ORT checks it as an initializer
 
 
-def _undefined_elem_type(model: onnx.ModelProto, walked: tuple[list[Any], list[Any]] | None = None) -> Undefined | None:
+def _undefined_elem_type(model: onnx.ModelProto, types: releases.ElemTypes,
+                         walked: tuple[list[Any], list[Any]] | None = None) -> Undefined | None:
     """The first tensor of a refused element type, in the order ORT builds each graph (the main graph, then its
     bodies): initializers and Constant values, graph inputs, nodes' declared outputs; then ConstantOfShape values
     (inferred while the graph is resolved). walked: (iter_graphs(model), every tensor attribute of the model) as
     load's walk found them (GraphIndex.memo["model_walk"]): no node is read again for them, nor, where no tensor
     attribute is of a refused type, for Constant values."""
     graphs, attributes = walked if walked is not None else (iter_graphs(model), None)
-    values = attributes is None or any(_refused_elem(a.t.data_type) for a in attributes if a.type == _TENSOR)
+    refused = types.initializer | types.invalid
+    values = attributes is None or any(a.t.data_type in refused for a in attributes if a.type == _TENSOR)
     late: Undefined | None = None
     for g in graphs:
-        found, shaped = _in_graph(g, "graph" if g is model.graph else "body", values)
+        found, shaped = _in_graph(g, "graph" if g is model.graph else "body", types, values)
         if found is not None:
             return found
         late = late or shaped
     return late
 
 
-def _in_graph(g: onnx.GraphProto, graph: str, values: bool = True) -> tuple[Undefined | None, Undefined | None]:
+def _in_graph(g: onnx.GraphProto, graph: str, types: releases.ElemTypes, values: bool = True
+              ) -> tuple[Undefined | None, Undefined | None]:
     """(the first refused tensor ORT reads building the graph, the first ConstantOfShape of a refused value type);
     values False: no tensor attribute of the model is of a refused type (no Constant or ConstantOfShape is read)."""
     for t in g.initializer:
-        if _refused_elem(t.data_type):
+        if t.data_type in types.initializer:
             return ("initializer", t.name, t.data_type, True), None
-    constant, shaped = _constant_values(g) if values else (None, None)
+    constant, shaped = _constant_values(g, types) if values else (None, None)
     if constant is not None:
         return constant, None
     for i in g.input:
-        elem = _type_elem(i.type)
+        elem = _type_elem(i.type, types.invalid)
         if elem is not None:
             return (f"{graph} input", i.name, elem, False), None
     # a node output's declared type: its graph output's, else its value_info's (only the refused ones are looked up)
     outputs = {o.name for o in g.output}
-    bad = {o.name: (f"{graph} output", e) for o in g.output if (e := _type_elem(o.type)) is not None}
+    bad = {o.name: (f"{graph} output", e) for o in g.output if (e := _type_elem(o.type, types.invalid)) is not None}
     for v in g.value_info:
-        if v.name not in outputs and v.name not in bad and (e := _type_elem(v.type)) is not None:
+        if v.name not in outputs and v.name not in bad and (e := _type_elem(v.type, types.invalid)) is not None:
             bad[v.name] = ("the value_info of node output", e)
     if bad:
         for n in g.node:
@@ -187,9 +187,10 @@ def _in_graph(g: onnx.GraphProto, graph: str, values: bool = True) -> tuple[Unde
     return None, shaped
 
 
-def _constant_values(g: onnx.GraphProto) -> tuple[Undefined | None, Undefined | None]:
-    """(the first Constant whose value is of a refused type, the first ConstantOfShape whose value is of a type past the
-    newest loaded: its output is inferred of that type; UNDEFINED there is the checker's complaint, which ORT shares)."""
+def _constant_values(g: onnx.GraphProto, types: releases.ElemTypes) -> tuple[Undefined | None, Undefined | None]:
+    """(the first Constant whose value is of a type refused as an initializer, the first ConstantOfShape whose value
+    is of a type ORT does not know: its output is inferred of that type; UNDEFINED there is the checker's complaint,
+    which ORT shares)."""
     shaped: Undefined | None = None
     for n in g.node:
         if n.op_type not in ("Constant", "ConstantOfShape") or n.domain not in ("", "ai.onnx"):
@@ -198,9 +199,9 @@ def _constant_values(g: onnx.GraphProto) -> tuple[Undefined | None, Undefined | 
             if a.name != "value" or a.type != onnx.AttributeProto.TENSOR:
                 continue
             elem = a.t.data_type
-            if n.op_type == "Constant" and len(n.output) == 1 and _refused_elem(elem):
+            if n.op_type == "Constant" and len(n.output) == 1 and elem in types.initializer:
                 return ("the value of Constant", n.output[0], elem, True), None
-            if n.op_type == "ConstantOfShape" and shaped is None and elem > releases.NEWEST_LOADED_ELEM_TYPE:
+            if n.op_type == "ConstantOfShape" and shaped is None and elem != 0 and elem in types.invalid:
                 shaped = ("the value of ConstantOfShape", n.name or (n.output[0] if n.output else ""), elem, False)
     return None, shaped
 

@@ -13,10 +13,30 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 from onnxlint.support import resources
+
+
+@dataclass(frozen=True)
+class ElemTypes:
+    """What session creation of a release does with a tensor of each element type, probed with an unused initializer
+    and an unused main-graph input of each type on its own wheel (tools/follow_releases.py, ort-releases.json's
+    `elem_types`). A number not probed is in no set: nothing is claimed of it."""
+
+    initializer: frozenset[int] = frozenset()  # an initializer of the type is refused (a Constant's value too)
+    # ... by the Graph constructor, whose words name the tensor ("Tensor 'w' does not have valid data type.", 1.24
+    # on); the others' are "Invalid tensor data type N." (UNDEFINED: "Tensor does not have type information.")
+    initializer_checked: frozenset[int] = frozenset()
+    # a graph input of the type is refused as "Invalid tensor data type N.": ORT does not know the type, so any tensor
+    # declared of it is refused while the graph is built (a node output's declared type, a body's input)
+    invalid: frozenset[int] = frozenset()
+    # a main-graph input of the type is refused as "MLDataType for: tensor(t) is not currently registered or
+    # supported" (InferenceSession's model metadata: complex64 and complex128 on every release, FLOAT8E8M0 on
+    # 1.24-1.26, FLOAT6 on 1.32); an initializer of it loads. Not claimed.
+    unregistered: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -51,11 +71,6 @@ class Release:
     # 27291): measured so on 1.31.1 (a float->bool Cast before a bool->bool Cast stays), not on 1.24.4 (the EP
     # condition comes with it in the source; the truth set has no case of it)
     cast_removal_keeps_lossy_to_bool: bool = False
-    # Graph's constructor checks each initializer's element type (a Constant's value included, as the initializer
-    # ORT makes of it) and says which: "This is an invalid model. Tensor 'w' does not have valid data type."
-    # (measured on 1.24.4 and 1.31.1); 1.20.2 fails later on the same tensor with "Invalid tensor data type 99."
-    # (the words model_load.load_refusal quotes; every measured release refuses the model)
-    initializer_type_check: bool = False
     # DQMatMulToMatMulNBits (Level 2) fuses a block-wise 4-bit DequantizeLinear placed on CPU into the MatMul on
     # CUDA it feeds, one MatMulNBits on CUDA: measured so on 1.23.2 and 1.24.4 (a uint4 DequantizeLinear-23, no
     # CUDA kernel there), and 1.31.1 fuses the same pairs; older releases not measured (left on CPU)
@@ -65,42 +80,65 @@ class Release:
     # 1.24.4, 1.25.1 and 1.31.1; older releases not measured (no claim)
     fusion_kernel_refusal: bool = False
     measured: str | None = None  # the patch release checked against ORT's own partitioner (the truth benchmark)
+    # The tensor element types (TensorProto.DataType numbers) its session creation refuses, probed on its wheel
+    # (ElemTypes; empty: not probed, nothing claimed)
+    elem: ElemTypes = field(default_factory=lambda: ElemTypes())
 
 
 ANY_VERSION = 1 << 16  # a since-version bound that takes every version
-# The newest tensor element type (TensorProto.DataType) a measured release loads: INT2 (26), on 1.24.4 and 1.31.1.
-# A tensor of a type past it (ONNX's FLOAT6E2M3 and FLOAT6E3M2, 27 and 28, and any number ONNX does not define)
-# or of UNDEFINED (0) makes session creation fail on every measured release (model_load.load_refusal). 1.20.2
-# refuses 23-26 as well (FLOAT4E2M1 to INT2), the later ones load them: not claimed.
-NEWEST_LOADED_ELEM_TYPE = 26
-
-
 def _row(opset: int, ir: int, since_1_31: bool, measured: str | None = None, reshapes_upto: int = 0,
-         since_1_24: bool = False, dq_matmul_nbits: bool = False, fusion_kernel: bool = False) -> Release:
+         dq_matmul_nbits: bool = False, fusion_kernel: bool = False, elem: ElemTypes | None = None) -> Release:
     """A row of a release whose behaviours are those of 1.31 and later (since_1_31) or of the releases before;
     the releases between two measured ones take the older one's behaviour (not measured)."""
     return Release(opset, ir, contiguous_reshapes=ANY_VERSION if since_1_31 else reshapes_upto, reshape_dim_match=since_1_31,
                    dropout_reads_training_mode=False, cse_typed_tensor_attributes=since_1_31,
                    function_node_cpu_in_first_pass=not since_1_31, cast_removal_keeps_lossy_to_bool=since_1_31,
-                   initializer_type_check=since_1_24, dq_matmul_nbits_across_eps=dq_matmul_nbits, fusion_kernel_refusal=fusion_kernel,
-                   measured=measured)
+                   dq_matmul_nbits_across_eps=dq_matmul_nbits, fusion_kernel_refusal=fusion_kernel, measured=measured,
+                   elem=elem or ElemTypes())
 
 
 LIMITS_FILE = resources.data_dir() / "kernels" / "ort-releases.json"
 
 
 @lru_cache(maxsize=1)
+def _rows() -> dict[str, dict[str, Any]]:
+    if not LIMITS_FILE.exists():
+        return {}
+    rows: dict[str, dict[str, Any]] = json.loads(LIMITS_FILE.read_text())["releases"]
+    return rows
+
+
+def _line(key: str) -> tuple[int, int]:
+    major, minor = (int(x) for x in key.split("."))
+    return major, minor
+
+
 def limits() -> dict[tuple[int, int], tuple[int, int]]:
     """(major, minor) -> (newest ai.onnx opset, newest IR version) that line's newest patch loads: session creation
     of one-Identity models on its own wheel (tools/follow_releases.py); {} without the file."""
-    if not LIMITS_FILE.exists():
-        return {}
-    rows = json.loads(LIMITS_FILE.read_text())["releases"]
-    out = {}
-    for line, row in rows.items():
-        major, minor = (int(x) for x in line.split("."))
-        out[(major, minor)] = (int(row["max_opset"]), int(row["max_ir"]))
+    out = {_line(line): (int(row["max_opset"]), int(row["max_ir"])) for line, row in _rows().items()}
     return dict(sorted(out.items()))
+
+
+def numbers(spans: str) -> frozenset[int]:
+    """"0,27-29,99" -> {0, 27, 28, 29, 99} (how the data file keeps a set of element types)."""
+    out: set[int] = set()
+    for part in filter(None, spans.split(",")):
+        first, _, last = part.partition("-")
+        out.update(range(int(first), int(last or first) + 1))
+    return frozenset(out)
+
+
+def elem_types() -> dict[tuple[int, int], ElemTypes]:
+    """(major, minor) -> the element types its newest patch refuses (ort-releases.json's `elem_types`, probed by
+    tools/follow_releases.py); a line whose probe failed or was never run is not there."""
+    out = {}
+    for line, row in _rows().items():
+        got = row.get("elem_types") or {}
+        if "probed" in got:
+            out[_line(line)] = ElemTypes(*(numbers(got[k]) for k in ("refused_initializer", "initializer_checked",
+                                                                     "invalid", "unregistered")))
+    return out
 
 
 # The behaviours, as the truth benchmark measured them: lines from 1.31 on behave the 1.31.1 way, earlier ones the
@@ -110,8 +148,6 @@ _MEASURED = {(1, 20): "1.20.2", (1, 24): "1.24.4", (1, 31): "1.31.1"}
 # contiguous_reshapes: Reshape-14 chains fused from 1.23 on (measured on 1.23.2 and 1.24.4; 0 on 1.20.2; 1.21 and 1.22
 # not measured), every version from 1.31
 _RESHAPES_14_SINCE = (1, 23)
-# initializer_type_check from 1.24 on (measured on 1.24.4, not on 1.20.2)
-_INITIALIZER_TYPE_CHECK_SINCE = (1, 24)
 # dq_matmul_nbits_across_eps: measured from 1.23.2 on (the oldest release checked)
 _DQ_MATMUL_NBITS_SINCE = (1, 23)
 # fusion_kernel_refusal: measured from 1.20.2 on (the oldest release checked)
@@ -120,13 +156,13 @@ _FUSION_KERNEL_SINCE = (1, 20)
 # (major, minor) -> row, oldest first
 RELEASES: dict[tuple[int, int], Release] = {
     line: _row(opset, ir, line >= _NEWER_SINCE, _MEASURED.get(line), 14 if line >= _RESHAPES_14_SINCE else 0,
-               line >= _INITIALIZER_TYPE_CHECK_SINCE, line >= _DQ_MATMUL_NBITS_SINCE, line >= _FUSION_KERNEL_SINCE)
+               line >= _DQ_MATMUL_NBITS_SINCE, line >= _FUSION_KERNEL_SINCE, elem_types().get(line))
     for line, (opset, ir) in limits().items()}
-# a release newer than the table, or none named: the newest behaviour ORT's sources show, no limits known
+# a release newer than the table, or none named: the newest behaviour ORT's sources show, no limits known, no element
+# type claimed refused (a newer release may load one: 1.32 loads FLOAT6 initializers 1.31 refuses)
 NEWEST = Release(None, None, contiguous_reshapes=ANY_VERSION, reshape_dim_match=True, dropout_reads_training_mode=True,
                  cse_typed_tensor_attributes=True, function_node_cpu_in_first_pass=False,
-                 cast_removal_keeps_lossy_to_bool=True, initializer_type_check=True, dq_matmul_nbits_across_eps=True,
-                 fusion_kernel_refusal=True)
+                 cast_removal_keeps_lossy_to_bool=True, dq_matmul_nbits_across_eps=True, fusion_kernel_refusal=True)
 # a release older than the table: the oldest behaviour, no limits known
 OLDEST = Release(None, None, contiguous_reshapes=0, reshape_dim_match=False, dropout_reads_training_mode=False,
                  cse_typed_tensor_attributes=False, function_node_cpu_in_first_pass=True)

@@ -62,7 +62,7 @@ def test_a_model_limit_comes_from_the_row(monkeypatch):
 def test_a_model_every_measured_release_refuses_while_reading_it():
     """The truth harness's words on each measured release (session creation of these models on 1.20.2, 1.24.4 and
     1.31.1): an initializer of element type 99, a graph input of 27 (FLOAT6E2M3), no opset_import. FLOAT4E2M1 (23)
-    to INT2 (26) only 1.20.2 refuses: no claim."""
+    to INT2 (26) only 1.20.2 refuses (test_element_types_follow_the_release)."""
     w = onnx.TensorProto(name="w", data_type=99, dims=[1], raw_data=b"\0" * 4)
     nodes = [h.make_node("Relu", ["x"], ["y"], name="r")]
     m = make_model(nodes, [vi("x", T.FLOAT, [2])], [vi("y", T.FLOAT, [2])], [w])
@@ -77,7 +77,7 @@ def test_a_model_every_measured_release_refuses_while_reading_it():
     # the installed onnx names 27 where it knows FLOAT6E2M3 (onnx 1.21, the floor, does not)
     named = "27 (FLOAT6E2M3), which ONNX Runtime does not load" if 27 in onnx.TensorProto.DataType.values() \
         else "27, which ONNX does not define"
-    for elem, refused in ((27, True), (26, False), (23, False), (T.FLOAT, False)):
+    for elem, refused in ((27, True), (T.FLOAT, False)):
         m = make_model(nodes, [vi("x", T.FLOAT, [2]), vi("x2", elem, [2])], [vi("y", T.FLOAT, [2])])
         for version in releases.measured():
             got = model_load.refuses_model(m, version)
@@ -89,3 +89,41 @@ def test_a_model_every_measured_release_refuses_while_reading_it():
     for version in (*releases.measured(), None, "1.13.1"):  # every release, the table's or not
         assert model_load.load_refusal(m, version)[1].startswith("Missing opset in the model. All ModelProtos MUST have")
         assert model_load.refuses_model(m, version)[0] == "model-invalid"
+
+
+def _with_input(elem: int) -> onnx.ModelProto:
+    nodes = [h.make_node("Relu", ["x"], ["y"], name="r")]
+    return make_model(nodes, [vi("x", T.FLOAT, [2]), vi("x2", elem, [2])], [vi("y", T.FLOAT, [2])])
+
+
+def test_element_types_follow_the_release():
+    """Each release's row says which element types its session creation refuses (probed on its wheel: tools/
+    follow_releases.py). A graph input of FLOAT4E2M1 (23) to INT2 (26): 'Invalid tensor data type 23.' on 1.20.2,
+    loaded by 1.24.4 and 1.31.1; a FLOAT6E2M3 (27) initializer: refused up to 1.31.1, loaded by 1.32.0. A release the
+    table does not have claims no element type."""
+    for elem in (23, 24, 25, 26):
+        got = model_load.refuses_model(_with_input(elem), "1.20.2")
+        assert got is not None and got[1].endswith(f"fails with 'Invalid tensor data type {elem}.'"), (elem, got)
+        assert model_load.refuses_model(_with_input(elem), "1.31.1") is None
+    assert model_load.refuses_model(_with_input(23), "1.24.4") is None
+    w = onnx.TensorProto(name="w", data_type=27, dims=[1], raw_data=b"\0")
+    nodes = [h.make_node("Relu", ["x"], ["y"], name="r")]
+    m = make_model(nodes, [vi("x", T.FLOAT, [2])], [vi("y", T.FLOAT, [2])], [w])
+    assert model_load.load_refusal(m, "1.31.1") == (
+        "initializer 'w' has element type 27 (FLOAT6E2M3), which ONNX Runtime does not load",
+        "This is an invalid model. Tensor 'w' does not have valid data type.")
+    assert model_load.load_refusal(m, "1.32.0") is None
+    assert model_load.load_refusal(_with_input(27), "1.32.0") is None  # no MLDataType for it: not claimed
+    for version in ("1.40.0", "1.13.1"):  # no row: nothing measured, nothing claimed
+        assert model_load.load_refusal(m, version) is None and model_load.refuses_model(_with_input(99), version) is None
+
+
+def test_element_type_claims_read_the_row(monkeypatch):
+    """model_load reads the row's element types, nothing else: a row that says 1.24 loads type 99 as a graph input
+    makes the model load."""
+    m = _with_input(99)
+    assert model_load.refuses_model(m, "1.24.4")[0] == "model-invalid"
+    row = releases.RELEASES[(1, 24)]
+    monkeypatch.setitem(releases.RELEASES, (1, 24), dataclasses.replace(
+        row, elem=dataclasses.replace(row.elem, invalid=row.elem.invalid - {99})))
+    assert model_load.refuses_model(m, "1.24.4") is None
