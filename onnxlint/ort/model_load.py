@@ -85,7 +85,9 @@ def load_refusal(model: onnx.ModelProto, version: str | None, memo: dict[str, An
       Graph constructor) of a type refused as an initializer; of a type ORT does not know ("Invalid tensor data type
       N."), the type of a graph input, of a node's output (its graph output's, else its value_info's: a value_info
       of a graph input, an initializer, a graph output or nothing is not read) in any graph (tensors, sequences and
-      optionals of them), or a ConstantOfShape's value (the type its output is inferred to have).
+      optionals of them), or a ConstantOfShape's value (the type its output is inferred to have); then a main-graph
+      tensor input no node reads of a type it knows but has no MLDataType for (complex64, complex128: "MLDataType
+      for: tensor(complex64) is not currently registered or supported").
     memo: GraphIndex.memo of an index whose source_model is `model`, where the walk's answer is kept."""
     if not model.opset_import:
         return "the model imports no opset (no opset_import)", MISSING_OPSET
@@ -105,6 +107,8 @@ def load_refusal(model: onnx.ModelProto, version: str | None, memo: dict[str, An
         return cause, "This is an invalid model. Tensor does not have type information."
     if initializer and elem in types.initializer_checked:
         return cause, f"This is an invalid model. Tensor '{shown}' does not have valid data type."
+    if not initializer and elem in types.unregistered and elem not in types.invalid:
+        return cause, f"MLDataType for: tensor({_ort_type_name(elem)}) is not currently registered or supported"
     return cause, f"Invalid tensor data type {elem}."
 
 
@@ -113,6 +117,12 @@ def _elem_words(elem: int) -> str:
         return "0 (UNDEFINED)"
     known = {v: k for k, v in onnx.TensorProto.DataType.items()}.get(elem)
     return f"{elem} ({known}), which ONNX Runtime does not load" if known else f"{elem}, which ONNX does not define"
+
+
+def _ort_type_name(elem: int) -> str:
+    """ORT's name of an element type in its messages: onnx's, lower case ("complex64", "float8e8m0")."""
+    name: str = {v: k for k, v in onnx.TensorProto.DataType.items()}.get(elem, str(elem))
+    return name.lower()
 
 
 def _type_elem(tp: onnx.TypeProto, refused: frozenset[int]) -> int | None:
@@ -144,7 +154,8 @@ def _undefined_elem_type(model: onnx.ModelProto, types: releases.ElemTypes,
                          walked: tuple[list[Any], list[Any]] | None = None) -> Undefined | None:
     """The first tensor of a refused element type, in the order ORT builds each graph (the main graph, then its
     bodies): initializers and Constant values, graph inputs, nodes' declared outputs; then ConstantOfShape values
-    (inferred while the graph is resolved). walked: (iter_graphs(model), every tensor attribute of the model) as
+    (inferred while the graph is resolved); then a main-graph input of a type with no MLDataType (the model's
+    metadata, after the graph is resolved). walked: (iter_graphs(model), every tensor attribute of the model) as
     load's walk found them (GraphIndex.memo["model_walk"]): no node is read again for them, nor, where no tensor
     attribute is of a refused type, for Constant values."""
     graphs, attributes = walked if walked is not None else (iter_graphs(model), None)
@@ -156,7 +167,20 @@ def _undefined_elem_type(model: onnx.ModelProto, types: releases.ElemTypes,
         if found is not None:
             return found
         late = late or shaped
-    return late
+    return late or _unregistered_input(model, types)
+
+
+def _unregistered_input(model: onnx.ModelProto, types: releases.ElemTypes) -> Undefined | None:
+    """The first main-graph tensor input no node reads (nor a body) of a type the release has no MLDataType for."""
+    candidates = [i for i in model.graph.input
+                  if i.type.HasField("tensor_type") and i.type.tensor_type.elem_type in types.unregistered]
+    if not candidates:
+        return None
+    read = {v for n in model.graph.node for v in _reads(n)}  # a body's reads of outer values included
+    for i in candidates:
+        if i.name not in read:
+            return "graph input", i.name, i.type.tensor_type.elem_type, False
+    return None
 
 
 def _in_graph(g: onnx.GraphProto, graph: str, types: releases.ElemTypes, values: bool = True

@@ -35,7 +35,7 @@ class ElemTypes:
     invalid: frozenset[int] = frozenset()
     # a main-graph input of the type is refused as "MLDataType for: tensor(t) is not currently registered or
     # supported" (InferenceSession's model metadata: complex64 and complex128 on every release, FLOAT8E8M0 on
-    # 1.24-1.26, FLOAT6 on 1.32); an initializer of it loads. Not claimed.
+    # 1.24-1.26, FLOAT6 on 1.32); an initializer of it loads
     unregistered: frozenset[int] = frozenset()
 
 

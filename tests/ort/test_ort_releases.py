@@ -91,16 +91,20 @@ def test_a_model_every_measured_release_refuses_while_reading_it():
         assert model_load.refuses_model(m, version)[0] == "model-invalid"
 
 
-def _with_input(elem: int) -> onnx.ModelProto:
+def _with_input(elem: int, read: bool = False) -> onnx.ModelProto:
     nodes = [h.make_node("Relu", ["x"], ["y"], name="r")]
-    return make_model(nodes, [vi("x", T.FLOAT, [2]), vi("x2", elem, [2])], [vi("y", T.FLOAT, [2])])
+    outputs = [vi("y", T.FLOAT, [2])]
+    if read:
+        nodes.append(h.make_node("Identity", ["x2"], ["y2"], name="i"))
+        outputs.append(vi("y2", elem, [2]))
+    return make_model(nodes, [vi("x", T.FLOAT, [2]), vi("x2", elem, [2])], outputs)
 
 
 def test_element_types_follow_the_release():
     """Each release's row says which element types its session creation refuses (probed on its wheel: tools/
     follow_releases.py). A graph input of FLOAT4E2M1 (23) to INT2 (26): 'Invalid tensor data type 23.' on 1.20.2,
-    loaded by 1.24.4 and 1.31.1; a FLOAT6E2M3 (27) initializer: refused up to 1.31.1, loaded by 1.32.0. A release the
-    table does not have claims no element type."""
+    loaded by 1.24.4 and 1.31.1; a FLOAT6E2M3 (27) initializer: refused up to 1.31.1, loaded by 1.32.0, whose graph
+    input of it is refused for want of an MLDataType. A release the table does not have claims no element type."""
     for elem in (23, 24, 25, 26):
         got = model_load.refuses_model(_with_input(elem), "1.20.2")
         assert got is not None and got[1].endswith(f"fails with 'Invalid tensor data type {elem}.'"), (elem, got)
@@ -113,9 +117,23 @@ def test_element_types_follow_the_release():
         "initializer 'w' has element type 27 (FLOAT6E2M3), which ONNX Runtime does not load",
         "This is an invalid model. Tensor 'w' does not have valid data type.")
     assert model_load.load_refusal(m, "1.32.0") is None
-    assert model_load.load_refusal(_with_input(27), "1.32.0") is None  # no MLDataType for it: not claimed
+    assert model_load.load_refusal(_with_input(27), "1.32.0")[1] == \
+        "MLDataType for: tensor(float6e2m3) is not currently registered or supported"
     for version in ("1.40.0", "1.13.1"):  # no row: nothing measured, nothing claimed
         assert model_load.load_refusal(m, version) is None and model_load.refuses_model(_with_input(99), version) is None
+
+
+def test_a_complex_main_graph_input_no_node_reads_is_refused():
+    """ORT has no MLDataType for complex64 and complex128: session creation fails on a main-graph input of them
+    ("MLDataType for: tensor(complex64) is not currently registered or supported", every release probed), an
+    unused one included. One a node reads is not claimed (what the node's checks say comes first)."""
+    for version in releases.measured():
+        for elem, name in ((T.COMPLEX64, "complex64"), (T.COMPLEX128, "complex128")):
+            assert model_load.refuses_model(_with_input(elem), version) == (
+                "model-invalid", f"graph input 'x2' has element type {elem} ({name.upper()}), which ONNX Runtime does "
+                f"not load: session creation fails with 'MLDataType for: tensor({name}) is not currently registered or "
+                "supported'"), (version, elem)
+            assert model_load.refuses_model(_with_input(elem, read=True), version) is None
 
 
 def test_element_type_claims_read_the_row(monkeypatch):
