@@ -102,7 +102,7 @@ def load_refusal(model: onnx.ModelProto, version: str | None, memo: dict[str, An
         return None
     what, name, elem, initializer = found
     shown = name if len(name) <= _NAME_SHOWN else name[:_NAME_SHOWN] + f"... ({len(name):,} characters)"
-    cause = f"{what} '{shown}' has element type {_elem_words(elem)}"
+    cause = f"{what} '{shown}' has element type {_elem_words(elem, version)}"
     if initializer and elem == 0:
         return cause, "This is an invalid model. Tensor does not have type information."
     if initializer and elem in types.initializer_checked:
@@ -112,11 +112,13 @@ def load_refusal(model: onnx.ModelProto, version: str | None, memo: dict[str, An
     return cause, f"Invalid tensor data type {elem}."
 
 
-def _elem_words(elem: int) -> str:
+def _elem_words(elem: int, version: str | None) -> str:
+    """The element type as the cause says it; a type ONNX defines is refused by this release (another may load it)."""
     if elem == 0:
         return "0 (UNDEFINED)"
     known = {v: k for k, v in onnx.TensorProto.DataType.items()}.get(elem)
-    return f"{elem} ({known}), which ONNX Runtime does not load" if known else f"{elem}, which ONNX does not define"
+    runtime = f"ONNX Runtime {version}" if version else "ONNX Runtime"
+    return f"{elem} ({known}), which {runtime} does not load" if known else f"{elem}, which ONNX does not define"
 
 
 def _ort_type_name(elem: int) -> str:

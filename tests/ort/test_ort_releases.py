@@ -75,13 +75,13 @@ def test_a_model_every_measured_release_refuses_while_reading_it():
     assert pl.refused == "initializer 'w' has element type 99, which ONNX does not define: session creation fails with " \
                          "'Invalid tensor data type 99.'"
     # the installed onnx names 27 where it knows FLOAT6E2M3 (onnx 1.21, the floor, does not)
-    named = "27 (FLOAT6E2M3), which ONNX Runtime does not load" if 27 in onnx.TensorProto.DataType.values() \
+    named = "27 (FLOAT6E2M3), which ONNX Runtime {} does not load" if 27 in onnx.TensorProto.DataType.values() \
         else "27, which ONNX does not define"
     for elem, refused in ((27, True), (T.FLOAT, False)):
         m = make_model(nodes, [vi("x", T.FLOAT, [2]), vi("x2", elem, [2])], [vi("y", T.FLOAT, [2])])
         for version in releases.measured():
             got = model_load.refuses_model(m, version)
-            assert (got == ("model-invalid", f"graph input 'x2' has element type {named}: session creation fails "
+            assert (got == ("model-invalid", f"graph input 'x2' has element type {named.format(version)}: session creation fails "
                                              "with 'Invalid tensor data type 27.'")
                     if refused else got is None), (elem, version, got)
     m = make_model(nodes, [vi("x", T.FLOAT, [2])], [vi("y", T.FLOAT, [2])])
@@ -114,7 +114,7 @@ def test_element_types_follow_the_release():
     nodes = [h.make_node("Relu", ["x"], ["y"], name="r")]
     m = make_model(nodes, [vi("x", T.FLOAT, [2])], [vi("y", T.FLOAT, [2])], [w])
     assert model_load.load_refusal(m, "1.31.1") == (
-        "initializer 'w' has element type 27 (FLOAT6E2M3), which ONNX Runtime does not load",
+        "initializer 'w' has element type 27 (FLOAT6E2M3), which ONNX Runtime 1.31.1 does not load",
         "This is an invalid model. Tensor 'w' does not have valid data type.")
     assert model_load.load_refusal(m, "1.32.0") is None
     assert model_load.load_refusal(_with_input(27), "1.32.0")[1] == \
@@ -130,8 +130,8 @@ def test_a_complex_main_graph_input_no_node_reads_is_refused():
     for version in releases.measured():
         for elem, name in ((T.COMPLEX64, "complex64"), (T.COMPLEX128, "complex128")):
             assert model_load.refuses_model(_with_input(elem), version) == (
-                "model-invalid", f"graph input 'x2' has element type {elem} ({name.upper()}), which ONNX Runtime does "
-                f"not load: session creation fails with 'MLDataType for: tensor({name}) is not currently registered or "
+                "model-invalid", f"graph input 'x2' has element type {elem} ({name.upper()}), which ONNX Runtime "
+                f"{version} does not load: session creation fails with 'MLDataType for: tensor({name}) is not currently registered or "
                 "supported'"), (version, elem)
             assert model_load.refuses_model(_with_input(elem, read=True), version) is None
 
