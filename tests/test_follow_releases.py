@@ -84,15 +84,20 @@ def test_a_row_keeps_the_element_types_the_probe_saw_refused_in_orts_words():
     for n in range(0, 31):
         loads[f"init:{n}"] = True if 1 <= n <= 26 else checked if n else "... Tensor does not have type information."
         loads[f"input:{n}"] = unregistered if n in (14, 15, 24) else True if 1 <= n <= 26 else invalid.format(n)
+        loads[f"sparse:{n}"] = (f"Failed to load model with error: tensor type {n} is not supported" if n in (0, 14, 15)
+                                else "... status.IsOK() was false. [ONNXRuntimeError] : 9 : NOT_IMPLEMENTED : " if n > 26
+                                else "Sparse tensor: e FLOAT8E8M0 values are unsupported because the type has no zero "
+                                     "representation." if n == 24 else True)
     loads["input:30"] = "[ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : something else"
     got = fr.elem_types(loads)
     assert got == {"probed": "0-30", "refused_initializer": "0,27-30", "initializer_checked": "27-30",
-                   "invalid": "0,27-29", "unregistered": "14-15,24"}
+                   "invalid": "0,27-29", "unregistered": "14-15,24", "sparse_unsupported": "0,14-15",
+                   "sparse_not_implemented": "27-30", "sparse_no_zero": "24"}
     assert releases.numbers(got["invalid"]) == {0, 27, 28, 29} and releases.numbers("") == frozenset()
     assert fr.spans([5, 1, 2, 3, 7, 8, 10]) == "1-3,5,7-8,10"
-    # the probe models: an unused initializer and an unused graph input of each number, at the release's newest IR
+    # the probe models: an unused initializer, graph input and sparse initializer of each number, at the newest IR
     models = fr.elem_models(13)
-    assert {"init:0", "input:0", "init:28", "input:63", "input:99", "input:2147483647"} <= set(models)
+    assert {"init:0", "input:0", "init:28", "input:63", "input:99", "sparse:99", "input:2147483647"} <= set(models)
 
 
 def test_every_release_row_has_its_probed_element_types():

@@ -259,34 +259,37 @@ def elem_probed() -> list[int]:
 
 def elem_models(ir: int) -> dict[str, str]:
     """Per probed element type N, at IR `ir` (the release's newest: a type's refusal there holds for older IR): a
-    float Identity model with an unused initializer 'e' of type N ("init:N") or an unused graph input 'e' of type N
-    ("input:N"), as hex bytes. ORT refuses a type it does not load while reading the model (Graph's constructor,
-    its NodeArgs), before anything reads the tensor."""
+    float Identity model with an unused initializer 'e' of type N ("init:N"), an unused graph input 'e' of type N
+    ("input:N") or an unused sparse initializer whose values 'e' are of type N ("sparse:N"), as hex bytes. ORT
+    refuses a type it does not load while reading the model (Graph's constructor, its NodeArgs, the session's model
+    metadata), before anything reads the tensor."""
     from onnx import TensorProto, helper
 
-    def model(elem: int, initializer: bool) -> str:
+    def tensor(elem: int) -> TensorProto:
+        t = TensorProto(name="e", data_type=elem, dims=[1])
+        if elem == TensorProto.STRING:
+            t.string_data.append(b"a")
+        else:
+            t.raw_data = b"\0" * _ELEM_BYTES.get(elem, 1)
+        return t
+
+    def model(elem: int, kind: str) -> str:
         x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])
         inputs, inits = [x], []
-        if initializer:
-            t = TensorProto(name="e", data_type=elem, dims=[1])
-            if elem == TensorProto.STRING:
-                t.string_data.append(b"a")
-            else:
-                t.raw_data = b"\0" * _ELEM_BYTES.get(elem, 1)
-            inits.append(t)
-        else:
+        if kind == "init":
+            inits.append(tensor(elem))
+        elif kind == "input":
             inputs.append(helper.make_tensor_value_info("e", elem, [1]))
         g = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "probe", inputs,
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])], inits)
+        if kind == "sparse":  # one value at index 0 of 4
+            g.sparse_initializer.append(helper.make_sparse_tensor(tensor(elem), helper.make_tensor(
+                "i", TensorProto.INT64, [1], [0]), [4]))
         m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
         m.ir_version = ir
         return m.SerializeToString().hex()
 
-    out = {}
-    for n in elem_probed():
-        out[f"init:{n}"] = model(n, True)
-        out[f"input:{n}"] = model(n, False)
-    return out
+    return {f"{kind}:{n}": model(n, kind) for n in elem_probed() for kind in ("init", "input", "sparse")}
 
 
 def spans(numbers: list[int]) -> str:
@@ -303,10 +306,15 @@ def spans(numbers: list[int]) -> str:
 
 
 # How ORT words a refusal: the Graph constructor's check of an initializer (1.24 on), a type ORT does not know at all,
-# a type it knows but has no MLDataType for (InferenceSession's model metadata: the main graph's inputs)
+# a type it knows but has no MLDataType for (InferenceSession's model metadata: the main graph's inputs); a sparse
+# initializer made dense (the Graph constructor, first): a type the conversion does not take (up to 1.24), an empty
+# NOT_IMPLEMENTED status (from 1.31), a type with no zero (FLOAT8E8M0, from 1.31)
 _CHECKED = "does not have valid data type"
 _INVALID = "Invalid tensor data type"
 _UNREGISTERED = "is not currently registered or supported"
+_SPARSE_UNSUPPORTED = "tensor type {} is not supported"
+_SPARSE_NOT_IMPLEMENTED = "status.IsOK() was false. [ONNXRuntimeError] : 9 : NOT_IMPLEMENTED : "
+_SPARSE_NO_ZERO = "values are unsupported because the type has no zero representation"
 
 
 def elem_types(loads: dict[str, object]) -> dict[str, str]:
@@ -314,16 +322,20 @@ def elem_types(loads: dict[str, object]) -> dict[str, str]:
     no set, so nothing is claimed of it): the numbers probed; those whose initializer session creation refused, and
     of them those the Graph constructor names ("Tensor 'e' does not have valid data type."); those whose graph input
     it refused as "Invalid tensor data type N." (a type it does not know, refused wherever a tensor has it), and as
-    "MLDataType for: tensor(t) is not currently registered or supported" (a main-graph input)."""
+    "MLDataType for: tensor(t) is not currently registered or supported" (a main-graph input); those whose sparse
+    initializer (main graph) it refused, in each of its three words."""
     probed = sorted(int(k.split(":")[1]) for k in loads if k.startswith("input:"))
 
     def said(kind: str, words: str | None) -> list[int]:
-        got = [(n, loads[f"{kind}:{n}"]) for n in probed]
-        return [n for n, ok in got if ok is not True and (words is None or words in str(ok))]
+        got = [(n, loads.get(f"{kind}:{n}", True)) for n in probed]
+        return [n for n, ok in got if ok is not True and (words is None or words.format(n) in str(ok))]
 
     return {"probed": spans(probed), "refused_initializer": spans(said("init", None)),
             "initializer_checked": spans(said("init", _CHECKED)), "invalid": spans(said("input", _INVALID)),
-            "unregistered": spans(said("input", _UNREGISTERED))}
+            "unregistered": spans(said("input", _UNREGISTERED)),
+            "sparse_unsupported": spans(said("sparse", _SPARSE_UNSUPPORTED)),
+            "sparse_not_implemented": spans(said("sparse", _SPARSE_NOT_IMPLEMENTED)),
+            "sparse_no_zero": spans(said("sparse", _SPARSE_NO_ZERO))}
 
 
 def _probe(helper: str, models: dict[str, str], work: Path, env: dict[str, str], version: str) -> dict[str, object]:

@@ -87,7 +87,8 @@ def load_refusal(model: onnx.ModelProto, version: str | None, memo: dict[str, An
       of a graph input, an initializer, a graph output or nothing is not read) in any graph (tensors, sequences and
       optionals of them), or a ConstantOfShape's value (the type its output is inferred to have); then a main-graph
       tensor input no node reads of a type it knows but has no MLDataType for (complex64, complex128: "MLDataType
-      for: tensor(complex64) is not currently registered or supported").
+      for: tensor(complex64) is not currently registered or supported"); before all of these, a main-graph sparse
+      initializer whose values are of a type the release does not make dense.
     memo: GraphIndex.memo of an index whose source_model is `model`, where the walk's answer is kept."""
     if not model.opset_import:
         return "the model imports no opset (no opset_import)", MISSING_OPSET
@@ -103,6 +104,8 @@ def load_refusal(model: onnx.ModelProto, version: str | None, memo: dict[str, An
     what, name, elem, initializer = found
     shown = name if len(name) <= _NAME_SHOWN else name[:_NAME_SHOWN] + f"... ({len(name):,} characters)"
     cause = f"{what} '{shown}' has element type {_elem_words(elem, version)}"
+    if initializer == "sparse":
+        return cause, _sparse_words(types, elem, shown)
     if initializer and elem == 0:
         return cause, "This is an invalid model. Tensor does not have type information."
     if initializer and elem in types.initializer_checked:
@@ -110,6 +113,15 @@ def load_refusal(model: onnx.ModelProto, version: str | None, memo: dict[str, An
     if not initializer and elem in types.unregistered and elem not in types.invalid:
         return cause, f"MLDataType for: tensor({_ort_type_name(elem)}) is not currently registered or supported"
     return cause, f"Invalid tensor data type {elem}."
+
+
+def _sparse_words(types: releases.ElemTypes, elem: int, name: str) -> str:
+    if elem in types.sparse_unsupported:
+        return f"tensor type {elem} is not supported"
+    if elem in types.sparse_no_zero:
+        known = {v: k for k, v in onnx.TensorProto.DataType.items()}.get(elem, str(elem))
+        return f"Sparse tensor: {name} {known} values are unsupported because the type has no zero representation."
+    return "status.IsOK() was false. [ONNXRuntimeError] : 9 : NOT_IMPLEMENTED"
 
 
 def _elem_words(elem: int, version: str | None) -> str:
@@ -149,7 +161,9 @@ def _type_elem(tp: onnx.TypeProto, refused: frozenset[int]) -> int | None:
 
 _TENSOR = onnx.AttributeProto.TENSOR
 
-Undefined = tuple[str, str, int, bool]  # what holds it, its name, the element type, whether ORT checks it as an initializer
+# what holds it, its name, the element type, how ORT checks it: as an initializer (True), a sparse initializer
+# ("sparse"), or as a declared type (False)
+Undefined = tuple[str, str, int, bool | str]
 
 
 def _undefined_elem_type(model: onnx.ModelProto, types: releases.ElemTypes,
@@ -160,6 +174,9 @@ def _undefined_elem_type(model: onnx.ModelProto, types: releases.ElemTypes,
     metadata, after the graph is resolved). walked: (iter_graphs(model), every tensor attribute of the model) as
     load's walk found them (GraphIndex.memo["model_walk"]): no node is read again for them, nor, where no tensor
     attribute is of a refused type, for Constant values."""
+    sparse = _sparse_initializer(model.graph, types)
+    if sparse is not None:
+        return sparse
     graphs, attributes = walked if walked is not None else (iter_graphs(model), None)
     refused = types.initializer | types.invalid
     values = attributes is None or any(a.t.data_type in refused for a in attributes if a.type == _TENSOR)
@@ -170,6 +187,16 @@ def _undefined_elem_type(model: onnx.ModelProto, types: releases.ElemTypes,
             return found
         late = late or shaped
     return late or _unregistered_input(model, types)
+
+
+def _sparse_initializer(g: onnx.GraphProto, types: releases.ElemTypes) -> Undefined | None:
+    """The first main-graph sparse initializer whose values' type the release refuses to make dense (the Graph
+    constructor does that first: before an initializer's or a Constant's check, measured)."""
+    refused = types.sparse_unsupported | types.sparse_not_implemented | types.sparse_no_zero
+    for sp in g.sparse_initializer:
+        if sp.values.data_type in refused:
+            return "sparse initializer", sp.values.name, sp.values.data_type, "sparse"
+    return None
 
 
 def _unregistered_input(model: onnx.ModelProto, types: releases.ElemTypes) -> Undefined | None:

@@ -37,6 +37,13 @@ class ElemTypes:
     # supported" (InferenceSession's model metadata: complex64 and complex128 on every release, FLOAT8E8M0 on
     # 1.24-1.26, FLOAT6 on 1.32); an initializer of it loads
     unregistered: frozenset[int] = frozenset()
+    # a main-graph sparse initializer whose values are of the type is refused (the Graph constructor makes it dense
+    # before anything else), as "tensor type N is not supported" (up to 1.24), as an empty NOT_IMPLEMENTED status
+    # (from 1.31), or as "Sparse tensor: v FLOAT8E8M0 values are unsupported because the type has no zero
+    # representation." (FLOAT8E8M0, from 1.31)
+    sparse_unsupported: frozenset[int] = frozenset()
+    sparse_not_implemented: frozenset[int] = frozenset()
+    sparse_no_zero: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -136,8 +143,9 @@ def elem_types() -> dict[tuple[int, int], ElemTypes]:
     for line, row in _rows().items():
         got = row.get("elem_types") or {}
         if "probed" in got:
-            out[_line(line)] = ElemTypes(*(numbers(got[k]) for k in ("refused_initializer", "initializer_checked",
-                                                                     "invalid", "unregistered")))
+            out[_line(line)] = ElemTypes(*(numbers(got.get(k, "")) for k in (
+                "refused_initializer", "initializer_checked", "invalid", "unregistered", "sparse_unsupported",
+                "sparse_not_implemented", "sparse_no_zero")))
     return out
 
 

@@ -145,3 +145,28 @@ def test_element_type_claims_read_the_row(monkeypatch):
     monkeypatch.setitem(releases.RELEASES, (1, 24), dataclasses.replace(
         row, elem=dataclasses.replace(row.elem, invalid=row.elem.invalid - {99})))
     assert model_load.refuses_model(m, "1.24.4") is None
+
+
+def test_a_sparse_initializer_of_a_type_the_release_does_not_make_dense_is_refused():
+    """The Graph constructor makes each main-graph sparse initializer dense before anything else: values of element
+    type 99 are refused on every release probed, in that release's words ("tensor type 99 is not supported" up to
+    1.24, an empty NOT_IMPLEMENTED status from 1.31), even beside a dense initializer of 99; complex64 values are
+    refused by 1.24.4 and made dense by 1.31.1."""
+    def model(elem: int, dense: bool = False) -> onnx.ModelProto:
+        nodes = [h.make_node("Relu", ["x"], ["y"], name="r")]
+        inits = [onnx.TensorProto(name="w", data_type=99, dims=[1], raw_data=b"\0")] if dense else []
+        m = make_model(nodes, [vi("x", T.FLOAT, [2])], [vi("y", T.FLOAT, [2])], inits)
+        values = onnx.TensorProto(name="sv", data_type=elem, dims=[1], raw_data=b"\0" * 8)
+        m.graph.sparse_initializer.append(h.make_sparse_tensor(values, h.make_tensor("si", T.INT64, [1], [0]), [4]))
+        return m
+
+    words = {"1.20.2": "tensor type 99 is not supported", "1.24.4": "tensor type 99 is not supported",
+             "1.31.1": "status.IsOK() was false. [ONNXRuntimeError] : 9 : NOT_IMPLEMENTED"}
+    for version, said in words.items():
+        for dense in (False, True):
+            assert model_load.load_refusal(model(99, dense), version) == (
+                "sparse initializer 'sv' has element type 99, which ONNX does not define", said), (version, dense)
+    assert model_load.load_refusal(model(T.COMPLEX64), "1.24.4")[1] == "tensor type 14 is not supported"
+    assert model_load.load_refusal(model(T.COMPLEX64), "1.31.1") is None
+    by, _ = _place(model(99), version="1.24.4")
+    assert by["r"].status == "refused"
