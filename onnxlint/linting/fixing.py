@@ -406,20 +406,21 @@ def _why_invalid(model: onnx.ModelProto, path: Path, res: FileReport, settings: 
 
 
 def _unknown_type(model: onnx.ModelProto) -> str | None:
-    """The first stored tensor or typed value whose element type no ONNX release defines (`data_type` 99: onnx's
-    checker accepts it, ORT refuses the model, onnx-graphsurgeon fails with a KeyError), said with its number."""
+    """The first stored tensor or typed value whose element type the installed onnx does not define (`data_type` 99:
+    onnx's checker accepts it, ORT refuses the model, onnx-graphsurgeon fails with a KeyError), said with its number
+    and that onnx's version (a newer one may define it: FLOAT6, 27-28, is not in onnx 1.21)."""
     from onnxlint.model.graph import iter_graphs
     from onnxlint.model.loading.external import all_tensors
 
     known = set(onnx.TensorProto.DataType.values())
     for t in all_tensors(model):
         if t.data_type not in known:
-            return f"tensor {t.name!r} has data type {t.data_type}, which ONNX does not define"
+            return f"tensor {t.name!r} has data type {t.data_type}, which onnx {onnx.__version__} does not define"
     for g in iter_graphs(model):
         for v in (*g.input, *g.output, *g.value_info):
             elem = v.type.tensor_type.elem_type if v.type.HasField("tensor_type") else 0
             if elem not in known:
-                return f"value {v.name!r} has element type {elem}, which ONNX does not define"
+                return f"value {v.name!r} has element type {elem}, which onnx {onnx.__version__} does not define"
     return None
 
 

@@ -125,12 +125,16 @@ def _sparse_words(types: releases.ElemTypes, elem: int, name: str) -> str:
 
 
 def _elem_words(elem: int, version: str | None) -> str:
-    """The element type as the cause says it; a type ONNX defines is refused by this release (another may load it)."""
+    """The element type as the cause says it, named as the installed onnx names it: refused by this release (another
+    may load it). A number that onnx does not name may be one a newer onnx defines (FLOAT6E2M3, 27, is not in onnx
+    1.21): the words say which onnx has no name for it, not that ONNX defines none."""
     if elem == 0:
         return "0 (UNDEFINED)"
     known = {v: k for k, v in onnx.TensorProto.DataType.items()}.get(elem)
     runtime = f"ONNX Runtime {version}" if version else "ONNX Runtime"
-    return f"{elem} ({known}), which {runtime} does not load" if known else f"{elem}, which ONNX does not define"
+    if known:
+        return f"{elem} ({known}), which {runtime} does not load"
+    return f"{elem}, which {runtime} does not load (onnx {onnx.__version__} has no element type {elem})"
 
 
 def _ort_type_name(elem: int) -> str:
@@ -200,9 +204,12 @@ def _sparse_initializer(g: onnx.GraphProto, types: releases.ElemTypes) -> Undefi
 
 
 def _unregistered_input(model: onnx.ModelProto, types: releases.ElemTypes) -> Undefined | None:
-    """The first main-graph tensor input no node reads (nor a body) of a type the release has no MLDataType for."""
-    candidates = [i for i in model.graph.input
-                  if i.type.HasField("tensor_type") and i.type.tensor_type.elem_type in types.unregistered]
+    """The first main-graph tensor input no node reads (nor a body) of a type the release has no MLDataType for. ORT's
+    words name the type as onnx does: a type the installed onnx has no name for (FLOAT6 in onnx 1.21) is not
+    claimed, its words unknown here."""
+    named = set(onnx.TensorProto.DataType.values())
+    candidates = [i for i in model.graph.input if i.type.HasField("tensor_type")
+                  and i.type.tensor_type.elem_type in types.unregistered and i.type.tensor_type.elem_type in named]
     if not candidates:
         return None
     read = {v for n in model.graph.node for v in _reads(n)}  # a body's reads of outer values included

@@ -128,10 +128,10 @@ def test_a_fixer_failing_on_an_unknown_data_type_blames_the_model(tmp_path, cli,
     m = onnx.load(examples_dir / "dropout_training.onnx")
     if where == "initializer":
         m.graph.initializer.append(onnx.TensorProto(name="bad", data_type=99, dims=[1], raw_data=b"\0" * 4))
-        said = "tensor 'bad' has data type 99, which ONNX does not define"
+        said = f"tensor 'bad' has data type 99, which onnx {onnx.__version__} does not define"
     else:
         m.graph.value_info.append(onnx.helper.make_tensor_value_info("bad", 99, [1]))
-        said = "value 'bad' has element type 99, which ONNX does not define"
+        said = f"value 'bad' has element type 99, which onnx {onnx.__version__} does not define"
     p = tmp_path / "m.onnx"
     onnx.save(m, p)
     before = p.read_bytes()
