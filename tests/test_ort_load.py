@@ -283,3 +283,48 @@ def test_a_custom_domain_not_imported_is_ort_s_refusal():
     assert refusal is not None and "No opset import for domain 'com.acme'" in refusal
     (f,) = findings(model)["OLX007"]
     assert 'In Node, ("my", MyOp, "com.acme", -1)' in f.message and "No opset import for domain 'com.acme'" in f.message
+
+
+# ----------------------------------------------------------------- a model ORT refuses for more than one reason
+
+def _newer(model: onnx.ModelProto, what: str) -> onnx.ModelProto:
+    """The model with an IR version or ai.onnx opset one past what the installed onnxruntime loads."""
+    row = releases.row(ort.__version__)
+    if row.max_ir is None or row.max_opset is None:
+        pytest.skip(f"onnxruntime {ort.__version__} is not in the release table")
+    if what == "ir":
+        model.ir_version = row.max_ir + 1
+    else:
+        model.opset_import[0].version = row.max_opset + 1
+    return model
+
+
+# measured (repro: ORT 1.20.2, 1.21.1, 1.22.1, 1.23.2, 1.24.4, 1.31.1, 1.32.0 CPU, 1.20.2/1.24.4/1.31.1 CUDA EP):
+# the Model constructor refuses the IR version, then the opset, before the graph is built or resolved
+@pytest.mark.parametrize("what, words", [("ir", "Unsupported model IR version"), ("opset", "is under development")])
+@pytest.mark.parametrize("build", [
+    lambda: _relu(inits=[_tensor("w", 99)]),  # refused while the graph is built
+    lambda: _relu(inputs=[vi("x2", 99, [2])]),
+    _cast_declared_float16,  # refused by Graph::Resolve's type check
+    lambda: _imports(h.make_node("MyOp", ["x"], ["y"], name="my", domain="com.acme"), [("", 17)]),  # node check
+])
+def test_a_model_too_new_for_the_release_is_refused_for_that_alone(build, what, words):
+    """ORT stops at the IR version or opset: OLX203 says so in its words, and no OLX007 quotes a later check's."""
+    model = _newer(build(), what)
+    refusal = ort_refusal(model)
+    assert refusal is not None and words in refusal, refusal
+    found = findings(model)
+    assert "OLX007" not in found, found["OLX007"][0].message
+    (f,) = found["OLX203"]
+    assert ("IR version" if what == "ir" else "ai.onnx opset") in f.message
+    pl = onnxlint.predict(model, "ort-cuda", ort_version=ort.__version__)
+    assert pl.refused and ("IR version" if what == "ir" else "opset") in pl.refused
+
+
+def test_no_opset_import_is_refused_before_the_ir_version():
+    model = _no_opset_import()
+    model.ir_version = (releases.row(ort.__version__).max_ir or 99) + 1
+    refusal = ort_refusal(model)
+    assert refusal is not None and "Missing opset in the model" in refusal
+    (f,) = findings(model)["OLX007"]
+    assert "Missing opset in the model" in f.message and "OLX203" not in findings(model)

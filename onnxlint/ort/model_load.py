@@ -56,6 +56,18 @@ def refuses_model(model: onnx.ModelProto, version: str | None, memo: dict[str, A
     return _invalid(model, version, memo)
 
 
+def _newer_than_release(model: onnx.ModelProto, version: str | None) -> bool:
+    """Whether ORT `version` refuses the model for its IR version or ai.onnx opset (Model's constructor: after the
+    opset_import check, before the graph is built); not for a model that imports no opset (refused before that)."""
+    if not model.opset_import:
+        return False
+    row = releases.row(version)
+    if row.max_opset is None or row.max_ir is None:
+        return False
+    return model.ir_version > row.max_ir or any(
+        imp.domain in ("", "ai.onnx") and imp.version > row.max_opset for imp in model.opset_import)
+
+
 def _invalid(model: onnx.ModelProto, version: str | None, memo: dict[str, Any] | None) -> tuple[str, str] | None:
     refusal = load_refusal(model, version, memo)
     return ("model-invalid", _load_message(refusal)) if refusal else None
@@ -273,7 +285,11 @@ def resolve_failure(model: onnx.ModelProto, checker_error: str | None, strict_er
     resolves it. checker_error, strict_error: onnx's complaints (the checker's, strict inference's); ORT can only
     refuse what one of them flags, so a model both pass is not looked at again. order: node name -> its place in
     ORT's topological order (ORT stops at the first failing node in that order; onnx lists them all). A model
-    loading refuses before resolving it (load_refusal; memo: its) is refused in those words."""
+    loading refuses before resolving it (load_refusal; memo: its) is refused in those words. A model whose IR
+    version or ai.onnx opset the release refuses (refuses_model's model-ir, model-opset: OLX203/OLX251 say it) is
+    refused there, before the graph is built (measured, every release 1.20-1.32): nothing after that is ORT's words."""
+    if _newer_than_release(model, version):
+        return None
     refusal = load_refusal(model, version, memo)
     if refusal:
         return refusal[1]
