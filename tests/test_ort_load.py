@@ -328,3 +328,44 @@ def test_no_opset_import_is_refused_before_the_ir_version():
     assert refusal is not None and "Missing opset in the model" in refusal
     (f,) = findings(model)["OLX007"]
     assert "Missing opset in the model" in f.message and "OLX203" not in findings(model)
+
+
+
+
+def _beside_cast(kind: str, where: str) -> onnx.ModelProto:
+    """A Type Error at a Cast (to float, declared float16) and an op with no schema (kind: a custom domain's op,
+    an ai.onnx op no opset defines): where "first" in the file, "after" it in the file reading x, "chain" reading
+    the Cast's consumer; "dfs": both read a Relu's output, the op after the Cast in the file."""
+    other = (h.make_node("MyOp", ["r" if where == "dfs" else "y" if where == "chain" else "x"], ["z"], name="my",
+                         domain="com.acme") if kind == "custom" else
+             h.make_node("NoSuchOp", ["r" if where == "dfs" else "y" if where == "chain" else "x"], ["z"], name="no"))
+    if where == "dfs":
+        nodes = [h.make_node("Relu", ["x"], ["r"], name="relu"), h.make_node("Cast", ["r"], ["c"], name="cast", to=TensorProto.FLOAT),
+                 other, h.make_node("Identity", ["r"], ["y"], name="id")]
+        outputs = [vi("y", TensorProto.FLOAT, [2]), vi("c", TensorProto.FLOAT16, [2]), vi("z", TensorProto.FLOAT, [2])]
+        m = make_model(nodes, [vi("x", TensorProto.FLOAT, [2])], outputs)
+    else:
+        m = _cast_declared_float16()
+        m.graph.node.insert(0 if where == "first" else len(m.graph.node), other)
+        m.graph.output.append(vi("z", TensorProto.FLOAT16, [2]))
+    if kind == "custom":
+        m.opset_import.append(h.make_opsetid("com.acme", 1))
+    return m
+
+
+# measured (ORT 1.20.2-1.32.0 CPU; repro/gen_order.py): Graph::Resolve checks each node's op, then infers its
+# types, node by node in its topological order (the nodes no node feeds in file order, then a DFS from the last
+# leaf): the op with no schema ORT meets before the Cast is what it prints ("Fatal error: com.acme:MyOp(-1) is not
+# a registered function/op", "No Op registered for NoSuchOp"); one it meets after, the Cast's Type Error
+@pytest.mark.parametrize("where, first", [("first", True), ("dfs", True), ("after", False), ("chain", False)])
+@pytest.mark.parametrize("kind, words", [("custom", "is not a registered function/op"), ("noop", "No Op registered")])
+def test_what_graph_resolve_meets_first_is_said(kind, words, where, first):
+    model = _beside_cast(kind, where)
+    refusal = ort_refusal(model)
+    assert refusal is not None and (words if first else "Type Error") in refusal, refusal
+    found = findings(model)
+    if first:
+        assert "OLX007" not in found, found["OLX007"][0].message
+    else:
+        (f,) = found["OLX007"]
+        assert "Type Error: Type (tensor(float16)) of output arg (c) of node (cast)" in f.message

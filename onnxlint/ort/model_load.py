@@ -308,9 +308,67 @@ def resolve_failure(model: onnx.ModelProto, checker_error: str | None, strict_er
     except Exception as exc:  # what onnx's strict inference raises on the model as ORT sees it
         index = _node_index(model)
         errors = [m for m in _NODE_ERROR.finditer(" ".join(str(exc).split())) if _ort_infers(model, m, index)]
-        return ort_words(model, errors, order() if order else None, index) if errors else None
+        if not errors:
+            return None
+        if _op_without_schema_first(model, errors):
+            return None
+        return ort_words(model, errors, order() if order else None, index)
     return None
 
+
+def _op_without_schema_first(model: onnx.ModelProto, errors: list[re.Match[str]]) -> bool:
+    """Whether Graph::Resolve meets a node with no schema in ORT's registry (an ai.onnx op no opset defines, a
+    custom domain's op with no custom-op library, a domain not imported) before the first node whose inference
+    fails: it checks each node's op, then infers its types, node by node in its topological order (_resolve_order;
+    measured, 1.20-1.32: "Fatal error: d:Op(-1) is not a registered function/op", "No Op registered for ..." when
+    that node comes first, the Type Error when the failing node does). Then no inference failure is ORT's words
+    (OLX202, OLX014 name the node). One in a body, or a failing node not found in the main graph: not claimed."""
+    from onnxlint.ort import schema_registry
+
+    opsets = {("ai.onnx" if imp.domain == "" else imp.domain): imp.version for imp in model.opset_import}
+    local = {(f.domain, f.name) for f in model.functions}
+    missing: list[onnx.NodeProto] = []
+    for g in iter_graphs(model):
+        for n in g.node:
+            domain = n.domain or "ai.onnx"
+            if (n.domain, n.op_type) in local or ((domain in opsets or domain in _ORT_IMPORTS) and
+                                                  schema_registry.since_version(n.op_type, opsets.get(domain), domain)):
+                continue
+            if g is not model.graph:
+                return True
+            missing.append(n)
+    if not missing:
+        return False
+    rank = {id(n): i for i, n in enumerate(_resolve_order(model.graph))}
+    failing = {(m.group("name") or "", m.group("op")) for m in errors}
+    ranks = [rank[id(n)] for n in model.graph.node if (n.name, n.op_type) in failing and id(n) in rank]
+    return not ranks or min(rank.get(id(n), -1) for n in missing) < min(ranks)
+
+
+def _resolve_order(g: onnx.GraphProto) -> list[onnx.NodeProto]:
+    """Graph::PerformTopologicalSortAndCheckIsAcyclic's order, the one Resolve checks nodes in (core/graph/graph.cc):
+    the nodes no other node feeds, in file order; then a DFS from the leaves (no consumer), the last leaf first,
+    each node's producers pushed by ascending index (the highest pops first), a node emitted once its producers
+    are. Constant nodes are initializers by then."""
+    nodes = [n for n in g.node if not (n.op_type == "Constant" and n.domain in ("", "ai.onnx"))]
+    producer = {o: i for i, n in enumerate(nodes) for o in n.output if o}
+    inputs_of = [sorted({producer[v] for v in _reads(n) if v in producer} - {i}) for i, n in enumerate(nodes)]
+    consumed = {p for ins in inputs_of for p in ins}
+    order = [i for i, ins in enumerate(inputs_of) if not ins]
+    added, seen = set(order), set(order)
+    stack = [i for i in range(len(nodes)) if i not in consumed]
+    while stack:
+        cur = stack.pop()
+        if cur in added:
+            continue
+        if cur in seen:
+            order.append(cur)
+            added.add(cur)
+            continue
+        seen.add(cur)
+        stack.append(cur)
+        stack.extend(p for p in inputs_of[cur] if p not in seen)
+    return [nodes[i] for i in order]
 
 def _ort_infers(model: onnx.ModelProto, error: re.Match[str], index: dict[tuple[str, str], Found]) -> bool:
     """Whether ORT runs the inference that failed: a node of the graph (not one inside a function body onnx
