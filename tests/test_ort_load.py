@@ -369,3 +369,19 @@ def test_what_graph_resolve_meets_first_is_said(kind, words, where, first):
     else:
         (f,) = found["OLX007"]
         assert "Type Error: Type (tensor(float16)) of output arg (c) of node (cast)" in f.message
+
+
+# measured (1.20.2, 1.23.2, 1.24.4, 1.31.1, 1.32.0): the Graph constructor makes the graph inputs' NodeArgs before
+# it reads an initializer or a Constant's value, so an input of a type ORT does not know is what it names first
+@pytest.mark.parametrize("build", [
+    lambda: _relu(inputs=[vi("z", 100, [1])], inits=[_tensor("w", 99)]),
+    lambda: _relu(inputs=[vi("z", 100, [1])], inits=[_tensor("w", 0)]),
+    lambda: _relu(inputs=[vi("z", 100, [1])], nodes=[_constant(99)]),
+    lambda: _relu(inputs=[vi("w", 100, [1])], inits=[_tensor("w", 99)]),  # an initializer listed as an input
+])
+def test_a_graph_input_is_read_before_initializers(build):
+    model = build()
+    refusal = ort_refusal(model)
+    assert refusal is not None and "Invalid tensor data type 100." in refusal, refusal
+    (f,) = findings(model)["OLX007"]
+    assert "fails with 'Invalid tensor data type 100.'" in f.message and "graph input" in f.message, f.message

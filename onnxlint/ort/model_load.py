@@ -185,7 +185,7 @@ Undefined = tuple[str, str, int, bool | str]
 def _undefined_elem_type(model: onnx.ModelProto, types: releases.ElemTypes,
                          walked: tuple[list[Any], list[Any]] | None = None) -> Undefined | None:
     """The first tensor of a refused element type, in the order ORT builds each graph (the main graph, then its
-    bodies): initializers and Constant values, graph inputs, nodes' declared outputs; then ConstantOfShape values
+    bodies): graph inputs, initializers and Constant values, nodes' declared outputs; then ConstantOfShape values
     (inferred while the graph is resolved); then a main-graph input of a type with no MLDataType (the model's
     metadata, after the graph is resolved). walked: (iter_graphs(model), every tensor attribute of the model) as
     load's walk found them (GraphIndex.memo["model_walk"]): no node is read again for them, nor, where no tensor
@@ -234,17 +234,20 @@ def _unregistered_input(model: onnx.ModelProto, types: releases.ElemTypes) -> Un
 def _in_graph(g: onnx.GraphProto, graph: str, types: releases.ElemTypes, values: bool = True
               ) -> tuple[Undefined | None, Undefined | None]:
     """(the first refused tensor ORT reads building the graph, the first ConstantOfShape of a refused value type);
-    values False: no tensor attribute of the model is of a refused type (no Constant or ConstantOfShape is read)."""
+    values False: no tensor attribute of the model is of a refused type (no Constant or ConstantOfShape is read).
+    The graph's inputs first: the Graph constructor makes their NodeArgs before it reads an initializer or a
+    Constant's value (measured on 1.20.2, 1.23.2, 1.24.4, 1.31.1, 1.32.0: an input of 100 beside an initializer,
+    a Constant or an initializer listed as that input, of 99 or 0, is "Invalid tensor data type 100.")."""
+    for i in g.input:
+        elem = _type_elem(i.type, types.invalid)
+        if elem is not None:
+            return (f"{graph} input", i.name, elem, False), None
     for t in g.initializer:
         if t.data_type in types.initializer:
             return ("initializer", t.name, t.data_type, True), None
     constant, shaped = _constant_values(g, types) if values else (None, None)
     if constant is not None:
         return constant, None
-    for i in g.input:
-        elem = _type_elem(i.type, types.invalid)
-        if elem is not None:
-            return (f"{graph} input", i.name, elem, False), None
     # a node output's declared type: its graph output's, else its value_info's (only the refused ones are looked up)
     outputs = {o.name for o in g.output}
     bad = {o.name: (f"{graph} output", e) for o in g.output if (e := _type_elem(o.type, types.invalid)) is not None}
