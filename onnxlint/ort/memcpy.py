@@ -3,8 +3,10 @@ device after partitioning."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection, Iterable, Sequence
 from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
 from functools import partial
 from itertools import chain, filterfalse
 from operator import attrgetter
@@ -40,17 +42,18 @@ def _bytes(scope: GraphScope, value: str) -> int | None:
     return n * DTYPE_BYTES[vt.dtype] if n is not None and vt.dtype in DTYPE_BYTES else None
 
 
-def insert_boundaries(pl: Placement, index: GraphIndex, opt: Optimized | None,
-                      rewired: dict[str, str] | None = None, per_edge: dict[str, str] | None = None) -> None:
+def insert_boundaries(pl: Placement, index: GraphIndex, opt: Optimized | None, rewired: dict[str, str] | None = None,
+                      per_edge: dict[str, str] | None = None, bodies: dict[int, Body] | None = None) -> None:
     """Memcpy nodes as ORT's MemcpyTransformer (transformer_memcpy.cc) inserts them: one per value a node
     on one side produces and a node on the other side reads (a CUDA kernel's host-memory inputs and outputs
     count as host side). A graph's own input, or an outer value a body reads, gets one only when host-side
     and device-side readers share it; otherwise the session copies it in (CopyInputsAcrossDevices).
-    Initializers never do: ORT duplicates them per device. rewired: the values whose readers read another
-    value after partitioning (the Casts RemoveDuplicateCastTransformer removed). per_edge: the values each reading
-    input reads through a copy of its producer of its own (EnsureUniqueDQForNodeUnit), and the provider the
-    copies run on: one crossing per reading input (the copies stay where a removed original no longer is)."""
-    per_edge = per_edge or {}
+    Initializers never do: ORT duplicates them per device. rewired: the values whose readers read another value
+    after partitioning (the Casts RemoveDuplicateCastTransformer removed). per_edge: the values each reading input
+    reads through a copy of its producer of its own (EnsureUniqueDQForNodeUnit), and the provider the copies run
+    on: one crossing per reading input (the copies stay where a removed original no longer is). bodies: the
+    function bodies ORT inlines that run on both providers (mixed_body), by their node's index."""
+    per_edge, bodies, rewired = per_edge or {}, bodies or {}, rewired or {}
     seen: set[tuple[str, ...]] = set()
     # scope id -> value -> [host-side reader, device-side reader] for the scope's inputs and outer values
     fed: dict[int, dict[str, list[NodeRef | None]]] = {}
@@ -58,13 +61,11 @@ def insert_boundaries(pl: Placement, index: GraphIndex, opt: Optimized | None,
     alias = opt.alias if opt is not None else {}  # read once here, not per input (a million inputs at 1M nodes)
     folded = opt.constants if opt is not None else set()
     resolve = opt.resolve if opt is not None else _same
-    # (op, opset, domain) -> the inputs its CUDA kernel reads from host memory (asked once per op, not per node)
-    cuda_host_inputs: dict[tuple[str, int | None, str], frozenset[int]] = {}
+    cuda_host_inputs = _HostInputs()  # (op, opset, domain) -> the inputs its CUDA kernel reads from host memory
     codes, sides, recorded = _sides(pl)  # each node's side (no verdict made a node or a producer: a million each)
-    rewired = rewired or {}
     # where CROSSABLE_ONLY: the nodes an edge may cross at, and the values read as host-side / as having no producer
-    crossing = (_Crossing(pl, index, opt, (codes, sides, recorded), merged, _read_as(alias, resolve, rewired), rewired, per_edge)
-                if CROSSABLE_ONLY else None)
+    crossing = (_Crossing(pl, index, opt, (codes, sides, recorded), merged, _read_as(alias, resolve, rewired), rewired,
+                          (per_edge, bodies)) if CROSSABLE_ONLY else None)
     recorded = crossing.recorded if crossing is not None else recorded
     host_outputs: dict[str, frozenset[int]] = {}  # op -> output_on_host's outputs (asked once per op, not per edge)
     last: GraphScope | None = None
@@ -72,14 +73,14 @@ def insert_boundaries(pl: Placement, index: GraphIndex, opt: Optimized | None,
     free: AbstractSet[str] | None = None  # None: every value without a producer is looked up as a constant
     for node, code in recorded:
         ep = sides[code]
-        if ep is _GONE or ep is _MIXED:
-            continue
+        if ep is _GONE or (ep is _MIXED and node.index not in bodies):
+            continue  # placed nowhere; a body on both providers whose crossing edges are not known
+        reads: Iterable[tuple[int, str]] = enumerate(node.inputs)
         host_inputs = _NO_INPUTS
-        if ep == CUDA:
-            op = (node.op_type, node.opset, node.domain)
-            host_inputs = cuda_host_inputs.get(op)  # type: ignore[assignment]
-            if host_inputs is None:
-                host_inputs = cuda_host_inputs[op] = cpu_inputs(node.op_type, schema_registry.since_version(*op))
+        if ep is _MIXED:  # its body's nodes read its inputs: one read per side a body node reads an input on
+            reads, host_inputs = bodies[node.index].reads_of(node)
+        elif ep == CUDA:
+            host_inputs = cuda_host_inputs[(node.op_type, node.opset, node.domain)]
         on_host = ep == CPU  # the node's side; an input of host_inputs is host side whatever it is
         if node.scope is not last:  # a graph's nodes come one after another: asked once per run of them
             last = node.scope
@@ -87,7 +88,7 @@ def insert_boundaries(pl: Placement, index: GraphIndex, opt: Optimized | None,
             producer, inlined = scope.producer, merged.get(id(scope))
             if crossing is not None:
                 host_made, free = crossing.host.get(id(scope), _NOTHING), crossing.free.get(id(last), _NOTHING)
-        for i, value in enumerate(node.inputs):
+        for i, value in reads:
             if value in alias:
                 value = resolve(value)
             while value in rewired:
@@ -109,7 +110,7 @@ def insert_boundaries(pl: Placement, index: GraphIndex, opt: Optimized | None,
                     k = 0 if (on_host or i in host_inputs) else 1
                     side[k] = side[k] or node
                 continue  # an initializer: duplicated per device by ORT, never a Memcpy node
-            src_host = _source_on_host(prod, value, (codes, sides), per_edge, host_outputs)
+            src_host = _source_on_host(prod, value, (codes, sides), (per_edge, bodies), host_outputs)
             if src_host is None or src_host == (on_host or i in host_inputs):
                 continue
             direction = "to-device" if src_host else "to-host"
@@ -118,7 +119,61 @@ def insert_boundaries(pl: Placement, index: GraphIndex, opt: Optimized | None,
                 continue
             seen.add(key)
             pl.boundaries.append(Boundary(value, direction, prod, node, _bytes(node.scope, value)))
+    pl.boundaries.extend(chain.from_iterable(body.inner for body in bodies.values()))
     _shared_inputs(pl, fed)
+
+
+class _HostInputs(dict[tuple[str, "int | None", str], frozenset[int]]):
+    """(op, opset, domain) -> the inputs its CUDA kernel reads from host memory, asked once per op, not per node."""
+
+    def __missing__(self, op: tuple[str, int | None, str]) -> frozenset[int]:
+        got = self[op] = cpu_inputs(op[0], schema_registry.since_version(*op))
+        return got
+
+
+@dataclass(frozen=True)
+class Body:
+    """A function body ORT inlines in an expanded node's place whose nodes run on both providers, as the graph
+    around it sees it (mixed_body)."""
+    reads: tuple[tuple[int, bool], ...]  # (input slot of the node, read host-side): each side a body node reads it on
+    made_on_host: tuple[bool | None, ...]  # per output: its body node leaves it in host memory (None: no body node)
+    inner: tuple[Boundary, ...]  # the copies between the body's own nodes
+
+    def reads_of(self, node: NodeRef) -> tuple[list[tuple[int, str]], frozenset[int]]:
+        """insert_boundaries's (i, value) reads of the node, each read once per side, and which i are host-side."""
+        return ([(k, node.inputs[slot]) for k, (slot, _) in enumerate(self.reads)],
+                frozenset(k for k, (_, host) in enumerate(self.reads) if host))
+
+
+def mixed_body(node: NodeRef, body: Placement) -> Body | None:
+    """The edges of the function body ORT inlines for node (Graph::InlineFunction), placed partly on CPU, to the
+    graph around it, and the copies between its own nodes: ORT's MemcpyTransformer runs on the inlined graph, where
+    the body's nodes read the node's inputs and make its outputs. body: the body's placement (expand_function's
+    model: inputs in0.., outputs out0..). None when a body node is not simply placed (none runs it, a transformer
+    removed it, it is expanded in turn): which edges cross is not known then."""
+    slots = {f"in{i}": i for i, v in enumerate(node.inputs) if v}
+    outs = {f"out{j}": j for j, v in enumerate(node.outputs) if v}
+    reads: dict[tuple[int, bool], None] = {}
+    made: list[bool | None] = [None] * len(node.outputs)
+    for p in body.nodes.values():
+        inner = p.node
+        if p.ep is None or p.status not in ("device", "fallback", "deliberate"):
+            return None
+        host_inputs = cpu_inputs(inner.op_type, schema_registry.since_version(inner.op_type, inner.opset, inner.domain)) \
+            if p.ep == CUDA else _NO_INPUTS
+        for k, value in enumerate(inner.inputs):
+            if value in slots:
+                reads[(slots[value], p.ep == CPU or k in host_inputs)] = None
+        for value in inner.outputs:
+            if value in outs:
+                made[outs[value]] = output_on_host(p.ep, inner, value)
+    label = node.name or node.op_type
+    inner_copies = tuple(Boundary(f"{label}/{_INLINED_SUFFIX.sub('', b.value)}", b.direction, node, node, b.bytes)
+                         for b in body.boundaries if b.producer is not None)
+    return Body(tuple(reads), tuple(made), inner_copies)
+
+
+_INLINED_SUFFIX = re.compile(r"__\d+$")  # onnx's inliner renames a body's values x -> x__1
 
 
 def _read_as(alias: dict[str, str], resolve: Callable[[str], str], rewired: dict[str, str]) -> Callable[[str], str]:
@@ -133,13 +188,17 @@ def _read_as(alias: dict[str, str], resolve: Callable[[str], str], rewired: dict
     return read_as
 
 
-def _source_on_host(prod: NodeRef, value: str, sided: tuple[Sequence[int], list[object]], per_edge: dict[str, str],
-                    host_outputs: dict[str, frozenset[int]]) -> bool | None:
+def _source_on_host(prod: NodeRef, value: str, sided: tuple[Sequence[int], list[object]],
+                    copied: tuple[dict[str, str], dict[int, Body]], host_outputs: dict[str, frozenset[int]]) -> bool | None:
     """Whether prod leaves value in host memory; None: no edge of it crosses (a Constant node, an initializer now;
-    a node placed nowhere; a body on both providers: unknown edges). host_outputs: output_on_host's, per op."""
+    a node placed nowhere; a body on both providers not in bodies: unknown edges). host_outputs: output_on_host's,
+    per op. copied: insert_boundaries's per_edge and bodies."""
     codes, sides = sided
+    per_edge, bodies = copied
     j = prod.index
     src = sides[codes[j]] if j < len(codes) else None
+    if src is _MIXED and j in bodies:
+        return bodies[j].made_on_host[prod.outputs.index(value)]  # where the body's node that makes it leaves it
     if value in per_edge and (src is _GONE or per_edge[value] != src):
         # a copy of a DequantizeLinear a transformer removed, or copies fused away from where it stays (a graph
         # output's: dq_matmul_nbits_fusion)
@@ -170,14 +229,15 @@ class _Crossing:
     def __init__(self, pl: Placement, index: GraphIndex, opt: Optimized | None,
                  sided: tuple[Sequence[int], list[object], Iterable[tuple[NodeRef, int]]],
                  merged: dict[int, dict[str, NodeRef]], read_as: Callable[[str], str], rewired: dict[str, str],
-                 per_edge: dict[str, str]) -> None:
+                 copied: tuple[dict[str, str], dict[int, Body]]) -> None:
         codes, sides, recorded = sided
+        bodies = copied[1]
         at = np.asarray(codes, dtype=np.int64)
         size, nodes = len(at), index.nodes
         effective = {id(sc): (_effective(sc, opt) if merged else sc) for sc in index.scopes}
         self.host: dict[int, set[str]] = {}
         self.free: dict[int, set[str]] = {}
-        self._host_made(index, (codes, sides), effective, merged, per_edge)
+        self._host_made(index, (codes, sides), effective, merged, copied)
         rewritten = set(opt.alias if opt is not None else ())
         rewritten.update(rewired)
         targets = set(opt.alias.values()) if opt is not None else set()
@@ -191,6 +251,7 @@ class _Crossing:
         chosen = np.zeros(size, dtype=bool)
         picked = np.fromiter(map(attrgetter("index"), chain.from_iterable(marked)), dtype=np.int64)
         chosen[picked[picked < size]] = True
+        chosen[[j for j in bodies if j < size]] = True  # a body on both providers: it may read across on either side
         if isinstance(pl.nodes, NodeVerdicts) and pl.nodes.in_index_order():
             chosen |= np.asarray(on_host, dtype=bool)[at]
             chosen &= at != 0
@@ -201,9 +262,10 @@ class _Crossing:
                              if on_host[code] or (node.index < size and chosen[node.index])]
 
     def _host_made(self, index: GraphIndex, sided: tuple[Sequence[int], list[object]], effective: dict[int, GraphScope],
-                   merged: dict[int, dict[str, NodeRef]], per_edge: dict[str, str]) -> None:
+                   merged: dict[int, dict[str, NodeRef]], copied: tuple[dict[str, str], dict[int, Body]]) -> None:
         """self.host: the values a host-side node leaves, where insert_boundaries's lookup finds that node."""
         codes, sides = sided
+        per_edge, bodies = copied
         at = np.asarray(codes, dtype=np.int64)
         size, nodes = len(at), index.nodes
 
@@ -235,6 +297,8 @@ class _Crossing:
         on_cuda = [s == CUDA for s in sides]
         for op in cuda_memory()["cpu_outputs"]:
             add((node for node in index.by_op.get(op, ()) if node.index < size and on_cuda[codes[node.index]]), cpu_outputs(op))
+        for j, body in bodies.items():  # a body on both providers: the outputs its host-side nodes make
+            add((nodes[j],), frozenset(k for k, host in enumerate(body.made_on_host) if host))
         graphs = {id(e): e for e in effective.values()}.values() if per_edge else ()
         for value, ep in per_edge.items():
             for eff in graphs:

@@ -139,7 +139,7 @@ class Simulator:
                                      "fusion-kernel", fused_refusal)
         if len(self.tables) > 1:
             # one provider: every tensor stays where it is, no Memcpy
-            memcpy.insert_boundaries(pl, self.index, self.opt, rewired, copies)
+            memcpy.insert_boundaries(pl, self.index, self.opt, rewired, copies, self._mixed_bodies(pl))
         crashes = [*(self.opt.notes if self.opt is not None else ()), *self._native_crashes]
         if crashes:  # onnx's C++ crashed under the optimizer model or an expansion: said once each
             pl.notes = [*pl.notes, *(n for n in dict.fromkeys(crashes) if n not in pl.notes)]
@@ -187,6 +187,18 @@ class Simulator:
                                                   bp.node.domain, bp.ep, "InlineFunction", node,
                                                   f"a node of the function body ORT inlines for {node.op_type}"))
             pl.created.extend(CreatedNode(c.name, c.op_type, c.domain, c.ep, c.by, node, c.detail) for c in sub.created)
+
+    def _mixed_bodies(self, pl: Placement) -> dict[int, memcpy.Body]:
+        """The function bodies ORT inlines whose nodes run on both providers, by their node's index: where their
+        edges cross (memcpy.mixed_body)."""
+        bodies = {}
+        for index, sub in self._body_of.items():
+            p = pl.nodes.get(index)
+            if p is not None and p.status == "expanded" and p.reason == "function-cpu":
+                body = memcpy.mixed_body(p.node, sub)
+                if body is not None:
+                    bodies[index] = body
+        return bodies
 
     def _dq_copies(self, pl: Placement, unique: ensure_unique_dq_for_node_unit.UniqueDQ, preferred: str) -> dict[str, str]:
         """EnsureUniqueDQForNodeUnit's copies that still have a reader, each where its DequantizeLinear runs (where

@@ -13,7 +13,7 @@ from onnx import helper as h
 from ort_cases import FLOATS, INF, _place, _tables
 
 import onnxlint.ort.partitioner as placement
-from onnxlint.model import graph
+from onnxlint.model import graph, loading
 from onnxlint.model.graph import GraphIndex
 from onnxlint.ort import memcpy
 
@@ -175,3 +175,54 @@ def test_memcpy_visits_only_the_nodes_an_edge_may_cross_at_and_finds_what_visiti
         assert pl.nodes.in_index_order() == (intern_nodes == 0)  # both ways of reading the verdicts' order
         got.append([(b.value, b.direction, b.producer.name if b.producer else None, b.consumer.name, b.bytes) for b in pl.boundaries])
     assert got[0] == got[1] == want
+
+
+def _group_norms(case: str) -> onnx.ModelProto:
+    """GroupNormalization-21 in an opset-23 model between the nodes of the probes measured on ORT 1.23.0 and 1.23.2
+    (the truth harness): relu -> gn -> relu; the graph's input and output; the input read by a CUDA Relu too; two
+    in a row; its output read by a CPU Transpose and a CUDA Relu; its scale made by a CUDA Relu."""
+    def gn(x: str, y: str, name: str = "gn", scale: str = "s") -> onnx.NodeProto:
+        return h.make_node("GroupNormalization", [x, scale, "b"], [y], num_groups=4, name=name)
+
+    relu = lambda x, y: h.make_node("Relu", [x], [y], name=f"relu_{y}")  # noqa: E731
+    nodes, outs = {
+        "relu_both": ([relu("x", "r"), gn("r", "g"), relu("g", "y")], ["y"]),
+        "graph_io": ([gn("x", "y")], ["y"]),
+        "input_shared": ([gn("x", "y"), relu("x", "y2")], ["y", "y2"]),
+        "two": ([relu("x", "r"), gn("r", "g1", "gn1"), gn("g1", "g2", "gn2"), relu("g2", "y")], ["y"]),
+        "cpu_and_cuda_readers": ([relu("x", "r"), gn("r", "g"), h.make_node("Transpose", ["g"], ["y"], perm=[0, 1, 3, 2]),
+                                  relu("g", "y2")], ["y", "y2"]),
+        "scale_from_cuda": ([relu("x", "r"), relu("sc", "sr"), gn("r", "g", scale="sr"), relu("g", "y")], ["y"]),
+    }[case]
+    inputs = [vi("x", T.FLOAT, ["N", 16, 8, 8])] + ([vi("sc", T.FLOAT, [16])] if case == "scale_from_cuda" else [])
+    return make_model(nodes, inputs, [vi(o, T.FLOAT, ["N", 16, 8, 8]) for o in outs],
+                      [init("s", np.ones(16, np.float32)), init("b", np.zeros(16, np.float32))], opset=23, ir=11)
+
+
+@pytest.mark.parametrize("intern_nodes", [200_000, 0])  # verdicts as a dict; as codes (a big model's)
+@pytest.mark.parametrize("case,to_host,to_device", [
+    ("relu_both", 4, 9), ("graph_io", 3, 8), ("input_shared", 3, 9), ("two", 7, 17), ("cpu_and_cuda_readers", 4, 9),
+    ("scale_from_cuda", 5, 9)])
+def test_a_function_body_inlined_on_both_providers_has_its_copies_counted(monkeypatch, tmp_path, intern_nodes, case, to_host,
+                                                                           to_device):
+    """ORT 1.23 has no CUDA Cast, Reshape or Shape at opset 23: the GroupNormalization-21 body it inlines runs
+    partly on CPU, and its MemcpyTransformer copies between the body's own nodes (11 per body) and between them and
+    the nodes around (the numbers ORT 1.23.0 and 1.23.2 insert at every level). onnxlint counted none of either
+    (producer set's vision_block_dy_op23: 7 of ORT's 19); on 1.24.4 the body runs on CUDA: no copy."""
+    monkeypatch.setattr(graph, "INTERN_NODES", intern_nodes)
+    onnx.save(_group_norms(case), tmp_path / "m.onnx")
+    index = loading.index_model(loading.load(tmp_path / "m.onnx"))  # as the CLI reads it (onnx infers no GN's output)
+    for level in ("disabled", "all"):
+        got = []
+        for crossable_only in (True, False):
+            monkeypatch.setattr(memcpy, "CROSSABLE_ONLY", crossable_only)
+            pl = placement.simulate(index, "ort-cuda", "1.23.2", optimization=level)
+            assert {p.status for p in pl.nodes.values() if p.node.op_type == "GroupNormalization"} == {"expanded"}
+            got.append(sorted((b.value, b.direction) for b in pl.boundaries))
+        assert got[0] == got[1]
+        assert [d for _, d in got[0]].count("to-host") == to_host and [d for _, d in got[0]].count("to-device") == to_device
+        assert not placement.simulate(index, "ort-cuda", "1.24.4", optimization=level).boundaries
+    if case == "relu_both":  # ORT's: the body's X3D, ..., the Relu's output in, the body's output out
+        assert {v for v, _ in got[0]} == {"r", "g", *(f"gn/{v}" for v in (
+            "BiasReshaped", "C", "Epsilon", "InstanceShape", "N", "NormalizedT", "ScaleReshaped", "X3D",
+            "Biased", "NewShape", "NormalizedU"))}
