@@ -399,3 +399,56 @@ def _effective(scope: GraphScope, opt: Optimized | None) -> GraphScope:
 
 def _same(value: str) -> str:
     return value
+
+
+SMALL_INITIALIZER_BYTES = 127  # ORT 1.23 keeps a larger initializer's data in an OrtValue (kSmallTensorExternalDataThreshold)
+
+
+def duplicated_initializer(pl: Placement, index: GraphIndex, opt: Optimized | None,
+                           rewired: dict[str, str] | None = None) -> tuple[str, NodeRef, NodeRef] | None:
+    """A main-graph initializer ORT's MemcpyTransformer gives a copy of its own to the CUDA nodes (ProcessInitializers:
+    one read on the device side by a CUDA node and on the host side by a CPU node or a CUDA kernel's host-memory
+    input) whose data ORT 1.23 keeps in memory (over 127 bytes, written in the file or a Constant node's): (its name,
+    a host-side reader, a device-side reader); None if there is none. ORT 1.23.0 and 1.23.2 then refuse the session
+    in SaveInitializedTensors (`!utils::HasExternalDataInMemory(tensor_proto) was false`), the copy naming the
+    original's memory without its OrtValue. An initializer kept in an external data file (loaded later), one inside
+    a control-flow body or read by an expanded function's body, or one ORT's own constant folding makes is not
+    claimed (not measured)."""
+    main = index.scopes[0] if index.scopes else None
+    if main is None:
+        return None
+    made = (n.outputs[0] for n in index.by_op.get("Constant", ()) if n.scope is main and n.domain == "ai.onnx" and n.outputs)
+    big = {name: None for name in (*main.initializers, *main.constants, *made) if _in_memory(main, name)}  # value_floats too
+    if not big:
+        return None
+    alias, rewired = (opt.alias if opt is not None else {}), rewired or {}
+    read_as = _read_as(alias, opt.resolve if opt is not None else _same, rewired)
+    # its readers, and the readers of a name a transformer made read it (an Identity removed, a duplicate Cast)
+    names = [*big, *(name for name in (*alias, *rewired) if read_as(name) in big)]
+    readers = [node for name in names for node in main.consumers.get(name, ())]
+    sides: dict[str, list[NodeRef | None]] = {}
+    for node in dict.fromkeys(readers):
+        p = pl.nodes.get(node.index)
+        if p is None or p.ep not in (CPU, CUDA) or p.status in (*_REMOVED, "expanded") or node.scope is not main:
+            continue
+        host = cpu_inputs(node.op_type, schema_registry.since_version(node.op_type, node.opset, node.domain)) if p.ep == CUDA else None
+        for i, value in enumerate(node.inputs):
+            value = read_as(value)
+            if value in big:
+                side = sides.setdefault(value, [None, None])
+                k = 0 if host is None or i in host else 1
+                side[k] = side[k] or node
+    for value in big:  # the first such in the model's order
+        host_reader, device_reader = sides.get(value, (None, None))
+        if host_reader is not None and device_reader is not None:
+            return value, host_reader, device_reader
+    return None
+
+
+def _in_memory(scope: GraphScope, name: str) -> bool:
+    """Whether ORT 1.23 keeps this initializer's data in an OrtValue: over 127 bytes, not in an external data file."""
+    t = scope.initializers.get(name)
+    if t is not None and t.data_location == t.EXTERNAL:
+        return False
+    size = _bytes(scope, name)
+    return size is not None and size > SMALL_INITIALIZER_BYTES

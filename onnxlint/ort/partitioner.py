@@ -132,11 +132,11 @@ class Simulator:
         copies = self._dq_copies(pl, unique_dq, preferred)
         if self.opt is not None:
             _place_created(pl, self.opt, preferred)
-        if self.optimization == "all":
-            fused_refusal = self._levels_2_and_3(pl, preferred, copies)
-            if fused_refusal:
-                return self._refused(Placement(pl.target, pl.ort_version, pl.table_versions, pl.notes, optimization=pl.optimization),
-                                     "fusion-kernel", fused_refusal)
+        refusal = (self._levels_2_and_3(pl, preferred, copies) if self.optimization == "all"
+                   else self._initializer_copy(pl, preferred, rewired))
+        if refusal:
+            return self._refused(Placement(pl.target, pl.ort_version, pl.table_versions, pl.notes, optimization=pl.optimization),
+                                 *refusal)
         if len(self.tables) > 1:
             # one provider: every tensor stays where it is, no Memcpy
             memcpy.insert_boundaries(pl, self.index, self.opt, rewired, copies, self._mixed_bodies(pl))
@@ -157,20 +157,37 @@ class Simulator:
             first = False
         return pl
 
-    def _levels_2_and_3(self, pl: Placement, preferred: str, copies: dict[str, str]) -> str | None:
+    def _levels_2_and_3(self, pl: Placement, preferred: str, copies: dict[str, str]) -> tuple[str, str] | None:
         """The Level-2 and Level-3 transformers that change a placement (`all`, after partitioning); why ORT then
-        refuses the session (a node a fusion put on CUDA has no CUDA kernel), if it does."""
+        refuses the session (a node a fusion put on CUDA has no CUDA kernel), if it does: (reason, message)."""
         gather_slice_fusion.apply(pl, self.index, self.opt)
         cuda = self.tables.get(CUDA)
         if preferred == CUDA and cuda is not None and releases.row(self.version).fusion_kernel_refusal:
             refused = gather_slice_fusion.no_kernel(pl, cuda)
             if refused:
-                return refused
+                return "fusion-kernel", refused
         if preferred == CUDA and releases.row(self.version).dq_matmul_nbits_across_eps:
             dq_matmul_nbits_fusion.apply(pl, self.index, copies)
         if CPU in self.tables:
             nhwc_transformer.apply(pl, self.index, self.opt)
         return None
+
+    def _initializer_copy(self, pl: Placement, preferred: str, rewired: dict[str, str]) -> tuple[str, str] | None:
+        """ORT 1.23 refuses a CUDA session whose MemcpyTransformer copies an initializer it keeps in memory for the CUDA
+        nodes (memcpy.duplicated_initializer): (reason, message), or None. At `all` the Level-2/3 fusions onnxlint
+        does not model may change the initializer's readers: not claimed there."""
+        if preferred != CUDA or CPU not in self.tables or not releases.row(self.version).initializer_copy_refusal:
+            return None
+        shared = memcpy.duplicated_initializer(pl, self.index, self.opt, rewired)
+        if shared is None:
+            return None
+        value, host, device = shared
+        where = "a CPU node" if pl.nodes.get(host.index).ep == CPU else "a host-memory input of a CUDA node"  # type: ignore[union-attr]
+        return "initializer-copy", (
+            f"ONNX Runtime {self.version} refuses this model on the CUDA EP: initializer '{value}' (over 127 bytes) is read"
+            f" by {where} ('{host.name or host.op_type}', {host.op_type}) and by CUDA node '{device.name or device.op_type}'"
+            f" ({device.op_type}); its MemcpyTransformer gives the CUDA nodes a copy that session creation refuses"
+            " (SaveInitializedTensors: '!utils::HasExternalDataInMemory(tensor_proto) was false')")
 
     def _inlined_bodies(self, pl: Placement) -> None:
         """The nodes of the function bodies ORT inlines (Graph::InlineFunction, for a node no EP has a kernel for),

@@ -226,3 +226,57 @@ def test_a_function_body_inlined_on_both_providers_has_its_copies_counted(monkey
         assert {v for v, _ in got[0]} == {"r", "g", *(f"gn/{v}" for v in (
             "BiasReshaped", "C", "Epsilon", "InstanceShape", "N", "NormalizedT", "ScaleReshaped", "X3D",
             "Biased", "NewShape", "NormalizedU"))}
+
+
+def _shared_initializer(case: str, n: int = 32) -> onnx.ModelProto:
+    """An initializer of n floats read by a CPU node and by a CUDA Add (opset 21, ORT 1.23: no CUDA Identity-21 or
+    Reshape-21), the probes measured on onnxruntime-gpu 1.20.2, 1.22.0, 1.23.0, 1.23.2, 1.24.4 and 1.31.1."""
+    w = np.ones(n, np.float32)
+    x = [vi("x", T.FLOAT, [n])]
+    if case == "identity":
+        nodes = [h.make_node("Identity", ["w"], ["wi"], name="ident"), h.make_node("Add", ["x", "wi"], ["y"], name="add"),
+                 h.make_node("Add", ["x", "w"], ["z"], name="add2")]
+        return make_model(nodes, x, [vi("y", T.FLOAT, [n]), vi("z", T.FLOAT, [n])], [init("w", w)], opset=21, ir=10)
+    if case == "constant":  # a Constant's value_floats: an initializer ORT keeps in memory too
+        nodes = [h.make_node("Constant", [], ["w"], value_floats=w.tolist(), name="const"),
+                 h.make_node("Identity", ["w"], ["wi"], name="ident"), h.make_node("Add", ["x", "wi"], ["y"], name="add"),
+                 h.make_node("Add", ["x", "w"], ["z"], name="add2")]
+        return make_model(nodes, x, [vi("y", T.FLOAT, [n]), vi("z", T.FLOAT, [n])], opset=21, ir=10)
+    if case == "reshape":  # a Reshape-21 of a shape only known at run time: kept at every level
+        nodes = [h.make_node("Reshape", ["w", "s"], ["y"], name="reshape"), h.make_node("Add", ["x", "w"], ["z"], name="add2")]
+        return make_model(nodes, [*x, vi("s", T.INT64, [1])], [vi("y", T.FLOAT, None), vi("z", T.FLOAT, [n])], [init("w", w)],
+                          opset=21, ir=10)
+    # host_input: int64[16] read as a CUDA Reshape's shape (host memory) and by a CUDA Add (opset 19: both on CUDA)
+    nodes = [h.make_node("Reshape", ["x", "w"], ["y"], name="reshape"), h.make_node("Add", ["xi", "w"], ["z"], name="add2")]
+    return make_model(nodes, [vi("x", T.FLOAT, [16]), vi("xi", T.INT64, [16])], [vi("y", T.FLOAT, None), vi("z", T.INT64, [16])],
+                      [init("w", np.ones(16, np.int64))], opset=19, ir=10)
+
+
+@pytest.mark.parametrize("case,n,refused_at", [
+    ("identity", 32, {"disabled"}), ("identity", 31, set()), ("constant", 32, {"disabled"}),
+    ("reshape", 32, {"disabled", "basic"}), ("host_input", 16, {"disabled", "basic"})])
+def test_ort_1_23_refuses_a_copy_of_an_initializer_it_keeps_in_memory(tmp_path, case, n, refused_at):
+    """ORT 1.23 keeps an initializer over 127 bytes in memory outside the proto; read by a CUDA node and by a CPU node
+    (or a CUDA kernel's host-memory input), the MemcpyTransformer gives the CUDA nodes a copy that session creation
+    refuses ('!utils::HasExternalDataInMemory(tensor_proto) was false'): on 1.23.0 and 1.23.2 at each level where
+    the CPU reader stays (at basic ORT removes the Identity); 31 floats load; 1.22.0 and 1.24.4 load them all. Not
+    claimed at `all` (ORT refuses the reshape and host_input ones there too: fusions onnxlint does not model may
+    change readers). The producer set's int4 QDQ BERT at `disabled` (torch's Identity of a shared LayerNorm weight)."""
+    onnx.save(_shared_initializer(case, n), tmp_path / "m.onnx")
+    index = loading.index_model(loading.load(tmp_path / "m.onnx"))
+    for version in ("1.22.0", "1.23.2", "1.24.4"):
+        for level in ("disabled", "basic", "all"):
+            pl = placement.simulate(index, "ort-cuda", version, optimization=level)
+            refused = {p.reason for p in pl.nodes.values() if p.status == "refused"}
+            want = version == "1.23.2" and level in refused_at
+            assert refused == ({"initializer-copy"} if want else set()), (version, level)
+            if want:
+                assert "(over 127 bytes) is read by" in pl.refused and "SaveInitializedTensors" in pl.refused
+
+
+def test_an_initializer_in_an_external_data_file_is_not_claimed(tmp_path):
+    """ORT 1.23.2 loads the identity case with the initializer in an external data file (read later, not kept in
+    memory at load): no claim."""
+    onnx.save(_shared_initializer("identity"), tmp_path / "m.onnx", save_as_external_data=True, location="m.data", size_threshold=0)
+    index = loading.index_model(loading.load(tmp_path / "m.onnx"))
+    assert placement.simulate(index, "ort-cuda", "1.23.2", optimization="disabled").refused is None
