@@ -54,6 +54,7 @@ def insert_boundaries(pl: Placement, index: GraphIndex, opt: Optimized | None, r
     on: one crossing per reading input (the copies stay where a removed original no longer is). bodies: the
     function bodies ORT inlines that run on both providers (mixed_body), by their node's index."""
     per_edge, bodies, rewired = per_edge or {}, bodies or {}, rewired or {}
+    moved = _moved_shapes(pl)  # the Shape outputs a CUDA Gather the TransposeOptimizer added now makes
     seen: set[tuple[str, ...]] = set()
     # scope id -> value -> [host-side reader, device-side reader] for the scope's inputs and outer values
     fed: dict[int, dict[str, list[NodeRef | None]]] = {}
@@ -65,7 +66,7 @@ def insert_boundaries(pl: Placement, index: GraphIndex, opt: Optimized | None, r
     codes, sides, recorded = _sides(pl)  # each node's side (no verdict made a node or a producer: a million each)
     # where CROSSABLE_ONLY: the nodes an edge may cross at, and the values read as host-side / as having no producer
     crossing = (_Crossing(pl, index, opt, (codes, sides, recorded), merged, _read_as(alias, resolve, rewired), rewired,
-                          (per_edge, bodies)) if CROSSABLE_ONLY else None)
+                          (per_edge, bodies, moved)) if CROSSABLE_ONLY else None)
     recorded = crossing.recorded if crossing is not None else recorded
     host_outputs: dict[str, frozenset[int]] = {}  # op -> output_on_host's outputs (asked once per op, not per edge)
     last: GraphScope | None = None
@@ -110,7 +111,7 @@ def insert_boundaries(pl: Placement, index: GraphIndex, opt: Optimized | None, r
                     k = 0 if (on_host or i in host_inputs) else 1
                     side[k] = side[k] or node
                 continue  # an initializer: duplicated per device by ORT, never a Memcpy node
-            src_host = _source_on_host(prod, value, (codes, sides), (per_edge, bodies), host_outputs)
+            src_host = _source_on_host(prod, value, (codes, sides), (per_edge, bodies, moved), host_outputs)
             if src_host is None or src_host == (on_host or i in host_inputs):
                 continue
             direction = "to-device" if src_host else "to-host"
@@ -119,8 +120,7 @@ def insert_boundaries(pl: Placement, index: GraphIndex, opt: Optimized | None, r
                 continue
             seen.add(key)
             pl.boundaries.append(Boundary(value, direction, prod, node, _bytes(node.scope, value)))
-    pl.boundaries.extend(chain.from_iterable(body.inner for body in bodies.values()))
-    _shared_inputs(pl, fed)
+    _finish(pl, fed, bodies, moved)
 
 
 class _HostInputs(dict[tuple[str, "int | None", str], frozenset[int]]):
@@ -176,6 +176,24 @@ def mixed_body(node: NodeRef, body: Placement) -> Body | None:
 _INLINED_SUFFIX = re.compile(r"__\d+$")  # onnx's inliner renames a body's values x -> x__1
 
 
+def _moved_shapes(pl: Placement) -> dict[str, NodeRef]:
+    """The outputs of the Shapes the TransposeOptimizer moved a Transpose past whose new Gather (Gather(Shape(x),
+    perm)) runs on CUDA (before 1.24, with the Shape on CPU): the Gather makes the value now, on the device side,
+    and reads the Shape's output through a copy (measured on 1.23.2: Shape(Transpose(x)) read by a graph output
+    only, 2 Memcpy with the Transpose's CUDA reader)."""
+    return {c.source.outputs[0]: c.source for c in pl.created
+            if c.by == "TransposeOptimizer" and c.op_type == "Gather" and c.ep == CUDA and c.source.outputs}
+
+
+def _finish(pl: Placement, fed: dict[int, dict[str, list[NodeRef | None]]], bodies: dict[int, Body],
+            moved: dict[str, NodeRef]) -> None:
+    """The copies insert_boundaries adds after its walk: those inside the bodies on both providers, the Shape's
+    output each moved Shape's CUDA Gather reads, and the graph inputs read on both sides."""
+    pl.boundaries.extend(chain.from_iterable(body.inner for body in bodies.values()))
+    pl.boundaries.extend(Boundary(value, "to-device", shape, shape, _bytes(shape.scope, value)) for value, shape in moved.items())
+    _shared_inputs(pl, fed)
+
+
 def _read_as(alias: dict[str, str], resolve: Callable[[str], str], rewired: dict[str, str]) -> Callable[[str], str]:
     def read_as(value: str) -> str:
         """The value a reader of value reads after the transformers (as insert_boundaries does, inlined there)."""
@@ -189,12 +207,15 @@ def _read_as(alias: dict[str, str], resolve: Callable[[str], str], rewired: dict
 
 
 def _source_on_host(prod: NodeRef, value: str, sided: tuple[Sequence[int], list[object]],
-                    copied: tuple[dict[str, str], dict[int, Body]], host_outputs: dict[str, frozenset[int]]) -> bool | None:
+                    copied: tuple[dict[str, str], dict[int, Body], dict[str, NodeRef]],
+                    host_outputs: dict[str, frozenset[int]]) -> bool | None:
     """Whether prod leaves value in host memory; None: no edge of it crosses (a Constant node, an initializer now;
     a node placed nowhere; a body on both providers not in bodies: unknown edges). host_outputs: output_on_host's,
-    per op. copied: insert_boundaries's per_edge and bodies."""
+    per op. copied: insert_boundaries's per_edge, bodies and moved Shapes."""
     codes, sides = sided
-    per_edge, bodies = copied
+    per_edge, bodies, moved = copied
+    if value in moved:
+        return False  # the CUDA Gather the TransposeOptimizer put after the Shape makes it now
     j = prod.index
     src = sides[codes[j]] if j < len(codes) else None
     if src is _MIXED and j in bodies:
@@ -229,7 +250,7 @@ class _Crossing:
     def __init__(self, pl: Placement, index: GraphIndex, opt: Optimized | None,
                  sided: tuple[Sequence[int], list[object], Iterable[tuple[NodeRef, int]]],
                  merged: dict[int, dict[str, NodeRef]], read_as: Callable[[str], str], rewired: dict[str, str],
-                 copied: tuple[dict[str, str], dict[int, Body]]) -> None:
+                 copied: tuple[dict[str, str], dict[int, Body], dict[str, NodeRef]]) -> None:
         codes, sides, recorded = sided
         bodies = copied[1]
         at = np.asarray(codes, dtype=np.int64)
@@ -262,10 +283,10 @@ class _Crossing:
                              if on_host[code] or (node.index < size and chosen[node.index])]
 
     def _host_made(self, index: GraphIndex, sided: tuple[Sequence[int], list[object]], effective: dict[int, GraphScope],
-                   merged: dict[int, dict[str, NodeRef]], copied: tuple[dict[str, str], dict[int, Body]]) -> None:
+                   merged: dict[int, dict[str, NodeRef]], copied: tuple[dict[str, str], dict[int, Body], dict[str, NodeRef]]) -> None:
         """self.host: the values a host-side node leaves, where insert_boundaries's lookup finds that node."""
         codes, sides = sided
-        per_edge, bodies = copied
+        per_edge, bodies, moved = copied
         at = np.asarray(codes, dtype=np.int64)
         size, nodes = len(at), index.nodes
 
@@ -305,6 +326,8 @@ class _Crossing:
                 prod = made_by(eff, value) if ep == CPU else None
                 if prod is not None and prod.index < size and sides[codes[prod.index]] is _GONE:
                     self.host.setdefault(id(eff), set()).add(value)
+        for made in self.host.values():  # a moved Shape's output: a CUDA Gather makes it now
+            made.difference_update(moved)
 
     def _free_and_read(self, scope: GraphScope, eff: GraphScope, merged: dict[int, dict[str, NodeRef]],
                        read_as: Callable[[str], str], rewrites: tuple[set[str], set[str]]) -> list[Sequence[NodeRef]]:

@@ -2,6 +2,7 @@
 
 import numpy as np
 import onnx
+import pytest
 from conftest import init, make_model, vi
 from onnx import TensorProto as T
 from onnx import helper as h
@@ -9,6 +10,7 @@ from ort_cases import _removed
 
 import onnxlint.ort.partitioner as placement
 from onnxlint.model.graph import GraphIndex
+from onnxlint.ort import memcpy
 
 
 def test_transposes_cancelled_through_a_softmax():
@@ -73,3 +75,28 @@ def test_the_gather_of_a_shape_that_falls_back_to_cpu_stays_on_cuda():
             by = {p.node.name: p for p in pl.nodes.values()}
             assert [(c.op_type, c.ep) for c in pl.created] == [("Gather", ep)], (version, opset, level)
             assert by["gat"].ep == ep
+
+
+@pytest.mark.parametrize("crossable_only", [True, False])
+def test_the_cuda_gather_after_a_moved_shape_reads_it_through_a_copy_and_makes_its_output(monkeypatch, crossable_only):
+    """Before 1.24 the Gather the TransposeOptimizer puts after a Shape-21 that falls back to CPU runs on CUDA: it
+    reads the Shape's output through a MemcpyFromHost, and its output, the Shape's value now, is device-side (a CPU
+    reader gets a MemcpyToHost). Shape(Transpose(x)) read by a graph output, the Transpose by a CUDA Relu: 2 copies
+    on 1.22.0 and 1.23.2 at basic and all, 3 with a CPU Unsqueeze-21 of the shape, none on 1.24.4 (the probes measured
+    with the truth harness). onnxlint counted only the Relu's."""
+    monkeypatch.setattr(memcpy, "CROSSABLE_ONLY", crossable_only)
+    for cpu_reader, copies in ((False, 2), (True, 3)):
+        nodes = [h.make_node("Transpose", ["x"], ["t"], perm=[0, 2, 1, 3], name="T"), h.make_node("Shape", ["t"], ["s"], name="shape"),
+                 h.make_node("Relu", ["t"], ["z"], name="relu")]
+        outs = [vi("z", T.FLOAT, None)]
+        if cpu_reader:
+            nodes.append(h.make_node("Unsqueeze", ["s", "ax"], ["su"], name="unsq"))
+            outs.append(vi("su", T.INT64, None))
+        else:
+            outs.append(vi("s", T.INT64, None))
+        m = make_model(nodes, [vi("x", T.FLOAT, ["N", "S", 4, 8])], outs, [init("ax", np.array([0], np.int64))], opset=21, ir=10)
+        index = GraphIndex(onnx.shape_inference.infer_shapes(m))
+        for version, want in (("1.22.0", copies), ("1.23.2", copies), ("1.24.4", 0)):
+            for level in ("basic", "all"):
+                pl = placement.simulate(index, "ort-cuda", version, optimization=level)
+                assert len(pl.boundaries) == want, (cpu_reader, version, level, pl.boundaries)
