@@ -395,6 +395,7 @@ def regenerate_rows(args: argparse.Namespace) -> list[str]:
     (--refresh-rows: every line again, or the lines it names): the newest published patch of the line, probed. A
     line whose probe fails keeps its row, its element types marked not measured (nothing claimed of them)."""
     releases._rows.cache_clear()
+    releases.elem_types.cache_clear()
     data = json.loads(releases.LIMITS_FILE.read_text()) if releases.LIMITS_FILE.exists() else {"format": 1, "releases": {}}
     lines = missing_rows(args.rows_from)
     if args.refresh_rows:

@@ -86,6 +86,9 @@ class Release:
     # fails session creation (optimizer.gather_slice_fusion.no_kernel): measured so on 1.20.2, 1.22.0, 1.23.0, 1.23.2,
     # 1.24.4, 1.25.1 and 1.31.1; older releases not measured (no claim)
     fusion_kernel_refusal: bool = False
+    # an initializer over 127 bytes read on both sides (a CPU node, a CUDA node) is copied for the CUDA nodes by the
+    # MemcpyTransformer and session creation refuses the copy (memcpy.duplicated_initializer): measured so on 1.23.0
+    # and 1.23.2 at disabled/basic, not on 1.20.2, 1.22.0, 1.24.4, 1.31.1 (no claim there)
     initializer_copy_refusal: bool = False
     measured: str | None = None  # the patch release checked against ORT's own partitioner (the truth benchmark)
     # The tensor element types (TensorProto.DataType numbers) its session creation refuses, probed on its wheel
@@ -138,6 +141,7 @@ def numbers(spans: str) -> frozenset[int]:
     return frozenset(out)
 
 
+@lru_cache(maxsize=1)
 def elem_types() -> dict[tuple[int, int], ElemTypes]:
     """(major, minor) -> the element types its newest patch refuses (ort-releases.json's `elem_types`, probed by
     tools/follow_releases.py); a line whose probe failed or was never run is not there."""
