@@ -164,6 +164,10 @@ def _constant(elem: int) -> onnx.NodeProto:
     return n
 
 
+def _float_constant() -> onnx.NodeProto:
+    return h.make_node("Constant", [], ["c"], name="k", value=h.make_tensor("v", TensorProto.FLOAT, [1], [1.0]))
+
+
 def _no_opset_import() -> onnx.ModelProto:
     m = _relu()
     del m.opset_import[:]
@@ -241,6 +245,11 @@ def test_a_refused_value_is_found_alike_in_a_file_and_in_hand(build, cause, tmp_
     lambda: _relu(value_info=[vi("y", 99, [2])]),  # naming a graph output, which declares float
     lambda: _relu(value_info=[vi("x", 99, [2])]),  # naming a graph input
     lambda: _relu(outputs=[vi("y", TensorProto.FLOAT, [2]), vi("x", 99, [2])]),  # an output no node makes
+    # a Constant's output, declared (value_info, graph output) of a type ORT does not know: the Constant is an
+    # initializer by then, its declared type not read (1.24.4 loads each)
+    lambda: _relu(nodes=[_float_constant()], value_info=[vi("c", 99, [1])]),
+    lambda: _relu(nodes=[_float_constant()], value_info=[vi("c", 0, [1])]),
+    lambda: _relu(nodes=[_float_constant()], outputs=[vi("y", TensorProto.FLOAT, [2]), vi("c", 99, [1])]),
     # FLOAT4E2M1: 1.20.2 refuses it, 1.24.4 and 1.31.1 load it (releases differ: not claimed)
     lambda: _relu(inits=[_tensor("w", TensorProto.FLOAT4E2M1)]),
 ])
