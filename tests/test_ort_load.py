@@ -394,3 +394,35 @@ def test_a_graph_input_is_read_before_initializers(build):
     assert refusal is not None and "Invalid tensor data type 100." in refusal, refusal
     (f,) = findings(model)["OLX007"]
     assert "fails with 'Invalid tensor data type 100.'" in f.message and "graph input" in f.message, f.message
+
+
+def _complex_input(resolve: str) -> onnx.ModelProto:
+    """An unused complex64 main-graph input (no MLDataType in ORT) beside an Add, of float and int64 where resolve is
+    "type", or a custom domain's op where it is "custom"."""
+    add = h.make_node("Add", ["x", "s"], ["y"], name="add")
+    if resolve == "custom":
+        add = h.make_node("MyOp", ["x", "s"], ["y"], name="add", domain="com.acme")
+    ins = [vi("x", TensorProto.FLOAT, [2]), vi("s", TensorProto.INT64 if resolve == "type" else TensorProto.FLOAT, [2]),
+           vi("c", TensorProto.COMPLEX64, [2])]
+    m = make_model([add], ins, [vi("y", TensorProto.FLOAT, [2])])
+    m.opset_import.extend([h.make_opsetid("com.acme", 1)] if resolve == "custom" else [])
+    return m
+
+
+@pytest.mark.parametrize("resolve, words", [("type", "Type Error: Type parameter (T) of Optype (Add)"),
+                                            ("custom", "com.acme:MyOp(-1) is not a registered function/op"),
+                                            ("none", "MLDataType for: tensor(complex64)")])
+def test_an_input_without_an_mldatatype_is_refused_after_graph_resolve(resolve, words):
+    """ORT reads the inputs' MLDataTypes in the model's metadata, once Graph::Resolve passed (measured on 1.24.4):
+    what Resolve refuses first is what it prints, and OLX007 quotes that (naming no input as the cause) or, for an
+    op with no schema (OLX014 names it), nothing."""
+    model = _complex_input(resolve)
+    refusal = ort_refusal(model)
+    assert refusal is not None and words in refusal, refusal
+    found = findings(model).get("OLX007", [])
+    if resolve == "custom":
+        assert not found and "OLX014" in findings(model)
+        return
+    (f,) = found
+    assert f"fails with '{words}" in f.message, f.message
+    assert ("graph input 'c'" in f.message) is (resolve == "none"), f.message
