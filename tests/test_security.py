@@ -339,6 +339,17 @@ sys.modules["multiprocessing"] = _real
 """
 
 
+def _repository_with_a_shadow(tmp_path, monkeypatch) -> None:
+    """16 models (enough for the pool) under models/, a committed multiprocessing/ beside them, the current folder."""
+    good = make_model([h.make_node("Relu", ["x"], ["y"], name="relu")], [vi("x", T.FLOAT, ["n", 4])],
+                      [vi("y", T.FLOAT, ["n", 4])])
+    for i in range(16):
+        _write(tmp_path / "models" / f"m{i:02d}.onnx", good)
+    (tmp_path / "multiprocessing").mkdir()
+    (tmp_path / "multiprocessing" / "__init__.py").write_text(SHADOW)
+    monkeypatch.chdir(tmp_path)
+
+
 def test_the_process_pool_never_imports_the_repositorys_modules(tmp_path, cli, monkeypatch):
     """Python 3.14's default start method on Linux, forkserver, starts its server as `python -c`, the current
     folder (the repository under review) first on its import path: a committed multiprocessing/ ran in it when 16
@@ -347,13 +358,7 @@ def test_the_process_pool_never_imports_the_repositorys_modules(tmp_path, cli, m
 
     if not sys.platform.startswith("linux"):
         pytest.skip("the pool forks on Linux only")
-    good = make_model([h.make_node("Relu", ["x"], ["y"], name="relu")], [vi("x", T.FLOAT, ["n", 4])],
-                      [vi("y", T.FLOAT, ["n", 4])])
-    for i in range(16):
-        _write(tmp_path / "models" / f"m{i:02d}.onnx", good)
-    (tmp_path / "multiprocessing").mkdir()
-    (tmp_path / "multiprocessing" / "__init__.py").write_text(SHADOW)
-    monkeypatch.chdir(tmp_path)
+    _repository_with_a_shadow(tmp_path, monkeypatch)
     before = multiprocessing.get_start_method(allow_none=True)
     multiprocessing.set_start_method("forkserver", force=True)
     try:
@@ -372,13 +377,7 @@ def test_a_spawned_pool_never_imports_the_repositorys_modules(tmp_path, cli, mon
 
     if sys.version_info < (3, 11):
         pytest.skip("PYTHONSAFEPATH is Python 3.11's: on 3.10 a spawning platform lints without a pool")
-    good = make_model([h.make_node("Relu", ["x"], ["y"], name="relu")], [vi("x", T.FLOAT, ["n", 4])],
-                      [vi("y", T.FLOAT, ["n", 4])])
-    for i in range(16):
-        _write(tmp_path / "models" / f"m{i:02d}.onnx", good)
-    (tmp_path / "multiprocessing").mkdir()
-    (tmp_path / "multiprocessing" / "__init__.py").write_text(SHADOW)
-    monkeypatch.chdir(tmp_path)
+    _repository_with_a_shadow(tmp_path, monkeypatch)
     monkeypatch.setattr(linter, "_start_method", lambda: "spawn")
     monkeypatch.delenv("PYTHONSAFEPATH", raising=False)
     rc, out, err = cli("models", "--jobs", "2", "--no-cache")

@@ -181,6 +181,17 @@ REPORTS = {"report": ("-o", "report.json", "--format", "json", "--no-cache", "--
            "baseline": ("--no-cache", "--baseline", "report.json", "--update-baseline", "--")}
 
 
+# the child dies (die()) as its report's temporary file is about to be renamed to report.json
+_KILLED_BEFORE_REPORT_RENAME = """\
+        real = os.replace
+        def replace(a, b, *k, **kw):
+            if os.path.basename(b) == "report.json":
+                die()
+            return real(a, b, *k, **kw)
+        os.replace = replace
+        """
+
+
 @pytest.mark.skipif(os.name == "nt", reason="no flock: nothing is removed there")
 @pytest.mark.parametrize("command", REPORTS)
 def test_a_report_or_baseline_killed_while_written_leaves_nothing_the_next_run_keeps(tmp_path, command):
@@ -190,14 +201,7 @@ def test_a_report_or_baseline_killed_while_written_leaves_nothing_the_next_run_k
     minutes that no process holds. SIGTERM and Ctrl-C (Interrupted) remove it at once, as before."""
     model = _export(tmp_path, dropout=False)
     args = (*REPORTS[command], model.name)
-    _killed(tmp_path, """\
-        real = os.replace
-        def replace(a, b, *k, **kw):
-            if os.path.basename(b) == "report.json":
-                die()
-            return real(a, b, *k, **kw)
-        os.replace = replace
-        """, *args)
+    _killed(tmp_path, _KILLED_BEFORE_REPORT_RENAME, *args)
     assert not (tmp_path / "report.json").exists()
     left = _age(tmp_path)
     assert len(left) == 1 and left[0].startswith(".report.json."), left
@@ -210,14 +214,7 @@ def test_a_report_or_baseline_killed_while_written_leaves_nothing_the_next_run_k
 @pytest.mark.parametrize("command", REPORTS)
 def test_a_report_or_baseline_stopped_by_sigterm_leaves_no_temporary_file(tmp_path, command):
     model = _export(tmp_path, dropout=False)
-    _killed(tmp_path, """\
-        real = os.replace
-        def replace(a, b, *k, **kw):
-            if os.path.basename(b) == "report.json":
-                die()
-            return real(a, b, *k, **kw)
-        os.replace = replace
-        """, *REPORTS[command], model.name, signum=15)
+    _killed(tmp_path, _KILLED_BEFORE_REPORT_RENAME, *REPORTS[command], model.name, signum=15)
     assert sorted(os.listdir(tmp_path)) == ["model.onnx", "model.onnx.data"]
 
 
