@@ -6,6 +6,7 @@ Walks are iterative so a 200-deep nest of If bodies does not hit Python's recurs
 
 from __future__ import annotations
 
+import math
 import sys
 import weakref
 from collections import deque
@@ -22,6 +23,7 @@ if TYPE_CHECKING:  # onnx is imported where a proto is read, not on import: `imp
 
 # AttributeProto.AttributeType values (fixed by the ONNX IR spec)
 _TENSOR, _GRAPH, _GRAPHS = 4, 5, 10
+_EXTERNAL = 1  # TensorProto.DataLocation EXTERNAL
 HAS_ATTRIBUTES, HOLDS_GRAPH = 1, 2  # GraphIndex.node_flags: a node has attributes; one of them is a graph
 _TENSOR_KINDS = (_TENSOR, 9, 11, 12)  # TENSOR, TENSORS, SPARSE_TENSOR, SPARSE_TENSORS
 
@@ -503,15 +505,20 @@ def small_array(scope: GraphScope, t: onnx.TensorProto, limit: int) -> Any:
     """The value of a tensor of at most limit elements as a numpy array, or None (larger, unreadable). An
     external one is read from the model's own data file where the lint's index was given the way
     (GraphIndex.read_external), never by numpy_helper.to_array, which reads it relative to the working folder."""
-    n = 1
-    for d in t.dims:
-        n *= d
-    if n > limit:
+    if t.data_location != _EXTERNAL:
+        return in_file_array(t, limit)
+    if math.prod(t.dims) > limit:
         return None
-    if t.data_location == 1:  # EXTERNAL
-        index = scope.index_ref() if scope.index_ref is not None else None
-        read = index.read_external if index is not None else None
-        return read(t) if read is not None else None
+    index = scope.index_ref() if scope.index_ref is not None else None
+    read = index.read_external if index is not None else None
+    return read(t) if read is not None else None
+
+
+def in_file_array(t: onnx.TensorProto, limit: int) -> Any:
+    """The value of a tensor of at most limit elements kept in the model file, as a numpy array; None for a larger,
+    external (the ORT simulation's reads: ort.optimizer.initializers) or unreadable one."""
+    if math.prod(t.dims) > limit or t.data_location == _EXTERNAL:
+        return None
     from onnx import numpy_helper
 
     try:
