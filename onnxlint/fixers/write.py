@@ -111,7 +111,7 @@ def _written_by_onnxlint(path: Path) -> os.stat_result | None:
     """The stat of path when it is a regular file that starts with DATA_HEADER (a data file onnxlint wrote), else
     None: an exporter's `model.onnx.data` beside the `model.onnx` that -o replaces is the user's own."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        fd = os.open(path, write_guard.READ_OWN)
     except OSError:
         return None
     try:

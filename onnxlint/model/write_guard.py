@@ -95,6 +95,10 @@ def replace_text(dest: Path, text: str | Iterable[str]) -> None:
 STALE_AFTER = 600
 
 
+# how a file onnxlint may remove is opened to look at it: never through a link, never waiting on a FIFO
+READ_OWN = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+
+
 def lock(fd: int) -> bool:
     """An exclusive flock on fd's file, not waiting (False: another open of it holds one). The kernel drops it
     when the holder's process ends, however it ends. True where there is no flock (Windows): nothing is removed
@@ -114,7 +118,7 @@ def hold(path: Path | str) -> int | None:
     """A descriptor of path holding its lock (close it to let go), for a temporary file of onnxlint's written by
     name (a rename gave it a new inode): never stale to another run's remove_unheld. None: it cannot be opened."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        fd = os.open(path, READ_OWN)
     except OSError:
         return None
     lock(fd)
@@ -145,7 +149,7 @@ def remove_unheld(folder: Path, own: re.Pattern[str]) -> list[str]:
             st = entry.stat(follow_symlinks=False)
             if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or time.time() - st.st_mtime < STALE_AFTER:
                 continue
-            fd = os.open(entry.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+            fd = os.open(entry.path, READ_OWN)
             try:
                 if lock(fd) and os.path.samestat(os.fstat(fd), st):
                     os.unlink(entry.path)
