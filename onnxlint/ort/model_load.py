@@ -132,8 +132,7 @@ def _sparse_words(types: releases.ElemTypes, elem: int, name: str) -> str:
     if elem in types.sparse_unsupported:
         return f"tensor type {elem} is not supported"
     if elem in types.sparse_no_zero:
-        known = {v: k for k, v in onnx.TensorProto.DataType.items()}.get(elem, str(elem))
-        return f"Sparse tensor: {name} {known} values are unsupported because the type has no zero representation."
+        return f"Sparse tensor: {name} {_onnx_name(elem) or elem} values are unsupported because the type has no zero representation."
     return "status.IsOK() was false. [ONNXRuntimeError] : 9 : NOT_IMPLEMENTED"
 
 
@@ -143,7 +142,7 @@ def _elem_words(elem: int, version: str | None) -> str:
     1.21): the words say which onnx has no name for it, not that ONNX defines none."""
     if elem == 0:
         return "0 (UNDEFINED)"
-    known = {v: k for k, v in onnx.TensorProto.DataType.items()}.get(elem)
+    known = _onnx_name(elem)
     runtime = f"ONNX Runtime {version}" if version else "ONNX Runtime"
     if known:
         return f"{elem} ({known}), which {runtime} does not load"
@@ -152,8 +151,12 @@ def _elem_words(elem: int, version: str | None) -> str:
 
 def _ort_type_name(elem: int) -> str:
     """ORT's name of an element type in its messages: onnx's, lower case ("complex64", "float8e8m0")."""
-    name: str = {v: k for k, v in onnx.TensorProto.DataType.items()}.get(elem, str(elem))
-    return name.lower()
+    return (_onnx_name(elem) or str(elem)).lower()
+
+
+def _onnx_name(elem: int) -> str | None:
+    """The installed onnx's name of an element type (TensorProto.DataType), or None where it has none."""
+    return onnx.TensorProto.DataType.Name(elem) if elem in onnx.TensorProto.DataType.values() else None
 
 
 def _type_elem(tp: onnx.TypeProto, refused: frozenset[int]) -> int | None:
@@ -220,9 +223,8 @@ def _unregistered_input(model: onnx.ModelProto, types: releases.ElemTypes) -> Un
     """The first main-graph tensor input no node reads (nor a body) of a type the release has no MLDataType for. ORT's
     words name the type as onnx does: a type the installed onnx has no name for (FLOAT6 in onnx 1.21) is not
     claimed, its words unknown here."""
-    named = set(onnx.TensorProto.DataType.values())
-    candidates = [i for i in model.graph.input if i.type.HasField("tensor_type")
-                  and i.type.tensor_type.elem_type in types.unregistered and i.type.tensor_type.elem_type in named]
+    candidates = [i for i in model.graph.input if i.type.HasField("tensor_type") and i.type.tensor_type.elem_type
+                  in types.unregistered and _onnx_name(i.type.tensor_type.elem_type) is not None]
     if not candidates:
         return None
     read = {v for n in model.graph.node for v in _reads(n)}  # a body's reads of outer values included
