@@ -243,7 +243,8 @@ def write_fixed(model: onnx.ModelProto, dest: Path, source_dir: Path, known_erro
         # a model written by an earlier -o is replaced: its data file, which the new one cannot take (the new
         # data is written before the model is swapped), is removed after the swap when nothing else names it
         # (not through a link into another folder: the file it leads to is not this folder's model)
-        replaced = _replaced_data(dest) if dest.parent.resolve() == named_dir else set()
+        linked_away = dest.parent.resolve() != named_dir  # dest was a link into another folder
+        replaced = _replaced_data(dest) if not linked_away else set()
         new_data = relocate_external_data(model, Path(source_dir), named_dir / dest.name)
         try:
             atomic_write(model, dest, known_error=known_error, expect=expect)
@@ -255,7 +256,7 @@ def write_fixed(model: onnx.ModelProto, dest: Path, source_dir: Path, known_erro
         # the data file's temporary name is beside the name given (a killed copy's too), the model's beside the file
         # a link at dest leads to
         stale = write_guard.remove_stale(dest)
-        return stale + (write_guard.remove_stale(named_dir / dest.name) if dest.parent.resolve() != named_dir else [])
+        return stale + (write_guard.remove_stale(named_dir / dest.name) if linked_away else [])
     atomic_write(model, dest, known_error=known_error, expect=expect)
     return write_guard.remove_stale(dest)
 
