@@ -45,12 +45,12 @@ def apply(pl: Placement, index: GraphIndex, copied: dict[str, str]) -> None:
         matmuls = _fused_matmuls(pl, index, dq, copied)
         if not matmuls:
             continue
-        names = ", ".join(m.name or m.op_type for m in matmuls)
         pl.created[:] = [c for c in pl.created if not (c.source is dq and c.by == ensure_unique_dq_for_node_unit.NAME)]
         if dq.outputs[0] in dq.scope.outputs:
             # the MatMuls read copies, each fused into its MatMulNBits on CUDA: their edges no longer cross
             copied[dq.outputs[0]] = CUDA
             continue
+        names = ", ".join(m.name or m.op_type for m in matmuls)
         pl.record(dq.index, NodePlacement(
             dq, None, "eliminated", "fusion",
             f"ORT's {NAME} fusion (after partitioning, level all) makes it and {names} "
