@@ -155,12 +155,12 @@ def mixed_body(node: NodeRef, body: Placement) -> Body | None:
     outs = {f"out{j}": j for j, v in enumerate(node.outputs) if v}
     reads: dict[tuple[int, bool], None] = {}
     made: list[bool | None] = [None] * len(node.outputs)
+    cuda_host_inputs = _HostInputs()
     for p in body.nodes.values():
         inner = p.node
         if p.ep is None or p.status not in ("device", "fallback", "deliberate"):
             return None
-        host_inputs = cpu_inputs(inner.op_type, schema_registry.since_version(inner.op_type, inner.opset, inner.domain)) \
-            if p.ep == CUDA else _NO_INPUTS
+        host_inputs = cuda_host_inputs[(inner.op_type, inner.opset, inner.domain)] if p.ep == CUDA else _NO_INPUTS
         for k, value in enumerate(inner.inputs):
             if value in slots:
                 reads[(slots[value], p.ep == CPU or k in host_inputs)] = None
@@ -450,11 +450,12 @@ def duplicated_initializer(pl: Placement, index: GraphIndex, opt: Optimized | No
     names = [*big, *(name for name in (*alias, *rewired) if read_as(name) in big)]
     readers = [node for name in names for node in main.consumers.get(name, ())]
     sides: dict[str, list[NodeRef | None]] = {}
+    cuda_host_inputs = _HostInputs()
     for node in dict.fromkeys(readers):
         p = pl.nodes.get(node.index)
         if p is None or p.ep not in (CPU, CUDA) or p.status in (*_REMOVED, "expanded") or node.scope is not main:
             continue
-        host = cpu_inputs(node.op_type, schema_registry.since_version(node.op_type, node.opset, node.domain)) if p.ep == CUDA else None
+        host = cuda_host_inputs[(node.op_type, node.opset, node.domain)] if p.ep == CUDA else None
         for i, value in enumerate(node.inputs):
             value = read_as(value)
             if value in big:
