@@ -7,6 +7,8 @@ import json
 import sys
 from pathlib import Path
 
+import onnx
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 
@@ -100,12 +102,28 @@ def test_a_row_keeps_the_element_types_the_probe_saw_refused_in_orts_words():
     assert {"init:0", "input:0", "init:28", "input:63", "input:99", "sparse:99", "input:2147483647"} <= set(models)
 
 
+def test_a_row_says_whether_a_value_in_an_external_data_file_is_refused_in_orts_words():
+    """external_inference sorts the probe's answer by ORT's words; the probe is a Reshape whose shape is in a data file
+    it writes beside the model (loaded from its path)."""
+    words = ("[ONNXRuntimeError] : 1 : FAIL : Load model from external.onnx failed:Node () Op (Reshape) "
+             "[ShapeInferenceError] Cannot parse data from external tensors. Please load external data into raw data "
+             "for tensor: shape")
+    assert [fr.external_inference({"external:reshape": got}) for got in (words, True, "something else")] == \
+        ["refused", "loads", "other"]
+    (probe,) = fr.external_models(10).values()
+    model = onnx.load_from_string(bytes.fromhex(probe["files"][probe["path"]]))
+    (shape,) = model.graph.initializer
+    assert shape.data_location == onnx.TensorProto.EXTERNAL and model.ir_version == 10
+    assert {e.key: e.value for e in shape.external_data}["location"] in probe["files"]
+
+
 def test_every_release_row_has_its_probed_element_types():
     """Every row was probed (no line left 'not_measured'); 1.20.2 refuses FLOAT4E2M1 to INT2, 1.24.4 and 1.31.1 load
     them, 1.32.0 loads a FLOAT6 initializer (its graph input has no MLDataType)."""
     data = json.loads(releases.LIMITS_FILE.read_text())
     for line, row in data["releases"].items():
         assert "probed" in row["elem_types"], line
+        assert row["external_inference"] == "refused", line
     e20, e24, e31, e32 = (releases.row(v).elem for v in ("1.20.2", "1.24.4", "1.31.1", "1.32.0"))
     assert {23, 24, 25, 26} <= e20.invalid and not {23, 25, 26} & (e24.invalid | e31.invalid)
     assert 27 in e31.initializer and 27 not in e32.initializer and 27 in e32.unregistered

@@ -468,3 +468,18 @@ def test_the_failing_node_graph_resolve_meets_first_is_quoted(kind, words, tmp_p
     settings = onnxlint.Settings.from_config(None, targets=["ort-cuda"], ort_version=ort.__version__)
     (f,) = [f for f in onnxlint.lint(model, settings).findings if f.code == "OLX007"]
     assert words in f.message, f.message
+
+
+def test_a_value_in_an_external_data_file_is_claimed_only_where_the_release_refuses_it(tmp_path, monkeypatch):
+    """The release's probe (ort-releases.json `external_inference`, tools/follow_releases.py) says whether
+    Graph::Resolve refuses a node whose inference reads a value stored in an external data file: a release that
+    reads it (onnxruntime PR 31169) or was not probed is claimed nothing."""
+    import dataclasses
+
+    path = _two_failing("external", tmp_path)
+    line = releases.release(ort.__version__)
+    assert line is not None and releases.row(ort.__version__).external_inference_refusal
+    monkeypatch.setitem(releases.RELEASES, line, dataclasses.replace(releases.RELEASES[line],
+                                                                    external_inference_refusal=False))
+    settings = onnxlint.Settings.from_config(None, targets=["ort-cuda"], ort_version=ort.__version__)
+    assert "OLX007" not in {f.code for f in onnxlint.lint(path, settings).findings}

@@ -18,7 +18,9 @@ What one run regenerates, each with the generator that owns it (nothing is typed
   creation on the wheel itself (a one-Identity model per opset and per IR version: ORT refuses a newer one in
   ValidateOpsetForDomain / Model::Model), and the tensor element types it refuses (`elem_types`: a model with an
   unused initializer, and one with an unused graph input, of each number 0-63 and a few far ones, at the line's
-  newest IR; sorted by ORT's words, see elem_types); `--refresh-rows [LINE ...]` probes the rows again alone;
+  newest IR; sorted by ORT's words, see elem_types), and whether it refuses a model whose shape input is in an
+  external data file (`external_inference`, see external_models); `--refresh-rows [LINE ...]` probes the rows
+  again alone;
 * TensorRT-RTX (`tensorrt-rtx`, the 10.x-line parser, whose wheels run here without a GPU): a parser-verified
   table per new release (tools/gen_trt_support.py, then tools/gen_trt_behaviour.py), label `10.1+rtx<M.m>`.
   `tensorrt` releases newer than the tables whose parser PyPI ships only as an sdist that downloads from
@@ -44,6 +46,7 @@ import sys
 import tempfile
 import zipfile
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -215,8 +218,14 @@ so = ort.SessionOptions()
 so.log_severity_level = 4
 out = {}
 for key, model in json.load(open(sys.argv[1])).items():
+    if isinstance(model, dict):  # a model and its external data file, written here and loaded from its path
+        for name, data in model["files"].items():
+            open(name, "wb").write(bytes.fromhex(data))
+        model = model["path"]
+    else:
+        model = bytes.fromhex(model)
     try:
-        ort.InferenceSession(bytes.fromhex(model), so, providers=["CPUExecutionProvider"])
+        ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
         out[key] = True
     except Exception as exc:
         words = (str(exc).splitlines() or [""])[0]
@@ -292,6 +301,36 @@ def elem_models(ir: int) -> dict[str, str]:
     return {f"{kind}:{n}": model(n, kind) for n in elem_probed() for kind in ("init", "input", "sparse")}
 
 
+def external_models(ir: int) -> dict[str, dict[str, object]]:
+    """A Reshape whose shape (an initializer) is in an external data file, at IR `ir`: its inference reads that
+    value while Graph::Resolve runs, which onnx's inference cannot read from a file ("Cannot parse data from
+    external tensors"); a release that reads it there (onnxruntime PR 31169, open in 2026-12) loads the model."""
+    import struct
+
+    from onnx import TensorProto, helper
+
+    shape = TensorProto(name="shape", data_type=TensorProto.INT64, dims=[1], data_location=TensorProto.EXTERNAL)
+    for key, value in (("location", "external.onnx.data"), ("offset", "0"), ("length", "8")):
+        shape.external_data.add(key=key, value=value)
+    g = helper.make_graph([helper.make_node("Reshape", ["x", "shape"], ["y"])], "probe",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])], [shape])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = ir
+    files = {"external.onnx": m.SerializeToString().hex(), "external.onnx.data": struct.pack("<q", 1).hex()}
+    return {"external:reshape": {"files": files, "path": "external.onnx"}}
+
+
+_EXTERNAL_REFUSED = "Cannot parse data from external tensors"
+
+
+def external_inference(loads: dict[str, object]) -> str:
+    """The row's `external_inference` from the probe's answer: "refused" (in ORT's words), "loads", or "other" (a
+    refusal in other words: nothing is claimed of it)."""
+    got = loads.get("external:reshape")
+    return "loads" if got is True else "refused" if _EXTERNAL_REFUSED in str(got) else "other"
+
+
 def spans(numbers: list[int]) -> str:
     """[0, 1, 2, 5, 7, 8] -> "0-2,5,7-8" (how the rows keep sets of element types)."""
     out: list[str] = []
@@ -338,7 +377,7 @@ def elem_types(loads: dict[str, object]) -> dict[str, str]:
             "sparse_no_zero": spans(said("sparse", _SPARSE_NO_ZERO))}
 
 
-def _probe(helper: str, models: dict[str, str], work: Path, env: dict[str, str], version: str) -> dict[str, object]:
+def _probe(helper: str, models: dict[str, Any], work: Path, env: dict[str, str], version: str) -> dict[str, object]:
     job = work / "models.json"
     job.write_text(json.dumps(models))
     proc = subprocess.run([helper, "-c", PROBE, str(job)], capture_output=True, text=True, env=env, cwd=work, timeout=900)
@@ -370,13 +409,16 @@ def probe_limits(version: str, args: argparse.Namespace) -> dict[str, object]:
         opset = max(int(k.split(":")[1]) for k, ok in loads.items() if k.startswith("opset:") and ok is True)
         ir = max(int(k.split(":")[1]) for k, ok in loads.items() if k.startswith("ir:") and ok is True)
         elems = _probe(helper, elem_models(ir), work, env, version)
+        external = _probe(helper, external_models(ir), work, env, version)
         if args.show_refusals:
             for key, ok in elems.items():
                 print(f"{version}\t{key}\t{'loads' if ok is True else ok}")
         return {"max_opset": opset, "max_ir": ir, "read": datetime.date.today().isoformat(),
                 "elem_types": dict(elem_types(elems), onnx=onnx.__version__, ir=ir),
+                "external_inference": external_inference(external),
                 "source": f"session creation of one-Identity models (and ones with an unused initializer or graph "
-                          f"input of each element type) on {wheel.name}"}
+                          f"input of each element type, and a Reshape whose shape is in an external data file) on "
+                          f"{wheel.name}"}
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -423,7 +465,8 @@ def regenerate_rows(args: argparse.Namespace) -> list[str]:
         row = data["releases"][line]
         log(f"  {line}: opset {row['max_opset']}, IR {row['max_ir']}, element types refused: "
             f"initializer {row['elem_types']['refused_initializer']}, graph input {row['elem_types']['invalid']} "
-            f"(invalid) {row['elem_types']['unregistered']} (not registered)")
+            f"(invalid) {row['elem_types']['unregistered']} (not registered); shape input in an external data file: "
+            f"{row['external_inference']}")
     data["releases"] = dict(sorted(data["releases"].items(), key=lambda kv: kt.version_key(kv[0])))
     releases.LIMITS_FILE.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
     if failed:

@@ -20,7 +20,8 @@ initializers, declared shapes dropped); what fails there, ORT refuses, in its wo
 claim, benchmarks/refusal_claims.py): checks of the onnx ORT was built with where the installed onnx differs
 (ORT 1.24.4 refuses Attention's newer left_window_size attribute and DFT with is_onesided and inverse), and
 whether a refusal depends on the release (`version` keys the result: nothing measured differs between releases but
-load_refusal's element types, each release's row: releases.ElemTypes).
+load_refusal's element types, each release's row: releases.ElemTypes, and whether Resolve may read a value stored in
+an external data file: Release.external_inference_refusal, every release probed so far refuses it).
 """
 
 from __future__ import annotations
@@ -304,7 +305,7 @@ def resolve_failure(model: onnx.ModelProto, checker_error: str | None, strict_er
     # an input with no MLDataType is refused in the model's metadata, once the graph is resolved: Resolve's own words
     # come first (measured on 1.24.4: complex64 beside an Add of float and int64 is the Type Error; beside a custom
     # domain's op, "is not a registered function/op", which OLX014/OLX202 say)
-    resolved = _resolve_words(model, checker_error, strict_error, order)
+    resolved = _resolve_words(model, checker_error, strict_error, order, version)
     if resolved or not refusal or _op_without_schema_first(model, []):
         return resolved
     return refusal[1]
@@ -313,9 +314,15 @@ def resolve_failure(model: onnx.ModelProto, checker_error: str | None, strict_er
 _UNREGISTERED = "MLDataType for: "  # load_refusal's words for a main-graph input of a type with no MLDataType
 
 
+_EXTERNAL_DATA = "Cannot parse data from external tensors"  # onnx's inference, reading a value in a data file
+
+
 def _resolve_words(model: onnx.ModelProto, checker_error: str | None, strict_error: str | None,
-                   order: Callable[[], dict[str, int]] | None) -> str | None:
-    """resolve_failure's Graph::Resolve part: what ORT prints when resolving the graph fails, or None."""
+                   order: Callable[[], dict[str, int]] | None, version: str | None = None) -> str | None:
+    """resolve_failure's Graph::Resolve part: what ORT prints when resolving the graph fails, or None. A node
+    whose inference reads a value stored in an external data file (a model saved with `size_threshold=0`) fails
+    only where the release's probe says so (Release.external_inference_refusal): elsewhere nothing is claimed from
+    this inference (the nodes after it failed for want of its output's type)."""
     if checker_error:
         shared = _checker_complaint_ort_shares(model, checker_error)
         if shared:
@@ -332,6 +339,9 @@ def _resolve_words(model: onnx.ModelProto, checker_error: str | None, strict_err
         index = _node_index(model)
         errors = [m for m in _NODE_ERROR.finditer(" ".join(str(exc).split())) if _ort_infers(model, m, index)]
         if not errors:
+            return None
+        if any(_EXTERNAL_DATA in m.group("msg") for m in errors) \
+                and not releases.row(version).external_inference_refusal:
             return None
         if _op_without_schema_first(model, errors):
             return None

@@ -90,6 +90,11 @@ class Release:
     # MemcpyTransformer and session creation refuses the copy (memcpy.duplicated_initializer): measured so on 1.23.0
     # and 1.23.2 at disabled/basic, not on 1.20.2, 1.22.0, 1.24.4, 1.31.1 (no claim there)
     initializer_copy_refusal: bool = False
+    # Graph::Resolve refuses a model where a node's inference reads a value stored in an external data file (a
+    # Reshape's shape: "Cannot parse data from external tensors"), probed on its wheel (ort-releases.json's
+    # `external_inference`: every line 1.15-1.32 refuses; onnxruntime PR 31169 would read it); False: not probed
+    # or loads, nothing claimed
+    external_inference_refusal: bool = False
     measured: str | None = None  # the patch release checked against ORT's own partitioner (the truth benchmark)
     # The tensor element types (TensorProto.DataType numbers) its session creation refuses, probed on its wheel
     # (ElemTypes; empty: not probed, nothing claimed)
@@ -99,14 +104,15 @@ class Release:
 ANY_VERSION = 1 << 16  # a since-version bound that takes every version
 def _row(opset: int, ir: int, since_1_31: bool, measured: str | None = None, reshapes_upto: int = 0,
          dq_matmul_nbits: bool = False, fusion_kernel: bool = False, elem: ElemTypes | None = None,
-         initializer_copy: bool = False) -> Release:
+         initializer_copy: bool = False, external_inference: bool = False) -> Release:
     """A row of a release whose behaviours are those of 1.31 and later (since_1_31) or of the releases before;
     the releases between two measured ones take the older one's behaviour (not measured)."""
     return Release(opset, ir, contiguous_reshapes=ANY_VERSION if since_1_31 else reshapes_upto, reshape_dim_match=since_1_31,
                    dropout_reads_training_mode=False, cse_typed_tensor_attributes=since_1_31,
                    function_node_cpu_in_first_pass=not since_1_31, cast_removal_keeps_lossy_to_bool=since_1_31,
                    dq_matmul_nbits_across_eps=dq_matmul_nbits, fusion_kernel_refusal=fusion_kernel, measured=measured,
-                   elem=elem or ElemTypes(), initializer_copy_refusal=initializer_copy)
+                   elem=elem or ElemTypes(), initializer_copy_refusal=initializer_copy,
+                   external_inference_refusal=external_inference)
 
 
 LIMITS_FILE = resources.data_dir() / "kernels" / "ort-releases.json"
@@ -155,6 +161,12 @@ def elem_types() -> dict[tuple[int, int], ElemTypes]:
     return out
 
 
+def external_inference_refused() -> frozenset[tuple[int, int]]:
+    """The (major, minor) lines whose probe saw the external-data Reshape refused in ORT's words
+    (ort-releases.json's `external_inference`, tools/follow_releases.py)."""
+    return frozenset(_line(line) for line, row in _rows().items() if row.get("external_inference") == "refused")
+
+
 # The behaviours, as the truth benchmark measured them: lines from 1.31 on behave the 1.31.1 way, earlier ones the
 # 1.24.4 way (the lines in between were not measured: they take the older one's behaviour); the measured patches
 _NEWER_SINCE = (1, 31)
@@ -169,11 +181,14 @@ _FUSION_KERNEL_SINCE = (1, 20)
 # initializer_copy_refusal: the 1.23 line only (measured on 1.23.0 and 1.23.2; not on 1.20.2, 1.22.0, 1.24.4, 1.31.1)
 _INITIALIZER_COPY_LINES = {(1, 23)}
 
+# external_inference_refusal: the lines whose wheel refused the probe (generated: ort-releases.json)
+_EXTERNAL_INFERENCE_LINES = external_inference_refused()
+
 # (major, minor) -> row, oldest first
 RELEASES: dict[tuple[int, int], Release] = {
     line: _row(opset, ir, line >= _NEWER_SINCE, _MEASURED.get(line), 14 if line >= _RESHAPES_14_SINCE else 0,
                line >= _DQ_MATMUL_NBITS_SINCE, line >= _FUSION_KERNEL_SINCE, elem_types().get(line),
-               line in _INITIALIZER_COPY_LINES)
+               line in _INITIALIZER_COPY_LINES, line in _EXTERNAL_INFERENCE_LINES)
     for line, (opset, ir) in limits().items()}
 # a release newer than the table, or none named: the newest behaviour ORT's sources show, no limits known, no element
 # type claimed refused (a newer release may load one: 1.32 loads FLOAT6 initializers 1.31 refuses)
