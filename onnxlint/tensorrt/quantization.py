@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from onnxlint.model.graph import GraphIndex, NodeRef, dtype_name
+from onnxlint.model.graph import GraphIndex, NodeRef, dtype_name, small_array
 from onnxlint.ort import schema_registry
 from onnxlint.tensorrt.node_facts import NodeCheck
 from onnxlint.tensorrt.verdicts import QDQ_OPS, SUPPORTED, Verdict
@@ -281,9 +281,10 @@ def _quantized_type(node: NodeRef) -> str | None:
 
 
 def _zero_point(node: NodeRef) -> str | None:
-    """'none', 'zero' or 'nonzero'; None when it is computed, or its values are not in the parsed model (stored
-    outside the file, or a large one a lint parses without its bytes: model.loading.wire), but an int32 zero
-    point, which onnx fixes at 0."""
+    """'none', 'zero' or 'nonzero'; None when it is computed, or its values are not in the parsed model (a large
+    one a lint parses without its bytes: model.loading.wire; one in the data file past what the lint reads there:
+    graph.small_array), but an int32 zero point, which onnx fixes at 0. One in the data file (a model saved with
+    every tensor external) is read there, as the parser reads it: it was unknown, so an asymmetric one went unsaid."""
     if len(node.inputs) < 3 or not node.inputs[2]:
         return "none"
     t = node.scope.constant(node.inputs[2])
@@ -294,15 +295,25 @@ def _zero_point(node: NodeRef) -> str | None:
     n = 1
     for d in t.dims:
         n *= d
-    if t.data_location == 1 or (n and not t.raw_data and not t.int32_data and not t.float_data):  # EXTERNAL, or cut
+    if t.data_location == 1:  # EXTERNAL
+        values = small_array(node.scope, t, _EXTERNAL_ZERO_POINT_ELEMENTS)
+        if values is None:
+            return None
+    elif n and not t.raw_data and not t.int32_data and not t.float_data:  # cut
         return None
-    try:
-        from onnx import numpy_helper
+    else:
+        try:
+            from onnx import numpy_helper
 
-        values = numpy_helper.to_array(t)
-    except Exception:
-        return None
+            values = numpy_helper.to_array(t)
+        except Exception:
+            return None
     return "nonzero" if values.size and bool((values.astype("float64") != 0).any()) else "zero"
+
+
+# a zero point in the data file is read when it holds at most this many (a per-channel one: one per channel; the
+# reader itself reads at most 4096 bytes: loading.external.small_value_reader)
+_EXTERNAL_ZERO_POINT_ELEMENTS = 4096
 
 
 def _scale(node: NodeRef) -> str | None:

@@ -149,3 +149,19 @@ def test_matmulnbits_on_rtx_gets_its_importers_words(a, bits, words):
     # TensorRT 8.6 has no importer: a plugin of that name, as before
     got, pred = verdicts(m, "8.6")
     assert got["mmnb"].reason == "ort-op" and pred.ort_ops_text() == "com.microsoft::MatMulNBits ×1"
+
+
+def test_a_zero_point_in_the_data_file_is_read_there(tmp_path):
+    """A model saved with every tensor external (onnx.save size_threshold=0; TFLite int8 models of the producer set
+    saved so): its asymmetric zero point was unknown, so the parser's rejection went unsaid (OLX318 named 3 of a
+    small CNN's 22 nodes, 22 as saved whole). Read from the model's own data file, as the parser reads it."""
+    import onnxlint
+
+    for name, external in (("whole", False), ("external", True)):
+        path = tmp_path / name / "m.onnx"
+        path.parent.mkdir()
+        model = qdq_conv(zp=-128, bias=False)
+        onnx.save(model, path, save_as_external_data=external, location="m.onnx.data", size_threshold=0)
+        settings = onnxlint.Settings.from_config(None, targets=["tensorrt"], trt_version=RTX)
+        found = [f for f in onnxlint.lint(path, settings).findings if f.code == "OLX318"]
+        assert len(found) == 1 and "non-zero zero point (asymmetric)" in found[0].message, (name, found)
