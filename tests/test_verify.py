@@ -532,3 +532,15 @@ def test_numeric_check_child_with_and_without_the_check_server(server, monkeypat
     monkeypatch.delenv(equivalence.TIMEOUT_ENV)  # a server stuck past a time limit is replaced: checks go on
     assert equivalence.check_equivalent(m, m) == "outputs equal at fixed shapes"
     assert (equivalence._SERVER[0] is not None) == server
+
+
+def test_the_sessions_address_space_is_limited_only_where_it_can_have_only_the_cpu_ep():
+    """A GPU provider's driver maps address space by the device's memory: a session that may have one is not
+    limited; one whose other providers this ORT build lacks (the CPU wheel asked for CUDA) runs on CPU, limited."""
+    from onnxlint.verify.session_child import cpu_only
+
+    both = ["CUDAExecutionProvider", "CPUExecutionProvider"]
+    assert cpu_only(["CPUExecutionProvider"], both)
+    assert cpu_only(both, ["CPUExecutionProvider"])
+    assert not cpu_only(both, both)
+    assert not cpu_only(["TensorrtExecutionProvider", "CPUExecutionProvider"], ["TensorrtExecutionProvider", *both])

@@ -494,7 +494,7 @@ def check_limits() -> tuple[float, int | None]:
     was refused by setrlimit unseen, leaving the check unbounded."""
     from onnxlint.support.errors import UsageError
 
-    raw_timeout, raw_memory = os.environ.get(TIMEOUT_ENV), os.environ.get(MEMORY_ENV)
+    raw_timeout = os.environ.get(TIMEOUT_ENV)
     try:
         timeout = float(raw_timeout) if raw_timeout else DEFAULT_TIMEOUT
     except ValueError:
@@ -502,20 +502,34 @@ def check_limits() -> tuple[float, int | None]:
     if not 0 < timeout <= MAX_TIMEOUT:
         raise UsageError(f"{TIMEOUT_ENV}={raw_timeout}: not a number of seconds above 0 and at most {MAX_TIMEOUT} "
                          "(a week)")
+    return timeout, check_memory()
+
+
+def check_memory() -> int | None:
+    """MEMORY_ENV in bytes (None: not set); not a whole number of megabytes within bounds is a UsageError."""
+    from onnxlint.support.errors import UsageError
+
+    raw_memory = os.environ.get(MEMORY_ENV)
     if not raw_memory:
-        return timeout, None
+        return None
     # ASCII digits only ("²" is a digit to str.isdigit, not to int()), and a byte count setrlimit takes
     if not raw_memory.strip().isascii() or not raw_memory.strip().isdigit() or not 0 < int(raw_memory) <= MAX_MEMORY_MB:
         raise UsageError(f"{MEMORY_ENV}={raw_memory}: not a whole number of megabytes above 0 and at most "
                          f"{MAX_MEMORY_MB}")
-    return timeout, int(raw_memory) << 20
+    return int(raw_memory) << 20
+
+
+def address_space(size: int) -> int:
+    """The address-space limit of a child running ORT on models of `size` bytes in all: MEMORY_ENV, else
+    max(MIN_MEMORY, 8x size). The numeric check's children and verify's session child have it."""
+    return check_memory() or max(MIN_MEMORY, 8 * size)
 
 
 def run_check(before: onnx.ModelProto, after: onnx.ModelProto, base_dir: Path | None,
               shapes: dict[str, Sequence[int]] | None) -> str:
     """check_equivalent's work in `python -m onnxlint.fixers.equivalence_child` (see that module)."""
     external = base_dir is not None and (has_external_data(before) or has_external_data(after))
-    timeout, memory = check_limits()
+    timeout, _ = check_limits()
     with contextlib.ExitStack() as stack:
         tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="onnxlint-check."))
         folder = str(base_dir) if external else tmp
@@ -535,7 +549,7 @@ def run_check(before: onnx.ModelProto, after: onnx.ModelProto, base_dir: Path | 
                 fh.write(model.SerializeToString())
             paths.append(path)
         size = sum(os.path.getsize(p) for p in paths)
-        limit = memory or max(MIN_MEMORY, 8 * size)
+        limit = address_space(size)
         report, errors = os.path.join(tmp, "report.json"), os.path.join(tmp, "stderr.txt")
         args = (*paths, str(base_dir or ""), json.dumps({k: list(v) for k, v in (shapes or {}).items()}), report)
         code, stderr = _run_child(args, os.environ.get(CRASH_ENV), errors, timeout, limit)
@@ -546,20 +560,20 @@ def run_check(before: onnx.ModelProto, after: onnx.ModelProto, base_dir: Path | 
         return str(data["result"])
     which = "the fixed model" if data.get("stage") == "fixed" else "the original model"
     error = str(data.get("fix_error") or "")
-    if error and not _out_of_memory(error):
+    if error and not out_of_memory(error):
         raise FixError(error)
     if error.startswith("neither"):
         which = "both models"
     if not error and code < 0:
         raise FixError(f"onnxruntime crashed ({bounded_child.signal_name(code)}) creating a session for {which}")
-    if _out_of_memory(error or stderr):  # ORT's allocation past the limit is an exception in the child, not a crash
+    if out_of_memory(error or stderr):  # ORT's allocation past the limit is an exception in the child, not a crash
         raise FixError(f"the numeric check ran out of memory ({limit >> 20} MB address space, {MEMORY_ENV} sets it) "
                        f"running {which}")
     last = [ln for ln in stderr.splitlines() if ln.strip()][-1:] or [f"exit code {code}"]
     raise FixError(f"could not run the numeric check: {last[0][:200]}")
 
 
-def _out_of_memory(text: str) -> bool:
+def out_of_memory(text: str) -> bool:
     return "MemoryError" in text or "std::bad_alloc" in text or "Failed to allocate memory" in text
 
 

@@ -147,9 +147,13 @@ def fix_and_verify(path: Path, before: VerifyResult, options: VerifyOptions) -> 
 
 
 def require_onnxruntime() -> None:
-    """The session needs onnxruntime in this environment (it runs in a child of this Python)."""
+    """The session needs onnxruntime in this environment (it runs in a child of this Python), and its child's
+    memory limit (ONNXLINT_CHECK_MEMORY_MB) must be one: said once for the run, not as each model's failure."""
     import importlib.util
 
+    from onnxlint.fixers.equivalence import check_memory
+
+    check_memory()
     if importlib.util.find_spec("onnxruntime") is None:
         raise UsageError("verification needs onnxruntime, which is not installed: pip install onnxruntime-gpu (from "
                          "PyPI; or onnxruntime, the CPU build, for --providers CPUExecutionProvider)")

@@ -184,6 +184,7 @@ def verify_file(path: Path, providers: list[str], shapes: dict[str, list[int]], 
 def _verify(path: Path, result: VerifyResult, shapes: dict[str, list[int]], timeout: float,
             ort_version: str | None) -> None:
     from onnxlint import targets
+    from onnxlint.fixers.equivalence import address_space
     from onnxlint.linting import engine
     from onnxlint.model import loading
     from onnxlint.rulefiles.ruleset import get_ruleset
@@ -200,7 +201,8 @@ def _verify(path: Path, result: VerifyResult, shapes: dict[str, list[int]], time
     if renamed:
         mf.raw = mf.weightless = None  # the index is made from the renamed model
     with session_model(mf, renamed) as session_path:
-        run = run_session(session_path, result.providers_requested, shapes, timeout, result.optimization)
+        run = run_session(session_path, result.providers_requested, shapes, timeout, result.optimization,
+                          address_space(mf.total_size))
     if run.error:
         result.error = run.error
         return

@@ -12,6 +12,7 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from onnxlint.support import bounded_child, pychild
 from onnxlint.support.errors import strip_cpp_frames
@@ -38,14 +39,23 @@ class SessionRun:
 
 
 def run_session(model: Path, providers: list[str], shapes: dict[str, list[int]], timeout: float = 300,
-                level: str = "all") -> SessionRun:
-    """One session of `model` (a file whose external data paths are relative to its folder) in a child."""
+                level: str = "all", memory: int | None = None) -> SessionRun:
+    """One session of `model` (a file whose external data paths are relative to its folder) in a child. memory: its
+    address-space limit where the session can have only the CPU EP (session_child; by default the --fix numeric
+    check's, equivalence.address_space, of the model file's size)."""
+    from onnxlint.fixers.equivalence import address_space
+
+    memory = memory or address_space(os.path.getsize(model))
     cmd = [*pychild.module("onnxlint.verify.session_child"), str(model), json.dumps(providers), json.dumps(shapes)]
     with tempfile.TemporaryDirectory(prefix="onnxlint-verify.") as tmp:
-        code, stdout, stderr = bounded_child.run([*cmd, tmp, level], timeout)
+        code, stdout, stderr = bounded_child.run([*cmd, tmp, level, str(memory)], timeout)
         timed_out = code is None
         data = bounded_child.json_lines(stdout)
         run = SessionRun(available=list(data.get("available", [])), defaulted=list(data.get("defaulted", [])))
+        if data.get("memory") and _out_of_memory(data, stderr, code):
+            run.error = (f"the session ran out of memory ({int(data['memory']) >> 20} MB address space, "
+                         "ONNXLINT_CHECK_MEMORY_MB sets it)")
+            return run
         if "providers" not in data:  # no session
             if timed_out:
                 run.error = f"the session was not created within {timeout:g} s"
@@ -81,3 +91,12 @@ def run_session(model: Path, providers: list[str], shapes: dict[str, list[int]],
             if p != CUDA and p not in run.providers:
                 run.unexercised[p] = cuda_status.explain_provider(p, run.available, stderr)
         return run
+
+
+def _out_of_memory(data: dict[str, Any], stderr: str, code: int | None) -> bool:
+    """Whether the child, under its address-space limit, failed an allocation: ORT's exception (creating the
+    session or running it), numpy's MemoryError feeding it, or a std::bad_alloc nothing caught."""
+    from onnxlint.fixers.equivalence import out_of_memory
+
+    said = f"{data.get('error', '')} {data.get('run_error', '')}"
+    return out_of_memory(said) or (code is not None and code != 0 and out_of_memory(stderr))

@@ -1,11 +1,14 @@
 """The child process of `onnxlint verify`: builds one ORT session, runs it once, prints JSON lines.
 
-Run as `python -m onnxlint.verify.session_child MODEL PROVIDERS_JSON SHAPES_JSON OUTDIR LEVEL`. It is a process
+Run as `python -m onnxlint.verify.session_child MODEL PROVIDERS_JSON SHAPES_JSON OUTDIR LEVEL [MEMORY]`. It is a process
 of its own so that a provider library that aborts (onnxruntime-gpu without its CUDA libraries does) or a
 kernel that crashes costs the child, never the linter. Placement is decided (and logged, on stderr) at session
 creation, and the child says `{"providers": ...}` on stdout as soon as the session exists, so a run that fails
 or crashes later still leaves that evidence. ORT's Python fallback (rebuild the session on the CPU EP and run
 again when the CUDA EP fails) is disabled: its second placement log and profile would override the first.
+MEMORY (bytes) limits the child's address space, as the --fix numeric check's child is limited, when its session
+can have only the CPU EP: a GPU provider's driver maps address space the size of the device's memory and more,
+which such a limit would refuse (the child says `{"memory": MEMORY}` when it set the limit).
 """
 
 from __future__ import annotations
@@ -43,6 +46,11 @@ def _feeds(sess: Any, shapes: dict[str, list[int]], defaulted: list[str]) -> dic
     return feeds
 
 
+def cpu_only(providers: list[str], available: list[str]) -> bool:
+    """Whether a session asked for `providers` can have only the CPU EP (the others are not in this ORT build)."""
+    return all(p == "CPUExecutionProvider" or p not in available for p in providers)
+
+
 def _say(**values: Any) -> None:
     print(json.dumps(values), flush=True)
 
@@ -56,12 +64,19 @@ def main(argv: list[str]) -> int:
         preload_cuda_libraries(ort)  # CUDA and cuDNN from the NVIDIA wheels on PyPI, as ORT's docs install them
     model, providers, shapes, outdir = argv[0], json.loads(argv[1]), json.loads(argv[2]), argv[3]
     level = argv[4] if len(argv) > 4 else "all"
+    available = ort.get_available_providers()
+    memory = int(argv[5]) if len(argv) > 5 else 0
+    if memory and cpu_only(providers, available):
+        from onnxlint.support.bounded_child import limit_memory
+
+        limit_memory(memory)
+        _say(memory=memory)
     so = ort.SessionOptions()
     so.enable_profiling = True
     so.profile_file_prefix = os.path.join(outdir, "prof")
     so.log_severity_level = 0
     so.graph_optimization_level = getattr(ort.GraphOptimizationLevel, LEVELS[level])
-    _say(available=ort.get_available_providers(), capi=os.path.join(os.path.dirname(ort.__file__), "capi"))
+    _say(available=available, capi=os.path.join(os.path.dirname(ort.__file__), "capi"))
     try:
         sess = ort.InferenceSession(model, so, providers=providers, enable_fallback=0)
     except Exception as exc:  # the reason goes back as data: read off stderr, a line break in a node name ORT

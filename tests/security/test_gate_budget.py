@@ -668,3 +668,26 @@ def test_a_rule_file_of_ones_own_cannot_take_onnxlints_prefix(tmp_path):
     onnx.save(dropout(), tmp_path / "m.onnx")
     run = onnxlint("--no-cache", "--rules", "rules", "--", "m.onnx", cwd=tmp_path)
     assert run.returncode == 2 and run.stderr.count("\n") == 1 and "own prefix" in run.stderr, run.stderr
+
+
+@pytest.mark.parametrize("mode", modes("verify", "lint-verify", every_run=("verify", "lint-verify")))
+def test_verify_runs_its_session_under_the_numeric_checks_address_space_limit(tmp_path, mode):
+    """verify's session child runs the model on ORT as the numeric check's does: a ConstantOfShape of 1 GB (ORT's
+    session creation folds it) is stopped by the same address-space limit, one line naming the model and the
+    limit, exit 1 as any failed verification (it ran unbounded: a larger one took all the machine's memory)."""
+    onnx.save(constant_of_shape_model(side=16000), tmp_path / "m.onnx")
+    args = (["verify", "m.onnx"] if mode == "verify" else ["m.onnx", "--verify", "--target", "ort-cpu", "--no-cache"])
+    run = onnxlint(*args, "--providers", "CPUExecutionProvider", cwd=tmp_path, timeout=120,
+                   env={"ONNXLINT_CHECK_MEMORY_MB": "1200"})
+    assert run.returncode == 1, run.stdout + run.stderr
+    said = [line for line in run.stdout.splitlines() if "out of memory" in line]
+    line = ("verify failed: the session ran out of memory (1200 MB address space, ONNXLINT_CHECK_MEMORY_MB sets it)")
+    assert said[0] == f"m.onnx: {line}" if mode == "verify" else said[-1] == f"m.onnx: note: {line}", run.stdout
+
+
+def test_verify_within_its_limit_runs_the_model(tmp_path):
+    """The limit stops what is past it only: the same model at 25M elements (100 MB) verifies."""
+    onnx.save(constant_of_shape_model(side=5000), tmp_path / "m.onnx")
+    run = onnxlint("verify", "m.onnx", "--providers", "CPUExecutionProvider", cwd=tmp_path, timeout=120,
+                   env={"ONNXLINT_CHECK_MEMORY_MB": "2000"})
+    assert run.returncode == 0 and "2 agree with the ort-cpu prediction" in run.stdout, run.stdout + run.stderr
