@@ -129,6 +129,22 @@ def test_verify_fix_o_takes_no_note_of_the_models_for_a_written_fix(examples_dir
     assert rc == 1
 
 
+@pytest.mark.parametrize("exists", [True, False])
+def test_verify_fix_o_folder_writes_the_fixed_model_in_it(examples_dir, tmp_path, cli, exists):
+    """`verify --fix -o out/` (the folder -o takes as the lint's --fix does, made when missing) wrote nothing: the
+    folder joined with the model's name stayed a folder path, "fix not written to out/d.onnx/d.onnx"."""
+    p = tmp_path / "d.onnx"
+    p.write_bytes((examples_dir / "dropout_training.onnx").read_bytes())
+    if exists:
+        (tmp_path / "out").mkdir()
+    rc, text, _ = cli("verify", p, "--providers", "CPUExecutionProvider", "--fix", "-o", f"{tmp_path / 'out'}/",
+                      "--format", "json")
+    r = json.loads(text)[0]
+    assert any(n.endswith(f"wrote {tmp_path / 'out' / 'd.onnx'} (dropout-inference)") for n in r["fix"]), r["fix"]
+    assert r["after"]["verified"] and rc == 0
+    assert [f.name for f in (tmp_path / "out").iterdir()] == ["d.onnx"]
+
+
 def test_lint_verify_marks_findings_with_the_provider_they_ran_on(examples_dir, tmp_path, lint_json, cli):
     p = tmp_path / "d.onnx"
     p.write_bytes((examples_dir / "dropout_training.onnx").read_bytes())

@@ -110,8 +110,11 @@ def fix_and_verify(path: Path, before: VerifyResult, options: VerifyOptions) -> 
         return got
 
     if options.output is not None:
-        dest = options.output / path.name if options.output.is_dir() else options.output
-        notes, written, _ = fix_in_place(path, before.target, options.ort_version, dest)
+        from onnxlint.linting.fixing import destination
+
+        # the fix is given -o as typed: `out/` joined with the name stayed a folder path, written as out/m.onnx/m.onnx
+        dest = destination(path, options.output)
+        notes, written, _ = fix_in_place(path, before.target, options.ort_version, options.output)
         # only what this run wrote: a file left at dest by an earlier run is no "after fix"
         if written and dest.exists():
             after = verify(dest)
