@@ -94,6 +94,30 @@ def test_verify_fix_writes_only_the_version_whose_fix_a_session_ran(examples_dir
     assert not list(tmp_path.glob(".onnxlint-*"))
 
 
+def test_verify_fix_rewrites_and_checks_the_model_once(examples_dir, tmp_path, monkeypatch, cli):
+    """verify --fix fixes the model into a copy a session runs, then in place: the second fix of the same version
+    made the rewrite (a child) and the numeric check (ORT on both models) again; it writes the first's now."""
+    from onnxlint import fixers
+
+    calls = {"apply_in_child": 0, "verify": 0}
+    for name in calls:
+        real = getattr(fixers, name)
+
+        def counted(*a, _real=real, _name=name, **k):
+            calls[_name] += 1
+            return _real(*a, **k)
+
+        monkeypatch.setattr(fixers, name, counted)
+    p = tmp_path / "d.onnx"
+    p.write_bytes((examples_dir / "dropout_training.onnx").read_bytes())
+    rc, out, _ = cli("verify", p, "--providers", "CPUExecutionProvider", "--fix", "--format", "json")
+    r = json.loads(out)[0]
+    assert r["fix"][0].startswith("numeric check: an intended change (dropout-inference") and len(r["fix"]) == 2
+    assert r["fix"][1] == f"1 fixed, 0 remaining (0 need --unsafe-fixes); wrote {p} (dropout-inference)"
+    assert r["after"]["verified"] and rc == 0 and calls == {"apply_in_child": 1, "verify": 1}, calls
+    assert not list(tmp_path.glob(".onnxlint-*"))
+
+
 def test_verify_fix_o_never_verifies_a_file_it_did_not_write(examples_dir, tmp_path, cli):
     """`verify --fix -o out.onnx` with nothing to fix ran the session on whatever an earlier run had left at
     out.onnx and reported it as the model after the fix ("CPU nodes 2 -> 1"), with "written to out.onnx" when

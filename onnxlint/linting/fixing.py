@@ -37,6 +37,9 @@ class FixOptions:
     show_info_words: str = "--show-info"  # how the caller asks for them: the API says show_info=True
     # whether a finding is one the baseline records: not shown, so left alone (a note says so); None: no baseline
     baselined: Callable[[Finding], bool] | None = None
+    # a caller fixing one version of a model twice (verify --fix: into a copy a session runs, then in place) shares
+    # this: that version's rewrite and numeric check are made once (_attempt), the second fix writes their result
+    attempts: dict[Any, Any] | None = None
 
 
 def check_output(paths: Sequence[Path], output: Path | None) -> None:
@@ -305,7 +308,32 @@ class _Attempt:
 
 def _attempt(model: onnx.ModelProto, requests: list[Any], settings: Settings, path: Path,
              options: FixOptions) -> _Attempt:
-    """Apply the fixers (their prints captured) and check the result numerically against the original."""
+    """Apply the fixers (their prints captured) and check the result numerically against the original; once per
+    version of the model (its digest) and request, what it made or raised kept in options.attempts when given."""
+    from onnxlint.fixers import fold_shapes
+
+    if options.attempts is None:
+        return _attempt_now(model, requests, settings, path, options)
+    import hashlib
+
+    key = (hashlib.blake2b(model.SerializeToString()).hexdigest(), tuple((r.fixer, r.location, r.target) for r in requests), options.unsafe,
+           tuple(settings.targets), tuple(sorted((k, tuple(v)) for k, v in options.shapes.items())),
+           fold_shapes.ENGINE["mode"], str(path.parent))
+    if key not in options.attempts:
+        try:
+            done = _attempt_now(model, requests, settings, path, options)
+            options.attempts[key] = (done.fixed.SerializeToString(), done.applied, done.skipped, done.checked, done.notes)
+        except Exception as exc:
+            options.attempts[key] = exc
+    kept = options.attempts[key]
+    if isinstance(kept, Exception):
+        raise kept
+    fixed, applied, skipped, checked, notes = kept  # a model of its own for each write (a write may change it)
+    return _Attempt(onnx.ModelProto.FromString(fixed), list(applied), list(skipped), checked, list(notes))
+
+
+def _attempt_now(model: onnx.ModelProto, requests: list[Any], settings: Settings, path: Path,
+                 options: FixOptions) -> _Attempt:
     from onnxlint import fixers
     from onnxlint.fixers.equivalence import capture_output
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from onnxlint.config import config_file as config_mod
 from onnxlint.config.settings import Settings
@@ -65,13 +65,15 @@ def settings_for(path: Path, target: str, ort_version: str | None) -> Settings:
 
 
 def fix_in_place(path: Path, target: str, ort_version: str | None, output: Path | None = None,
-                 verified: str | None = None) -> tuple[list[str], bool, str | None]:
+                 verified: str | None = None, attempts: dict[Any, Any] | None = None
+                 ) -> tuple[list[str], bool, str | None]:
     """The lint --fix path (safe fixes only, numerically checked, atomic), for `verify --fix`; into output
     when given. Its notes, whether it wrote the model (never read from the notes' text, which quotes the
     model's: a node named "; wrote x" in ORT's refusal passed for a written fix) and the digest of the version
     it read. verified: the digest of the version whose fix a session ran; another version is not written (the
     write's compare-and-swap is against this call's read, so a model edited after the verified fix was read
-    was written fixed but never verified)."""
+    was written fixed but never verified). attempts: shared by the two calls of one `verify --fix`, so the version
+    whose fix ran is rewritten and numerically checked once (FixOptions.attempts)."""
     from onnxlint.linting.fixing import FixOptions, fix_file
     from onnxlint.linting.linter import lint_file
 
@@ -82,7 +84,7 @@ def fix_in_place(path: Path, target: str, ort_version: str | None, output: Path 
     if verified is not None and res.digest != verified:
         return ["fix not written: the model changed since its fix was verified; run `onnxlint verify --fix` again "
                 "on the new version"], False, res.digest
-    fix_file(path, settings, res, FixOptions(output=output))
+    fix_file(path, settings, res, FixOptions(output=output, attempts=attempts))
     if res.write_refused:
         return [*res.notes, f"fix not written: {res.write_refused}"], False, res.digest
     return res.notes or ["nothing to fix"], res.written is not None, res.digest
@@ -128,7 +130,8 @@ def fix_and_verify(path: Path, before: VerifyResult, options: VerifyOptions) -> 
     write_guard.lock(fd)
     tmp = Path(tmp_name)
     try:
-        notes, written, read = fix_in_place(path, before.target, options.ort_version, tmp)
+        attempts: dict[Any, Any] = {}  # the fix of the version read, made and checked once for both writes
+        notes, written, read = fix_in_place(path, before.target, options.ort_version, tmp, attempts=attempts)
         held.append(write_guard.hold(tmp) or fd)  # the fixed model took the name (a new file): its lock
         if not written:  # nothing to fix, or the fix was not written: the model stands as verified before
             return FixedVerifyResult(str(path), before, notes, before)
@@ -140,7 +143,7 @@ def fix_and_verify(path: Path, before: VerifyResult, options: VerifyOptions) -> 
             return FixedVerifyResult(str(path), before, [
                 f"fix not written: no session could verify the fixed model ({why}); "
                 "`onnxlint verify --fix -o FIXED.onnx` writes it without that"], before)
-        notes, written, _ = fix_in_place(path, before.target, options.ort_version, verified=read)
+        notes, written, _ = fix_in_place(path, before.target, options.ort_version, verified=read, attempts=attempts)
         return FixedVerifyResult(str(path), before, notes, after if written else before)
     finally:
         with contextlib.suppress(OSError):
