@@ -101,13 +101,18 @@ def fix(path: str | Path, settings: Settings | None = None, *, unsafe: bool = Fa
     the model's external data, a report's name (`.json`, `.sarif`, ...), a FIFO or a device, nor in a folder that
     does not exist. Such an output raises ValueError, saying why; nothing is written. The output naming the model
     itself (or a link to it) fixes it in place. A ModelProto has no file to write: save it first."""
+    from onnxlint.model import write_guard
+
     path = _path(path, "fix")
-    out = _fix_output(output, path, diff=diff)
-    settings = _settings(settings, path)
-    res = linter.lint_file(path, settings, digest=True)
-    if not res.error:
-        fix_file(path, settings, res, FixOptions(unsafe=unsafe, diff=diff, output=out, shapes=dict(shapes or {}),
-                                                 show_info=show_info, show_info_words="show_info=True"))
+    try:
+        out = _fix_output(output, path, diff=diff)
+        settings = _settings(settings, path)
+        res = linter.lint_file(path, settings, digest=True)
+        if not res.error:
+            fix_file(path, settings, res, FixOptions(unsafe=unsafe, diff=diff, output=out, shapes=dict(shapes or {}),
+                                                     show_info=show_info, show_info_words="show_info=True"))
+    finally:
+        write_guard.remove_made_empty()  # an output folder made for a fix that wrote nothing
     return res
 
 

@@ -420,6 +420,9 @@ def _main(argv: list[str], from_command_line: bool) -> int:
         print(f"onnxlint: internal error ({type(exc).__name__}: {esc(first_line(exc))}); please report it", file=sys.stderr)
         return 2
     finally:
+        from onnxlint.model import write_guard
+
+        write_guard.remove_made_empty()  # `--fix -o out/`'s folder, made for a fix that wrote nothing
         if blas is not None:  # main() called in-process: the caller's environment as it was
             os.environ.pop(blas, None)
 

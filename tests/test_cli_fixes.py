@@ -344,3 +344,27 @@ def test_a_fallback_names_the_first_onnxruntime_gpu_release_with_its_cuda_kernel
     proc = onnxlint(model, "--target", "ort-cuda", "--ort-version", "1.20.2", "--format", "json", "--no-cache")
     (fallback,) = [f for f in json.loads(proc.stdout) if f["code"] == "OLX200"]
     assert f"CUDA kernel from onnxruntime-gpu {first}" in fallback["hint"]
+
+
+def test_a_fix_o_folder_it_made_and_wrote_nothing_in_is_not_left(tmp_path: Path, examples_dir: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--fix -o new/` makes new/; a fix refused, or nothing to fix, left it empty: a run leaves nothing it made and
+    did not use (a folder that was there before stays, and one a model was written in)."""
+    import onnxlint as api
+
+    (tmp_path / "c.onnx").write_bytes((examples_dir / "clean_conv.onnx").read_bytes())  # nothing to fix
+    nodes = [h.make_node("Dropout", ["x"], ["d"], name="drop", is_test=0),  # fixable (OLX010)
+             h.make_node("Equal", ["d", "x"], ["y"], name="eq")]  # Equal-1 takes no float: the fix is refused
+    m = h.make_model(h.make_graph(nodes, "g", [vi("x", T.FLOAT, [4])], [vi("y", T.BOOL, [4])]),
+                     opset_imports=[h.make_opsetid("", 6)], ir_version=3)
+    onnx.save(m, tmp_path / "r.onnx")
+    refused = onnxlint("r.onnx", "--fix", "-o", "new1/", "--no-cache", cwd=tmp_path)
+    assert "r.onnx: note: fix not written" in refused.stdout, refused.stdout + refused.stderr
+    onnxlint("c.onnx", "--fix", "-o", "new2/", "--no-cache", cwd=tmp_path)
+    (tmp_path / "there").mkdir()
+    onnxlint("c.onnx", "--fix", "-o", "there/", "--no-cache", cwd=tmp_path)
+    run = onnxlint("verify", "c.onnx", "--fix", "-o", "new3/", "--providers", "CPUExecutionProvider", cwd=tmp_path)
+    assert "nothing to fix" in run.stdout, run.stdout + run.stderr
+    monkeypatch.chdir(tmp_path)
+    assert api.fix("c.onnx", output="new4/").written is None
+    assert sorted(p.name for p in tmp_path.iterdir() if p.is_dir()) == ["there"]

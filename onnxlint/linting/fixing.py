@@ -76,7 +76,7 @@ def check_fix_output(output: Path, inputs: list[Path], option: str = "-o", diff:
             raise UsageError(f"{option} {output}{os.sep}: {output} is a file, not a folder; name the file without the "
                              f"trailing {os.sep}")
         if output.parent.is_dir() and not diff:
-            output.mkdir()
+            write_guard.make_folder(output)  # removed at the end of the run when nothing was written in it
     if output.suffix.lower() in REPORT_SUFFIXES and not is_folder(output):
         # a CI step writing a report (`--format sarif -o results.sarif`) that adds --fix wrote a model there; named
         # as the user typed it: --diff (which implies --fix) writes nothing there

@@ -66,6 +66,26 @@ def check_folder(dest: Path, option: str) -> None:
         raise UsageError(f"{option} {dest}: folder {parent} is not writable")
 
 
+# the folders this run made for its output (`--fix -o out/`), removed again when nothing was written in them
+_MADE: list[str] = []
+
+
+def make_folder(folder: Path) -> None:
+    """Make the output folder `folder` (its parent exists); remove_made_empty() removes it if it stays empty."""
+    folder.mkdir()
+    _MADE.append(os.path.abspath(folder))
+
+
+def remove_made_empty() -> None:
+    """The folders make_folder made that are still empty (each fix refused, or nothing to fix): a run leaves
+    nothing it made and did not use. rmdir removes only an empty folder, never one a file was put in meanwhile."""
+    while _MADE:
+        try:
+            os.rmdir(_MADE.pop())
+        except OSError:
+            pass
+
+
 def replace_text(dest: Path, text: str | Iterable[str]) -> None:
     """Write a report or baseline whole or not at all, never through a link: a new temporary file (O_EXCL, a name
     nobody chose) in dest's folder, renamed over dest. A repository can commit `onnxlint.sarif` or
