@@ -276,9 +276,10 @@ SESSION_PREFIX: list[str] = []
 def session(model: onnx.ModelProto, base_dir: Path | None = None) -> Callable[[dict], list]:
     """A runner on ORT's CPU provider; made once, run on several feeds.
 
-    A model with external data loads from a temporary file in base_dir, the folder its data paths are
-    relative to, so ORT reads the weights itself and Python never holds them. The BEFORE_SESSION hooks run
-    right before ORT is called (with that file written)."""
+    A model with external data is given to ORT with base_dir, the folder its data paths are relative to, as
+    the folder of its external data (ORT 1.21 and later; before, it loads from a temporary file written in
+    base_dir), so ORT reads the weights itself and Python never holds them, and nothing is written in the
+    model's folder, which may be read-only. The BEFORE_SESSION hooks run right before ORT is called."""
     external = base_dir is not None and has_external_data(model)
     if external and base_dir is not None:
         from onnxlint.model.loading import check_external_data
@@ -291,7 +292,9 @@ def session(model: onnx.ModelProto, base_dir: Path | None = None) -> Callable[[d
     so = ort.SessionOptions()
     so.log_severity_level = 3
     so.intra_op_num_threads = min(4, os.cpu_count() or 1)
-    if not external:
+    if external and base_dir is not None and _data_folder_option(ort.__version__):
+        so.add_session_config_entry("session.model_external_initializers_file_folder_path", os.path.abspath(base_dir))
+    if not external or _data_folder_option(ort.__version__):
         for hook in BEFORE_SESSION:
             hook(model)
         sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
@@ -309,6 +312,13 @@ def session(model: onnx.ModelProto, base_dir: Path | None = None) -> Callable[[d
             os.unlink(tmp)
             os.close(held)
     return lambda feeds: sess.run(None, feeds)
+
+
+def _data_folder_option(version: str) -> bool:
+    """Whether this ORT reads a model given as bytes with its external data from the folder
+    session.model_external_initializers_file_folder_path names (1.21 and later; 1.20.1 ignores it)."""
+    parts = version.split(".")[:2]
+    return all(p.isdigit() for p in parts) and tuple(int(p) for p in parts) >= (1, 21)
 
 
 def _first_line(exc: BaseException) -> str:
@@ -532,19 +542,18 @@ def run_check(before: onnx.ModelProto, after: onnx.ModelProto, base_dir: Path | 
     timeout, _ = check_limits()
     with contextlib.ExitStack() as stack:
         tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="onnxlint-check."))
-        folder = str(base_dir) if external else tmp
         base_dir = Path(os.path.abspath(base_dir)) if base_dir is not None else None  # the check server has its own cwd
         paths: list[str] = []
-        if external:  # the copies a run killed during its check (SIGKILL) left in the model's folder, held by none
-            write_guard.remove_unheld(Path(folder), CHECK_COPY)
-        for model in (before, after):
-            fd, path = tempfile.mkstemp(prefix=".onnxlint-check.", suffix=".onnx", dir=os.path.abspath(folder))
+        if external and base_dir is not None:  # the copies a run killed during its check (SIGKILL) left in the
+            write_guard.remove_unheld(base_dir, CHECK_COPY)  # model's folder (as before 0.2.0), held by none
+        for model in (before, after):  # read by the child without their data: never in the model's folder
+            fd, path = tempfile.mkstemp(prefix=".onnxlint-check.", suffix=".onnx", dir=tmp)
             held = os.dup(fd)  # locked until it is removed
             write_guard.lock(held)
             stack.callback(os.close, held)
             stack.callback(_remove, path)
-            if not paths:  # what the child, killed while ORT read one, left of its session files
-                stack.callback(_remove_prefixed, os.path.abspath(folder), session_prefix(path))
+            if not paths and external and base_dir is not None:  # what the child, killed while ORT read one, left
+                stack.callback(_remove_prefixed, str(base_dir), session_prefix(path))  # of its session files
             with os.fdopen(fd, "wb") as fh:
                 fh.write(model.SerializeToString())
             paths.append(path)

@@ -735,3 +735,36 @@ def test_o_naming_a_file_as_a_folder_writes_nothing(tmp_path, examples_dir, cli)
     other.write_bytes(b"not yours")
     rc, out, err = cli(p, "--fix", "-o", f"{other}{os.sep}")
     assert rc == 2 and "is a file, not a folder" in err and other.read_bytes() == b"not yours", out + err
+
+
+def test_the_numeric_check_of_a_model_with_external_data_writes_nothing_in_its_folder(tmp_path, cli, monkeypatch):
+    """Its copies of both models were written in the model's own folder (where ORT resolves the weights), and the
+    check's session file beside them: a read-only model folder (a mounted model store, another user's checkout)
+    could not be fixed into `-o out/` ("could not run the numeric check: Permission denied"). The copies go to the
+    check's temporary folder; ORT reads the weights from the model's folder given as their folder."""
+    import tempfile
+
+    p = _external_dropout_model(tmp_path / "src")
+    made: list[str] = []
+    real = tempfile.mkstemp
+
+    def mkstemp(*args, **kwargs):
+        fd, path = real(*args, **kwargs)
+        made.append(path)
+        return fd, path
+
+    monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
+    rc, out, err = cli(p, "--fix", "-o", f"{tmp_path / 'out'}{os.sep}")
+    assert "numeric check: " in out and f"wrote {tmp_path / 'out' / 'm.onnx'}" in out, out + err
+    assert made and not [m for m in made if Path(m).parent == p.parent], made
+
+
+@pytest.mark.skipif(os.name == "nt" or os.geteuid() == 0, reason="a read-only folder: root writes in it anyway")
+def test_a_model_in_a_read_only_folder_is_fixed_into_another(tmp_path, cli):
+    p = _external_dropout_model(tmp_path / "src")
+    os.chmod(p.parent, 0o555)
+    try:
+        rc, out, err = cli(p, "--fix", "-o", f"{tmp_path / 'out'}{os.sep}")
+    finally:
+        os.chmod(p.parent, 0o755)
+    assert f"wrote {tmp_path / 'out' / 'm.onnx'}" in out and "fix not written" not in out, out + err
