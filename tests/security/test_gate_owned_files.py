@@ -104,8 +104,12 @@ def _killed(tmp_path: Path, patch: str, *args: str | os.PathLike, signum: int = 
         sys.argv = ["onnxlint", *sys.argv[1:]]
         sys.exit(onnxlint.cli.main())
         """)
+    # its temporary folders (the numeric check's, which SIGKILL leaves) beside tmp_path: never in the machine's /tmp
+    tmp = tmp_path.parent / f"{tmp_path.name}.tmp"
+    tmp.mkdir(exist_ok=True)
+    env = {**os.environ, "ONNXLINT_CACHE_DIR": str(tmp_path / ".c"), "TMPDIR": str(tmp)}
     run = subprocess.run([sys.executable, "-c", code, *map(str, args)], cwd=tmp_path, capture_output=True, text=True,
-                         timeout=120, preexec_fn=limits(), env={**os.environ, "ONNXLINT_CACHE_DIR": str(tmp_path / ".c")})
+                         timeout=120, preexec_fn=limits(), env=env)
     # SIGTERM stops a run as Ctrl-C does (exit 143, "interrupted"); SIGKILL ends it where it is
     assert run.returncode == (-9 if signum == 9 else 128 + signum), run.stdout + run.stderr
     return run
