@@ -172,6 +172,13 @@ def _float_constant() -> onnx.NodeProto:
     return h.make_node("Constant", [], ["c"], name="k", value=h.make_tensor("v", TensorProto.FLOAT, [1], [1.0]))
 
 
+def _sparse_constant(elem: int, out: str = "c") -> onnx.NodeProto:
+    """A Constant whose sparse_value holds one value of elem (the values' tensor is named "v")."""
+    values = _tensor("v", elem)
+    sparse = h.make_sparse_tensor(values, h.make_tensor("i", TensorProto.INT64, [1], [1]), [4])
+    return h.make_node("Constant", [], [out], name=out, sparse_value=sparse)
+
+
 def _no_opset_import() -> onnx.ModelProto:
     m = _relu()
     del m.opset_import[:]
@@ -191,6 +198,12 @@ def _no_opset_import() -> onnx.ModelProto:
     (lambda: _relu(nodes=[_constant(0)]), "the value of Constant 'c' has element type 0 (UNDEFINED)"),
     (lambda: _relu(inits=[_tensor("w", 1000)]), "initializer 'w' has element type 1000"),
     (_no_opset_import, "the model imports no opset"),
+    # a Constant's sparse value is made dense first, whatever else the graph holds (measured on 1.23.2, 1.24.4,
+    # 1.31.1, 1.32.0: "tensor type 99 is not supported", from 1.31 an empty NOT_IMPLEMENTED status)
+    (lambda: _relu(nodes=[_sparse_constant(99)]), "the sparse value of Constant 'c' has element type 99"),
+    (lambda: _relu(nodes=[_sparse_constant(0)]), "the sparse value of Constant 'c' has element type 0 (UNDEFINED)"),
+    (lambda: _relu(inputs=[vi("x2", 100, [2])], inits=[_tensor("w", 99)], nodes=[_constant(0), _sparse_constant(99, "s")]),
+     "the sparse value of Constant 's' has element type 99"),
 ])
 def test_ort_refuses_while_reading_the_model(build, cause):
     """Refused while ORT reads the model (no opset_import; a tensor of an element type no release loads): an error
@@ -232,6 +245,10 @@ def _constant_named(out: str, elem: int) -> onnx.NodeProto:
     (lambda: _in_body(_constant_named("c", 99), outer=[_constant_named("k", 0)]),
      "the value of Constant 'k' has element type 0 (UNDEFINED)"),
     (lambda: _relu(nodes=[_constant(99)]), "the value of Constant 'c' has element type 99"),
+    (lambda: _in_body(_sparse_constant(99)), "the sparse value of Constant 'c' has element type 99"),
+    # a body's sparse value after the main graph's checks (measured on 1.23.2, 1.24.4, 1.31.1, 1.32.0)
+    (lambda: _in_body(_sparse_constant(99), outer=[_constant_named("k", 0)]),
+     "the value of Constant 'k' has element type 0 (UNDEFINED)"),
 ])
 def test_a_refused_value_is_found_alike_in_a_file_and_in_hand(build, cause, tmp_path):
     model = build()

@@ -101,8 +101,9 @@ def load_refusal(model: onnx.ModelProto, version: str | None, memo: dict[str, An
       type, the Constant being an initializer by then) in any graph (tensors, sequences and
       optionals of them), or a ConstantOfShape's value (the type its output is inferred to have); then a main-graph
       tensor input no node reads of a type it knows but has no MLDataType for (complex64, complex128: "MLDataType
-      for: tensor(complex64) is not currently registered or supported"); before all of these, a main-graph sparse
-      initializer whose values are of a type the release does not make dense.
+      for: tensor(complex64) is not currently registered or supported"); before all of these in each graph, a Constant
+      whose sparse value, then (the main graph) a sparse initializer whose values, are of a type the release does
+      not make dense.
     memo: GraphIndex.memo of an index whose source_model is `model`, where the walk's answer is kept."""
     if not model.opset_import:
         return "the model imports no opset (no opset_import)", MISSING_OPSET
@@ -120,6 +121,10 @@ def load_refusal(model: onnx.ModelProto, version: str | None, memo: dict[str, An
     cause = f"{what} '{shown}' has element type {_elem_words(elem, version)}"
     if initializer == "sparse":
         return cause, _sparse_words(types, elem, shown)
+    if isinstance(initializer, str) and initializer.startswith("sparse:"):
+        values = initializer[len("sparse:"):]
+        values = values if len(values) <= _NAME_SHOWN else values[:_NAME_SHOWN] + f"... ({len(values):,} characters)"
+        return cause, _sparse_words(types, elem, values, constant=True)
     if initializer and elem == 0:
         return cause, "This is an invalid model. Tensor does not have type information."
     if initializer and elem in types.initializer_checked:
@@ -129,12 +134,16 @@ def load_refusal(model: onnx.ModelProto, version: str | None, memo: dict[str, An
     return cause, f"Invalid tensor data type {elem}."
 
 
-def _sparse_words(types: releases.ElemTypes, elem: int, name: str) -> str:
+def _sparse_words(types: releases.ElemTypes, elem: int, name: str, constant: bool = False) -> str:
+    """ORT's words for sparse values it does not make dense; name: the values' tensor. Of a Constant's, the empty
+    NOT_IMPLEMENTED status (1.31 on) comes without the sparse initializer's "status.IsOK() was false." (measured on
+    1.31.1 and 1.32.0)."""
     if elem in types.sparse_unsupported:
         return f"tensor type {elem} is not supported"
     if elem in types.sparse_no_zero:
         return f"Sparse tensor: {name} {_onnx_name(elem) or elem} values are unsupported because the type has no zero representation."
-    return "status.IsOK() was false. [ONNXRuntimeError] : 9 : NOT_IMPLEMENTED"
+    status = "[ONNXRuntimeError] : 9 : NOT_IMPLEMENTED"
+    return status if constant else f"status.IsOK() was false. {status}"
 
 
 def _elem_words(elem: int, version: str | None) -> str:
@@ -181,28 +190,33 @@ def _type_elem(tp: onnx.TypeProto, refused: frozenset[int]) -> int | None:
 
 
 _TENSOR = onnx.AttributeProto.TENSOR
+_SPARSE = onnx.AttributeProto.SPARSE_TENSOR
 
 # what holds it, its name, the element type, how ORT checks it: as an initializer (True), a sparse initializer
-# ("sparse"), or as a declared type (False)
+# ("sparse"), a Constant's sparse value ("sparse:" and the values' name), or as a declared type (False)
 Undefined = tuple[str, str, int, bool | str]
 
 
 def _undefined_elem_type(model: onnx.ModelProto, types: releases.ElemTypes,
                          walked: tuple[list[Any], list[Any]] | None = None) -> Undefined | None:
     """The first tensor of a refused element type, in the order ORT builds each graph (the main graph, then its
-    bodies): graph inputs, initializers and Constant values, nodes' declared outputs; then ConstantOfShape values
+    bodies): Constants' sparse values, sparse initializers (the main graph's), graph inputs, initializers and
+    Constant values, nodes' declared outputs; then ConstantOfShape values
     (inferred while the graph is resolved); then a main-graph input of a type with no MLDataType (the model's
     metadata, after the graph is resolved). walked: (iter_graphs(model), every tensor attribute of the model) as
     load's walk found them (GraphIndex.memo["model_walk"]): no node is read again for them, nor, where no tensor
     attribute is of a refused type, for Constant values."""
-    sparse = _sparse_initializer(model.graph, types)
-    if sparse is not None:
-        return sparse
     graphs, attributes = walked if walked is not None else (iter_graphs(model), None)
     refused = types.initializer | types.invalid
     values = attributes is None or any(a.t.data_type in refused for a in attributes if a.type == _TENSOR)
+    sparse_values = attributes is None or any(a.type == _SPARSE for a in attributes)
     late: Undefined | None = None
     for g in graphs:
+        found = _sparse_constant(g, types) if sparse_values else None
+        if found is None and g is model.graph:
+            found = _sparse_initializer(g, types)
+        if found is not None:
+            return found
         found, shaped = _in_graph(g, "graph" if g is model.graph else "body", types, values)
         if found is not None:
             return found
@@ -210,13 +224,34 @@ def _undefined_elem_type(model: onnx.ModelProto, types: releases.ElemTypes,
     return late or _unregistered_input(model, types)
 
 
+def _sparse_refused(types: releases.ElemTypes) -> frozenset[int]:
+    return types.sparse_unsupported | types.sparse_not_implemented | types.sparse_no_zero
+
+
 def _sparse_initializer(g: onnx.GraphProto, types: releases.ElemTypes) -> Undefined | None:
     """The first main-graph sparse initializer whose values' type the release refuses to make dense (the Graph
-    constructor does that first: before an initializer's or a Constant's check, measured)."""
-    refused = types.sparse_unsupported | types.sparse_not_implemented | types.sparse_no_zero
+    constructor does that after its Constant nodes', before an initializer's or a dense Constant's check, measured)."""
+    refused = _sparse_refused(types)
     for sp in g.sparse_initializer:
         if sp.values.data_type in refused:
             return "sparse initializer", sp.values.name, sp.values.data_type, "sparse"
+    return None
+
+
+def _sparse_constant(g: onnx.GraphProto, types: releases.ElemTypes) -> Undefined | None:
+    """The first Constant node of the graph whose sparse_value's values are of a type the release refuses to make
+    dense: the Graph constructor makes each Constant an initializer first, a sparse value dense as a sparse
+    initializer is (measured on 1.23.2, 1.24.4, 1.31.1, 1.32.0: before the graph's inputs, its sparse initializers,
+    its initializers and its dense Constants whatever the node order; a body's after the main graph's checks). Its
+    words name the values' tensor, the cause the Constant's output."""
+    refused = _sparse_refused(types)
+    for n in g.node:
+        if n.op_type != "Constant" or n.domain not in ("", "ai.onnx") or len(n.output) != 1:
+            continue
+        for a in n.attribute:
+            if a.name == "sparse_value" and a.type == _SPARSE and a.sparse_tensor.values.data_type in refused:
+                return "the sparse value of Constant", n.output[0], a.sparse_tensor.values.data_type, \
+                    f"sparse:{a.sparse_tensor.values.name}"
     return None
 
 

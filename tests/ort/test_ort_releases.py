@@ -176,3 +176,23 @@ def test_a_sparse_initializer_of_a_type_the_release_does_not_make_dense_is_refus
     assert model_load.load_refusal(model(T.COMPLEX64), "1.31.1") is None
     by, _ = _place(model(99), version="1.24.4")
     assert by["r"].status == "refused"
+
+
+def test_a_constant_s_sparse_value_of_a_type_the_release_does_not_make_dense_is_refused():
+    """ORT's Graph constructor makes a Constant's sparse value dense as it makes a sparse initializer dense, and
+    before it (measured on 1.23.2, 1.24.4, 1.31.1, 1.32.0: beside a sparse initializer of 0 ORT names the Constant's
+    99); from 1.31 its empty NOT_IMPLEMENTED status comes without the initializer's "status.IsOK() was false."."""
+    values = onnx.TensorProto(name="v", data_type=99, dims=[1], raw_data=b"\0" * 4)
+    sparse = h.make_sparse_tensor(values, h.make_tensor("i", T.INT64, [1], [1]), [4])
+    nodes = [h.make_node("Relu", ["x"], ["y"], name="r"), h.make_node("Constant", [], ["c"], sparse_value=sparse)]
+    m = make_model(nodes, [vi("x", T.FLOAT, [2])], [vi("y", T.FLOAT, [2])])
+    other = onnx.TensorProto(name="sv", data_type=0, dims=[1], raw_data=b"\0" * 4)
+    m.graph.sparse_initializer.append(h.make_sparse_tensor(other, h.make_tensor("si", T.INT64, [1], [0]), [4]))
+    words = {"1.24.4": "tensor type 99 is not supported", "1.31.1": "[ONNXRuntimeError] : 9 : NOT_IMPLEMENTED",
+             "1.32.0": "[ONNXRuntimeError] : 9 : NOT_IMPLEMENTED"}
+    for version, said in words.items():
+        assert model_load.load_refusal(m, version) == (
+            f"the sparse value of Constant 'c' has element type 99, which ONNX Runtime {version} does not load (onnx "
+            f"{onnx.__version__} has no element type 99)", said), version
+    by, _ = _place(m, version="1.24.4")
+    assert by["r"].status == "refused"
