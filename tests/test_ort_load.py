@@ -500,3 +500,45 @@ def test_a_value_in_an_external_data_file_is_claimed_only_where_the_release_refu
                                                                     external_inference_refusal=False))
     settings = onnxlint.Settings.from_config(None, targets=["ort-cuda"], ort_version=ort.__version__)
     assert "OLX007" not in {f.code for f in onnxlint.lint(path, settings).findings}
+def _cast_complex(where: str) -> onnx.ModelProto:
+    """Cast(x) to complex64, which onnx's strict inference refuses ("output has unsupported type") and ORT's Graph::
+    Resolve does not check: where "output", a graph output; "typeerror", beside an Add of float and int64 (Resolve's
+    Type Error); "shape", read by an Identity and a Shape (ORT loads it); "body", in both branches of an If."""
+    cast = h.make_node("Cast", ["x"], ["c"], name="cast", to=TensorProto.COMPLEX64)
+    x = vi("x", TensorProto.FLOAT, [2])
+    if where == "body":
+        branches = {k: h.make_graph([h.make_node("Cast", ["x"], [k], name=k, to=TensorProto.COMPLEX64)], k, [],
+                                    [vi(k, TensorProto.COMPLEX64, [2])]) for k in ("then", "else")}
+        iff = h.make_node("If", ["b"], ["c"], name="if", then_branch=branches["then"], else_branch=branches["else"])
+        nodes = [iff, h.make_node("Shape", ["c"], ["s"], name="shape")]
+        return make_model(nodes, [x, vi("b", TensorProto.BOOL, [])], [vi("s", TensorProto.INT64, [1])])
+    if where == "shape":
+        nodes = [cast, h.make_node("Identity", ["c"], ["i"], name="id"), h.make_node("Shape", ["i"], ["s"], name="shape")]
+        return make_model(nodes, [x], [vi("s", TensorProto.INT64, [1])])
+    outputs = [vi("c", TensorProto.COMPLEX64, [2])]
+    if where == "typeerror":
+        add = h.make_node("Add", ["x", "k"], ["a"], name="bad_add")
+        k = h.make_tensor("k", TensorProto.INT64, [2], [1, 2])
+        return make_model([cast, add], [x], [*outputs, vi("a", TensorProto.FLOAT, [2])], [k])
+    return make_model([cast], [x], outputs)
+
+
+@pytest.mark.parametrize("where, words", [
+    ("output", "MLDataType for: tensor(complex64) is not currently registered or supported"),
+    ("typeerror", "Type Error: Type parameter (T) of Optype (Add) bound to different types"),
+    ("shape", None), ("body", None)])
+def test_a_node_s_output_type_is_not_checked_by_graph_resolve(where, words):
+    """ORT's Graph::Resolve does not check a node's output type against its schema, as onnx's strict inference does
+    (measured on 1.23.2, 1.24.4, 1.31.1, 1.32.0): a Cast to complex64 that is a graph output is refused for want of
+    an MLDataType for the output (after Resolve: a Type Error elsewhere comes first), one read by other nodes loads.
+    OLX007 quoted onnx's 'output has unsupported type tensor(complex64)'."""
+    model = _cast_complex(where)
+    refusal = ort_refusal(model)
+    found = findings(model).get("OLX007", [])
+    if words is None:
+        assert refusal is None and not found, (refusal, found)
+        return
+    assert refusal is not None and words in refusal, refusal
+    (f,) = found
+    assert f"fails with '{words}" in f.message, f.message
+    assert ("graph output 'c'" in f.message) is (where == "output"), f.message

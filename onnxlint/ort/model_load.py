@@ -100,8 +100,9 @@ def load_refusal(model: onnx.ModelProto, version: str | None, memo: dict[str, An
       of a graph input, an initializer, a graph output or nothing is not read, nor a Constant's output's declared
       type, the Constant being an initializer by then) in any graph (tensors, sequences and
       optionals of them), or a ConstantOfShape's value (the type its output is inferred to have); then a main-graph
-      tensor input no node reads of a type it knows but has no MLDataType for (complex64, complex128: "MLDataType
-      for: tensor(complex64) is not currently registered or supported"); before all of these in each graph, a Constant
+      tensor input no node reads, else (none of such a type read) a main-graph tensor output, of a type it knows but
+      has no MLDataType for (complex64, complex128: "MLDataType for: tensor(complex64) is not currently registered
+      or supported"); before all of these in each graph, a Constant
       whose sparse value, then (the main graph) a sparse initializer whose values, are of a type the release does
       not make dense.
     memo: GraphIndex.memo of an index whose source_model is `model`, where the walk's answer is kept."""
@@ -221,7 +222,7 @@ def _undefined_elem_type(model: onnx.ModelProto, types: releases.ElemTypes,
         if found is not None:
             return found
         late = late or shaped
-    return late or _unregistered_input(model, types)
+    return late or _unregistered_io(model, types)
 
 
 def _sparse_refused(types: releases.ElemTypes) -> frozenset[int]:
@@ -255,18 +256,26 @@ def _sparse_constant(g: onnx.GraphProto, types: releases.ElemTypes) -> Undefined
     return None
 
 
-def _unregistered_input(model: onnx.ModelProto, types: releases.ElemTypes) -> Undefined | None:
-    """The first main-graph tensor input no node reads (nor a body) of a type the release has no MLDataType for. ORT's
-    words name the type as onnx does: a type the installed onnx has no name for (FLOAT6 in onnx 1.21) is not
-    claimed, its words unknown here."""
-    candidates = [i for i in model.graph.input if i.type.HasField("tensor_type") and i.type.tensor_type.elem_type
-                  in types.unregistered and _onnx_name(i.type.tensor_type.elem_type) is not None]
-    if not candidates:
-        return None
-    read = {v for n in model.graph.node for v in _reads(n)}  # a body's reads of outer values included
-    for i in candidates:
-        if i.name not in read:
-            return "graph input", i.name, i.type.tensor_type.elem_type, False
+def _unregistered_io(model: onnx.ModelProto, types: releases.ElemTypes) -> Undefined | None:
+    """The first main-graph tensor input no node reads (nor a body), else, where no input of such a type is read, the
+    first main-graph tensor output, of a type the release has no MLDataType for (the model's metadata: inputs, then
+    outputs in the graph's order; measured on 1.23.2, 1.24.4, 1.31.1, 1.32.0 with complex64/complex128 outputs of a
+    Cast or an Identity, FLOAT8E8M0 on 1.24.4). ORT's words name the type as onnx does: a type the installed onnx
+    has no name for (FLOAT6 in onnx 1.21) is not claimed, its words unknown here."""
+    def unregistered(v: onnx.ValueInfoProto) -> bool:
+        elem = v.type.tensor_type.elem_type
+        return v.type.HasField("tensor_type") and elem in types.unregistered and _onnx_name(elem) is not None
+
+    candidates = [i for i in model.graph.input if unregistered(i)]
+    if candidates:
+        read = {v for n in model.graph.node for v in _reads(n)}  # a body's reads of outer values included
+        for i in candidates:
+            if i.name not in read:
+                return "graph input", i.name, i.type.tensor_type.elem_type, False
+        return None  # one a node reads: ORT refuses it before the outputs, not claimed (a node's check may come first)
+    for o in model.graph.output:
+        if unregistered(o):
+            return "graph output", o.name, o.type.tensor_type.elem_type, False
     return None
 
 
@@ -341,12 +350,21 @@ def resolve_failure(model: onnx.ModelProto, checker_error: str | None, strict_er
     # come first (measured on 1.24.4: complex64 beside an Add of float and int64 is the Type Error; beside a custom
     # domain's op, "is not a registered function/op", which OLX014/OLX202 say)
     resolved = _resolve_words(model, checker_error, strict_error, order, version)
+    if resolved == _UNKNOWN:
+        return None
     if resolved or not refusal or _op_without_schema_first(model, []):
         return resolved
     return refusal[1]
 
 
 _UNREGISTERED = "MLDataType for: "  # load_refusal's words for a main-graph input of a type with no MLDataType
+# onnx's strict inference checks a node's output type against its schema; ORT does not (a Cast to complex64 read by
+# an Identity loads on 1.23.2-1.32.0, one that is a graph output is refused for want of an MLDataType, _unregistered_io)
+_OUTPUT_TYPE = "output has unsupported type"
+# a body node's complaint comes after its If/Loop/Scan's, which says nothing of its own
+_WRAPPER = ("", "[ShapeInferenceError]", "[TypeInferenceError]")
+_OUTPUT_TYPE_RETRIES = 8  # onnx stops at the first such node: inferred again past each, so many times at most
+_UNKNOWN = ""  # _resolve_words: what ORT's Resolve meets is not known (onnx stopped at a check ORT does not make)
 
 
 _EXTERNAL_DATA = "Cannot parse data from external tensors"  # onnx's inference, reading a value in a data file
@@ -354,8 +372,9 @@ _EXTERNAL_DATA = "Cannot parse data from external tensors"  # onnx's inference, 
 
 def _resolve_words(model: onnx.ModelProto, checker_error: str | None, strict_error: str | None,
                    order: Callable[[], dict[str, int]] | None, version: str | None = None) -> str | None:
-    """resolve_failure's Graph::Resolve part: what ORT prints when resolving the graph fails, or None. A node
-    whose inference reads a value stored in an external data file (a model saved with `size_threshold=0`) fails
+    """resolve_failure's Graph::Resolve part: what ORT prints when resolving the graph fails, None when it resolves
+    the graph, _UNKNOWN when onnx stopped at a check ORT does not make and what ORT meets after it is not known. A
+    node whose inference reads a value stored in an external data file (a model saved with `size_threshold=0`) fails
     only where the release's probe says so (Release.external_inference_refusal): elsewhere nothing is claimed from
     this inference (the nodes after it failed for want of its output's type)."""
     if checker_error:
@@ -366,22 +385,50 @@ def _resolve_words(model: onnx.ModelProto, checker_error: str | None, strict_err
         return None
     from onnxlint.model.loading import native
 
-    try:
-        native.infer_shapes(as_ort_resolves(model), check_type=True, strict_mode=True)
-    except native.NativeCrash:
-        return None  # onnx crashed on it: that says nothing about ORT
-    except Exception as exc:  # what onnx's strict inference raises on the model as ORT sees it
-        index = _node_index(model)
-        errors = [m for m in _NODE_ERROR.finditer(" ".join(str(exc).split())) if _ort_infers(model, m, index)]
-        if not errors:
-            return None
-        if any(_EXTERNAL_DATA in m.group("msg") for m in errors) \
-                and not releases.row(version).external_inference_refusal:
-            return None
-        if _op_without_schema_first(model, errors):
-            return None
-        return ort_words(model, errors, order() if order else None, index)
-    return None
+    view, index = as_ort_resolves(model), _node_index(model)
+    for _ in range(_OUTPUT_TYPE_RETRIES):
+        try:
+            native.infer_shapes(view, check_type=True, strict_mode=True)
+        except native.NativeCrash:
+            return None  # onnx crashed on it: that says nothing about ORT
+        except Exception as exc:  # what onnx's strict inference raises on the model as ORT sees it
+            found = list(_NODE_ERROR.finditer(" ".join(str(exc).split())))
+            errors = [m for m in found if not m.group("msg").startswith(_OUTPUT_TYPE) and _ort_infers(model, m, index)]
+            unchecked = [m for m in found if m.group("msg").startswith(_OUTPUT_TYPE)]
+            if not unchecked or any(m.group("msg").strip() not in _WRAPPER for m in errors):
+                if not errors or _op_without_schema_first(model, errors) or _external_read(errors, version):
+                    return None
+                return ort_words(model, errors, order() if order else None, index)
+            if not _past_output_types(view, unchecked):
+                return _UNKNOWN
+            continue
+        return None
+    return _UNKNOWN
+
+
+def _past_output_types(view: onnx.ModelProto, errors: list[re.Match[str]]) -> bool:
+    """The view with each main-graph node whose output type onnx refused (ORT does not check it: _OUTPUT_TYPE) made
+    a graph input of that type, so that onnx's inference goes past it as ORT's does; False (the view as it was) when
+    one is not a single-output node of the main graph."""
+    from onnxlint.model.graph import dtype_name
+
+    names = {dtype_name(e): e for e in onnx.TensorProto.DataType.values()}
+    made = []
+    for m in errors:
+        nodes = [n for n in view.graph.node if n.op_type == m.group("op") and n.name == (m.group("name") or "")]
+        elem = names.get(m.group("msg")[len(_OUTPUT_TYPE):].strip().removeprefix("tensor(").removesuffix(")"))
+        if len(nodes) != 1 or len(nodes[0].output) != 1 or elem is None:
+            return False
+        made.append((nodes[0], elem))
+    for node, elem in made:
+        view.graph.node.remove(node)
+        view.graph.input.append(onnx.helper.make_tensor_value_info(node.output[0], elem, None))
+    return True
+
+
+def _external_read(errors: list[re.Match[str]], version: str | None) -> bool:
+    """Whether a failing node read a value in an external data file where the release is not known to refuse that."""
+    return any(_EXTERNAL_DATA in m.group("msg") for m in errors) and not releases.row(version).external_inference_refusal
 
 
 def _op_without_schema_first(model: onnx.ModelProto, errors: list[re.Match[str]]) -> bool:
