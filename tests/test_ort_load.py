@@ -542,3 +542,26 @@ def test_a_node_s_output_type_is_not_checked_by_graph_resolve(where, words):
     (f,) = found
     assert f"fails with '{words}" in f.message, f.message
     assert ("graph output 'c'" in f.message) is (where == "output"), f.message
+
+
+@pytest.mark.parametrize("build, words", [
+    (lambda: _complex_input("type"), "Type Error: Type parameter (T) of Optype (Add)"),
+    (lambda: _complex_input("custom"), None),
+    (lambda: _complex_input("none"), "MLDataType for: tensor(complex64)"),
+    (lambda: _cast_complex("typeerror"), "Type Error: Type parameter (T) of Optype (Add)"),
+    (lambda: _cast_complex("output"), "MLDataType for: tensor(complex64)")])
+def test_the_placement_of_a_model_refused_after_graph_resolve_says_what_ort_says(build, words):
+    """`onnxlint placement` has no Resolve step of its own: where the refusal it finds (no MLDataType for a main-graph
+    input or output) comes after Graph::Resolve, it says what the lint's OLX007 quotes, Resolve's Type Error, and
+    claims no refusal where an op with no schema comes first (placed as unsupported, OLX014). It said 'MLDataType
+    for: tensor(complex64) ...'."""
+    model = build()
+    refusal = ort_refusal(model)
+    assert refusal is not None and (words is None or words in refusal), refusal
+    pl = onnxlint.predict(model, "ort-cuda", ort_version=ort.__version__)
+    if words is None:
+        assert pl.refused is None and [p.status for p in pl.nodes.values()] == ["unsupported"], pl.refused
+        return
+    assert pl.refused and f"fails with '{words}" in pl.refused, pl.refused
+    (f,) = findings(model)["OLX007"]
+    assert pl.refused.split("fails with ", 1)[1] in f.message, (pl.refused, f.message)

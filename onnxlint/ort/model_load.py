@@ -37,15 +37,18 @@ from onnxlint.model.graph import ORT_DOMAINS, STANDARD_DOMAINS, iter_graphs
 from onnxlint.ort import releases
 
 
-def refuses_model(model: onnx.ModelProto, version: str | None, memo: dict[str, Any] | None = None
-                  ) -> tuple[str, str] | None:
+def refuses_model(model: onnx.ModelProto, version: str | None, memo: dict[str, Any] | None = None,
+                  resolved: Resolved | None = None) -> tuple[str, str] | None:
     """(reason, message) when ORT `version` refuses to load the model: it imports no opset, its IR version or ai.onnx
-    opset is newer than the release loads, or a tensor's element type is one the release refuses (load_refusal)."""
+    opset is newer than the release loads, or a tensor's element type is one the release refuses (load_refusal).
+    resolved: version -> resolve_failure's words for the model (resolved_for), asked where the refusal is one ORT
+    makes only once the graph is resolved (no MLDataType for a graph input or output): without it, that refusal
+    is said in its own words."""
     if not model.opset_import:  # Model::Model (model.cc) checks this before the IR version
-        return _invalid(model, version, memo)
+        return _invalid(model, version, memo, resolved)
     row = releases.row(version)
     if row.max_opset is None or row.max_ir is None:
-        return _invalid(model, version, memo)  # limits not known (a release newer or older than the table)
+        return _invalid(model, version, memo, resolved)  # limits not known (a release newer or older than the table)
     max_opset, max_ir = row.max_opset, row.max_ir
     if model.ir_version > max_ir:
         return "model-ir", (f"IR version {model.ir_version} is newer than onnxruntime {version} loads (max {max_ir}): "
@@ -54,7 +57,10 @@ def refuses_model(model: onnx.ModelProto, version: str | None, memo: dict[str, A
         if imp.domain in ("", "ai.onnx") and imp.version > max_opset:
             return "model-opset", (f"ai.onnx opset {imp.version} is newer than onnxruntime {version} supports (max {max_opset}): "
                                    f"session creation fails in ValidateOpsetForDomain")
-    return _invalid(model, version, memo)
+    return _invalid(model, version, memo, resolved)
+
+
+Resolved = Callable[[str | None], str | None]  # an ORT release -> what it prints when it refuses the model, or None
 
 
 def _newer_than_release(model: onnx.ModelProto, version: str | None) -> bool:
@@ -69,8 +75,13 @@ def _newer_than_release(model: onnx.ModelProto, version: str | None) -> bool:
         imp.domain in ("", "ai.onnx") and imp.version > row.max_opset for imp in model.opset_import)
 
 
-def _invalid(model: onnx.ModelProto, version: str | None, memo: dict[str, Any] | None) -> tuple[str, str] | None:
+def _invalid(model: onnx.ModelProto, version: str | None, memo: dict[str, Any] | None,
+             resolved: Resolved | None = None) -> tuple[str, str] | None:
     refusal = load_refusal(model, version, memo)
+    if refusal and resolved is not None and refusal[1].startswith(_UNREGISTERED):
+        words = resolved(version)  # Graph::Resolve's words come first (resolve_failure), or none are known
+        if words != refusal[1]:
+            return ("model-invalid", f"session creation fails with '{words}'") if words else None
     return ("model-invalid", _load_message(refusal)) if refusal else None
 
 
@@ -512,14 +523,20 @@ def resolve_failure_of(mf: Any, checker_error: str | None, version: str | None,
 
 
 def lint_failure(ctx: Any) -> str | None:
-    """resolve_failure_of for a lint (a LintContext), at the lint's ORT release. Of several failing nodes, ORT
-    names the first in Graph::Resolve's order (_resolve_order), not in GraphViewer's (measured on 1.23.2, 1.24.4,
-    1.31.1: models saved with every initializer external, and two Type Errors)."""
+    """resolve_failure_of for a lint (a LintContext), at the lint's ORT release."""
+    return resolved_for(ctx)(_lint_release(ctx))
+
+
+def resolved_for(ctx: Any) -> Resolved:
+    """resolve_failure_of for a lint (a LintContext) at a given release: what the placement asks (refuses_model's
+    resolved) and the lint quotes (lint_failure), one answer per release (ModelFile.ort_resolve). Of several failing
+    nodes, ORT names the first in Graph::Resolve's order (_resolve_order), not in GraphViewer's (measured on 1.23.2,
+    1.24.4, 1.31.1: models saved with every initializer external, and two Type Errors)."""
 
     def order() -> dict[str, int]:
         return {n.name: i for i, n in enumerate(_resolve_order(ctx.mf.model.graph))}
 
-    return resolve_failure_of(ctx.mf, ctx.checker_error(), _lint_release(ctx), order, _memo(ctx))
+    return lambda version: resolve_failure_of(ctx.mf, ctx.checker_error(), version, order, _memo(ctx))
 
 
 def lint_cause(ctx: Any) -> str:

@@ -48,11 +48,13 @@ class Simulator:
     CAPABILITY_OPS = {"LSTM", "GRU", "RNN", "ConvTranspose", "Cast", "ArgMax", "ArgMin", "BatchNormalization"}
 
     def __init__(self, index: GraphIndex, target: str, ort_version: str | None = None, rejects: Rejects | None = None,
-                 reject_ops: set[str] | None = None, optimization: str = "all", tables: Tables | None = None):
+                 reject_ops: set[str] | None = None, optimization: str = "all", tables: Tables | None = None,
+                 resolved: model_load.Resolved | None = None):
         if optimization not in OPTIMIZATION_LEVELS:
             raise ValueError(f"optimization must be one of {', '.join(OPTIMIZATION_LEVELS)}, not {optimization!r}")
         self.index = index
         self.target = target
+        self.resolved = resolved  # what ORT's Graph::Resolve says of the model, per release (model_load.refuses_model)
         self.optimization = optimization
         if tables is None:
             self.tables, self.version, self.notes = resolve_tables(target, ort_version)
@@ -79,14 +81,15 @@ class Simulator:
             # bodies that reuse value names: placed on a view with those names made distinct, as ORT's
             # per-graph NodeArgs keep them, and handed back in the model's own nodes and names
             inner = Simulator(view.index, self.target, self.version, self.rejects, self.reject_ops, self.optimization,
-                              (self.tables, self.version, self.notes))
+                              (self.tables, self.version, self.notes), self.resolved)
             pl = view.restore(inner.run(), self.index)
             self.opt = inner.opt
             return pl
         pl = Placement(self.target, self.version, {ep: t.ort_version for ep, t in self.tables.items()}, self.notes,
                        optimization=self.optimization)
         preferred = TARGET_EPS[self.target][0]
-        refused = model_load.refuses_model(self.index.source_model, self.version, self.index.memo)  # the file's model
+        refused = model_load.refuses_model(self.index.source_model, self.version, self.index.memo,  # the file's model
+                                           self.resolved)
         if refused:
             return self._refused(pl, *refused)
         # before the Level-1 transformers, at every level (InferenceSession::TransformGraph)
@@ -416,10 +419,12 @@ def _place_created(pl: Placement, opt: Optimized, preferred: str) -> None:
 
 
 def simulate(index: GraphIndex, target: str, ort_version: str | None = None, rejects: Rejects | None = None,
-             reject_ops: set[str] | None = None, optimization: str = "all") -> Placement:
+             reject_ops: set[str] | None = None, optimization: str = "all",
+             resolved: model_load.Resolved | None = None) -> Placement:
     """Placement of every node by ORT `ort_version` for `target`, after ORT's Level-1 graph optimizations at
-    `optimization` (disabled | basic | all; ORT's default session options are all)."""
-    return Simulator(index, target, ort_version, rejects, reject_ops, optimization).run()
+    `optimization` (disabled | basic | all; ORT's default session options are all); resolved: what ORT's
+    Graph::Resolve says of the model (model_load.resolved_for), asked where a refusal comes after it."""
+    return Simulator(index, target, ort_version, rejects, reject_ops, optimization, resolved=resolved).run()
 
 
 def bind_types(node: NodeRef, table: kernels.KernelTable, fp16_as_float: bool = False,

@@ -34,11 +34,11 @@ def _versions(ep: str) -> Callable[[], list[str]]:
 
 def _predict(name: str) -> Callable[["LintContext"], Any]:
     def predict(ctx: "LintContext") -> Any:
-        from onnxlint.ort import partitioner
+        from onnxlint.ort import model_load, partitioner
 
         rejects, ops = ctx.fallback_rejects(name)
         return partitioner.simulate(ctx.index, name, ctx.options.ort_version, rejects, ops,
-                                  optimization=ctx.options.ort_optimization)
+                                  optimization=ctx.options.ort_optimization, resolved=model_load.resolved_for(ctx))
 
     return predict
 
