@@ -246,6 +246,7 @@ def test_under_the_tensorrt_ep_a_rejection_says_where_the_node_runs(tmp_path: Pa
     onnx.save(m, model)
     proc = onnxlint(model, "--target", "ort-trt", "--ort-version", "1.31.1", "--no-cache")
     assert "error: OLX203 IR version 14 is newer than onnxruntime 1.31.1 loads" in proc.stdout, proc.stdout
+    assert "ort-trt: ORT refuses this model: IR version 14 is newer than onnxruntime 1.31.1 loads" in proc.stdout
 
 
 def test_under_the_tensorrt_ep_a_model_rejection_says_where_its_nodes_run(examples_dir: Path, tmp_path: Path) -> None:

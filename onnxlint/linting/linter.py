@@ -308,8 +308,11 @@ def _through_tensorrt_ep(res: FileReport, ctx: Any, settings: Settings) -> None:
     partition = ctx.prediction("ort-trt")
     on_cuda, on_cpu = set(partition.cuda_nodes), set(partition.cpu_nodes)
     elsewhere = on_cuda | on_cpu | set(partition.unsupported)
-    # a model ORT refuses to load (opset or IR version past the release: OLX203) is refused whatever the EPs
-    refused = {n.location for n in ctx.prediction("ort-cuda").by_status(False).get("refused", ())}
+    # a model ORT's loader refuses (opset or IR version past the release: OLX203) is refused whatever the EPs; a
+    # refusal of the CUDA EP's partition (a fusion's node with no CUDA kernel, 1.23's initializer copy) is not made
+    # where TensorRT takes those nodes, and is kept only on a node the TensorRT EP hands to CUDA or CPU
+    cuda = ctx.prediction("ort-cuda")
+    refused = {n.location for n in cuda.by_status(False).get("refused", ())} if cuda.loader_refused() else set()
     kept = []
     for f in res.findings:
         where = node_location(f.node) if f.node and not f.node.startswith("input:") else None

@@ -32,7 +32,7 @@ class ScopedView:
         """The view's placement in the nodes and value names of `into`, the model's own index."""
         nodes = into.nodes
         out = Placement(pl.target, pl.ort_version, pl.table_versions, pl.notes, optimization=pl.optimization,
-                        refused=pl.refused)
+                        refused=pl.refused, refused_reason=pl.refused_reason)
         for i, p in pl.nodes.items():
             out.record(i, NodePlacement(nodes[i], p.ep, p.status, p.reason, p.detail))
         name = self.original.get

@@ -150,7 +150,7 @@ class Simulator:
 
     def _refused(self, pl: Placement, reason: str, message: str) -> Placement:
         """pl (no node recorded yet) as ORT refusing the model: said once, on the first node; the others skipped."""
-        pl.refused = message
+        pl.refused, pl.refused_reason = message, reason
         first = True
         for node in self.index.nodes:
             if node.op_type == "Constant" and node.domain == "ai.onnx":

@@ -25,8 +25,11 @@ class TrtPartition:
     cpu_nodes: list[str] = field(default_factory=list)
     unsupported: list[str] = field(default_factory=list)
     claimed: set[int] = field(default_factory=set)  # node indices TensorRT takes
+    refused: str | None = None  # why ORT's loader refuses the model (Placement.loader_refused), whatever the EPs
 
     def summary_line(self) -> str:
+        if self.refused:
+            return f"ORT refuses this model: {self.refused}"
         return (f"{self.trt_nodes} node{'s' if self.trt_nodes != 1 else ''} in {self.subgraphs} TensorRT "
                 f"subgraph{'s' if self.subgraphs != 1 else ''}, {len(self.cuda_nodes)} fall through to CUDA, "
                 f"{len(self.cpu_nodes)} to CPU" + (f", {len(self.unsupported)} with no provider" if self.unsupported else ""))
@@ -71,6 +74,8 @@ def partition(trt: Verdicts, cuda: Verdicts, index: GraphIndex) -> TrtPartition:
         if any(b not in claimed for b in body_nodes[k]):
             claimed.discard(k)
     part = TrtPartition(0, len(claimed), claimed={nodes[k].node.index for k in claimed})
+    if getattr(cuda, "loader_refused", lambda: False)():
+        part.refused = cuda.refused  # type: ignore[attr-defined]  # a Placement: ORT loads the model before any EP
     for k, v in enumerate(nodes):
         if k in claimed:
             continue

@@ -48,6 +48,9 @@ REASONS = (
     # ... or, on 1.23 below `all`, an initializer ORT keeps in memory is read on both providers (its copy is refused)
     "initializer-copy",
 )
+# the whole-model refusals of ORT's loader (the Model constructor, reading the graph), made whatever the providers;
+# fusion-kernel and initializer-copy are the CUDA EP's partition's, not made where another EP takes those nodes
+LOADER_REASONS = ("model-opset", "model-ir", "model-invalid")
 
 
 @dataclass(slots=True)
@@ -104,6 +107,12 @@ class Placement(StatusIndex):
     optimization: str = "all"
     created: list[CreatedNode] = field(default_factory=list)  # the nodes ORT's transformers add, in the order made
     refused: str | None = None  # why ORT refuses the whole model at this version, if it does
+    refused_reason: str | None = None  # that refusal's reason (REASONS: model-ir, ..., fusion-kernel)
+
+    def loader_refused(self) -> bool:
+        """Whether ORT refuses the model while loading it, before any EP is asked (LOADER_REASONS): under every
+        provider alike, the TensorRT EP's included."""
+        return self.refused_reason in LOADER_REASONS
 
     def get(self, node: NodeRef) -> NodePlacement | None:
         return self.nodes.get(node.index)

@@ -212,3 +212,23 @@ def test_no_fusion_modelled_before_the_releases_measured():
     """1.19 has no CUDA DequantizeLinear-21 (placed on CPU); the fusion there was not measured: left on CPU."""
     _, pl = _created(_dq4_matmul(dtype=T.INT4, opset=21), "1.19.0", "all")
     assert next(p for p in pl.nodes.values() if p.node.name == "dq").status == "fallback"
+
+
+def test_under_the_tensorrt_ep_the_cuda_ep_s_fusion_refusal_is_not_claimed_where_tensorrt_takes_the_nodes():
+    """GatherSliceToSplitFusion is a Level-2 transformer: it runs after partitioning, on nodes the CUDA/CPU EPs
+    hold. Where TensorRT's parser takes the Gathers and the Slice (the ort-trt partition), ORT's TensorRT EP has
+    them in its engine and never makes the Squeeze CUDA has no kernel for: OLX203 claimed the CUDA EP's refusal
+    under `--target ort-trt`, beside a line saying TensorRT takes all four nodes. A refusal of ORT's loader (an IR
+    version past the release) is made whatever the EPs, and the ort-trt line says it."""
+    model = _gathers_and_slice(opset=24)
+
+    def lint(targets):
+        r = onnxlint.lint(model, onnxlint.Settings.from_config(None, targets=targets, ort_version="1.24.4"))
+        return {f.code for f in r.findings}, r.placement
+
+    assert "OLX203" in lint(["ort-cuda"])[0]  # the CUDA EP alone: refused (measured, above)
+    codes, line = lint(["ort-trt"])
+    assert "OLX203" not in codes and line["ort-trt"].startswith("4 nodes in 1 TensorRT subgraph"), (codes, line)
+    model.ir_version = 14
+    codes, line = lint(["ort-trt"])
+    assert "OLX203" in codes and line["ort-trt"].startswith("ORT refuses this model: IR version 14 is newer"), line
