@@ -580,7 +580,7 @@ class GraphIndex:
         # it: external.small_value_reader); None: an external tensor's value is unknown
         self.read_external: Callable[[onnx.TensorProto], Any] | None = None
         # the model as read where this index is of a copy onnx's inference made (loading.index_model sets it): what
-        # ORT itself reads (model_load.load_refusal); and facts of it computed once by whoever asks first
+        # ORT itself reads (load_refusal.load_refusal); and facts of it computed once by whoever asks first
         self.source_model = model
         self.memo: dict[str, Any] = {}
         # a big graph's value names: name -> the one str the index keeps for it (protobuf hands out a new str at

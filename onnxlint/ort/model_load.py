@@ -1,6 +1,6 @@
 """Whether ORT loads the model at all: the newest IR version and ai.onnx opset a release accepts (model.cc's IR
 check, model_load_utils.h ValidateOpsetForDomain), read from the release table; what a release refuses while reading
-the model, before resolving it (load_refusal: no opset_import, a tensor of an element type its row says it refuses);
+the model, before resolving it (ort.load_refusal: no opset_import, a tensor of an element type its row refuses);
 and what Graph::Resolve
 (core/graph/graph.cc) refuses at session creation, which is less than onnx's checker and strict shape inference:
 
@@ -35,6 +35,7 @@ import onnx
 
 from onnxlint.model.graph import ORT_DOMAINS, STANDARD_DOMAINS, iter_graphs
 from onnxlint.ort import releases
+from onnxlint.ort.load_refusal import UNREGISTERED, load_refusal, reads
 
 
 def refuses_model(model: onnx.ModelProto, version: str | None, memo: dict[str, Any] | None = None,
@@ -78,7 +79,7 @@ def _newer_than_release(model: onnx.ModelProto, version: str | None) -> bool:
 def _invalid(model: onnx.ModelProto, version: str | None, memo: dict[str, Any] | None,
              resolved: Resolved | None = None) -> tuple[str, str] | None:
     refusal = load_refusal(model, version, memo)
-    if refusal and resolved is not None and refusal[1].startswith(_UNREGISTERED):
+    if refusal and resolved is not None and refusal[1].startswith(UNREGISTERED):
         words = resolved(version)  # Graph::Resolve's words come first (resolve_failure), or none are known
         if words != refusal[1]:
             return ("model-invalid", f"session creation fails with '{words}'") if words else None
@@ -91,256 +92,6 @@ def _load_message(refusal: tuple[str, str] | None) -> str:
 
 
 # --------------------------------------------------------------------------- what loading refuses before resolving
-
-MISSING_OPSET = ("Missing opset in the model. All ModelProtos MUST have at least one entry that specifies which version "
-                 "of the ONNX OperatorSet is being imported.")
-_NAME_SHOWN = 200  # a tensor name quoted in the cause is cut to its first characters past this
-
-
-def load_refusal(model: onnx.ModelProto, version: str | None, memo: dict[str, Any] | None = None
-                 ) -> tuple[str, str] | None:
-    """(what is wrong, ORT's words) when session creation of ORT `version` fails while reading the model, before its
-    graph is resolved:
-
-    - no opset_import at all (model.cc, "Missing opset in the model"; every measured release); one importing other
-      domains only loads (ORT imports ai.onnx, ai.onnx.ml and its own domains at their newest);
-    - a tensor of an element type the release's row says it refuses (releases.ElemTypes, probed on its wheel; a
-      release with no probed row, or a number not probed, is not claimed): an initializer or a Constant's value (the
-      Graph constructor) of a type refused as an initializer; of a type ORT does not know ("Invalid tensor data type
-      N."), the type of a graph input, of a node's output (its graph output's, else its value_info's: a value_info
-      of a graph input, an initializer, a graph output or nothing is not read, nor a Constant's output's declared
-      type, the Constant being an initializer by then) in any graph (tensors, sequences and
-      optionals of them), or a ConstantOfShape's value (the type its output is inferred to have); then a main-graph
-      tensor input no node reads, else (none of such a type read) a main-graph tensor output, of a type it knows but
-      has no MLDataType for (complex64, complex128: "MLDataType for: tensor(complex64) is not currently registered
-      or supported"); before all of these in each graph, a Constant
-      whose sparse value, then (the main graph) a sparse initializer whose values, are of a type the release does
-      not make dense.
-    memo: GraphIndex.memo of an index whose source_model is `model`, where the walk's answer is kept."""
-    if not model.opset_import:
-        return "the model imports no opset (no opset_import)", MISSING_OPSET
-    types = releases.row(version).elem
-    if memo is None:
-        found = _undefined_elem_type(model, types)
-    else:  # a walk over every node: once per model and row (the lint, then its placement)
-        walks = memo.setdefault("undefined_elem_type", {})
-        found = walks[types] if types in walks else walks.setdefault(
-            types, _undefined_elem_type(model, types, memo.get("model_walk")))
-    if found is None:
-        return None
-    what, name, elem, initializer = found
-    shown = name if len(name) <= _NAME_SHOWN else name[:_NAME_SHOWN] + f"... ({len(name):,} characters)"
-    cause = f"{what} '{shown}' has element type {_elem_words(elem, version)}"
-    if initializer == "sparse":
-        return cause, _sparse_words(types, elem, shown)
-    if isinstance(initializer, str) and initializer.startswith("sparse:"):
-        values = initializer[len("sparse:"):]
-        values = values if len(values) <= _NAME_SHOWN else values[:_NAME_SHOWN] + f"... ({len(values):,} characters)"
-        return cause, _sparse_words(types, elem, values, constant=True)
-    if initializer and elem == 0:
-        return cause, "This is an invalid model. Tensor does not have type information."
-    if initializer and elem in types.initializer_checked:
-        return cause, f"This is an invalid model. Tensor '{shown}' does not have valid data type."
-    if not initializer and elem in types.unregistered and elem not in types.invalid:
-        return cause, f"{_UNREGISTERED}tensor({_ort_type_name(elem)}) is not currently registered or supported"
-    return cause, f"Invalid tensor data type {elem}."
-
-
-def _sparse_words(types: releases.ElemTypes, elem: int, name: str, constant: bool = False) -> str:
-    """ORT's words for sparse values it does not make dense; name: the values' tensor. Of a Constant's, the empty
-    NOT_IMPLEMENTED status (1.31 on) comes without the sparse initializer's "status.IsOK() was false." (measured on
-    1.31.1 and 1.32.0)."""
-    if elem in types.sparse_unsupported:
-        return f"tensor type {elem} is not supported"
-    if elem in types.sparse_no_zero:
-        return f"Sparse tensor: {name} {_onnx_name(elem) or elem} values are unsupported because the type has no zero representation."
-    status = "[ONNXRuntimeError] : 9 : NOT_IMPLEMENTED"
-    return status if constant else f"status.IsOK() was false. {status}"
-
-
-def _elem_words(elem: int, version: str | None) -> str:
-    """The element type as the cause says it, named as the installed onnx names it: refused by this release (another
-    may load it). A number that onnx does not name may be one a newer onnx defines (FLOAT6E2M3, 27, is not in onnx
-    1.21): the words say which onnx has no name for it, not that ONNX defines none."""
-    if elem == 0:
-        return "0 (UNDEFINED)"
-    known = _onnx_name(elem)
-    runtime = f"ONNX Runtime {version}" if version else "ONNX Runtime"
-    if known:
-        return f"{elem} ({known}), which {runtime} does not load"
-    return f"{elem}, which {runtime} does not load (onnx {onnx.__version__} has no element type {elem})"
-
-
-def _ort_type_name(elem: int) -> str:
-    """ORT's name of an element type in its messages: onnx's, lower case ("complex64", "float8e8m0")."""
-    return (_onnx_name(elem) or str(elem)).lower()
-
-
-def _onnx_name(elem: int) -> str | None:
-    """The installed onnx's name of an element type (TensorProto.DataType), or None where it has none."""
-    return onnx.TensorProto.DataType.Name(elem) if elem in onnx.TensorProto.DataType.values() else None
-
-
-def _type_elem(tp: onnx.TypeProto, refused: frozenset[int]) -> int | None:
-    """The refused element type a value's type holds (a tensor, sparse tensor, or a sequence or optional of them),
-    or None; a type with no field set is not read (no type declared)."""
-    if tp.HasField("tensor_type"):  # the common case first
-        elem = tp.tensor_type.elem_type
-        return elem if elem in refused else None
-    while True:
-        kind = tp.WhichOneof("value")
-        if kind in ("tensor_type", "sparse_tensor_type"):
-            elem = getattr(tp, kind).elem_type
-            return elem if elem in refused else None
-        if kind in ("sequence_type", "optional_type"):
-            inner = getattr(tp, kind)
-            if not inner.HasField("elem_type"):
-                return None
-            tp = inner.elem_type
-            continue
-        return None
-
-
-_TENSOR = onnx.AttributeProto.TENSOR
-_SPARSE = onnx.AttributeProto.SPARSE_TENSOR
-
-# what holds it, its name, the element type, how ORT checks it: as an initializer (True), a sparse initializer
-# ("sparse"), a Constant's sparse value ("sparse:" and the values' name), or as a declared type (False)
-Undefined = tuple[str, str, int, bool | str]
-
-
-def _undefined_elem_type(model: onnx.ModelProto, types: releases.ElemTypes,
-                         walked: tuple[list[Any], list[Any]] | None = None) -> Undefined | None:
-    """The first tensor of a refused element type, in the order ORT builds each graph (the main graph, then its
-    bodies): Constants' sparse values, sparse initializers (the main graph's), graph inputs, initializers and
-    Constant values, nodes' declared outputs; then ConstantOfShape values
-    (inferred while the graph is resolved); then a main-graph input of a type with no MLDataType (the model's
-    metadata, after the graph is resolved). walked: (iter_graphs(model), every tensor attribute of the model) as
-    load's walk found them (GraphIndex.memo["model_walk"]): no node is read again for them, nor, where no tensor
-    attribute is of a refused type, for Constant values."""
-    graphs, attributes = walked if walked is not None else (iter_graphs(model), None)
-    refused = types.initializer | types.invalid
-    values = attributes is None or any(a.t.data_type in refused for a in attributes if a.type == _TENSOR)
-    sparse_values = attributes is None or any(a.type == _SPARSE for a in attributes)
-    late: Undefined | None = None
-    for g in graphs:
-        found = _sparse_constant(g, types) if sparse_values else None
-        if found is None and g is model.graph:
-            found = _sparse_initializer(g, types)
-        if found is not None:
-            return found
-        found, shaped = _in_graph(g, "graph" if g is model.graph else "body", types, values)
-        if found is not None:
-            return found
-        late = late or shaped
-    return late or _unregistered_io(model, types)
-
-
-def _sparse_refused(types: releases.ElemTypes) -> frozenset[int]:
-    return types.sparse_unsupported | types.sparse_not_implemented | types.sparse_no_zero
-
-
-def _sparse_initializer(g: onnx.GraphProto, types: releases.ElemTypes) -> Undefined | None:
-    """The first main-graph sparse initializer whose values' type the release refuses to make dense (the Graph
-    constructor does that after its Constant nodes', before an initializer's or a dense Constant's check, measured)."""
-    refused = _sparse_refused(types)
-    for sp in g.sparse_initializer:
-        if sp.values.data_type in refused:
-            return "sparse initializer", sp.values.name, sp.values.data_type, "sparse"
-    return None
-
-
-def _sparse_constant(g: onnx.GraphProto, types: releases.ElemTypes) -> Undefined | None:
-    """The first Constant node of the graph whose sparse_value's values are of a type the release refuses to make
-    dense: the Graph constructor makes each Constant an initializer first, a sparse value dense as a sparse
-    initializer is (measured on 1.23.2, 1.24.4, 1.31.1, 1.32.0: before the graph's inputs, its sparse initializers,
-    its initializers and its dense Constants whatever the node order; a body's after the main graph's checks). Its
-    words name the values' tensor, the cause the Constant's output."""
-    refused = _sparse_refused(types)
-    for n in g.node:
-        if n.op_type != "Constant" or n.domain not in ("", "ai.onnx") or len(n.output) != 1:
-            continue
-        for a in n.attribute:
-            if a.name == "sparse_value" and a.type == _SPARSE and a.sparse_tensor.values.data_type in refused:
-                return "the sparse value of Constant", n.output[0], a.sparse_tensor.values.data_type, \
-                    f"sparse:{a.sparse_tensor.values.name}"
-    return None
-
-
-def _unregistered_io(model: onnx.ModelProto, types: releases.ElemTypes) -> Undefined | None:
-    """The first main-graph tensor input no node reads (nor a body), else, where no input of such a type is read, the
-    first main-graph tensor output, of a type the release has no MLDataType for (the model's metadata: inputs, then
-    outputs in the graph's order; measured on 1.23.2, 1.24.4, 1.31.1, 1.32.0 with complex64/complex128 outputs of a
-    Cast or an Identity, FLOAT8E8M0 on 1.24.4). ORT's words name the type as onnx does: a type the installed onnx
-    has no name for (FLOAT6 in onnx 1.21) is not claimed, its words unknown here."""
-    def unregistered(v: onnx.ValueInfoProto) -> bool:
-        elem = v.type.tensor_type.elem_type
-        return v.type.HasField("tensor_type") and elem in types.unregistered and _onnx_name(elem) is not None
-
-    candidates = [i for i in model.graph.input if unregistered(i)]
-    if candidates:
-        read = {v for n in model.graph.node for v in _reads(n)}  # a body's reads of outer values included
-        for i in candidates:
-            if i.name not in read:
-                return "graph input", i.name, i.type.tensor_type.elem_type, False
-        return None  # one a node reads: ORT refuses it before the outputs, not claimed (a node's check may come first)
-    for o in model.graph.output:
-        if unregistered(o):
-            return "graph output", o.name, o.type.tensor_type.elem_type, False
-    return None
-
-
-def _in_graph(g: onnx.GraphProto, graph: str, types: releases.ElemTypes, values: bool = True
-              ) -> tuple[Undefined | None, Undefined | None]:
-    """(the first refused tensor ORT reads building the graph, the first ConstantOfShape of a refused value type);
-    values False: no tensor attribute of the model is of a refused type (no Constant or ConstantOfShape is read).
-    The graph's inputs first: the Graph constructor makes their NodeArgs before it reads an initializer or a
-    Constant's value (measured on 1.20.2, 1.23.2, 1.24.4, 1.31.1, 1.32.0: an input of 100 beside an initializer,
-    a Constant or an initializer listed as that input, of 99 or 0, is "Invalid tensor data type 100.")."""
-    for i in g.input:
-        elem = _type_elem(i.type, types.invalid)
-        if elem is not None:
-            return (f"{graph} input", i.name, elem, False), None
-    for t in g.initializer:
-        if t.data_type in types.initializer:
-            return ("initializer", t.name, t.data_type, True), None
-    constant, shaped = _constant_values(g, types) if values else (None, None)
-    if constant is not None:
-        return constant, None
-    # a node output's declared type: its graph output's, else its value_info's (only the refused ones are looked up)
-    outputs = {o.name for o in g.output}
-    bad = {o.name: (f"{graph} output", e) for o in g.output if (e := _type_elem(o.type, types.invalid)) is not None}
-    for v in g.value_info:
-        if v.name not in outputs and v.name not in bad and (e := _type_elem(v.type, types.invalid)) is not None:
-            bad[v.name] = ("the value_info of node output", e)
-    if bad:
-        for n in g.node:
-            if n.op_type == "Constant" and n.domain in ("", "ai.onnx"):
-                continue  # an initializer by then: its output's declared type is not read (measured, 1.24.4)
-            for o in n.output:
-                if o in bad:
-                    return (bad[o][0], o, bad[o][1], False), None
-    return None, shaped
-
-
-def _constant_values(g: onnx.GraphProto, types: releases.ElemTypes) -> tuple[Undefined | None, Undefined | None]:
-    """(the first Constant whose value is of a type refused as an initializer, the first ConstantOfShape whose value
-    is of a type ORT does not know: its output is inferred of that type; UNDEFINED there is the checker's complaint,
-    which ORT shares)."""
-    shaped: Undefined | None = None
-    for n in g.node:
-        if n.op_type not in ("Constant", "ConstantOfShape") or n.domain not in ("", "ai.onnx"):
-            continue
-        for a in n.attribute:
-            if a.name != "value" or a.type != onnx.AttributeProto.TENSOR:
-                continue
-            elem = a.t.data_type
-            if n.op_type == "Constant" and len(n.output) == 1 and elem in types.initializer:
-                return ("the value of Constant", n.output[0], elem, True), None
-            if n.op_type == "ConstantOfShape" and shaped is None and elem != 0 and elem in types.invalid:
-                shaped = ("the value of ConstantOfShape", n.name or (n.output[0] if n.output else ""), elem, False)
-    return None, shaped
-
 
 def resolve_failure(model: onnx.ModelProto, checker_error: str | None, strict_error: str | None,
                     version: str | None, order: Callable[[], dict[str, int]] | None = None,
@@ -355,7 +106,7 @@ def resolve_failure(model: onnx.ModelProto, checker_error: str | None, strict_er
     if _newer_than_release(model, version):
         return None
     refusal = load_refusal(model, version, memo)
-    if refusal and not refusal[1].startswith(_UNREGISTERED):
+    if refusal and not refusal[1].startswith(UNREGISTERED):
         return refusal[1]
     # an input with no MLDataType is refused in the model's metadata, once the graph is resolved: Resolve's own words
     # come first (measured on 1.24.4: complex64 beside an Add of float and int64 is the Type Error; beside a custom
@@ -368,7 +119,6 @@ def resolve_failure(model: onnx.ModelProto, checker_error: str | None, strict_er
     return refusal[1]
 
 
-_UNREGISTERED = "MLDataType for: "  # load_refusal's words for a main-graph input of a type with no MLDataType
 # onnx's strict inference checks a node's output type against its schema; ORT does not (a Cast to complex64 read by
 # an Identity loads on 1.23.2-1.32.0, one that is a graph output is refused for want of an MLDataType, _unregistered_io)
 _OUTPUT_TYPE = "output has unsupported type"
@@ -478,7 +228,7 @@ def _resolve_order(g: onnx.GraphProto) -> list[onnx.NodeProto]:
     are. Constant nodes are initializers by then."""
     nodes = [n for n in g.node if not (n.op_type == "Constant" and n.domain in ("", "ai.onnx"))]
     producer = {o: i for i, n in enumerate(nodes) for o in n.output if o}
-    inputs_of = [sorted({producer[v] for v in _reads(n) if v in producer} - {i}) for i, n in enumerate(nodes)]
+    inputs_of = [sorted({producer[v] for v in reads(n) if v in producer} - {i}) for i, n in enumerate(nodes)]
     consumed = {p for ins in inputs_of for p in ins}
     order = [i for i, ins in enumerate(inputs_of) if not ins]
     added, seen = set(order), set(order)
@@ -592,7 +342,7 @@ def _sort(g: onnx.GraphProto) -> None:
     values a node of this graph produces (the rest come from inputs, initializers or an outer scope)."""
     nodes = list(g.node)
     made = {o: i for i, n in enumerate(nodes) for o in n.output if o}
-    needs = [{made[v] for v in _reads(n) if v in made and made[v] != i} for i, n in enumerate(nodes)]
+    needs = [{made[v] for v in reads(n) if v in made and made[v] != i} for i, n in enumerate(nodes)]
     if all(all(j < i for j in deps) for i, deps in enumerate(needs)):
         return
     users: dict[int, list[int]] = {}
@@ -615,14 +365,6 @@ def _sort(g: onnx.GraphProto) -> None:
     g.node.extend(nodes[i] for i in order)
 
 
-def _reads(node: onnx.NodeProto) -> list[str]:
-    """The values a node reads, its bodies' reads of outer values included."""
-    out = list(node.input)
-    for a in node.attribute:
-        for body in ([a.g] if a.type == onnx.AttributeProto.GRAPH else a.graphs if a.type == onnx.AttributeProto.GRAPHS else ()):
-            for n in body.node:
-                out.extend(_reads(n))
-    return out
 
 
 def _constant_tensor(node: onnx.NodeProto) -> onnx.TensorProto | None:
