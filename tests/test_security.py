@@ -1103,18 +1103,26 @@ def test_python_children_never_import_the_repositorys_modules(tmp_path, monkeypa
     assert sorted(p.name for p in tmp_path.glob("RAN-*")) == []
 
 
-@pytest.mark.parametrize("layout", ["hugging-face", "git-annex"])
+@pytest.mark.parametrize("layout", ["hugging-face", "git-annex", "dvc-hardlink"])
 @pytest.mark.parametrize("sorted_", [True, False])
 def test_data_files_that_are_links_are_no_checker_finding(tmp_path, cli, monkeypatch, layout, sorted_):
-    """onnx's checker refuses a data file that is a symbolic link; ORT (1.20.1, 1.24.4, 1.32.0) and TensorRT-RTX
-    1.7's parser read through it, and the Hugging Face cache and git-annex keep every data file that way: OLX001
-    warned on each such model. The model is checked again with regular files in the links' place, so a real
+    """onnx's checker refuses a data file that is a symbolic link, and from onnx 1.23 one with several hard links;
+    ORT (1.20.1, 1.24.4, 1.32.0; hard links: 1.23.2, 1.24.4, 1.31.1) and TensorRT-RTX 1.7's parser read it, and the
+    Hugging Face cache and git-annex keep every data file as a symbolic link, DVC's hardlink cache as a hard link:
+    OLX001 warned on each such model. The model is checked again with regular files in the links' place, so a real
     complaint behind the link's (an unsorted graph) is still OLX001."""
+    if layout == "dvc-hardlink" and not hasattr(os, "link"):
+        pytest.skip("no hard links")
     if layout == "hugging-face":
         root = tmp_path / "hub" / "models--acme--m"
         (root / "blobs").mkdir(parents=True)
         (root / "blobs" / "b2").write_bytes(np.arange(16, dtype=np.float32).tobytes())
         folder, data_link = root / "snapshots" / "rev", os.path.join("..", "..", "blobs", "b2")
+    elif layout == "dvc-hardlink":
+        folder = tmp_path / "repo"
+        data_link = ".dvc/cache/files/md5/3a/b1c2"  # the cache object the checkout's data file is a hard link of
+        (folder / data_link).parent.mkdir(parents=True)
+        (folder / data_link).write_bytes(np.arange(16, dtype=np.float32).tobytes())
     else:
         folder = tmp_path / "repo"
         annexed = ".git/annex/objects/Xq/Wk/SHA256E-s64--ab/SHA256E-s64--ab"
@@ -1131,8 +1139,13 @@ def test_data_files_that_are_links_are_no_checker_finding(tmp_path, cli, monkeyp
         os.symlink(os.path.join("..", "..", "blobs", "b1"), model)
     else:
         model = _write(folder / "model.onnx", add)
-    os.symlink(data_link, folder / "model.onnx.data")
-    assert "symbolic link" in (loading.checker_message(str(model)) or "")  # what the checker says of the file
+    if layout == "dvc-hardlink":
+        os.link(folder / data_link, folder / "model.onnx.data")
+        said = loading.checker_message(str(model)) or ""  # onnx 1.23 on; 1.21 takes a hard link
+        assert "multiple hard links" in said or tuple(map(int, onnx.__version__.split(".")[:2])) < (1, 23), said
+    else:
+        os.symlink(data_link, folder / "model.onnx.data")
+        assert "symbolic link" in (loading.checker_message(str(model)) or "")  # what the checker says of the file
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))  # where the second check's folder goes

@@ -16,8 +16,10 @@ if TYPE_CHECKING:
 
 _EXTERNAL_COMPLAINT = re.compile(r"should be stored in|^Data of TensorProto|^Location of external TensorProto|"
                                  r"external data", re.I)
-# the checker's refusal of a data file that is a symbolic link (onnx's checker.cc, resolve_external_data_location)
-_LINKED_DATA = re.compile(r"^Data of TensorProto \( ?tensor name: .*\) should be stored in .*, but it is a symbolic link")
+# the checker's refusal of a data file that is a symbolic link, or (onnx 1.23 on) a file with several hard links (onnx's
+# checker.cc, resolve_external_data_location)
+_LINKED_DATA = re.compile(r"^Data of TensorProto \( ?tensor name: .*\) should be stored in .*, but it "
+                          r"(?:is a symbolic link|has multiple hard links)")
 
 
 def checker_result(mf: ModelFile) -> str | None:
@@ -53,9 +55,10 @@ def recheck_links(raw: bytes, external: list[ExternalTensor], check: Callable[[s
                   complaint: str) -> str | None:
     """check() of the model `raw` holds, in a temporary folder with a regular file as long as each data file.
 
-    The checker refuses a data file that is a symbolic link; ONNX Runtime (1.20.1, 1.24.4, 1.32.0) and TensorRT's
-    parser (TensorRT-RTX 1.7) read through it, and the Hugging Face cache, git-annex and DVC's link cache keep
-    every data file that way: on such a model the complaint is no portability problem a user could act on. The
+    The checker refuses a data file that is a symbolic link, and (onnx 1.23 on) one with several hard links; ONNX
+    Runtime (1.20.1, 1.24.4, 1.32.0; hard links 1.23.2, 1.24.4, 1.31.1) and TensorRT's parser (TensorRT-RTX 1.7)
+    read it, and the Hugging Face cache, git-annex and DVC's link cache keep every data file that way (DVC's
+    `cache.type hardlink` as a hard link): on such a model the complaint is no portability problem a user could act on. The
     data files are sparse copies of their size (the checker only stats them; nothing is read), so a real complaint
     behind the link's is still reported. external: the model's external tensors as external_tensors found them;
     complaint: the checker's on the model itself, kept where the check cannot be made (a location with a problem,
