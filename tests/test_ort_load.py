@@ -565,3 +565,18 @@ def test_the_placement_of_a_model_refused_after_graph_resolve_says_what_ort_says
     assert pl.refused and f"fails with '{words}" in pl.refused, pl.refused
     (f,) = findings(model)["OLX007"]
     assert pl.refused.split("fails with ", 1)[1] in f.message, (pl.refused, f.message)
+
+
+@pytest.mark.parametrize("build", [_cast_declared_float16, _matmul_mixed, _uneven_split])
+def test_a_model_graph_resolve_refuses_is_placed_nowhere(build):
+    """`onnxlint placement` (and the lint's summary line) described where ORT would place the nodes of a model its
+    Graph::Resolve refuses (OLX007): ORT creates no session, so nothing is placed. It says ORT refuses the model, in
+    the words OLX007 quotes, as for a model refused while it is read."""
+    model = build()
+    refusal = ort_refusal(model)
+    assert refusal is not None
+    (f,) = findings(model)["OLX007"]
+    pl = onnxlint.predict(model, "ort-cuda", ort_version=ort.__version__)
+    assert pl.refused is not None and pl.refused.split("'")[1] in refusal and pl.refused.split("'")[1] in f.message, \
+        (pl.refused, refusal)
+    assert not [p for p in pl.nodes.values() if p.ep], pl.nodes

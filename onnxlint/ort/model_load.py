@@ -42,9 +42,9 @@ def refuses_model(model: onnx.ModelProto, version: str | None, memo: dict[str, A
                   resolved: Resolved | None = None) -> tuple[str, str] | None:
     """(reason, message) when ORT `version` refuses to load the model: it imports no opset, its IR version or ai.onnx
     opset is newer than the release loads, or a tensor's element type is one the release refuses (load_refusal).
-    resolved: version -> resolve_failure's words for the model (resolved_for), asked where the refusal is one ORT
-    makes only once the graph is resolved (no MLDataType for a graph input or output): without it, that refusal
-    is said in its own words."""
+    resolved: version -> resolve_failure's words for the model (resolved_for): a model Graph::Resolve refuses (OLX007)
+    is refused, and so is one refused only once the graph is resolved (no MLDataType for a graph input or output)
+    where Resolve passes; without it, neither is asked (the latter is said in its own words)."""
     if not model.opset_import:  # Model::Model (model.cc) checks this before the IR version
         return _invalid(model, version, memo, resolved)
     row = releases.row(version)
@@ -79,9 +79,11 @@ def _newer_than_release(model: onnx.ModelProto, version: str | None) -> bool:
 def _invalid(model: onnx.ModelProto, version: str | None, memo: dict[str, Any] | None,
              resolved: Resolved | None = None) -> tuple[str, str] | None:
     refusal = load_refusal(model, version, memo)
-    if refusal and resolved is not None and refusal[1].startswith(UNREGISTERED):
-        words = resolved(version)  # Graph::Resolve's words come first (resolve_failure), or none are known
-        if words != refusal[1]:
+    if resolved is not None and (refusal is None or refusal[1].startswith(UNREGISTERED)):
+        # Graph::Resolve's words (resolve_failure): a model it refuses is refused, whatever the placement would be;
+        # they come before the late MLDataType check, or none are known
+        words = resolved(version)
+        if refusal is None or words != refusal[1]:
             return ("model-invalid", f"session creation fails with '{words}'") if words else None
     return ("model-invalid", _load_message(refusal)) if refusal else None
 

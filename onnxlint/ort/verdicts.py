@@ -41,7 +41,8 @@ REASONS = (
     # after partitioning, at every level (InsertCastTransformer's RemoveDuplicateCastTransformer)
     "duplicate-cast",
     # the whole model: newer than the release loads (opset, IR version), or refused by every measured release
-    # before it is resolved (load_refusal.load_refusal: no opset import, a tensor of an element type none loads)
+    # before it is resolved (load_refusal.load_refusal: no opset import, a tensor of an element type none loads) or by
+    # its Graph::Resolve (model_load.resolve_failure: OLX007's words)
     "model-opset", "model-ir", "model-invalid",
     # ... or, at `all`, a node a Level-2 fusion puts on CUDA has no CUDA kernel (GatherSliceToSplitFusion's Squeeze)
     "fusion-kernel",
