@@ -44,9 +44,9 @@ def asked(monkeypatch):
     calls: list[str] = []
     real = base.fix_for
 
-    def fix_for(rule, node, model=None):
+    def fix_for(rule, node, model=None, lint=None):
         calls.append(rule.id)
-        return real(rule, node, model)
+        return real(rule, node, model, lint)
 
     monkeypatch.setattr(base, "fix_for", fix_for)
     return calls

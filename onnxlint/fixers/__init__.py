@@ -12,6 +12,7 @@ import importlib
 import json
 import struct
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
 import onnx
@@ -53,8 +54,9 @@ class FixRequest:
 
 _TMP = "__onnxlint_fix_"
 INPUT = "graph/input:"  # a graph-input finding's location
-# opset changes first (later fixers see the final opset), folding last (it folds what the others produced)
-_ORDER = {"upgrade-opset": 0, "gridsample-standard": 0, "fold-shapes": 2}
+# the data file's small tensors moved in first (the others then read a shape or axes in the model), opset changes
+# next (later fixers see the final opset), folding last (it folds what the others produced)
+_ORDER = {"inline-small-tensors": -1, "upgrade-opset": 0, "gridsample-standard": 0, "fold-shapes": 2}
 
 
 def _pin_locations(model: onnx.ModelProto, locations: set[str]) -> dict[str, str]:
@@ -77,11 +79,13 @@ def _unpin(model: onnx.ModelProto) -> None:
 
 
 def apply(model: onnx.ModelProto, requests: Iterable[FixRequest], unsafe: bool,
-          targets: Iterable[str] = (), notes: list[str] | None = None) -> tuple[onnx.ModelProto, list[str], list[str]]:
+          targets: Iterable[str] = (), notes: list[str] | None = None, base_dir: Path | None = None
+          ) -> tuple[onnx.ModelProto, list[str], list[str]]:
     """Apply the requested fixers in order of first request; returns (new_model, applied, skipped_unsafe).
 
     A fixer that found nothing it can rewrite (e.g. a GridSample attribute with no standard equivalent) is
-    not counted as applied. model is left as it is. notes: gets what the fixers said (FixContext.notes)."""
+    not counted as applied. model is left as it is. notes: gets what the fixers said (FixContext.notes); base_dir:
+    the folder of the model's external data (FixContext.base_dir)."""
     current = copy.deepcopy(model)
     # a finding names its node by path (locations.node_path); the fixers locate nodes by GraphIndex location
     requests = [FixRequest(r.fixer, node_location(r.location), r.target) for r in requests]
@@ -104,7 +108,7 @@ def apply(model: onnx.ModelProto, requests: Iterable[FixRequest], unsafe: bool,
         inputs = [r.location[len(INPUT):] for r in reqs if r.location and r.location.startswith(INPUT)]
         ctx = FixContext(current, resolve(current, locations) if locations else [],
                          all_targets | {r.target for r in reqs}, any(r.location is None for r in reqs) or bool(inputs),
-                         inputs)
+                         inputs, base_dir=base_dir)
         current = fx.apply(ctx)
         if notes is not None:
             notes.extend(ctx.notes)
@@ -131,7 +135,8 @@ FIX_CPU_SECONDS = 600
 
 
 def apply_in_child(model: onnx.ModelProto, requests: Iterable[FixRequest], unsafe: bool, targets: Iterable[str] = (),
-                   notes: list[str] | None = None) -> tuple[onnx.ModelProto, list[str], list[str]]:
+                   notes: list[str] | None = None, base_dir: Path | None = None
+                   ) -> tuple[onnx.ModelProto, list[str], list[str]]:
     """apply, in a child forked for it (loading.native.run_in_child): the fixers run native code on the model in
     the process that calls them (onnxslim evaluates constant subgraphs with onnxruntime; onnx's C++ infers and
     converts versions), and a crash there costs this fix ("the fixers' rewrite crashed on this model (signal
@@ -145,7 +150,7 @@ def apply_in_child(model: onnx.ModelProto, requests: Iterable[FixRequest], unsaf
 
     def work() -> bytes:
         said: list[str] = []
-        fixed, applied, skipped = apply(model, requests, unsafe, targets, said)
+        fixed, applied, skipped = apply(model, requests, unsafe, targets, said, base_dir)
         head = json.dumps([applied, skipped, said]).encode()
         return _LENGTH.pack(len(head)) + head + fixed.SerializeToString()
 

@@ -12,6 +12,7 @@ import warnings
 from collections.abc import Iterator, MutableMapping
 from dataclasses import dataclass, field
 from enum import Enum
+from pathlib import Path
 from typing import Any, Callable
 
 import onnx
@@ -30,7 +31,8 @@ class FixContext:
     """model: the working copy (fixers edit it in place or return a new one); nodes: the nodes of this
     fixer's findings in that copy; targets: the selected targets; model_level: a finding with no node (the
     fix is about the whole model); inputs: the graph inputs of this fixer's graph-input findings; notes: lines the
-    fixer has to say (what it left alone and why), shown with the model's fix notes."""
+    fixer has to say (what it left alone and why), shown with the model's fix notes; base_dir: the folder the model's
+    external data paths are relative to (the model file's), None where not known (a model fixed in memory)."""
 
     model: onnx.ModelProto
     nodes: list[NodeRef] = field(default_factory=list)
@@ -38,6 +40,7 @@ class FixContext:
     model_level: bool = False
     inputs: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    base_dir: Path | None = None
 
     @property
     def opset(self) -> int:
@@ -197,6 +200,8 @@ class Fixer:
     can_fix: Callable[[NodeRef, Any], bool] | None = None
     # with a reference: (what the fix changes on purpose, what it was checked against), for the fix note
     intended: tuple[str, str] = ("changes outputs on purpose", "its reference")
+    # the hint of a finding can_fix declines (None: the engine's "no automatic fix for this node")
+    declined: str | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.applicability, bool):  # the form before Applicability: True safe, False unsafe
@@ -218,6 +223,7 @@ BUILTIN = {
     "equal-cast": "equal_cast",
     "fold-shapes": "fold_shapes",
     "gridsample-standard": "gridsample",
+    "inline-small-tensors": "inline_external",
     "int64-to-int32": "int64_to_int32",
     "resize-sizes": "resize_sizes",
     "toposort": "tidy",
@@ -313,12 +319,14 @@ def fixer(name: str, applicability: Applicability | bool | None = None, summary:
           reference: Callable[[onnx.ModelProto], onnx.ModelProto] | None = None,
           can_fix: Callable[[NodeRef, Any], bool] | None = None,
           intended: tuple[str, str] = ("changes outputs on purpose", "its reference"),
-          *, safe: bool | None = None) -> Callable[[FixFn], FixFn]:
+          *, safe: bool | None = None, declined: str | None = None) -> Callable[[FixFn], FixFn]:
     """Register a fixer: `@fixer("my-fix", Applicability.SAFE, "what it does")`. reference(model) gives the
     behaviour the fix must keep when the original's own outputs are not it (a training-mode Dropout is random:
     the fix must match the original run in inference mode). can_fix(node, rule) says, at lint time, whether the
     fixer can clear that finding: a finding it cannot clear is not marked fixable. intended: with a reference,
     (what the fix changes on purpose, what it was checked against): the fix note says so, not "outputs equal".
+    declined: the hint of a finding can_fix declines, where "no automatic fix for this node" is not what it is (a
+    model-level finding's fixer that clears one of its causes only).
 
     The form before Applicability, a bool (`@fixer(name, True, summary)`, `@fixer(name, safe=True, ...)`), still
     registers the same fixer (True: SAFE, False: UNSAFE) with a DeprecationWarning (CONTRIBUTING.md, "Plug-in
@@ -328,7 +336,7 @@ def fixer(name: str, applicability: Applicability | bool | None = None, summary:
         raise TypeError(f"fixer {name!r}: a summary is required")
 
     def deco(fn: FixFn) -> FixFn:
-        REGISTRY[name] = Fixer(name, how, summary, fn, reference, can_fix, intended)
+        REGISTRY[name] = Fixer(name, how, summary, fn, reference, can_fix, intended, declined)
         return fn
 
     return deco
@@ -388,14 +396,22 @@ def worded_hint(hint: str, fix: str) -> str:
     return f"{fix} describes a fix onnxlint does not apply" if generic else hint
 
 
-def fix_for(rule: Any, node: NodeRef | None, model: onnx.ModelProto | None = None) -> str | None:
+def declined_hint(fix: str | None, hint: str) -> str:
+    """The hint of a finding whose rule's fixer declined it: the fixer's own words (Fixer.declined), else hint."""
+    fx = REGISTRY.loaded(fix) if fix else None
+    return fx.declined if fx is not None and fx.declined is not None else hint
+
+
+def fix_for(rule: Any, node: NodeRef | None, model: onnx.ModelProto | None = None, lint: Any = None) -> str | None:
     """The fixer a finding of `rule` on `node` names (None: not fixable there). Called by the engine when it
     builds a finding (`engine._finding`): a fixer that cannot clear this node's finding (no equivalent graph
     exists: a Resize whose input shape is dynamic, a shape computation that depends on run-time data ...)
     leaves the finding unfixable. A graph-input finding (node None) keeps the rule's fixer; a model-level
     one asks the fixer with a stand-in node whose scope carries the model (upgrade-opset tries the converter).
 
-    model: the model the lint indexes (`ctx.index.model`); needed only for model-level findings."""
+    model: the model the lint indexes (`ctx.index.model`); needed only for model-level findings. lint: the lint's
+    context (a LintContext), on the stand-in node of a model-level finding as `lint` (what ORT's refusal is:
+    inline-small-tensors)."""
     name: str | None = getattr(rule, "fix", None)
     if not name:
         return None
@@ -406,7 +422,7 @@ def fix_for(rule: Any, node: NodeRef | None, model: onnx.ModelProto | None = Non
     if node is None:
         if model is None or getattr(rule, "scope", "node") != "model":
             return name
-        asked = _ModelNode(model)
+        asked = _ModelNode(model, lint)
     elif model is not None:
         root = node.scope.root
         if getattr(root, "_onnxlint_model", None) is not model:
@@ -439,7 +455,8 @@ class _ModelNode:
     inputs: tuple[str, ...] = ()
     outputs: tuple[str, ...] = ()
 
-    def __init__(self, model: onnx.ModelProto):
+    def __init__(self, model: onnx.ModelProto, lint: Any = None):
         self.scope = _ModelScope(model)
+        self.lint = lint
 
 

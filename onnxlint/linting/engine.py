@@ -17,8 +17,9 @@ if TYPE_CHECKING:
 
 
 # which fixer a finding of a rule on a node names, None when that fixer cannot clear it there (fixers.base.fix_for,
-# handed in by the linter: the engine evaluates rules and asks the fixers nothing itself)
-Fixable = Callable[["Rule", "NodeRef | None", Any], "str | None"]
+# handed in by the linter: the engine evaluates rules and asks the fixers nothing itself); given the rule, the node,
+# the model the lint indexes and the lint's context (what a model-level finding's fixer asks: the lint's facts)
+Fixable = Callable[["Rule", "NodeRef | None", Any, LintContext], "str | None"]
 
 
 def new_context(mf: ModelFile, index: GraphIndex, options: Options, ruleset: RuleSet,
@@ -64,6 +65,10 @@ def _finding(ctx: LintContext, rule: Rule, node: NodeRef | None, fixable: Fixabl
     return f
 
 
+# the hint of a finding whose rule names a fixer that declines it there (a fixer may word it otherwise: Fixer.declined)
+DECLINED = "no automatic fix for this node"
+
+
 def _target(ctx: LintContext, rule: Rule) -> str:
     """The target a finding of the rule names: `any`, else the first of the rule's that the run checks."""
     return "any" if "any" in rule.targets else next((t for t in rule.targets if t in ctx.options.targets), rule.targets[0])
@@ -86,9 +91,9 @@ def _detail(ctx: LintContext, f: Finding, rule: Rule, node: NodeRef | None, vi: 
     f.message = messages.render(rule.message, ctx, rule, node, vi=vi)
     if node is not None and messages.names_location(rule.message):  # the text line's message, from the template
         f.short_message = messages.render(rule.message, ctx, rule, node, vi=vi, omit=messages.LOCATION_ROOTS)
-    fix = fixable(rule, node, ctx.index.model) if rule.fix else None
+    fix = fixable(rule, node, ctx.index.model, ctx) if rule.fix else None
     f.fix = fix
-    hint = rule.fix_hint if fix or not rule.fix else "no automatic fix for this node"
+    hint = rule.fix_hint if fix or not rule.fix else DECLINED
     if "{" in hint or "[[" in hint:  # a rule's hint is a template, as its message
         hint = messages.render(hint, ctx, rule, node, vi=vi)
     f.hint = hint

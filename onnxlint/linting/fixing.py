@@ -341,7 +341,7 @@ def _attempt_now(model: onnx.ModelProto, requests: list[Any], settings: Settings
     notes: list[str] = []
     with capture_output():  # what the libraries print (onnxslim, graph-surgeon, onnx's checker) never reaches the user
         fixed, applied, skipped = fixers.apply_in_child(model, requests, unsafe=options.unsafe, targets=settings.targets,
-                                                        notes=notes)
+                                                        notes=notes, base_dir=path.parent)
         if applied:
             safe = all(fixers.REGISTRY[n].safe for n in applied)
             checked = fixers.verify(model, fixed, safe=safe, applied=applied, base_dir=path.parent,

@@ -203,9 +203,9 @@ def ruleset_for(rule_dirs: tuple[Path, ...], rulesets: RuleSource | None = None)
     return get_ruleset(rule_dirs)
 
 
-def _fixable(rule: Rule, node: NodeRef | None, model: Any) -> str | None:
+def _fixable(rule: Rule, node: NodeRef | None, model: Any, lint: Any = None) -> str | None:
     """fixers.base.fix_for, imported when a shown finding names a fixer (a lint with none imports no fixer)."""
-    fix: str | None = _fixers_base().fix_for(rule, node, model)
+    fix: str | None = _fixers_base().fix_for(rule, node, model, lint)
     return fix
 
 
@@ -255,7 +255,7 @@ def _lint(mf: loading.ModelFile, settings: Settings, plan: LintPlan | Exception,
         _post_process(res, settings, file_ignores, model_ignores)
         # details for what the run shows: an info's only when infos are shown (severity as overridden)
         engine.complete(ctx, _fixable, None if settings.info_details else _not_info)
-        _word_fix_applicability(res.findings)
+        _word_fix_applicability(res.findings, ctx.active_rules)
         if "ort-trt" in settings.targets and "tensorrt" not in settings.targets:
             _through_tensorrt_ep(res, ctx, settings)
         if want_placement:
@@ -288,14 +288,22 @@ def _not_info(f: Any) -> bool:
     return bool(f.severity != "info")
 
 
-def _word_fix_applicability(findings: list[Any]) -> None:
+def _word_fix_applicability(findings: list[Any], rules: dict[str, Rule]) -> None:
     """An unsafe (or display-only) fixer's findings say so in their hint (fixers.base.worded_hint; that module is
-    imported already when a finding names a fixer)."""
+    imported already when a finding names a fixer); a finding its rule's fixer declines, as that fixer words it
+    (fixers.base.declined_hint: OLX007's fixer clears one of ORT's refusals only, the others say "no automatic fix"
+    as before it had one)."""
+    from onnxlint.linting.engine import DECLINED
+
     for f in findings:
         if f.fix:
             from onnxlint.fixers.base import worded_hint
 
             f.hint = worded_hint(f.hint, f.fix)
+        elif f.hint == DECLINED and f.code in rules:
+            from onnxlint.fixers.base import declined_hint
+
+            f.hint = declined_hint(rules[f.code].fix, f.hint)
 
 
 def _through_tensorrt_ep(res: FileReport, ctx: Any, settings: Settings) -> None:

@@ -298,6 +298,26 @@ def lint_cause(ctx: Any) -> str:
     return f" ({refusal[0]})" if refusal and refusal[1] == lint_failure(ctx) else ""
 
 
+def refusal_is_external_data(ctx: Any, limit: int) -> bool:
+    """Whether the lint's ORT refusal (lint_failure) is Graph::Resolve reading a value stored in the model's
+    external data file, and nothing else: the model with every external tensor of at most `limit` bytes moved in
+    (read from the model's own data file: loading.external.small_bytes_reader) is one that release resolves.
+    inline-small-tensors' lint-time answer; a model refused otherwise is not read again."""
+    failure = lint_failure(ctx)
+    if not failure or _EXTERNAL_DATA not in failure:
+        return False
+    import copy
+
+    from onnxlint.model.loading.external import inline_small, small_bytes_reader
+
+    model = copy.deepcopy(ctx.mf.model)
+    if not inline_small(model, small_bytes_reader(ctx.mf.external, limit)):
+        return False
+    # onnx's strict inference failed on the original (its words are the refusal's): the copy is inferred again; a node
+    # with no schema anywhere is refused by Resolve too (resolve_failure leaves that to OLX202/OLX014: no words)
+    return resolve_failure(model, None, failure, _lint_release(ctx)) is None and not _op_without_schema_first(model, [])
+
+
 def _memo(ctx: Any) -> dict[str, Any] | None:
     """The lint's index's memo, where that index knows the lint's model as its source (loading.index_model)."""
     return ctx.index.memo if ctx.index.source_model is ctx.mf.model else None

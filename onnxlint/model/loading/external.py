@@ -221,10 +221,38 @@ def small_value_reader(external: list[ExternalTensor], limit: int = 4096) -> Cal
     import onnx
     from onnx import numpy_helper
 
-    where = {(t.name, t.location, t.offset): t for t in external if t.problem is None}
-    values: dict[tuple[str, str, int], Any] = {}
+    read_bytes = small_bytes_reader(external, limit)
+    values: dict[bytes, Any] = {}
 
     def read(tensor: onnx.TensorProto) -> Any:
+        data = read_bytes(tensor)
+        if data is None:
+            return None
+        key = tensor.SerializeToString()
+        if key not in values:
+            copy = onnx.TensorProto()
+            copy.data_type = tensor.data_type
+            copy.dims.extend(tensor.dims)
+            copy.raw_data = data
+            try:
+                values[key] = numpy_helper.to_array(copy)
+            except ValueError:
+                values[key] = None
+        got = values[key]
+        return np.array(got) if got is not None else None
+
+    return read
+
+
+def small_bytes_reader(external: list[ExternalTensor], limit: int) -> Callable[[onnx.TensorProto], bytes | None]:
+    """A reader of small external tensors' bytes, as small_value_reader reads them (at most limit bytes, of a
+    fixed-size element type, read at the tensor's offset in the data file the model's load found for it in the
+    model's folder, of the length its dims give): the bytes, or None for any other tensor or a read that fails.
+    inline-external-data moves these into the model."""
+    where = {(t.name, t.location, t.offset): t for t in external if t.problem is None}
+    values: dict[tuple[str, str, int], bytes | None] = {}
+
+    def read(tensor: onnx.TensorProto) -> bytes | None:
         info = {_text(e.key): _text(e.value) for e in tensor.external_data}
         offset, bad = _count(info, "offset")
         key = (tensor.name, info.get("location", ""), offset or 0)
@@ -238,17 +266,32 @@ def small_value_reader(external: list[ExternalTensor], limit: int = 4096) -> Cal
                     with open(ext.path, "rb") as fh:
                         data = os.pread(fh.fileno(), need, ext.offset)
                     if len(data) == need:
-                        copy = onnx.TensorProto()
-                        copy.data_type = tensor.data_type
-                        copy.dims.extend(tensor.dims)
-                        copy.raw_data = data
-                        values[key] = numpy_helper.to_array(copy)
+                        values[key] = data
                 except (OSError, ValueError):
                     pass  # unreadable: unknown (None), as for any other
-        got = values[key]
-        return np.array(got) if got is not None else None
+        return values[key]
 
     return read
+
+
+def inline_small(model: onnx.ModelProto, read: Callable[[onnx.TensorProto], bytes | None]) -> int:
+    """Move into the model, in place, every external tensor `read` gives the bytes of (initializers, sparse ones,
+    tensor attributes, in every graph, body and local function); returns how many were moved. With
+    small_bytes_reader: inline-small-tensors' rewrite, and its lint-time question (ort.model_load)."""
+    import onnx
+
+    moved = 0
+    for t in all_tensors(model):
+        if t.data_location != onnx.TensorProto.EXTERNAL:
+            continue
+        data = read(t)
+        if data is None:
+            continue
+        del t.external_data[:]
+        t.ClearField("data_location")
+        t.raw_data = data
+        moved += 1
+    return moved
 
 
 def _lfs_pointer(real: Path, size: int, seen: dict[Path, str | None]) -> str | None:

@@ -1,0 +1,175 @@
+"""inline-small-tensors: OLX007's fix for a model ORT refuses because a value its graph resolution reads (a Reshape's
+shape, Unsqueeze's axes) is stored in the external data file (a model saved with `size_threshold=0`)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+ort = pytest.importorskip("onnxruntime")
+
+REFUSED = "Cannot parse data from external tensors"
+
+
+def _save_all_external(model: onnx.ModelProto, folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    p = folder / "m.onnx"
+    onnx.save(model, p, save_as_external_data=True, all_tensors_to_one_file=True, location="m.onnx.data",
+              size_threshold=0, convert_attribute=True)
+    return p
+
+
+def _model(type_error: bool = False) -> onnx.ModelProto:
+    """x -> Reshape(shape) -> MatMul(w, 384 bytes) -> MatMul(big, 2048 bytes) -> Add(Constant) -> Unsqueeze(axes);
+    type_error: an Add of that float and an int64 initializer after it (a Type Error ORT meets once it reads the
+    shape)."""
+    rs = np.random.RandomState(0)
+    inits = [numpy_helper.from_array(np.array([2, 12], np.int64), "shape"),
+             numpy_helper.from_array(rs.rand(12, 8).astype(np.float32), "w"),
+             numpy_helper.from_array(rs.rand(8, 256).astype(np.float32), "big"),
+             numpy_helper.from_array(np.array([0], np.int64), "axes")]
+    nodes = [helper.make_node("Reshape", ["x", "shape"], ["r"], name="reshape"),
+             helper.make_node("MatMul", ["r", "w"], ["m"], name="mm"),
+             helper.make_node("MatMul", ["m", "big"], ["m2"], name="mm2"),
+             helper.make_node("Constant", [], ["c"], name="const",
+                              value=numpy_helper.from_array(np.linspace(0, 1, 256).astype(np.float32))),
+             helper.make_node("Add", ["m2", "c"], ["a"], name="add"),
+             helper.make_node("Unsqueeze", ["a", "axes"], ["y"], name="unsq")]
+    if type_error:
+        inits.append(numpy_helper.from_array(np.ones(256, np.int64), "ints"))
+        nodes.append(helper.make_node("Add", ["y", "ints"], ["z"], name="bad_add"))
+    out = ("z", [1, 2, 256]) if type_error else ("y", [1, 2, 256])
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])],
+                          [helper.make_tensor_value_info(out[0], TensorProto.FLOAT, out[1])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
+def _olx007(lint_json, p: Path) -> dict:
+    _, found = lint_json(p)
+    return next(f for f in found if f["code"] == "OLX007")
+
+
+def _outputs_whole(p: Path, x: np.ndarray) -> list:
+    """The original's outputs, its data loaded whole into the model (onnx.load reads it from the model's folder)."""
+    return ort.InferenceSession(onnx.load(p).SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})
+
+
+def test_olx007_for_a_value_in_the_data_file_is_fixable(tmp_path, lint_json):
+    p = _save_all_external(_model(), tmp_path)
+    with pytest.raises(Exception, match=REFUSED):
+        ort.InferenceSession(str(p), providers=["CPUExecutionProvider"])
+    f = _olx007(lint_json, p)
+    assert REFUSED in f["message"] and f["fixable"] and f["fix"] == "inline-small-tensors", f
+    assert f["hint"] == "fixable with --fix (inline-small-tensors)"
+
+
+def test_olx007_of_another_cause_is_not_fixable(tmp_path, lint_json):
+    """The model ORT refuses for the shape in its data file, and for a Type Error once it reads it: moving the
+    small tensors in does not make it load, so the finding is not fixable, and its hint is the one OLX007 had."""
+    p = _save_all_external(_model(type_error=True), tmp_path / "both")
+    f = _olx007(lint_json, p)
+    assert REFUSED in f["message"] and not f["fixable"] and f["fix"] is None and f["hint"] == "no automatic fix", f
+    m = _model(type_error=True)  # the same model, its tensors in the file: a Type Error alone
+    onnx.save(m, tmp_path / "plain.onnx")
+    f = _olx007(lint_json, tmp_path / "plain.onnx")
+    assert "inconsistent type" in f["message"] and not f["fixable"] and f["hint"] == "no automatic fix", f
+
+
+def test_fix_in_place_loads_on_ort_and_computes_what_the_original_does(tmp_path, cli):
+    p = _save_all_external(_model(), tmp_path)
+    x = np.random.RandomState(1).rand(2, 3, 4).astype(np.float32)
+    want = _outputs_whole(p, x)
+    data = (tmp_path / "m.onnx.data").read_bytes()
+    rc, out, err = cli(p, "--fix")
+    assert "wrote" in out and "(inline-small-tensors)" in out, out + err
+    assert ("numeric check: the original cannot run ([ONNXRuntimeError] : 1 : FAIL : Node (reshape) Op (Reshape) "
+            "[ShapeInferenceError] Cannot parse data from external tensors") in out, out
+    assert "so only the fixed model was run" in out
+    got = ort.InferenceSession(str(p), providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    assert all(np.array_equal(a, b) for a, b in zip(want, got))
+    # the data file stays as it was; the tensors past 1024 bytes are still read from it, the small ones are in the model
+    assert (tmp_path / "m.onnx.data").read_bytes() == data
+    fixed = onnx.load(p, load_external_data=False)
+    external = {t.name for t in fixed.graph.initializer if t.data_location == TensorProto.EXTERNAL}
+    assert external == {"big"}, external
+    const = next(n for n in fixed.graph.node if n.op_type == "Constant").attribute[0].t
+    assert const.data_location != TensorProto.EXTERNAL and len(const.raw_data) == 1024
+
+
+def test_fix_into_another_folder_copies_the_data_still_used(tmp_path, cli):
+    p = _save_all_external(_model(), tmp_path / "src")
+    x = np.random.RandomState(2).rand(2, 3, 4).astype(np.float32)
+    want = _outputs_whole(p, x)
+    out_dir = tmp_path / "out"
+    rc, out, err = cli(p, "--fix", "-o", f"{out_dir}{os.sep}")
+    assert f"wrote {out_dir / 'm.onnx'}" in out, out + err
+    os.chdir(tmp_path)  # ORT reads the data beside the model, wherever it runs
+    got = ort.InferenceSession(str(out_dir / "m.onnx"), providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    assert all(np.array_equal(a, b) for a, b in zip(want, got))
+    fixed = onnx.load(out_dir / "m.onnx", load_external_data=False)
+    where = {e.value for t in fixed.graph.initializer for e in t.external_data if e.key == "location"}
+    assert where == {"m.onnx.data"} and (out_dir / "m.onnx.data").exists()
+    assert not (tmp_path / "src" / "m.onnx").read_bytes() == (out_dir / "m.onnx").read_bytes()
+
+
+def test_diff_shows_the_values_moved_in_and_writes_nothing(tmp_path, cli):
+    p = _save_all_external(_model(), tmp_path)
+    before = p.read_bytes()
+    rc, out, err = cli(p, "--diff")
+    assert "+   <int64[2] shape = [2, 12]>" in out and "would write" in out, out + err
+    assert p.read_bytes() == before
+
+
+def test_a_value_past_the_limit_stays_in_the_data_file(tmp_path, lint_json):
+    """A Reshape whose shape is past 1024 bytes (129 int64 dims: no model has one) is not moved, so ORT still
+    refuses: not claimed fixable."""
+    dims = [1] * 129
+    shape = numpy_helper.from_array(np.array(dims, np.int64), "shape")
+    g = helper.make_graph([helper.make_node("Reshape", ["x", "shape"], ["y"], name="reshape")], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, dims)], [shape])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    p = _save_all_external(m, tmp_path)
+    f = _olx007(lint_json, p)
+    assert REFUSED in f["message"] and not f["fixable"], f
+
+
+def test_the_fixer_reads_the_models_own_data_file_not_the_working_folders(tmp_path, monkeypatch):
+    """A data file of that name in the working folder (onnx's to_array reads there) is never read."""
+    from onnxlint import fixers
+
+    p = _save_all_external(_model(), tmp_path / "src")
+    decoy = tmp_path / "cwd"
+    decoy.mkdir()
+    (decoy / "m.onnx.data").write_bytes(b"\xff" * (tmp_path / "src" / "m.onnx.data").stat().st_size)
+    monkeypatch.chdir(decoy)
+    model = onnx.load(p, load_external_data=False)
+    fixed, applied, _ = fixers.apply(model, [fixers.FixRequest("inline-small-tensors", None, "any")], unsafe=False,
+                                     base_dir=p.parent)
+    assert applied == ["inline-small-tensors"]
+    shape = next(t for t in fixed.graph.initializer if t.name == "shape")
+    assert numpy_helper.to_array(shape).tolist() == [2, 12]
+    assert json.dumps(applied)
+
+
+def test_olx007_is_not_fixable_where_resolve_then_meets_an_op_with_no_schema(tmp_path, lint_json):
+    """The shape in the data file is what ORT names first; once it is read, Graph::Resolve meets an op no schema
+    defines (a TF PartitionedCall tf2onnx left: hf-tf convnext of the producer set), so the fixed model is refused
+    too: not claimed fixable (OLX202/OLX014 name that node)."""
+    m = _model()
+    m.graph.node.append(helper.make_node("PartitionedCall", ["y"], ["z"], name="tf_call", domain="com.acme"))
+    m.graph.output[0].CopyFrom(helper.make_tensor_value_info("z", TensorProto.FLOAT, None))
+    m.opset_import.append(helper.make_opsetid("com.acme", 1))
+    p = _save_all_external(m, tmp_path)
+    f = _olx007(lint_json, p)
+    assert REFUSED in f["message"] and not f["fixable"] and f["hint"] == "no automatic fix", f
+
