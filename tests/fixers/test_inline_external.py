@@ -173,3 +173,23 @@ def test_olx007_is_not_fixable_where_resolve_then_meets_an_op_with_no_schema(tmp
     f = _olx007(lint_json, p)
     assert REFUSED in f["message"] and not f["fixable"] and f["hint"] == "no automatic fix", f
 
+
+def test_the_fixed_model_alone_is_run_at_a_size_it_runs_at(tmp_path, cli):
+    """The original cannot run, so only the fixed model is: it was run at the first size tried alone, where a 3x3
+    Conv without pads cannot run on a 1x1 image ("Invalid input shape"), and the fix was not written ("neither the
+    original nor the fixed model runs"; the producer set's MobileNetV3 and UNet). It is run at the sizes the check
+    tries for an original, until one runs."""
+    rs = np.random.RandomState(0)
+    inits = [numpy_helper.from_array(rs.rand(2, 1, 3, 3).astype(np.float32), "k"),
+             numpy_helper.from_array(np.array([1, -1], np.int64), "shape")]
+    nodes = [helper.make_node("Conv", ["x", "k"], ["c"], name="conv"),
+             helper.make_node("Reshape", ["c", "shape"], ["y"], name="flat")]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, "H", "W"])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, None])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    p = _save_all_external(m, tmp_path)
+    rc, out, err = cli(p, "--fix")
+    assert "so only the fixed model was run" in out and "wrote" in out, out + err
+    ort.InferenceSession(str(p), providers=["CPUExecutionProvider"])
+
