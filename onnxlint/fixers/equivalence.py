@@ -39,7 +39,7 @@ from onnxlint.model import write_guard
 from onnxlint.model.graph import iter_graphs
 from onnxlint.model.loading import has_external_data
 from onnxlint.support import bounded_child, pychild
-from onnxlint.support.errors import first_line, ort_message
+from onnxlint.support.errors import clip, first_line, ort_message
 
 # sizes tried for a symbolic dim: batch-like dims (axis 0 only) first 1 then 2; other dims grow until the
 # original runs (strided image models need a multiple of 32, a few need the exported size)
@@ -322,8 +322,10 @@ def _data_folder_option(version: str) -> bool:
 
 
 def _first_line(exc: BaseException) -> str:
+    """The first line of what ORT (or another library) raised, at most 200 characters, "…" saying the rest was cut:
+    a note quoting ORT's refusal ended mid-sentence ("Please load external data into raw data ), so only ...")."""
     text = ort_message(exc) if "onnxruntime" in type(exc).__module__ else str(exc)
-    return (text.strip().splitlines() or [type(exc).__name__])[0][:200]
+    return clip((text.strip().splitlines() or [type(exc).__name__])[0], 200)
 
 
 def feeds_for(model: onnx.ModelProto, shapes: dict[str, Sequence[int]] | None = None,

@@ -193,3 +193,12 @@ def test_the_fixed_model_alone_is_run_at_a_size_it_runs_at(tmp_path, cli):
     assert "so only the fixed model was run" in out and "wrote" in out, out + err
     ort.InferenceSession(str(p), providers=["CPUExecutionProvider"])
 
+
+def test_a_long_refusal_quoted_in_the_note_says_it_was_cut(tmp_path, cli):
+    """ORT's words past 200 characters were cut mid-sentence ("... into raw data ), so only the fixed model was run",
+    a tf2onnx MobileNet's long node name): the cut is marked."""
+    m = _model()
+    m.graph.node[0].name = "MobilenetV3small/expanded_conv/depthwise/pad/" + "x" * 120
+    p = _save_all_external(m, tmp_path)
+    rc, out, err = cli(p, "--fix")
+    assert "…), so only the fixed model was run" in out, out + err
