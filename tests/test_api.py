@@ -109,13 +109,15 @@ def test_threads_calling_the_api_at_once_get_each_their_own_models_findings(tmp_
         return report.error, [(f.code, f.node, f.message) for f in report.findings]
 
     alone = [seen(onnxlint.lint(p)) for p in paths]
+    # each model's own line: those whose Dropout ORT refuses (is_test at opsets 7-8) name their node in ORT's words
+    placed_alone = [onnxlint.predict(p).summary_line() for p in paths]
     for _ in range(2):
         with ThreadPoolExecutor(6) as pool:
             files = pool.map(lambda p: seen(onnxlint.lint(p)), paths)
             protos = pool.map(lambda m: seen(onnxlint.lint(m)), models)
             placed = pool.map(lambda p: onnxlint.predict(p).summary_line(), paths)
             assert list(files) == alone and [f for _, f in protos] == [f for _, f in alone]
-            assert len(set(placed)) == 1
+            assert list(placed) == placed_alone
 
 
 def test_a_lint_after_the_thread_that_started_onnxs_child_ended_sees_no_crash(tmp_path):
