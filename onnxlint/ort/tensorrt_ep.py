@@ -9,6 +9,9 @@ from typing import Any, Protocol
 from onnxlint.model.graph import GraphIndex, NodeRef
 
 CONTROL_FLOW = ("If", "Loop", "Scan")  # GetCapability's control_flow_op_set_
+# the copies of local-function bodies (ORT inlines each call) counted past the model's own nodes: functions calling
+# the next one twice, 30 deep (2 KB), are 2^29 copies; past this, a body is counted at its first call only
+EXPANSION_LIMIT = 1 << 18
 
 
 class Verdicts(Protocol):
@@ -26,6 +29,7 @@ class TrtPartition:
     unsupported: list[str] = field(default_factory=list)
     claimed: set[int] = field(default_factory=set)  # node indices TensorRT takes
     refused: str | None = None  # why ORT's loader refuses the model (Placement.loader_refused), whatever the EPs
+    notes: list[str] = field(default_factory=list)
 
     def summary_line(self) -> str:
         if self.refused:
@@ -61,7 +65,8 @@ def partition(trt: Verdicts, cuda: Verdicts, index: GraphIndex) -> TrtPartition:
     function's body is inlined at every call, into the caller's graph (_ort_nodes). Subgraphs: each graph's
     connected groups of supported nodes, one when consolidating them makes no cycle (GetCapability's
     consolidation)."""
-    nodes = _ort_nodes(cuda, index)  # a node's key is its position in this list
+    short: list[str] = []
+    nodes = _ort_nodes(cuda, index, short)  # a node's key is its position in this list
     claimed = {k for k, v in enumerate(nodes) if (p := trt.get(v.node)) is not None and p.status != "unsupported"}
     # a control-flow node with a body node TensorRT does not take stays out (innermost bodies first: a body's
     # own control-flow nodes are decided before the node that owns the body)
@@ -73,7 +78,7 @@ def partition(trt: Verdicts, cuda: Verdicts, index: GraphIndex) -> TrtPartition:
                     key=lambda k: -nodes[k].depth):
         if any(b not in claimed for b in body_nodes[k]):
             claimed.discard(k)
-    part = TrtPartition(0, len(claimed), claimed={nodes[k].node.index for k in claimed})
+    part = TrtPartition(0, len(claimed), claimed={nodes[k].node.index for k in claimed}, notes=short)
     if getattr(cuda, "loader_refused", lambda: False)():
         part.refused = cuda.refused  # type: ignore[attr-defined]  # a Placement: ORT loads the model before any EP
     for k, v in enumerate(nodes):
@@ -140,10 +145,12 @@ class _OrtNode:
             node, graph, owner, depth, inputs, outputs
 
 
-def _ort_nodes(cuda: Verdicts, index: GraphIndex) -> list[_OrtNode]:
+def _ort_nodes(cuda: Verdicts, index: GraphIndex, short: list[str] | None = None) -> list[_OrtNode]:
     """The nodes of every graph ORT holds once it has loaded the model (in_ort_graph), a local function's body
     copied into the caller's graph at each call (ORT inlines every call: a body called twice is twice in the
-    graph); a function that calls itself is not expanded again (onnx and ORT cannot inline it)."""
+    graph); a function that calls itself is not expanded again (onnx and ORT cannot inline it). Past
+    EXPANSION_LIMIT nodes walked beyond the model's own, a function already expanded is not expanded again (each
+    body is walked at most once more: bounded work), and `short` gets a note saying so."""
     bodies: dict[int, list[Any]] = {}  # control-flow node index -> its body scopes
     for scope in index.scopes:
         if scope.owner is not None:
@@ -153,6 +160,9 @@ def _ort_nodes(cuda: Verdicts, index: GraphIndex) -> list[_OrtNode]:
         if len(fscopes) == len(index.model.functions) else {}
     out: list[_OrtNode] = []
     graphs = [0]  # the number of graphs so far
+    # the nodes walked (copies ORT drops, a body's Constants, count too: a body of Constants alone adds nothing to
+    # out, and was walked 2^29 times all the same)
+    limit, walked, expanded, skipped = len(index.nodes) + EXPANSION_LIMIT, [0], set(), set()
 
     def walk(scope: Any, call: tuple[int, ...], graph: int, owner: int, depth: int, names: dict[str, Any],
              calling: tuple[Any, ...]) -> None:
@@ -162,12 +172,17 @@ def _ort_nodes(cuda: Verdicts, index: GraphIndex) -> list[_OrtNode]:
             got = names.get(v)
             return got if got is not None else (call, v) if call else v
 
+        walked[0] += len(scope.nodes)
         for n in scope.nodes:
             if functions and index.is_local_function(n):
                 fkey = (n.proto.domain, n.op_type)
                 fscope = functions.get(fkey)
                 if fscope is None or fkey in calling:
                     continue
+                if fkey in expanded and walked[0] > limit:
+                    skipped.add(fkey)
+                    continue
+                expanded.add(fkey)
                 formal = dict(zip(fscope.inputs, [name(v) if v else None for v in n.inputs]))
                 formal.update((f, name(v)) for f, v in zip(fscope.outputs, n.outputs) if v)
                 walk(fscope, call + (n.index,), graph, owner, depth, {f: v for f, v in formal.items() if v is not None},
@@ -188,6 +203,10 @@ def _ort_nodes(cuda: Verdicts, index: GraphIndex) -> list[_OrtNode]:
                 walk(body, call, graphs[0], k, depth + 1, names, calling)
 
     walk(index.scopes[0], (), 0, -1, 0, {}, ())
+    if skipped and short is not None:
+        short.append(f"ort-trt: the calls of local functions ORT inlines make more than {EXPANSION_LIMIT:,} copies of "
+                     f"their nodes; past that, a function's body is counted at its first call only "
+                     f"({len(skipped):,} function{'s' if len(skipped) != 1 else ''}): the counts above are short")
     return out
 
 
