@@ -17,7 +17,7 @@ from onnxlint.config.settings import Settings
 from onnxlint.linting.report import FileReport, Report
 from onnxlint.model.lfs import LfsPointer
 from onnxlint.model.paths import expand_paths
-from onnxlint.rules.codes import doc_string_suppresses, matches
+from onnxlint.rules.codes import doc_string_suppresses, matches, prefix_set
 from onnxlint.support import collector
 from onnxlint.support.errors import InputError, RuleError, UsageError, did_you_mean, first_line
 
@@ -144,7 +144,7 @@ def _lfs_pointer(exc: LfsPointer, plan: LintPlan, settings: Settings, res: FileR
                                         filename=res.filename, node=None, op_type=None,
                                         message=render_values(rule.message, own, cap=rule.own),
                                         hint=render_values(rule.hint, own, cap=rule.own) if rule.hint else ""))
-    _post_process(res, settings, settings.config.ignored_for(res.filename), [])
+    _post_process(res, settings, settings.config.ignored_for(res.filename), frozenset())
 
 
 def _genai_targets(path: Path, settings: Settings) -> Settings | None:
@@ -244,7 +244,7 @@ def _lint(mf: loading.ModelFile, settings: Settings, plan: LintPlan | Exception,
         # a finding that will be suppressed does not count as "reported" (`reported_by`): the user would see
         # neither it nor the target finding it stands for
         file_ignores, model_ignores = _file_suppressions(mf, settings, res.filename)
-        ctx.suppressed_codes = [*file_ignores, *model_ignores]
+        ctx.suppressed_codes = prefix_set((*file_ignores, *model_ignores))
         res.findings = engine.lint(ctx, plan.rules, fixable=_fixable, deferred=True)
         if ctx.rules_over_budget:
             left = list(dict.fromkeys(ctx.rules_over_budget))
@@ -393,14 +393,16 @@ def _asks_checker(rule: Any) -> bool:
     return False
 
 
-def _file_suppressions(mf: loading.ModelFile, settings: Settings, filename: str) -> tuple[list[str], list[str]]:
-    """(per-file-ignores codes for this file, codes the model's metadata ignores)."""
+def _file_suppressions(mf: loading.ModelFile, settings: Settings,
+                       filename: str) -> tuple[list[str], frozenset[str]]:
+    """(per-file-ignores codes for this file, codes the model's metadata ignores: a set, matched in time linear in
+    a finding's code however many the model names)."""
     meta = {p.key: p.value for p in mf.model.metadata_props}
-    model_ignores = [c.strip() for c in meta.get("onnxlint:ignore", "").split(",") if c.strip()]
+    model_ignores = prefix_set(c.strip() for c in meta.get("onnxlint:ignore", "").split(","))
     return settings.config.ignored_for(filename), model_ignores
 
 
-def _post_process(res: FileReport, settings: Settings, file_ignores: list[str], model_ignores: list[str]) -> None:
+def _post_process(res: FileReport, settings: Settings, file_ignores: list[str], model_ignores: frozenset[str]) -> None:
     """Severity overrides and suppressions (per-file-ignores, model metadata: file_suppressions; node doc_string)."""
     for f in res.findings:
         if f.code in settings.config.severity:

@@ -21,8 +21,17 @@ def split_codes(values: Iterable[str] | str | None) -> list[str]:
 
 
 def matches(code: str, prefixes: Iterable[str]) -> bool:
-    """Whether code starts with one of prefixes; an empty one names nothing (config files refuse it)."""
+    """Whether code starts with one of prefixes; an empty one names nothing (config files refuse it). A set of
+    prefixes (prefix_set) is looked up by the code's own prefixes, in time linear in the code, not in their count."""
+    if isinstance(prefixes, frozenset):
+        return any(code[:k] in prefixes for k in range(1, len(code) + 1))
     return any(p and code.startswith(p) for p in prefixes)
+
+
+def prefix_set(prefixes: Iterable[str]) -> frozenset[str]:
+    """Prefixes for matches() from text a repository chose (a model's `onnxlint:ignore` metadata: 200,000 codes
+    compared with every finding took minutes)."""
+    return frozenset(p for p in prefixes if p)
 
 
 # the list stops at a bracket either way: `[^\]]*` let each of n unclosed `onnxlint: ignore[` in a doc_string scan

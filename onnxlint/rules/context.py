@@ -69,7 +69,8 @@ class LintContext:
         self.facts: dict[str, Any] = {}  # model facts rules derive from the predictions (rules.intent_facts), once
         self._checker: str | None | bool = False
         self.active_rules: dict[str, Rule] = {}  # the rules this run evaluates (the `reported_by` predicate asks)
-        self.suppressed_codes: list[str] = []  # codes suppressed for the whole file (per-file-ignores, metadata)
+        # codes suppressed for the whole file (per-file-ignores, metadata): codes.prefix_set's
+        self.suppressed_codes: frozenset[str] = frozenset()
         self.rules_over_budget: list[str] = []  # rules of the user's not evaluated: past their budget (engine.lint)
         # findings whose details (message, hint, fixability) wait until the run knows which it shows:
         # (finding, rule, node, graph input) each (engine.complete)

@@ -338,6 +338,27 @@ def test_a_doc_string_of_unclosed_suppressions_is_read_in_linear_time(tmp_path):
     assert run.returncode == 1 and "OLX010" in run.stdout, run.stderr
 
 
+def test_a_models_metadata_ignoring_many_codes_is_matched_in_linear_time(tmp_path):
+    """Review 28: a model's `onnxlint:ignore` metadata is the repository's text; 200,000 codes (2 MB) beside 5,000
+    training-mode Dropouts were compared with every finding and every `reported_by` check (2e9 prefix tests:
+    minutes). A set of prefixes now: a code is looked up by its own prefixes. The codes it names still apply."""
+    from onnx import TensorProto as T
+
+    n = 5000
+    g = h.make_graph([h.make_node("Dropout", ["x", "r", "t"], [f"y{i}"], name=f"d{i}") for i in range(n)], "g",
+                     [h.make_tensor_value_info("x", T.FLOAT, [2]), h.make_tensor_value_info("r", T.FLOAT, []),
+                      h.make_tensor_value_info("t", T.BOOL, [])], [h.make_tensor_value_info(f"y{i}", T.FLOAT, [2]) for i in range(n)])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)], ir_version=8)
+    h.set_model_props(m, {"onnxlint:ignore": ",".join(f"ACME{k}" for k in range(200_000)) + ",OLX01"})
+    onnx.save(m, tmp_path / "m.onnx")
+    try:
+        run = onnxlint("--no-cache", "--target", "tensorrt", "--", "m.onnx", cwd=tmp_path, timeout=90)
+    except subprocess.TimeoutExpired:
+        pytest.fail("a model's metadata ignoring 200,000 codes ran past 90 s")
+    assert run.returncode == 1 and "OLX010" not in run.stdout and f"{n + 1} suppressed" in run.stdout, run.stdout[-800:]
+    assert "OLX300" in run.stdout, run.stdout[-800:]  # TensorRT's finding stands for the suppressed one
+
+
 def test_a_rule_message_of_unclosed_optional_segments_is_refused_in_linear_time(tmp_path):
     """A rule file of the repository's (a config's `rules:`) whose message opens 200,000 `[[` segments (400 KB):
     the optional-segment regex scanned to the end from each (minutes); now one line, exit 2 (a message's length
