@@ -253,6 +253,28 @@ def test_an_exclude_pattern_cannot_buy_unbounded_matching(tmp_path, how):
     assert linted == {"models/" + "a" * 200 + ".onnx"}
 
 
+def test_config_patterns_as_long_as_allowed_cost_a_walk_little_a_name(tmp_path):
+    """Review 28: the set-of-positions matcher is linear, but it stepped every live position in Python: a
+    4,095-character `*a*a...b` has all of them live against a name of `a`s, milliseconds a name, and a
+    `**/a**/a...b` a second a path of 12 names of 200 letters (a folder's path is matched at every depth). Twenty
+    such patterns (80 KB, within the config's limits) over a folder 20 names of 150 letters deep took minutes. Positions are the
+    bits of an int now: a few operations a character."""
+    repo = tmp_path / "repo"
+    deep = repo.joinpath("models", *["a" * 150] * 20)  # 3,027 characters: well within PATH_MAX (4,096)
+    deep.mkdir(parents=True)
+    (repo / ".git").mkdir()
+    raw = dropout().SerializeToString()
+    for k in range(10):
+        (repo / "models" / ("a" * 200 + f"{k:03d}.onnx")).write_bytes(raw)
+    (deep / "m.onnx").write_bytes(raw)
+    (repo / ".onnxlint.yaml").write_text(json.dumps({"extend-exclude": ["*a" * 2047 + "b"] * 4 + ["**/a" * 1023 + "b"] * 16}))
+    try:
+        run = onnxlint("--no-cache", "--format", "json", "--", ".", cwd=repo, timeout=90)
+    except subprocess.TimeoutExpired:
+        pytest.fail("20 patterns of 4,095 characters against a folder 20 names of 150 letters deep ran past 90 s")
+    assert run.returncode == 1 and len({f["filename"] for f in json.loads(run.stdout)}) == 11, run.stderr
+
+
 def test_a_pattern_of_many_stars_matches_as_its_regex_would():
     """The linear matcher agrees with the regex on every pattern and path of a seeded sample (the regex is
     exact, only slow)."""
