@@ -500,6 +500,24 @@ def test_a_value_in_an_external_data_file_is_claimed_only_where_the_release_refu
                                                                     external_inference_refusal=False))
     settings = onnxlint.Settings.from_config(None, targets=["ort-cuda"], ort_version=ort.__version__)
     assert "OLX007" not in {f.code for f in onnxlint.lint(path, settings).findings}
+# measured (ORT 1.23.2, 1.24.4, 1.31.1 CPU): from IR 4 on an initializer the graph also lists as an input can be
+# overridden, and Graph::Resolve's inference gets no value for it (GetConstantInitializer): one stored in the data file
+# is not read, the model loads; at IR 3 it is a constant, read, and refused
+@pytest.mark.parametrize("ir, refused", [(8, False), (3, True)])
+def test_an_overridable_initializer_in_the_data_file_is_not_read_by_resolve(ir, refused, tmp_path):
+    shape = h.make_tensor("shape", TensorProto.INT64, [2], struct.pack("<2q", 3, 2), raw=True)
+    m = make_model([h.make_node("Reshape", ["x", "shape"], ["y"], name="reshape")],
+                   [vi("x", TensorProto.FLOAT, [2, 3]), vi("shape", TensorProto.INT64, [2])],
+                   [vi("y", TensorProto.FLOAT, [3, 2])])
+    m.graph.initializer.append(shape)
+    m.ir_version = ir
+    path = str(tmp_path / "m.onnx")
+    onnx.save(m, path, save_as_external_data=True, location="m.onnx.data", size_threshold=0)
+    assert (ort_refusal(path) is not None) == refused, ort_refusal(path)
+    settings = onnxlint.Settings.from_config(None, targets=["ort-cuda"], ort_version=ort.__version__)
+    assert ("OLX007" in {f.code for f in onnxlint.lint(path, settings).findings}) == refused
+
+
 def _cast_complex(where: str) -> onnx.ModelProto:
     """Cast(x) to complex64, which onnx's strict inference refuses ("output has unsupported type") and ORT's Graph::
     Resolve does not check: where "output", a graph output; "typeerror", beside an Add of float and int64 (Resolve's

@@ -333,9 +333,19 @@ def _lint_release(ctx: Any) -> str | None:
 def as_ort_resolves(model: onnx.ModelProto) -> onnx.ModelProto:
     """A copy of the model as Graph::Resolve sees it: Constant nodes turned into initializers (their value_info
     gone: the initializer's own type is the value's), and no declared shapes on node outputs (value_info, graph
-    outputs: ORT merges those leniently); element types stay (ORT checks them)."""
+    outputs: ORT merges those leniently); element types stay (ORT checks them). From IR 4 on, an initializer the main
+    graph also lists as an input can be overridden: Graph::GetConstantInitializer gives inference no value for it,
+    so one stored in an external data file is not read there (ORT 1.23.2/1.24.4/1.31.1 load such a Reshape; IR 3
+    refuses it): the view drops it, its graph input stays."""
     view = onnx.ModelProto()
     view.CopyFrom(model)
+    if view.ir_version >= 4:
+        inputs = {i.name for i in view.graph.input}
+        kept_init = [t for t in view.graph.initializer
+                     if not (t.name in inputs and t.data_location == onnx.TensorProto.EXTERNAL)]
+        if len(kept_init) != len(view.graph.initializer):
+            del view.graph.initializer[:]
+            view.graph.initializer.extend(kept_init)
     for g in iter_graphs(view):  # yields a graph before it reads the graph's (rewritten) nodes for bodies
         names = set()
         kept_nodes = []
