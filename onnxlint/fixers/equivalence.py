@@ -463,12 +463,13 @@ def _run_fixed_alone(after: onnx.ModelProto, base_dir: Path | None, shapes: dict
     raise FixError(f"neither the original nor the fixed model runs on ORT CPU: {why}") from None
 
 
-def validity_error(model: onnx.ModelProto) -> str | None:
-    """The first line of what onnx's checker or strict shape inference says against `model`, or None."""
+def validity_error(model: onnx.ModelProto, checker: bool = True) -> str | None:
+    """The first line of what onnx's checker or strict shape inference says against `model`, or None. checker:
+    False leaves the checker to the written file's check (as for a model with external data)."""
     from onnxlint.model.loading import native
 
     try:  # in the native worker: the fixed model is new to onnx's C++, and a crash costs this fix only
-        if not has_external_data(model):
+        if checker and not has_external_data(model):
             native.check_model(model)  # else checked from the written file, where its data paths resolve
         native.infer_shapes(model, strict_mode=True)
     except Exception as exc:  # onnx's exception (by class name and text), or NativeCrash
@@ -481,8 +482,11 @@ def verify(before: onnx.ModelProto, after: onnx.ModelProto, safe: bool, applied:
     """Raises FixError when the fixed model must not be written; returns what the numeric check did (or a
     caveat worth telling the user).
 
-    base_dir: the folder the models' external data paths are relative to."""
-    after_error = validity_error(after)
+    base_dir: the folder the models' external data paths are relative to. An original with external data is
+    checked by strict inference alone here (the checker could only run by path): so is the fixed model, which
+    inline-small-tensors may leave with none, or a checker complaint the original file has too would pass for the
+    fix's own; the written file is checked against the original file's (write.atomic_write's known_error)."""
+    after_error = validity_error(after, checker=not has_external_data(before))
     inherited = None
     if after_error is not None:
         if validity_error(before) != after_error:
