@@ -120,17 +120,22 @@ def test_fix_into_another_folder_copies_the_data_still_used(tmp_path, cli):
     assert not (tmp_path / "src" / "m.onnx").read_bytes() == (out_dir / "m.onnx").read_bytes()
 
 
+def _reshape(shape: list[int], x_dims: list[int], y_dims: list[int] | None) -> onnx.ModelProto:
+    """One Reshape of x (x_dims) to `shape` (an int64 initializer), its output declared y_dims (None: no shape)."""
+    g = helper.make_graph([helper.make_node("Reshape", ["x", "shape"], ["y"], name="reshape")], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_dims)],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, y_dims)],
+                          [numpy_helper.from_array(np.array(shape, np.int64), "shape")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
 def test_a_checker_complaint_the_original_has_too_does_not_block_the_fix(tmp_path, cli):
     """Every tensor moved in (none past the limit): the fixed model has no external data and onnx's checker runs on
     it in memory, the original's only by path. A complaint both files have (a graph output with no shape) was taken
     for the fix's own: 'fixed model fails the checker or shape inference', though OLX007 was marked fixable."""
-    shape = numpy_helper.from_array(np.array([2, 3], np.int64), "shape")
-    g = helper.make_graph([helper.make_node("Reshape", ["x", "shape"], ["y"], name="reshape")], "g",
-                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [6])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [shape])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-    m.ir_version = 8
-    p = _save_all_external(m, tmp_path)
+    p = _save_all_external(_reshape([2, 3], [6], None), tmp_path)
     with pytest.raises(onnx.checker.ValidationError, match="Field 'shape' of 'type'"):
         onnx.checker.check_model(str(p))
     rc, out, err = cli(p, "--fix")
@@ -151,13 +156,7 @@ def test_a_value_past_the_limit_stays_in_the_data_file(tmp_path, lint_json):
     """A Reshape whose shape is past 1024 bytes (129 int64 dims: no model has one) is not moved, so ORT still
     refuses: not claimed fixable."""
     dims = [1] * 129
-    shape = numpy_helper.from_array(np.array(dims, np.int64), "shape")
-    g = helper.make_graph([helper.make_node("Reshape", ["x", "shape"], ["y"], name="reshape")], "g",
-                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, dims)], [shape])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-    m.ir_version = 8
-    p = _save_all_external(m, tmp_path)
+    p = _save_all_external(_reshape(dims, [1], dims), tmp_path)
     f = _olx007(lint_json, p)
     assert REFUSED in f["message"] and not f["fixable"], f
 
