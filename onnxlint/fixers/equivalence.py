@@ -329,9 +329,10 @@ def _first_line(exc: BaseException) -> str:
 
 
 def feeds_for(model: onnx.ModelProto, shapes: dict[str, Sequence[int]] | None = None,
-              run: Callable[[dict], list] | None = None, seed: int = 0) -> list[dict]:
+              run: Callable[[dict], list] | None = None, seed: int = 0, sizes: int = 2) -> list[dict]:
     """Feeds to compare on: one when every dim is fixed, else two of different sizes the original runs on
-    (a first size only when no second one runs). Without `run`, the first candidates, untried."""
+    (a first size only when no second one runs; sizes=1: the first size that runs alone). Without `run`, the first
+    candidates, untried."""
     specs = input_specs(model, shapes)
     cands = list(candidate_values(specs, size_hints(model) if _symbols(specs)[0] else ()))
     if run is None:
@@ -351,7 +352,7 @@ def feeds_for(model: onnx.ModelProto, shapes: dict[str, Sequence[int]] | None = 
     for v in cands[:MAX_TRIES]:
         if attempt(v):
             break
-    if found and found[0][0]:
+    if sizes > 1 and found and found[0][0]:
         first = found[0][0]
         _, batch = _symbols(specs)
         # a second size: every symbolic dim different if the original runs so, else only the batch changed
@@ -366,6 +367,8 @@ def feeds_for(model: onnx.ModelProto, shapes: dict[str, Sequence[int]] | None = 
         if len(found) == 1 and batch:
             attempt({x: (first[x] % 2) + 1 if x in batch else first[x] for x in first})
     if not found:
+        if not errors:
+            raise _CannotRun("no size tried", {})  # every candidate past MAX_ELEMENTS
         v, exc = errors[0]
         raise _CannotRun(_first_line(exc), v)
     return found
@@ -442,24 +445,17 @@ def _check_equivalent(before, after, base_dir, shapes) -> str:
 
 
 def _run_fixed_alone(after: onnx.ModelProto, base_dir: Path | None, shapes: dict[str, Sequence[int]] | None) -> None:
-    """Run the fixed model where the original cannot run, at the sizes the check tries for the original
-    (feeds_for's candidates, up to MAX_TRIES) until one runs: a model whose inputs' symbolic dims must agree (a
-    UNet's latent and its text states, a MobileNet's spatial size) failed at the first (inline-small-tensors: 3 of
-    76 producer-set models). Raises FixError with the first size's failure when none runs."""
-    specs = input_specs(after, shapes)
-    cands = list(candidate_values(specs, size_hints(after) if _symbols(specs)[0] else ()))[:MAX_TRIES] or [{}]
-    first: BaseException | None = None
+    """Run the fixed model where the original cannot run, at the sizes the check tries for an original (feeds_for,
+    up to MAX_TRIES) until one runs: a model whose inputs' symbolic dims must agree (a UNet's latent and its text
+    states, a MobileNet's spatial size) failed at the first (inline-small-tensors: 3 of 76 producer-set models).
+    Raises FixError with the first size's failure when none runs."""
     try:
-        run = session(after, base_dir)
-        for v in cands:
-            try:
-                run(make_feeds(specs, v))
-                return
-            except Exception as exc:
-                first = first or exc
-    except Exception as exc:
-        first = exc
-    why = _first_line(first) if first is not None else "no size tried"
+        feeds_for(after, shapes, session(after, base_dir), sizes=1)
+        return
+    except _CannotRun as exc:
+        why = exc.why
+    except Exception as exc:  # the session could not be made
+        why = _first_line(exc)
     raise FixError(f"neither the original nor the fixed model runs on ORT CPU: {why}") from None
 
 
