@@ -307,16 +307,15 @@ class _Attempt:
 
 
 def _attempt(model: onnx.ModelProto, requests: list[Any], settings: Settings, path: Path,
-             options: FixOptions) -> _Attempt:
+             options: FixOptions, digest: str | None = None) -> _Attempt:
     """Apply the fixers (their prints captured) and check the result numerically against the original; once per
-    version of the model (its digest) and request, what it made or raised kept in options.attempts when given."""
+    version of the model (digest: the file's, as the lint read it) and request, what it made or raised kept in
+    options.attempts when given."""
     from onnxlint.fixers import fold_shapes
 
-    if options.attempts is None:
+    if options.attempts is None or digest is None:
         return _attempt_now(model, requests, settings, path, options)
-    import hashlib
-
-    key = (hashlib.blake2b(model.SerializeToString()).hexdigest(), tuple((r.fixer, r.location, r.target) for r in requests), options.unsafe,
+    key = (digest, tuple((r.fixer, r.location, r.target) for r in requests), options.unsafe,
            tuple(settings.targets), tuple(sorted((k, tuple(v)) for k, v in options.shapes.items())),
            fold_shapes.ENGINE["mode"], str(path.parent))
     if key not in options.attempts:
@@ -357,13 +356,13 @@ def _attempt_folding_alone(model: onnx.ModelProto, requests: list[Any], settings
     from onnxlint.fixers import fold_shapes
 
     try:
-        return _attempt(model, requests, settings, path, options)
+        return _attempt(model, requests, settings, path, options, res.digest)
     except Exception as first:
         if not any(r.fixer == "fold-shapes" for r in requests) or fold_shapes.ENGINE["mode"] != "onnxslim":
             raise
         fold_shapes.ENGINE["mode"] = "own"
         try:
-            done = _attempt(model, requests, settings, path, options)
+            done = _attempt(model, requests, settings, path, options, res.digest)
         except Exception:
             raise first from None
         finally:
