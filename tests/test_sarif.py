@@ -259,3 +259,36 @@ def test_a_rule_of_the_repositorys_has_no_onnxlint_help_link_nor_markdown(tmp_pa
     assert "helpUri" not in rules["ACME001"] and "markdown" not in rules["ACME001"]["help"], rules["ACME001"]
     assert "example.com/pixel.png" in rules["ACME001"]["help"]["text"]
     assert rules["OLX013"]["helpUri"].endswith("#olx013") and rules["OLX013"]["help"]["markdown"]
+
+
+def test_a_group_past_code_scannings_location_limit_keeps_the_file_uploadable(tmp_path, cli):
+    """Code scanning rejects a whole file with a result of over 1,000 related locations ("more related locations
+    per result than allowed (1626 > 1000)"): a group of 1,189 nodes names its first 1,000, its count the rest."""
+    onnx.save(_dropouts(1200), tmp_path / "m.onnx")
+    _, doc = _sarif(cli, tmp_path / "m.onnx")
+    jsonschema.validate(doc, json.loads(SCHEMA.read_text()))
+    res = max(doc["runs"][0]["results"], key=lambda r: r["properties"]["count"])
+    n = res["properties"]["count"]  # the Dropouts ORT's optimizations remove: one cause
+    assert n > 1000 and res["properties"]["locationsOmitted"] == n - 1000 and f"×{n}" in res["message"]["text"]
+    assert len(res["relatedLocations"]) == len(res["locations"][0]["logicalLocations"]) == 1000
+    assert all(len(r.get("relatedLocations", ())) <= 1000 for r in doc["runs"][0]["results"])
+
+
+def test_results_past_code_scannings_run_limit_keep_the_most_severe_and_say_so(tmp_path, cli, monkeypatch):
+    """Past 25,000 results a run code scanning rejects the file: the errors and warnings are kept before the notes,
+    in their order, and a notification says how many were left out (the summary still counts every one)."""
+    from onnxlint.formats import sarif_format
+
+    onnx.save(_dropouts(3), tmp_path / "m.onnx")
+    _, whole = _sarif(cli, tmp_path / "m.onnx", "--expand", "--show-info")
+    every = whole["runs"][0]["results"]
+    warnings = [r for r in every if r["level"] != "note"]
+    assert len(warnings) == 3 and len(every) > 3
+    monkeypatch.setattr(sarif_format, "MAX_RESULTS", 3)
+    _, doc = _sarif(cli, tmp_path / "m.onnx", "--expand", "--show-info")
+    jsonschema.validate(doc, json.loads(SCHEMA.read_text()))
+    run = doc["runs"][0]
+    assert run["results"] == warnings
+    (note,) = run["invocations"][0]["toolExecutionNotifications"]
+    assert note["message"]["text"].startswith(f"{len(every) - 3:,} of {len(every):,} results left out")
+    assert run["properties"]["summary"] == whole["runs"][0]["properties"]["summary"]

@@ -22,6 +22,12 @@ from onnxlint.support.escape import text as esc
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 INFO_URI = "https://github.com/onnxlint/onnxlint"
+# code scanning's hard limits: a file past one is rejected whole ("rejecting SARIF, as there are more related
+# locations per result than allowed (1626 > 1000)", "... more results per run than allowed (42118 > 25000)"), so
+# one group of 1,200 nodes of one cause (--show-info's OLX307 on a 1,200-node model) lost every alert of the run
+# (docs.github.com, "SARIF results exceed one or more limits")
+MAX_LOCATIONS = 1000  # related locations a result, and logical locations its location names
+MAX_RESULTS = 25_000  # results a run
 
 
 def _uri(filename: str, root: Path) -> str:
@@ -104,14 +110,17 @@ def _result(members: list, index: dict, base: Path, expand: bool) -> dict:
         "ruleIndex": index.get(f.code, -1),
         "level": LEVEL[f.severity],
         "message": {"text": esc(text + (f" ({f.hint})" if f.hint else ""))},  # as the GitHub format escapes it
-        "locations": [{**_location(uri, f.node), "logicalLocations": [_logical(m.node) for m in members]}],
+        "locations": [{**_location(uri, f.node),
+                       "logicalLocations": [_logical(m.node) for m in members[:MAX_LOCATIONS]]}],
         "partialFingerprints": {"onnxlintFingerprint/v1": _group_fingerprint(members, expand, uri["uri"])},
         "properties": {"target": f.target, "opType": f.op_type, "count": len(members),
                        **({"verifiedProvider": f.verified} if f.verified else {})},
     }
     if len(members) > 1:
         res["relatedLocations"] = [{"id": i, **_location(uri, m.node), "message": {"text": esc(m.node or "model")}}
-                                   for i, m in enumerate(members)]
+                                   for i, m in enumerate(members[:MAX_LOCATIONS])]
+    if len(members) > MAX_LOCATIONS:  # the message and `count` say how many; the text and JSON name every node
+        res["properties"]["locationsOmitted"] = len(members) - MAX_LOCATIONS
     if res["ruleIndex"] < 0:
         del res["ruleIndex"]
     if f.suppressed:
@@ -136,15 +145,32 @@ def results(report, base: Path, show_info: bool = False, expand: bool = False) -
     return out
 
 
+def within_limits(found: list[dict]) -> tuple[list[dict], int]:
+    """(found less what is past MAX_RESULTS, how many were left out): the open results before the suppressed
+    ones, errors before warnings before notes (what code scanning keeps itself when it truncates), each kept in
+    its place."""
+    if len(found) <= MAX_RESULTS:
+        return found, 0
+    rank = {"error": 0, "warning": 1, "note": 2}
+    order = sorted(range(len(found)), key=lambda i: ("suppressions" in found[i], rank[found[i]["level"]], i))
+    kept = sorted(order[:MAX_RESULTS])
+    return [found[i] for i in kept], len(found) - MAX_RESULTS
+
+
 def render(report, root: str | None = None, config_file: str | os.PathLike | None = None, show_info: bool = False,
            expand: bool = False, **_) -> str:
     """config_file: the configuration file in force (Config.path), recorded as the invocation property
     `configFile` (its absolute path; `null` when none applied)."""
     base = repository_root(root)
     rules = list(report.rules)
-    found = results(report, base, show_info, expand)
+    every = results(report, base, show_info, expand)
+    found, left_out = within_limits(every)
     notifications = [{"level": "error", "message": {"text": esc(f"{r.filename}: {r.error}")},
                       "descriptor": {"id": "OLX000"}} for r in report.errors]
+    if left_out:
+        notifications.append({"level": "warning", "message": {"text": (
+            f"{left_out:,} of {len(every):,} results left out of this file, past code scanning's limit of "
+            f"{MAX_RESULTS:,} a run (errors and open results kept first); the text and JSON formats list them all")}})
     run = {
         "tool": {"driver": {"name": "onnxlint", "version": __version__, "semanticVersion": __version__,
                             "informationUri": INFO_URI, "rules": [_rule_entry(r, report.severity.get(r.id, r.severity)) for r in rules]}},
@@ -153,7 +179,7 @@ def render(report, root: str | None = None, config_file: str | os.PathLike | Non
         "invocations": [{"executionSuccessful": not report.errors, "toolExecutionNotifications": notifications,
                          "properties": {"configFile": os.fsdecode(os.path.abspath(config_file)) if config_file else None}}],
         "properties": {"checkedReleases": report.releases, "summary": summary_line(report, show_info, None if expand else
-                                               sum(1 for r in found if "suppressions" not in r))},
+                                               sum(1 for r in every if "suppressions" not in r))},
     }
     # message texts escaped as the GitHub format escapes them (escape.text: control, bidi and invisible characters
     # made visible); every string valid Unicode (a file name's undecodable byte as the text `\xNN`), the document ASCII
