@@ -18,6 +18,7 @@ from onnxlint.tensorrt.tables import Table
 from onnxlint.tensorrt.verdicts import QDQ_OPS, SUPPORTED, TrtPrediction, Verdict
 
 CheckFn = Callable[[NodeRef, Signature, Table, str, Row], Verdict]
+KeyFn = Callable[[NodeRef, Signature], tuple[Any, ...]]
 _STRING = 8  # TensorProto.STRING
 _IMPORTER_SAID = re.compile(r"'s importer for \S+ \([^)]*\): \"(.+)\"$")  # a probed importer's words (_ort_op)
 
@@ -29,7 +30,11 @@ def predict(index: GraphIndex, version: str | None = None) -> TrtPrediction:
     pred = TrtPrediction(ver, note, verified=table.get("verified") == "parser")
     check: CheckFn = verdict_verified if pred.verified else verdict_docs
     shared: dict[tuple[Any, ...], Verdict] = {}
-    key_of = _share_key(table, index)
+    key_of, row_only, main, roles = _share_key(table, index)
+    role, no_role = roles.get, roles.keys().isdisjoint
+    # id(signature) -> the verdict of its main-graph nodes that read no constant or network input and write every
+    # output (row_only signatures): their key_of key, (id, all None, output count), known from the signature alone
+    plain: dict[int, Verdict] = {}
     signature, record = index.signature, pred.recorder()  # record_as, bound once
     local = index.is_local_function if index.functions else None
     running = local_functions.running_roots(index) if index.functions else set()
@@ -37,21 +42,43 @@ def predict(index: GraphIndex, version: str | None = None) -> TrtPrediction:
         if local is not None and (local(node) or id(node.scope.root) not in running):
             continue
         sig = signature(node)
-        key = key_of(node, sig)
-        verdict = shared.get(key)
-        if verdict is None:
-            verdict = shared[key] = _verdict(node, sig, table, ver, check)
+        sid = id(sig)
+        if sid in row_only and node.scope is main:  # most nodes: key_of's key for them, without its call
+            ins, outs = node.inputs, node.outputs
+            if no_role(ins) and "" not in outs:  # the key read from the signature: no tuple made, none hashed
+                verdict = plain.get(sid) or plain.setdefault(
+                    sid, _shared(shared, (sid, (None,) * len(ins), len(outs)), node, sig, table, ver, check))
+            else:
+                key = (sid, tuple(map(role, ins)), len(outs) - outs.count(""))
+                verdict = shared.get(key) or _shared(shared, key, node, sig, table, ver, check)
+        else:
+            key = key_of(node, sig)
+            verdict = shared.get(key) or _shared(shared, key, node, sig, table, ver, check)
         if verdict[1] == "ort-op":
-            label = node.op_type if node.domain == "ai.onnx" else f"{node.domain}::{node.op_type}"
-            pred.ort_ops[label] = pred.ort_ops.get(label, 0) + 1
-            said = _IMPORTER_SAID.search(verdict[2])
-            if said and label not in pred.ort_op_words:
-                pred.ort_op_words[label] = said.group(1)
+            _count_ort_op(pred, node, verdict)
         record(node.index, node, verdict)  # no TrtNode made a node in a big model
     measured = (table.get("behaviour") or {}).get("quantization")
     if measured:
         pred.unread_imports = quantization.unread_tensors(index, measured, versions.describe(ver))
     return pred
+
+
+def _shared(shared: dict[tuple[Any, ...], Verdict], key: tuple[Any, ...], node: NodeRef, sig: Signature, table: Table,
+            ver: str, check: CheckFn) -> Verdict:
+    """The verdict of the nodes of that key: the one already made, else the node's."""
+    verdict = shared.get(key)
+    if verdict is None:
+        verdict = shared[key] = _verdict(node, sig, table, ver, check)
+    return verdict
+
+
+def _count_ort_op(pred: TrtPrediction, node: NodeRef, verdict: Verdict) -> None:
+    """An ORT-only op the parser does not import: counted, with its probed importer's words (once an op)."""
+    label = node.op_type if node.domain == "ai.onnx" else f"{node.domain}::{node.op_type}"
+    pred.ort_ops[label] = pred.ort_ops.get(label, 0) + 1
+    said = _IMPORTER_SAID.search(verdict[2])
+    if said and label not in pred.ort_op_words:
+        pred.ort_op_words[label] = said.group(1)
 
 
 def _verdict(node: NodeRef, sig: Signature, table: Table, ver: str, check: CheckFn) -> Verdict:
@@ -71,37 +98,28 @@ def _verdict(node: NodeRef, sig: Signature, table: Table, ver: str, check: Check
     return found
 
 
-def _share_key(table: Table, index: GraphIndex) -> Callable[[NodeRef, Signature], tuple[Any, ...]]:
+def _share_key(table: Table, index: GraphIndex) -> tuple[KeyFn, set[int], GraphScope | None, dict[str, int]]:
     """What a node's verdict depends on beyond its signature, as the table's row for its op asks: which inputs are
     constant, their values, ranks, network inputs, attributes, the output count; a node whose verdict reads its
-    neighbours or bodies is keyed by itself."""
-    ops = table["ops"].get
-    behaviour = table.get("behaviour") or {}
-    mixed_rejected = behaviour.get("mixed_float_inputs") == "reject"
-    qdq_probed = bool(behaviour.get("quantization"))
-    probed_ort_ops = set(table.get("ort_op_probes") or ())
-    reduce_ignored = {op for op, how in (behaviour.get("reduce_axes_input") or {}).items() if how == "ignored"}
-
-    def what(op: str, domain: str) -> tuple[Any, ...]:
-        """What key_of adds for nodes of this op and domain (read from the row once per op, not per node)."""
-        row = ops(op)
-        by_index = op in ("If", "Loop") or bool(probed_ort_ops and f"{domain}::{op}" in probed_ort_ops)
-        if not row:
-            return (False, False, False, False, False, False, by_index)
-        flags = (True, bool(row.get("input_value_limits")), bool(row.get("bad_ranks") or row.get("crash_ranks")),
-                 bool(row.get("attr_limits")) or op in ("Cast", "CastLike", "Shape"),
-                 (mixed_rejected and op == "Cast") or op in reduce_ignored, qdq_probed and op in QDQ_OPS, by_index)
-        return _ROW_ONLY if flags == _ROW_ONLY else flags
-
+    neighbours or bodies is keyed by itself. Returns key_of, and what predict's loop makes the key of most nodes
+    from without calling it: the ids of the signatures whose op's row asks nothing more (key_of adds each as it
+    meets it), the main graph and the roles of its values (_roles)."""
+    qdq_probed = bool((table.get("behaviour") or {}).get("quantization"))
+    what = _what(table)
     # id(signature) -> what() of its op: signatures are the index's own, one object each (GraphIndex.signature),
     # so their ids stand for them while the index lives, and an int hashes at once where a signature's nested
     # tuples are hashed again at each lookup
     per_sig: dict[int, tuple[Any, ...]] = {}
+    row_only: set[int] = set()  # the ids in per_sig whose what() is _ROW_ONLY
     # id(scope) -> (its constant values, its network inputs), for the nodes of a scope nothing encloses: one set
     # lookup an input, where is_constant and is_graph_input ask up to three dicts
     main_names: dict[int, tuple[set[str], set[str]]] = {}
     # id(scope) -> the roles' dict.get of such a scope (_roles): one lookup an input for the most common key
     main_roles: dict[int, Callable[[str], int | None]] = {}
+    main = index.scopes[0] if index.scopes else None
+    main_role_of = _roles(main, index.by_op.get("Constant", [])) if main is not None else {}
+    if main is not None:
+        main_roles[id(main)] = main_role_of.get
 
     def key_of(node: NodeRef, sig: Signature) -> tuple[Any, ...]:
         """id(sig) and the facts its op's verdicts read, in a tuple of one shape per signature (what() is its
@@ -110,6 +128,8 @@ def _share_key(table: Table, index: GraphIndex) -> Callable[[NodeRef, Signature]
         flags = per_sig.get(sid)
         if flags is None:
             flags = per_sig[sid] = what(node.op_type, node.domain)
+            if flags is _ROW_ONLY:
+                row_only.add(sid)
         scope = node.scope
         if flags is _ROW_ONLY and scope.parent is None:  # most nodes: which inputs are constants and network
             # inputs (each input's role, which says both), and the output count
@@ -138,8 +158,7 @@ def _share_key(table: Table, index: GraphIndex) -> Callable[[NodeRef, Signature]
             return (id(sig), constant, network, outputs,
                     tuple([constant_value(node, n) if n else None for n in ins]) if values else None,
                     tuple([rank(node, i) for i in range(len(ins))]) if ranks else None,
-                    tuple([(a.name, a.SerializeToString()) for a in node.proto.attribute if a.type not in (5, 10)])
-                    if attrs else None,
+                    _attributes(node) if attrs else None,
                     node.index if own_cast or by_index else None,  # the verdict reads its consumers / its axes
                     # values and input rank / its bodies / the attributes its importer checks (MatMulNBits' bits)
                     quantization.key(node) if qdq else None)  # where x comes from, the zero point's values, the scale's shape
@@ -147,7 +166,39 @@ def _share_key(table: Table, index: GraphIndex) -> Callable[[NodeRef, Signature]
             return (id(sig), tuple([bool(n) and is_constant(node, n) for n in node.inputs]), node.index if by_index else None)
         return (id(sig), node.index) if by_index else (id(sig),)
 
-    return key_of
+    return key_of, row_only, main, main_role_of
+
+
+def _what(table: Table) -> Callable[[str, str], tuple[Any, ...]]:
+    """What key_of adds for nodes of an op and domain, as flags (read from the row once per op, not per node):
+    whether the op has a row, reads input values, ranks, attributes, its consumers or axes, a Q/DQ pattern, its
+    bodies or probes; _ROW_ONLY itself where the row asks nothing more."""
+    ops = table["ops"].get
+    behaviour = table.get("behaviour") or {}
+    mixed_rejected = behaviour.get("mixed_float_inputs") == "reject"
+    qdq_probed = bool(behaviour.get("quantization"))
+    probed_ort_ops = set(table.get("ort_op_probes") or ())
+    reduce_ignored = {op for op, how in (behaviour.get("reduce_axes_input") or {}).items() if how == "ignored"}
+
+    def what(op: str, domain: str) -> tuple[Any, ...]:
+        row = ops(op)
+        by_index = op in ("If", "Loop") or bool(probed_ort_ops and f"{domain}::{op}" in probed_ort_ops)
+        if not row:
+            return (False, False, False, False, False, False, by_index)
+        flags = (True, bool(row.get("input_value_limits")), bool(row.get("bad_ranks") or row.get("crash_ranks")),
+                 bool(row.get("attr_limits")) or op in ("Cast", "CastLike", "Shape"),
+                 (mixed_rejected and op == "Cast") or op in reduce_ignored, qdq_probed and op in QDQ_OPS, by_index)
+        return _ROW_ONLY if flags == _ROW_ONLY else flags
+
+    return what
+
+
+def _attributes(node: NodeRef) -> tuple[tuple[str, bytes], ...]:
+    """The node's attributes but its graphs, serialized, for the key: () without reading the proto where the
+    index's walk saw it has none (attribute_flags: most Shape and Cast nodes' protos would be made for nothing)."""
+    if not node.attribute_flags():
+        return ()
+    return tuple([(a.name, a.SerializeToString()) for a in node.proto.attribute if a.type not in (5, 10)])
 
 
 _ROW_ONLY = (True, False, False, False, False, False, False)  # _share_key's what() for an op whose row asks nothing more

@@ -468,7 +468,7 @@ def test_share_keys_part_nodes_by_which_inputs_are_constants_and_network_inputs(
                    [init("w", np.ones(2, np.float32))])
     index = GraphIndex(onnx.shape_inference.infer_shapes(m))
     table = tables.load(tables.resolve(None)[0])
-    key_of = model_importer._share_key(table, index)
+    key_of = model_importer._share_key(table, index)[0]
     adders = [n for n in index.nodes if n.op_type == "Add"]
     keys = {n.index: key_of(n, index.signature(n)) for n in adders}
     facts = {n.index: (index.signature(n), n.scope.parent is None, tuple(is_constant(n, v) for v in n.inputs),
@@ -479,3 +479,96 @@ def test_share_keys_part_nodes_by_which_inputs_are_constants_and_network_inputs(
     for a in adders:
         for b in adders:
             assert (keys[a.index] == keys[b.index]) == (facts[a.index] == facts[b.index]), (a.name, b.name)
+
+
+def _keyed_model():
+    """Nodes of one signature each op that the parser judges by which inputs are constants (Unsqueeze's axes), which
+    are network inputs (a float Range's), how many outputs they write (LayerNormalization's Mean and InvStdDev,
+    left untyped by _untyped_statistics so that the signatures agree) and their attributes (Shape's start on 8.x),
+    each also in an If body; a local function the main graph calls, whose computed and constant axes have the names
+    of the main graph's constants."""
+    f, i64 = T.FLOAT, T.INT64
+    ranges = [("s", "one", "one"), ("one", "s", "one"), ("one", "one", "one"), ("sc", "one", "one"), ("kc", "one", "one"),
+              ("one", "kc", "sc"), ("s", "s", "s")]
+    def group(p):
+        nodes = [h.make_node("Identity", ["s"], [f"{p}sc"]), h.make_node("Identity", ["ax"], [f"{p}axc"]),
+                 h.make_node("Identity", ["x2"], [f"{p}x2c"]), h.make_node("Identity", ["sc1"], [f"{p}sc1c"])]
+        nodes += [h.make_node("Range", [a if a in ("s", "one") else f"{p}{a}" if a == "sc" else a for a in r],
+                              [f"{p}r{k}"], name=f"{p}range{k}") for k, r in enumerate(ranges)]
+        nodes += [h.make_node("Unsqueeze", ["x", a], [f"{p}u{k}"], name=f"{p}unsq{k}")
+                  for k, a in enumerate(("axi", "ax", f"{p}axc", "kax", "axi"))]
+        nodes += [h.make_node("LayerNormalization", [f"{p}x2c", f"{p}sc1c", ""], outs, name=f"{p}ln{k}")
+                  for k, outs in enumerate(([f"{p}y0", f"{p}m0", f"{p}d0"], [f"{p}y1", "", ""], [f"{p}y2", f"{p}m2", ""],
+                                            [f"{p}y3", "", f"{p}d3"], [f"{p}y4", f"{p}m4", f"{p}d4"]))]
+        nodes += [h.make_node("Shape", ["x2"], [f"{p}sh{k}"], name=f"{p}shape{k}", **attrs)
+                  for k, attrs in enumerate(({}, {"start": 1}, {}, {"end": -1}, {"start": 0}, {}))]
+        return nodes
+    consts = [h.make_node("Constant", [], ["kc"], value=h.make_tensor("kcv", f, [], [1.0])),
+              h.make_node("Constant", [], ["kax"], value=h.make_tensor("kaxv", i64, [1], [0]))]
+    body = h.make_graph(group("b_"), "then", [], [vi("b_r0", f, None)])
+    nodes = consts + group("") + [h.make_node("If", ["c"], ["z"], then_branch=body, else_branch=body, name="if"),
+                                  h.make_node("F", ["x", "ax"], ["fu"], name="call", domain="local")]
+    fn = h.make_function("local", "F", ["x", "axi"], ["u"], [
+        h.make_node("Identity", ["axi"], ["one"]), h.make_node("Unsqueeze", ["x", "one"], ["u0"], name="f_unsq0"),
+        h.make_node("Unsqueeze", ["x", "one"], ["u1"], name="f_unsq"),
+        h.make_node("Constant", [], ["kax"], value_ints=[0]), h.make_node("Unsqueeze", ["x", "kax"], ["u"], name="f_unsq2")],
+        [h.make_opsetid("", 18)])
+    return make_model(nodes, [vi("s", f, []), vi("ax", i64, [1]), vi("x", f, [4]), vi("x2", f, [2, 4]), vi("c", T.BOOL, []),
+                              vi("axi", i64, [1])],
+                      [vi("z", f, None)], [init("one", np.array(1.0, np.float32)), init("axi", np.array([0], np.int64)),
+                                           init("sc1", np.ones(4, np.float32))], opset=18, extra_opsets=[("local", 1)],
+                      functions=[fn])
+
+
+def _untyped_statistics(model):
+    """The model with LayerNormalization's Mean and InvStdDev outputs untyped, in the main graph and the bodies."""
+    import re
+
+    graphs = [model.graph] + [a.g for n in model.graph.node for a in n.attribute if a.type == onnx_attr_graph()]
+    for g in graphs:
+        keep = [v for v in g.value_info if not re.fullmatch(r"(b_)?[md]\d", v.name)]
+        del g.value_info[:]
+        g.value_info.extend(keep)
+    return model
+
+
+def onnx_attr_graph():
+    import onnx
+
+    return onnx.AttributeProto.GRAPH
+
+
+@pytest.mark.parametrize("version", tables.available())
+@pytest.mark.parametrize("keep_protos", [True, False])
+def test_each_node_gets_the_verdict_made_for_it_alone(version, keep_protos):
+    """predict shares one verdict between the nodes of one key, the key of most nodes made in its own loop (the main
+    graph's nodes of an op whose row asks only which inputs are constants and network inputs and the output count;
+    read from the signature alone where no input is either and every output is written) and the others' by key_of
+    (a body's nodes, Shape's attributes, read from the index walk's flags in a lint's index): every node's verdict is
+    the one made for that node alone. An axes input given as a network input, a float Range's, a LayerNormalization
+    writing its Mean, Shape's start: each changes the verdict somewhere below."""
+    import onnx
+
+    index = GraphIndex(_untyped_statistics(onnx.shape_inference.infer_shapes(_keyed_model())), keep_protos=keep_protos)
+    table = tables.load(version)
+    check = model_importer.verdict_verified if table.get("verified") == "parser" else model_importer.verdict_docs
+    pred = model_importer.predict(index, version)
+    judged = [n for n in index.nodes if n.name != "call"]  # the call of a local function: its body is judged
+    alone = {n.index: model_importer._verdict(n, index.signature(n), table, version, check) for n in judged}
+    got = {n.index: (v.status, v.reason, v.detail) for n in index.nodes if (v := pred.get(n)) is not None}
+    assert got == alone
+    key_of, row_only, main, _ = model_importer._share_key(table, index)
+    for n in index.nodes:
+        key_of(n, index.signature(n))
+    ops = {n.op_type for n in index.nodes if id(index.signature(n)) in row_only}
+    sigs = {n.name: id(index.signature(n)) for n in index.nodes}
+    assert sigs["ln1"] == sigs["ln4"] and sigs["f_unsq"] == sigs["f_unsq2"] and sigs["shape0"] == sigs["shape1"]
+    assert {"Range", "Unsqueeze", "LayerNormalization"} <= ops and "Shape" not in ops, ops
+    reasons = {n.name: got[n.index][1] for n in judged}
+    if version in ("8.6", RTX):  # the cases read: each answer differs between nodes of one signature
+        assert [reasons[n] for n in ("range0", "range2", "b_range0", "unsq1", "unsq0")] == ["constant-input", None, None,
+                                                                                         "constant-input", None]
+        assert [reasons[f"ln{k}"] for k in range(5)] == ["outputs", None, "outputs", "outputs", "outputs"]
+        assert [reasons["f_unsq"], reasons["f_unsq2"]] == ["constant-input", None]
+    if version == "8.6":
+        assert [reasons[f"shape{k}"] for k in range(3)] == [None, "other-shapes", None]
