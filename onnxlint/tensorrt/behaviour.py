@@ -105,11 +105,10 @@ def cast_contradicts(node: NodeRef, sig: Signature) -> tuple[str, str, str] | No
     """(made, declared, other) when a Cast's `to` differs from the type the model declares for its output and a
     consumer's type parameter binds that output together with an input of another type: onnxconverter_common's
     float16 conversion leaves Casts to float declared float16 (ORT refuses such a model too: OLX007)."""
-    to = node.attr("to")
-    made = dtype_name(to) if isinstance(to, int) else None
-    declared = dtype_of(sig[4][0]) if sig[4] else None
-    if not made or not declared or made == declared or not node.outputs:
+    other = cast_to_other_type(node, sig)
+    if other is None:
         return None
+    made, declared = other
     out = node.outputs[0]
     for user in node.scope.consumers.get(out, ()):
         fp = schema_registry.formal_params(user.op_type, user.opset, user.domain) if user.domain == "ai.onnx" else None
@@ -126,6 +125,18 @@ def cast_contradicts(node: NodeRef, sig: Signature) -> tuple[str, str, str] | No
                     if theirs and theirs != made:
                         return made, declared, theirs
     return None
+
+
+def cast_to_other_type(node: NodeRef, sig: Signature) -> tuple[str, str] | None:
+    """(made, declared) where a Cast's `to` is a type other than the one the model declares for its output, else
+    None: cast_contradicts reads the Cast's consumers only then (model_importer keys the other Casts' verdicts
+    without the node)."""
+    to = node.attr("to")
+    made = dtype_name(to) if isinstance(to, int) else None
+    declared = dtype_of(sig[4][0]) if sig[4] else None
+    if not made or not declared or made == declared or not node.outputs:
+        return None
+    return made, declared
 
 
 # in the order they are asked, after the table's own checks (builtin_op_checks.CHECKS)

@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from onnxlint.model import local_functions
 from onnxlint.model.graph import STANDARD_DOMAINS, GraphIndex, GraphScope, NodeRef
-from onnxlint.tensorrt import quantization, tables, versions
+from onnxlint.tensorrt import behaviour, quantization, tables, versions
 from onnxlint.tensorrt.builtin_op_checks import Row, verdict_docs, verdict_verified
 from onnxlint.tensorrt.node_facts import NodeCheck, Signature, constant_value, dtype_of, is_constant, ort_only, rank
 from onnxlint.tensorrt.tables import Table
@@ -159,8 +159,9 @@ def _share_key(table: Table, index: GraphIndex) -> tuple[KeyFn, set[int], GraphS
                     tuple([constant_value(node, n) if n else None for n in ins]) if values else None,
                     tuple([rank(node, i) for i in range(len(ins))]) if ranks else None,
                     _attributes(node) if attrs else None,
-                    node.index if own_cast or by_index else None,  # the verdict reads its consumers / its axes
-                    # values and input rank / its bodies / the attributes its importer checks (MatMulNBits' bits)
+                    # the verdict reads its consumers / its axes values and input rank (_own_verdict) / its bodies
+                    # / the attributes its importer checks (MatMulNBits' bits)
+                    node.index if by_index or (own_cast and _own_verdict(node, sig)) else None,
                     quantization.key(node) if qdq else None)  # where x comes from, the zero point's values, the scale's shape
         if qdq_probed:  # the stored inputs the parser cannot import, whatever the op
             return (id(sig), tuple([bool(n) and is_constant(node, n) for n in node.inputs]), node.index if by_index else None)
@@ -191,6 +192,16 @@ def _what(table: Table) -> Callable[[str, str], tuple[Any, ...]]:
         return _ROW_ONLY if flags == _ROW_ONLY else flags
 
     return what
+
+
+def _own_verdict(node: NodeRef, sig: Signature) -> bool:
+    """Whether a node of an op whose verdict may read more than its key (what()'s own_cast) is keyed by itself: a
+    Reduce node (its axes' values, its input's rank), a Cast where the parser's mixed-type check reads its consumers
+    (its `to` is not its declared output type: behaviour.cast_to_other_type) or the importer names a non-tensor
+    input it reads. Any other Cast's verdict is its key's, as on the tables whose parser takes mixed float inputs."""
+    if node.op_type != "Cast":
+        return True
+    return behaviour.cast_to_other_type(node, sig) is not None or any(t and not t.startswith("tensor(") for t in sig[3])
 
 
 def _attributes(node: NodeRef) -> tuple[tuple[str, bytes], ...]:

@@ -572,3 +572,45 @@ def test_each_node_gets_the_verdict_made_for_it_alone(version, keep_protos):
         assert [reasons["f_unsq"], reasons["f_unsq2"]] == ["constant-input", None]
     if version == "8.6":
         assert [reasons[f"shape{k}"] for k in range(3)] == [None, "other-shapes", None]
+
+
+def _casts_model():
+    """Casts of one signature and `to` each: to float where the model declares float16 (a float16 conversion's
+    leftover), one met by float16 in an Add, one read by a Relu; to float16 as declared, twice; from two sequence
+    network inputs (the importer names the input it refuses)."""
+    f16, f = T.FLOAT16, T.FLOAT
+    seq = h.make_tensor_sequence_value_info
+    nodes = [h.make_node("Cast", ["x"], ["c1"], name="cast_mixed", to=f), h.make_node("Add", ["c1", "x"], ["a1"]),
+             h.make_node("Cast", ["x"], ["c2"], name="cast_alone", to=f), h.make_node("Relu", ["c2"], ["r2"]),
+             h.make_node("Cast", ["x"], ["c3"], name="cast_same", to=f16), h.make_node("Add", ["c3", "x"], ["a3"]),
+             h.make_node("Cast", ["x"], ["c4"], name="cast_same2", to=f16),
+             h.make_node("Cast", ["sq1"], ["s1"], name="cast_seq1", to=f),
+             h.make_node("Cast", ["sq2"], ["s2"], name="cast_seq2", to=f)]
+    m = make_model(nodes, [vi("x", f16, [2]), seq("sq1", f, [2]), seq("sq2", f, [2])],
+                   [vi(o, f16, [2]) for o in ("a1", "r2", "a3", "c4")] + [vi(o, f, [2]) for o in ("s1", "s2")])
+    m.graph.value_info.extend(vi(o, f16, [2]) for o in ("c1", "c2", "c3"))
+    return m
+
+
+MIXED_REJECTED = [v for v in tables.available() if (tables.load(v).get("behaviour") or {}).get("mixed_float_inputs") == "reject"]
+
+
+@pytest.mark.parametrize("version", MIXED_REJECTED)
+@pytest.mark.parametrize("keep_protos", [True, False])
+def test_casts_share_a_verdict_unless_it_reads_their_consumers(version, keep_protos):
+    """Where the parser rejects an element-wise layer meeting a Cast's contradicting type (TensorRT-RTX), a Cast
+    whose `to` is its declared output type shares its key's verdict (it reads no consumer), while one that
+    contradicts its declared type, or that reads a non-tensor network input (named in its verdict), gets its own:
+    every Cast's verdict is the one made for it alone. (On the other tables the two sequence Casts share one
+    verdict, which names the first one's input: as every op's nodes of one key do, unchanged here.)"""
+    index = GraphIndex(_casts_model(), keep_protos=keep_protos)  # the declared types, as written
+    table = tables.load(version)
+    check = model_importer.verdict_verified if table.get("verified") == "parser" else model_importer.verdict_docs
+    pred = model_importer.predict(index, version)
+    alone = {n.name: model_importer._verdict(n, index.signature(n), table, version, check) for n in index.nodes}
+    got = {n.name: (v.status, v.reason, v.detail) for n in index.nodes if (v := pred.get(n)) is not None}
+    assert got == alone
+    sigs = {n.name: id(index.signature(n)) for n in index.nodes}
+    assert sigs["cast_mixed"] == sigs["cast_alone"] and sigs["cast_seq1"] == sigs["cast_seq2"]
+    assert [got[n][1] for n in ("cast_mixed", "cast_alone", "cast_same", "cast_same2")] == ["dtype", None, None, None]
+    assert "'sq1'" in got["cast_seq1"][2] and "'sq2'" in got["cast_seq2"][2]
