@@ -116,6 +116,7 @@ def _share_key(table: Table, index: GraphIndex) -> tuple[KeyFn, set[int], GraphS
     main_names: dict[int, tuple[set[str], set[str]]] = {}
     # id(scope) -> the roles' dict.get of such a scope (_roles): one lookup an input for the most common key
     main_roles: dict[int, Callable[[str], int | None]] = {}
+    zero_points: quantization.ZeroPoints = {}  # each Q/DQ zero point tensor's kind, read once (quantization.key)
     main = index.scopes[0] if index.scopes else None
     main_role_of = _roles(main, index.by_op.get("Constant", [])) if main is not None else {}
     if main is not None:
@@ -162,7 +163,8 @@ def _share_key(table: Table, index: GraphIndex) -> tuple[KeyFn, set[int], GraphS
                     # the verdict reads its consumers / its axes values and input rank (_own_verdict) / its bodies
                     # / the attributes its importer checks (MatMulNBits' bits)
                     node.index if by_index or (own_cast and _own_verdict(node, sig)) else None,
-                    quantization.key(node) if qdq else None)  # where x comes from, the zero point's values, the scale's shape
+                    # where x comes from, the zero point's values, the scale's shape
+                    quantization.key(node, zero_points) if qdq else None)
         if qdq_probed:  # the stored inputs the parser cannot import, whatever the op
             return (id(sig), tuple([bool(n) and is_constant(node, n) for n in node.inputs]), node.index if by_index else None)
         return (id(sig), node.index) if by_index else (id(sig),)

@@ -206,14 +206,18 @@ def _row(measured: dict[str, Any], pat: Pattern, op: str, source: str, **change:
     return (measured.get("qdq") or {}).get("/".join(str(parts[k]) for k in _FIELDS))
 
 
-def pattern(node: NodeRef, since: int | None) -> Pattern | None:
+ZeroPoints = dict[int, tuple[Any, "str | None"]]  # id(tensor) -> (the tensor, its _zero_point)
+
+
+def pattern(node: NodeRef, since: int | None, zero_points: ZeroPoints | None = None) -> Pattern | None:
     """(op, domain, since, quantized type, source, zero point, scale) as the probes are keyed; None where the
-    node is not one the probes cover (a computed or non-float scale, a zero point stored outside the file)."""
+    node is not one the probes cover (a computed or non-float scale, a zero point stored outside the file).
+    zero_points: each zero point tensor's kind once, for a pass over many nodes sharing a few (key)."""
     if node.op_type not in QDQ_OPS or since is None or len(node.inputs) < 2:
         return None
     scope = node.scope
     quantized = _quantized_type(node)
-    zp = _zero_point(node)
+    zp = _zero_point(node, zero_points)
     scale = _scale(node)
     if quantized is None or zp is None or scale is None:
         return None
@@ -280,16 +284,28 @@ def _quantized_type(node: NodeRef) -> str | None:
     return dtype_name(to) if isinstance(to, int) and to else "uint8"
 
 
-def _zero_point(node: NodeRef) -> str | None:
+def _zero_point(node: NodeRef, zero_points: ZeroPoints | None = None) -> str | None:
     """'none', 'zero' or 'nonzero'; None when it is computed, or its values are not in the parsed model (a large
     one a lint parses without its bytes: model.loading.wire; one in the data file past what the lint reads there:
     graph.small_array), but an int32 zero point, which onnx fixes at 0. One in the data file (a model saved with
-    every tensor external) is read there, as the parser reads it: it was unknown, so an asymmetric one went unsaid."""
+    every tensor external) is read there, as the parser reads it: it was unknown, so an asymmetric one went unsaid.
+    zero_points: the kinds already found, by tensor (the kind is the tensor's alone: a model's Q/DQ nodes share a
+    few zero points, each read into a numpy array once, not once a node)."""
     if len(node.inputs) < 3 or not node.inputs[2]:
         return "none"
     t = node.scope.constant(node.inputs[2])
     if t is None:
         return None
+    if zero_points is None:
+        return _zero_point_of(node, t)
+    known = zero_points.get(id(t))
+    if known is None or known[0] is not t:  # the tensor kept beside its kind: its id is not another's meanwhile
+        known = zero_points[id(t)] = (t, _zero_point_of(node, t))
+    return known[1]
+
+
+def _zero_point_of(node: NodeRef, t: Any) -> str | None:
+    """_zero_point of a stored zero point tensor t (read from the data file of the node's index where external)."""
     if t.data_type == 6:  # INT32: "the zero point is supposed to be 0" (onnx's DequantizeLinear)
         return "zero"
     n = 1
@@ -321,7 +337,7 @@ def _scale(node: NodeRef) -> str | None:
     t = node.scope.constant(node.inputs[1])
     if t is None or t.data_type != 1:  # FLOAT: what the probes used
         return None
-    block = node.attr("block_size")
+    block = node.attr("block_size") if node.attribute_flags() else None  # no proto read for a node without any
     if isinstance(block, int) and block > 0:
         return "block"
     n = 1
@@ -348,10 +364,10 @@ def _plain(words: str) -> str:
     return words.replace("<node>", "the node").strip()
 
 
-def key(node: NodeRef) -> Pattern | None:
+def key(node: NodeRef, zero_points: ZeroPoints | None = None) -> Pattern | None:
     """What a Q/DQ node's verdict depends on beyond its signature and which inputs are constant (a part of the
-    verdict cache's key)."""
-    return pattern(node, schema_registry.since_version(node.op_type, node.opset, node.domain))
+    verdict cache's key). zero_points: as pattern's, kept by the caller across the nodes of one index."""
+    return pattern(node, schema_registry.since_version(node.op_type, node.opset, node.domain), zero_points)
 
 
 # asked after the op version (builtin_op_checks.CHECKS); imported_tensors is asked before any importer

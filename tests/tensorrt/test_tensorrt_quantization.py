@@ -165,3 +165,43 @@ def test_a_zero_point_in_the_data_file_is_read_there(tmp_path):
         settings = onnxlint.Settings.from_config(None, targets=["tensorrt"], trt_version=RTX)
         found = [f for f in onnxlint.lint(path, settings).findings if f.code == "OLX318"]
         assert len(found) == 1 and "non-zero zero point (asymmetric)" in found[0].message, (name, found)
+
+
+def _shared_zero_points():
+    """Q/DQ nodes of one signature reading a few shared zero points (0, non-zero, int32, none), with a blocked and a
+    per-tensor scale each (DequantizeLinear-21 `block_size`), before and after nodes reading the other ones."""
+    nodes, k = [], 0
+    for zp in ("z0", "z1", "z0", "z1", "z0", ""):
+        nodes += [h.make_node("QuantizeLinear", ["x", "s", zp] if zp else ["x", "s"], [f"q{k}"], name=f"q{k}"),
+                  h.make_node("DequantizeLinear", [f"q{k}", "s", zp] if zp else [f"q{k}", "s"], [f"d{k}"], name=f"dq{k}"),
+                  h.make_node("DequantizeLinear", ["w", "ws", zp] if zp else ["w", "ws"], [f"w{k}"], name=f"dqw{k}",
+                              axis=0, block_size=2),
+                  h.make_node("DequantizeLinear", ["w", "s", zp] if zp else ["w", "s"], [f"v{k}"], name=f"dqv{k}")]
+        k += 1
+    nodes += [h.make_node("DequantizeLinear", ["b", "s", zi], [f"b{zi}"], name=f"dqb_{zi}") for zi in ("zi", "zi2", "zi")]
+    inits = [init("s", np.array(0.5, np.float32)), init("ws", np.full((2, 4), 0.1, np.float32)),
+             init("z0", np.array(0, np.int8)), init("z1", np.array(3, np.int8)), init("w", np.ones((4, 4), np.int8)),
+             init("b", np.ones(4, np.int32)), init("zi", np.array(0, np.int32)), init("zi2", np.array(5, np.int32))]
+    outs = [vi(f"{p}{i}", T.FLOAT, None) for i in range(k) for p in ("d", "w", "v")]
+    return make_model(nodes, [vi("x", T.FLOAT, [4, 4])], outs, inits, opset=21, ir=10)
+
+
+@pytest.mark.parametrize("keep_protos", [True, False])
+def test_zero_points_read_once_give_each_nodes_pattern(keep_protos):
+    """quantization.key with the zero points' kinds kept across nodes (model_importer's pass, each tensor read
+    once) gives every node the pattern it gets alone, the scale's granularity read from the index walk's
+    attribute flags where the index has them; predict's verdicts are those made for each node alone."""
+    from onnxlint.tensorrt import quantization
+
+    index = GraphIndex(onnx.shape_inference.infer_shapes(_shared_zero_points()), keep_protos=keep_protos)
+    memo: dict = {}
+    shared = [quantization.key(n, memo) for n in index.nodes]
+    assert shared == [quantization.key(n) for n in index.nodes]
+    assert {p[5] for p in shared if p} == {"zero", "nonzero", "none"} and {p[6] for p in shared if p} == {"tensor", "block"}
+    assert len(memo) == 4  # z0, z1, zi, zi2
+    for version in tables.available():
+        table = tables.load(version)
+        check = model_importer.verdict_verified if table.get("verified") == "parser" else model_importer.verdict_docs
+        pred = model_importer.predict(index, version)
+        alone = {n.name: model_importer._verdict(n, index.signature(n), table, version, check) for n in index.nodes}
+        assert {n.name: (v.status, v.reason, v.detail) for n in index.nodes if (v := pred.get(n))} == alone, version
