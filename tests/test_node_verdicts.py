@@ -65,6 +65,25 @@ def test_verdicts_in_node_order_are_kept_as_codes_and_read_back_equal(big):
     assert coded[5] is not coded[5] and coded[5] == plain[5]  # made again when asked, equal to the one recorded
 
 
+def test_set_fields_given_one_tuple_again_keeps_its_code_and_a_new_one_its_own(big):
+    """set_fields takes the code of the fields it was last given, when given that very tuple again, without hashing
+    it (the partitioner hands one tuple for every node of a signature): the verdicts read back are those recorded,
+    whether the fields come as the same object, an equal one, or a different one between two of the same."""
+    gi = GraphIndex(chain_with_if(6))
+    nodes = gi.nodes
+    device, cpu = (CUDA, "device", None, ""), (CPU, "deliberate", "cpu-preferred", "a shape computation")
+    given = [device, device, cpu, device, (CUDA, "device", None, ""), cpu, cpu, (None, "eliminated", "cse", "x")]
+    coded: NodeVerdicts[NodePlacement] = NodeVerdicts()
+    plain: dict[int, NodePlacement] = {}
+    coded[nodes[0].index] = plain[nodes[0].index] = NodePlacement(nodes[0], *device)  # its class: codes from here
+    assert len(nodes) > len(given)
+    for node, fields in zip(nodes[1:], given):
+        assert coded.set_fields(node.index, node, NodePlacement, fields)
+        plain[node.index] = NodePlacement(node, *fields)
+    assert coded._plain is None and len(coded._kinds) == 3
+    _same(coded, plain)
+
+
 def test_verdicts_that_do_not_fit_the_codes_read_as_a_plain_dict(big):
     gi = GraphIndex(chain_with_if(6))
     other = GraphIndex(chain_with_if(6))

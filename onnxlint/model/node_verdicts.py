@@ -28,7 +28,8 @@ class NodeVerdicts(MutableMapping[int, V], Generic[V]):
     """node index -> verdict, for verdict classes that are dataclasses whose first field is the node (NodePlacement,
     TrtNode), recorded in node order (a node recorded again keeps its place, as in a dict)."""
 
-    __slots__ = ("_plain", "_cls", "_fields", "_width", "_nodes", "_codes", "_kinds", "_code_of", "_size", "_last")
+    __slots__ = ("_plain", "_cls", "_fields", "_width", "_nodes", "_codes", "_kinds", "_code_of", "_size", "_last",
+                 "_last_fields", "_last_code")
 
     def __init__(self) -> None:
         self._plain: dict[int, V] | None = None  # the verdicts as objects, once they do not fit the codes
@@ -41,6 +42,10 @@ class NodeVerdicts(MutableMapping[int, V], Generic[V]):
         self._code_of: dict[tuple[Any, ...], int] = {}
         self._size = 0
         self._last = -1  # the highest node index recorded
+        # the fields set_fields was last given, one object, and their code: the partitioner and the parser hand the
+        # same tuple for each node of a signature, whose hash (its strings') is not worked out again then
+        self._last_fields: tuple[Any, ...] | None = None
+        self._last_code = 0
 
     # ------------------------------------------------------------------ writing
     def __setitem__(self, index: int, verdict: V) -> None:
@@ -67,10 +72,15 @@ class NodeVerdicts(MutableMapping[int, V], Generic[V]):
         new = not codes[index]
         if new and index < self._last:
             return False
-        code = self._code_of.get(fields)
-        if code is None:
-            self._kinds.append(fields)
-            code = self._code_of[fields] = len(self._kinds)
+        if fields is self._last_fields:
+            code = self._last_code
+        else:
+            got = self._code_of.get(fields)
+            if got is None:
+                self._kinds.append(fields)
+                got = self._code_of[fields] = len(self._kinds)
+            code = self._last_code = got
+            self._last_fields = fields
         if new:
             self._size += 1
             self._last = index
@@ -93,6 +103,7 @@ class NodeVerdicts(MutableMapping[int, V], Generic[V]):
     def _to_plain(self) -> dict[int, V]:
         plain = self._plain = dict(self._items())
         self._codes, self._kinds, self._code_of, self._nodes = array("I"), [], {}, []
+        self._last_fields, self._last_code = None, 0
         return plain
 
     def __delitem__(self, index: int) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from array import array
 from dataclasses import dataclass, replace
-from typing import Any, Union, cast
+from typing import Any, Union
 
 import onnx
 
@@ -142,7 +142,7 @@ def ort_type_str(scope: GraphScope, value: str, depth: int = 0, cache: OrtTypes 
     if produced is not None:
         given = produced.answer(scope, value)
         if given is not _MISSING:
-            return cast("str | None", given)
+            return given  # type: ignore[return-value]  # a str or None (typing.cast: a call a value)
     got = _schema_type(scope, value, depth, cache, produced)
     if known is not None:
         known[value] = got
@@ -282,24 +282,28 @@ def ort_input_types(index: GraphIndex, node: NodeRef, types: tuple[str | None, .
     for v, got in zip(node.inputs, types):
         if got is None and v:
             prod = made(v)
-            # the cache has no answer for an output of a keyed node not in early (written with produced only)
-            got = _MISSING if prod is not None and codes[prod.index] and not early[prod.index] else known.get(v, _MISSING)
+            code = 0
+            if prod is not None:
+                j = prod.index
+                code = codes[j]
+                # the cache has no answer for an output of a keyed node not in early (written with produced only)
+                got = known.get(v, _MISSING) if not code or early[j] else _MISSING
+            else:
+                got = known.get(v, _MISSING)
             if got is _MISSING:
-                if prod is not None:
-                    code = codes[prod.index]
-                    if code:
-                        given = answers[code]
-                        if len(given) == 1:  # one output: v (its producer's), not looked for in its outputs
-                            got = given[0]
-                        else:
-                            outs = prod.outputs
-                            got = given[0] if outs[0] == v else given[outs.index(v)] if v in outs else _MISSING
+                if code:
+                    given = answers[code]
+                    if len(given) == 1:  # one output: v (its producer's), not looked for in its outputs
+                        got = given[0]
+                    else:
+                        outs = prod.outputs  # type: ignore[union-attr]
+                        got = given[0] if outs[0] == v else given[outs.index(v)] if v in outs else _MISSING
                 if got is _MISSING:
                     got = _from_known(index, scope, v, cache, produced)
                     if got is _MISSING:
                         got = ort_type_str(scope, v, cache=cache, produced=produced)
                     else:
-                        known[v] = cast("str | None", got)
+                        known[v] = got  # type: ignore[assignment]  # a str or None (typing.cast: a call a value)
                         if prod is not None:
                             early[prod.index] = 1
         out.append(got)

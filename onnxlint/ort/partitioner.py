@@ -64,12 +64,15 @@ class Simulator:
         self._native_crashes: list[str] = []  # onnx's C++ crashed in the native worker (function expansion): said once
         # ops rejects() may refuse; None = any op (then nothing is shared between nodes)
         self.reject_ops = reject_ops if rejects is not None else set()
+        # the ops decided one by one (_assign_fields), in one set: None = every op
+        self._one_by_one = None if self.reject_ops is None else self.reject_ops | self.CAPABILITY_OPS
         # id(signature), with the ORT types of its untyped inputs where it has some -> (ep, status, reason, detail),
         # the placement of the function body ORT inlines, if any, and the code of the ORT types of its untyped
         # outputs (node_args.Produced; 0: it has none)
         self._by_signature: dict[Any, tuple[tuple[str | None, str, str | None, str], Placement | None, int]] = {}
         # function bodies ORT inlines: the placement of the body of the last node expanded, per node
         self._last_body: Placement | None = None
+        self._fields: dict[tuple[str | None, str, str | None, str], tuple[str | None, str, str | None, str]] = {}
         self._body_of: dict[int, Placement] = {}
         self._ort_types: node_args.OrtTypes = {}  # node_args.ort_type_str's answers
         self._produced = node_args.Produced(len(index.nodes))  # the ORT types of keyed nodes' outputs
@@ -305,7 +308,8 @@ class Simulator:
 
     def _assign_fields(self, node: NodeRef, preferred: str) -> tuple[str | None, str, str | None, str]:
         """The node's placement as its fields but the node (ep, status, reason, detail)."""
-        if self.reject_ops is None or node.op_type in self.reject_ops or node.op_type in self.CAPABILITY_OPS:
+        one_by_one = self._one_by_one
+        if one_by_one is None or node.op_type in one_by_one:
             self._last_body = None
             p = self._assign(node, preferred)
             if p.status == "expanded" and self._last_body is not None:
@@ -324,7 +328,11 @@ class Simulator:
             self._last_body = None
             p = self._assign(node, preferred)
             outputs = self._produced.code(node_args.output_types(sig, types)) if None in sig[4] else 0
-            got = self._by_signature[key] = ((p.ep, p.status, p.reason, p.detail), self._last_body, outputs)
+            fields = (p.ep, p.status, p.reason, p.detail)
+            # equal fields one object (most signatures are ('CUDAExecutionProvider', 'device', None, '')): recorded
+            # one after another, NodeVerdicts.set_fields finds their code without hashing them
+            fields = self._fields.setdefault(fields, fields)
+            got = self._by_signature[key] = (fields, self._last_body, outputs)
         hit, body, outputs = got
         if outputs:  # what the readers of its untyped outputs ask (node_args.ort_input_types)
             self._produced.codes[node.index] = outputs
