@@ -459,6 +459,38 @@ def test_shape_sized_reads_every_named_value_in_each_kind_of_scope():
                      "makes_big": False}
 
 
+def test_shape_sized_is_what_the_iterator_pipeline_gave(monkeypatch):
+    """shape_sized reads each named input and output in a loop: the same answer, node by node, as the pipeline of
+    iterators it replaced (filter(None, ...) over the names; the main graph's dict, UNKNOWN through type_of in a
+    body), also where a Constant typed the empty name as a large tensor (an empty name is no value: passed over)
+    and in a big graph's index (interned names)."""
+    from itertools import chain
+
+    from onnxlint.model import graph
+
+    def pipeline(node):
+        scope = node.scope
+        names = filter(None, chain(node.inputs, node.outputs))
+        for vt in filter(None, map(scope.types.get, names)) if scope.parent is None else map(scope.type_of, names):
+            n = graph.least_elements(vt)
+            if n is not None and n > graph.SHAPE_SIZED:
+                return False
+        return True
+
+    m = chain_with_if(6)
+    big = h.make_tensor("e", T.FLOAT, [64, 64], np.zeros(4096, np.float32))
+    m.graph.node.insert(0, h.make_node("Constant", [], [""], value=big, name="typed_empty"))
+    m.graph.node.insert(1, h.make_node("Resize", ["v0", "", "", "k"], ["rs"], name="empty_inputs"))
+    m.graph.value_info.extend([vi("v2", T.FLOAT, [64, 64]), vi("v3", T.FLOAT, [2, None]), vi("v6", T.FLOAT, [40, 40])])
+    for big_graph in (False, True):
+        monkeypatch.setattr(graph, "INTERN_NODES", 0 if big_graph else 200_000)
+        gi = graph.GraphIndex(m, keep_protos=False)
+        assert gi.scopes[0].types[""].numel() == 4096
+        got = [graph.shape_sized(n) for n in gi.nodes]
+        assert got == [pipeline(n) for n in gi.nodes]
+        assert got[1] and got.count(False) == 5  # the Relus writing and reading v2 and v6, the bodies reading v6
+
+
 def test_signature_is_each_values_type_string_in_every_kind_of_scope(monkeypatch):
     """GraphIndex.signature: (domain, op, opset, the inputs' and outputs' type strings as type_of gives them,
     None for an empty name), read from one dict of type strings where the scope's own dict holds every type;
