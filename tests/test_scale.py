@@ -516,3 +516,48 @@ def test_signature_is_each_values_type_string_in_every_kind_of_scope(monkeypatch
             assert any(w[4] == ("tensor(float16)",) for w in want) and any(w[3] == ("tensor(float16)",) for w in want)
             assert len({id(gi.signature(n)) for n in gi.nodes}) == len(set(want))  # one object a distinct signature
             assert (gi.scopes[0].type_strs is False) == (model is odd) and gi.scopes[1].type_strs is False
+
+
+def _types_read_the_long_way(g: onnx.GraphProto) -> dict:
+    """A graph's value types as the index read them before it skipped WhichOneof for a typed tensor: each
+    value_info of the inputs, value_info and outputs through value_type_of, a later one kept where the earlier
+    had no type string, or no shape and the later one has."""
+    from onnxlint.model import graph
+
+    types: dict = {i.name: graph.ValueType(*graph._tensor_type_str(i.data_type), tuple(i.dims)) for i in g.initializer}
+    for v in [*g.input, *g.value_info, *g.output]:
+        if v.type.WhichOneof("value") is None:
+            continue
+        vt, old = graph.value_type_of(v.type), types.get(v.name)
+        if old is None or old.type_str is None or (old.shape is None and vt.shape is not None):
+            types[v.name] = vt
+    return types
+
+
+@pytest.mark.parametrize("big_graph", [False, True])
+def test_scope_types_are_value_type_of_each_value_info(monkeypatch, big_graph):
+    """GraphIndex's scope types: a tensor of a known dtype read without WhichOneof, anything else (a tensor of
+    no dtype with a shape, a sequence, an optional, a value_info with no type at all) as value_type_of reads
+    it, in the same order; reading a tensor_type that is not set leaves the value_info as it was."""
+    from onnxlint.model import graph
+
+    if big_graph:
+        monkeypatch.setattr(graph, "INTERN_NODES", 0)
+    untyped_dtype = h.make_tensor_value_info("nodtype", T.UNDEFINED, [3, "n"])
+    seq = h.make_value_info("seq", h.make_sequence_type_proto(h.make_tensor_type_proto(T.FLOAT, [2])))
+    opt = h.make_value_info("opt", h.make_optional_type_proto(h.make_tensor_type_proto(T.INT64, [])))
+    nodes = [h.make_node("Relu", ["x"], ["a"], name="r"), h.make_node("Identity", ["a"], ["nodtype"], name="i"),
+             h.make_node("SequenceConstruct", ["a"], ["seq"], name="s"), h.make_node("Identity", ["w"], ["notype"]),
+             h.make_node("Relu", ["nodtype"], ["y"], name="r2")]
+    m = make_model(nodes, [vi("x", T.FLOAT, [2, None]), vi("w", T.FLOAT, None)], [vi("y", T.FLOAT, [3, "n"])],
+                   [init("w", np.ones((2,), np.float32))])
+    m.graph.value_info.extend([vi("a", T.FLOAT16, None), vi("a", T.FLOAT16, [2, 2]), untyped_dtype, seq, opt,
+                               onnx.ValueInfoProto(name="notype")])
+    before = m.SerializeToString()
+    types = graph.GraphIndex(m, keep_protos=False).scopes[0].types
+    want = _types_read_the_long_way(m.graph)
+    assert [(k, v.type_str, v.dtype, v.shape) for k, v in types.items()] == \
+           [(k, v.type_str, v.dtype, v.shape) for k, v in want.items()]
+    assert types["nodtype"].shape == (3, "n") and types["nodtype"].type_str is None and types["a"].shape == (2, 2)
+    assert types["seq"].type_str == "seq(tensor(float))" and types["seq"].shape is None and "notype" not in types
+    assert m.SerializeToString() == before

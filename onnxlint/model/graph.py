@@ -579,21 +579,22 @@ class GraphIndex:
             for init in graph.initializer:
                 scope.initializers[init.name] = init
                 scope.types[init.name] = ValueType(*_tensor_type_str(init.data_type), tuple(init.dims))
-            types = scope.types
+            types, same = scope.types, (self._names if self._big else None)  # big: one str for all its reads (_walk)
             for part in (graph.input, graph.value_info, graph.output):
                 for vi in part:
                     tp = vi.type
-                    kind = tp.WhichOneof("value")
-                    if kind is None:
-                        continue
-                    if kind == "tensor_type":  # inlined value_type_of: one call less per value
-                        t = tp.tensor_type
-                        vt = ValueType(*_tensor_type_str(t.elem_type), None, t)
+                    t = tp.tensor_type  # read, not set: an unset message field reads as its default (elem_type 0)
+                    elem_type = t.elem_type
+                    if elem_type:  # a tensor of a known dtype, most values: value_type_of inlined, no WhichOneof
+                        vt = ValueType(*_tensor_type_str(elem_type), None, t)
                     else:
-                        vt = value_type_of(tp)
+                        kind = tp.WhichOneof("value")
+                        if kind is None:
+                            continue
+                        vt = ValueType(None, None, None, t) if kind == "tensor_type" else value_type_of(tp)
                     name = vi.name
-                    if self._big:  # one str for all its reads (_walk)
-                        name = self._names(name, name)
+                    if same is not None:
+                        name = same(name, name)
                     old = types.get(name)
                     if old is None or old.type_str is None or (old.shape is None and vt.shape is not None):
                         types[name] = vt
