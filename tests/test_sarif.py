@@ -292,3 +292,22 @@ def test_results_past_code_scannings_run_limit_keep_the_most_severe_and_say_so(t
     (note,) = run["invocations"][0]["toolExecutionNotifications"]
     assert note["message"]["text"].startswith(f"{len(every) - 3:,} of {len(every):,} results left out")
     assert run["properties"]["summary"] == whole["runs"][0]["properties"]["summary"]
+
+
+def test_a_rule_of_many_tags_keeps_the_file_within_code_scannings_tag_limit(tmp_path, cli, monkeypatch):
+    """Code scanning rejects a whole file with a rule of over 20 tags ("more tags per rule than allowed"): a rule
+    file's rule may list any number (an organisation's taxonomy), so its descriptor keeps the first 20 of them."""
+    monkeypatch.chdir(tmp_path)
+    onnx.save(make_model([h.make_node("Relu", ["x"], ["y"])], [vi("x", T.FLOAT, [1])], [vi("y", T.FLOAT, [1])]),
+              tmp_path / "m.onnx")
+    (tmp_path / "tagged").mkdir()  # not `rules`: the process parses a folder once (get_ruleset)
+    tags = ", ".join(f"team-{i:02}" for i in range(30))
+    (tmp_path / "tagged" / "acme.yaml").write_text(
+        "- id: ACME001\n  name: no-relu\n  severity: error\n  targets: any\n  summary: s\n  explanation: e\n"
+        f"  tags: [{tags}]\n  message: a Relu\n  match: {{op: Relu}}\n")
+    _, doc = _sarif(cli, "m.onnx", "--rules", "tagged")
+    jsonschema.validate(doc, json.loads(SCHEMA.read_text()))
+    rules = {r["id"]: r for r in doc["runs"][0]["tool"]["driver"]["rules"]}
+    assert rules["ACME001"]["properties"]["tags"] == sorted(["any", *(f"team-{i:02}" for i in range(30))])[:20]
+    assert all(len(r["properties"]["tags"]) <= 20 for r in rules.values())
+    assert any(r["ruleId"] == "ACME001" for r in doc["runs"][0]["results"])

@@ -28,6 +28,7 @@ INFO_URI = "https://github.com/onnxlint/onnxlint"
 # (docs.github.com, "SARIF results exceed one or more limits")
 MAX_LOCATIONS = 1000  # related locations a result, and logical locations its location names
 MAX_RESULTS = 25_000  # results a run
+MAX_TAGS = 20  # tags a rule ("... more tags per rule than allowed"): a rule file's rule may list any number
 
 
 def _uri(filename: str, root: Path) -> str:
@@ -55,7 +56,7 @@ def _rule_entry(rule, severity: str) -> dict:
         "defaultConfiguration": {"level": LEVEL[severity]},
         "helpUri": f"{INFO_URI}/blob/main/docs/rules.md#{rule.id.lower()}",
         # code scanning's severities: error, warning, recommendation
-        "properties": {"tags": sorted({*rule.targets, *rule.tags}),
+        "properties": {"tags": sorted({*rule.targets, *rule.tags})[:MAX_TAGS],
                        "problem.severity": "recommendation" if severity == "info" else severity},
     }
     if rule.own:
