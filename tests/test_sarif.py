@@ -311,3 +311,26 @@ def test_a_rule_of_many_tags_keeps_the_file_within_code_scannings_tag_limit(tmp_
     assert rules["ACME001"]["properties"]["tags"] == sorted(["any", *(f"team-{i:02}" for i in range(30))])[:20]
     assert all(len(r["properties"]["tags"]) <= 20 for r in rules.values())
     assert any(r["ruleId"] == "ACME001" for r in doc["runs"][0]["results"])
+
+
+def test_the_results_kept_past_the_run_limit_are_the_open_and_most_severe_in_their_places(monkeypatch):
+    """within_limits keeps the open results before the suppressed ones (code scanning shows those closed), errors
+    before warnings before notes, and the kept ones in the order they came (the text's order)."""
+    from onnxlint.formats import sarif_format
+
+    def res(k, level, suppressed=False):
+        return {"ruleId": f"R{k}", "level": level, **({"suppressions": [{"kind": "external"}]} if suppressed else {})}
+
+    found = [res(0, "note"), res(1, "error", True), res(2, "warning"), res(3, "note"), res(4, "error"),
+             res(5, "warning", True), res(6, "warning"), res(7, "note")]
+    monkeypatch.setattr(sarif_format, "MAX_RESULTS", 4)
+    kept, left_out = sarif_format.within_limits(found)
+    assert [r["ruleId"] for r in kept] == ["R0", "R2", "R4", "R6"] and left_out == 4  # R0: the first open note
+    monkeypatch.setattr(sarif_format, "MAX_RESULTS", 6)  # every open one, none suppressed
+    kept, left_out = sarif_format.within_limits(found)
+    assert [r["ruleId"] for r in kept] == ["R0", "R2", "R3", "R4", "R6", "R7"] and left_out == 2
+    monkeypatch.setattr(sarif_format, "MAX_RESULTS", 7)  # and the suppressed error before the suppressed warning
+    kept, left_out = sarif_format.within_limits(found)
+    assert [r["ruleId"] for r in kept] == ["R0", "R1", "R2", "R3", "R4", "R6", "R7"] and left_out == 1
+    monkeypatch.setattr(sarif_format, "MAX_RESULTS", 8)
+    assert sarif_format.within_limits(found) == (found, 0)
