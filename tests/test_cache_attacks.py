@@ -476,3 +476,16 @@ def test_outside_a_work_tree_a_cache_that_came_with_the_files_is_never_read(tmp_
         onnx.save(_model(), tree / "m.onnx")
         subprocess.run(["git", "init", "-q"], cwd=tree, check=True)
         assert run(tree).returncode == 1 and (tree / ".onnxlint_cache" / "CACHEDIR.TAG").is_file()
+
+
+def test_rules_named_by_a_relative_folder_are_those_of_the_working_folder(tmp_path, monkeypatch):
+    """An API caller's process lints `rules` from two repositories: each gets its own rules, not the first's."""
+    ruleset._CACHE.clear()
+    for repo, code in (("a", "XTR010"), ("b", "XTR011")):
+        (tmp_path / repo).mkdir()
+        _rules(tmp_path / repo / "rules", "mine.yaml", code)
+    monkeypatch.chdir(tmp_path / "a")
+    assert "XTR010" in ruleset.get_ruleset((Path("rules"),)).by_id()
+    monkeypatch.chdir(tmp_path / "b")
+    got = ruleset.get_ruleset((Path("rules"),)).by_id()
+    assert "XTR011" in got and "XTR010" not in got

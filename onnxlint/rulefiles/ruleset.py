@@ -331,8 +331,9 @@ def bundled_ruleset() -> RuleSet | None:
 
 
 def get_ruleset(dirs: tuple[Path, ...] | list[Path] = ()) -> RuleSet:
-    """The built-in rules plus the rules under dirs, parsed once per process."""
-    key = tuple(str(d) for d in dirs)
+    """The built-in rules plus the rules under dirs, parsed once per process. Keyed by the folders' absolute paths:
+    an API caller's process that lints `rules` from two working folders gets each folder's rules."""
+    key = tuple(os.path.abspath(d) for d in dirs)
     if key not in _CACHE:
         _CACHE[key] = load_ruleset(list(dirs))
     return _CACHE[key]
