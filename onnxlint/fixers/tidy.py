@@ -15,6 +15,7 @@ import onnx
 
 from onnxlint.fixers.base import Applicability, FixContext, fixer, graft
 from onnxlint.model.graph import iter_graphs, scan_attributes
+from onnxlint.model.graph_walks import node_reads
 
 
 def _subgraphs(node: onnx.NodeProto) -> list[onnx.GraphProto]:
@@ -25,12 +26,7 @@ def _subgraphs(node: onnx.NodeProto) -> list[onnx.GraphProto]:
 
 def _reads(graph: onnx.GraphProto) -> set[str]:
     """Every name the graph's nodes read, their bodies' reads of outer names included."""
-    names: set[str] = set()
-    for n in graph.node:
-        names.update(i for i in n.input if i)
-        for g in _subgraphs(n):
-            names |= _reads(g)
-    return names
+    return {v for n in graph.node for v in node_reads(n) if v}
 
 
 def dead_initializers(model: onnx.ModelProto) -> list[str]:

@@ -57,3 +57,17 @@ def scan_attributes(nodes, bodies: list, tensors: list | None = None, held: list
                 tensors.append(a)
         if held is not None and len(bodies) > before:
             held.append((pos, len(bodies) - before))
+
+
+def node_reads(node: onnx.NodeProto) -> set[str]:
+    """The names a node reads, its bodies' included (their reads of outer values among them), the empty name too
+    where one is written: every nested body walked iteratively."""
+    names = set(node.input)
+    bodies: list = []
+    scan_attributes([node], bodies)
+    while bodies:
+        g = bodies.pop()
+        for n in g.node:
+            names.update(n.input)
+        scan_attributes(g.node, bodies)
+    return names

@@ -9,7 +9,7 @@ from typing import Any
 
 import onnx
 
-from onnxlint.model.graph import iter_graphs
+from onnxlint.model.graph_walks import iter_graphs, node_reads
 from onnxlint.ort import releases
 
 UNREGISTERED = "MLDataType for: "  # load_refusal's words for a main-graph input of a type with no MLDataType
@@ -201,7 +201,7 @@ def _unregistered_io(model: onnx.ModelProto, types: releases.ElemTypes) -> Undef
 
     candidates = [i for i in model.graph.input if unregistered(i)]
     if candidates:
-        read = {v for n in model.graph.node for v in reads(n)}  # a body's reads of outer values included
+        read = {v for n in model.graph.node for v in node_reads(n)}  # a body's reads of outer values included
         for i in candidates:
             if i.name not in read:
                 return "graph input", i.name, i.type.tensor_type.elem_type, False
@@ -262,13 +262,3 @@ def _constant_values(g: onnx.GraphProto, types: releases.ElemTypes) -> tuple[Und
             if n.op_type == "ConstantOfShape" and shaped is None and elem != 0 and elem in types.invalid:
                 shaped = ("the value of ConstantOfShape", n.name or (n.output[0] if n.output else ""), elem, False)
     return None, shaped
-
-
-def reads(node: onnx.NodeProto) -> list[str]:
-    """The values a node reads, its bodies' reads of outer values included."""
-    out = list(node.input)
-    for a in node.attribute:
-        for body in ([a.g] if a.type == onnx.AttributeProto.GRAPH else a.graphs if a.type == onnx.AttributeProto.GRAPHS else ()):
-            for n in body.node:
-                out.extend(reads(n))
-    return out

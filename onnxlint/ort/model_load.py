@@ -34,8 +34,9 @@ from typing import Any
 import onnx
 
 from onnxlint.model.graph import ORT_DOMAINS, STANDARD_DOMAINS, iter_graphs
+from onnxlint.model.graph_walks import node_reads
 from onnxlint.ort import releases
-from onnxlint.ort.load_refusal import UNREGISTERED, load_refusal, reads
+from onnxlint.ort.load_refusal import UNREGISTERED, load_refusal
 
 
 def refuses_model(model: onnx.ModelProto, version: str | None, memo: dict[str, Any] | None = None,
@@ -230,7 +231,7 @@ def _resolve_order(g: onnx.GraphProto) -> list[onnx.NodeProto]:
     are. Constant nodes are initializers by then."""
     nodes = [n for n in g.node if not (n.op_type == "Constant" and n.domain in ("", "ai.onnx"))]
     producer = {o: i for i, n in enumerate(nodes) for o in n.output if o}
-    inputs_of = [sorted({producer[v] for v in reads(n) if v in producer} - {i}) for i, n in enumerate(nodes)]
+    inputs_of = [sorted({producer[v] for v in node_reads(n) if v in producer} - {i}) for i, n in enumerate(nodes)]
     consumed = {p for ins in inputs_of for p in ins}
     order = [i for i, ins in enumerate(inputs_of) if not ins]
     added, seen = set(order), set(order)
@@ -374,7 +375,7 @@ def _sort(g: onnx.GraphProto) -> None:
     values a node of this graph produces (the rest come from inputs, initializers or an outer scope)."""
     nodes = list(g.node)
     made = {o: i for i, n in enumerate(nodes) for o in n.output if o}
-    needs = [{made[v] for v in reads(n) if v in made and made[v] != i} for i, n in enumerate(nodes)]
+    needs = [{made[v] for v in node_reads(n) if v in made and made[v] != i} for i, n in enumerate(nodes)]
     if all(all(j < i for j in deps) for i, deps in enumerate(needs)):
         return
     users: dict[int, list[int]] = {}
@@ -395,8 +396,6 @@ def _sort(g: onnx.GraphProto) -> None:
     order += [i for i in range(len(nodes)) if i not in placed]  # a cycle: left as it was
     del g.node[:]
     g.node.extend(nodes[i] for i in order)
-
-
 
 
 def _constant_tensor(node: onnx.NodeProto) -> onnx.TensorProto | None:

@@ -111,3 +111,22 @@ def test_tidy_keeps_the_order_of_a_sorted_graph():
                      opset_imports=[h.make_opsetid("", 17)])
     t = tidy.tidy(m)
     assert [n.name for n in t.graph.node] == ["a", "b", "rnd", "add"] and not t.graph.initializer  # gs: a, rnd, b
+
+
+def test_an_initializer_read_only_in_a_nested_body_is_not_dead():
+    """dead_initializers reads every body (graph_walks.node_reads): `w`, read only by a Neg in the then-branch of an
+    If inside the then-branch of another If, is alive; `unused` is dead."""
+    from onnxlint.fixers import tidy
+
+    def branch(nodes, out):
+        return h.make_graph(nodes, "b", [], [h.make_tensor_value_info(out, T.FLOAT, [2])])
+
+    inner = h.make_node("If", ["c"], ["i"], then_branch=branch([h.make_node("Neg", ["w"], ["n"])], "n"),
+                        else_branch=branch([h.make_node("Identity", ["x"], ["e"])], "e"))
+    outer = h.make_node("If", ["c"], ["y"], then_branch=branch([inner], "i"),
+                        else_branch=branch([h.make_node("Identity", ["x"], ["e2"])], "e2"))
+    g = h.make_graph([outer], "g", [h.make_tensor_value_info("c", T.BOOL, []), h.make_tensor_value_info("x", T.FLOAT, [2])],
+                     [h.make_tensor_value_info("y", T.FLOAT, [2])],
+                     initializer=[nh.from_array(np.ones(2, np.float32), "w"), nh.from_array(np.ones(2, np.float32), "unused")])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    assert tidy.dead_initializers(m) == ["unused"]
