@@ -128,7 +128,10 @@ def _share_key(table: Table, index: GraphIndex) -> tuple[KeyFn, set[int], GraphS
         sid = id(sig)
         flags = per_sig.get(sid)
         if flags is None:
-            flags = per_sig[sid] = what(node.op_type, node.domain)
+            flags = what(node.op_type, node.domain)
+            if any(t and not t.startswith("tensor(") for t in sig[3]):  # the importer's verdict may name the
+                flags = (*flags[:6], True)  # non-tensor network input it reads: each node keyed by itself
+            per_sig[sid] = flags
             if flags is _ROW_ONLY:
                 row_only.add(sid)
         scope = node.scope
@@ -199,11 +202,12 @@ def _what(table: Table) -> Callable[[str, str], tuple[Any, ...]]:
 def _own_verdict(node: NodeRef, sig: Signature) -> bool:
     """Whether a node of an op whose verdict may read more than its key (what()'s own_cast) is keyed by itself: a
     Reduce node (its axes' values, its input's rank), a Cast where the parser's mixed-type check reads its consumers
-    (its `to` is not its declared output type: behaviour.cast_to_other_type) or the importer names a non-tensor
-    input it reads. Any other Cast's verdict is its key's, as on the tables whose parser takes mixed float inputs."""
+    (its `to` is not its declared output type: behaviour.cast_to_other_type). Any other Cast's verdict is its key's,
+    as on the tables whose parser takes mixed float inputs (a node reading a non-tensor input is keyed by itself
+    whatever its op: key_of)."""
     if node.op_type != "Cast":
         return True
-    return behaviour.cast_to_other_type(node, sig) is not None or any(t and not t.startswith("tensor(") for t in sig[3])
+    return behaviour.cast_to_other_type(node, sig) is not None
 
 
 def _attributes(node: NodeRef) -> tuple[tuple[str, bytes], ...]:

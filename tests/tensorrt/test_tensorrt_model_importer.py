@@ -601,8 +601,7 @@ def test_casts_share_a_verdict_unless_it_reads_their_consumers(version, keep_pro
     """Where the parser rejects an element-wise layer meeting a Cast's contradicting type (TensorRT-RTX), a Cast
     whose `to` is its declared output type shares its key's verdict (it reads no consumer), while one that
     contradicts its declared type, or that reads a non-tensor network input (named in its verdict), gets its own:
-    every Cast's verdict is the one made for it alone. (On the other tables the two sequence Casts share one
-    verdict, which names the first one's input: as every op's nodes of one key do, unchanged here.)"""
+    every Cast's verdict is the one made for it alone."""
     index = GraphIndex(_casts_model(), keep_protos=keep_protos)  # the declared types, as written
     table = tables.load(version)
     check = model_importer.verdict_verified if table.get("verified") == "parser" else model_importer.verdict_docs
@@ -614,3 +613,20 @@ def test_casts_share_a_verdict_unless_it_reads_their_consumers(version, keep_pro
     assert sigs["cast_mixed"] == sigs["cast_alone"] and sigs["cast_seq1"] == sigs["cast_seq2"]
     assert [got[n][1] for n in ("cast_mixed", "cast_alone", "cast_same", "cast_same2")] == ["dtype", None, None, None]
     assert "'sq1'" in got["cast_seq1"][2] and "'sq2'" in got["cast_seq2"][2]
+
+
+@pytest.mark.parametrize("version", tables.available())
+def test_nodes_reading_non_tensor_inputs_name_their_own(version):
+    """Nodes of one signature that read different sequence network inputs: the importer's verdict names the input
+    it refuses, so each node gets its own (before, both named the first node's input, on one grouped line)."""
+    seq = h.make_tensor_sequence_value_info
+    nodes = [h.make_node(op, [f"sq{k}"], [f"o{k}_{op}"], name=f"{op}{k}") for op in ("Identity", "Cast") for k in (1, 2)]
+    for n in nodes[2:]:
+        n.attribute.append(h.make_attribute("to", T.FLOAT))
+    m = make_model(nodes, [seq("sq1", T.FLOAT, [2]), seq("sq2", T.FLOAT, [2])],
+                   [seq(n.output[0], T.FLOAT, [2]) for n in nodes])
+    got = verdicts(m, version)
+    for op in ("Identity", "Cast"):
+        first, second = got[f"{op}1"], got[f"{op}2"]
+        assert first.reason == second.reason == "dtype"
+        assert "'sq1'" in first.detail and "'sq2'" in second.detail, (first.detail, second.detail)
