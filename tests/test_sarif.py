@@ -294,6 +294,38 @@ def test_results_past_code_scannings_run_limit_keep_the_most_severe_and_say_so(t
     assert run["properties"]["summary"] == whole["runs"][0]["properties"]["summary"]
 
 
+def test_a_file_past_code_scannings_size_limit_keeps_the_most_severe_within_it(tmp_path, cli, monkeypatch):
+    """Code scanning rejects a file over 10 MB gzip-compressed ("SARIF file is too large"): results are left out,
+    the notes first, until the compressed document is within the limit, and a notification says so."""
+    import gzip
+
+    from onnxlint.formats import sarif_format
+
+    def sarif(limit=None):
+        if limit is not None:
+            monkeypatch.setattr(sarif_format, "MAX_GZIP_BYTES", limit)
+        rc, out, _ = cli(tmp_path / "m.onnx", "--expand", "--show-info", "--format", "sarif")
+        return rc, out, len(gzip.compress(out.encode(), 6)), json.loads(out)
+
+    onnx.save(_dropouts(300), tmp_path / "m.onnx")
+    rc, _, whole_size, whole = sarif()
+    every = whole["runs"][0]["results"]
+    severe = [r for r in every if r["level"] != "note"]
+    assert len(severe) == 300 and len(every) > 300
+    assert sarif(1)[3]["runs"][0]["results"] == []  # past what even the rules' descriptors take: none kept
+    limit = (sarif(1)[2] + whole_size) // 2  # room for about half the results
+    rc2, _, size, doc = sarif(limit)
+    assert rc2 == rc and size <= limit
+    jsonschema.validate(doc, json.loads(SCHEMA.read_text()))
+    run = doc["runs"][0]
+    kept = run["results"]
+    assert 100 < len(kept) < 300 and kept == severe[:len(kept)]
+    (note,) = run["invocations"][0]["toolExecutionNotifications"]
+    assert note["message"]["text"].startswith(f"{len(every) - len(kept):,} of {len(every):,} results left out")
+    assert "gzip-compressed" in note["message"]["text"]
+    assert run["properties"]["summary"] == whole["runs"][0]["properties"]["summary"]
+
+
 def test_a_rule_of_many_tags_keeps_the_file_within_code_scannings_tag_limit(tmp_path, cli, monkeypatch):
     """Code scanning rejects a whole file with a rule of over 20 tags ("more tags per rule than allowed"): a rule
     file's rule may list any number (an organisation's taxonomy), so its descriptor keeps the first 20 of them."""

@@ -6,6 +6,7 @@ are one alert, not 400 in a repository's Security tab); infos only with --show-i
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import os
 from pathlib import Path
@@ -29,6 +30,9 @@ INFO_URI = "https://github.com/onnxlint/onnxlint"
 MAX_LOCATIONS = 1000  # related locations a result, and logical locations its location names
 MAX_RESULTS = 25_000  # results a run
 MAX_TAGS = 20  # tags a rule ("... more tags per rule than allowed"): a rule file's rule may list any number
+# a file, gzip-compressed as upload-sarif sends it ("SARIF file is too large"; 10 MB), less a margin for the
+# uploader's compressor: ~240 groups of 1,000 nodes each would be needed to reach it
+MAX_GZIP_BYTES = 9_500_000
 
 
 def _uri(filename: str, root: Path) -> str:
@@ -146,16 +150,17 @@ def results(report, base: Path, show_info: bool = False, expand: bool = False) -
     return out
 
 
-def within_limits(found: list[dict]) -> tuple[list[dict], int]:
-    """(found less what is past MAX_RESULTS, how many were left out): the open results before the suppressed
-    ones, errors before warnings before notes (what code scanning keeps itself when it truncates), each kept in
-    its place."""
-    if len(found) <= MAX_RESULTS:
+def within_limits(found: list[dict], limit: int | None = None) -> tuple[list[dict], int]:
+    """(found less what is past limit (MAX_RESULTS), how many were left out): the open results before the
+    suppressed ones, errors before warnings before notes (what code scanning keeps itself when it truncates),
+    each kept in its place."""
+    limit = MAX_RESULTS if limit is None else limit
+    if len(found) <= limit:
         return found, 0
     rank = {"error": 0, "warning": 1, "note": 2}
     order = sorted(range(len(found)), key=lambda i: ("suppressions" in found[i], rank[found[i]["level"]], i))
-    kept = sorted(order[:MAX_RESULTS])
-    return [found[i] for i in kept], len(found) - MAX_RESULTS
+    kept = sorted(order[:limit])
+    return [found[i] for i in kept], len(found) - limit
 
 
 def render(report, root: str | None = None, config_file: str | os.PathLike | None = None, show_info: bool = False,
@@ -163,15 +168,30 @@ def render(report, root: str | None = None, config_file: str | os.PathLike | Non
     """config_file: the configuration file in force (Config.path), recorded as the invocation property
     `configFile` (its absolute path; `null` when none applied)."""
     base = repository_root(root)
-    rules = list(report.rules)
     every = results(report, base, show_info, expand)
     found, left_out = within_limits(every)
+    doc = _document(report, base, every, found, left_out, config_file, show_info, expand, f"{MAX_RESULTS:,} a run")
+    while len(doc) > MAX_GZIP_BYTES and found:  # the document is ASCII: its length bounds its compressed size
+        size = len(gzip.compress(doc.encode("ascii"), 6))
+        if size <= MAX_GZIP_BYTES:
+            break
+        # results are alike in size: one step lands near the limit, a further one where it did not
+        found, left_out = within_limits(every, min(len(found) - 1, int(len(found) * MAX_GZIP_BYTES * 0.95 / size)))
+        doc = _document(report, base, every, found, left_out, config_file, show_info, expand,
+                        f"{MAX_GZIP_BYTES / 1e6:g} MB a file, gzip-compressed")
+    return doc
+
+
+def _document(report, base: Path, every: list[dict], found: list[dict], left_out: int,
+              config_file: str | os.PathLike | None, show_info: bool, expand: bool, limit: str) -> str:
+    """The SARIF document of the results found (of every), left_out of them past the limit named."""
     notifications = [{"level": "error", "message": {"text": esc(f"{r.filename}: {r.error}")},
                       "descriptor": {"id": "OLX000"}} for r in report.errors]
     if left_out:
         notifications.append({"level": "warning", "message": {"text": (
             f"{left_out:,} of {len(every):,} results left out of this file, past code scanning's limit of "
-            f"{MAX_RESULTS:,} a run (errors and open results kept first); the text and JSON formats list them all")}})
+            f"{limit} (errors and open results kept first); the text and JSON formats list them all")}})
+    rules = list(report.rules)
     run = {
         "tool": {"driver": {"name": "onnxlint", "version": __version__, "semanticVersion": __version__,
                             "informationUri": INFO_URI, "rules": [_rule_entry(r, report.severity.get(r.id, r.severity)) for r in rules]}},
