@@ -2,6 +2,7 @@
 
 import json
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -530,8 +531,8 @@ def test_fix_over_a_folder_survives_a_crashing_numeric_check(examples_dir, tmp_p
 
 
 def test_renamed_copy_of_a_model_with_external_data_loads_its_weights_from_the_models_folder(tmp_path, cli):
-    """Unnamed nodes make verify write a renamed copy; with external data it goes beside the model (whose folder
-    the data paths are relative to) and is removed after."""
+    """Unnamed nodes make verify write a renamed copy; with external data the session reads the weights from the
+    model's folder (whose folder the data paths are relative to), and nothing of verify's stays there."""
     import numpy as np
     import onnx
 
@@ -547,6 +548,152 @@ def test_renamed_copy_of_a_model_with_external_data_loads_its_weights_from_the_m
     assert rc == 0 and "error" not in r and "run_error" not in r
     assert sorted(r["ran_on"]) == ["graph/MatMul#0", "graph/Relu#1"] and r["missed"] == []
     assert sorted(p.name for p in d.iterdir()) == ["model.onnx", "weights.bin"]
+
+
+def _duplicate_names_with_external_data(folder: Path, location: str = "weights.bin") -> Path:
+    """A MatMul and a Relu of one name (renamed for the session), the MatMul's weight in a data file."""
+    import numpy as np
+    import onnx
+
+    w = onnx.numpy_helper.from_array(np.arange(4096, dtype=np.float32).reshape(64, 64) / 64, "w")
+    m = make_model([h.make_node("MatMul", ["x", "w"], ["y"], name="n"), h.make_node("Relu", ["y"], ["z"], name="n")],
+                   [vi("x", T.FLOAT, [1, 64])], [vi("z", T.FLOAT, [1, 64])], inits=[w])
+    folder.mkdir(parents=True, exist_ok=True)
+    onnx.save(m, folder / "model.onnx", save_as_external_data=True, location=location, size_threshold=0)
+    return folder / "model.onnx"
+
+
+def _created_in(folder: Path):
+    """The names created or moved into folder from now on, read by calling the returned function (Linux's
+    inotify: a file made and removed again is seen too); None where there is no inotify."""
+    import ctypes
+    import os
+    import struct
+
+    if not sys.platform.startswith("linux"):
+        return None
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = libc.inotify_init1(os.O_NONBLOCK)
+    if fd < 0 or libc.inotify_add_watch(fd, str(folder).encode(), 0x100 | 0x80) < 0:  # IN_CREATE | IN_MOVED_TO
+        return None
+
+    def created() -> list[str]:
+        try:
+            data = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            data = b""
+        finally:
+            os.close(fd)
+        names, i = [], 0
+        while i < len(data):
+            size = struct.unpack_from("iIII", data, i)[3]
+            names.append(data[i + 16:i + 16 + size].rstrip(b"\0").decode())
+            i += 16 + size
+        return names
+
+    return created
+
+
+@pytest.mark.skipif(tuple(int(p) for p in ort.__version__.split(".")[:2]) < (1, 21),
+                    reason="ORT 1.20 reads external data beside the model file only: verify writes its copy there")
+def test_verify_writes_nothing_in_the_folder_of_a_renamed_model_with_external_data(tmp_path, cli):
+    """Nodes sharing a name are renamed in the copy the session loads; with external data that copy was written
+    beside the model (`.onnxlint-verify.XXXXXXXX.onnx`), where its data paths resolve: a write into the
+    repository under review, left there by a verify killed meanwhile, and a read-only folder failed the session.
+    The copy is in a temporary folder; ORT (1.21 and later) reads the weights from the model's folder."""
+    import os
+
+    model = _duplicate_names_with_external_data(tmp_path / "repo")
+    before = sorted(os.listdir(model.parent))
+    created = _created_in(model.parent)
+    os.chmod(model.parent, 0o555)  # read-only (root writes anyway: the watch sees it)
+    try:
+        rc, out, err = cli("verify", model, "--providers", "CPUExecutionProvider", "--format", "json",
+                           "--ort-optimization", "disabled")
+    finally:
+        os.chmod(model.parent, 0o755)
+    assert (created() if created else []) == [] and sorted(os.listdir(model.parent)) == before
+    r = json.loads(out)[0]
+    assert rc == 0 and r["verified"] and "error" not in r and "run_error" not in r, out + err
+    assert r["nodes_observed"] == 2 and r["on_cpu"] == 2 and r["missed"] == []
+    assert [(d["op_type"], d["ran_on"]) for d in r["details"]] == [("MatMul", "CPUExecutionProvider"),
+                                                                   ("Relu", "CPUExecutionProvider")]
+
+
+def test_the_session_child_reads_the_renamed_copys_weights_from_the_models_folder(tmp_path):
+    """What the child builds its session from: the renamed copy (in a temporary folder) as bytes, ORT told the
+    model's folder as the folder of its external data; the weights it reads are the model's, and nothing is
+    written there. ORT 1.20 ignores that option: there the copy is written beside the model while ORT reads it
+    (as before), named as verify's own and removed once the session is built."""
+    import contextlib
+    import os
+
+    import numpy as np
+    import onnx
+
+    from onnxlint.verify.session_child import model_source
+
+    model = _duplicate_names_with_external_data(tmp_path / "repo")
+    m = onnx.load(model, load_external_data=False)
+    naming.unique_names(m)
+    (tmp_path / "tmp").mkdir()
+    copy = tmp_path / "tmp" / "renamed.onnx"
+    onnx.save(m, copy)
+    folder = str(model.parent)
+    so = ort.SessionOptions()
+    with model_source(ort, str(copy), so, folder) as source:
+        if tuple(int(p) for p in ort.__version__.split(".")[:2]) >= (1, 21):
+            assert isinstance(source, bytes) and sorted(os.listdir(folder)) == ["model.onnx", "weights.bin"]
+        sess = ort.InferenceSession(source, so, providers=["CPUExecutionProvider"])
+    x = np.linspace(-1, 1, 64, dtype=np.float32).reshape(1, 64)
+    want = np.maximum(x @ (np.arange(4096, dtype=np.float32).reshape(64, 64) / 64), 0)
+    np.testing.assert_allclose(sess.run(None, {"x": x})[0], want, rtol=1e-5, atol=1e-4)
+    old = type("OldOrt", (), {"__version__": "1.20.1"})  # the fallback, whatever ORT is installed
+    with contextlib.redirect_stdout(None), model_source(old, str(copy), so, folder) as source:
+        assert isinstance(source, str) and session.VERIFY_COPY.fullmatch(os.path.basename(source))
+        assert os.path.dirname(source) == folder and Path(source).read_bytes() == copy.read_bytes()
+    assert sorted(os.listdir(folder)) == ["model.onnx", "weights.bin"]
+
+
+def test_a_copy_a_killed_session_child_left_beside_the_model_is_removed(tmp_path):
+    """ORT 1.20: the child's copy beside the model, when the child was killed (its time limit) while ORT read it;
+    the parent removes it, and nothing else of that folder, whatever the child said."""
+    left = tmp_path / ".onnxlint-verify.abcd1234.onnx"
+    other = tmp_path / "model.onnx"
+    for p in (left, other):
+        p.write_bytes(b"x")
+    (tmp_path / "sub").mkdir()
+    elsewhere = tmp_path / "sub" / ".onnxlint-verify.abcd1234.onnx"
+    elsewhere.write_bytes(b"x")
+    for said in (str(other), str(elsewhere), ["x"], None, str(left)):
+        session._remove_copy(str(tmp_path), said)
+    assert not left.exists() and other.exists() and elsewhere.exists()
+
+
+@pytest.mark.parametrize("where", ["dotdot", "absolute", "symlink"])
+def test_a_renamed_models_data_outside_its_folder_is_refused_before_any_session(tmp_path, cli, monkeypatch, where):
+    """The session is given the model's folder as the folder of its data: ORT (1.23.2 at least) follows `..`, an
+    absolute path or a link out of it. onnxlint's own check refuses each before a child runs."""
+    import os
+
+    import numpy as np
+
+    secret = tmp_path / "secret.bin"
+    secret.write_bytes((np.arange(4096, dtype=np.float32) / 64).tobytes())
+    location = {"dotdot": "../secret.bin", "absolute": str(secret), "symlink": "weights.bin"}[where]
+    (tmp_path / "repo").mkdir()
+    if where == "symlink":
+        os.symlink("../secret.bin", tmp_path / "repo" / "weights.bin")
+    model = _duplicate_names_with_external_data(tmp_path / "repo", "w.tmp")
+    m = __import__("onnx").load(model, load_external_data=False)
+    for e in m.graph.initializer[0].external_data:
+        if e.key == "location":
+            e.value = location
+    __import__("onnx").save(m, model)
+    (tmp_path / "repo" / "w.tmp").unlink()
+    monkeypatch.setattr(session, "run_session", lambda *a, **k: pytest.fail("a session ran"))
+    rc, out, err = cli("verify", model, "--providers", "CPUExecutionProvider")
+    assert rc == 1 and "verify failed: not run: tensor 'w': location" in out and "outside the model's folder" in out, out
 
 
 @pytest.mark.parametrize("server", [True, False])

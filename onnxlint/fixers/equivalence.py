@@ -292,9 +292,9 @@ def session(model: onnx.ModelProto, base_dir: Path | None = None) -> Callable[[d
     so = ort.SessionOptions()
     so.log_severity_level = 3
     so.intra_op_num_threads = min(4, os.cpu_count() or 1)
-    if external and base_dir is not None and _data_folder_option(ort.__version__):
+    if external and base_dir is not None and data_folder_option(ort.__version__):
         so.add_session_config_entry("session.model_external_initializers_file_folder_path", os.path.abspath(base_dir))
-    if not external or _data_folder_option(ort.__version__):
+    if not external or data_folder_option(ort.__version__):
         for hook in BEFORE_SESSION:
             hook(model)
         sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
@@ -314,7 +314,7 @@ def session(model: onnx.ModelProto, base_dir: Path | None = None) -> Callable[[d
     return lambda feeds: sess.run(None, feeds)
 
 
-def _data_folder_option(version: str) -> bool:
+def data_folder_option(version: str) -> bool:
     """Whether this ORT reads a model given as bytes with its external data from the folder
     session.model_external_initializers_file_folder_path names (1.21 and later; 1.20.1 ignores it)."""
     parts = version.split(".")[:2]

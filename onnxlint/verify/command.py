@@ -11,7 +11,8 @@ from onnxlint.config.settings import Settings
 from onnxlint.linting.report import FileReport, Report
 from onnxlint.model import lfs, loading, write_guard
 from onnxlint.support.errors import UsageError, did_you_mean
-from onnxlint.verify.compare import VERIFY_COPY, FixedVerifyResult, VerifyResult, attach, verify_file
+from onnxlint.verify.compare import FixedVerifyResult, VerifyResult, attach, verify_file
+from onnxlint.verify.session import VERIFY_COPY
 
 
 @dataclass(frozen=True)

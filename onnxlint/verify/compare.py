@@ -11,7 +11,6 @@ provider: predicted removed and absent is an agreement of its own, never "predic
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 import tempfile
 from dataclasses import asdict, dataclass, field
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from onnxlint.model import write_guard
+from onnxlint.verify.session import VERIFY_COPY
 
 CPU = "CPUExecutionProvider"
 CUDA = "CUDAExecutionProvider"
@@ -137,32 +137,23 @@ def target_for(providers: list[str]) -> str:
     return "ort-cuda" if CUDA in providers else "ort-cpu"
 
 
-# verify's copies in a model's folder: session_model's, verify --fix's fixed model before a session ran it (and the
-# temporary file its atomic write made)
-VERIFY_COPY = re.compile(r"\.?\.onnxlint-verify[.-][a-z0-9_]{8}\.onnx(?:\.[a-z0-9_]{8}\.tmp)?")
-
-
 @contextlib.contextmanager
-def session_model(mf: Any, renamed: dict[str, str]) -> Iterator[Path]:
-    """The file the session loads: the model itself, or its renamed copy (beside it when it has external data,
-    whose paths are relative to the model's folder; else in a temporary folder)."""
+def session_model(mf: Any, renamed: dict[str, str]) -> Iterator[tuple[Path, Path | None]]:
+    """The file the session loads, and the folder its external data paths are relative to (None: the file's own):
+    the model itself, or its renamed copy in a temporary folder, never beside the model (a read-only folder, a
+    repository under review), with the model's folder as its data folder when it has external data (the session
+    child hands ORT that folder, session_child.model_source)."""
     if not renamed:
-        yield Path(mf.path)
+        yield Path(mf.path), None
         return
     folder = Path(mf.path).parent if mf.external else None
     if folder is not None:  # what a verify killed (SIGKILL) left beside a model
         write_guard.remove_unheld(folder, VERIFY_COPY)
-    fd, tmp = tempfile.mkstemp(prefix=".onnxlint-verify.", suffix=".onnx", dir=folder)
-    held = os.dup(fd)  # locked while it exists: never stale to another run's remove_unheld
-    try:
-        write_guard.lock(held)
-        with os.fdopen(fd, "wb") as fh:
+    with tempfile.TemporaryDirectory(prefix="onnxlint-verify.") as tmp:
+        path = Path(tmp) / "renamed.onnx"
+        with open(path, "xb") as fh:
             fh.write(mf.model.SerializeToString())
-        yield Path(tmp)
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        os.close(held)
+        yield path, folder
 
 
 def verify_file(path: Path, providers: list[str], shapes: dict[str, list[int]], timeout: float = 300,
@@ -200,9 +191,9 @@ def _verify(path: Path, result: VerifyResult, shapes: dict[str, list[int]], time
     renamed = unique_names(mf.model)
     if renamed:
         mf.raw = mf.weightless = None  # the index is made from the renamed model
-    with session_model(mf, renamed) as session_path:
+    with session_model(mf, renamed) as (session_path, data_folder):
         run = run_session(session_path, result.providers_requested, shapes, timeout, result.optimization,
-                          address_space(mf.total_size))
+                          address_space(mf.total_size), data_folder)
     if run.error:
         result.error = run.error
         return

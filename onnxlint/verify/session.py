@@ -7,8 +7,10 @@ ran out of time is kept: the placement is logged at session creation, before any
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +21,9 @@ from onnxlint.support.errors import strip_cpp_frames
 from onnxlint.verify import cuda_status, logs
 
 CUDA = "CUDAExecutionProvider"
+# verify's copies in a model's folder: session_child's renamed copy (ORT 1.20, or a verify before 0.2.0), verify --fix's
+# fixed model before a session ran it (and the temporary file its atomic write made)
+VERIFY_COPY = re.compile(r"\.?\.onnxlint-verify[.-][a-z0-9_]{8}\.onnx(?:\.[a-z0-9_]{8}\.tmp)?")
 
 
 @dataclass
@@ -39,18 +44,21 @@ class SessionRun:
 
 
 def run_session(model: Path, providers: list[str], shapes: dict[str, list[int]], timeout: float = 300,
-                level: str = "all", memory: int | None = None) -> SessionRun:
-    """One session of `model` (a file whose external data paths are relative to its folder) in a child. memory: its
-    address-space limit where the session can have only the CPU EP (session_child; by default the --fix numeric
+                level: str = "all", memory: int | None = None, data_folder: Path | None = None) -> SessionRun:
+    """One session of `model` in a child. data_folder: the folder its external data paths are relative to, when
+    not the model file's own (verify's renamed copy, in a temporary folder, of a model with external data). memory:
+    its address-space limit where the session can have only the CPU EP (session_child; by default the --fix numeric
     check's, equivalence.address_space, of the model file's size)."""
     from onnxlint.fixers.equivalence import address_space
 
     memory = memory or address_space(os.path.getsize(model))
     cmd = [*pychild.module("onnxlint.verify.session_child"), str(model), json.dumps(providers), json.dumps(shapes)]
+    folder = os.path.abspath(data_folder) if data_folder is not None else ""
     with tempfile.TemporaryDirectory(prefix="onnxlint-verify.") as tmp:
-        code, stdout, stderr = bounded_child.run([*cmd, tmp, level, str(memory)], timeout)
+        code, stdout, stderr = bounded_child.run([*cmd, tmp, level, str(memory), folder], timeout)
         timed_out = code is None
         data = bounded_child.json_lines(stdout)
+        _remove_copy(folder, data.get("copy"))
         run = SessionRun(available=list(data.get("available", [])), defaulted=list(data.get("defaulted", [])))
         if data.get("memory") and _out_of_memory(data, stderr, code):
             run.error = (f"the session ran out of memory ({int(data['memory']) >> 20} MB address space, "
@@ -91,6 +99,16 @@ def run_session(model: Path, providers: list[str], shapes: dict[str, list[int]],
             if p != CUDA and p not in run.providers:
                 run.unexercised[p] = cuda_status.explain_provider(p, run.available, stderr)
         return run
+
+
+def _remove_copy(folder: str, copy: Any) -> None:
+    """The copy the child wrote in the data folder (ORT 1.20, session_child.model_source), when the child was killed
+    or crashed before it removed it: only a name of verify's own there."""
+    if not folder or not isinstance(copy, str) or os.path.dirname(copy) != folder:
+        return
+    if VERIFY_COPY.fullmatch(os.path.basename(copy)):
+        with contextlib.suppress(OSError):
+            os.unlink(copy)
 
 
 def _out_of_memory(data: dict[str, Any], stderr: str, code: int | None) -> bool:

@@ -1,6 +1,6 @@
 """The child process of `onnxlint verify`: builds one ORT session, runs it once, prints JSON lines.
 
-Run as `python -m onnxlint.verify.session_child MODEL PROVIDERS_JSON SHAPES_JSON OUTDIR LEVEL [MEMORY]`. It is a process
+Run as `python -m onnxlint.verify.session_child MODEL PROVIDERS_JSON SHAPES_JSON OUTDIR LEVEL [MEMORY [DATA_FOLDER]]`. It is a process
 of its own so that a provider library that aborts (onnxruntime-gpu without its CUDA libraries does) or a
 kernel that crashes costs the child, never the linter. Placement is decided (and logged, on stderr) at session
 creation, and the child says `{"providers": ...}` on stdout as soon as the session exists, so a run that fails
@@ -8,15 +8,19 @@ or crashes later still leaves that evidence. ORT's Python fallback (rebuild the 
 again when the CUDA EP fails) is disabled: its second placement log and profile would override the first.
 MEMORY (bytes) limits the child's address space, as the --fix numeric check's child is limited, when its session
 can have only the CPU EP: a GPU provider's driver maps address space the size of the device's memory and more,
-which such a limit would refuse (the child says `{"memory": MEMORY}` when it set the limit).
+which such a limit would refuse (the child says `{"memory": MEMORY}` when it set the limit). DATA_FOLDER: the
+folder MODEL's external data paths are relative to, when not MODEL's own (verify's renamed copy of a model with
+external data lies in a temporary folder; model_source).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
-from typing import Any
+import tempfile
+from typing import Any, Iterator
 
 # onnxlint's names for ORT's GraphOptimizationLevel values (ORT's default is ORT_ENABLE_ALL)
 LEVELS = {"disabled": "ORT_DISABLE_ALL", "basic": "ORT_ENABLE_BASIC", "extended": "ORT_ENABLE_EXTENDED",
@@ -55,6 +59,39 @@ def _say(**values: Any) -> None:
     print(json.dumps(values), flush=True)
 
 
+@contextlib.contextmanager
+def model_source(ort: Any, model: str, so: Any, data_folder: str) -> Iterator[str | bytes]:
+    """What the session is built from: the model file; for one whose external data is in data_folder, its bytes,
+    with ORT told that folder (session.model_external_initializers_file_folder_path, ORT 1.21 and later), so nothing
+    is written there. ORT 1.20 ignores that option: there the model is copied into data_folder while the session
+    is built (`.onnxlint-verify.XXXXXXXX.onnx`, locked while it exists; the child says `{"copy": PATH}`, so the
+    parent removes it if the child dies first)."""
+    from onnxlint.fixers.equivalence import data_folder_option
+
+    if not data_folder:
+        yield model
+        return
+    if data_folder_option(ort.__version__):
+        so.add_session_config_entry("session.model_external_initializers_file_folder_path", data_folder)
+        with open(model, "rb") as fh:
+            yield fh.read()
+        return
+    from onnxlint.model import write_guard
+
+    fd, tmp = tempfile.mkstemp(prefix=".onnxlint-verify.", suffix=".onnx", dir=data_folder)
+    held = os.dup(fd)  # locked while it exists: never stale to another run's write_guard.remove_unheld
+    try:
+        write_guard.lock(held)
+        _say(copy=tmp)
+        with os.fdopen(fd, "wb") as fh, open(model, "rb") as src:
+            fh.write(src.read())
+        yield tmp
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        os.close(held)
+
+
 def main(argv: list[str]) -> int:
     import onnxruntime as ort
 
@@ -66,6 +103,7 @@ def main(argv: list[str]) -> int:
     level = argv[4] if len(argv) > 4 else "all"
     available = ort.get_available_providers()
     memory = int(argv[5]) if len(argv) > 5 else 0
+    data_folder = argv[6] if len(argv) > 6 else ""
     if memory and cpu_only(providers, available):
         from onnxlint.support.bounded_child import limit_memory
 
@@ -78,7 +116,8 @@ def main(argv: list[str]) -> int:
     so.graph_optimization_level = getattr(ort.GraphOptimizationLevel, LEVELS[level])
     _say(available=available, capi=os.path.join(os.path.dirname(ort.__file__), "capi"))
     try:
-        sess = ort.InferenceSession(model, so, providers=providers, enable_fallback=0)
+        with model_source(ort, model, so, data_folder) as source:  # a copy ORT 1.20 reads goes once it is built
+            sess = ort.InferenceSession(source, so, providers=providers, enable_fallback=0)
     except Exception as exc:  # the reason goes back as data: read off stderr, a line break in a node name ORT
         # quotes could stand for it
         _say(error=f"{type(exc).__name__}: {' '.join(str(exc).split())}")
