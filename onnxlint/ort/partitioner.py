@@ -77,6 +77,9 @@ class Simulator:
         self._ort_types: node_args.OrtTypes = {}  # node_args.ort_type_str's answers
         self._produced = node_args.Produced(len(index.nodes))  # the ORT types of keyed nodes' outputs
         self.opt: Optimized | None = None
+        # the outputs of the Casts the Level-1 transformers removed: their readers read the Cast's input, of another
+        # type where PreShapeNodeElimination removed it (its Shapes' kernels are looked up for that type)
+        self._retyped: set[str] = set()
 
     def run(self) -> Placement:
         view = node_args.scoped_view(self.index)
@@ -102,6 +105,8 @@ class Simulator:
             self.opt = optimize(self.index, self.optimization, self._cpu_kernel_for_folding if cpu is not None else None,
                                 ort_version=self.version, unique_dq=unique_dq)
         removed = self.opt.removed if self.opt else {}
+        self._retyped = {n.outputs[0] for n in (self.index.nodes[i] for i, r in removed.items() if r.reason == "cast")
+                         if n.scope.type_of(n.outputs[0]).type_str != n.scope.type_of(n.inputs[0]).type_str}
         expanded_subgraphs: set[int] = set()
         local = self.index.is_local_function if self.index.functions else None  # asked per node only when there are some
         running = local_functions.running_roots(self.index) if local is not None else set()
@@ -264,7 +269,20 @@ class Simulator:
     # -------------------------------------------------------------- kernel assignment
     def _bind(self, node: NodeRef, table: kernels.KernelTable,
               fp16_as_float: bool = False) -> Callable[[Iterable[str]], dict[str, str]]:
-        return bind_types(node, table, fp16_as_float, self._ort_types, self._produced)
+        opt = self.opt
+        reads = (lambda v: opt.resolve(v) if self._retyped_input(v) else v) if self._retyped and opt is not None else None
+        return bind_types(node, table, fp16_as_float, self._ort_types, self._produced, reads)
+
+    def _retyped_input(self, value: str) -> bool:
+        """Whether an input reading value now reads, along the values removed nodes rewired, past a removed Cast."""
+        alias = self.opt.alias if self.opt is not None else {}
+        for _ in range(100):  # Optimized.resolve's bound
+            if value in self._retyped:
+                return True
+            if value not in alias:
+                return False
+            value = alias[value]
+        return False
 
     def _cpu_kernel_for_folding(self, node: NodeRef) -> bool:
         """ConstantFolding runs the node with a CPU kernel for its exact types: the float16->float Casts ORT's
@@ -309,7 +327,7 @@ class Simulator:
     def _assign_fields(self, node: NodeRef, preferred: str) -> tuple[str | None, str, str | None, str]:
         """The node's placement as its fields but the node (ep, status, reason, detail)."""
         one_by_one = self._one_by_one
-        if one_by_one is None or node.op_type in one_by_one:
+        if one_by_one is None or node.op_type in one_by_one or (self._retyped and any(map(self._retyped_input, node.inputs))):
             self._last_body = None
             p = self._assign(node, preferred)
             if p.status == "expanded" and self._last_body is not None:
@@ -437,12 +455,13 @@ def simulate(index: GraphIndex, target: str, ort_version: str | None = None, rej
 
 def bind_types(node: NodeRef, table: kernels.KernelTable, fp16_as_float: bool = False,
                ort_types: node_args.OrtTypes | None = None,
-               produced: node_args.Produced | None = None) -> Callable[[Iterable[str]], dict[str, str]]:
+               produced: node_args.Produced | None = None,
+               reads: Callable[[str], str] | None = None) -> Callable[[Iterable[str]], dict[str, str]]:
     """The binder a kernel lookup asks: type parameter names -> the node's dtype strings, through the op schema's
     formal parameters (else the table's own for an op onnx has no schema of); a value onnx's inference left untyped
     has the type ORT's gives it (node_args.ort_type_str; ort_types: its answers so far, produced: the partitioner's
     for its keyed nodes' outputs). fp16_as_float: float16 seen as float (the Casts InsertCastTransformer adds
-    around a CPU node)."""
+    around a CPU node). reads: the value an input reads now, where a removed node rewired it to another type."""
     def bind(params: Iterable[str]) -> dict[str, str]:
         wanted = set(params)
         formal = schema_registry.formal_params(node.op_type, node.opset, node.domain)
@@ -461,6 +480,8 @@ def bind_types(node: NodeRef, table: kernels.KernelTable, fp16_as_float: bool = 
                 if i >= len(formals) and not variadic:
                     continue
                 if type_str in wanted and type_str not in out:
+                    if reads is not None and kind == "in":
+                        value = reads(value)
                     got = node.scope.type_of(value).type_str or node_args.ort_type_str(node.scope, value, cache=ort_types,
                                                                                        produced=produced)
                     if got:

@@ -95,6 +95,11 @@ class Release:
     # `external_inference`: every line 1.15-1.32 refuses; onnxruntime PR 31169 would read it); False: not probed
     # or loads, nothing claimed
     external_inference_refusal: bool = False
+    # PreShapeNodeElimination (Level 1) removes a Cast read only by Shapes when the Cast's and the Shapes'
+    # since-versions are in this set (empty: never): measured {13, 15, 19} on 1.23.2 and 1.24.4 (opsets 13-20; a
+    # Cast-21/23 -> Shape stays), 13 to 25 on 1.31.1 (opsets 13-26; opset 11 stays); older releases not measured
+    # (nothing removed), those in between take the older one's
+    pre_shape_versions: frozenset[int] = frozenset()
     measured: str | None = None  # the patch release checked against ORT's own partitioner (the truth benchmark)
     # The tensor element types (TensorProto.DataType numbers) its session creation refuses, probed on its wheel
     # (ElemTypes; empty: not probed, nothing claimed)
@@ -102,9 +107,13 @@ class Release:
 
 
 ANY_VERSION = 1 << 16  # a since-version bound that takes every version
+PRE_SHAPE_1_23 = frozenset({13, 15, 19})  # pre_shape_versions from 1.23 on (the sources' list)
+PRE_SHAPE_1_31 = frozenset({13, 15, 19, 21, 23, 24, 25})  # ... from 1.31 on (measured up to opset 26)
+
+
 def _row(opset: int, ir: int, since_1_31: bool, measured: str | None = None, reshapes_upto: int = 0,
          dq_matmul_nbits: bool = False, fusion_kernel: bool = False, elem: ElemTypes | None = None,
-         initializer_copy: bool = False, external_inference: bool = False) -> Release:
+         initializer_copy: bool = False, external_inference: bool = False, pre_shape: bool = False) -> Release:
     """A row of a release whose behaviours are those of 1.31 and later (since_1_31) or of the releases before;
     the releases between two measured ones take the older one's behaviour (not measured)."""
     return Release(opset, ir, contiguous_reshapes=ANY_VERSION if since_1_31 else reshapes_upto, reshape_dim_match=since_1_31,
@@ -112,7 +121,8 @@ def _row(opset: int, ir: int, since_1_31: bool, measured: str | None = None, res
                    function_node_cpu_in_first_pass=not since_1_31, cast_removal_keeps_lossy_to_bool=since_1_31,
                    dq_matmul_nbits_across_eps=dq_matmul_nbits, fusion_kernel_refusal=fusion_kernel, measured=measured,
                    elem=elem or ElemTypes(), initializer_copy_refusal=initializer_copy,
-                   external_inference_refusal=external_inference)
+                   external_inference_refusal=external_inference,
+                   pre_shape_versions=(PRE_SHAPE_1_31 if since_1_31 else PRE_SHAPE_1_23) if pre_shape else frozenset())
 
 
 LIMITS_FILE = resources.data_dir() / "kernels" / "ort-releases.json"
@@ -180,6 +190,8 @@ _DQ_MATMUL_NBITS_SINCE = (1, 23)
 _FUSION_KERNEL_SINCE = (1, 20)
 # initializer_copy_refusal: the 1.23 line only (measured on 1.23.0 and 1.23.2; not on 1.20.2, 1.22.0, 1.24.4, 1.31.1)
 _INITIALIZER_COPY_LINES = {(1, 23)}
+# pre_shape_versions: measured from 1.23.2 on (the oldest release checked)
+_PRE_SHAPE_SINCE = (1, 23)
 
 # external_inference_refusal: the lines whose wheel refused the probe (generated: ort-releases.json)
 _EXTERNAL_INFERENCE_LINES = external_inference_refused()
@@ -188,13 +200,14 @@ _EXTERNAL_INFERENCE_LINES = external_inference_refused()
 RELEASES: dict[tuple[int, int], Release] = {
     line: _row(opset, ir, line >= _NEWER_SINCE, _MEASURED.get(line), 14 if line >= _RESHAPES_14_SINCE else 0,
                line >= _DQ_MATMUL_NBITS_SINCE, line >= _FUSION_KERNEL_SINCE, elem_types().get(line),
-               line in _INITIALIZER_COPY_LINES, line in _EXTERNAL_INFERENCE_LINES)
+               line in _INITIALIZER_COPY_LINES, line in _EXTERNAL_INFERENCE_LINES, line >= _PRE_SHAPE_SINCE)
     for line, (opset, ir) in limits().items()}
 # a release newer than the table, or none named: the newest behaviour ORT's sources show, no limits known, no element
 # type claimed refused (a newer release may load one: 1.32 loads FLOAT6 initializers 1.31 refuses)
 NEWEST = Release(None, None, contiguous_reshapes=ANY_VERSION, reshape_dim_match=True, dropout_reads_training_mode=True,
                  cse_typed_tensor_attributes=True, function_node_cpu_in_first_pass=False,
-                 cast_removal_keeps_lossy_to_bool=True, dq_matmul_nbits_across_eps=True, fusion_kernel_refusal=True)
+                 cast_removal_keeps_lossy_to_bool=True, dq_matmul_nbits_across_eps=True, fusion_kernel_refusal=True,
+                 pre_shape_versions=PRE_SHAPE_1_31)
 # a release older than the table: the oldest behaviour, no limits known
 OLDEST = Release(None, None, contiguous_reshapes=0, reshape_dim_match=False, dropout_reads_training_mode=False,
                  cse_typed_tensor_attributes=False, function_node_cpu_in_first_pass=True)

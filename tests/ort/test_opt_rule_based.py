@@ -8,6 +8,7 @@ from onnx import helper as h
 from ort_cases import _place, _removed
 
 from onnxlint.model.graph import GraphIndex
+from onnxlint.ort import partitioner as placement
 from onnxlint.ort import releases
 from onnxlint.ort.optimizer import (
     graph_transformer_mgr,
@@ -137,3 +138,87 @@ def test_noop_elimination_reads_a_folded_operand():
     m = make_model(nodes, [vi("x", T.FLOAT, [4])], [vi("y", T.FLOAT, [4])], [init("zero", np.array([0], np.int64))])
     gone = _removed(m)
     assert gone["cast"].reason == "constant-folding" and gone["add"].reason == "noop" and "neg" not in gone
+
+
+def _cast_shape_model(opset, readers=(), outputs=(), dims=("N", 3), to=T.FLOAT16, src="r", inputs=()):
+    """x -> Relu -> Cast -> Shape (and a Shape<start=1> from opset 15), plus the readers and outputs given."""
+    nodes = [h.make_node("Relu", ["x"], ["r"], name="relu"), h.make_node("Cast", [src], ["c"], name="cast", to=to),
+             h.make_node("Shape", ["c"], ["s"], name="shape")]
+    if opset >= 15:
+        nodes.append(h.make_node("Shape", ["c"], ["t"], name="tail", start=1))
+    outs = [vi("s", T.INT64, [2]), vi("r", T.FLOAT, list(dims))] + ([vi("t", T.INT64, [1])] if opset >= 15 else [])
+    ir = {13: 7, 19: 9, 21: 10}[opset]
+    return make_model(nodes + list(readers), [vi("x", T.FLOAT, list(dims)), *inputs], outs + list(outputs), opset=opset, ir=ir)
+
+
+def _real(m, level, version):
+    """Each node's placement by the release's own kernel tables."""
+    pl = placement.Simulator(GraphIndex(onnx.shape_inference.infer_shapes(m)), "ort-cuda", version, optimization=level).run()
+    return {p.node.name: p for p in pl.nodes.values()}
+
+
+def test_pre_shape_node_elimination_removes_a_cast_only_shapes_read():
+    """PreShapeNodeElimination: a Cast whose every reader is a Shape goes at basic and all, whatever the dims,
+    the Cast of a node's output or of a graph input (measured on ORT 1.23.2, 1.24.4 and 1.31.1, opsets 13-20; a
+    Shape<start=1> reader too); with optimizations off it stays on CUDA."""
+    for version in ("1.23.2", "1.24.4", "1.31.1"):
+        for opset, src in ((13, "r"), (19, "r"), (19, "x")):
+            m = _cast_shape_model(opset, src=src)
+            for level in ("basic", "all"):
+                by = _real(m, level, version)
+                assert (by["cast"].status, by["cast"].reason) == ("eliminated", "cast"), (version, opset, src, level)
+                assert "PreShapeNodeElimination" in by["cast"].detail
+                assert by["shape"].status == "device"
+            assert _real(m, "disabled", version)["cast"].status == "device"
+
+
+def test_pre_shape_node_elimination_takes_a_cast_21_from_1_31_on():
+    """The 1.23 and 1.24 sources check the since-versions {13, 15, 19}: a Cast-21 -> Shape stays there (measured on
+    1.23.2 and 1.24.4, opsets 21 and 23), and goes on 1.31.1 (opsets 13 to 26); opset 11 stays everywhere (not
+    modelled before 1.23: not measured)."""
+    m = _cast_shape_model(21)
+    assert _real(m, "all", "1.24.4")["cast"].status == "device"
+    assert _real(m, "all", "1.31.1")["cast"].status == "eliminated"
+    assert releases.row("1.20.2").pre_shape_versions == frozenset() == releases.OLDEST.pre_shape_versions
+    assert releases.row("1.31.1").pre_shape_versions == releases.NEWEST.pre_shape_versions
+
+
+def test_pre_shape_node_elimination_keeps_a_cast_another_node_reads():
+    """A Cast that is a graph output, also read by a Size, or read by a Shape in an If branch stays (measured on
+    ORT 1.23.2, 1.24.4 and 1.31.1)."""
+    out = _cast_shape_model(19, outputs=[vi("c", T.FLOAT16, None)])
+    size = _cast_shape_model(19, readers=[h.make_node("Size", ["c"], ["z"], name="size")], outputs=[vi("z", T.INT64, [])])
+    branch = [h.make_graph([h.make_node("Shape", ["c"], [o], name=f"s{o}")], f"g{o}", [], [vi(o, T.INT64, [2])]) for o in "uv"]
+    body = _cast_shape_model(13, readers=[h.make_node("If", ["b"], ["w"], name="cond", then_branch=branch[0], else_branch=branch[1])],
+                             outputs=[vi("w", T.INT64, [2])], inputs=[vi("b", T.BOOL, [])])
+    for m in (out, size, body):
+        for version in ("1.23.2", "1.31.1"):
+            assert _real(m, "all", version)["cast"].status == "device"
+
+
+def test_the_shapes_of_a_removed_complex_cast_read_its_input():
+    """Cast(to complex64) -> Shape with a symbolic dim: ORT removes the Cast and its Shape reads the float input,
+    so the model loads (ORT 1.23.2, 1.24.4, 1.31.1; OLX202 said the Cast and the Shape had no kernel). Placed with
+    the releases' own kernel tables; a Cast another node reads keeps both unsupported."""
+    for version in ("1.23.2", "1.24.4", "1.31.1"):
+        by = _real(_cast_shape_model(19, to=T.COMPLEX64), "all", version)
+        assert by["cast"].status == "eliminated" and by["shape"].status == by["tail"].status == "device", version
+    by = _real(_cast_shape_model(19, to=T.COMPLEX64, readers=[h.make_node("Size", ["c"], ["z"], name="size")],
+                                 outputs=[vi("z", T.INT64, [])]), "all", "1.24.4")
+    assert by["cast"].status == by["shape"].status == "unsupported"
+
+
+def test_pre_shape_node_elimination_in_an_if_branch():
+    """In a body, as in the main graph: a Cast read only by a Shape of its branch goes, of an outer value or of a
+    branch node's output (measured on ORT 1.23.2, 1.24.4 and 1.31.1, opsets 13 and 19; a complex64 one loads)."""
+    def branch(nm, src):
+        nodes = [h.make_node("Relu", ["x"], [nm + "r"], name=nm + "relu")] if src == "inner" else []
+        nodes += [h.make_node("Cast", [nm + "r" if src == "inner" else "x"], [nm + "c"], name=nm + "cast", to=T.COMPLEX64),
+                  h.make_node("Shape", [nm + "c"], [nm + "s"], name=nm + "shape")]
+        return h.make_graph(nodes, nm, [], [vi(nm + "s", T.INT64, [2])])
+    for src in ("outer", "inner"):
+        m = make_model([h.make_node("If", ["b"], ["s"], name="cond", then_branch=branch("t", src), else_branch=branch("e", src))],
+                       [vi("x", T.FLOAT, ["N", 3]), vi("b", T.BOOL, [])], [vi("s", T.INT64, [2])], opset=19, ir=9)
+        by = _real(m, "all", "1.24.4")
+        assert by["tcast"].status == by["ecast"].status == "eliminated", src
+        assert by["tshape"].status == by["eshape"].status == by["cond"].status == "device", src

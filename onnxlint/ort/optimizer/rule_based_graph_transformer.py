@@ -2,7 +2,8 @@
 (graph_transformer_utils.cc GenerateRewriteRules), as a table keyed by op: EliminateIdentity, EliminateDropout,
 CastElimination, NoopElimination (Add/Sub 0, Mul/Div 1, one-element constants), UnsqueezeElimination (an
 Unsqueeze, axes as an attribute, of an initializer), EliminateSlice (a Slice that keeps everything),
-ExpandElimination (a target shape the input already has), ConvBNFusion / ConvAddFusion / ConvMulFusion (a
+ExpandElimination (a target shape the input already has), PreShapeNodeElimination (a Cast only Shapes read),
+ConvBNFusion / ConvAddFusion / ConvMulFusion (a
 BatchNormalization / Add / Mul with constant per-channel operands after a Conv with constant weights),
 BatchNormalizationMulFusion / BatchNormalizationAddFusion (BatchNormalization-7)."""
 
@@ -88,6 +89,24 @@ def cast_elimination(state: OptimizerState, scope: GraphScope, n: NodeRef, relea
     return None
 
 
+def pre_shape_node_elimination(state: OptimizerState, scope: GraphScope, n: NodeRef, release: Release) -> Rewrite | None:
+    """PreShapeNodeElimination (pre_shape_node_elimination.cc, after CastElimination): a Cast whose every consumer
+    is a Shape goes and the Shapes read its input, whatever the dims (CanRemoveNode: not a graph output; a graph
+    input or an initializer as its input will do). The sources check the since-versions {13, 15, 19} (of the Cast
+    in some, of the Shapes in others: one opset, the same answer); Release.pre_shape_versions says which a release
+    takes (measured: a Cast read by a Shape and a Size, or by a Shape in an If branch, stays)."""
+    versions = release.pre_shape_versions
+    if not versions or since(n) not in versions:
+        return None
+    readers = state.live_readers(n.outputs[0])
+    if not readers or any(r.scope is not scope or r.op_type != "Shape" or r.domain != "ai.onnx" or since(r) not in versions
+                          for r in readers):
+        return None
+    if not can_remove(state, scope, n):
+        return None
+    return _eliminated(state, scope, n, ("cast", "Cast read only by Shapes: ORT's PreShapeNodeElimination removes it"))
+
+
 def noop_elimination(state: OptimizerState, scope: GraphScope, n: NodeRef, release: Release) -> Rewrite | None:
     # _noop needs a constant operand: without one it finds nothing, and can_remove (two input edges read, asked of
     # every Add/Sub/Mul/Div) need not be asked (both only read the graph)
@@ -131,7 +150,7 @@ def bn_fusion(state: OptimizerState, scope: GraphScope, n: NodeRef, release: Rel
 RULES: dict[str, tuple[Rule, ...]] = {
     "Identity": (eliminate_identity,),
     "Dropout": (eliminate_dropout,),
-    "Cast": (cast_elimination,),
+    "Cast": (cast_elimination, pre_shape_node_elimination),
     "Add": (noop_elimination, conv_fusion, bn_fusion),  # an Add that is no no-op goes on to the fusions
     "Sub": (noop_elimination,),
     "Mul": (noop_elimination, conv_fusion, bn_fusion),
