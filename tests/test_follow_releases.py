@@ -128,3 +128,28 @@ def test_every_release_row_has_its_probed_element_types():
     assert {23, 24, 25, 26} <= e20.invalid and not {23, 25, 26} & (e24.invalid | e31.invalid)
     assert 27 in e31.initializer and 27 not in e32.initializer and 27 in e32.unregistered
     assert all({14, 15} <= e.unregistered for e in (e20, e24, e31, e32))
+
+
+def test_a_row_says_at_which_since_versions_a_cast_only_shapes_read_is_removed():
+    """pre_shape reads the models ORT's basic optimizations left (one Relu -> Cast -> Shape per opset): the opsets
+    whose Cast was gone, and the since-versions of Cast and Shape there that no opset where it stayed shares (what
+    Release.pre_shape_versions checks); a refused model says nothing."""
+    models = fr.pre_shape_models(22, 10)
+    assert sorted(models) == [f"pre_shape:{n}" for n in range(11, 23)]
+
+    def optimized(opset: int, gone: bool) -> str:
+        m = onnx.load_from_string(bytes.fromhex(models[f"pre_shape:{opset}"]))
+        if gone:
+            nodes = [n for n in m.graph.node if n.op_type != "Cast"]
+            nodes[-1].input[0] = "r"
+            del m.graph.node[:]
+            m.graph.node.extend(nodes)
+        return m.SerializeToString().hex()
+
+    answers = {f"pre_shape:{o}": optimized(o, 13 <= o <= 20) for o in range(11, 23)}
+    assert fr.pre_shape(answers) == {"removed_opsets": "13-20", "since_versions": "13,15,19"}
+    answers["pre_shape:22"] = None  # refused
+    answers["pre_shape:21"] = optimized(21, True)
+    assert fr.pre_shape(answers) == {"removed_opsets": "13-21", "since_versions": "13,15,19,21"}
+    data = json.loads(releases.LIMITS_FILE.read_text())
+    assert all("pre_shape" in row for row in data["releases"].values())  # every row probed

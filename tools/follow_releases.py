@@ -19,7 +19,8 @@ What one run regenerates, each with the generator that owns it (nothing is typed
   ValidateOpsetForDomain / Model::Model), and the tensor element types it refuses (`elem_types`: a model with an
   unused initializer, and one with an unused graph input, of each number 0-63 and a few far ones, at the line's
   newest IR; sorted by ORT's words, see elem_types), and whether it refuses a model whose shape input is in an
-  external data file (`external_inference`, see external_models); `--refresh-rows [LINE ...]` probes the rows
+  external data file (`external_inference`, see external_models), and at which opsets its basic optimizations
+  remove a Cast only Shapes read (`pre_shape`, see pre_shape_models); `--refresh-rows [LINE ...]` probes the rows
   again alone;
 * TensorRT-RTX (`tensorrt-rtx`, the 10.x-line parser, whose wheels run here without a GPU): a parser-verified
   table per new release (tools/gen_trt_support.py, then tools/gen_trt_behaviour.py), label `10.1+rtx<M.m>`.
@@ -377,10 +378,69 @@ def elem_types(loads: dict[str, object]) -> dict[str, str]:
             "sparse_no_zero": spans(said("sparse", _SPARSE_NO_ZERO))}
 
 
-def _probe(helper: str, models: dict[str, Any], work: Path, env: dict[str, str], version: str) -> dict[str, object]:
+# the model ORT's basic optimizations leave (session.optimized_model_filepath), as hex bytes; None: refused
+OPTIMIZED_PROBE = r"""
+import json, sys
+import onnxruntime as ort
+out = {}
+for key, model in json.load(open(sys.argv[1])).items():
+    so = ort.SessionOptions()
+    so.log_severity_level = 4
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+    so.optimized_model_filepath = "optimized.onnx"
+    try:
+        ort.InferenceSession(bytes.fromhex(model), so, providers=["CPUExecutionProvider"])
+        out[key] = open("optimized.onnx", "rb").read().hex()
+    except Exception:
+        out[key] = None
+print(json.dumps({"version": ort.__version__, "loads": out}))
+"""
+
+
+def pre_shape_models(max_opset: int, ir: int) -> dict[str, str]:
+    """Per ai.onnx opset from 11 to max_opset, x float[N, 3] -> Relu -> Cast(to float16) -> Shape ("pre_shape:N"),
+    as hex bytes: ORT's PreShapeNodeElimination (Level 1) removes a Cast only Shapes read, at the since-versions
+    its source lists (which grew between releases)."""
+    from onnx import TensorProto, helper
+
+    def model(opset: int) -> str:
+        nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+                 helper.make_node("Cast", ["r"], ["c"], name="convert", to=TensorProto.FLOAT16),
+                 helper.make_node("Shape", ["c"], ["s"], name="dims")]
+        g = helper.make_graph(nodes, "probe", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3])],
+                              [helper.make_tensor_value_info("s", TensorProto.INT64, [2])])
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+        m.ir_version = ir
+        return m.SerializeToString().hex()
+
+    return {f"pre_shape:{n}": model(n) for n in range(11, max_opset + 1)}
+
+
+def pre_shape(optimized: dict[str, object]) -> dict[str, str]:
+    """The row's `pre_shape` from the optimized models: the opsets at which the Cast was gone, and the since-versions
+    of Cast and Shape at those opsets (what the rule checks: releases.Release.pre_shape_versions) that no opset
+    where it stayed shares."""
+    import onnx
+    from onnx import defs
+
+    def since(opset: int) -> set[int]:
+        return {defs.get_schema(op, opset, "").since_version for op in ("Cast", "Shape")}
+
+    gone, kept = [], []
+    for key, data in optimized.items():
+        if isinstance(data, str):
+            opset = int(key.split(":")[1])
+            nodes = onnx.load_from_string(bytes.fromhex(data)).graph.node
+            (kept if any(n.op_type == "Cast" for n in nodes) else gone).append(opset)
+    versions = set().union(*map(since, gone)) - set().union(*map(since, kept))
+    return {"removed_opsets": spans(gone), "since_versions": spans(sorted(versions))}
+
+
+def _probe(helper: str, models: dict[str, Any], work: Path, env: dict[str, str], version: str,
+           script: str = PROBE) -> dict[str, object]:
     job = work / "models.json"
     job.write_text(json.dumps(models))
-    proc = subprocess.run([helper, "-c", PROBE, str(job)], capture_output=True, text=True, env=env, cwd=work, timeout=900)
+    proc = subprocess.run([helper, "-c", script, str(job)], capture_output=True, text=True, env=env, cwd=work, timeout=900)
     if proc.returncode != 0:
         raise RuntimeError(f"probe failed: {(proc.stderr.strip().splitlines() or ['?'])[-1]}")
     got = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -410,15 +470,16 @@ def probe_limits(version: str, args: argparse.Namespace) -> dict[str, object]:
         ir = max(int(k.split(":")[1]) for k, ok in loads.items() if k.startswith("ir:") and ok is True)
         elems = _probe(helper, elem_models(ir), work, env, version)
         external = _probe(helper, external_models(ir), work, env, version)
+        optimized = _probe(helper, pre_shape_models(opset, ir), work, env, version, OPTIMIZED_PROBE)
         if args.show_refusals:
             for key, ok in elems.items():
                 print(f"{version}\t{key}\t{'loads' if ok is True else ok}")
         return {"max_opset": opset, "max_ir": ir, "read": datetime.date.today().isoformat(),
                 "elem_types": dict(elem_types(elems), onnx=onnx.__version__, ir=ir),
-                "external_inference": external_inference(external),
+                "external_inference": external_inference(external), "pre_shape": pre_shape(optimized),
                 "source": f"session creation of one-Identity models (and ones with an unused initializer or graph "
-                          f"input of each element type, and a Reshape whose shape is in an external data file) on "
-                          f"{wheel.name}"}
+                          f"input of each element type, a Reshape whose shape is in an external data file, and a "
+                          f"Cast read only by a Shape, optimized at basic) on {wheel.name}"}
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -466,7 +527,7 @@ def regenerate_rows(args: argparse.Namespace) -> list[str]:
         log(f"  {line}: opset {row['max_opset']}, IR {row['max_ir']}, element types refused: "
             f"initializer {row['elem_types']['refused_initializer']}, graph input {row['elem_types']['invalid']} "
             f"(invalid) {row['elem_types']['unregistered']} (not registered); shape input in an external data file: "
-            f"{row['external_inference']}")
+            f"{row['external_inference']}; a Cast read only by Shapes removed at opsets {row['pre_shape']['removed_opsets']}")
     data["releases"] = dict(sorted(data["releases"].items(), key=lambda kv: kt.version_key(kv[0])))
     releases.LIMITS_FILE.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
     if failed:

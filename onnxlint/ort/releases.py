@@ -96,9 +96,9 @@ class Release:
     # or loads, nothing claimed
     external_inference_refusal: bool = False
     # PreShapeNodeElimination (Level 1) removes a Cast read only by Shapes when the Cast's and the Shapes'
-    # since-versions are in this set (empty: never): measured {13, 15, 19} on 1.23.2 and 1.24.4 (opsets 13-20; a
-    # Cast-21/23 -> Shape stays), 13 to 25 on 1.31.1 (opsets 13-26; opset 11 stays); older releases not measured
-    # (nothing removed), those in between take the older one's
+    # since-versions are in this set (empty: never, or not probed): probed on each line's wheel (ort-releases.json's
+    # `pre_shape`, tools/follow_releases.py): {13, 15, 19} from 1.16 to 1.24 (a Cast-21 -> Shape stays), every
+    # version from 13 on from 1.25
     pre_shape_versions: frozenset[int] = frozenset()
     measured: str | None = None  # the patch release checked against ORT's own partitioner (the truth benchmark)
     # The tensor element types (TensorProto.DataType numbers) its session creation refuses, probed on its wheel
@@ -107,13 +107,12 @@ class Release:
 
 
 ANY_VERSION = 1 << 16  # a since-version bound that takes every version
-PRE_SHAPE_1_23 = frozenset({13, 15, 19})  # pre_shape_versions from 1.23 on (the sources' list)
-PRE_SHAPE_1_31 = frozenset({13, 15, 19, 21, 23, 24, 25})  # ... from 1.31 on (measured up to opset 26)
 
 
 def _row(opset: int, ir: int, since_1_31: bool, measured: str | None = None, reshapes_upto: int = 0,
          dq_matmul_nbits: bool = False, fusion_kernel: bool = False, elem: ElemTypes | None = None,
-         initializer_copy: bool = False, external_inference: bool = False, pre_shape: bool = False) -> Release:
+         initializer_copy: bool = False, external_inference: bool = False,
+         pre_shape: frozenset[int] = frozenset()) -> Release:
     """A row of a release whose behaviours are those of 1.31 and later (since_1_31) or of the releases before;
     the releases between two measured ones take the older one's behaviour (not measured)."""
     return Release(opset, ir, contiguous_reshapes=ANY_VERSION if since_1_31 else reshapes_upto, reshape_dim_match=since_1_31,
@@ -122,7 +121,7 @@ def _row(opset: int, ir: int, since_1_31: bool, measured: str | None = None, res
                    dq_matmul_nbits_across_eps=dq_matmul_nbits, fusion_kernel_refusal=fusion_kernel, measured=measured,
                    elem=elem or ElemTypes(), initializer_copy_refusal=initializer_copy,
                    external_inference_refusal=external_inference,
-                   pre_shape_versions=(PRE_SHAPE_1_31 if since_1_31 else PRE_SHAPE_1_23) if pre_shape else frozenset())
+                   pre_shape_versions=pre_shape)
 
 
 LIMITS_FILE = resources.data_dir() / "kernels" / "ort-releases.json"
@@ -171,6 +170,12 @@ def elem_types() -> dict[tuple[int, int], ElemTypes]:
     return out
 
 
+def pre_shape_versions() -> dict[tuple[int, int], frozenset[int]]:
+    """(major, minor) -> the Cast and Shape since-versions at which its newest patch's basic optimizations removed a
+    Cast only a Shape read (ort-releases.json's `pre_shape`, tools/follow_releases.py); a line not probed is not there."""
+    return {_line(line): numbers(row["pre_shape"]["since_versions"]) for line, row in _rows().items() if "pre_shape" in row}
+
+
 def external_inference_refused() -> frozenset[tuple[int, int]]:
     """The (major, minor) lines whose probe saw the external-data Reshape refused in ORT's words
     (ort-releases.json's `external_inference`, tools/follow_releases.py)."""
@@ -190,24 +195,23 @@ _DQ_MATMUL_NBITS_SINCE = (1, 23)
 _FUSION_KERNEL_SINCE = (1, 20)
 # initializer_copy_refusal: the 1.23 line only (measured on 1.23.0 and 1.23.2; not on 1.20.2, 1.22.0, 1.24.4, 1.31.1)
 _INITIALIZER_COPY_LINES = {(1, 23)}
-# pre_shape_versions: measured from 1.23.2 on (the oldest release checked)
-_PRE_SHAPE_SINCE = (1, 23)
 
 # external_inference_refusal: the lines whose wheel refused the probe (generated: ort-releases.json)
 _EXTERNAL_INFERENCE_LINES = external_inference_refused()
+_PRE_SHAPE = pre_shape_versions()
 
 # (major, minor) -> row, oldest first
 RELEASES: dict[tuple[int, int], Release] = {
     line: _row(opset, ir, line >= _NEWER_SINCE, _MEASURED.get(line), 14 if line >= _RESHAPES_14_SINCE else 0,
                line >= _DQ_MATMUL_NBITS_SINCE, line >= _FUSION_KERNEL_SINCE, elem_types().get(line),
-               line in _INITIALIZER_COPY_LINES, line in _EXTERNAL_INFERENCE_LINES, line >= _PRE_SHAPE_SINCE)
+               line in _INITIALIZER_COPY_LINES, line in _EXTERNAL_INFERENCE_LINES, _PRE_SHAPE.get(line, frozenset()))
     for line, (opset, ir) in limits().items()}
 # a release newer than the table, or none named: the newest behaviour ORT's sources show, no limits known, no element
 # type claimed refused (a newer release may load one: 1.32 loads FLOAT6 initializers 1.31 refuses)
 NEWEST = Release(None, None, contiguous_reshapes=ANY_VERSION, reshape_dim_match=True, dropout_reads_training_mode=True,
                  cse_typed_tensor_attributes=True, function_node_cpu_in_first_pass=False,
                  cast_removal_keeps_lossy_to_bool=True, dq_matmul_nbits_across_eps=True, fusion_kernel_refusal=True,
-                 pre_shape_versions=PRE_SHAPE_1_31)
+                 pre_shape_versions=_PRE_SHAPE[max(_PRE_SHAPE)] if _PRE_SHAPE else frozenset())
 # a release older than the table: the oldest behaviour, no limits known
 OLDEST = Release(None, None, contiguous_reshapes=0, reshape_dim_match=False, dropout_reads_training_mode=False,
                  cse_typed_tensor_attributes=False, function_node_cpu_in_first_pass=True)

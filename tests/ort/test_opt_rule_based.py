@@ -172,15 +172,22 @@ def test_pre_shape_node_elimination_removes_a_cast_only_shapes_read():
             assert _real(m, "disabled", version)["cast"].status == "device"
 
 
-def test_pre_shape_node_elimination_takes_a_cast_21_from_1_31_on():
-    """The 1.23 and 1.24 sources check the since-versions {13, 15, 19}: a Cast-21 -> Shape stays there (measured on
-    1.23.2 and 1.24.4, opsets 21 and 23), and goes on 1.31.1 (opsets 13 to 26); opset 11 stays everywhere (not
-    modelled before 1.23: not measured)."""
+def test_pre_shape_node_elimination_takes_a_cast_21_from_1_25_on():
+    """The sources up to 1.24 check the since-versions {13, 15, 19}: a Cast-21 -> Shape stays there (measured on
+    1.23.2 and 1.24.4, opsets 21 and 23), and goes from 1.25 (opsets 13 to 26); opset 11 stays everywhere. Each
+    line's set is probed on its own wheel (tools/follow_releases.py: ort-releases.json's `pre_shape`): 1.16-1.24
+    take {13, 15, 19}, 1.15 none (its Cast-13 -> Shape stays)."""
     m = _cast_shape_model(21)
     assert _real(m, "all", "1.24.4")["cast"].status == "device"
-    assert _real(m, "all", "1.31.1")["cast"].status == "eliminated"
-    assert releases.row("1.20.2").pre_shape_versions == frozenset() == releases.OLDEST.pre_shape_versions
-    assert releases.row("1.31.1").pre_shape_versions == releases.NEWEST.pre_shape_versions
+    for version in ("1.25.1", "1.26.0", "1.31.1"):
+        assert _real(m, "all", version)["cast"].status == "eliminated", version
+    for version in ("1.16.3", "1.20.2", "1.22.1"):
+        assert _real(_cast_shape_model(13), "all", version)["cast"].status == "eliminated", version
+        if version != "1.16.3":  # which loads opsets up to 19
+            assert _real(m, "all", version)["cast"].status in ("device", "fallback"), version  # kept (1.20: CPU's)
+    assert releases.row("1.15.1").pre_shape_versions == frozenset() == releases.OLDEST.pre_shape_versions
+    assert releases.row("1.20.2").pre_shape_versions == releases.row("1.24.4").pre_shape_versions == {13, 15, 19}
+    assert releases.row("1.32.0").pre_shape_versions == releases.NEWEST.pre_shape_versions
 
 
 def test_pre_shape_node_elimination_keeps_a_cast_another_node_reads():
