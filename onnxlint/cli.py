@@ -166,13 +166,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-q", "--quiet", action="store_true", help="findings only, no hints or summary")
     p.add_argument("--fix", action="store_true", help="apply safe automatic fixes")
     p.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes that change the interface or numerics")
-    p.add_argument("--diff", action="store_true", help="with --fix: show what would change, write nothing")
+    p.add_argument("--diff", action="store_true", help="show what --fix would change, as a unified diff; write nothing "
+                   "(implies --fix)")
     p.add_argument("--verify", action="store_true",
                    help="also build a real ORT session per model and report where nodes actually ran (OLX901-903)")
     p.add_argument("--providers", help="with --verify: execution providers for the session, in priority order "
                                        "(default: CUDAExecutionProvider,CPUExecutionProvider)")
     p.add_argument("--shape", action="append",
-                   help="with --verify or --fix: dynamic input dims for the sessions, e.g. x=1x3x224x224 (default: 1)")
+                   help="with --verify or --fix: dynamic input dims for the sessions, e.g. x=1x3x224x224 (default: "
+                        "--verify 1; --fix's numeric check tries sizes until the model runs)")
     p.add_argument("--no-progress", action="store_true", help="never draw a progress bar")
     p.add_argument("--jobs", type=_jobs, default=0, metavar="N",
                    help="worker processes for 16 models or more: at most min(N, the models, the usable CPUs); 0 "
@@ -205,10 +207,13 @@ def _placement_parser() -> argparse.ArgumentParser:
 def _verify_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="onnxlint verify", description=SUBCOMMANDS["verify"])
     p.add_argument("models", nargs="*", type=Path, help="model files, folders or globs (after `--`: paths, whatever they look like)")
-    p.add_argument("--providers", default="CUDAExecutionProvider,CPUExecutionProvider")
+    p.add_argument("--providers", default="CUDAExecutionProvider,CPUExecutionProvider",
+                   help="execution providers for the session, in priority order (default: "
+                        "CUDAExecutionProvider,CPUExecutionProvider)")
     p.add_argument("--shape", action="append", help="dynamic input dims, e.g. x=1x3x224x224 (default: 1 for each)")
     p.add_argument("--format", default="text", choices=list(FORMATS["verify"]))
-    p.add_argument("--timeout", type=_positive_float, default=300)
+    p.add_argument("--timeout", type=_positive_float, default=300, metavar="SECONDS",
+                   help="time limit of a model's session child (default: 300)")
     p.add_argument("--ort-version", type=_version_arg("ORT"), default="installed",
                    help="kernel tables of this ORT version for the prediction (default: installed, the ORT the session runs)")
     p.add_argument("--fix", action="store_true", help="apply the safe fixes, verify the fixed model, and write it in "

@@ -358,3 +358,22 @@ def test_fix_leaves_alone_what_the_baseline_records(cli, tmp_path, examples_dir)
     base.write_text(json.dumps({"version": 1, "tool": "onnxlint", "fingerprints": []}))  # not recorded: shown, fixed
     rc, out, _ = cli(m, "--baseline", base, "--fix")
     assert rc == 0 and "1 fixed" in out and m.read_bytes() != before, out
+
+
+def test_help_says_what_each_option_needs_as_the_command_line_does(capsys):
+    """`onnxlint --help` against the README: an option whose help says "with --X:" is refused without --X (one
+    line, exit 2); --diff says it implies --fix (it runs alone, as the README's usage line does), and --shape
+    says what --fix does without it (tries sizes), not "1" (that is --verify's)."""
+    import argparse
+
+    from onnxlint.cli import build_parser
+
+    actions = {a.option_strings[-1]: a.help or "" for a in build_parser()._actions if a.option_strings}
+    assert "implies --fix" in actions["--diff"] and not actions["--diff"].startswith("with --fix")
+    assert "tries sizes" in actions["--shape"]
+    needs = {opt: help.split(":")[0] for opt, help in actions.items() if help.startswith("with --")}
+    assert set(needs) == {"--update-baseline", "--providers", "--shape"}, needs
+    from onnxlint.cli import _verify_parser
+
+    verify = {a.option_strings[-1]: a.help for a in _verify_parser()._actions if a.option_strings}
+    assert all(verify[o] and verify[o] != argparse.SUPPRESS for o in ("--providers", "--timeout")), verify
