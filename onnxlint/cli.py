@@ -302,13 +302,15 @@ def _lint(argv: list[str]) -> int:
 
 def _needs(args: argparse.Namespace) -> None:
     """An option that only serves another is refused without it, as one line: `--update-baseline` alone recorded
-    nothing and passed, `--providers` or `--shape` alone changed nothing, each silently."""
+    nothing and passed, `--providers`, `--shape` or `--unsafe-fixes` alone changed nothing, each silently."""
     if args.update_baseline and args.baseline is None:
         raise UsageError("--update-baseline needs --baseline FILE (the file to record the findings in)")
     if args.providers is not None and not args.verify:
         raise UsageError("--providers is for --verify's sessions; add --verify")
     if args.shape and not (args.verify or args.fix):
         raise UsageError("--shape is for the sessions of --verify and --fix; add one of them")
+    if args.unsafe_fixes and not args.fix:  # alone it fixed nothing, and `-o fixed.onnx` got the text report
+        raise UsageError("--unsafe-fixes adds fixers to --fix; add --fix (or --diff)")
 
 
 def _placement(argv: list[str]) -> int:

@@ -236,11 +236,15 @@ def test_bad_arguments_are_one_line_and_exit_2(cli, tmp_path, examples_dir):
         ((m, "--update-baseline"), "--update-baseline needs --baseline"),
         ((m, "--providers", "CPUExecutionProvider"), "add --verify"),
         ((m, "--shape", "x=1x2"), "add one of them"),
+        # --unsafe-fixes alone fixed nothing, and its -o got the text report under a model's name
+        ((m, "--unsafe-fixes"), "add --fix"),
+        ((m, "--unsafe-fixes", "-o", tmp_path / "fixed.onnx"), "add --fix"),
     ]
     for args, words in cases:
         rc, out, err = cli(*args)
         assert rc == 2 and words in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err, (args, err)
     assert m.read_bytes() == before  # -o pointing at the model never wrote over it
+    assert not (tmp_path / "fixed.onnx").exists()
 
 
 def test_show_config_names_the_file_in_force(cli, tmp_path, examples_dir):
