@@ -239,12 +239,15 @@ def test_bad_arguments_are_one_line_and_exit_2(cli, tmp_path, examples_dir):
         # --unsafe-fixes alone fixed nothing, and its -o got the text report under a model's name
         ((m, "--unsafe-fixes"), "add --fix"),
         ((m, "--unsafe-fixes", "-o", tmp_path / "fixed.onnx"), "add --fix"),
+        # --fix forgotten: the text report under a model's name, which the next folder walk read as a corrupt model
+        ((m, "-o", tmp_path / "fixed.onnx"), "a report under a model's name"),
+        (("placement", m, "-o", tmp_path / "fixed.ONNX"), "add --fix"),
     ]
     for args, words in cases:
         rc, out, err = cli(*args)
         assert rc == 2 and words in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err, (args, err)
     assert m.read_bytes() == before  # -o pointing at the model never wrote over it
-    assert not (tmp_path / "fixed.onnx").exists()
+    assert not (tmp_path / "fixed.onnx").exists() and not (tmp_path / "fixed.ONNX").exists()
 
 
 def test_show_config_names_the_file_in_force(cli, tmp_path, examples_dir):

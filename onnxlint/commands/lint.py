@@ -574,6 +574,9 @@ def _check_output(output: Path | None, inputs: list[Path], fix: bool, diff: bool
         raise UsageError(f"-o {output}{os.sep}: is a folder; give a file for the report")
     if any(write_guard.same_file(output, f) for f in inputs):
         raise UsageError(f"-o {output}: is one of the models being linted; the report would overwrite it")
+    if output.suffix.lower() == ".onnx":  # `onnxlint m.onnx -o fixed.onnx`, --fix forgotten: a text file a walk lints
+        raise UsageError(f"-o {output}: a report under a model's name (the next `onnxlint .` reads it as a corrupt "
+                         "model); to write the fixed model there, add --fix")
     if output.is_dir():
         raise UsageError(f"-o {output}: is a folder; give a file for the report")
     write_guard.check_target(output, inputs, "-o", "the report")
