@@ -357,3 +357,12 @@ def test_a_reported_by_chain_is_bounded(length, refused, tmp_path, cli):
         assert "acme.yaml:" in err and "reported_by chains more than 16 rules" in err, err
     else:
         assert rc == 0 and "Traceback" not in err, err
+
+
+def test_rule_files_past_the_budget_are_refused_naming_the_builtin_rules_size(tmp_path, cli, examples_dir):
+    """The refusal of rule files over 1 MiB compares them with the built-in rules: their size as read (it said
+    63 KB while the rule files had grown to 70), not a figure written once."""
+    (tmp_path / "r.yaml").write_text("#" + "x" * (1 << 20) + "\n")
+    builtin = sum(p.stat().st_size for p in (ROOT / "rules").glob("*.yaml"))
+    rc, out, err = cli(examples_dir / "clean_conv.onnx", "--rules", tmp_path)
+    assert rc == 2 and f"the built-in rules are about {round(builtin, -3) // 1000} KB" in err, err
