@@ -5,8 +5,10 @@ import re
 import sys
 from pathlib import Path
 
+import numpy as np
+import onnx
 import pytest
-from conftest import make_model, vi
+from conftest import init, make_model, vi
 from onnx import TensorProto as T
 from onnx import helper as h
 
@@ -68,6 +70,18 @@ def test_verify_fix_shows_before_and_after(examples_dir, tmp_path, cli):
     assert any(re.search(r"\d+ fixed, 0 remaining", n) for n in r["fix"])
     assert "error" not in r["after"] and r["after"]["nodes_observed"] == 2 and r["after"]["missed"] == []
     assert rc == 0
+
+
+def test_verify_fix_text_says_a_node_the_fix_removed_is_no_longer_in_the_session(tmp_path, cli):
+    """The training-mode Dropout on the CPU provider: the fix makes it an Identity, which ORT removes. It left the
+    CPU by leaving the session, not "back on the device" (the text said so, with no device in the session)."""
+    nodes = [h.make_node("Dropout", ["x", "ratio", "t"], ["d"], name="drop"), h.make_node("Relu", ["d"], ["y"], name="relu")]
+    p = tmp_path / "d.onnx"
+    onnx.save(make_model(nodes, [vi("x", T.FLOAT, [2, 3])], [vi("y", T.FLOAT, [2, 3])],
+                         [init("ratio", np.array(0.5, np.float32)), init("t", np.array(True))]), p)
+    rc, out, _ = cli("verify", p, "--providers", "CPUExecutionProvider", "--fix")
+    (line,) = [ln for ln in out.splitlines() if "CPU nodes" in ln]
+    assert rc == 0 and line.endswith("CPU nodes 2 -> 1; no longer in the session: graph/drop"), out
 
 
 def test_verify_fix_writes_only_the_version_whose_fix_a_session_ran(examples_dir, tmp_path, monkeypatch, cli):
