@@ -367,20 +367,22 @@ def test_fix_leaves_alone_what_the_baseline_records(cli, tmp_path, examples_dir)
     assert rc == 0 and "1 fixed" in out and m.read_bytes() != before, out
 
 
-def test_help_says_what_each_option_needs_as_the_command_line_does(capsys):
+def test_help_says_what_each_option_needs_as_the_command_line_does(cli, examples_dir):
     """`onnxlint --help` against the README: an option whose help says "with --X:" is refused without --X (one
     line, exit 2); --diff says it implies --fix (it runs alone, as the README's usage line does), and --shape
     says what --fix does without it (tries sizes), not "1" (that is --verify's)."""
-    import argparse
+    from onnxlint.cli import _verify_parser, build_parser
 
-    from onnxlint.cli import build_parser
-
-    actions = {a.option_strings[-1]: a.help or "" for a in build_parser()._actions if a.option_strings}
-    assert "implies --fix" in actions["--diff"] and not actions["--diff"].startswith("with --fix")
-    assert "tries sizes" in actions["--shape"]
-    needs = {opt: help.split(":")[0] for opt, help in actions.items() if help.startswith("with --")}
+    actions = {a.option_strings[-1]: a for a in build_parser()._actions if a.option_strings}
+    helps = {opt: a.help or "" for opt, a in actions.items()}
+    assert "implies --fix" in helps["--diff"] and not helps["--diff"].startswith("with --fix")
+    assert "tries sizes" in helps["--shape"]
+    needs = [opt for opt, text in helps.items() if text.startswith("with --")]
     assert set(needs) == {"--update-baseline", "--providers", "--shape"}, needs
-    from onnxlint.cli import _verify_parser
-
+    for opt in needs:  # alone: one line naming what it needs, exit 2
+        value = ["x=1"] if actions[opt].nargs != 0 else []
+        rc, out, err = cli(examples_dir / "clean_conv.onnx", opt, *value)
+        said = helps[opt].split(":")[0].removeprefix("with ").replace(" or ", " ").split()
+        assert rc == 2 and len(err.strip().splitlines()) == 1 and all(w in err for w in said), (opt, err)
     verify = {a.option_strings[-1]: a.help for a in _verify_parser()._actions if a.option_strings}
-    assert all(verify[o] and verify[o] != argparse.SUPPRESS for o in ("--providers", "--timeout")), verify
+    assert verify["--providers"] and verify["--timeout"], verify
