@@ -191,7 +191,7 @@ def test_lint_verify_marks_findings_with_the_provider_they_ran_on(examples_dir, 
     drop = next(f for f in findings if f["code"] == "OLX010")
     assert drop["verified_provider"] == "CPUExecutionProvider"
     rc, out, _ = cli(p, "--verify", "--providers", "CPUExecutionProvider", "--target", "ort-cpu")
-    assert "verify (CPUExecutionProvider, optimization all): 1 nodes in the session, 1 on CPU; 1 agree" in out
+    assert "verify (CPUExecutionProvider, optimization all): 1 node in the session, 1 on CPU; 1 agree" in out
 
 
 def test_lint_verify_runs_no_session_on_a_git_lfs_pointer(examples_dir, tmp_path, cli, monkeypatch):
@@ -224,6 +224,21 @@ def test_failed_session_is_a_finding_and_sarif_carries_it(examples_dir, cli):
         import jsonschema
 
         jsonschema.validate(doc, json.loads(SCHEMA.read_text()))
+
+
+def test_a_session_lint_verify_cannot_create_is_said_once_naming_the_model(tmp_path, cli, monkeypatch):
+    """`onnxlint m.onnx --verify` on a model ORT refuses: one OLX903 line (it was followed by a note of the same
+    words), naming the model where ORT named the renamed copy it loaded from a temporary folder."""
+    import onnx
+
+    m = make_model([h.make_node("Foo", ["x"], ["y"], domain="my.dom")], [vi("x", T.FLOAT, [1])], [vi("y", T.FLOAT, [1])])
+    m.opset_import.append(h.make_opsetid("my.dom", 1))
+    onnx.save(m, tmp_path / "custom.onnx")  # an unnamed node: the session loads a renamed copy
+    monkeypatch.chdir(tmp_path)
+    rc, out, err = cli("custom.onnx", "--verify", "--providers", "CPUExecutionProvider", "--target", "ort-cpu")
+    said = [line for line in out.splitlines() if "not a registered function/op" in line]
+    assert rc == 1 and len(said) == 1 and "error: OLX903" in said[0], out + err
+    assert "Load model from custom.onnx failed" in said[0] and "onnxlint-verify" not in out + err
 
 
 def test_missed_and_false_alarm_findings_name_node_and_provider():

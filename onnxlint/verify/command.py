@@ -229,8 +229,8 @@ def verify_report(report: Report, providers: list[str], shapes: dict[str, list[i
             if result.cuda_unavailable and result.error is None:
                 unavailable = result.cuda_unavailable
             else:
-                attach(res, result, get_ruleset(s.rule_dirs), s.selected)
-                res.notes.append(result.summary_line())
+                if not attach(res, result, get_ruleset(s.rule_dirs), s.selected):  # else OLX903 says it
+                    res.notes.append(result.summary_line())
                 res.notes.extend(result.notes())
                 continue
         res.notes.append(f"{VERIFY_NOTE}CUDAExecutionProvider was requested but not exercised: {unavailable}; the "

@@ -95,7 +95,8 @@ class VerifyResult:
             return f"verify failed: {self.error}"
         if self.unverified:
             return f"not verified: {self.unverified}"
-        head = (f"verify ({', '.join(self.providers_used)}, optimization {self.optimization}): {self.nodes_observed} nodes "
+        n = self.nodes_observed
+        head = (f"verify ({', '.join(self.providers_used)}, optimization {self.optimization}): {n} node{'s' * (n != 1)} "
                 f"in the session, {self.on_cpu} on CPU; ")
         tail = f"; {self.removed_agree} removed by ORT as predicted" if self.removed_agree else ""
         if self.target == "ort-cpu":
@@ -194,6 +195,8 @@ def _verify(path: Path, result: VerifyResult, shapes: dict[str, list[int]], time
     with session_model(mf, renamed) as (session_path, data_folder):
         run = run_session(session_path, result.providers_requested, shapes, timeout, result.optimization,
                           address_space(mf.total_size), data_folder)
+    if run.error and session_path != Path(mf.path):  # ORT names the file it loaded: the renamed copy's stands for it
+        run.error = run.error.replace(str(session_path), str(path))
     if run.error:
         result.error = run.error
         return
@@ -271,19 +274,20 @@ def record(result: VerifyResult, check: NodeCheck) -> None:
         result.agree_on_device += 1
 
 
-def attach(res: Any, result: VerifyResult, ruleset: Any, selected: Any = lambda code: True) -> None:
+def attach(res: Any, result: VerifyResult, ruleset: Any, selected: Any = lambda code: True) -> bool:
     """Verification findings (OLX901-903) into a lint report, and each lint finding on an observed node
-    learns where the node really ran (Finding.verified)."""
+    learns where the node really ran (Finding.verified). Whether a failed verification is a finding (OLX903
+    selected): its summary line need not be said again as a note."""
     from onnxlint.linting.report import Finding
     from onnxlint.model.locations import node_location, node_path
     from onnxlint.rules.messages import LOCATION_ROOTS, names_location, render_values
 
     rules = ruleset.by_id()
 
-    def add(code: str, node: str | None = None, op_type: str | None = None, **values: Any) -> None:
+    def add(code: str, node: str | None = None, op_type: str | None = None, **values: Any) -> bool:
         rule = rules.get(code)
         if rule is None or not selected(code):
-            return
+            return False
         values.update(node=node or "model", op_type=op_type or "", file=res.filename)
         res.findings.append(Finding(code=code, name=rule.name, severity=rule.severity, target=result.target,
                                     filename=res.filename, node=node_path(node), op_type=op_type,
@@ -291,10 +295,10 @@ def attach(res: Any, result: VerifyResult, ruleset: Any, selected: Any = lambda 
                                     hint=render_values(rule.hint, values, cap=rule.own) if rule.hint else "",
                                     short_message=render_values(rule.message, values, LOCATION_ROOTS, rule.own)
                                     if node and names_location(rule.message) else None))
+        return True
 
     if result.error or result.unverified:
-        add("OLX903", error=result.error or result.unverified)
-        return
+        return add("OLX903", error=result.error or result.unverified)
     for checks, code in ((result.missed, "OLX901"), (result.false_alarms, "OLX902")):
         for c in checks:
             add(code, c.location, c.op_type, provider=c.ran_on, predicted=c.predicted_ep)
@@ -303,3 +307,4 @@ def attach(res: Any, result: VerifyResult, ruleset: Any, selected: Any = lambda 
         where = node_location(f.node)
         if where in result.ran_on and f.verified is None and f.target in (result.target, "any"):
             f.verified = result.ran_on[where]
+    return False
