@@ -68,6 +68,25 @@ def test_list_rules_explain_and_version(cli):
     assert "dropout-inference (safe)" in out
 
 
+def test_list_rules_marks_a_rule_out_of_the_default_set(tmp_path, cli, monkeypatch):
+    """A rule file's `default: false` rule runs only when selected; --list-rules (which the README points at for
+    the default set) says so on its line, and its JSON has `default`."""
+    import json
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "extra").mkdir()
+    (tmp_path / "extra" / "acme.yaml").write_text(
+        "- id: ACME001\n  name: no-relu\n  severity: error\n  targets: any\n  summary: s\n  explanation: e\n"
+        "  default: false\n  message: a Relu\n  match: {op: Relu}\n")
+    rc, out, _ = cli("--list-rules", "--rules", "extra")
+    lines = {line.split()[0]: line for line in out.splitlines()}
+    assert rc == 0 and "[not default: --select or --extend-select it]" in lines["ACME001"]
+    assert "not default" not in lines["OLX200"]
+    rc, out, _ = cli("--list-rules", "--rules", "extra", "--format", "json")
+    by = {r["code"]: r for r in json.loads(out)}
+    assert by["ACME001"]["default"] is False and by["OLX200"]["default"] is True
+
+
 def test_statistics(examples_dir, cli):
     rc, out, _ = cli(examples_dir, "--statistics", "-q")
     assert "OLX013      fully-static-input-shapes" in out

@@ -42,10 +42,10 @@ def run(listed: Any, explain_id: str | None, format: str) -> int:
         return 0
     if format == "json":
         print(dumps([{"code": r.id, "name": r.name, "severity": r.severity, "targets": list(r.targets),
-                      "summary": r.summary, "fix": r.fix} for r in listed.rules], indent=2))
+                      "summary": r.summary, "fix": r.fix, "default": r.default} for r in listed.rules], indent=2))
     else:
-        for r in listed.rules:
-            fix = " [fix]" if r.fix else ""
+        for r in listed.rules:  # a rule out of the default set (`default: false`) says so: it runs only when selected
+            marks = (" [fix]" if r.fix else "") + ("" if r.default else " [not default: --select or --extend-select it]")
             print(f"{esc(r.id)}  {esc(r.name):<34} {esc(r.severity):<8} {esc(','.join(r.targets)):<20} "
-                  f"{esc(r.summary)}{fix}")
+                  f"{esc(r.summary)}{marks}")
     return 0
