@@ -202,6 +202,9 @@ class Fixer:
     intended: tuple[str, str] = ("changes outputs on purpose", "its reference")
     # the hint of a finding can_fix declines (None: the engine's "no automatic fix for this node")
     declined: str | None = None
+    # the rewrite changes where bytes are stored, no value and no node (inline-small-tensors): a fixed model ORT's
+    # graph resolution accepts but the CPU EP has no kernel for is written unrun (equivalence.verify)
+    storage_only: bool = False
 
     def __post_init__(self) -> None:
         if isinstance(self.applicability, bool):  # the form before Applicability: True safe, False unsafe
@@ -319,14 +322,16 @@ def fixer(name: str, applicability: Applicability | bool | None = None, summary:
           reference: Callable[[onnx.ModelProto], onnx.ModelProto] | None = None,
           can_fix: Callable[[NodeRef, Any], bool] | None = None,
           intended: tuple[str, str] = ("changes outputs on purpose", "its reference"),
-          *, safe: bool | None = None, declined: str | None = None) -> Callable[[FixFn], FixFn]:
+          *, safe: bool | None = None, declined: str | None = None,
+          storage_only: bool = False) -> Callable[[FixFn], FixFn]:
     """Register a fixer: `@fixer("my-fix", Applicability.SAFE, "what it does")`. reference(model) gives the
     behaviour the fix must keep when the original's own outputs are not it (a training-mode Dropout is random:
     the fix must match the original run in inference mode). can_fix(node, rule) says, at lint time, whether the
     fixer can clear that finding: a finding it cannot clear is not marked fixable. intended: with a reference,
     (what the fix changes on purpose, what it was checked against): the fix note says so, not "outputs equal".
     declined: the hint of a finding can_fix declines, where "no automatic fix for this node" is not what it is (a
-    model-level finding's fixer that clears one of its causes only).
+    model-level finding's fixer that clears one of its causes only). storage_only: the rewrite moves stored bytes
+    and changes no value or node, so a fixed model ORT resolves but has no CPU kernel for is written, said unrun.
 
     The form before Applicability, a bool (`@fixer(name, True, summary)`, `@fixer(name, safe=True, ...)`), still
     registers the same fixer (True: SAFE, False: UNSAFE) with a DeprecationWarning (CONTRIBUTING.md, "Plug-in
@@ -336,7 +341,7 @@ def fixer(name: str, applicability: Applicability | bool | None = None, summary:
         raise TypeError(f"fixer {name!r}: a summary is required")
 
     def deco(fn: FixFn) -> FixFn:
-        REGISTRY[name] = Fixer(name, how, summary, fn, reference, can_fix, intended, declined)
+        REGISTRY[name] = Fixer(name, how, summary, fn, reference, can_fix, intended, declined, storage_only)
         return fn
 
     return deco

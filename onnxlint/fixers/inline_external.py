@@ -47,7 +47,7 @@ def can_fix(node: Any, rule: Any = None) -> bool:
 @fixer("inline-small-tensors", Applicability.SAFE,
        "move the tensors of at most 1024 bytes (onnx's default size_threshold) a model keeps in its external data file "
        "into the model, so ORT's graph resolution reads its shapes and axes; larger ones stay in that file",
-       can_fix=can_fix, declined="no automatic fix")
+       can_fix=can_fix, declined="no automatic fix", storage_only=True)
 def inline_small_tensors(ctx: FixContext) -> onnx.ModelProto:
     if ctx.base_dir is None:  # a model in memory: no data file to read
         return ctx.model

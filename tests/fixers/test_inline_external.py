@@ -220,3 +220,47 @@ def test_a_long_refusal_quoted_in_the_note_says_it_was_cut(tmp_path, cli):
     p = _save_all_external(m, tmp_path)
     rc, out, err = cli(p, "--fix")
     assert "…), so only the fixed model was run" in out, out + err
+
+
+def test_olx007_fixable_is_kept_where_the_cpu_ep_has_no_kernel_for_a_node(tmp_path, cli, lint_json):
+    """A bfloat16 Sqrt-13 (a CUDA kernel, no CPU one) before a Reshape whose shape is in the data file: OLX007 says
+    `fixable with --fix`, and --fix wrote nothing ("neither the original nor the fixed model runs on ORT CPU: ...
+    Could not find an implementation for Sqrt(13)"), a promise not kept. ORT raises that after its graph
+    resolution accepted the fixed model, what inline-small-tensors was claimed to give, and the fix only moves
+    stored bytes: it is written, the note saying it was not run, and the written model's OLX007 is gone."""
+    x = helper.make_tensor_value_info("x", TensorProto.BFLOAT16, [2, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.BFLOAT16, [3, 2])
+    nodes = [helper.make_node("Sqrt", ["x"], ["s"], name="sqrt"),
+             helper.make_node("Reshape", ["s", "shape"], ["y"], name="reshape")]
+    g = helper.make_graph(nodes, "g", [x], [y], [numpy_helper.from_array(np.array([3, 2], np.int64), "shape")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    whole = m.SerializeToString()
+    p = _save_all_external(m, tmp_path / "src")
+    with pytest.raises(Exception, match="Could not find an implementation for Sqrt"):
+        ort.InferenceSession(whole, providers=["CPUExecutionProvider"])
+    f = _olx007(lint_json, p)
+    assert f["fixable"] and f["fix"] == "inline-small-tensors", f
+    out_dir = tmp_path / "out"
+    rc, out, err = cli(p, "--fix", "-o", f"{out_dir}{os.sep}")
+    assert "numeric check: not run: ORT CPU has no kernel for a node of either model (" in out, out + err
+    assert "Sqrt(13)" in out and "inline-small-tensors only moved stored bytes" in out, out
+    assert f"wrote {out_dir / 'm.onnx'}" in out and rc == 0, out + err
+    _, found = lint_json(out_dir / "m.onnx")
+    assert not [g for g in found if g["code"] == "OLX007"], found
+    fixed = onnx.load(out_dir / "m.onnx")
+    assert numpy_helper.to_array(fixed.graph.initializer[0]).tolist() == [3, 2]
+
+
+def test_a_fix_that_changes_nodes_is_not_written_unrun():
+    """Only a fix that moves stored bytes is written where neither model runs for a missing CPU kernel: any other
+    (a training-mode Dropout made an Identity, a Cast inserted) keeps the refusal."""
+    from onnxlint.fixers import equivalence
+
+    error = ("neither the original nor the fixed model runs on ORT CPU: [ONNXRuntimeError] : 9 : NOT_IMPLEMENTED : "
+             "Could not find an implementation for Sqrt(13) node with name 'n0'")
+    assert equivalence._unrun_storage_fix(error, ["inline-small-tensors"]).startswith("not run: ")
+    assert equivalence._unrun_storage_fix(error, ["inline-small-tensors", "dropout-inference"]) is None
+    assert equivalence._unrun_storage_fix(error, ["equal-cast"]) is None
+    assert equivalence._unrun_storage_fix(error.replace("Could not find an implementation for", "Invalid"),
+                                          ["inline-small-tensors"]) is None
