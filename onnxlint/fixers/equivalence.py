@@ -34,7 +34,9 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
+from onnxlint.fixers import data_links
 from onnxlint.fixers.base import REGISTRY, FixError
+from onnxlint.fixers.data_links import data_folder_option
 from onnxlint.model import write_guard
 from onnxlint.model.graph import iter_graphs
 from onnxlint.model.loading import has_external_data
@@ -277,9 +279,9 @@ def session(model: onnx.ModelProto, base_dir: Path | None = None) -> Callable[[d
     """A runner on ORT's CPU provider; made once, run on several feeds.
 
     A model with external data is given to ORT with base_dir, the folder its data paths are relative to, as
-    the folder of its external data (ORT 1.21 and later; before, it loads from a temporary file written in
-    base_dir), so ORT reads the weights itself and Python never holds them, and nothing is written in the
-    model's folder, which may be read-only. The BEFORE_SESSION hooks run right before ORT is called."""
+    the folder of its external data (ORT 1.21 and later; 1.20 loads a file in a temporary folder beside links to
+    the data files: data_links.session_file), so ORT reads the weights itself and Python never holds them, and
+    nothing is written in the model's folder, which may be read-only. The BEFORE_SESSION hooks run right before ORT is called."""
     external = base_dir is not None and has_external_data(model)
     if external and base_dir is not None:
         from onnxlint.model.loading import check_external_data
@@ -293,32 +295,17 @@ def session(model: onnx.ModelProto, base_dir: Path | None = None) -> Callable[[d
     so.log_severity_level = 3
     so.intra_op_num_threads = min(4, os.cpu_count() or 1)
     if external and base_dir is not None and data_folder_option(ort.__version__):
-        so.add_session_config_entry("session.model_external_initializers_file_folder_path", os.path.abspath(base_dir))
-    if not external or data_folder_option(ort.__version__):
+        so.add_session_config_entry(data_links.OPTION, os.path.abspath(base_dir))
+    with contextlib.ExitStack() as stack:
+        raw = model.SerializeToString()
+        source: str | bytes = raw
+        if external and base_dir is not None and not data_folder_option(ort.__version__):  # ORT 1.20
+            source = stack.enter_context(data_links.session_file(
+                raw, data_links.locations(model), str(base_dir), (SESSION_PREFIX or [".onnxlint-check."])[0]))
         for hook in BEFORE_SESSION:
             hook(model)
-        sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
-    else:
-        fd, tmp = tempfile.mkstemp(prefix=(SESSION_PREFIX or [".onnxlint-check."])[0], suffix=".onnx", dir=base_dir)
-        held = os.dup(fd)  # locked while it exists: never stale to another run's write_guard.remove_unheld
-        try:
-            write_guard.lock(held)
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(model.SerializeToString())
-            for hook in BEFORE_SESSION:
-                hook(model)
-            sess = ort.InferenceSession(tmp, so, providers=["CPUExecutionProvider"])
-        finally:
-            os.unlink(tmp)
-            os.close(held)
+        sess = ort.InferenceSession(source, so, providers=["CPUExecutionProvider"])
     return lambda feeds: sess.run(None, feeds)
-
-
-def data_folder_option(version: str) -> bool:
-    """Whether this ORT reads a model given as bytes with its external data from the folder
-    session.model_external_initializers_file_folder_path names (1.21 and later; 1.20.1 ignores it)."""
-    parts = version.split(".")[:2]
-    return all(p.isdigit() for p in parts) and tuple(int(p) for p in parts) >= (1, 21)
 
 
 def _first_line(exc: BaseException) -> str:

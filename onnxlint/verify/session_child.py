@@ -19,7 +19,6 @@ import contextlib
 import json
 import os
 import sys
-import tempfile
 from typing import Any, Iterator
 
 # onnxlint's names for ORT's GraphOptimizationLevel values (ORT's default is ORT_ENABLE_ALL)
@@ -63,33 +62,26 @@ def _say(**values: Any) -> None:
 def model_source(ort: Any, model: str, so: Any, data_folder: str) -> Iterator[str | bytes]:
     """What the session is built from: the model file; for one whose external data is in data_folder, its bytes,
     with ORT told that folder (session.model_external_initializers_file_folder_path, ORT 1.21 and later), so nothing
-    is written there. ORT 1.20 ignores that option: there the model is copied into data_folder while the session
-    is built (`.onnxlint-verify.XXXXXXXX.onnx`, locked while it exists; the child says `{"copy": PATH}`, so the
-    parent removes it if the child dies first)."""
-    from onnxlint.fixers.equivalence import data_folder_option
+    is written there. ORT 1.20 ignores that option: there the session loads the model from a temporary folder beside
+    links to its data files (data_links.session_file); only where no link can be made is it copied into data_folder
+    while the session is built (`.onnxlint-verify.XXXXXXXX.onnx`, locked while it exists; the child says
+    `{"copy": PATH}`, so the parent removes it if the child dies first)."""
+    from onnxlint.fixers import data_links
 
     if not data_folder:
         yield model
         return
-    if data_folder_option(ort.__version__):
-        so.add_session_config_entry("session.model_external_initializers_file_folder_path", data_folder)
-        with open(model, "rb") as fh:
-            yield fh.read()
+    with open(model, "rb") as fh:
+        raw = fh.read()
+    if data_links.data_folder_option(ort.__version__):
+        so.add_session_config_entry(data_links.OPTION, data_folder)
+        yield raw
         return
-    from onnxlint.model import write_guard
+    import onnx
 
-    fd, tmp = tempfile.mkstemp(prefix=".onnxlint-verify.", suffix=".onnx", dir=data_folder)
-    held = os.dup(fd)  # locked while it exists: never stale to another run's write_guard.remove_unheld
-    try:
-        write_guard.lock(held)
-        _say(copy=tmp)
-        with os.fdopen(fd, "wb") as fh, open(model, "rb") as src:
-            fh.write(src.read())
-        yield tmp
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        os.close(held)
+    names = data_links.locations(onnx.load_from_string(raw))
+    with data_links.session_file(raw, names, data_folder, ".onnxlint-verify.", lambda path: _say(copy=path)) as path:
+        yield path
 
 
 def main(argv: list[str]) -> int:

@@ -103,3 +103,38 @@ def test_a_session_of_a_model_with_external_data_writes_nothing_in_its_folder(tm
     run = equivalence.session(model, tmp_path)
     assert run({"x": np.ones(8, np.float32)})[0].tolist() == [float(k + 1) for k in range(8)]
     assert made == [] and sorted(os.listdir(tmp_path)) == ["m.data", "m.onnx"]
+
+
+
+def test_an_ort_1_20_session_of_a_model_with_external_data_writes_nothing_in_its_folder(tmp_path, monkeypatch):
+    """ORT 1.20 ignores the data-folder option: the check's session loaded the model from a file written in the
+    model's folder (`.onnxlint-check.XXXXXXXX.s.XXXXXXXX.onnx`, measured with ORT 1.20.1: a write into the
+    repository under review). It loads one in a temporary folder beside a link to the data file (ORT 1.20.1 follows
+    it; the installed ORT, which would refuse such a link, is stood in for)."""
+    import os
+
+    import onnxruntime
+
+    w = nh.from_array(np.arange(8, dtype=np.float32), "w")
+    g = h.make_graph([h.make_node("Add", ["x", "w"], ["y"])], "g", [h.make_tensor_value_info("x", T.FLOAT, [8])],
+                     [h.make_tensor_value_info("y", T.FLOAT, [8])], [w])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)], ir_version=8)
+    onnx.save(m, tmp_path / "m.onnx", save_as_external_data=True, location="m.data", size_threshold=0)
+    model = onnx.load(tmp_path / "m.onnx", load_external_data=False)
+    seen = []
+
+    class Session:  # ORT 1.20's reading: the data beside the model file it loads
+        def __init__(self, source, so, providers):
+            assert isinstance(source, str), "ORT 1.20 needs a file"
+            seen.append((os.path.dirname(source), sorted(os.listdir(tmp_path))))
+            self.w = np.fromfile(os.path.join(os.path.dirname(source), "m.data"), np.float32)
+
+        def run(self, names, feeds):
+            return [feeds["x"] + self.w]
+
+    monkeypatch.setattr(onnxruntime, "__version__", "1.20.1")
+    monkeypatch.setattr(onnxruntime, "InferenceSession", Session)
+    run = equivalence.session(model, tmp_path)
+    assert run({"x": np.ones(8, np.float32)})[0].tolist() == [float(k + 1) for k in range(8)]
+    assert seen[0][0] != str(tmp_path) and seen[0][1] == ["m.data", "m.onnx"], seen
+    assert sorted(os.listdir(tmp_path)) == ["m.data", "m.onnx"] and not os.path.exists(seen[0][0])
