@@ -720,6 +720,35 @@ def test_on_ort_1_20_the_session_file_is_beside_links_to_the_data_not_beside_the
     assert sorted(os.listdir(folder)) == ["sub", "w.bin"]
 
 
+
+def test_verify_runs_a_renamed_model_linked_into_a_hugging_face_cache(tmp_path, cli):
+    """The Hugging Face cache: snapshots/<rev>/model.onnx and its data file are links to one blobs folder, named by
+    content. The lint reads the data there (the real folder of the file the model links to, as ORT's path check
+    allows); verify of a model whose nodes it renames failed: its copy was given to ORT (1.24.4) with the snapshot
+    folder as the data folder, and the data escaped it ("External data path validation failed ... escapes both
+    model directory ... and real model directory"). The copy names the blobs its locations lead to, that folder
+    given as its data folder; nothing is written in the cache."""
+    import hashlib
+    import os
+
+    built = _duplicate_names_with_external_data(tmp_path / "export")
+    cache = tmp_path / "hub" / "models--org--name"
+    (cache / "blobs").mkdir(parents=True)
+    (cache / "snapshots" / "abc123").mkdir(parents=True)
+    for name in ("model.onnx", "weights.bin"):
+        data = (built.parent / name).read_bytes()
+        blob = hashlib.sha256(data).hexdigest()
+        (cache / "blobs" / blob).write_bytes(data)
+        os.symlink(f"../../blobs/{blob}", cache / "snapshots" / "abc123" / name)
+    model = cache / "snapshots" / "abc123" / "model.onnx"
+    listing = {d: sorted(os.listdir(cache / d)) for d in ("blobs", "snapshots/abc123")}
+    rc, out, err = cli("verify", model, "--providers", "CPUExecutionProvider", "--format", "json")
+    r = json.loads(out)[0]
+    assert rc == 0 and r["verified"] and "error" not in r, out + err
+    assert r["nodes_observed"] == 2 and r["on_cpu"] == 2 and r["missed"] == []
+    assert {d: sorted(os.listdir(cache / d)) for d in ("blobs", "snapshots/abc123")} == listing
+
+
 def test_a_copy_a_killed_session_child_left_beside_the_model_is_removed(tmp_path):
     """ORT 1.20: the child's copy beside the model, when the child was killed (its time limit) while ORT read it;
     the parent removes it, and nothing else of that folder, whatever the child said."""
