@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from onnxlint.config import config_file as config_mod
 from onnxlint.config.settings import Settings
@@ -97,14 +100,10 @@ def _verified(result: VerifyResult) -> bool:
 
 
 def fix_and_verify(path: Path, before: VerifyResult, options: VerifyOptions) -> FixedVerifyResult:
-    """`verify --fix` writes only what it could verify: the fix goes to a temporary copy beside the model (where
-    its external data resolves), a session runs that copy on the providers asked for, and only then is the model
-    fixed in place (the --fix path again: checked, atomic), if it is still the version whose fix ran. A fixed
-    model no session could run (no GPU, a refused session) is not written; `-o FILE` writes it there whatever the session says."""
-    import contextlib
-    import os
-    import tempfile
-
+    """`verify --fix` writes only what it could verify: the fix goes to a temporary copy (_fixed_copy), a session runs
+    that copy on the providers asked for, and only then is the model fixed in place (the --fix path again: checked,
+    atomic), if it is still the version whose fix ran. A fixed model no session could run (no GPU, a refused
+    session) is not written; `-o FILE` writes it there whatever the session says."""
     providers = list(options.providers)
 
     def verify(p: Path) -> VerifyResult:
@@ -125,15 +124,10 @@ def fix_and_verify(path: Path, before: VerifyResult, options: VerifyOptions) -> 
                 notes.append(f"written to {dest} without a verified session: {after.summary_line()}")
             return FixedVerifyResult(str(path), before, notes, after)
         return FixedVerifyResult(str(path), before, notes, before)
-    write_guard.remove_unheld(path.parent, VERIFY_COPY)  # what a verify --fix killed (SIGKILL) left here
-    fd, tmp_name = tempfile.mkstemp(prefix=".onnxlint-verify-", suffix=".onnx", dir=path.parent)
-    held = [fd]  # locked while it exists: never stale to another run's remove_unheld
-    write_guard.lock(fd)
-    tmp = Path(tmp_name)
-    try:
+    with _fixed_copy(path) as (tmp, hold):
         attempts: dict[Any, Any] = {}  # the fix of the version read, made and checked once for both writes
         notes, written, read = fix_in_place(path, before.target, options.ort_version, tmp, attempts=attempts)
-        held.append(write_guard.hold(tmp) or fd)  # the fixed model took the name (a new file): its lock
+        hold()
         if not written:  # nothing to fix, or the fix was not written: the model stands as verified before
             return FixedVerifyResult(str(path), before, notes, before)
         after = verify(tmp)
@@ -146,6 +140,30 @@ def fix_and_verify(path: Path, before: VerifyResult, options: VerifyOptions) -> 
                 "`onnxlint verify --fix -o FIXED.onnx` writes it without that"], before)
         notes, written, _ = fix_in_place(path, before.target, options.ort_version, verified=read, attempts=attempts)
         return FixedVerifyResult(str(path), before, notes, after if written else before)
+
+
+@contextlib.contextmanager
+def _fixed_copy(path: Path) -> Iterator[tuple[Path, Callable[[], None]]]:
+    """Where verify --fix writes the fixed model its session runs, and a call that holds it once written: a new
+    temporary folder, so nothing is written beside the model (a repository under review, where a verify killed
+    meanwhile left the copy); for a model with external data, whose paths resolve beside it only (writing it into
+    another folder copies its weights), beside it (`.onnxlint-verify-XXXXXXXX.onnx`, locked while it exists: never
+    stale to another run's remove_unheld, which removes one a killed run left)."""
+    try:
+        external = bool(loading.load(path).external)
+    except Exception:  # the fix says what is wrong with the file
+        external = False
+    if not external:
+        with tempfile.TemporaryDirectory(prefix="onnxlint-verify.") as folder:
+            yield Path(folder) / path.name, lambda: None
+        return
+    write_guard.remove_unheld(path.parent, VERIFY_COPY)  # what a verify --fix killed (SIGKILL) left here
+    fd, tmp_name = tempfile.mkstemp(prefix=".onnxlint-verify-", suffix=".onnx", dir=path.parent)
+    held = [fd]
+    write_guard.lock(fd)
+    tmp = Path(tmp_name)
+    try:  # the fixed model takes the name (a new file): its lock
+        yield tmp, lambda: held.append(write_guard.hold(tmp) or fd)
     finally:
         with contextlib.suppress(OSError):
             tmp.unlink()

@@ -282,3 +282,29 @@ def test_a_verify_fix_killed_during_its_session_leaves_no_fixed_copy_beside_the_
     run = onnxlint(*args, cwd=tmp_path)
     assert run.returncode == 0 and "wrote" in run.stdout, run.stdout + run.stderr
     assert sorted(os.listdir(tmp_path / "m")) == ["m.onnx", "m.onnx.data"]
+
+
+def test_verify_fix_of_a_model_without_external_data_writes_its_fixed_copy_in_a_temporary_folder(tmp_path):
+    """A model with no data file needs no copy beside it: `verify --fix` wrote its fixed model there
+    (`.onnxlint-verify-XXXXXXXX.onnx`, in the repository under review while the session ran; a verify killed
+    meanwhile left it until the next one). It is written in a temporary folder: killed during the session on it,
+    the model's folder holds the model alone, which the next verify fixes."""
+    model = _export(tmp_path / "m", "m.onnx")
+    whole = onnx.load(model)  # its weights in the model, the data file gone
+    for name in os.listdir(tmp_path / "m"):
+        os.unlink(tmp_path / "m" / name)
+    onnx.save(whole, model)
+    args = ("verify", "--providers", "CPUExecutionProvider", "--fix", "--", model)
+    _killed(tmp_path, """\
+        from onnxlint.verify import command
+        real = command.verify_file
+        def verify_file(p, *a, **k):
+            if os.path.abspath(p) != os.path.abspath(os.path.join("m", "m.onnx")):  # the fixed copy's session
+                die()
+            return real(p, *a, **k)
+        command.verify_file = verify_file
+        """, *args)
+    assert os.listdir(tmp_path / "m") == ["m.onnx"]
+    run = onnxlint(*args, cwd=tmp_path)
+    assert run.returncode == 0 and "wrote" in run.stdout, run.stdout + run.stderr
+    assert os.listdir(tmp_path / "m") == ["m.onnx"]
