@@ -720,7 +720,6 @@ def test_on_ort_1_20_the_session_file_is_beside_links_to_the_data_not_beside_the
     assert sorted(os.listdir(folder)) == ["sub", "w.bin"]
 
 
-
 def test_verify_runs_a_renamed_model_linked_into_a_hugging_face_cache(tmp_path, cli):
     """The Hugging Face cache: snapshots/<rev>/model.onnx and its data file are links to one blobs folder, named by
     content. The lint reads the data there (the real folder of the file the model links to, as ORT's path check

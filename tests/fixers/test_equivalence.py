@@ -105,7 +105,6 @@ def test_a_session_of_a_model_with_external_data_writes_nothing_in_its_folder(tm
     assert made == [] and sorted(os.listdir(tmp_path)) == ["m.data", "m.onnx"]
 
 
-
 def test_an_ort_1_20_session_of_a_model_with_external_data_writes_nothing_in_its_folder(tmp_path, monkeypatch):
     """ORT 1.20 ignores the data-folder option: the check's session loaded the model from a file written in the
     model's folder (`.onnxlint-check.XXXXXXXX.s.XXXXXXXX.onnx`, measured with ORT 1.20.1: a write into the
