@@ -81,6 +81,16 @@ def test_numeric_check_tolerance_per_dtype():
         equivalence.compare(0, np.int64([1, 2]), np.int64([1, 3]))
 
 
+def _add_with_external_weights(folder):
+    """y = x + arange(8), saved as folder/m.onnx with its weight in folder/m.data; loaded without the data."""
+    w = nh.from_array(np.arange(8, dtype=np.float32), "w")
+    g = h.make_graph([h.make_node("Add", ["x", "w"], ["y"])], "g", [h.make_tensor_value_info("x", T.FLOAT, [8])],
+                     [h.make_tensor_value_info("y", T.FLOAT, [8])], [w])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)], ir_version=8)
+    onnx.save(m, folder / "m.onnx", save_as_external_data=True, location="m.data", size_threshold=0)
+    return onnx.load(folder / "m.onnx", load_external_data=False)
+
+
 def test_a_session_of_a_model_with_external_data_writes_nothing_in_its_folder(tmp_path, monkeypatch):
     """The check child's session of a model with external data loaded from a file written in the model's folder:
     a read-only folder failed the check. ORT (1.21 and later) reads the weights from that folder named as theirs."""
@@ -91,12 +101,7 @@ def test_a_session_of_a_model_with_external_data_writes_nothing_in_its_folder(tm
 
     if tuple(int(p) for p in onnxruntime.__version__.split(".")[:2]) < (1, 21):
         pytest.skip(f"ORT {onnxruntime.__version__} reads external data beside the model file only")
-    w = nh.from_array(np.arange(8, dtype=np.float32), "w")
-    g = h.make_graph([h.make_node("Add", ["x", "w"], ["y"])], "g", [h.make_tensor_value_info("x", T.FLOAT, [8])],
-                     [h.make_tensor_value_info("y", T.FLOAT, [8])], [w])
-    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)], ir_version=8)
-    onnx.save(m, tmp_path / "m.onnx", save_as_external_data=True, location="m.data", size_threshold=0)
-    model = onnx.load(tmp_path / "m.onnx", load_external_data=False)
+    model = _add_with_external_weights(tmp_path)
     made: list[str] = []
     real = tempfile.mkstemp
     monkeypatch.setattr(tempfile, "mkstemp", lambda *a, **k: made.append(k.get("dir")) or real(*a, **k))
@@ -114,12 +119,7 @@ def test_an_ort_1_20_session_of_a_model_with_external_data_writes_nothing_in_its
 
     import onnxruntime
 
-    w = nh.from_array(np.arange(8, dtype=np.float32), "w")
-    g = h.make_graph([h.make_node("Add", ["x", "w"], ["y"])], "g", [h.make_tensor_value_info("x", T.FLOAT, [8])],
-                     [h.make_tensor_value_info("y", T.FLOAT, [8])], [w])
-    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)], ir_version=8)
-    onnx.save(m, tmp_path / "m.onnx", save_as_external_data=True, location="m.data", size_threshold=0)
-    model = onnx.load(tmp_path / "m.onnx", load_external_data=False)
+    model = _add_with_external_weights(tmp_path)
     seen = []
 
     class Session:  # ORT 1.20's reading: the data beside the model file it loads
