@@ -256,6 +256,9 @@ def _lint(mf: loading.ModelFile, settings: Settings, plan: LintPlan | Exception,
         # details for what the run shows: an info's only when infos are shown (severity as overridden)
         engine.complete(ctx, _fixable, None if settings.info_details else _not_info)
         _word_fix_applicability(res.findings, ctx.active_rules)
+        from onnxlint.linting.fix_promise import withhold_unverifiable
+
+        withhold_unverifiable(res.findings, ctx)
         if "ort-trt" in settings.targets and "tensorrt" not in settings.targets:
             _through_tensorrt_ep(res, ctx, settings)
         if want_placement:
