@@ -32,15 +32,18 @@ def _versions(ep: str) -> Callable[[], list[str]]:
     return versions
 
 
+def simulate(ctx: "LintContext", name: str, optimization: str | None = None) -> Any:
+    """The target's placement of ctx's model at an optimization level (None: the lint's)."""
+    from onnxlint.ort import model_load, partitioner
+
+    rejects, ops = ctx.fallback_rejects(name)
+    return partitioner.simulate(ctx.index, name, ctx.options.ort_version, rejects, ops,
+                                optimization=optimization or ctx.options.ort_optimization,
+                                resolved=model_load.resolved_for(ctx))
+
+
 def _predict(name: str) -> Callable[["LintContext"], Any]:
-    def predict(ctx: "LintContext") -> Any:
-        from onnxlint.ort import model_load, partitioner
-
-        rejects, ops = ctx.fallback_rejects(name)
-        return partitioner.simulate(ctx.index, name, ctx.options.ort_version, rejects, ops,
-                                  optimization=ctx.options.ort_optimization, resolved=model_load.resolved_for(ctx))
-
-    return predict
+    return lambda ctx: simulate(ctx, name)
 
 
 def _summary(prediction: Any) -> str:

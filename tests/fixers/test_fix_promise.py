@@ -87,6 +87,9 @@ def test_a_node_the_fix_replaces_does_not_withhold_it(tmp_path):
         def __init__(self):
             self.index = index
 
+        def predicted(self, target):  # the lint's own ort-cpu placement: no pre-test
+            return True
+
         def prediction(self, target):
             assert target == "ort-cpu"
             return Placement()
@@ -99,3 +102,31 @@ def test_a_node_the_fix_replaces_does_not_withhold_it(tmp_path):
     assert kept.fix == "dropout-inference" and kept.hint == "hint"
     withhold_unverifiable([withheld], Ctx())
     assert withheld.fix is None and "no CPU kernel for Sqrt-13 'sqrt': T=bfloat16 not supported" in withheld.hint
+
+
+def test_a_model_whose_nodes_all_have_cpu_kernels_gets_no_optimized_cpu_placement(tmp_path, monkeypatch):
+    """A float16 value makes the CPU EP's kernels worth asking about; where the placement without the optimizer
+    passes finds a CPU kernel for every node, the lint's `all` placement (most of a lint's cost on a large graph)
+    is not computed for the promise, and the marker stays. With a node that has none, it is, and decides."""
+    from onnxlint.ort import partitioner
+
+    levels = []
+    real = partitioner.simulate
+    monkeypatch.setattr(partitioner, "simulate", lambda *a, **k: levels.append(k["optimization"]) or real(*a, **k))
+    p = _dropout_model(tmp_path / "half.onnx", inner=T.FLOAT16)  # every node with a CPU kernel: ORT runs it
+    try:
+        ort.InferenceSession(str(p), providers=["CPUExecutionProvider"])
+        runs = True
+    except Exception:  # noqa: BLE001
+        runs = False
+    from onnxlint import lint
+
+    report = lint(str(p))
+    olx010 = next(f for f in report.findings if f.code == "OLX010")
+    assert runs and olx010.fix == "dropout-inference", (runs, olx010)
+    assert levels.count("disabled") == 1 and levels.count("all") == 1, levels  # the pre-test; ort-cuda's own
+    levels.clear()
+    report = lint(str(_dropout_model(tmp_path / "b.onnx")))
+    olx010 = next(f for f in report.findings if f.code == "OLX010")
+    assert olx010.fix is None and "no CPU kernel for Sqrt-13" in olx010.hint, olx010
+    assert levels.count("disabled") == 1 and levels.count("all") == 2, levels  # ort-cuda's, then ort-cpu's
