@@ -454,9 +454,14 @@ def _state(scope, name: str):
         return got
     # (scope, its memo, value name, what _lookup found there or None: not looked up yet)
     stack: list[tuple[Any, dict, str, Any]] = [(scope, memo, name, None)]
+    # values waiting for their inputs, by (id of their memo, name): one of them among a value's own inputs is a
+    # cycle (a node reading its own output, A -> B -> A), which only a malformed model has; that value depends on
+    # itself, never a constant. Without this a 68-byte Reshape of its own output pushed itself for ever
+    waiting: set[tuple[int, str]] = set()
     while stack:
         sc, m, nm, found = stack.pop()
         if nm in m:
+            waiting.discard((id(m), nm))
             continue
         if found is None:
             found = prod, where, const = _lookup(sc, nm)
@@ -481,10 +486,15 @@ def _state(scope, name: str):
             wm = memos[id(where)] = {}
         ins = [i for i in prod.inputs if i]
         pending = [i for i in ins if i not in wm]
+        if any((id(wm), i) in waiting for i in pending):
+            m[nm] = None
+            continue
         if pending:  # this value again once its inputs are known
+            waiting.add((id(m), nm))
             stack.append((sc, m, nm, found))
             stack.extend([(where, wm, i, None) for i in pending])
             continue
+        waiting.discard((id(m), nm))
         m[nm] = _combine(prod, where, [wm[i] for i in ins])
     return memo[name]
 

@@ -64,6 +64,31 @@ def test_a_tiny_model_cannot_buy_unbounded_work(tmp_path, mode, model):
     assert "past the budget" in per_model[0] or "regular expression" in per_model[0]
 
 
+@pytest.mark.parametrize("shape", ["itself", "through-a-node"])
+@pytest.mark.parametrize("mode", modes("json", "fix", every_run=("json", "fix")))
+def test_a_node_reading_its_own_output_costs_no_unbounded_work(tmp_path, shape, mode):
+    """A Reshape whose shape is its own output (or a Neg of it): a cycle only a malformed model has. Whether the
+    shape folds (fold-shapes' fixability, asked for the findings JSON lists and for --fix) pushed the value again
+    for ever: a 68-byte model took gigabytes within seconds, never returning."""
+    shape_input = "y" if shape == "itself" else "a"
+    nodes = [h.make_node("Reshape", ["x", shape_input], ["y"], name="r")]
+    if shape != "itself":
+        nodes.insert(0, h.make_node("Neg", ["y"], ["a"], name="n"))
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, 3])],
+                     [h.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)], ir_version=8)
+    assert len(m.SerializeToString()) < 100
+    d = _folder(tmp_path, m)
+    args = ["--format", "json"] if mode == "json" else ["--fix", "-o", "out/"]
+    # 10 s of CPU: the loop fills the bounded child's 3 GB in about 17 s, and the MemoryError that ends it is taken
+    # for "not fixable" (a run without a limit grows until the machine's memory is gone); the lint takes 1 s
+    run = subprocess.run([sys.executable, "-m", "onnxlint", str(d / "m00.onnx"), "--no-cache", *args], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+                         env={**os.environ, "ONNXLINT_CACHE_DIR": str(tmp_path / ".cache")}, preexec_fn=limits(cpu=10))
+    assert run.returncode in (0, 1), run.stderr
+    assert "Traceback" not in run.stderr and "internal error" not in run.stdout + run.stderr
+
+
 def test_the_line_is_said_once_however_many_nodes():
     """Refusals gather per op type: one line, each op once, with how many more of it."""
     b = evaluation.Budget()
