@@ -206,8 +206,8 @@ def verify_file(path: Path, providers: list[str], shapes: dict[str, list[int]], 
     result = VerifyResult(str(path), target_for(providers), list(providers), optimization)
     try:
         _verify(path, result, shapes, timeout, ort_version)
-    except InputError as exc:
-        result.error = str(exc)
+    except InputError as exc:  # its words name the file the result's line names already ("m.onnx: verify failed: ...")
+        result.error = exc.message if exc.path == str(path) else str(exc)
     except Exception as exc:  # one model's surprise must not end the run over a folder
         result.error = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
     return result
