@@ -89,6 +89,27 @@ def test_a_node_reading_its_own_output_costs_no_unbounded_work(tmp_path, shape, 
     assert "Traceback" not in run.stderr and "internal error" not in run.stdout + run.stderr
 
 
+@pytest.mark.parametrize("mode", modes("json", "placement", every_run=("json", "placement")))
+def test_a_long_chain_only_a_folded_shape_reads_is_linted(tmp_path, mode):
+    """3,000 Relus in a row that only a Shape of a static shape reads (a valid model, 70 KB): ORT's constant folding
+    folds the Shape and removes the chain bottom up (RemoveNodesWithOneOutputBottomUp). Its model recursed once a
+    node: the lint said "graph nesting too deep to analyse" (exit 2), placement "internal error"."""
+    nodes = [h.make_node("Relu", [f"c{k}" if k else "x"], [f"c{k + 1}"], name=f"relu{k}") for k in range(3000)]
+    nodes += [h.make_node("Shape", ["c3000"], ["s"], name="shape"), h.make_node("Reshape", ["x", "s"], ["y"], name="r")]
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, 3])],
+                     [h.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [2, 3])])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)], ir_version=8)
+    onnx.checker.check_model(m)
+    _folder(tmp_path, m)
+    args = ["m/m00.onnx", "--no-cache", "--format", "json"] if mode == "json" else ["placement", "m/m00.onnx"]
+    run = onnxlint(*args, cwd=tmp_path, timeout=120)
+    assert run.returncode in (0, 1), run.stdout + run.stderr
+    if mode == "json":
+        assert [f["code"] for f in json.loads(run.stdout) if f["code"] == "OLX000"] == []
+    else:
+        assert "3001 folded" in run.stdout, run.stdout  # the Relus and the Shape
+
+
 def test_the_line_is_said_once_however_many_nodes():
     """Refusals gather per op type: one line, each op once, with how many more of it."""
     b = evaluation.Budget()

@@ -178,15 +178,22 @@ def _fold(state: OptimizerState, scope: GraphScope, n: NodeRef, reason: str, det
 
 
 def _drop_dead_inputs(state: OptimizerState, scope: GraphScope, n: NodeRef) -> None:
-    """graph_utils::RemoveNodesWithOneOutputBottomUp: producers that only fed the folded node go too."""
-    for v in n.inputs:
-        v = state.resolve(v) if v else v
-        p = scope.producer.get(v) if v else None
-        if p is None or state.is_removed(p) or len([o for o in p.outputs if o]) != 1 or state.live(v, scope):
-            continue
-        state.remove(p, "folded", "constant-folding", f"{p.op_type} only fed nodes ORT's constant folding replaced; removed with them")
-        _drop_bodies(state, p, f"in the body of a {p.op_type} ORT's constant folding removed")
-        _drop_dead_inputs(state, scope, p)
+    """graph_utils::RemoveNodesWithOneOutputBottomUp: producers that only fed the folded node go too, each one's
+    own producers before the next input's (depth first). A stack of the inputs still to look at, not a recursion: a
+    chain of 3,000 Relus that only fed a folded Shape was "graph nesting too deep to analyse" (exit 2)."""
+    stack = [iter(n.inputs)]
+    while stack:
+        for v in stack[-1]:
+            v = state.resolve(v) if v else v
+            p = scope.producer.get(v) if v else None
+            if p is None or state.is_removed(p) or len([o for o in p.outputs if o]) != 1 or state.live(v, scope):
+                continue
+            state.remove(p, "folded", "constant-folding", f"{p.op_type} only fed nodes ORT's constant folding replaced; removed with them")
+            _drop_bodies(state, p, f"in the body of a {p.op_type} ORT's constant folding removed")
+            stack.append(iter(p.inputs))  # p's producers next, then the rest of this node's inputs
+            break
+        else:
+            stack.pop()
 
 
 def _drop_bodies(state: OptimizerState, n: NodeRef, detail: str) -> None:
