@@ -589,22 +589,27 @@ def can_fold(node, input_indices=None) -> bool:
 
 def _feeds_work(node, seen: set) -> bool:
     """Whether a constant node's value reaches something besides If conditions: a node that does not fold, or
-    the body's outputs (through other constant nodes)."""
-    if id(node) in seen:
-        return False
-    seen.add(id(node))
-    scope = node.scope
-    for o in node.outputs:
-        if not o:
+    the body's outputs (through other constant nodes). A walk with a stack, not a recursion: a body's chain of a
+    thousand constant nodes was a RecursionError, the whole model's fix refused as an internal error."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
             continue
-        if o in scope.outputs:
-            return True
-        for c in scope.consumers.get(o, ()):
-            if c.op_type == "If" and c.inputs and c.inputs[0] == o:
+        seen.add(id(n))
+        scope = n.scope
+        for o in n.outputs:
+            if not o:
                 continue
-            outs = [x for x in c.outputs if x]
-            if not outs or not all(_state(c.scope, x) == CONST for x in outs) or _feeds_work(c, seen):
+            if o in scope.outputs:
                 return True
+            for c in scope.consumers.get(o, ()):
+                if c.op_type == "If" and c.inputs and c.inputs[0] == o:
+                    continue
+                outs = [x for x in c.outputs if x]
+                if not outs or not all(_state(c.scope, x) == CONST for x in outs):
+                    return True
+                stack.append(c)  # what c's value reaches, once this node's other readers are looked at
     return False
 
 

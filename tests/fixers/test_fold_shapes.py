@@ -114,3 +114,26 @@ def test_fold_shapes_check_declines_a_slice_with_a_zero_step():
     for step, zeros in ((1, [0, 4]), (0, None)):
         index = GraphIndex(model(step))  # kept: its nodes' producer maps go with it
         assert fold_shapes.reshape_zeros(index.by_op["Reshape"][0]) == zeros
+
+
+def test_a_body_of_a_thousand_constant_nodes_in_a_row_is_folded(tmp_path, cli):
+    """Whether a body's constant node reaches work (can_fold's walk down its readers) recursed once a node: a
+    chain of 1,500 Negs of a Shape in an If branch was a RecursionError, the model's fix refused as "internal error
+    in a fixer"."""
+    n = 1500
+    nodes = [h.make_node("Shape", ["x"], ["c0"], name="s")]
+    nodes += [h.make_node("Neg", [f"c{k}"], [f"c{k + 1}"], name=f"n{k}") for k in range(n)]
+    nodes.append(h.make_node("Reshape", ["x", f"c{n}"], ["t"], name="r"))
+    then = h.make_graph(nodes, "then", [], [h.make_tensor_value_info("t", T.FLOAT, [2, 3])])
+    other = h.make_graph([h.make_node("Identity", ["x"], ["e"])], "else", [], [h.make_tensor_value_info("e", T.FLOAT, [2, 3])])
+    g = h.make_graph([h.make_node("If", ["cond"], ["y"], then_branch=then, else_branch=other, name="if")], "g",
+                     [h.make_tensor_value_info("x", T.FLOAT, [2, 3]), h.make_tensor_value_info("cond", T.BOOL, [])],
+                     [h.make_tensor_value_info("y", T.FLOAT, [2, 3])])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)], ir_version=8)
+    onnx.checker.check_model(m)
+    p = tmp_path / "chain.onnx"
+    onnx.save(m, p)
+    rc, text, _ = cli(p, "--fix", "--show-info", "-o", tmp_path / "out.onnx")
+    assert "internal error" not in text and "wrote" in text, text
+    branch = {a.name: a.g for a in onnx.load(tmp_path / "out.onnx").graph.node[0].attribute}["then_branch"]
+    assert [x.op_type for x in branch.node] == ["Reshape"]
