@@ -1005,6 +1005,22 @@ def test_string_fields_that_are_not_utf8_do_not_cost_the_findings(tmp_path, cli,
     assert "OLX015" in out and "\\xff\\xfe" in out.replace("\\\\", "\\")
 
 
+@pytest.mark.parametrize("command", ["lint", "placement"])
+def test_a_constant_output_name_that_is_not_utf8_in_a_model_ort_refuses(tmp_path, cli, command):
+    """Where ORT refuses the model, its refusal is modelled with an initializer made of each Constant node, named
+    after the node's output: those bytes set into the initializer's name raised UnicodeDecodeError, not the
+    TypeError the retry with repaired strings was for ("internal error while linting", exit 2; placement:
+    "internal error ... please report it")."""
+    value = h.make_tensor("v", T.FLOAT, [2], [1, 2])
+    nodes = [h.make_node("Constant", [], ["QQQQ"], value=value), h.make_node("Constant", [], ["a", "b"], value=value)]
+    m = make_model(nodes, [vi("x", T.FLOAT, [2])], [vi("y", T.FLOAT, [2])])
+    (tmp_path / "m.onnx").write_bytes(m.SerializeToString().replace(b"QQQQ", b"c\xd0nv"))
+    args = ("placement", tmp_path / "m.onnx") if command == "placement" else (tmp_path / "m.onnx", "--no-cache")
+    rc, out, err = cli(*args)
+    assert rc == (0 if command == "placement" else 1) and "internal error" not in err + out, err + out
+    assert "ORT refuses this model" in out and "output size 2" in out
+
+
 def test_an_external_data_location_that_is_not_utf8_is_a_finding_not_a_crash(tmp_path, cli):
     """An external-data entry whose bytes are not UTF-8 (protobuf hands it over as bytes) is named as the
     problem of that tensor's data (OLX003), never an internal error."""

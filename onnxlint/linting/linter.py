@@ -275,7 +275,7 @@ def _lint(mf: loading.ModelFile, settings: Settings, plan: LintPlan | Exception,
         res.error = "graph nesting too deep to analyse"
     except (RuleError, UsageError):
         raise
-    except TypeError as exc:  # a string field that is not UTF-8 comes as bytes: linted again with it made text
+    except loading.BYTES_ERRORS as exc:  # a string field that is not UTF-8 comes as bytes: linted again with it made text
         if _retried or not loading.repair_strings(mf.model):
             res.error = f"internal error while linting ({type(exc).__name__}: {first_line(exc)})"
             return

@@ -28,12 +28,12 @@ from onnxlint.model.loading.inference import (
     over_inference_budget,
     reinference_within_budget,
 )
-from onnxlint.model.loading.model_file import ExternalTensor, ModelFile, repair_strings, with_strings_repaired
+from onnxlint.model.loading.model_file import BYTES_ERRORS, ExternalTensor, ModelFile, repair_strings, with_strings_repaired
 from onnxlint.model.loading.opening import PROTOBUF_LIMIT, external_data_problem, load
 from onnxlint.model.loading.wire import WEIGHT_BYTES, weightless_bytes
 from onnxlint.model.paths import expand_paths
 
-__all__ = ["INFER_BUDGET", "INFER_MAX_NODES", "OUTSIDE", "PROTOBUF_LIMIT", "WEIGHT_BYTES", "ExternalTensor",
+__all__ = ["BYTES_ERRORS", "INFER_BUDGET", "INFER_MAX_NODES", "OUTSIDE", "PROTOBUF_LIMIT", "WEIGHT_BYTES", "ExternalTensor",
            "ModelFile", "check_external_data", "check_model", "checker_message", "checker_result", "expand_paths", "file_complaint",
            "external_data_problem", "external_data_tensors", "external_location_problem", "external_tensors",
            "has_external_data", "index_model", "infer_shapes", "inference_cost", "load", "over_inference_budget",

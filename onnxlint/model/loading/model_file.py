@@ -109,14 +109,20 @@ def repair_strings(model: onnx.ModelProto) -> bool:
     return changed
 
 
+# what a string field that is not UTF-8 raises where it is used: protobuf hands it over as bytes (TypeError where
+# text is wanted), and such bytes set into a string field again (ORT's initializer made of a Constant node, named
+# after its output) fail to decode
+BYTES_ERRORS = (TypeError, UnicodeDecodeError)
+
+
 def with_strings_repaired(mf: ModelFile, work: Callable[[], T]) -> T:
     """work() over the model file, and where a string field that is not UTF-8 made it fail (protobuf hands such
-    a value over as bytes: a TypeError), once more with the model's strings made text (repair_strings) and its
-    inference redone from the repaired model: what the linter does, for the other readers of a model (the
-    placement command, the HTML page)."""
+    a value over as bytes: a TypeError; copied into another message's string field, a UnicodeDecodeError), once
+    more with the model's strings made text (repair_strings) and its inference redone from the repaired model:
+    what the linter does, for the other readers of a model (the placement command, the HTML page)."""
     try:
         return work()
-    except TypeError:
+    except BYTES_ERRORS:
         if not repair_strings(mf.model):
             raise
         mf.inferred = mf.raw = mf.weightless = None
