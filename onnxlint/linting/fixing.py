@@ -390,7 +390,7 @@ def _fixed(model: onnx.ModelProto, requests: list[Any], settings: Settings, path
         return None
     except Exception as exc:  # a defect in a fixer: framed as such, never a library's bare words
         why = f"({type(exc).__name__}: {first_line(exc)})"
-        if native.raised(exc, TypeError) and loading.repair_strings(copy.deepcopy(model)):
+        if any(native.raised(exc, c) for c in loading.BYTES_ERRORS) and loading.repair_strings(copy.deepcopy(model)):
             # protobuf hands such a string over as bytes; the lint reads it repaired (`\xNN`), a fix would rename it
             res.notes.append("fix not written: the model holds text that is not UTF-8 (a name shown with \\xNN "
                              "escapes): a fix cannot rewrite it as it is")

@@ -80,6 +80,20 @@ def test_a_name_that_is_not_utf8_is_said_to_be_the_models_not_onnxlints_defect(t
                              "escapes): a fix cannot rewrite it as it is"), res.notes
     assert p.read_bytes() == before
 
+def test_a_graph_name_that_is_not_utf8_is_said_to_be_the_models_not_onnxlints_defect(tmp_path, examples_dir):
+    """The graph's own name not UTF-8: the fixer copying it raised UnicodeDecodeError, not the TypeError a node
+    name gives, and the note said "internal error in a fixer (UnicodeDecodeError: ...); please report it"."""
+    m = onnx.load(examples_dir / "dropout_training.onnx")
+    m.graph.name = "QQQQQQQ"
+    p = tmp_path / "m.onnx"
+    p.write_bytes(m.SerializeToString().replace(b"QQQQQQQ", b"e\xd0ample"))  # same length
+    before = p.read_bytes()
+    res = onnxlint.fix(p)
+    assert any(f.code == "OLX010" for f in res.findings), res
+    assert res.notes[-1] == ("fix not written: the model holds text that is not UTF-8 (a name shown with \\xNN "
+                             "escapes): a fix cannot rewrite it as it is"), res.notes
+    assert p.read_bytes() == before
+
 
 def test_a_fixer_failing_on_an_invalid_model_is_not_called_onnxlints_defect(tmp_path, cli, examples_dir):
     """An initializer of no data type made the tidy step fail in onnx-graphsurgeon, and the note said "internal
