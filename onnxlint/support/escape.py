@@ -127,9 +127,13 @@ def json_unicode(doc: str) -> str:
 
 
 def unicode_tree(obj: Any) -> Any:
-    """unicode() applied to every string (keys included) in a JSON-like tree of dicts and lists."""
+    """unicode() applied to every string (keys included) in a JSON-like tree of dicts and lists; bytes (a
+    model's string field that is not UTF-8, which protobuf hands over as bytes) as their text, each bad byte the
+    text `\\xNN`, as loading.repair_strings makes it."""
     if isinstance(obj, str):
         return unicode(obj)
+    if isinstance(obj, bytes):
+        return obj.decode("utf-8", "backslashreplace")
     if isinstance(obj, dict):
         return {unicode_tree(k): unicode_tree(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
@@ -192,6 +196,8 @@ class _Pieces:
             return self.row(obj, level)
         if isinstance(obj, str):
             return self.quote(unicode(obj))
+        if isinstance(obj, bytes):  # a string field that is not UTF-8 (a node's domain): as unicode_tree has it
+            return self.quote(obj.decode("utf-8", "backslashreplace"))
         if obj is None:
             return "null"
         if obj is True:
