@@ -527,6 +527,19 @@ def test_a_crash_after_session_creation_keeps_the_logged_placement(examples_dir,
     assert r["nodes_observed"] == 2 and sorted(r["confirmed"]) == ["graph/conv", "graph/relu"] and rc == 0
 
 
+def test_a_node_name_that_is_not_utf8_is_verified_under_the_name_the_lint_shows(examples_dir, tmp_path, cli):
+    """protobuf hands a node name that is not UTF-8 over as bytes: the session's naming asked it isprintable() and
+    the result was "verify failed: AttributeError: 'bytes' object has no attribute 'isprintable'". Such a node is
+    renamed for the session and named as the lint names it (`\\xNN`)."""
+    m = onnx.load(examples_dir / "clean_conv.onnx")
+    m.graph.node[0].name = "QQQQ"
+    (tmp_path / "m.onnx").write_bytes(m.SerializeToString().replace(b"QQQQ", b"c\xc3nv"))
+    rc, out, err = cli("verify", tmp_path / "m.onnx", "--providers", "CPUExecutionProvider", "--format", "json")
+    r = json.loads(out)[0]
+    assert rc == 0 and r["verified"] is True and "error" not in r, r
+    assert "graph/c\\xc3nv" in r["confirmed"], r
+
+
 def test_one_bad_file_in_a_folder_keeps_the_other_results(examples_dir, tmp_path, cli):
     for name in ("clean_conv.onnx", "static_batch.onnx"):
         (tmp_path / name).write_bytes((examples_dir / name).read_bytes())
