@@ -541,14 +541,23 @@ def test_a_node_name_that_is_not_utf8_is_verified_under_the_name_the_lint_shows(
 
 
 def test_one_bad_file_in_a_folder_keeps_the_other_results(examples_dir, tmp_path, cli):
+    """A file that is no model is bad input: exit 2, as the lint and `placement` give (verify gave 1, the code of
+    a prediction a session contradicts); the other models keep their results, and JSON says which was unreadable."""
     for name in ("clean_conv.onnx", "static_batch.onnx"):
         (tmp_path / name).write_bytes((examples_dir / name).read_bytes())
     (tmp_path / "corrupt.onnx").write_bytes(b"\x08\x07garbage" * 10)
     rc, out, err = cli("verify", tmp_path, "--providers", "CPUExecutionProvider", "--format", "json")
     by_name = {Path(r["filename"]).name: r for r in json.loads(out)}
-    assert rc == 1 and "Traceback" not in err and set(by_name) == {"clean_conv.onnx", "static_batch.onnx", "corrupt.onnx"}
+    assert rc == 2 and "Traceback" not in err and set(by_name) == {"clean_conv.onnx", "static_batch.onnx", "corrupt.onnx"}
     assert by_name["corrupt.onnx"]["error"].startswith("not a valid ONNX")  # the file named once, by filename
+    assert by_name["corrupt.onnx"]["unreadable"] is True and "unreadable" not in by_name["static_batch.onnx"]
     assert by_name["clean_conv.onnx"]["nodes_observed"] == 2 and by_name["static_batch.onnx"]["verified"] is True
+    (tmp_path / "corrupt.onnx").unlink()
+    rc, out, err = cli("verify", tmp_path, "--providers", "CPUExecutionProvider")
+    assert rc == 0, out + err
+    (tmp_path / "empty.onnx").write_bytes(b"")
+    rc, out, err = cli("verify", tmp_path / "empty.onnx", "--providers", "CPUExecutionProvider", "--fix")
+    assert rc == 2 and "empty file (0 bytes)" in out, out + err
 
 
 def test_fix_over_a_folder_survives_a_crashing_numeric_check(examples_dir, tmp_path, monkeypatch, cli):

@@ -9,7 +9,8 @@ from pathlib import Path
 
 def run(models: list[Path], providers: str, shapes: list[str] | None, timeout: float, ort_version: str, fix: bool,
         optimization: str, format: str, output: Path | None = None) -> int:
-    """Verify each model; the exit code: 1 when a check failed, else 0. output: `verify --fix -o`, where the fixed
+    """Verify each model; the exit code: 2 when a file is no model onnxlint can read (bad input, as the lint says
+    it), 1 when a check failed, else 0. output: `verify --fix -o`, where the fixed
     model is written whatever its session says (without it, only a verified fix is written, in place)."""
     from onnxlint.commands.lint import check_fix_output
     from onnxlint.commands.lint import providers as provider_names
@@ -27,4 +28,4 @@ def run(models: list[Path], providers: str, shapes: list[str] | None, timeout: f
     results = verify_paths([str(m) for m in models], options)
     sarif = lint_report(results, ort_version) if format == "sarif" else None
     sys.stdout.write(verify_output.render(format, results, sarif))
-    return 1 if any(r.failed for r in results) else 0
+    return 2 if any(r.unreadable for r in results) else 1 if any(r.failed for r in results) else 0

@@ -58,6 +58,7 @@ class VerifyResult:
     ort_created: dict[str, int] = field(default_factory=dict)  # provider -> nodes ORT made (fusions, expansions)
     on_cpu: int = 0
     ran_on: dict[str, str] = field(default_factory=dict)  # node location -> provider
+    unreadable: bool | None = None  # True: the file is no model onnxlint can read (bad input: exit 2, as the lint)
 
     @property
     def agree(self) -> int:
@@ -128,6 +129,10 @@ class FixedVerifyResult:
     @property
     def failed(self) -> bool:
         return self.after.failed
+
+    @property
+    def unreadable(self) -> bool | None:
+        return self.before.unreadable
 
     def as_json(self) -> dict[str, Any]:
         return {"filename": self.filename, "before": self.before.as_json(), "fix": self.fix_notes,
@@ -208,6 +213,7 @@ def verify_file(path: Path, providers: list[str], shapes: dict[str, list[int]], 
         _verify(path, result, shapes, timeout, ort_version)
     except InputError as exc:  # its words name the file the result's line names already ("m.onnx: verify failed: ...")
         result.error = exc.message if exc.path == str(path) else str(exc)
+        result.unreadable = True
     except Exception as exc:  # one model's surprise must not end the run over a folder
         result.error = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
     return result
