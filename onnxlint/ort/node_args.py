@@ -49,8 +49,10 @@ def _defined(scope: GraphScope) -> set[str]:
 def _reuses_names(index: GraphIndex) -> bool:
     """Whether two graphs define one value name (local functions aside: one is inlined into the graph that calls
     it, under new names). The largest graph's names are looked up in its own tables, the others' in a set of
-    theirs: no set of a million names for the main graph of a big model."""
-    graphs = [scope for scope in index.scopes if not scope.is_function]
+    theirs: no set of a million names for the main graph of a big model. A body inside a local function is
+    inlined with it, and the view renames the main graph's bodies only: counting one (the two branches of an If
+    in a function both defining `z`) made a view that reused the name again, a view of the view, for ever."""
+    graphs = [scope for scope in index.scopes if not scope.root.is_function]
     if len(graphs) < 2:
         return False
     largest = max(graphs, key=lambda scope: len(scope.producer) + len(scope.initializers) + len(scope.inputs))

@@ -288,3 +288,22 @@ def test_a_value_cached_before_its_producer_is_keyed_is_read_from_the_cache_afte
     assert cache[id(scope)]["v3"] is None  # the first reader's walk gave up
     assert produced.answers[produced.codes[index.nodes[17].index]] == ("tensor(float)",)  # n3, met after
     assert got["late"] == (None,) == (node_args.ort_type_str(scope, "v3", cache=cache, produced=produced),)
+
+
+def test_a_local_function_whose_if_branches_define_one_name_is_placed():
+    """Both branches of an If inside a local function define `z` (onnx's checker and ORT take it): the view renames
+    the main graph's bodies only, so counting the function's made a view of the view for ever (placement: "internal
+    error (RecursionError)", the lint: "graph nesting too deep to analyse", exit 2)."""
+    def branch(op: str, tag: str) -> onnx.GraphProto:
+        return h.make_graph([h.make_node(op, ["x"], ["z"], name=f"{tag}_n")], tag, [], [vi("z", T.FLOAT, None)])
+    body = h.make_node("If", ["c"], ["y"], name="if", then_branch=branch("Neg", "t"), else_branch=branch("Identity", "e"))
+    fn = h.make_function("loc", "F", ["c", "x"], ["y"], [body], [h.make_opsetid("", 17)])
+    m = make_model([h.make_node("F", ["c", "X"], ["Y"], name="call", domain="loc")],
+                   [vi("X", T.FLOAT, [1, 2]), vi("c", T.BOOL, [])], [vi("Y", T.FLOAT, [1, 2])])
+    m.opset_import.append(h.make_opsetid("loc", 1))
+    m.functions.append(fn)
+    onnx.checker.check_model(m, full_check=True)
+    index = GraphIndex(m)
+    assert node_args.scoped_view(index) is None
+    pl = placement.Simulator(index, "ort-cuda", "1.24.4", optimization="disabled", tables=_tables_with_if()).run()
+    assert {p.node.name for p in pl.nodes.values()} >= {"if", "t_n", "e_n"}
