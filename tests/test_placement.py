@@ -242,3 +242,33 @@ def test_a_placement_made_without_shape_inference_says_why(save, cli, tmp_path):
     ok = save(make_model([h.make_node("Einsum", ["a", "b"], ["y"], name="ein", equation="ij,jk->ik")],
                          [vi("a", T.FLOAT, [3, 4]), vi("b", T.FLOAT, [4, 5])], [vi("y", T.FLOAT, [3, 5])]), "ok.onnx")
     assert "note:" not in cli("placement", ok)[1]
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "html"])
+def test_a_defect_placing_one_model_costs_that_model_not_the_run(tmp_path, monkeypatch, cli, fmt):
+    """A model whose placement raised (a RecursionError: review 45's local function whose If branches share a name)
+    ended `onnxlint placement` with "internal error ...; please report it" and no output for the others: it is now
+    one line naming that model, exit 2, as a model that could not be read, the others placed."""
+    import onnx
+
+    import onnxlint.ort.partitioner as partitioner
+
+    for name in ("a", "boom"):
+        onnx.save(make_model([h.make_node("Relu", ["x"], ["y"], name=name)], [vi("x", T.FLOAT, [2])],
+                             [vi("y", T.FLOAT, [2])]), tmp_path / f"{name}.onnx")
+    run = partitioner.Simulator.run
+
+    def flaky(self):
+        if any(n.name == "boom" for n in self.index.nodes):
+            raise RecursionError("maximum recursion depth exceeded")
+        return run(self)
+
+    monkeypatch.setattr(partitioner.Simulator, "run", flaky)
+    out_file = tmp_path / "out.html"
+    rc, out, err = cli("placement", "--format", fmt, *(["-o", out_file] if fmt == "html" else []), tmp_path)
+    assert rc == 2 and "internal error" not in err and "Traceback" not in err
+    assert err.count("\n") == 1 and "boom.onnx: graph nesting too deep to analyse" in err
+    text = out_file.read_text() if fmt == "html" else out
+    assert "a.onnx" in text
+    if fmt == "json":
+        assert [d["filename"].rsplit("/", 1)[-1] for d in json.loads(out)] == ["a.onnx"]

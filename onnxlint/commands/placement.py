@@ -72,4 +72,10 @@ class _Placements:
                 print(f"onnxlint: error: {esc(str(exc))}", file=sys.stderr)
                 self.unread += 1
                 continue
+            except Exception as exc:  # noqa: BLE001 - a defect placing one model must not cost the others'
+                from onnxlint.formats.html_report import placing_failed
+
+                print(f"onnxlint: error: {esc(placing_failed(path, exc))}", file=sys.stderr)
+                self.unread += 1
+                continue
             yield placement_output.document(str(path), self.target, pl)

@@ -338,5 +338,22 @@ def placement_page(paths: list[Path], target: str, ort_version: str | None, opti
         except InputError as exc:
             failed.append(str(exc))
             models.append(error_doc(str(path), str(exc)))
+        except Exception as exc:  # noqa: BLE001 - a defect placing one model must not cost the others' page
+            failed.append(placing_failed(path, exc))
+            models.append(error_doc(str(path), failed[-1]))
     title = "onnxlint placement: " + (str(paths[0]) if len(paths) == 1 else f"{len(paths)} models")
     return render("placement", models, title), failed
+
+
+def placing_failed(path: Path, exc: Exception) -> str:
+    """The one line of a model `onnxlint placement` could not place through a defect of its own (the lint's
+    words, linter._lint): the other models are placed all the same. A usage error (an unknown --ort-version, a
+    rule file) is the whole run's and raised again."""
+    from onnxlint.support.errors import RuleError, UsageError, first_line
+    from onnxlint.targets.base import VersionError
+
+    if isinstance(exc, (RuleError, UsageError, VersionError)):
+        raise exc
+    if isinstance(exc, RecursionError):
+        return f"{path}: graph nesting too deep to analyse"
+    return f"{path}: internal error while placing ({type(exc).__name__}: {first_line(exc)}); please report it"
