@@ -41,7 +41,8 @@ def withhold_unverifiable(findings: list[Any], ctx: Any) -> None:
         return
     why = _io_blocker(ctx.index.model.graph)
     if why is None and not any(f.fix in _WHOLE_MODEL for f in claimed):
-        why = _kernel_blocker(ctx, {str(node_location(f.node)) for f in claimed if f.node})
+        folds = any(f.fix == "fold-shapes" for f in claimed)
+        why = _kernel_blocker(ctx, {str(node_location(f.node)) for f in claimed if f.node}, folds)
     if why is None:
         return
     for f in claimed:
@@ -78,34 +79,41 @@ def _io_blocker(graph: Any) -> str | None:
     return None
 
 
-def _kernel_blocker(ctx: Any, replaced: set[str]) -> str | None:
+def _kernel_blocker(ctx: Any, replaced: set[str], folds: bool = False) -> str | None:
     """A node of the model ORT's CPU EP has no kernel for (the lint's ort-cpu placement) that the fixes leave in
     place, or None. replaced: the locations of the nodes the fixes rewrite (a training-mode Dropout with no CPU
-    kernel becomes an Identity)."""
+    kernel becomes an Identity); folds: fold-shapes is among them, which replaces a constant node by its value."""
     if not _may_lack_a_cpu_kernel(ctx.index):
         return None
     from onnxlint.targets import ort
 
     try:
         if not ctx.predicted("ort-cpu") and ctx.options.ort_optimization != "disabled" \
-                and _unsupported(ort.simulate(ctx, "ort-cpu", "disabled"), replaced) is None:
+                and _unsupported(ort.simulate(ctx, "ort-cpu", "disabled"), replaced, folds) is None:
             # a pre-test without the optimizer passes, most of a placement's cost (a JSON lint of a 100k-node model
             # with one float16 value: +40 % with the `all` placement alone, +4 % with this first): ORT's CPU fusions
             # make nodes the CPU EP has a kernel for, so a node without one at `all` has none at `disabled` either
             # (a fusion that would make one is missed: the marker stays, as before)
             return None
-        return _unsupported(ctx.prediction("ort-cpu"), replaced)
+        return _unsupported(ctx.prediction("ort-cpu"), replaced, folds)
     except Exception:  # no prediction: claim nothing new
         return None
 
 
-def _unsupported(placement: Any, replaced: set[str]) -> str | None:
-    """The first node placement gives no CPU kernel that is not in replaced, said; None for a refused model (a
-    fix may be what lifts the refusal: equal-cast, upgrade-opset)."""
+def _unsupported(placement: Any, replaced: set[str], folds: bool = False) -> str | None:
+    """The first node placement gives no CPU kernel that is not in replaced, nor (folds) a constant fold-shapes
+    computes away, said; None for a refused model (a fix may be what lifts the refusal: equal-cast, upgrade-opset).
+    A bfloat16 Sqrt of a shape chain is folded into an initializer: the fixed model runs on CPU, the check runs it
+    alone (the original cannot run), and --fix writes the fold."""
     if placement.refused:
         return None
+    from onnxlint.fixers.fold_shapes import CONST, _state
+
     for node in placement.by_status(with_common=False).get("unsupported", ()):
         if node.location in replaced:
+            continue
+        outs = [o for o in node.outputs if o] if folds else []
+        if outs and all(_state(node.scope, o) == CONST for o in outs):
             continue
         verdict = placement.get(node)
         detail = f": {verdict.detail}" if verdict is not None and verdict.detail else ""

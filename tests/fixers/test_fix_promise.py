@@ -130,3 +130,23 @@ def test_a_model_whose_nodes_all_have_cpu_kernels_gets_no_optimized_cpu_placemen
     olx010 = next(f for f in report.findings if f.code == "OLX010")
     assert olx010.fix is None and "no CPU kernel for Sqrt-13" in olx010.hint, olx010
     assert levels.count("disabled") == 1 and levels.count("all") == 2, levels  # ort-cuda's, then ort-cpu's
+
+
+def test_a_node_fold_shapes_folds_away_does_not_withhold_its_fix(tmp_path, cli, lint_json):
+    """A bfloat16 Sqrt-13 (no CPU kernel) inside a Reshape's shape chain of static dims: fold-shapes replaces the
+    chain by its value, the fixed model runs on CPU and --fix writes it (the original cannot run, so the check runs
+    the fixed one alone). The finding was unmarked ("no CPU kernel for Sqrt-13") and --fix wrote nothing."""
+    nodes = [h.make_node("Shape", ["x"], ["s0"], name="shape"), h.make_node("Cast", ["s0"], ["b"], to=T.BFLOAT16, name="c1"),
+             h.make_node("Sqrt", ["b"], ["s"], name="sqrt"), h.make_node("Cast", ["s"], ["sh"], to=T.INT64, name="c2"),
+             h.make_node("Reshape", ["z", "sh"], ["y"], name="r")]
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", T.FLOAT, [4, 9]), h.make_tensor_value_info("z", T.FLOAT, [3, 2])],
+                     [h.make_tensor_value_info("y", T.FLOAT, [2, 3])])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+    m.ir_version = 8
+    p = tmp_path / "m.onnx"
+    onnx.save(m, p)
+    _, found = lint_json(p, "--show-info")
+    f = next(f for f in found if f["code"] == "OLX309")
+    assert f["fixable"] and f["fix"] == "fold-shapes", f
+    rc, out, err = cli(p, "--fix", "--show-info", "-o", tmp_path / "out.onnx")
+    assert "wrote" in out and "Sqrt" not in [n.op_type for n in onnx.load(tmp_path / "out.onnx").graph.node], out + err
