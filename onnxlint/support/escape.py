@@ -126,14 +126,20 @@ def json_unicode(doc: str) -> str:
     return _SURROGATE.sub(lambda m: "\\" + _one(m), doc)
 
 
+def field_text(value: str | bytes) -> str:
+    """A protobuf string field as text: protobuf hands one whose bytes are not UTF-8 over as bytes, and those bad
+    bytes become the text `\\xNN` (the same bytes give the same text everywhere, so references still match)."""
+    return value if isinstance(value, str) else value.decode("utf-8", "backslashreplace")
+
+
 def unicode_tree(obj: Any) -> Any:
     """unicode() applied to every string (keys included) in a JSON-like tree of dicts and lists; bytes (a
     model's string field that is not UTF-8, which protobuf hands over as bytes) as their text, each bad byte the
-    text `\\xNN`, as loading.repair_strings makes it."""
+    text `\\xNN` (field_text), as loading.repair_strings makes it."""
     if isinstance(obj, str):
         return unicode(obj)
     if isinstance(obj, bytes):
-        return obj.decode("utf-8", "backslashreplace")
+        return field_text(obj)
     if isinstance(obj, dict):
         return {unicode_tree(k): unicode_tree(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
@@ -197,7 +203,7 @@ class _Pieces:
         if isinstance(obj, str):
             return self.quote(unicode(obj))
         if isinstance(obj, bytes):  # a string field that is not UTF-8 (a node's domain): as unicode_tree has it
-            return self.quote(obj.decode("utf-8", "backslashreplace"))
+            return self.quote(field_text(obj))
         if obj is None:
             return "null"
         if obj is True:

@@ -14,6 +14,7 @@ from collections import Counter
 import onnx
 
 from onnxlint.model.graph import iter_graphs
+from onnxlint.support.escape import field_text
 
 
 def unique_names(model: onnx.ModelProto) -> dict[str, str]:
@@ -36,7 +37,7 @@ def unique_names(model: onnx.ModelProto) -> dict[str, str]:
             if own and node.name not in kept:
                 kept.add(node.name)
                 continue
-            shown = _text(node.name) or f"{node.op_type}#{i}"
+            shown = field_text(node.name) or f"{node.op_type}#{i}"
             base = shown if own or not node.name else f"{node.op_type}#{i}"
             new, k = base, 1
             while new in taken or (node.name and new == node.name):
@@ -52,8 +53,3 @@ def _loggable(name: str | bytes) -> bool:
     Python's splitlines knows), and no words of a placement block's header. A name that is not UTF-8 (protobuf
     hands it over as bytes) is not: ORT's log and the lint's locations would not agree on it."""
     return isinstance(name, str) and name.isprintable() and "placed on [" not in name
-
-
-def _text(name: str | bytes) -> str:
-    """The name as the lint shows it: a name that is not UTF-8 as its text with `\\xNN` (loading.repair_strings)."""
-    return name.decode("utf-8", "backslashreplace") if isinstance(name, bytes) else name

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from onnxlint.model.loading.model_file import ExternalTensor
 from onnxlint.support.errors import clip
+from onnxlint.support.escape import field_text
 
 if TYPE_CHECKING:
     import onnx
@@ -64,7 +65,6 @@ def check_external_data(model: onnx.ModelProto, base_dir: str | os.PathLike) -> 
         if t.problem:
             return f"tensor {t.name!r}: {t.problem}"
     return None
-
 
 
 def _resolve_location(base_real: str, base_dir, location: str, linked_real: str | None = None
@@ -144,7 +144,7 @@ def external_tensors(model: onnx.ModelProto, base: Path, walked: list | None = N
         not_text = None
         for e in tensor.external_data:
             raw_key, raw_value = e.key, e.value  # protobuf hands a non-UTF-8 string over as bytes
-            key, value = _text(raw_key), _text(raw_value)
+            key, value = field_text(raw_key), field_text(raw_value)
             if isinstance(raw_key, bytes) or isinstance(raw_value, bytes):
                 not_text = key
             if key in info and key in ("location", "offset", "length"):
@@ -253,7 +253,7 @@ def small_bytes_reader(external: list[ExternalTensor], limit: int) -> Callable[[
     values: dict[tuple[str, str, int], bytes | None] = {}
 
     def read(tensor: onnx.TensorProto) -> bytes | None:
-        info = {_text(e.key): _text(e.value) for e in tensor.external_data}
+        info = {field_text(e.key): field_text(e.value) for e in tensor.external_data}
         offset, bad = _count(info, "offset")
         key = (tensor.name, info.get("location", ""), offset or 0)
         if bad or key not in where:
@@ -304,11 +304,6 @@ def _lfs_pointer(real: Path, size: int, seen: dict[Path, str | None]) -> str | N
         seen[real] = (f"a Git LFS pointer to {lfs.describe_size(got[1])}, not the data: {lfs.FETCH}"
                       if got is not None else None)
     return seen[real]
-
-
-def _text(value: str | bytes) -> str:
-    """A string field as text: bytes that are not UTF-8 keep their bad bytes as `\\xNN`."""
-    return value if isinstance(value, str) else value.decode("utf-8", "backslashreplace")
 
 
 def all_tensors(model: onnx.ModelProto, walked: list | None = None, attributes: list | None = None):

@@ -86,6 +86,8 @@ def repair_strings(model: onnx.ModelProto) -> bool:
     True when something was changed."""
     from google.protobuf.descriptor import FieldDescriptor
 
+    from onnxlint.support.escape import field_text
+
     string, message = FieldDescriptor.TYPE_STRING, FieldDescriptor.TYPE_MESSAGE
     changed = False
     stack: list = [model]
@@ -101,10 +103,10 @@ def repair_strings(model: onnx.ModelProto) -> bool:
                 if _repeated(fd):
                     for i, v in enumerate(value):
                         if isinstance(v, bytes):
-                            value[i] = v.decode("utf-8", "backslashreplace")
+                            value[i] = field_text(v)
                             changed = True
                 elif isinstance(value, bytes):
-                    setattr(msg, fd.name, value.decode("utf-8", "backslashreplace"))
+                    setattr(msg, fd.name, field_text(value))
                     changed = True
     return changed
 
