@@ -36,7 +36,6 @@ from onnx import TensorProto, helper
 
 from onnxlint.fixers import data_links
 from onnxlint.fixers.base import REGISTRY, FixError
-from onnxlint.fixers.data_links import data_folder_option
 from onnxlint.model import write_guard
 from onnxlint.model.graph import iter_graphs
 from onnxlint.model.loading import has_external_data
@@ -294,12 +293,13 @@ def session(model: onnx.ModelProto, base_dir: Path | None = None) -> Callable[[d
     so = ort.SessionOptions()
     so.log_severity_level = 3
     so.intra_op_num_threads = min(4, os.cpu_count() or 1)
-    if external and base_dir is not None and data_folder_option(ort.__version__):
+    folder_option = data_links.data_folder_option(ort.__version__)  # ORT 1.21 and later; 1.20 reads beside the file
+    if external and base_dir is not None and folder_option:
         so.add_session_config_entry(data_links.OPTION, os.path.abspath(base_dir))
     with contextlib.ExitStack() as stack:
         raw = model.SerializeToString()
         source: str | bytes = raw
-        if external and base_dir is not None and not data_folder_option(ort.__version__):  # ORT 1.20
+        if external and base_dir is not None and not folder_option:
             source = stack.enter_context(data_links.session_file(
                 raw, data_links.locations(model), str(base_dir), (SESSION_PREFIX or [".onnxlint-check."])[0]))
         for hook in BEFORE_SESSION:
