@@ -556,11 +556,11 @@ def check_fix_output(output: Path, inputs: list[Path]) -> None:
 
 
 def check_report_output(output: Path, inputs: list[Path]) -> None:
-    """-o for a report (`onnxlint placement -o`), checked as a lint run's -o is."""
-    _check_output(output, inputs, False)
+    """-o for a report (`onnxlint placement -o`), checked as a lint run's -o is (a command that has no --fix)."""
+    _check_output(output, inputs, False, has_fix=False)
 
 
-def _check_output(output: Path | None, inputs: list[Path], fix: bool, diff: bool = False) -> None:
+def _check_output(output: Path | None, inputs: list[Path], fix: bool, diff: bool = False, has_fix: bool = True) -> None:
     """-o is a report file (or, with --fix, the fixed model or a folder for several: fixing.check_fix_output, which
     the API's fix(output=...) shares): never an input, never a folder for a report, and its folder must exist."""
     if output is None:
@@ -575,8 +575,10 @@ def _check_output(output: Path | None, inputs: list[Path], fix: bool, diff: bool
     if any(write_guard.same_file(output, f) for f in inputs):
         raise UsageError(f"-o {output}: is one of the models being linted; the report would overwrite it")
     if output.suffix.lower() == ".onnx":  # `onnxlint m.onnx -o fixed.onnx`, --fix forgotten: a text file a walk lints
+        # the command has no --fix to add (`onnxlint placement`): its report wants another name
+        advice = "to write the fixed model there, add --fix" if has_fix else "name the report otherwise (report.json)"
         raise UsageError(f"-o {output}: a report under a model's name (the next `onnxlint .` reads it as a corrupt "
-                         "model); to write the fixed model there, add --fix")
+                         f"model); {advice}")
     if output.is_dir():
         raise UsageError(f"-o {output}: is a folder; give a file for the report")
     write_guard.check_target(output, inputs, "-o", "the report")
