@@ -230,8 +230,9 @@ def test_bad_arguments_are_one_line_and_exit_2(cli, tmp_path, examples_dir):
         (("verify", m, "--providers", "CPUExecutionProvider", "--shape", "nope=1x2"), "no model input has this name"),
         (("verify", m, "--providers", "CUDAExecutionprovider"), "did you mean 'CUDAExecutionProvider'"),
         (("verify", m, "--timeout", "nan"), "positive number"),
-        ((m, "--trt-version", "abc"), "not a version number"),
-        ((m, "--ort-version", "1.x"), "not a version number"),
+        # each with an example of its own runtime (--trt-version's said "e.g. 1.20.1", an ORT release)
+        ((m, "--trt-version", "abc"), "not a version number (e.g. 8.6)"),
+        ((m, "--ort-version", "1.x"), "not a version number (e.g. 1.20.1)"),
         # an option serving another, alone, did nothing (--update-baseline recorded nothing and passed)
         ((m, "--update-baseline"), "--update-baseline needs --baseline"),
         ((m, "--providers", "CPUExecutionProvider"), "add --verify"),

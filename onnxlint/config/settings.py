@@ -153,7 +153,7 @@ def check_runtime(ort_version: Any = None, trt_version: Any = None, ort_optimiza
         if value is None or value == "" or (runtime == "ORT" and value == "installed"):
             continue
         if not isinstance(value, str):
-            raise TypeError(f"{key} must be a string (e.g. '1.20.1'), got {value!r}")
+            raise TypeError(f"{key} must be a string (e.g. '{'8.6' if runtime == 'TensorRT' else '1.20.1'}'), got {value!r}")
         parse_version(value, runtime)
     if ort_optimization and ort_optimization not in OPTIMIZATION_LEVELS:
         raise ValueError(f"ort_optimization must be one of {', '.join(OPTIMIZATION_LEVELS)}, not {ort_optimization!r}")

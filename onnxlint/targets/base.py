@@ -32,7 +32,9 @@ def parse_version(text: str | None, what: str) -> Version | None:
     try:
         return Version(str(text))
     except InvalidVersion:
-        raise VersionError(f"{what} version {text!r} is not a version number (e.g. 1.20.1)") from None
+        # an example of the runtime named: a TensorRT user told "e.g. 1.20.1" was shown an ORT release
+        example = "8.6" if what == "TensorRT" else "1.20.1"
+        raise VersionError(f"{what} version {text!r} is not a version number (e.g. {example})") from None
 
 
 @dataclass(frozen=True)
