@@ -195,8 +195,11 @@ def _placement_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="onnxlint placement", description=SUBCOMMANDS["placement"])
     p.add_argument("models", nargs="*", type=Path, help="model files, folders or globs (after `--`: paths, whatever they look like)")
     p.add_argument("--target", default="ort-cuda", choices=[t.name for t in targets.REGISTRY.values() if t.predicate == "placement"])
-    p.add_argument("--ort-version", type=_version_arg("ORT"))
-    p.add_argument("--ort-optimization", choices=OPTIMIZATION_LEVELS, default="all")
+    p.add_argument("--ort-version", type=_version_arg("ORT"),
+                   help="kernel tables of this ORT version (default: the config's ort-version, as the lint's, else the "
+                        "newest shipped tables)")
+    p.add_argument("--ort-optimization", choices=OPTIMIZATION_LEVELS,
+                   help="ORT graph optimization level the session uses (default: the config's, else all, ORT's default)")
     p.add_argument("--format", default="text", choices=list(FORMATS["placement"]))
     p.add_argument("--compare", type=_version_arg("ORT"), metavar="VERSION",
                    help="with --format html: also place at this ORT release and show the nodes that change provider")

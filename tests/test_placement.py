@@ -272,3 +272,30 @@ def test_a_defect_placing_one_model_costs_that_model_not_the_run(tmp_path, monke
     assert "a.onnx" in text
     if fmt == "json":
         assert [d["filename"].rsplit("/", 1)[-1] for d in json.loads(out)] == ["a.onnx"]
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "html"])
+def test_placement_places_a_model_at_its_configs_release_and_level_as_its_lint_does(tmp_path, cli, fmt):
+    """`onnxlint placement` read no config: under `ort-version = "1.20.2"` the lint said an int64 Equal-19 falls back
+    to CPU (1.20.2's CUDA EP has no Equal-19) while the placement put it on CUDA (the newest tables, at `all`). The
+    config in force for the model now gives both defaults; the command line's options still win."""
+    import onnx
+
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "pyproject.toml").write_text('[tool.onnxlint]\nort-version = "1.20.2"\nort-optimization = "disabled"\n')
+    m = repo / "m.onnx"
+    onnx.save(make_model([h.make_node("Equal", ["a", "b"], ["y"], name="eq")],
+                         [vi("a", T.INT64, [4]), vi("b", T.INT64, [4])], [vi("y", T.BOOL, [4])], opset=19), m)
+    out = tmp_path / f"p.{fmt}"
+    rc, _, err = cli("placement", "--format", fmt, "-o", out, m)
+    page = out.read_text()
+    assert rc == 0 and "1.20.2" in page and "1.31.1" not in page, err
+    assert "CPUExecutionProvider" in page and (fmt == "text" or "disabled" in page)  # the text names no level
+    if fmt == "json":
+        (doc,) = json.loads(page)
+        assert doc["ort_version"] == "1.20.2" and doc["summary"]["optimization"] == "disabled"
+        assert doc["nodes"][0]["ep"] == "CPUExecutionProvider" and doc["nodes"][0]["reason"] == "opset"
+    rc, _, err = cli("placement", "--format", fmt, "-o", out, "--ort-version", "1.31.1", "--ort-optimization", "all", m)
+    page = out.read_text()
+    assert rc == 0 and "1.31.1" in page and "1.20.2" not in page, err

@@ -13,9 +13,10 @@ from onnxlint.support.errors import InputError, UsageError
 from onnxlint.support.escape import text as esc
 
 
-def run(models: list[Path], target: str, ort_version: str | None, ort_optimization: str, format: str,
+def run(models: list[Path], target: str, ort_version: str | None, ort_optimization: str | None, format: str,
         compare: str | None = None, output: Path | None = None) -> int:
-    """Print (or write to output) each model's placement; the exit code: 2 when a model could not be read, else 0."""
+    """Print (or write to output) each model's placement; the exit code: 2 when a model could not be read, else 0.
+    ort_version and ort_optimization None: each model's config's (release_for)."""
     from onnxlint.model import loading
 
     if compare and format != "html":
@@ -28,7 +29,8 @@ def run(models: list[Path], target: str, ort_version: str | None, ort_optimizati
     if format == "html":
         from onnxlint.formats import html_report
 
-        text, failed = html_report.placement_page(paths, target, ort_version, ort_optimization, compare)
+        text, failed = html_report.placement_page(paths, target, lambda path: release_for(path, ort_version,
+                                                                                         ort_optimization), compare)
         for line in failed:
             print(f"onnxlint: error: {esc(line)}", file=sys.stderr)
         _write((text,), output)
@@ -38,6 +40,20 @@ def run(models: list[Path], target: str, ort_version: str | None, ort_optimizati
     results = _Placements(paths, target, ort_version, ort_optimization)
     _write(placement_output.render(format, results), output)  # written as made: 1M nodes' rows are never held
     return 2 if results.unread else 0
+
+
+def release_for(path: Path, ort_version: str | None, ort_optimization: str | None) -> tuple[str | None, str]:
+    """The ORT release and graph optimization level a model is placed at: the command line's, else those of the
+    config in force for it (the nearest pyproject.toml or .onnxlint.yaml, as its lint finds it), else the newest
+    table at `all`. A model is placed as its lint places it: the lint's summary line said 1.20.2 (the config's
+    ort-version) and `onnxlint placement` placed the model at 1.31.1."""
+    if ort_version is None or ort_optimization is None:
+        from onnxlint.config import config_file
+
+        cfg = config_file.find_for(path.parent)
+        ort_version = ort_version if ort_version is not None else cfg.ort_version
+        ort_optimization = ort_optimization or cfg.ort_optimization
+    return ort_version, ort_optimization or "all"
 
 
 def _write(pieces: Iterable[str], output: Path | None) -> None:
@@ -56,7 +72,7 @@ class _Placements:
     """Each readable model's placement document, made when the output reaches it (one model's prediction held at a
     time); a model that could not be read is said on stderr and counted in unread."""
 
-    def __init__(self, paths: list[Path], target: str, ort_version: str | None, ort_optimization: str) -> None:
+    def __init__(self, paths: list[Path], target: str, ort_version: str | None, ort_optimization: str | None) -> None:
         self.paths, self.target, self.ort_version, self.ort_optimization = paths, target, ort_version, ort_optimization
         self.unread = 0
 
@@ -65,9 +81,10 @@ class _Placements:
         from onnxlint.formats import placement_output
 
         for path in self.paths:
+            version, level = release_for(path, self.ort_version, self.ort_optimization)  # a bad config: the run's
             try:
                 with collector.paused():  # as the lint does (linter._lint_loaded)
-                    pl = api.predict(path, self.target, self.ort_version, ort_optimization=self.ort_optimization)
+                    pl = api.predict(path, self.target, version, ort_optimization=level)
             except InputError as exc:
                 print(f"onnxlint: error: {esc(str(exc))}", file=sys.stderr)
                 self.unread += 1

@@ -18,7 +18,7 @@ import html
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from onnxlint import __version__
 from onnxlint.formats.placement_output import as_json
@@ -320,18 +320,20 @@ def render(kind: str, models: list[dict[str, Any]], title: str) -> str:
     ])
 
 
-def placement_page(paths: list[Path], target: str, ort_version: str | None, optimization: str,
+def placement_page(paths: list[Path], target: str, release_of: Callable[[Path], tuple[str | None, str]],
                    compare: str | None = None) -> tuple[str, list[str]]:
-    """`onnxlint placement --format html`: the page for these models (each placed at ort_version, and at
-    compare too when given), and the one-line errors of those that could not be read."""
+    """`onnxlint placement --format html`: the page for these models (each placed at the ORT release and
+    optimization level release_of says, and at compare too when given), and the one-line errors of those that
+    could not be read."""
     from onnxlint.support import collector
     from onnxlint.support.errors import InputError
 
-    releases = [Release(target, ort_version, optimization)]
-    if compare:
-        releases.append(Release(target, compare, optimization))
     models, failed = [], []
     for path in paths:
+        ort_version, optimization = release_of(path)  # a config that cannot be read: the whole run's error
+        releases = [Release(target, ort_version, optimization)]
+        if compare:
+            releases.append(Release(target, compare, optimization))
         try:
             with collector.paused():  # as the lint does (linter._lint_loaded)
                 models.append(model_doc(path, str(path), releases))
