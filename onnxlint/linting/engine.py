@@ -69,6 +69,30 @@ def _finding(ctx: LintContext, rule: Rule, node: NodeRef | None, fixable: Fixabl
 DECLINED = "no automatic fix for this node"
 
 
+def _refusals_without_node(ctx: LintContext, rules: list[Rule], fixable: Fixable) -> list[Finding]:
+    """A whole-model refusal no node carries, said of the model by the rule that says it on the first placed node
+    (`placement: {target: T, status: refused}`: OLX203, OLX251): a model of no node, or of Constants only (ORT makes
+    them initializers, so the placement records no node), whose opset or IR version is past the release. Its
+    message is the refusal's words (`{placement.detail}` on a node), as `onnxlint placement` says them."""
+    out: list[Finding] = []
+    for rule in rules:
+        spec = rule.match.get("placement")
+        if rule.own or len(rule.match) != 1 or not isinstance(spec, dict) or spec.get("status") != "refused":
+            continue
+        target, reasons = spec.get("target"), spec.get("reason")
+        if target not in ctx.options.targets or rule.message != "{placement.detail}":
+            continue
+        pl = ctx.prediction(target)
+        if not pl.refused or pl.by_status(False).get("refused"):
+            continue
+        if isinstance(reasons, dict) and pl.refused_reason in reasons.get("not_in", ()):
+            continue  # said by another rule (model-invalid: OLX007)
+        f = _finding(ctx, rule, None, fixable, target=target, deferrable=False)
+        f.message = pl.refused
+        out.append(f)
+    return out
+
+
 def _target(ctx: LintContext, rule: Rule) -> str:
     """The target a finding of the rule names: `any`, else the first of the rule's that the run checks."""
     return "any" if "any" in rule.targets else next((t for t in rule.targets if t in ctx.options.targets), rule.targets[0])
@@ -177,6 +201,7 @@ def lint(ctx: LintContext, rules: list[Rule], *, fixable: Fixable, deferred: boo
                                                                    deferrable=deferrable)))
     hits.sort(key=itemgetter(0))
     out += [f for _, f in hits]
+    out += _refusals_without_node(ctx, node_rules, fixable)
     if not deferred:
         complete(ctx, fixable)
     return out
