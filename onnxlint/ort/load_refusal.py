@@ -16,6 +16,10 @@ UNREGISTERED = "MLDataType for: "  # load_refusal's words for a main-graph input
 
 MISSING_OPSET = ("Missing opset in the model. All ModelProtos MUST have at least one entry that specifies which version "
                  "of the ONNX OperatorSet is being imported.")
+# the Model constructor's words (model.cc), after the IR version and opset checks, before the graph is built; which
+# cycle it names, and from which function, follows its hash map's order (measured: F, G calling each other is
+# "loc:F -> loc:G -> loc:F" where onnx's checker says "loc::G -> loc::F -> loc::G"): not quoted
+RECURSIVE_FUNCTION = "Model local function definitions must not be recursive. Cycle detected: ..."
 _NAME_SHOWN = 200  # a tensor name quoted in the cause is cut to its first characters past this
 
 
@@ -41,7 +45,13 @@ def load_refusal(model: onnx.ModelProto, version: str | None, memo: dict[str, An
     memo: GraphIndex.memo of an index whose source_model is `model`, where the walk's answer is kept."""
     if not model.opset_import:
         return "the model imports no opset (no opset_import)", MISSING_OPSET
-    types = releases.row(version).elem
+    row = releases.row(version)
+    if row.recursive_function_refusal and model.functions:
+        cycle = recursive_function(model)
+        if cycle:
+            what = f"local function {cycle[0]} calls itself" if len(cycle) == 2 else "local functions call one another"
+            return f"{what}: {' -> '.join(cycle)}", RECURSIVE_FUNCTION
+    types = row.elem
     if memo is None:
         found = _undefined_elem_type(model, types)
     else:  # a walk over every node: once per model and row (the lint, then its placement)
@@ -262,3 +272,38 @@ def _constant_values(g: onnx.GraphProto, types: releases.ElemTypes) -> tuple[Und
             if n.op_type == "ConstantOfShape" and shaped is None and elem != 0 and elem in types.invalid:
                 shaped = ("the value of ConstantOfShape", n.name or (n.output[0] if n.output else ""), elem, False)
     return None, shaped
+
+
+def recursive_function(model: onnx.ModelProto) -> list[str] | None:
+    """A cycle of the model's local functions calling one another through their body's own nodes (a function that
+    calls itself: [F, F]), as "domain:name", or None; called from the main graph or not, ORT's Model constructor
+    refuses it where the release's row says so. A model whose functions or calls name an overload (IR 10) is not
+    looked at (how ORT keys those is not measured), nor a call inside a body's If/Loop/Scan (a cycle only through
+    one is not claimed)."""
+    if any(f.overload for f in model.functions):
+        return None
+    names = {(f.domain, f.name) for f in model.functions}
+    calls: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for f in model.functions:
+        if any(n.overload for n in f.node):
+            return None
+        calls[(f.domain, f.name)] = [(n.domain, n.op_type) for n in f.node if (n.domain, n.op_type) in names]
+    state: dict[tuple[str, str], int] = {}  # 1: on the path, 2: done
+    for start in calls:
+        if state.get(start):
+            continue
+        path, stack = [start], [iter(calls[start])]
+        state[start] = 1
+        while stack:
+            nxt = next(stack[-1], None)
+            if nxt is None:
+                state[path.pop()] = 2
+                stack.pop()
+            elif state.get(nxt) == 1:
+                cycle = path[path.index(nxt):] + [nxt]
+                return [f"{d}:{n}" for d, n in cycle]
+            elif not state.get(nxt):
+                state[nxt] = 1
+                path.append(nxt)
+                stack.append(iter(calls[nxt]))
+    return None
