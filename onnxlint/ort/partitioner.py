@@ -17,7 +17,17 @@ from typing import Any
 
 from onnxlint.model import local_functions
 from onnxlint.model.graph import ORT_DOMAINS, STANDARD_DOMAINS, GraphIndex, NodeRef
-from onnxlint.ort import cpu_preferred, cuda_capability, insert_cast_transformer, memcpy, model_load, node_args, releases, schema_registry
+from onnxlint.ort import (
+    cpu_kernel_init,
+    cpu_preferred,
+    cuda_capability,
+    insert_cast_transformer,
+    memcpy,
+    model_load,
+    node_args,
+    releases,
+    schema_registry,
+)
 from onnxlint.ort import kernel_registry as kernels
 from onnxlint.ort.function_expansion import expand_function, function_body_gaps
 from onnxlint.ort.optimizer import dq_matmul_nbits_fusion, ensure_unique_dq_for_node_unit, gather_slice_fusion, nhwc_transformer
@@ -45,7 +55,8 @@ class Simulator:
     """Nodes with the same signature (domain, op, opset, value types) get the same kernel, so each signature is
     looked up once; only nodes a rejects() rule or a GetCapability check may look at are decided one by one."""
 
-    CAPABILITY_OPS = {"LSTM", "GRU", "RNN", "ConvTranspose", "Cast", "ArgMax", "ArgMin", "BatchNormalization"}
+    CAPABILITY_OPS = {"LSTM", "GRU", "RNN", "ConvTranspose", "Cast", "ArgMax", "ArgMin", "BatchNormalization",
+                      *cpu_kernel_init.TREE_OPS}
 
     def __init__(self, index: GraphIndex, target: str, ort_version: str | None = None, rejects: Rejects | None = None,
                  reject_ops: set[str] | None = None, optimization: str = "all", tables: Tables | None = None,
@@ -365,11 +376,13 @@ class Simulator:
             if first is None:
                 first = m
             if m.ok:
+                # the kernel's constructor throws (CUDA: BatchNormalization training_mode; CPU: a TreeEnsemble whose
+                # node ids repeat or point to themselves): the session fails, whichever provider took the node
+                failure = (cuda_capability.cuda_kernel_init_failure(node) if ep == CUDA and ep == preferred else
+                           cpu_kernel_init.cpu_kernel_init_failure(node) if ep == CPU else None)
+                if failure:
+                    return NodePlacement(node, None, "unsupported", "kernel-init", failure)
                 if ep == preferred:
-                    if ep == CUDA:
-                        failure = cuda_capability.cuda_kernel_init_failure(node)
-                        if failure:
-                            return NodePlacement(node, None, "unsupported", "kernel-init", failure)
                     return NodePlacement(node, ep, "device")
                 return NodePlacement(node, ep, "fallback", first.reason, first.detail)
         if schema_registry.has_function(node.op_type, node.opset, node.domain):
