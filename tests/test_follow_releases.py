@@ -117,6 +117,26 @@ def test_a_row_says_whether_a_value_in_an_external_data_file_is_refused_in_orts_
     assert {e.key: e.value for e in shape.external_data}["location"] in probe["files"]
 
 
+def test_a_row_says_whether_a_local_function_calling_itself_is_refused_in_orts_words():
+    """recursive_functions sorts the probe's answer by ORT's words; the probe holds a local function calling itself
+    that the graph does not call (a release that does not check would crash on a call: never probed), and the rows
+    say which lines refuse it (what OLX007 claims: load_refusal.recursive_function)."""
+    words = ("[ONNXRuntimeError] : 1 : FAIL : Load model from model failed:Model local function definitions must not "
+             "be recursive. Cycle detected: loc:F -> loc:F")
+    assert [fr.recursive_functions({"recursive:self": got}) for got in (words, True, "Segmentation fault")] == \
+        ["refused", "loads", "other"]
+    (probe,) = fr.recursive_models(13).values()
+    model = onnx.load_from_string(bytes.fromhex(probe))
+    (f,) = model.functions
+    assert [(n.domain, n.op_type) for n in f.node] == [(f.domain, f.name)]
+    assert all(n.domain != f.domain for n in model.graph.node) and model.ir_version == 13
+    assert fr.recursive_models(7)["recursive:self"] != probe  # never below IR 8, which brought local functions
+    data = json.loads(releases.LIMITS_FILE.read_text())
+    refused = {line for line, row in data["releases"].items() if row["recursive_functions"] == "refused"}
+    assert {"1.30", "1.31", "1.32"} <= refused and not {"1.20", "1.24", "1.26"} & refused
+    assert releases.row("1.31.1").recursive_function_refusal and not releases.row("1.24.4").recursive_function_refusal
+
+
 def test_every_release_row_has_its_probed_element_types():
     """Every row was probed (no line left 'not_measured'); 1.20.2 refuses FLOAT4E2M1 to INT2, 1.24.4 and 1.31.1 load
     them, 1.32.0 loads a FLOAT6 initializer (its graph input has no MLDataType)."""

@@ -19,8 +19,9 @@ What one run regenerates, each with the generator that owns it (nothing is typed
   ValidateOpsetForDomain / Model::Model), and the tensor element types it refuses (`elem_types`: a model with an
   unused initializer, and one with an unused graph input, of each number 0-63 and a few far ones, at the line's
   newest IR; sorted by ORT's words, see elem_types), and whether it refuses a model whose shape input is in an
-  external data file (`external_inference`, see external_models), and at which opsets its basic optimizations
-  remove a Cast only Shapes read (`pre_shape`, see pre_shape_models); `--refresh-rows [LINE ...]` probes the rows
+  external data file (`external_inference`, see external_models), whether it refuses a model holding a local
+  function that calls itself (`recursive_functions`, see recursive_models), and at which opsets its basic
+  optimizations remove a Cast only Shapes read (`pre_shape`, see pre_shape_models); `--refresh-rows [LINE ...]` probes the rows
   again alone;
 * TensorRT-RTX (`tensorrt-rtx`, the 10.x-line parser, whose wheels run here without a GPU): a parser-verified
   table per new release (tools/gen_trt_support.py, then tools/gen_trt_behaviour.py), label `10.1+rtx<M.m>`.
@@ -332,6 +333,33 @@ def external_inference(loads: dict[str, object]) -> str:
     return "loads" if got is True else "refused" if _EXTERNAL_REFUSED in str(got) else "other"
 
 
+def recursive_models(ir: int) -> dict[str, str]:
+    """A float Identity model at IR `ir` holding a local function F that calls itself, which the graph does not call
+    ("recursive:self"), as hex bytes: a release whose Model constructor checks the functions refuses it in ORT's
+    words ("Model local function definitions must not be recursive"); older ones load it (and crash, SIGSEGV, where
+    the graph calls F: never probed, a crash would end the probe)."""
+    from onnx import TensorProto, helper
+
+    f = helper.make_function("loc", "F", ["a"], ["b"], [helper.make_node("F", ["a"], ["b"], domain="loc")],
+                             [helper.make_opsetid("", 13), helper.make_opsetid("loc", 1)])
+    g = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "probe",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("loc", 1)], functions=[f])
+    m.ir_version = max(ir, 8)  # local functions came with IR 8
+    return {"recursive:self": m.SerializeToString().hex()}
+
+
+_RECURSIVE_REFUSED = "Model local function definitions must not be recursive"
+
+
+def recursive_functions(loads: dict[str, object]) -> str:
+    """The row's `recursive_functions` from the probe's answer: "refused" (in ORT's words), "loads", or "other" (a
+    refusal in other words: nothing is claimed of it)."""
+    got = loads.get("recursive:self")
+    return "loads" if got is True else "refused" if _RECURSIVE_REFUSED in str(got) else "other"
+
+
 def spans(numbers: list[int]) -> str:
     """[0, 1, 2, 5, 7, 8] -> "0-2,5,7-8" (how the rows keep sets of element types)."""
     out: list[str] = []
@@ -470,6 +498,7 @@ def probe_limits(version: str, args: argparse.Namespace) -> dict[str, object]:
         ir = max(int(k.split(":")[1]) for k, ok in loads.items() if k.startswith("ir:") and ok is True)
         elems = _probe(helper, elem_models(ir), work, env, version)
         external = _probe(helper, external_models(ir), work, env, version)
+        recursive = _probe(helper, recursive_models(ir), work, env, version)
         optimized = _probe(helper, pre_shape_models(opset, ir), work, env, version, OPTIMIZED_PROBE)
         if args.show_refusals:
             for key, ok in elems.items():
@@ -477,9 +506,11 @@ def probe_limits(version: str, args: argparse.Namespace) -> dict[str, object]:
         return {"max_opset": opset, "max_ir": ir, "read": datetime.date.today().isoformat(),
                 "elem_types": dict(elem_types(elems), onnx=onnx.__version__, ir=ir),
                 "external_inference": external_inference(external), "pre_shape": pre_shape(optimized),
+                "recursive_functions": recursive_functions(recursive),
                 "source": f"session creation of one-Identity models (and ones with an unused initializer or graph "
-                          f"input of each element type, a Reshape whose shape is in an external data file, and a "
-                          f"Cast read only by a Shape, optimized at basic) on {wheel.name}"}
+                          f"input of each element type, a Reshape whose shape is in an external data file, an unused "
+                          f"local function calling itself, and a Cast read only by a Shape, optimized at basic) on "
+                          f"{wheel.name}"}
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -527,7 +558,8 @@ def regenerate_rows(args: argparse.Namespace) -> list[str]:
         log(f"  {line}: opset {row['max_opset']}, IR {row['max_ir']}, element types refused: "
             f"initializer {row['elem_types']['refused_initializer']}, graph input {row['elem_types']['invalid']} "
             f"(invalid) {row['elem_types']['unregistered']} (not registered); shape input in an external data file: "
-            f"{row['external_inference']}; a Cast read only by Shapes removed at opsets {row['pre_shape']['removed_opsets']}")
+            f"{row['external_inference']}; a Cast read only by Shapes removed at opsets {row['pre_shape']['removed_opsets']}; "
+            f"a local function calling itself: {row['recursive_functions']}")
     data["releases"] = dict(sorted(data["releases"].items(), key=lambda kv: kt.version_key(kv[0])))
     releases.LIMITS_FILE.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
     if failed:

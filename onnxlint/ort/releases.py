@@ -101,9 +101,10 @@ class Release:
     # version from 13 on from 1.25
     pre_shape_versions: frozenset[int] = frozenset()
     # the Model constructor refuses a model whose local functions call each other in a cycle (or one itself), called
-    # or not: "Model local function definitions must not be recursive" (load_refusal.recursive_function): measured
-    # on 1.30.0, 1.31.1 and 1.32.0. Not claimed before: 1.20.2, 1.23.2, 1.24.4 and 1.26.0 crash (SIGSEGV) creating
-    # the session when the main graph calls such a function and load the model when none does; 1.27-1.29 not measured
+    # or not: "Model local function definitions must not be recursive" (load_refusal.recursive_function): probed on
+    # each line's wheel (ort-releases.json's `recursive_functions`, tools/follow_releases.py), from 1.27 on. Not
+    # claimed before: 1.20.2, 1.23.2, 1.24.4 and 1.26.0 crash (SIGSEGV) creating the session when the main graph
+    # calls such a function and load the model when none does
     recursive_function_refusal: bool = False
     measured: str | None = None  # the patch release checked against ORT's own partitioner (the truth benchmark)
     # The tensor element types (TensorProto.DataType numbers) its session creation refuses, probed on its wheel
@@ -187,6 +188,12 @@ def external_inference_refused() -> frozenset[tuple[int, int]]:
     return frozenset(_line(line) for line, row in _rows().items() if row.get("external_inference") == "refused")
 
 
+def recursive_functions_refused() -> frozenset[tuple[int, int]]:
+    """The (major, minor) lines whose probe saw a model with an unused local function calling itself refused in ORT's
+    words (ort-releases.json's `recursive_functions`, tools/follow_releases.py)."""
+    return frozenset(_line(line) for line, row in _rows().items() if row.get("recursive_functions") == "refused")
+
+
 # The behaviours, as the truth benchmark measured them: lines from 1.31 on behave the 1.31.1 way, earlier ones the
 # 1.24.4 way (the lines in between were not measured: they take the older one's behaviour); the measured patches
 _NEWER_SINCE = (1, 31)
@@ -200,11 +207,10 @@ _DQ_MATMUL_NBITS_SINCE = (1, 23)
 _FUSION_KERNEL_SINCE = (1, 20)
 # initializer_copy_refusal: the 1.23 line only (measured on 1.23.0 and 1.23.2; not on 1.20.2, 1.22.0, 1.24.4, 1.31.1)
 _INITIALIZER_COPY_LINES = {(1, 23)}
-# recursive_function_refusal: the lines measured to refuse (1.30.0, 1.31.1, 1.32.0); 1.26.0 and older crash or load
-_RECURSIVE_FUNCTION_LINES = {(1, 30), (1, 31), (1, 32)}
-
-# external_inference_refusal: the lines whose wheel refused the probe (generated: ort-releases.json)
+# external_inference_refusal, recursive_function_refusal: the lines whose wheel refused the probe (generated:
+# ort-releases.json)
 _EXTERNAL_INFERENCE_LINES = external_inference_refused()
+_RECURSIVE_FUNCTION_LINES = recursive_functions_refused()
 _PRE_SHAPE = pre_shape_versions()
 
 # (major, minor) -> row, oldest first
