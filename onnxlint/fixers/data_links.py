@@ -6,7 +6,8 @@ and reads the data relative to the folder of the model file it loads, so a copy 
 verify's renamed one) had to be written beside the data: in the model's folder, a repository under review or a
 read-only folder, left there by a run killed meanwhile. session_file gives ORT 1.20 the copy in a new temporary
 folder instead, beside a link to each data file its locations name (ORT 1.20.1 follows such a link: measured), so
-nothing is written in the model's folder. Only where a link cannot be made (Windows without the privilege) is the
+nothing is written in the model's folder; verify --fix writes the fixed model its session runs beside such links
+too (linked_folder), the model alone. Only where a link cannot be made (Windows without the privilege) is the
 copy written beside the data, as before: locked while it exists, named by the caller so that a later run
 removes one a killed run left.
 """
@@ -39,12 +40,10 @@ def locations(model: object) -> list[str]:
 
 
 @contextlib.contextmanager
-def session_file(model: bytes, names: Iterable[str], data_folder: str, prefix: str,
-                 said: Callable[[str], None] | None = None) -> Iterator[str]:
-    """A file ORT 1.20 loads `model` from with its external data (`names`, locations relative to data_folder,
-    each checked by the caller to stay there) read from data_folder: in a temporary folder beside links to those
-    files; where a link cannot be made, beside the data (`prefix`XXXXXXXX.onnx, locked while it exists; said(path)
-    is told its name first)."""
+def linked_folder(names: Iterable[str], data_folder: str) -> Iterator[str | None]:
+    """A new temporary folder holding a link to each data file `names` name (locations relative to data_folder,
+    each checked by the caller to stay there): a model written in it reads its data from data_folder, and nothing
+    is written there. None where a link cannot be made (Windows without the privilege); removed on leaving."""
     with tempfile.TemporaryDirectory(prefix="onnxlint-data.") as tmp:
         try:
             for name in names:
@@ -52,10 +51,22 @@ def session_file(model: bytes, names: Iterable[str], data_folder: str, prefix: s
                 os.makedirs(os.path.dirname(link), exist_ok=True)
                 if not os.path.lexists(link):  # "w.bin" and "./w.bin" name one file
                     os.symlink(os.path.realpath(os.path.join(data_folder, name)), link)
-            fd, path = tempfile.mkstemp(prefix=".onnxlint-model.", suffix=".onnx", dir=tmp)  # a name no location has
         except (OSError, NotImplementedError):
-            pass
+            yield None
         else:
+            yield tmp
+
+
+@contextlib.contextmanager
+def session_file(model: bytes, names: Iterable[str], data_folder: str, prefix: str,
+                 said: Callable[[str], None] | None = None) -> Iterator[str]:
+    """A file ORT 1.20 loads `model` from with its external data (`names`, locations relative to data_folder,
+    each checked by the caller to stay there) read from data_folder: in a temporary folder beside links to those
+    files (linked_folder); where a link cannot be made, beside the data (`prefix`XXXXXXXX.onnx, locked while it
+    exists; said(path) is told its name first)."""
+    with linked_folder(names, data_folder) as tmp:
+        if tmp is not None:
+            fd, path = tempfile.mkstemp(prefix=".onnxlint-model.", suffix=".onnx", dir=tmp)  # a name no location has
             with os.fdopen(fd, "wb") as fh:
                 fh.write(model)
             yield path

@@ -226,8 +226,10 @@ def _take_name(tmp: str, path: Path) -> None:
 
 
 def write_fixed(model: onnx.ModelProto, dest: Path, source_dir: Path, known_error: str | None = None,
-                expect: ReadVersion | None = None) -> list[str]:
-    """Write a fixed model; one with external data gets its own data file when written into another folder.
+                expect: ReadVersion | None = None, data_root: str | None = None) -> list[str]:
+    """Write a fixed model; one with external data gets its own data file when written into another folder, but
+    for a folder holding links to its data files in data_root (the real source_dir: data_links.linked_folder,
+    verify --fix's copy), where it is written alone.
 
     A destination that is a symlink is written through (the link stays a link, its target gets the model).
     expect: the version of dest the fix was computed from (an in-place fix): compare-and-swap, see atomic_write.
@@ -238,6 +240,9 @@ def write_fixed(model: onnx.ModelProto, dest: Path, source_dir: Path, known_erro
     named_dir = dest.parent.resolve()
     if dest.is_symlink():
         dest = Path(os.path.realpath(dest))
+    if data_root is not None:
+        atomic_write(model, dest, known_error=known_error, expect=expect, data_root=data_root)
+        return write_guard.remove_stale(dest)
     if has_external_data(model) and named_dir != Path(source_dir).resolve():
         model = copy.deepcopy(model)  # the in-memory fix keeps pointing at the source data
         # a model written by an earlier -o is replaced: its data file, which the new one cannot take (the new
@@ -295,26 +300,28 @@ def _mode_for(dest: Path) -> int:
 
 
 def atomic_write(model: onnx.ModelProto, dest: Path, _fail_after_write: bool = False,
-                 known_error: str | None = None, expect: ReadVersion | None = None) -> None:
+                 known_error: str | None = None, expect: ReadVersion | None = None, data_root: str | None = None) -> None:
     """Temp file in the same folder, re-read and check it, then rename over the destination.
 
     known_error: the first line of the checker's complaint about the original model; the same complaint about
     the written file does not stop the write (the fix did not cause it). expect: compare-and-swap: the rename
     happens only while dest still is the version the fix was computed from (an editor saved a new one, a
-    `git checkout` replaced it, during the seconds the numeric check takes: ChangedSinceRead, nothing written)."""
+    `git checkout` replaced it, during the seconds the numeric check takes: ChangedSinceRead, nothing written).
+    data_root: where the data links beside dest lead (write_fixed's)."""
     dest = Path(dest)
     owner = _owner_for(dest)
     fd, tmp = tempfile.mkstemp(prefix=write_guard.temp_prefix(dest), suffix=".tmp", dir=dest.parent)
     held = os.dup(fd)  # locked until the file is renamed or removed: never stale to another run's remove_stale
     try:
         write_guard.lock(held)
-        _write_checked(model, dest, tmp, fd, owner, _fail_after_write, known_error, expect)
+        _write_checked(model, dest, tmp, fd, owner, _fail_after_write, known_error, expect, data_root)
     finally:
         os.close(held)
 
 
 def _write_checked(model: onnx.ModelProto, dest: Path, tmp: str, fd: int, owner: tuple[int, int] | None,
-                   _fail_after_write: bool, known_error: str | None, expect: ReadVersion | None) -> None:
+                   _fail_after_write: bool, known_error: str | None, expect: ReadVersion | None,
+                   data_root: str | None = None) -> None:
     """atomic_write's work on its temporary file tmp (open as fd): written, re-read, checked, renamed over dest."""
     try:
         if owner is not None:  # first: a chown clears set-id bits
@@ -329,7 +336,7 @@ def _write_checked(model: onnx.ModelProto, dest: Path, tmp: str, fd: int, owner:
         onnx.load(tmp, load_external_data=False)  # reads back as a model
         # by path: external data resolves beside it (stat only), a data file that is a link as ORT reads it; in the
         # native worker. NativeCrash or another error: raised
-        complaint = file_complaint(tmp)
+        complaint = file_complaint(tmp, data_root)
         if complaint is not None and complaint != known_error:
             raise onnx.checker.ValidationError(complaint)
         why = changed_since(dest, expect) if expect is not None else None

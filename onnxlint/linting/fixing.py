@@ -40,6 +40,9 @@ class FixOptions:
     # a caller fixing one version of a model twice (verify --fix: into a copy a session runs, then in place) shares
     # this: that version's rewrite and numeric check are made once (_attempt), the second fix writes their result
     attempts: dict[Any, Any] | None = None
+    # the folder of output holds a link to each data file of the model, which is in this (real) folder: the fixed
+    # model is written alone, reading its data through them (verify --fix's copy: data_links.linked_folder)
+    data_root: str | None = None
 
 
 def check_output(paths: Sequence[Path], output: Path | None) -> None:
@@ -234,7 +237,7 @@ def _fix_file(path: Path, settings: Settings, res: FileReport, options: FixOptio
     in_place = os.path.realpath(dest) == os.path.realpath(path)
     version = ReadVersion(mf.stamp, mf.digest) if in_place and mf.stamp and mf.digest else None
     others = _other_links(dest)
-    if _write(mf.model, done, path, dest, external, res, version):
+    if _write(mf.model, done, path, dest, external, res, version, options.data_root):
         _note_written(res, after, dest, settings, done)
         if others:  # the fixed model is a new file renamed over this name (never half-written): theirs is the old one
             res.notes.append(f"{dest} had {others} other hard link{'s' if others != 1 else ''} to it: "
@@ -526,7 +529,7 @@ def _leads_out(dest: Path) -> str | None:
 
 
 def _write(model: onnx.ModelProto, done: _Attempt, path: Path, dest: Path, external: bool, res: FileReport,
-           version: ReadVersion | None) -> bool:
+           version: ReadVersion | None, data_root: str | None = None) -> bool:
     """Write the fixed model atomically (compare-and-swap when in place: version is what the fix read); False,
     with a note, when it was not (nothing was replaced), or, when the file changed since it was read, with
     res.write_refused: the run says so in one line and exits 2."""
@@ -541,7 +544,7 @@ def _write(model: onnx.ModelProto, done: _Attempt, path: Path, dest: Path, exter
             known = validity_error(model)
         elif external:  # the checker could only run by path: what it says against the original file
             known = _checker_complaint(path)
-        stale = fixers.write_fixed(done.fixed, dest, path.parent, known_error=known, expect=version)
+        stale = fixers.write_fixed(done.fixed, dest, path.parent, known_error=known, expect=version, data_root=data_root)
     except ChangedSinceRead as exc:
         res.write_refused = str(exc)
         return False

@@ -69,7 +69,7 @@ def settings_for(path: Path, target: str, ort_version: str | None) -> Settings:
 
 
 def fix_in_place(path: Path, target: str, ort_version: str | None, output: Path | None = None,
-                 verified: str | None = None, attempts: dict[Any, Any] | None = None
+                 verified: str | None = None, attempts: dict[Any, Any] | None = None, data_root: str | None = None
                  ) -> tuple[list[str], bool, str | None]:
     """The lint --fix path (safe fixes only, numerically checked, atomic), for `verify --fix`; into output
     when given. Its notes, whether it wrote the model (never read from the notes' text, which quotes the
@@ -77,7 +77,8 @@ def fix_in_place(path: Path, target: str, ort_version: str | None, output: Path 
     it read. verified: the digest of the version whose fix a session ran; another version is not written (the
     write's compare-and-swap is against this call's read, so a model edited after the verified fix was read
     was written fixed but never verified). attempts: shared by the two calls of one `verify --fix`, so the version
-    whose fix ran is rewritten and numerically checked once (FixOptions.attempts)."""
+    whose fix ran is rewritten and numerically checked once (FixOptions.attempts). data_root: output's folder
+    holds links to the model's data files, in this folder (FixOptions.data_root)."""
     from onnxlint.linting.fixing import FixOptions, fix_file
     from onnxlint.linting.linter import lint_file
 
@@ -88,7 +89,7 @@ def fix_in_place(path: Path, target: str, ort_version: str | None, output: Path 
     if verified is not None and res.digest != verified:
         return ["fix not written: the model changed since its fix was verified; run `onnxlint verify --fix` again "
                 "on the new version"], False, res.digest
-    fix_file(path, settings, res, FixOptions(output=output, attempts=attempts))
+    fix_file(path, settings, res, FixOptions(output=output, attempts=attempts, data_root=data_root))
     if res.write_refused:
         return [*res.notes, f"fix not written: {res.write_refused}"], False, res.digest
     return res.notes or ["nothing to fix"], res.written is not None, res.digest
@@ -106,8 +107,9 @@ def fix_and_verify(path: Path, before: VerifyResult, options: VerifyOptions) -> 
     session) is not written; `-o FILE` writes it there whatever the session says."""
     providers = list(options.providers)
 
-    def verify(p: Path) -> VerifyResult:
-        got = verify_file(p, providers, options.shape_map, options.timeout, options.ort_version, options.optimization)
+    def verify(p: Path, data_root: str | None = None) -> VerifyResult:
+        got = verify_file(p, providers, options.shape_map, options.timeout, options.ort_version, options.optimization,
+                          data_root)
         got.filename = str(path)
         return got
 
@@ -124,13 +126,14 @@ def fix_and_verify(path: Path, before: VerifyResult, options: VerifyOptions) -> 
                 notes.append(f"written to {dest} without a verified session: {after.summary_line()}")
             return FixedVerifyResult(str(path), before, notes, after)
         return FixedVerifyResult(str(path), before, notes, before)
-    with _fixed_copy(path) as (tmp, hold):
+    with _fixed_copy(path) as (tmp, hold, data_root):
         attempts: dict[Any, Any] = {}  # the fix of the version read, made and checked once for both writes
-        notes, written, read = fix_in_place(path, before.target, options.ort_version, tmp, attempts=attempts)
+        notes, written, read = fix_in_place(path, before.target, options.ort_version, tmp, attempts=attempts,
+                                            data_root=data_root)
         hold()
         if not written:  # nothing to fix, or the fix was not written: the model stands as verified before
             return FixedVerifyResult(str(path), before, notes, before)
-        after = verify(tmp)
+        after = verify(tmp, data_root)
         if not _verified(after):
             why = after.error or f"CUDAExecutionProvider was requested but not exercised: {after.cuda_unavailable}"
             if after.summary_line() == before.summary_line():
@@ -143,27 +146,35 @@ def fix_and_verify(path: Path, before: VerifyResult, options: VerifyOptions) -> 
 
 
 @contextlib.contextmanager
-def _fixed_copy(path: Path) -> Iterator[tuple[Path, Callable[[], None]]]:
-    """Where verify --fix writes the fixed model its session runs, and a call that holds it once written: a new
-    temporary folder, so nothing is written beside the model (a repository under review, where a verify killed
-    meanwhile left the copy); for a model with external data, whose paths resolve beside it only (writing it into
-    another folder copies its weights), beside it (`.onnxlint-verify-XXXXXXXX.onnx`, locked while it exists: never
-    stale to another run's remove_unheld, which removes one a killed run left)."""
+def _fixed_copy(path: Path) -> Iterator[tuple[Path, Callable[[], None], str | None]]:
+    """Where verify --fix writes the fixed model its session runs, a call that holds it once written, and the folder
+    of its data (None: its own): a new temporary folder, so nothing is written beside the model (a repository under
+    review, where a verify killed meanwhile left the copy); for a model with external data, beside a link to each
+    data file (data_links.linked_folder: the fix into another folder copies its weights), its data folder the
+    model's. Only where no link can be made (Windows without the privilege) is it beside the model
+    (`.onnxlint-verify-XXXXXXXX.onnx`, locked while it exists: never stale to another run's remove_unheld, which
+    removes one a killed run left)."""
+    from onnxlint.fixers import data_links
+
     try:
-        external = bool(loading.load(path).external)
+        mf = loading.load(path)
     except Exception:  # the fix says what is wrong with the file
-        external = False
-    if not external:
+        mf = None
+    if mf is None or not mf.external or any(t.problem for t in mf.external):  # the fix writes none of the last
         with tempfile.TemporaryDirectory(prefix="onnxlint-verify.") as folder:
-            yield Path(folder) / path.name, lambda: None
+            yield Path(folder) / path.name, lambda: None, None
         return
     write_guard.remove_unheld(path.parent, VERIFY_COPY)  # what a verify --fix killed (SIGKILL) left here
+    with data_links.linked_folder(data_links.locations(mf.model), str(path.parent)) as linked:
+        if linked is not None:
+            yield Path(linked) / path.name, lambda: None, os.path.realpath(path.parent)
+            return
     fd, tmp_name = tempfile.mkstemp(prefix=".onnxlint-verify-", suffix=".onnx", dir=path.parent)
     held = [fd]
     write_guard.lock(fd)
     tmp = Path(tmp_name)
     try:  # the fixed model takes the name (a new file): its lock
-        yield tmp, lambda: held.append(write_guard.hold(tmp) or fd)
+        yield tmp, lambda: held.append(write_guard.hold(tmp) or fd), None
     finally:
         with contextlib.suppress(OSError):
             tmp.unlink()

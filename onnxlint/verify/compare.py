@@ -144,20 +144,25 @@ def target_for(providers: list[str]) -> str:
 
 
 @contextlib.contextmanager
-def session_model(mf: Any, renamed: dict[str, str]) -> Iterator[tuple[Path, Path | None]]:
+def session_model(mf: Any, renamed: dict[str, str], data_root: str | None = None
+                  ) -> Iterator[tuple[Path, Path | None]]:
     """The file the session loads, and the folder its external data paths are relative to (None: the file's own):
     the model itself, or its renamed copy in a temporary folder, never beside the model (a read-only folder, a
     repository under review), with the model's folder as its data folder when it has external data (the session
-    child hands ORT that folder, session_child.model_source)."""
+    child hands ORT that folder, session_child.model_source). data_root: that folder for a copy beside links to
+    its data (verify --fix's fixed model: ORT 1.21 on refuses data a link leads out of the model's folder to)."""
+    folder, model = None, mf.model
+    if data_root is not None and mf.external:
+        folder = Path(data_root)
+    elif renamed and mf.external:
+        folder = Path(mf.path).parent
+        write_guard.remove_unheld(folder, VERIFY_COPY)  # what a verify killed (SIGKILL) left beside a model
+        real = _linked_data_folder(mf)
+        if real is not None:
+            folder, model = real, _relocated(mf, real)
     if not renamed:
-        yield Path(mf.path), None
+        yield Path(mf.path), folder
         return
-    folder = Path(mf.path).parent if mf.external else None
-    if folder is not None:  # what a verify killed (SIGKILL) left beside a model
-        write_guard.remove_unheld(folder, VERIFY_COPY)
-    model, real = mf.model, _linked_data_folder(mf)
-    if real is not None:
-        folder, model = real, _relocated(mf, real)
     with tempfile.TemporaryDirectory(prefix="onnxlint-verify.") as tmp:
         path = Path(tmp) / "renamed.onnx"
         with open(path, "xb") as fh:
@@ -203,14 +208,15 @@ def _relocated(mf: Any, real: Path) -> Any:
 
 
 def verify_file(path: Path, providers: list[str], shapes: dict[str, list[int]], timeout: float = 300,
-                ort_version: str | None = None, optimization: str = "all") -> VerifyResult:
+                ort_version: str | None = None, optimization: str = "all", data_root: str | None = None) -> VerifyResult:
     """Predict, run a real session at the same optimization level, compare. Never raises: a file that cannot
-    be verified is a result with .error, so the other files of a folder keep theirs."""
+    be verified is a result with .error, so the other files of a folder keep theirs. data_root: where the data
+    links beside a copy of a model lead (verify --fix's fixed model: data_links.linked_folder)."""
     from onnxlint.support.errors import InputError
 
     result = VerifyResult(str(path), target_for(providers), list(providers), optimization)
     try:
-        _verify(path, result, shapes, timeout, ort_version)
+        _verify(path, result, shapes, timeout, ort_version, data_root)
     except InputError as exc:  # its words name the file the result's line names already ("m.onnx: verify failed: ...")
         result.error = exc.message if exc.path == str(path) else str(exc)
         result.unreadable = True
@@ -220,7 +226,7 @@ def verify_file(path: Path, providers: list[str], shapes: dict[str, list[int]], 
 
 
 def _verify(path: Path, result: VerifyResult, shapes: dict[str, list[int]], timeout: float,
-            ort_version: str | None) -> None:
+            ort_version: str | None, data_root: str | None = None) -> None:
     from onnxlint import targets
     from onnxlint.fixers.equivalence import address_space
     from onnxlint.linting import engine
@@ -230,15 +236,15 @@ def _verify(path: Path, result: VerifyResult, shapes: dict[str, list[int]], time
     from onnxlint.verify.naming import unique_names
     from onnxlint.verify.session import run_session
 
-    problem = loading.external_data_problem(path)  # ORT would follow a symlink out of the model's folder
+    problem = loading.external_data_problem(path, data_root)  # ORT would follow a symlink out of the model's folder
     if problem:
         result.error = f"not run: {problem}"
         return
-    mf = loading.load(path)
+    mf = loading.load(path, data_root=data_root)
     renamed = unique_names(mf.model)
     if renamed:
         mf.raw = mf.weightless = None  # the index is made from the renamed model
-    with session_model(mf, renamed) as (session_path, data_folder):
+    with session_model(mf, renamed, data_root) as (session_path, data_folder):
         run = run_session(session_path, result.providers_requested, shapes, timeout, result.optimization,
                           address_space(mf.total_size), data_folder)
     if run.error and session_path != Path(mf.path):  # ORT names the file it loaded: the renamed copy's stands for it

@@ -259,15 +259,45 @@ def test_a_fix_killed_during_its_numeric_check_leaves_no_copy_in_the_models_fold
     assert sorted(os.listdir(tmp_path / "m")) == sorted([*keep, held.name, "m.onnx", "m.onnx.data"])
 
 
-@pytest.mark.skipif(os.name == "nt", reason="no flock: nothing is removed there")
-def test_a_verify_fix_killed_during_its_session_leaves_no_fixed_copy_beside_the_model(tmp_path):
-    """`verify --fix` writes the fixed model to `.onnxlint-verify-XXXXXXXX.onnx` beside the model and runs a session
-    on it (up to --timeout, 300 s) before fixing in place: killed (SIGKILL) meanwhile, it left that copy, as large
-    as the model, for good. It is locked while it exists; the next verify of a model there removes one unchanged
-    for 10 minutes that no process holds."""
+def test_verify_fix_of_a_model_with_external_data_writes_its_fixed_copy_beside_links_to_the_data(tmp_path):
+    """`verify --fix` wrote the fixed model of a model with external data to `.onnxlint-verify-XXXXXXXX.onnx` beside
+    the model (the repository under review) and ran a session on it (up to --timeout, 300 s): killed (SIGKILL)
+    meanwhile, it left that copy there. It is written in a temporary folder beside a link to each data file
+    (data_links.linked_folder, as ORT 1.20's session file), alone: no copy of the weights; killed during the session
+    on it, the model's folder holds the model and its data alone, which the next verify fixes."""
     model = _export(tmp_path / "m", "m.onnx")
     args = ("verify", "--providers", "CPUExecutionProvider", "--fix", "--", model)
     _killed(tmp_path, """\
+        from onnxlint.verify import command
+        real = command.verify_file
+        def verify_file(p, *a, **k):
+            if os.path.abspath(p) != os.path.abspath(os.path.join("m", "m.onnx")):  # the fixed copy's session
+                folder = os.path.dirname(p)
+                assert sorted(os.listdir(folder)) == ["m.onnx", "m.onnx.data"], os.listdir(folder)
+                assert os.path.islink(os.path.join(folder, "m.onnx.data")) and os.path.getsize(p) < 4096
+                die()
+            return real(p, *a, **k)
+        command.verify_file = verify_file
+        """, *args)
+    assert sorted(os.listdir(tmp_path / "m")) == ["m.onnx", "m.onnx.data"]
+    run = onnxlint(*args, cwd=tmp_path)
+    assert run.returncode == 0 and "wrote" in run.stdout and "after fix:  verify" in run.stdout, run.stdout + run.stderr
+    assert sorted(os.listdir(tmp_path / "m")) == ["m.onnx", "m.onnx.data"]
+    assert "Dropout" not in {n.op_type for n in onnx.load(model, load_external_data=False).graph.node}
+
+
+@pytest.mark.skipif(os.name == "nt", reason="no flock: nothing is removed there")
+def test_a_verify_fix_killed_during_its_session_leaves_no_fixed_copy_beside_the_model(tmp_path):
+    """Where no link can be made (Windows without the privilege), `verify --fix` writes the fixed model to
+    `.onnxlint-verify-XXXXXXXX.onnx` beside the model and runs a session on it before fixing in place: killed
+    (SIGKILL) meanwhile, it left that copy, as large as the model, for good. It is locked while it exists; the next
+    verify of a model there removes one unchanged for 10 minutes that no process holds."""
+    model = _export(tmp_path / "m", "m.onnx")
+    args = ("verify", "--providers", "CPUExecutionProvider", "--fix", "--", model)
+    _killed(tmp_path, """\
+        def symlink(*a, **k):  # no link can be made
+            raise OSError(1, "symbolic link privilege not held")
+        os.symlink = symlink
         from onnxlint.verify import command
         real = command.verify_file
         def verify_file(p, *a, **k):

@@ -86,10 +86,11 @@ def recheck_links(raw: bytes, external: list[ExternalTensor], check: Callable[[s
     return msg.replace(tmp + os.sep, "").replace(tmp, ".") if msg else None
 
 
-def file_complaint(path: str | os.PathLike) -> str | None:
+def file_complaint(path: str | os.PathLike, data_root: str | None = None) -> str | None:
     """The first line of onnx.checker's complaint about a model file, by path (its external data is stat'ed, not
     read), past a data file's being a symbolic link (recheck_links); None when it passes. Raises what is not the
-    checker's complaint (native.NativeCrash, another error): `--fix` checks the file it wrote with it."""
+    checker's complaint (native.NativeCrash, another error): `--fix` checks the file it wrote with it. data_root:
+    where the links beside a copy of a model in a temporary folder lead (loading.load's)."""
     import onnx
 
     from onnxlint.model.loading import native
@@ -112,7 +113,7 @@ def file_complaint(path: str | os.PathLike) -> str | None:
     with open(path, "rb") as fh:
         raw = fh.read()
     model = onnx.load_from_string(raw)
-    return recheck_links(raw, external_tensors(model, Path(path).parent), check, complaint)
+    return recheck_links(raw, external_tensors(model, Path(path).parent, linked_real=data_root), check, complaint)
 
 
 def checker_message(target: Any) -> str | None:

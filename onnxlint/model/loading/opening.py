@@ -19,7 +19,8 @@ PROTOBUF_LIMIT = 2**31 - 1  # protobuf cannot parse a message of 2 GiB or more: 
 
 
 def load(path: Path, display: str | None = None, check: bool = False, lean: bool = False,
-         digest: bool = False, prefetched: tuple[bytes, str, os.stat_result] | None = None) -> ModelFile:
+         digest: bool = False, prefetched: tuple[bytes, str, os.stat_result] | None = None,
+         data_root: str | None = None) -> ModelFile:
     """Read and parse one model file; every failure is an InputError (one line).
 
     Only a regular file is opened (a FIFO would block, a device never ends), and only after stat() shows
@@ -40,7 +41,11 @@ def load(path: Path, display: str | None = None, check: bool = False, lean: bool
 
     prefetched: (the file's bytes, their blake2b, the fstat of what was read) as the result cache's key read them
     from a regular file within the limit (cache.keys.scan_bytes): parsed instead of reading and hashing the file
-    again."""
+    again.
+
+    data_root: the folder a copy of a model in a temporary folder reads its data from, through links beside it
+    (data_links.linked_folder: verify --fix's fixed copy), the data being where the model read it from; as for a
+    model that is a link, external data there is in bounds."""
     path = Path(path)
     display = display or str(path)
     if prefetched is not None:
@@ -62,7 +67,7 @@ def load(path: Path, display: str | None = None, check: bool = False, lean: bool
         mf.digest = prefetched[1] if prefetched is not None else digests.hexdigest(data)
     walked: list = []
     # a model that is a link (the Hugging Face cache's snapshots): ORT also reads data in its real file's folder
-    linked = os.path.dirname(os.path.realpath(path)) if os.path.islink(path) else None
+    linked = os.path.dirname(os.path.realpath(path)) if os.path.islink(path) else data_root
     mf.external = external_tensors(model, path.parent, walked, linked, mf.tensor_attributes)
     mf.graph_bodies = walked
     if checked:
@@ -121,9 +126,9 @@ def _require_size(display: str, size: int) -> None:
                                   "parsed from it (large weights belong in external data); not read")
 
 
-def external_data_problem(path: str | os.PathLike) -> str | None:
+def external_data_problem(path: str | os.PathLike, data_root: str | None = None) -> str | None:
     """For a caller about to hand a model file to ORT or onnx, which read its external data themselves
     (following symlinks): the first reason that must not happen (missing, short, bad offset/length, outside
     the model's folder), or None. Parses the file; InputError when it cannot."""
-    bad = load(Path(path)).missing_external
+    bad = load(Path(path), data_root=data_root).missing_external
     return f"tensor {bad[0].name!r}: {bad[0].problem}" if bad else None
