@@ -1087,9 +1087,12 @@ def test_the_write_guard_parses_only_models_that_name_a_data_file(tmp_path, cli,
     assert rc == 2 and "is the external data file of" in err, out + err
 
 
-def test_fix_of_a_linked_model_whose_data_is_in_its_real_folder_says_why_not_written(tmp_path, cli):
-    """The lint reads such data as ORT does (through the link); the numeric check runs a copy beside the link,
-    where ORT refuses it: the fix said neither model runs on ORT, whose session runs the original."""
+def test_fix_o_of_a_linked_model_whose_data_is_in_its_real_folder_writes_a_standalone_copy(tmp_path, cli):
+    """The Hugging Face cache: snapshots/<rev>/model.onnx and its data link to one blobs folder. The lint reads the
+    data there, as ORT does (through the link); `--fix -o` refused ("fix a copy of the model and its data in one
+    folder"), as verify did before it named that folder. It reads the blobs the lint read (the numeric check given
+    that folder, the model's locations naming them) and writes the fixed model with a copy of that data beside it,
+    which runs as the original did; nothing in the cache changes. In place (a blob) and --diff still say why not."""
     root = tmp_path / "hub" / "models--acme--m"
     (root / "blobs").mkdir(parents=True)
     (root / "snapshots" / "rev").mkdir(parents=True)
@@ -1098,12 +1101,24 @@ def test_fix_of_a_linked_model_whose_data_is_in_its_real_folder_says_why_not_wri
     model = root / "snapshots" / "rev" / "model.onnx"
     os.symlink(os.path.join("..", "..", "blobs", "b1"), model)
     os.symlink(os.path.join("..", "..", "blobs", "b2"), root / "snapshots" / "rev" / "model.onnx.data")
+    listing = {d: sorted(os.listdir(root / d)) for d in ("blobs", "snapshots/rev")}
     blob = (root / "blobs" / "b1").read_bytes()
-    for extra in (["-o", f"{tmp_path / 'out'}{os.sep}"], ["--diff"]):
+    for extra, why in (([], "fix a copy with -o"), (["--diff"], "is in the folder of the file model.onnx links to")):
         rc, out, err = cli(model, "--fix", *extra, "--no-progress")
-        assert "is in the folder of the file model.onnx links to" in out + err, out + err
+        assert why in out + err and "wrote" not in out + err, out + err
         assert "neither the original" not in out + err and "Traceback" not in err
-    assert not (tmp_path / "out" / "model.onnx").exists() and (root / "blobs" / "b1").read_bytes() == blob
+    rc, out, err = cli(model, "--fix", "-o", f"{tmp_path / 'out'}{os.sep}", "--no-progress")
+    assert rc == 1 and "wrote" in out + err and "Traceback" not in err, out + err  # OLX012 is left (unsafe)
+    assert sorted(os.listdir(tmp_path / "out")) == ["model.onnx", "model.onnx.data"]
+    fixed = tmp_path / "out" / "model.onnx"
+    assert "Cast" in {n.op_type for n in onnx.load(fixed, load_external_data=False).graph.node}
+    x, k = np.ones((2, 4), np.float32), np.full((2, 4), 24.0)
+    import onnxruntime as ort
+
+    got = ort.InferenceSession(str(fixed), providers=["CPUExecutionProvider"]).run(None, {"x": x, "k": k})[0]
+    assert got.tolist() == (x @ np.arange(16, dtype=np.float32).reshape(4, 4) == 24.0).tolist()
+    assert {d: sorted(os.listdir(root / d)) for d in ("blobs", "snapshots/rev")} == listing
+    assert (root / "blobs" / "b1").read_bytes() == blob
 
 
 def test_python_children_never_import_the_repositorys_modules(tmp_path, monkeypatch, cli, examples_dir):

@@ -205,10 +205,10 @@ def _fix_file(path: Path, settings: Settings, res: FileReport, options: FixOptio
         if through is not None:
             res.notes.append(f"fix not written: {through}")
             return
-    unusable = _data_unusable(path, mf)
-    if unusable is not None:
-        res.notes.append(f"fix not written: {unusable}")
+    source = _source(path, mf, options, res)
+    if source is None:
         return
+    model, base = source
     dest_real = os.path.realpath(dest)
     if any(os.path.realpath(t.path) == dest_real for t in mf.external):
         # the model's own file holding its weights (a tensor's location naming it), or -o naming it: this model's
@@ -217,7 +217,7 @@ def _fix_file(path: Path, settings: Settings, res: FileReport, options: FixOptio
                          "it); writing it would destroy the weights")
         return
     external = fixers.has_external_data(mf.model)
-    done = _fixed(mf.model, requests, settings, path, options, res)
+    done = _fixed(model, requests, settings, path, base, options, res)
     if done is None:
         return
     after = None if external else _relint(done.fixed, settings, res)  # a fix that clears no finding is not written
@@ -237,11 +237,27 @@ def _fix_file(path: Path, settings: Settings, res: FileReport, options: FixOptio
     in_place = os.path.realpath(dest) == os.path.realpath(path)
     version = ReadVersion(mf.stamp, mf.digest) if in_place and mf.stamp and mf.digest else None
     others = _other_links(dest)
-    if _write(mf.model, done, path, dest, external, res, version, options.data_root):
+    if _write(model, done, path, base, dest, external, res, version, options.data_root):
         _note_written(res, after, dest, settings, done)
         if others:  # the fixed model is a new file renamed over this name (never half-written): theirs is the old one
             res.notes.append(f"{dest} had {others} other hard link{'s' if others != 1 else ''} to it: "
                              f"{'they keep' if others != 1 else 'it keeps'} the model as it was")
+
+
+def _source(path: Path, mf: Any, options: FixOptions, res: FileReport) -> tuple[onnx.ModelProto, Path] | None:
+    """The model the fix rewrites and the folder its external data is read in: the model's own; for a linked model
+    whose data lies in the real folder of the file it leads to (the Hugging Face cache's blobs), fixed with -o, a
+    copy naming that data where the lint read it, copied into -o's new data file. None, with a note, where the
+    fix cannot use its data (_data_unusable)."""
+    unusable = _data_unusable(path, mf)
+    if unusable is None:
+        return mf.model, path.parent
+    real = loading.linked_data_folder(mf) if not options.diff and options.data_root is None else None
+    if real is None or options.output is None:
+        hint = "; `-o FIXED.onnx` writes the fix elsewhere, that data copied beside it" if real is not None else ""
+        res.notes.append(f"fix not written: {unusable}{hint}")
+        return None
+    return loading.relocated(mf, real), real
 
 
 def _data_unusable(path: Path, mf: Any) -> str | None:
@@ -309,7 +325,7 @@ class _Attempt:
     notes: list[str] = field(default_factory=list)  # what the fixers said (FixContext.notes)
 
 
-def _attempt(model: onnx.ModelProto, requests: list[Any], settings: Settings, path: Path,
+def _attempt(model: onnx.ModelProto, requests: list[Any], settings: Settings, base: Path,
              options: FixOptions, digest: str | None = None) -> _Attempt:
     """Apply the fixers (their prints captured) and check the result numerically against the original; once per
     version of the model (digest: the file's, as the lint read it) and request, what it made or raised kept in
@@ -317,13 +333,13 @@ def _attempt(model: onnx.ModelProto, requests: list[Any], settings: Settings, pa
     from onnxlint.fixers import fold_shapes
 
     if options.attempts is None or digest is None:
-        return _attempt_now(model, requests, settings, path, options)
+        return _attempt_now(model, requests, settings, base, options)
     key = (digest, tuple((r.fixer, r.location, r.target) for r in requests), options.unsafe,
            tuple(settings.targets), tuple(sorted((k, tuple(v)) for k, v in options.shapes.items())),
-           fold_shapes.ENGINE["mode"], str(path.parent))
+           fold_shapes.ENGINE["mode"], str(base))
     if key not in options.attempts:
         try:
-            done = _attempt_now(model, requests, settings, path, options)
+            done = _attempt_now(model, requests, settings, base, options)
             options.attempts[key] = (done.fixed.SerializeToString(), done.applied, done.skipped, done.checked, done.notes)
         except Exception as exc:
             options.attempts[key] = exc
@@ -334,7 +350,7 @@ def _attempt(model: onnx.ModelProto, requests: list[Any], settings: Settings, pa
     return _Attempt(onnx.ModelProto.FromString(fixed), list(applied), list(skipped), checked, list(notes))
 
 
-def _attempt_now(model: onnx.ModelProto, requests: list[Any], settings: Settings, path: Path,
+def _attempt_now(model: onnx.ModelProto, requests: list[Any], settings: Settings, base: Path,
                  options: FixOptions) -> _Attempt:
     from onnxlint import fixers
     from onnxlint.fixers.equivalence import capture_output
@@ -343,15 +359,15 @@ def _attempt_now(model: onnx.ModelProto, requests: list[Any], settings: Settings
     notes: list[str] = []
     with capture_output():  # what the libraries print (onnxslim, graph-surgeon, onnx's checker) never reaches the user
         fixed, applied, skipped = fixers.apply_in_child(model, requests, unsafe=options.unsafe, targets=settings.targets,
-                                                        notes=notes, base_dir=path.parent)
+                                                        notes=notes, base_dir=base)
         if applied:
             safe = all(fixers.REGISTRY[n].safe for n in applied)
-            checked = fixers.verify(model, fixed, safe=safe, applied=applied, base_dir=path.parent,
+            checked = fixers.verify(model, fixed, safe=safe, applied=applied, base_dir=base,
                                     shapes=dict(options.shapes) or None)
     return _Attempt(fixed, applied, skipped, checked, notes)
 
 
-def _attempt_folding_alone(model: onnx.ModelProto, requests: list[Any], settings: Settings, path: Path,
+def _attempt_folding_alone(model: onnx.ModelProto, requests: list[Any], settings: Settings, base: Path,
                            options: FixOptions, res: FileReport) -> _Attempt:
     """_attempt; when onnxslim's rewrite failed the checks, again with onnxlint's own folder alone (what the lint
     claimed), saying so; the first failure when that fails too."""
@@ -359,13 +375,13 @@ def _attempt_folding_alone(model: onnx.ModelProto, requests: list[Any], settings
     from onnxlint.fixers import fold_shapes
 
     try:
-        return _attempt(model, requests, settings, path, options, res.digest)
+        return _attempt(model, requests, settings, base, options, res.digest)
     except Exception as first:
         if not any(r.fixer == "fold-shapes" for r in requests) or fold_shapes.ENGINE["mode"] != "onnxslim":
             raise
         fold_shapes.ENGINE["mode"] = "own"
         try:
-            done = _attempt(model, requests, settings, path, options, res.digest)
+            done = _attempt(model, requests, settings, base, options, res.digest)
         except Exception:
             raise first from None
         finally:
@@ -381,13 +397,14 @@ def _attempt_folding_alone(model: onnx.ModelProto, requests: list[Any], settings
 MALFORMED = frozenset({"OLX001", "OLX007"})
 
 
-def _fixed(model: onnx.ModelProto, requests: list[Any], settings: Settings, path: Path, options: FixOptions,
-           res: FileReport) -> _Attempt | None:
-    """The checked rewrite; None, with a note saying why, when there is nothing to write."""
+def _fixed(model: onnx.ModelProto, requests: list[Any], settings: Settings, path: Path, base: Path,
+           options: FixOptions, res: FileReport) -> _Attempt | None:
+    """The checked rewrite (its external data read in base); None, with a note saying why, when there is nothing
+    to write."""
     from onnxlint import fixers
 
     try:
-        done = _attempt_folding_alone(model, requests, settings, path, options, res)
+        done = _attempt_folding_alone(model, requests, settings, base, options, res)
     except fixers.FixError as exc:
         res.notes.append(f"fix not written: {exc}")
         return None
@@ -528,8 +545,8 @@ def _leads_out(dest: Path) -> str | None:
     return None
 
 
-def _write(model: onnx.ModelProto, done: _Attempt, path: Path, dest: Path, external: bool, res: FileReport,
-           version: ReadVersion | None, data_root: str | None = None) -> bool:
+def _write(model: onnx.ModelProto, done: _Attempt, path: Path, base: Path, dest: Path, external: bool,
+           res: FileReport, version: ReadVersion | None, data_root: str | None = None) -> bool:
     """Write the fixed model atomically (compare-and-swap when in place: version is what the fix read); False,
     with a note, when it was not (nothing was replaced), or, when the file changed since it was read, with
     res.write_refused: the run says so in one line and exits 2."""
@@ -544,7 +561,7 @@ def _write(model: onnx.ModelProto, done: _Attempt, path: Path, dest: Path, exter
             known = validity_error(model)
         elif external:  # the checker could only run by path: what it says against the original file
             known = _checker_complaint(path)
-        stale = fixers.write_fixed(done.fixed, dest, path.parent, known_error=known, expect=version, data_root=data_root)
+        stale = fixers.write_fixed(done.fixed, dest, base, known_error=known, expect=version, data_root=data_root)
     except ChangedSinceRead as exc:
         res.write_refused = str(exc)
         return False

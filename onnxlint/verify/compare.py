@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from onnxlint.model import write_guard
+from onnxlint.model.loading.external import linked_data_folder, relocated
 from onnxlint.verify.session import VERIFY_COPY
 
 CPU = "CPUExecutionProvider"
@@ -157,9 +158,9 @@ def session_model(mf: Any, renamed: dict[str, str], data_root: str | None = None
     elif renamed and mf.external:
         folder = Path(mf.path).parent
         write_guard.remove_unheld(folder, VERIFY_COPY)  # what a verify killed (SIGKILL) left beside a model
-        real = _linked_data_folder(mf)
+        real = linked_data_folder(mf)
         if real is not None:
-            folder, model = real, _relocated(mf, real)
+            folder, model = real, relocated(mf, real)
     if not renamed:
         yield Path(mf.path), folder
         return
@@ -168,43 +169,6 @@ def session_model(mf: Any, renamed: dict[str, str], data_root: str | None = None
         with open(path, "xb") as fh:
             fh.write(model.SerializeToString())
         yield path, folder
-
-
-def _linked_data_folder(mf: Any) -> Path | None:
-    """For a model that is a link whose data files all lead into the real folder of the file it leads to (the
-    Hugging Face cache: snapshots/<rev>/model.onnx and model.onnx_data link to one blobs folder), that folder:
-    ORT (1.24.4) reads such data through the model's link only, and refuses it read from the model's folder given
-    as the data folder of the renamed copy ("escapes both model directory ... and real model directory"). The lint
-    read those files there already (loading: linked_real); None for every other model."""
-    import os
-
-    from onnxlint.support import worktree
-
-    if not mf.external or not os.path.islink(mf.path):
-        return None
-    own, real = os.path.realpath(Path(mf.path).parent), os.path.dirname(os.path.realpath(mf.path))
-    paths = [os.path.realpath(t.path) for t in mf.external]
-    if any(t.problem for t in mf.external) or all(worktree.inside(p, own) for p in paths):
-        return None
-    return Path(real) if all(worktree.inside(p, real) for p in paths) else None
-
-
-def _relocated(mf: Any, real: Path) -> Any:
-    """A copy of the model whose external data locations name the files they lead to, relative to `real`."""
-    import os
-
-    import onnx
-
-    from onnxlint.model.loading import external_data_tensors
-
-    copy = onnx.ModelProto()
-    copy.CopyFrom(mf.model)
-    where = {t.location: os.path.relpath(os.path.realpath(t.path), real) for t in mf.external}
-    for tensor in external_data_tensors(copy):
-        for entry in tensor.external_data:
-            if entry.key == "location" and entry.value in where:
-                entry.value = where[entry.value]
-    return copy
 
 
 def verify_file(path: Path, providers: list[str], shapes: dict[str, list[int]], timeout: float = 300,

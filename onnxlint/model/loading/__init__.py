@@ -17,6 +17,8 @@ from onnxlint.model.loading.external import (
     external_location_problem,
     external_tensors,
     has_external_data,
+    linked_data_folder,
+    relocated,
     safe_external_path,
 )
 from onnxlint.model.loading.inference import (
@@ -36,6 +38,6 @@ from onnxlint.model.paths import expand_paths
 __all__ = ["BYTES_ERRORS", "INFER_BUDGET", "INFER_MAX_NODES", "OUTSIDE", "PROTOBUF_LIMIT", "WEIGHT_BYTES", "ExternalTensor",
            "ModelFile", "check_external_data", "check_model", "checker_message", "checker_result", "expand_paths", "file_complaint",
            "external_data_problem", "external_data_tensors", "external_location_problem", "external_tensors",
-           "has_external_data", "index_model", "infer_shapes", "inference_cost", "load", "over_inference_budget",
-           "reinference_within_budget", "repair_strings", "safe_external_path", "weightless_bytes",
+           "has_external_data", "index_model", "linked_data_folder", "infer_shapes", "inference_cost", "load", "over_inference_budget",
+           "reinference_within_budget", "relocated", "repair_strings", "safe_external_path", "weightless_bytes",
            "with_strings_repaired"]

@@ -113,6 +113,8 @@ def file_complaint(path: str | os.PathLike, data_root: str | None = None) -> str
     with open(path, "rb") as fh:
         raw = fh.read()
     model = onnx.load_from_string(raw)
+    if data_root is None and os.path.islink(path):  # as loading.load: a linked model's data in its real file's folder
+        data_root = os.path.dirname(os.path.realpath(path))
     return recheck_links(raw, external_tensors(model, Path(path).parent, linked_real=data_root), check, complaint)
 
 

@@ -346,3 +346,35 @@ def all_tensors(model: onnx.ModelProto, walked: list | None = None, attributes: 
             for sp in a.sparse_tensors:
                 yield sp.values
                 yield sp.indices
+
+
+def linked_data_folder(mf: Any) -> Path | None:
+    """For a model that is a link whose data files all lead into the real folder of the file it leads to (the
+    Hugging Face cache: snapshots/<rev>/model.onnx and model.onnx_data link to one blobs folder), that folder:
+    ORT (1.24.4) reads such data through the model's link only, and refuses it read from the model's folder given
+    as the data folder of verify's renamed copy ("escapes both model directory ... and real model directory"), and
+    --fix -o reads them there (the numeric check, the copy into the new data file). The lint read those files there
+    already (linked_real); None for every other model."""
+    from onnxlint.support import worktree
+
+    if not mf.external or not os.path.islink(mf.path):
+        return None
+    own, real = os.path.realpath(Path(mf.path).parent), os.path.dirname(os.path.realpath(mf.path))
+    paths = [os.path.realpath(t.path) for t in mf.external]
+    if any(t.problem for t in mf.external) or all(worktree.inside(p, own) for p in paths):
+        return None
+    return Path(real) if all(worktree.inside(p, real) for p in paths) else None
+
+
+def relocated(mf: Any, real: Path) -> Any:
+    """A copy of the model whose external data locations name the files they lead to, relative to `real`."""
+    import onnx
+
+    copy = onnx.ModelProto()
+    copy.CopyFrom(mf.model)
+    where = {t.location: os.path.relpath(os.path.realpath(t.path), real) for t in mf.external}
+    for tensor in external_data_tensors(copy):
+        for entry in tensor.external_data:
+            if entry.key == "location" and entry.value in where:
+                entry.value = where[entry.value]
+    return copy
