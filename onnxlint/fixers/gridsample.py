@@ -5,7 +5,7 @@ from __future__ import annotations
 import onnx
 from onnx import helper
 
-from onnxlint.fixers.base import Applicability, FixContext, fixer, graft, gs_locations, opset_of
+from onnxlint.fixers.base import Applicability, FixContext, FixError, fixer, graft, gs_locations, opset_of
 from onnxlint.model.graph import iter_graphs
 
 # torch's GridSampler enums, which mmcv::grid_sampler carries as integers
@@ -38,6 +38,15 @@ def _standard_grid_attrs(attrs: dict, opset: int) -> dict | None:
     return {"mode": mode, "padding_mode": padding, "align_corners": align}
 
 
+def _unconvertible(opset: int) -> str | None:
+    """Why onnx's version converter cannot raise a model importing this ai.onnx opset to 16: below 1, no opset (a
+    malformed import onnx's checker and ORT let by, where the converter asserts "invalid version"); None: it can."""
+    if opset >= 1:
+        return None
+    return (f"the model imports ai.onnx opset {opset}, which is no opset (they start at 1): onnx's version converter "
+            "cannot raise it to 16")
+
+
 def _attrs(node: onnx.NodeProto) -> dict:
     return {a.name: helper.get_attribute_value(a) for a in node.attribute}
 
@@ -48,7 +57,9 @@ def _custom(n: onnx.NodeProto) -> bool:
 
 def can_fix(node, rule=None) -> bool:
     """Lint time: a custom GridSample whose attributes map to ai.onnx GridSample (a standard GridSample below
-    opset 16 is fixed by the version converter)."""
+    opset 16 is fixed by the version converter). Not where the model imports ai.onnx opset 0 or below (_unconvertible)."""
+    if _unconvertible(getattr(node.scope, "opsets", {}).get("ai.onnx", 1)) is not None:
+        return False
     if not _custom(node.proto):
         return node.op_type == "GridSample" and node.domain == "ai.onnx"
     return _standard_grid_attrs(_attrs(node.proto), max(node.opset or 0, 16)) is not None
@@ -65,6 +76,9 @@ def gridsample_standard(ctx: FixContext) -> onnx.ModelProto:
                                          for n in ctx.nodes if _custom(n.proto)):
         return model
     if opset_of(model) < 16:
+        why = _unconvertible(opset_of(model))
+        if why is not None:
+            raise FixError(why)
         model = onnx.version_converter.convert_version(model, 16)  # passes custom-domain nodes through
     opset = opset_of(model)
     import onnx_graphsurgeon as gs

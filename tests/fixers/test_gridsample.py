@@ -53,3 +53,26 @@ def test_gridsample_with_unmapped_attribute_is_left_alone(tmp_path, cli):
     rc, text, _ = cli(p, "--fix")
     assert "wrote" not in text, text
     assert p.read_bytes() == before
+
+
+def test_a_model_importing_ai_onnx_opset_0_or_below_is_no_internal_error(tmp_path, cli, lint_json):
+    """onnx's checker and ORT take a model whose ai.onnx opset import is -1 or 0 (a contrib GridSample needs no
+    ai.onnx op), and OLX021 called it fixable; `--fix` said "internal error in a fixer (RuntimeError: ...
+    assertInVersionRange ...); please report it": onnx's version converter asserts on a source opset below 1. The
+    finding is not claimed fixable there, and the fixer, asked anyway, says why in one line."""
+    import pytest
+
+    from onnxlint import fixers
+
+    node = h.make_node("GridSample", ["x", "grid"], ["y"], name="gs", domain="com.microsoft", mode="bicubic")
+    for version in (-1, 0):
+        m = _grid_model(node, extra=[("com.microsoft", 1)])
+        next(o for o in m.opset_import if o.domain == "").version = version
+        p = tmp_path / f"gs{version}.onnx"
+        p.write_bytes(m.SerializeToString())  # onnx.save would run no checker either; as bytes, plainly
+        assert [f["fixable"] for f in lint_json(p)[1] if f["code"] == "OLX021"] == [False]
+        rc, text, err = cli(p, "--fix", "-o", tmp_path / "out.onnx")
+        assert "internal error" not in text + err and "Traceback" not in err and not (tmp_path / "out.onnx").exists()
+        found = next(f for f in onnxlint.lint(m).findings if f.code == "OLX021")
+        with pytest.raises(fixers.FixError, match=f"imports ai.onnx opset {version}, which is no opset"):
+            fixers.apply(m, [fixers.FixRequest("gridsample-standard", found.node, found.target)], unsafe=False)
