@@ -1021,16 +1021,21 @@ def test_a_constant_output_name_that_is_not_utf8_in_a_model_ort_refuses(tmp_path
     assert "ORT refuses this model" in out and "output size 2" in out
 
 
-def test_placement_json_of_a_node_domain_that_is_not_utf8(tmp_path, cli):
+@pytest.mark.parametrize("fmt", ["json", "text", "html"])
+def test_placement_of_a_node_domain_that_is_not_utf8(tmp_path, cli, fmt):
     """A custom op's domain that is not UTF-8 reaches the placement document as the bytes protobuf hands over:
     `onnxlint placement --format json` said "internal error (TypeError: Object of type bytes is not JSON
-    serializable)", exit 2, and wrote no document. It is the text with the bad byte as `\\xNN`."""
+    serializable)", exit 2, and wrote no document. It is the text with the bad byte as `\\xNN`, in the node's
+    `domain` and in the words that name it ("no provider registers domain ...", which said 'b'com.ex\\x80m.ops'',
+    Python's repr of the bytes, in every format)."""
     nodes = [h.make_node("FancyNorm", ["x"], ["y"], name="my_op", domain="com.QQQQ.ops")]
     m = make_model(nodes, [vi("x", T.FLOAT, [2])], [vi("y", T.FLOAT, [2])], extra_opsets=[("com.QQQQ.ops", 1)])
     (tmp_path / "m.onnx").write_bytes(m.SerializeToString().replace(b"QQQQ", b"ex\x80m"))
-    rc, out, err = cli("placement", tmp_path / "m.onnx", "--format", "json")
+    rc, out, err = cli("placement", tmp_path / "m.onnx", "--format", fmt)
     assert rc == 0 and "internal error" not in err, err
-    assert json.loads(out)[0]["nodes"][0]["domain"] == "com.ex\\x80m.ops"
+    assert "b'" not in out.replace("\\\\", "\\") and "domain 'com.ex\\x80m.ops'" in out.replace("\\\\", "\\"), out
+    if fmt == "json":
+        assert json.loads(out)[0]["nodes"][0]["domain"] == "com.ex\\x80m.ops"
 
 
 def test_an_external_data_location_that_is_not_utf8_is_a_finding_not_a_crash(tmp_path, cli):

@@ -34,6 +34,7 @@ from onnxlint.ort.optimizer import dq_matmul_nbits_fusion, ensure_unique_dq_for_
 from onnxlint.ort.optimizer.graph_transformer_mgr import optimize
 from onnxlint.ort.optimizer.optimized import LEVELS, Optimized
 from onnxlint.ort.verdicts import CPU, CUDA, GONE_STATUSES, TARGET_EPS, CreatedNode, NodePlacement, Placement
+from onnxlint.support.escape import field_text
 
 OPTIMIZATION_LEVELS = LEVELS
 Rejects = Callable[[NodeRef, str], "str | None"]  # (node, target) -> why the EP refuses the node (a rule file's), or None
@@ -310,7 +311,9 @@ class Simulator:
                 return kernels.KernelMatch(False, "not-registered", f"no {short} kernel for any {node.domain} op")
             if node.domain in ORT_DOMAINS:
                 return kernels.KernelMatch(False, "contrib-op", f"{node.domain}::{node.op_type} is a contrib op with no {short} kernel")
-            return kernels.KernelMatch(False, "custom-domain", f"no provider registers domain '{node.domain}' (needs a custom-op library)")
+            # a domain that is not UTF-8 is the bytes protobuf hands over: its text, the bad bytes as `\xNN`
+            return kernels.KernelMatch(False, "custom-domain",
+                                       f"no provider registers domain '{field_text(node.domain)}' (needs a custom-op library)")
         since = schema_registry.since_version(node.op_type, node.opset, node.domain)
         if since is None:
             since = node.opset if node.opset is not None else 1

@@ -67,7 +67,9 @@ def text(s: Any) -> str:
     """One line's worth of untrusted text, safe to print (see the module docstring)."""
     if s is None:
         return ""
-    if not isinstance(s, str):
+    if isinstance(s, bytes):  # a protobuf string field that is not UTF-8 (a node's domain): its text, not b'...'
+        s = field_text(s)
+    elif not isinstance(s, str):
         s = str(s)
     if _BAD.search(s):
         s = _BAD.sub(_one, s)
