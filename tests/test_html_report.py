@@ -263,8 +263,20 @@ def test_a_model_the_page_cannot_place_is_one_line_on_the_page_and_the_others_st
     rc, out, err = cli(good, bad, "--cache-dir", cache, "--format", "html")  # hits: the page places them
     assert rc in (0, 1) and "Traceback" not in err, err
     docs = {Path(d["file"]).name: d for d in page_data(out)["models"]}
-    assert docs["bad.onnx"]["error"] == "internal error while placing (RuntimeError: placing went wrong)"
+    # `onnxlint placement`'s words (html_report.placing_failed): it said no "please report it"
+    assert docs["bad.onnx"]["error"] == "internal error while placing (RuntimeError: placing went wrong); please report it"
     assert docs["good.onnx"]["error"] is None and docs["good.onnx"]["nodes"]["op"]
+    calls = iter([RecursionError("maximum recursion depth exceeded"), RuntimeError("x")])
+
+    def deep(path, display, *args, **kwargs):
+        if Path(path).name == "bad.onnx":
+            raise next(calls)
+        return real(path, display, *args, **kwargs)
+
+    monkeypatch.setattr(html_report, "model_doc", deep)
+    rc, out, err = cli(good, bad, "--cache-dir", cache, "--format", "html")
+    docs = {Path(d["file"]).name: d for d in page_data(out)["models"]}
+    assert docs["bad.onnx"]["error"] == "graph nesting too deep to analyse", docs["bad.onnx"]  # as the lint says it
 
 
 # ----------------------------------------------------------------------------- in Chromium

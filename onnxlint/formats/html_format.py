@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 from onnxlint import targets
 from onnxlint.formats import html_report
-from onnxlint.support.errors import InputError, RuleError, UsageError, first_line
+from onnxlint.support.errors import InputError
 
 
 def page_release(settings: Any) -> html_report.Release:
@@ -51,10 +51,8 @@ def render(report: Any, settings_for: Callable[[Path], Any] | None = None, **_: 
                                                 rule_dirs=settings.rule_dirs, lean=True))
         except InputError as exc:  # changed or gone since it was linted
             models.append(html_report.error_doc(shown, str(exc)))
-        except (RuleError, UsageError):
-            raise
         except Exception as exc:  # noqa: BLE001 - a defect placing one model must not cost the others' page
-            models.append(html_report.error_doc(shown, f"internal error while placing ({type(exc).__name__}: "
-                                                       f"{first_line(exc)})"))
+            # `onnxlint placement`'s words for it (a usage or rule error raised again: the run's)
+            models.append(html_report.error_doc(shown, html_report.placing_failed(Path(shown), exc)))
     title = "onnxlint: " + (models[0]["file"] if len(models) == 1 else f"{len(models)} models")
     return html_report.render("lint", models, title)

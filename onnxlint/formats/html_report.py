@@ -349,8 +349,8 @@ def placement_page(paths: list[Path], target: str, release_of: Callable[[Path], 
 
 def placing_failed(path: Path, exc: Exception) -> str:
     """The one line of a model `onnxlint placement` could not place through a defect of its own (the lint's
-    words, linter._lint): the other models are placed all the same. A usage error (an unknown --ort-version, a
-    rule file) is the whole run's and raised again."""
+    words, linter._lint), and the lint's HTML page too (html_format.render): the other models are placed all the
+    same. A usage error (an unknown --ort-version, a rule file) is the whole run's and raised again."""
     from onnxlint.support.errors import RuleError, UsageError, first_line
     from onnxlint.targets.base import VersionError
 
