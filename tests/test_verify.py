@@ -540,6 +540,21 @@ def test_a_node_name_that_is_not_utf8_is_verified_under_the_name_the_lint_shows(
     assert "graph/c\\xc3nv" in r["confirmed"], r
 
 
+def test_an_ort_refusal_quoting_bytes_that_are_not_utf8_is_said_in_orts_words(tmp_path, cli):
+    """ORT's Python binding cannot decode a refusal that quotes a string of the model that is not UTF-8 (a custom
+    domain ORT has no op for): verify said "verify failed: UnicodeDecodeError: 'utf-8' codec can't decode byte 0xff
+    in position 81: invalid start byte", which names neither the model's problem nor ORT. ORT's words are said,
+    each bad byte as `\\xNN`, as the lint shows that domain."""
+    nodes = [h.make_node("Foo", ["x"], ["y"], name="foo", domain="QQQQ")]
+    m = make_model(nodes, [vi("x", T.FLOAT, [2])], [vi("y", T.FLOAT, [2])], extra_opsets=[("QQQQ", 1)])
+    (tmp_path / "m.onnx").write_bytes(m.SerializeToString().replace(b"QQQQ", b"z\xffom"))
+    for fmt in ("json", "text"):
+        rc, out, err = cli("verify", tmp_path / "m.onnx", "--providers", "CPUExecutionProvider", "--format", fmt)
+        said = json.loads(out)[0]["error"] if fmt == "json" else out
+        assert rc == 1 and "UnicodeDecodeError" not in said and "Traceback" not in err, out + err
+        assert "[ONNXRuntimeError]" in said and "z\\xffom:Foo" in said, said
+
+
 def test_one_bad_file_in_a_folder_keeps_the_other_results(examples_dir, tmp_path, cli):
     """A file that is no model is bad input: exit 2, as the lint and `placement` give (verify gave 1, the code of
     a prediction a session contradicts); the other models keep their results, and JSON says which was unreadable."""

@@ -54,6 +54,18 @@ def cpu_only(providers: list[str], available: list[str]) -> bool:
     return all(p == "CPUExecutionProvider" or p not in available for p in providers)
 
 
+def _refusal(exc: Exception) -> str:
+    """ORT's refusal of the session on one line. ORT's Python binding raises UnicodeDecodeError for a refusal whose
+    message quotes a string of the model that is not UTF-8 (a node's domain, a value name): ORT's words are the
+    bytes it could not decode, given as text, each bad byte `\\xNN` (support.escape.field_text)."""
+    text = str(exc)
+    if isinstance(exc, UnicodeDecodeError) and isinstance(exc.object, bytes) and exc.object.startswith(b"[ONNXRuntimeError]"):
+        from onnxlint.support.escape import field_text
+
+        return " ".join(field_text(exc.object).split())
+    return f"{type(exc).__name__}: {' '.join(text.split())}"
+
+
 def _say(**values: Any) -> None:
     print(json.dumps(values), flush=True)
 
@@ -112,7 +124,7 @@ def main(argv: list[str]) -> int:
             sess = ort.InferenceSession(source, so, providers=providers, enable_fallback=0)
     except Exception as exc:  # the reason goes back as data: read off stderr, a line break in a node name ORT
         # quotes could stand for it
-        _say(error=f"{type(exc).__name__}: {' '.join(str(exc).split())}")
+        _say(error=_refusal(exc))
         return 1
     sess.disable_fallback()  # releases without the keyword: at least no fallback on Run
     _say(providers=sess.get_providers())
