@@ -13,6 +13,7 @@ claimed. TreeEnsemble (ai.onnx.ml 5), whose layout differs, is not looked at."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 TREE_OPS = frozenset({"TreeEnsembleRegressor", "TreeEnsembleClassifier"})
@@ -35,6 +36,15 @@ def _ints(node: Any, name: str) -> list[int]:
     return list(got) if isinstance(got, (list, tuple)) else []
 
 
+def _count(node: Any, name: str) -> int:
+    """How many values the attribute holds: a list's length, or a `*_as_tensor` TensorProto's element count (ai.onnx.ml
+    3's thresholds and weights, skl2onnx's double trees: its len() was taken, and the lint failed on the model)."""
+    got = node.attr(name)
+    if isinstance(got, (list, tuple)):
+        return len(got)
+    return math.prod(got.dims) if got is not None and hasattr(got, "dims") else 0
+
+
 def _tree_defect(node: Any) -> str | None:
     """ORT's words for the first repeated (tree, node) id or self-pointing child, in Init's order, or None (none, or
     an earlier check of Init's would fail first, or the attributes are not what it checks)."""
@@ -43,15 +53,15 @@ def _tree_defect(node: Any) -> str | None:
     modes = node.attr("nodes_modes")
     modes = [m.decode() if isinstance(m, bytes) else m for m in modes] if isinstance(modes, (list, tuple)) else []
     features = _ints(node, "nodes_featureids")
-    values = node.attr("nodes_values") or node.attr("nodes_values_as_tensor")
+    values = _count(node, "nodes_values") or _count(node, "nodes_values_as_tensor")
     n = len(ids)
-    if not n or any(len(x) != n for x in (trees, trues, falses, modes, features)) or values is None or len(values) != n:
+    if not n or any(len(x) != n for x in (trees, trues, falses, modes, features)) or values != n:
         return None
     if any(m not in _MODES for m in modes) or any(not -_INT32 <= v < _INT32 for x in (ids, trees) for v in x):
         return None
     prefix = "target" if node.op_type == "TreeEnsembleRegressor" else "class"
     targets = [_ints(node, f"{prefix}_{k}") for k in ("ids", "nodeids", "treeids")]
-    weights = node.attr(f"{prefix}_weights") or node.attr(f"{prefix}_weights_as_tensor")
+    weights = _count(node, f"{prefix}_weights") or _count(node, f"{prefix}_weights_as_tensor")
     if len({len(t) for t in targets}) != 1 or not weights:
         return None
     index: dict[tuple[int, int], int] = {}
