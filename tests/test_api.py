@@ -26,8 +26,9 @@ def _relu():
     ({"targets": "ort-cuda,mars"}, ValueError, "unknown target 'mars'"),
     # predicted with ORT 1.17's tables, "nearest shipped" to a version that is not one
     ({"ort_version": "banana"}, VersionError, "ORT version 'banana' is not a version number"),
-    ({"trt_version": "banana"}, VersionError, "TensorRT version 'banana' is not a version number"),
-    ({"ort_version": 1.2}, TypeError, "ort_version must be a string"),
+    ({"trt_version": "banana"}, VersionError, "TensorRT version 'banana' is not a version number (e.g. 8.6)"),
+    ({"ort_version": 1.2}, TypeError, "ort_version must be a string (e.g. '1.20.1')"),
+    ({"trt_version": 8.6}, TypeError, "trt_version must be a string (e.g. '8.6')"),  # each runtime's own example
     ({"ort_optimization": "max"}, ValueError, "ort_optimization must be one of disabled, basic, all, not 'max'"),
     ({"fail_on": "bogus"}, ValueError, "fail_on must be one of info, warning, error, not 'bogus'"),  # accepted
     ({"select": [6]}, TypeError, "select must be a string or a list of strings"),  # 'int' has no attribute 'split'

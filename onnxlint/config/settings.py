@@ -147,13 +147,13 @@ def check_runtime(ort_version: Any = None, trt_version: Any = None, ort_optimiza
     """The runtime versions and the ORT optimization level the API was given (None or "": not given), as the
     command line's parser checks them: a version that is not one (ORT's may be `installed`), a level ORT lacks."""
     from onnxlint.config.config_file import OPTIMIZATION_LEVELS
-    from onnxlint.targets.base import parse_version
+    from onnxlint.targets.base import VERSION_EXAMPLE, parse_version
 
     for value, runtime, key in ((ort_version, "ORT", "ort_version"), (trt_version, "TensorRT", "trt_version")):
         if value is None or value == "" or (runtime == "ORT" and value == "installed"):
             continue
         if not isinstance(value, str):
-            raise TypeError(f"{key} must be a string (e.g. '{'8.6' if runtime == 'TensorRT' else '1.20.1'}'), got {value!r}")
+            raise TypeError(f"{key} must be a string (e.g. '{VERSION_EXAMPLE[runtime]}'), got {value!r}")
         parse_version(value, runtime)
     if ort_optimization and ort_optimization not in OPTIMIZATION_LEVELS:
         raise ValueError(f"ort_optimization must be one of {', '.join(OPTIMIZATION_LEVELS)}, not {ort_optimization!r}")

@@ -24,6 +24,11 @@ class VersionError(ValueError):
     """A runtime version string that is not a version."""
 
 
+# a version of the runtime named, shown where a version is wanted (a TensorRT user told "e.g. 1.20.1" was shown an
+# ORT release): the command line's and the config's (parse_version), the API's (settings.check_runtime)
+VERSION_EXAMPLE = {"ORT": "1.20.1", "TensorRT": "8.6"}
+
+
 def parse_version(text: str | None, what: str) -> Version | None:
     if text is None:
         return None
@@ -32,8 +37,7 @@ def parse_version(text: str | None, what: str) -> Version | None:
     try:
         return Version(str(text))
     except InvalidVersion:
-        # an example of the runtime named: a TensorRT user told "e.g. 1.20.1" was shown an ORT release
-        example = "8.6" if what == "TensorRT" else "1.20.1"
+        example = VERSION_EXAMPLE.get(what, VERSION_EXAMPLE["ORT"])
         raise VersionError(f"{what} version {text!r} is not a version number (e.g. {example})") from None
 
 
