@@ -275,20 +275,29 @@ def _constant_values(g: onnx.GraphProto, types: releases.ElemTypes) -> tuple[Und
 
 
 def recursive_function(model: onnx.ModelProto) -> list[str] | None:
-    """A cycle of the model's local functions calling one another through their body's own nodes (a function that
-    calls itself: [F, F]), as "domain:name", or None; called from the main graph or not, ORT's Model constructor
-    refuses it where the release's row says so. A model whose functions or calls name an overload (IR 10) is not
-    looked at (how ORT keys those is not measured), nor a call inside a body's If/Loop/Scan (a cycle only through
-    one is not claimed)."""
-    if any(f.overload for f in model.functions):
-        return None
-    names = {(f.domain, f.name) for f in model.functions}
-    calls: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    """A cycle of the model's local functions calling one another (a function that calls itself: [F, F]), as ORT
+    names a function, "domain:name" or "domain:name:overload", or None; called from the main graph or not, ORT's
+    Model constructor refuses it where the release's row says so. A body's calls are its nodes' and those of the
+    graphs its nodes hold (an If's branches, a Loop's body), keyed by (domain, name, overload), as ORT's
+    BuildLocalFunctionCallGraph does (measured on 1.27.0, 1.30.0, 1.31.1, 1.32.0: a cycle through an If or a Loop
+    in a body, or an overload calling itself, is refused; an overload calling the plain function loads)."""
+    Key = tuple[str, str, str]
+    names = {(f.domain, f.name, f.overload) for f in model.functions}
+    calls: dict[Key, dict[Key, None]] = {}  # each function's callees, once each, in the order met
     for f in model.functions:
-        if any(n.overload for n in f.node):
-            return None
-        calls[(f.domain, f.name)] = [(n.domain, n.op_type) for n in f.node if (n.domain, n.op_type) in names]
-    state: dict[tuple[str, str], int] = {}  # 1: on the path, 2: done
+        called: dict[Key, None] = {}
+        pending = [f.node]
+        while pending:  # the body's graphs, without recursion (a deep nesting is no stack overflow)
+            for n in pending.pop():
+                if (n.domain, n.op_type, n.overload) in names:
+                    called[(n.domain, n.op_type, n.overload)] = None
+                for a in n.attribute:
+                    if a.type == onnx.AttributeProto.GRAPH:
+                        pending.append(a.g.node)
+                    elif a.type == onnx.AttributeProto.GRAPHS:
+                        pending += [g.node for g in a.graphs]
+        calls[(f.domain, f.name, f.overload)] = called
+    state: dict[Key, int] = {}  # 1: on the path, 2: done
     for start in calls:
         if state.get(start):
             continue
@@ -301,7 +310,7 @@ def recursive_function(model: onnx.ModelProto) -> list[str] | None:
                 stack.pop()
             elif state.get(nxt) == 1:
                 cycle = path[path.index(nxt):] + [nxt]
-                return [f"{d}:{n}" for d, n in cycle]
+                return [":".join(key) if key[2] else f"{key[0]}:{key[1]}" for key in cycle]
             elif not state.get(nxt):
                 state[nxt] = 1
                 path.append(nxt)
