@@ -243,7 +243,9 @@ def test_bad_arguments_are_one_line_and_exit_2(cli, tmp_path, examples_dir):
         # --fix forgotten: the text report under a model's name, which the next folder walk read as a corrupt model
         ((m, "-o", tmp_path / "fixed.onnx"), "a report under a model's name"),
         # placement has no --fix to add: its advice was one more usage error (unrecognized arguments: --fix)
-        (("placement", m, "-o", tmp_path / "fixed.ONNX"), "name the report otherwise"),
+        (("placement", m, "-o", tmp_path / "fixed.ONNX"), "name the report otherwise (report.txt)"),
+        # the name it gives is of the report asked for, not a JSON one for an HTML page
+        (("placement", m, "--format", "html", "-o", tmp_path / "fixed.onnx"), "name the report otherwise (report.html)"),
     ]
     for args, words in cases:
         rc, out, err = cli(*args)

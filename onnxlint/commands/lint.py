@@ -555,12 +555,14 @@ def check_fix_output(output: Path, inputs: list[Path]) -> None:
     _check_output(output, inputs, True)
 
 
-def check_report_output(output: Path, inputs: list[Path]) -> None:
-    """-o for a report (`onnxlint placement -o`), checked as a lint run's -o is (a command that has no --fix)."""
-    _check_output(output, inputs, False, has_fix=False)
+def check_report_output(output: Path, inputs: list[Path], suffix: str) -> None:
+    """-o for a report (`onnxlint placement -o`), checked as a lint run's -o is (a command that has no --fix);
+    suffix: the report's (".html"), for the name the advice gives."""
+    _check_output(output, inputs, False, has_fix=False, suffix=suffix)
 
 
-def _check_output(output: Path | None, inputs: list[Path], fix: bool, diff: bool = False, has_fix: bool = True) -> None:
+def _check_output(output: Path | None, inputs: list[Path], fix: bool, diff: bool = False, has_fix: bool = True,
+                  suffix: str = ".json") -> None:
     """-o is a report file (or, with --fix, the fixed model or a folder for several: fixing.check_fix_output, which
     the API's fix(output=...) shares): never an input, never a folder for a report, and its folder must exist."""
     if output is None:
@@ -576,7 +578,7 @@ def _check_output(output: Path | None, inputs: list[Path], fix: bool, diff: bool
         raise UsageError(f"-o {output}: is one of the models being linted; the report would overwrite it")
     if output.suffix.lower() == ".onnx":  # `onnxlint m.onnx -o fixed.onnx`, --fix forgotten: a text file a walk lints
         # the command has no --fix to add (`onnxlint placement`): its report wants another name
-        advice = "to write the fixed model there, add --fix" if has_fix else "name the report otherwise (report.json)"
+        advice = "to write the fixed model there, add --fix" if has_fix else f"name the report otherwise (report{suffix})"
         raise UsageError(f"-o {output}: a report under a model's name (the next `onnxlint .` reads it as a corrupt "
                          f"model); {advice}")
     if output.is_dir():

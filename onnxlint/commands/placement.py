@@ -25,7 +25,7 @@ def run(models: list[Path], target: str, ort_version: str | None, ort_optimizati
     if output is not None:
         from onnxlint.commands.lint import check_report_output
 
-        check_report_output(output, paths)
+        check_report_output(output, paths, ".txt" if format == "text" else f".{format}")
     if format == "html":
         from onnxlint.formats import html_report
 
