@@ -137,6 +137,26 @@ def test_a_row_says_whether_a_local_function_calling_itself_is_refused_in_orts_w
     assert releases.row("1.31.1").recursive_function_refusal and not releases.row("1.24.4").recursive_function_refusal
 
 
+
+def test_a_row_says_whether_two_local_functions_of_one_id_are_refused_in_orts_words():
+    """duplicate_functions sorts the probe's answer by ORT's words; the probe holds two unused, non-recursive local
+    functions of one id, and the rows say which lines refuse it (1.31 on, measured on 1.31.1 and 1.32.0; 1.30.0
+    and older load it: what OLX007 claims, load_refusal.duplicate_function)."""
+    words = ("[ONNXRuntimeError] : 1 : FAIL : Load model from model failed:/onnxruntime_src/onnxruntime/core/graph/"
+             "model.cc:336 ... inserted was false. Duplicate model-local function identifier: loc:F")
+    assert [fr.duplicate_functions({"duplicate:function": got}) for got in (words, True, "Segmentation fault")] == \
+        ["refused", "loads", "other"]
+    (probe,) = fr.duplicate_models(13).values()
+    model = onnx.load_from_string(bytes.fromhex(probe))
+    f, g = model.functions
+    assert (f.domain, f.name, f.overload) == (g.domain, g.name, g.overload) and model.ir_version == 13
+    assert all(n.domain != f.domain for n in list(model.graph.node) + list(f.node))  # neither called nor recursive
+    assert onnx.load_from_string(bytes.fromhex(fr.duplicate_models(7)["duplicate:function"])).ir_version == 8
+    data = json.loads(releases.LIMITS_FILE.read_text())
+    refused = {line for line, row in data["releases"].items() if row["duplicate_functions"] == "refused"}
+    assert {"1.31", "1.32"} <= refused and not {"1.20", "1.24", "1.27", "1.30"} & refused
+    assert releases.row("1.31.1").duplicate_function_refusal and not releases.row("1.30.0").duplicate_function_refusal
+
 def test_every_release_row_has_its_probed_element_types():
     """Every row was probed (no line left 'not_measured'); 1.20.2 refuses FLOAT4E2M1 to INT2, 1.24.4 and 1.31.1 load
     them, 1.32.0 loads a FLOAT6 initializer (its graph input has no MLDataType)."""

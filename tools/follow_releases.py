@@ -20,7 +20,8 @@ What one run regenerates, each with the generator that owns it (nothing is typed
   unused initializer, and one with an unused graph input, of each number 0-63 and a few far ones, at the line's
   newest IR; sorted by ORT's words, see elem_types), and whether it refuses a model whose shape input is in an
   external data file (`external_inference`, see external_models), whether it refuses a model holding a local
-  function that calls itself (`recursive_functions`, see recursive_models), and at which opsets its basic
+  function that calls itself (`recursive_functions`, see recursive_models), whether it refuses one holding two
+  local functions of the same id (`duplicate_functions`, see duplicate_models), and at which opsets its basic
   optimizations remove a Cast only Shapes read (`pre_shape`, see pre_shape_models); `--refresh-rows [LINE ...]` probes the rows
   again alone;
 * TensorRT-RTX (`tensorrt-rtx`, the 10.x-line parser, whose wheels run here without a GPU): a parser-verified
@@ -353,6 +354,33 @@ def recursive_models(ir: int) -> dict[str, str]:
 _RECURSIVE_REFUSED = "Model local function definitions must not be recursive"
 
 
+def duplicate_models(ir: int) -> dict[str, str]:
+    """A float Identity model at IR `ir` holding two local functions of the same id (domain loc, name F, no
+    overload), each an Identity, which the graph does not call ("duplicate:function"), as hex bytes: a release whose
+    Model constructor checks the ids refuses it in ORT's words ("Duplicate model-local function identifier: loc:F");
+    older ones load it (keeping one definition)."""
+    from onnx import TensorProto, helper
+
+    fs = [helper.make_function("loc", "F", ["a"], ["b"], [helper.make_node("Identity", ["a"], ["b"])],
+                               [helper.make_opsetid("", 13)]) for _ in range(2)]
+    g = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "probe",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("loc", 1)], functions=fs)
+    m.ir_version = max(ir, 8)  # local functions came with IR 8
+    return {"duplicate:function": m.SerializeToString().hex()}
+
+
+_DUPLICATE_REFUSED = "Duplicate model-local function identifier"
+
+
+def duplicate_functions(loads: dict[str, object]) -> str:
+    """The row's `duplicate_functions` from the probe's answer: "refused" (in ORT's words), "loads", or "other" (a
+    refusal in other words: nothing is claimed of it)."""
+    got = loads.get("duplicate:function")
+    return "loads" if got is True else "refused" if _DUPLICATE_REFUSED in str(got) else "other"
+
+
 def recursive_functions(loads: dict[str, object]) -> str:
     """The row's `recursive_functions` from the probe's answer: "refused" (in ORT's words), "loads", or "other" (a
     refusal in other words: nothing is claimed of it)."""
@@ -498,7 +526,7 @@ def probe_limits(version: str, args: argparse.Namespace) -> dict[str, object]:
         ir = max(int(k.split(":")[1]) for k, ok in loads.items() if k.startswith("ir:") and ok is True)
         elems = _probe(helper, elem_models(ir), work, env, version)
         external = _probe(helper, external_models(ir), work, env, version)
-        recursive = _probe(helper, recursive_models(ir), work, env, version)
+        recursive = _probe(helper, {**recursive_models(ir), **duplicate_models(ir)}, work, env, version)
         optimized = _probe(helper, pre_shape_models(opset, ir), work, env, version, OPTIMIZED_PROBE)
         if args.show_refusals:
             for key, ok in elems.items():
@@ -507,9 +535,11 @@ def probe_limits(version: str, args: argparse.Namespace) -> dict[str, object]:
                 "elem_types": dict(elem_types(elems), onnx=onnx.__version__, ir=ir),
                 "external_inference": external_inference(external), "pre_shape": pre_shape(optimized),
                 "recursive_functions": recursive_functions(recursive),
+                "duplicate_functions": duplicate_functions(recursive),
                 "source": f"session creation of one-Identity models (and ones with an unused initializer or graph "
                           f"input of each element type, a Reshape whose shape is in an external data file, an unused "
-                          f"local function calling itself, and a Cast read only by a Shape, optimized at basic) on "
+                          f"local function calling itself, two local functions of one id, and a Cast read only by a "
+                          f"Shape, optimized at basic) on "
                           f"{wheel.name}"}
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -559,7 +589,8 @@ def regenerate_rows(args: argparse.Namespace) -> list[str]:
             f"initializer {row['elem_types']['refused_initializer']}, graph input {row['elem_types']['invalid']} "
             f"(invalid) {row['elem_types']['unregistered']} (not registered); shape input in an external data file: "
             f"{row['external_inference']}; a Cast read only by Shapes removed at opsets {row['pre_shape']['removed_opsets']}; "
-            f"a local function calling itself: {row['recursive_functions']}")
+            f"a local function calling itself: {row['recursive_functions']}; two local functions of one id: "
+            f"{row.get('duplicate_functions')}")
     data["releases"] = dict(sorted(data["releases"].items(), key=lambda kv: kt.version_key(kv[0])))
     releases.LIMITS_FILE.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
     if failed:

@@ -19,6 +19,9 @@ MISSING_OPSET = ("Missing opset in the model. All ModelProtos MUST have at least
 # the Model constructor's words (model.cc), after the IR version and opset checks, before the graph is built; which
 # cycle it names, and from which function, follows its hash map's order (measured: F, G calling each other is
 # "loc:F -> loc:G -> loc:F" where onnx's checker says "loc::G -> loc::F -> loc::G"): not quoted
+# the Model constructor's words (model.cc, 1.31 on) for two local functions of one id, before the recursion check; the
+# id it names is the first repeated one in its own order (not measured with several): not quoted
+DUPLICATE_FUNCTION = "Duplicate model-local function identifier: ..."
 RECURSIVE_FUNCTION = "Model local function definitions must not be recursive. Cycle detected: ..."
 _NAME_SHOWN = 200  # a tensor name quoted in the cause is cut to its first characters past this
 
@@ -30,6 +33,8 @@ def load_refusal(model: onnx.ModelProto, version: str | None, memo: dict[str, An
 
     - no opset_import at all (model.cc, "Missing opset in the model"; every measured release); one importing other
       domains only loads (ORT imports ai.onnx, ai.onnx.ml and its own domains at their newest);
+    - two local functions of one id, then local functions calling themselves (the Model constructor), where the
+      release's row says it refuses them (probed on its wheel);
     - a tensor of an element type the release's row says it refuses (releases.ElemTypes, probed on its wheel; a
       release with no probed row, or a number not probed, is not claimed): an initializer or a Constant's value (the
       Graph constructor) of a type refused as an initializer; of a type ORT does not know ("Invalid tensor data type
@@ -46,6 +51,10 @@ def load_refusal(model: onnx.ModelProto, version: str | None, memo: dict[str, An
     if not model.opset_import:
         return "the model imports no opset (no opset_import)", MISSING_OPSET
     row = releases.row(version)
+    if row.duplicate_function_refusal and model.functions:
+        repeated = duplicate_function(model)
+        if repeated:
+            return f"two local functions have the id {repeated}", DUPLICATE_FUNCTION
     if row.recursive_function_refusal and model.functions:
         cycle = recursive_function(model)
         if cycle:
@@ -272,6 +281,19 @@ def _constant_values(g: onnx.GraphProto, types: releases.ElemTypes) -> tuple[Und
             if n.op_type == "ConstantOfShape" and shaped is None and elem != 0 and elem in types.invalid:
                 shaped = ("the value of ConstantOfShape", n.name or (n.output[0] if n.output else ""), elem, False)
     return None, shaped
+
+
+def duplicate_function(model: onnx.ModelProto) -> str | None:
+    """The first id ("domain:name", ":overload" added where it has one, as ORT names it) that two of the model's
+    local functions share, or None: ORT's Model constructor refuses such a model, called or not, where the release's
+    row says so, before it looks for recursion."""
+    seen: set[tuple[str, str, str]] = set()
+    for f in model.functions:
+        key = (f.domain, f.name, f.overload)
+        if key in seen:
+            return f"{f.domain}:{f.name}" + (f":{f.overload}" if f.overload else "")
+        seen.add(key)
+    return None
 
 
 def recursive_function(model: onnx.ModelProto) -> list[str] | None:

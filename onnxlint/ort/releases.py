@@ -106,6 +106,11 @@ class Release:
     # claimed before: 1.20.2, 1.23.2, 1.24.4 and 1.26.0 crash (SIGSEGV) creating the session when the main graph
     # calls such a function and load the model when none does
     recursive_function_refusal: bool = False
+    # the Model constructor refuses a model holding two local functions of one id (domain, name, overload), called or
+    # not, before the recursion check: "Duplicate model-local function identifier: loc:F"
+    # (load_refusal.duplicate_function): probed on each line's wheel (ort-releases.json's `duplicate_functions`), from
+    # 1.31 on; 1.30.0 and older load it
+    duplicate_function_refusal: bool = False
     measured: str | None = None  # the patch release checked against ORT's own partitioner (the truth benchmark)
     # The tensor element types (TensorProto.DataType numbers) its session creation refuses, probed on its wheel
     # (ElemTypes; empty: not probed, nothing claimed)
@@ -118,7 +123,8 @@ ANY_VERSION = 1 << 16  # a since-version bound that takes every version
 def _row(opset: int, ir: int, since_1_31: bool, measured: str | None = None, reshapes_upto: int = 0,
          dq_matmul_nbits: bool = False, fusion_kernel: bool = False, elem: ElemTypes | None = None,
          initializer_copy: bool = False, external_inference: bool = False,
-         pre_shape: frozenset[int] = frozenset(), recursive_function: bool = False) -> Release:
+         pre_shape: frozenset[int] = frozenset(), recursive_function: bool = False,
+         duplicate_function: bool = False) -> Release:
     """A row of a release whose behaviours are those of 1.31 and later (since_1_31) or of the releases before;
     the releases between two measured ones take the older one's behaviour (not measured)."""
     return Release(opset, ir, contiguous_reshapes=ANY_VERSION if since_1_31 else reshapes_upto, reshape_dim_match=since_1_31,
@@ -127,7 +133,8 @@ def _row(opset: int, ir: int, since_1_31: bool, measured: str | None = None, res
                    dq_matmul_nbits_across_eps=dq_matmul_nbits, fusion_kernel_refusal=fusion_kernel, measured=measured,
                    elem=elem or ElemTypes(), initializer_copy_refusal=initializer_copy,
                    external_inference_refusal=external_inference,
-                   pre_shape_versions=pre_shape, recursive_function_refusal=recursive_function)
+                   pre_shape_versions=pre_shape, recursive_function_refusal=recursive_function,
+                   duplicate_function_refusal=duplicate_function)
 
 
 LIMITS_FILE = resources.data_dir() / "kernels" / "ort-releases.json"
@@ -194,6 +201,12 @@ def recursive_functions_refused() -> frozenset[tuple[int, int]]:
     return frozenset(_line(line) for line, row in _rows().items() if row.get("recursive_functions") == "refused")
 
 
+def duplicate_functions_refused() -> frozenset[tuple[int, int]]:
+    """The (major, minor) lines whose probe saw a model with two unused local functions of one id refused in ORT's
+    words (ort-releases.json's `duplicate_functions`, tools/follow_releases.py)."""
+    return frozenset(_line(line) for line, row in _rows().items() if row.get("duplicate_functions") == "refused")
+
+
 # The behaviours, as the truth benchmark measured them: lines from 1.31 on behave the 1.31.1 way, earlier ones the
 # 1.24.4 way (the lines in between were not measured: they take the older one's behaviour); the measured patches
 _NEWER_SINCE = (1, 31)
@@ -207,10 +220,11 @@ _DQ_MATMUL_NBITS_SINCE = (1, 23)
 _FUSION_KERNEL_SINCE = (1, 20)
 # initializer_copy_refusal: the 1.23 line only (measured on 1.23.0 and 1.23.2; not on 1.20.2, 1.22.0, 1.24.4, 1.31.1)
 _INITIALIZER_COPY_LINES = {(1, 23)}
-# external_inference_refusal, recursive_function_refusal: the lines whose wheel refused the probe (generated:
+# external_inference_refusal, recursive_function_refusal, duplicate_function_refusal: the lines whose wheel refused the probe (generated:
 # ort-releases.json)
 _EXTERNAL_INFERENCE_LINES = external_inference_refused()
 _RECURSIVE_FUNCTION_LINES = recursive_functions_refused()
+_DUPLICATE_FUNCTION_LINES = duplicate_functions_refused()
 _PRE_SHAPE = pre_shape_versions()
 
 # (major, minor) -> row, oldest first
@@ -218,14 +232,14 @@ RELEASES: dict[tuple[int, int], Release] = {
     line: _row(opset, ir, line >= _NEWER_SINCE, _MEASURED.get(line), 14 if line >= _RESHAPES_14_SINCE else 0,
                line >= _DQ_MATMUL_NBITS_SINCE, line >= _FUSION_KERNEL_SINCE, elem_types().get(line),
                line in _INITIALIZER_COPY_LINES, line in _EXTERNAL_INFERENCE_LINES, _PRE_SHAPE.get(line, frozenset()),
-               line in _RECURSIVE_FUNCTION_LINES)
+               line in _RECURSIVE_FUNCTION_LINES, line in _DUPLICATE_FUNCTION_LINES)
     for line, (opset, ir) in limits().items()}
 # a release newer than the table, or none named: the newest behaviour ORT's sources show, no limits known, no element
 # type claimed refused (a newer release may load one: 1.32 loads FLOAT6 initializers 1.31 refuses)
 NEWEST = Release(None, None, contiguous_reshapes=ANY_VERSION, reshape_dim_match=True, dropout_reads_training_mode=True,
                  cse_typed_tensor_attributes=True, function_node_cpu_in_first_pass=False,
                  cast_removal_keeps_lossy_to_bool=True, dq_matmul_nbits_across_eps=True, fusion_kernel_refusal=True,
-                 recursive_function_refusal=True,
+                 recursive_function_refusal=True, duplicate_function_refusal=True,
                  pre_shape_versions=_PRE_SHAPE[max(_PRE_SHAPE)] if _PRE_SHAPE else frozenset())
 # a release older than the table: the oldest behaviour, no limits known
 OLDEST = Release(None, None, contiguous_reshapes=0, reshape_dim_match=False, dropout_reads_training_mode=False,
