@@ -8,8 +8,9 @@ child in its tree ("A node cannot point to itself: 0-0 (truenode)." where the ch
 1.20.2, 1.23.2, 1.24.4, 1.26.0, 1.30.0, 1.31.1, 1.32.0, CPU and (the nodes fall back to CPU) the CUDA EP: the session
 fails with "Exception during initialization: ... tree_ensemble_common.h:N ... <these words>". Only those two
 defects are claimed, and only where the attributes pass the checks Init makes before them (arrays of one length,
-node ids in int32, no child id out of range or missing before the defect): a model they stop earlier is not
-claimed. TreeEnsemble (ai.onnx.ml 5), whose layout differs, is not looked at."""
+node ids in int32, no child id out of range or missing before the defect) and those of the kernel's constructor
+(_earlier_check_fails): a model they stop earlier is not claimed, ORT's words there being others. TreeEnsemble
+(ai.onnx.ml 5), whose layout differs, is not looked at."""
 
 from __future__ import annotations
 
@@ -36,13 +37,56 @@ def _ints(node: Any, name: str) -> list[int]:
     return list(got) if isinstance(got, (list, tuple)) else []
 
 
-def _count(node: Any, name: str) -> int:
-    """How many values the attribute holds: a list's length, or a `*_as_tensor` TensorProto's element count (ai.onnx.ml
-    3's thresholds and weights, skl2onnx's double trees: its len() was taken, and the lint failed on the model)."""
+_POST_TRANSFORMS = frozenset({"NONE", "SOFTMAX", "LOGISTIC", "SOFTMAX_ZERO", "PROBIT"})
+_AGGREGATES = frozenset({"AVERAGE", "SUM", "MIN", "MAX"})
+
+
+def _text(node: Any, name: str, default: str) -> str:
     got = node.attr(name)
-    if isinstance(got, (list, tuple)):
-        return len(got)
-    return math.prod(got.dims) if got is not None and hasattr(got, "dims") else 0
+    got = default if got is None else got
+    return got.decode(errors="replace") if isinstance(got, bytes) else str(got)
+
+
+def _length(value: Any) -> int | None:
+    """How many values a list attribute or a `*_as_tensor` TensorProto attribute holds (None: neither): ai.onnx.ml
+    3's thresholds and weights as tensors (skl2onnx's double trees) have no len()."""
+    if isinstance(value, (list, tuple)):
+        return len(value)
+    dims = getattr(value, "dims", None)
+    return None if dims is None else math.prod(dims)
+
+
+def _count(node: Any, name: str) -> int:
+    """How many values the attribute holds (0: none, or absent)."""
+    return _length(node.attr(name)) or 0
+
+
+def _earlier_check_fails(node: Any, prefix: str) -> bool:
+    """Whether a check the kernel's constructor or Init makes before the ids fails, in other words than the ids'
+    (measured on 1.20.2, 1.23.2, 1.31.1, 1.32.0): an unknown post_transform ("Unexpected value for
+    post_eval_transform", 1.23 on) or aggregate_function ("Unexpected value for aggregate_function"); no target or
+    class ("n_targets_or_classes must be positive": n_targets absent or under 1, no class label); weights of
+    another count than the target or class ids ("target_class_weights must be empty or match target_class_ids
+    size"); a target or class id out of [0, n) ("At least one value ...", 1.31 on); base values of a count other
+    than none or n ("base_values should have 0 or 1 values", 1.31 on). Where 1.20.2 or 1.23.2 reach the ids first,
+    the claim is still not made: the words depend on the release."""
+    if _text(node, "post_transform", "NONE") not in _POST_TRANSFORMS:
+        return True
+    if prefix == "target":
+        if _text(node, "aggregate_function", "SUM") not in _AGGREGATES:
+            return True
+        got = node.attr("n_targets")
+        n = got if isinstance(got, int) else 0
+    else:
+        n = max(_count(node, "classlabels_int64s"), _count(node, "classlabels_strings"))
+    ids = _ints(node, f"{prefix}_ids")
+    weights = node.attr(f"{prefix}_weights")
+    weights = node.attr(f"{prefix}_weights_as_tensor") if weights is None else weights
+    if n <= 0 or _length(weights) != len(ids) or any(not 0 <= i < n for i in ids):
+        return True
+    base = node.attr("base_values")
+    base = node.attr("base_values_as_tensor") if base is None else base
+    return _length(base) not in (None, 0, n)
 
 
 def _tree_defect(node: Any) -> str | None:
@@ -62,7 +106,7 @@ def _tree_defect(node: Any) -> str | None:
     prefix = "target" if node.op_type == "TreeEnsembleRegressor" else "class"
     targets = [_ints(node, f"{prefix}_{k}") for k in ("ids", "nodeids", "treeids")]
     weights = _count(node, f"{prefix}_weights") or _count(node, f"{prefix}_weights_as_tensor")
-    if len({len(t) for t in targets}) != 1 or not weights:
+    if len({len(t) for t in targets}) != 1 or not weights or _earlier_check_fails(node, prefix):
         return None
     index: dict[tuple[int, int], int] = {}
     for i, key in enumerate(zip(trees, ids)):
