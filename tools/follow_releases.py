@@ -327,11 +327,15 @@ def external_models(ir: int) -> dict[str, dict[str, object]]:
 _EXTERNAL_REFUSED = "Cannot parse data from external tensors"
 
 
+def row_answer(got: object, words: str) -> str:
+    """A probe's answer as a row keeps it: "loads", "refused" (in ORT's words), or "other" (a refusal in other words:
+    nothing is claimed of it)."""
+    return "loads" if got is True else "refused" if words in str(got) else "other"
+
+
 def external_inference(loads: dict[str, object]) -> str:
-    """The row's `external_inference` from the probe's answer: "refused" (in ORT's words), "loads", or "other" (a
-    refusal in other words: nothing is claimed of it)."""
-    got = loads.get("external:reshape")
-    return "loads" if got is True else "refused" if _EXTERNAL_REFUSED in str(got) else "other"
+    """The row's `external_inference` from the probe's answer (row_answer)."""
+    return row_answer(loads.get("external:reshape"), _EXTERNAL_REFUSED)
 
 
 def recursive_models(ir: int) -> dict[str, str]:
@@ -375,17 +379,13 @@ _DUPLICATE_REFUSED = "Duplicate model-local function identifier"
 
 
 def duplicate_functions(loads: dict[str, object]) -> str:
-    """The row's `duplicate_functions` from the probe's answer: "refused" (in ORT's words), "loads", or "other" (a
-    refusal in other words: nothing is claimed of it)."""
-    got = loads.get("duplicate:function")
-    return "loads" if got is True else "refused" if _DUPLICATE_REFUSED in str(got) else "other"
+    """The row's `duplicate_functions` from the probe's answer (row_answer)."""
+    return row_answer(loads.get("duplicate:function"), _DUPLICATE_REFUSED)
 
 
 def recursive_functions(loads: dict[str, object]) -> str:
-    """The row's `recursive_functions` from the probe's answer: "refused" (in ORT's words), "loads", or "other" (a
-    refusal in other words: nothing is claimed of it)."""
-    got = loads.get("recursive:self")
-    return "loads" if got is True else "refused" if _RECURSIVE_REFUSED in str(got) else "other"
+    """The row's `recursive_functions` from the probe's answer (row_answer)."""
+    return row_answer(loads.get("recursive:self"), _RECURSIVE_REFUSED)
 
 
 def spans(numbers: list[int]) -> str:

@@ -189,22 +189,11 @@ def pre_shape_versions() -> dict[tuple[int, int], frozenset[int]]:
     return {_line(line): numbers(row["pre_shape"]["since_versions"]) for line, row in _rows().items() if "pre_shape" in row}
 
 
-def external_inference_refused() -> frozenset[tuple[int, int]]:
-    """The (major, minor) lines whose probe saw the external-data Reshape refused in ORT's words
-    (ort-releases.json's `external_inference`, tools/follow_releases.py)."""
-    return frozenset(_line(line) for line, row in _rows().items() if row.get("external_inference") == "refused")
-
-
-def recursive_functions_refused() -> frozenset[tuple[int, int]]:
-    """The (major, minor) lines whose probe saw a model with an unused local function calling itself refused in ORT's
-    words (ort-releases.json's `recursive_functions`, tools/follow_releases.py)."""
-    return frozenset(_line(line) for line, row in _rows().items() if row.get("recursive_functions") == "refused")
-
-
-def duplicate_functions_refused() -> frozenset[tuple[int, int]]:
-    """The (major, minor) lines whose probe saw a model with two unused local functions of one id refused in ORT's
-    words (ort-releases.json's `duplicate_functions`, tools/follow_releases.py)."""
-    return frozenset(_line(line) for line, row in _rows().items() if row.get("duplicate_functions") == "refused")
+def refused_lines(field: str) -> frozenset[tuple[int, int]]:
+    """The (major, minor) lines whose probe of `field` saw its model refused in ORT's words (ort-releases.json's
+    `external_inference`: the external-data Reshape, `recursive_functions`: an unused local function calling itself,
+    `duplicate_functions`: two unused local functions of one id; tools/follow_releases.py)."""
+    return frozenset(_line(line) for line, row in _rows().items() if row.get(field) == "refused")
 
 
 # The behaviours, as the truth benchmark measured them: lines from 1.31 on behave the 1.31.1 way, earlier ones the
@@ -222,9 +211,9 @@ _FUSION_KERNEL_SINCE = (1, 20)
 _INITIALIZER_COPY_LINES = {(1, 23)}
 # external_inference_refusal, recursive_function_refusal, duplicate_function_refusal: the lines whose wheel refused the probe (generated:
 # ort-releases.json)
-_EXTERNAL_INFERENCE_LINES = external_inference_refused()
-_RECURSIVE_FUNCTION_LINES = recursive_functions_refused()
-_DUPLICATE_FUNCTION_LINES = duplicate_functions_refused()
+_EXTERNAL_INFERENCE_LINES = refused_lines("external_inference")
+_RECURSIVE_FUNCTION_LINES = refused_lines("recursive_functions")
+_DUPLICATE_FUNCTION_LINES = refused_lines("duplicate_functions")
 _PRE_SHAPE = pre_shape_versions()
 
 # (major, minor) -> row, oldest first
