@@ -552,7 +552,10 @@ def test_an_ort_refusal_quoting_bytes_that_are_not_utf8_is_said_in_orts_words(tm
         rc, out, err = cli("verify", tmp_path / "m.onnx", "--providers", "CPUExecutionProvider", "--format", fmt)
         said = json.loads(out)[0]["error"] if fmt == "json" else out
         assert rc == 1 and "UnicodeDecodeError" not in said and "Traceback" not in err, out + err
-        assert "[ONNXRuntimeError]" in said and "z\\xffom:Foo" in said, said
+        if sys.version_info >= (3, 11):
+            assert "[ONNXRuntimeError]" in said and "z\\xffom:Foo" in said, said
+        else:  # ORT 1.23.2's binding under Python 3.10 raises Fail with no message: said so, not "Fail: "
+            assert "Fail with no message" in said, said
 
 
 def test_one_bad_file_in_a_folder_keeps_the_other_results(examples_dir, tmp_path, cli):

@@ -57,12 +57,16 @@ def cpu_only(providers: list[str], available: list[str]) -> bool:
 def _refusal(exc: Exception) -> str:
     """ORT's refusal of the session on one line. ORT's Python binding raises UnicodeDecodeError for a refusal whose
     message quotes a string of the model that is not UTF-8 (a node's domain, a value name): ORT's words are the
-    bytes it could not decode, given as text, each bad byte `\\xNN` (support.escape.field_text)."""
+    bytes it could not decode, given as text, each bad byte `\\xNN` (support.escape.field_text). Under Python 3.10
+    (ORT 1.23.2's binding, measured) the same refusal is a `Fail` with no message at all: said as such, not "Fail: "."""
     text = str(exc)
     if isinstance(exc, UnicodeDecodeError) and isinstance(exc.object, bytes) and exc.object.startswith(b"[ONNXRuntimeError]"):
         from onnxlint.support.escape import field_text
 
         return " ".join(field_text(exc.object).split())
+    if not text.strip():
+        return (f"{type(exc).__name__} with no message (ORT's Python binding gave none; on Python 3.10 it drops a "
+                "message that quotes text of the model that is not UTF-8)")
     return f"{type(exc).__name__}: {' '.join(text.split())}"
 
 
