@@ -137,7 +137,6 @@ def test_a_row_says_whether_a_local_function_calling_itself_is_refused_in_orts_w
     assert releases.row("1.31.1").recursive_function_refusal and not releases.row("1.24.4").recursive_function_refusal
 
 
-
 def test_a_row_says_whether_two_local_functions_of_one_id_are_refused_in_orts_words():
     """duplicate_functions sorts the probe's answer by ORT's words; the probe holds two unused, non-recursive local
     functions of one id, and the rows say which lines refuse it (1.31 on, measured on 1.31.1 and 1.32.0; 1.30.0
@@ -156,6 +155,7 @@ def test_a_row_says_whether_two_local_functions_of_one_id_are_refused_in_orts_wo
     refused = {line for line, row in data["releases"].items() if row["duplicate_functions"] == "refused"}
     assert {"1.31", "1.32"} <= refused and not {"1.20", "1.24", "1.27", "1.30"} & refused
     assert releases.row("1.31.1").duplicate_function_refusal and not releases.row("1.30.0").duplicate_function_refusal
+
 
 def test_every_release_row_has_its_probed_element_types():
     """Every row was probed (no line left 'not_measured'); 1.20.2 refuses FLOAT4E2M1 to INT2, 1.24.4 and 1.31.1 load

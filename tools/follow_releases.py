@@ -343,16 +343,25 @@ def recursive_models(ir: int) -> dict[str, str]:
     ("recursive:self"), as hex bytes: a release whose Model constructor checks the functions refuses it in ORT's
     words ("Model local function definitions must not be recursive"); older ones load it (and crash, SIGSEGV, where
     the graph calls F: never probed, a crash would end the probe)."""
-    from onnx import TensorProto, helper
+    from onnx import helper
 
     f = helper.make_function("loc", "F", ["a"], ["b"], [helper.make_node("F", ["a"], ["b"], domain="loc")],
                              [helper.make_opsetid("", 13), helper.make_opsetid("loc", 1)])
+    return {"recursive:self": _uncalled_functions([f], ir)}
+
+
+def _uncalled_functions(functions: list[Any], ir: int) -> str:
+    """A float Identity model holding these local functions (domain loc), which its graph does not call, at IR `ir`
+    (8 at least: local functions came with IR 8), as hex bytes."""
+    from onnx import TensorProto, helper
+
     g = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "probe",
                           [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("loc", 1)], functions=[f])
-    m.ir_version = max(ir, 8)  # local functions came with IR 8
-    return {"recursive:self": m.SerializeToString().hex()}
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("loc", 1)],
+                          functions=functions)
+    m.ir_version = max(ir, 8)
+    return m.SerializeToString().hex()
 
 
 _RECURSIVE_REFUSED = "Model local function definitions must not be recursive"
@@ -363,16 +372,11 @@ def duplicate_models(ir: int) -> dict[str, str]:
     overload), each an Identity, which the graph does not call ("duplicate:function"), as hex bytes: a release whose
     Model constructor checks the ids refuses it in ORT's words ("Duplicate model-local function identifier: loc:F");
     older ones load it (keeping one definition)."""
-    from onnx import TensorProto, helper
+    from onnx import helper
 
     fs = [helper.make_function("loc", "F", ["a"], ["b"], [helper.make_node("Identity", ["a"], ["b"])],
                                [helper.make_opsetid("", 13)]) for _ in range(2)]
-    g = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "probe",
-                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("loc", 1)], functions=fs)
-    m.ir_version = max(ir, 8)  # local functions came with IR 8
-    return {"duplicate:function": m.SerializeToString().hex()}
+    return {"duplicate:function": _uncalled_functions(fs, ir)}
 
 
 _DUPLICATE_REFUSED = "Duplicate model-local function identifier"

@@ -5,11 +5,11 @@ tools/follow_releases.py), found in the order ORT's Graph constructor meets them
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterator
 
 import onnx
 
-from onnxlint.model.graph_walks import iter_graphs, node_reads
+from onnxlint.model.graph_walks import iter_graphs, node_reads, scan_attributes
 from onnxlint.ort import releases
 
 UNREGISTERED = "MLDataType for: "  # load_refusal's words for a main-graph input of a type with no MLDataType
@@ -292,14 +292,26 @@ def function_domain_unimported(model: onnx.ModelProto) -> bool:
 
     for f in model.functions:
         imported = {domain(o.domain) for o in f.opset_import}
-        pending = [f.node]
-        while pending:
-            for n in pending.pop():
-                if domain(n.domain) not in imported:
-                    return True
-                for a in n.attribute:
-                    pending += [a.g.node] if a.type == onnx.AttributeProto.GRAPH else [g.node for g in a.graphs]
+        if any(domain(n.domain) not in imported for n in _body_nodes(f)):
+            return True
     return False
+
+
+def _body_nodes(f: onnx.FunctionProto) -> Iterator[onnx.NodeProto]:
+    """A local function's nodes and those of the graphs they hold (If branches, Loop bodies), without recursion (a
+    deep nesting is no stack overflow): graph_walks.scan_attributes' bodies, the last one met first."""
+    yield from f.node
+    bodies: list[onnx.GraphProto] = []
+    scan_attributes(f.node, bodies)
+    while bodies:
+        g = bodies.pop()
+        yield from g.node
+        scan_attributes(g.node, bodies)
+
+
+def _function_id(domain: str, name: str, overload: str) -> str:
+    """A local function's id as ORT's messages name it: "domain:name", ":overload" added where it has one."""
+    return f"{domain}:{name}:{overload}" if overload else f"{domain}:{name}"
 
 
 def duplicate_function(model: onnx.ModelProto) -> str | None:
@@ -310,7 +322,7 @@ def duplicate_function(model: onnx.ModelProto) -> str | None:
     for f in model.functions:
         key = (f.domain, f.name, f.overload)
         if key in seen:
-            return f"{f.domain}:{f.name}" + (f":{f.overload}" if f.overload else "")
+            return _function_id(*key)
         seen.add(key)
     return None
 
@@ -326,17 +338,7 @@ def recursive_function(model: onnx.ModelProto) -> list[str] | None:
     names = {(f.domain, f.name, f.overload) for f in model.functions}
     calls: dict[Key, dict[Key, None]] = {}  # each function's callees, once each, in the order met
     for f in model.functions:
-        called: dict[Key, None] = {}
-        pending = [f.node]
-        while pending:  # the body's graphs, without recursion (a deep nesting is no stack overflow)
-            for n in pending.pop():
-                if (n.domain, n.op_type, n.overload) in names:
-                    called[(n.domain, n.op_type, n.overload)] = None
-                for a in n.attribute:
-                    if a.type == onnx.AttributeProto.GRAPH:
-                        pending.append(a.g.node)
-                    elif a.type == onnx.AttributeProto.GRAPHS:
-                        pending += [g.node for g in a.graphs]
+        called = {key: None for n in _body_nodes(f) if (key := (n.domain, n.op_type, n.overload)) in names}
         calls[(f.domain, f.name, f.overload)] = called
     state: dict[Key, int] = {}  # 1: on the path, 2: done
     for start in calls:
@@ -351,7 +353,7 @@ def recursive_function(model: onnx.ModelProto) -> list[str] | None:
                 stack.pop()
             elif state.get(nxt) == 1:
                 cycle = path[path.index(nxt):] + [nxt]
-                return [":".join(key) if key[2] else f"{key[0]}:{key[1]}" for key in cycle]
+                return [_function_id(*key) for key in cycle]
             elif not state.get(nxt):
                 state[nxt] = 1
                 path.append(nxt)
