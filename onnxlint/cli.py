@@ -222,7 +222,8 @@ def _verify_parser() -> argparse.ArgumentParser:
     p.add_argument("--fix", action="store_true", help="apply the safe fixes, verify the fixed model, and write it in "
                    "place only when a session on the providers ran it; show before/after")
     p.add_argument("-o", "--output", type=output_path, metavar="PATH",
-                   help="with --fix: write the fixed model here (a file, or `DIR/`), verified or not; the model stays")
+                   help="with --fix: write the fixed model here (a file, or `DIR/`), verified or not; the model stays "
+                        "(-o naming the model itself: fixed in place, only once verified, as without -o)")
     p.add_argument("--ort-optimization", choices=OPTIMIZATION_LEVELS, default="all",
                    help="the session's graph optimization level, and the prediction's (default: all, as ORT's)")
     return p

@@ -184,6 +184,39 @@ def test_verify_fix_o_folder_writes_the_fixed_model_in_it(examples_dir, tmp_path
     assert [f.name for f in (tmp_path / "out").iterdir()] == ["d.onnx"]
 
 
+@pytest.mark.parametrize("named", ["itself", "a link to it", "a hard link of it", "its folder"])
+def test_verify_fix_o_naming_the_model_itself_writes_only_what_a_session_verified(examples_dir, tmp_path, monkeypatch,
+                                                                                  cli, named):
+    """`verify --fix -o m.onnx m.onnx` is the model fixed in place, which verify --fix writes only once a session
+    ran the fix: it was written whatever the session said (-o's rule for another file), the model replaced by a
+    fix no session ran. The same through a link to it, another hard link of it, or -o its own folder."""
+    import os
+
+    from onnxlint.verify import command
+
+    p = tmp_path / "d.onnx"
+    p.write_bytes((examples_dir / "dropout_training.onnx").read_bytes())
+    before = p.read_bytes()
+    dest = {"itself": p, "a link to it": tmp_path / "link.onnx", "a hard link of it": tmp_path / "hard.onnx",
+            "its folder": tmp_path}[named]
+    if named == "a link to it":
+        os.symlink("d.onnx", dest)
+    elif named == "a hard link of it":
+        os.link(p, dest)
+    out = f"{dest}{os.sep}" if named == "its folder" else dest
+    monkeypatch.setattr(command, "_verified", lambda result: False)  # as where the CUDA EP asked for cannot run
+    rc, text, err = cli("verify", p, "--providers", "CPUExecutionProvider", "--fix", "-o", out, "--format", "json")
+    r = json.loads(text)[0]
+    assert p.read_bytes() == before and Path(dest if named != "its folder" else p).read_bytes() == before, r["fix"]
+    assert any(n.startswith("fix not written: no session could verify the fixed model") for n in r["fix"]), r["fix"]
+    monkeypatch.undo()  # verified: written, under the name -o gives
+    rc, text, err = cli("verify", p, "--providers", "CPUExecutionProvider", "--fix", "-o", out, "--format", "json")
+    r = json.loads(text)[0]
+    written = p if named == "its folder" else dest
+    assert r["after"]["verified"] and rc == 0 and Path(written).read_bytes() != before, r["fix"]
+    assert not any(n.startswith("written to") for n in r["fix"]), r["fix"]
+
+
 def test_lint_verify_marks_findings_with_the_provider_they_ran_on(examples_dir, tmp_path, lint_json, cli):
     p = tmp_path / "d.onnx"
     p.write_bytes((examples_dir / "dropout_training.onnx").read_bytes())

@@ -104,7 +104,7 @@ def fix_and_verify(path: Path, before: VerifyResult, options: VerifyOptions) -> 
     """`verify --fix` writes only what it could verify: the fix goes to a temporary copy (_fixed_copy), a session runs
     that copy on the providers asked for, and only then is the model fixed in place (the --fix path again: checked,
     atomic), if it is still the version whose fix ran. A fixed model no session could run (no GPU, a refused
-    session) is not written; `-o FILE` writes it there whatever the session says."""
+    session) is not written; `-o FILE` writes it there whatever the session says, unless FILE is the model itself."""
     providers = list(options.providers)
 
     def verify(p: Path, data_root: str | None = None) -> VerifyResult:
@@ -113,11 +113,11 @@ def fix_and_verify(path: Path, before: VerifyResult, options: VerifyOptions) -> 
         got.filename = str(path)
         return got
 
-    if options.output is not None:
-        from onnxlint.linting.fixing import destination
+    from onnxlint.linting.fixing import destination
 
-        # the fix is given -o as typed: `out/` joined with the name stayed a folder path, written as out/m.onnx/m.onnx
-        dest = destination(path, options.output)
+    # the fix is given -o as typed: `out/` joined with the name stayed a folder path, written as out/m.onnx/m.onnx
+    dest = destination(path, options.output)
+    if options.output is not None and not write_guard.same_file(dest, path):
         notes, written, _ = fix_in_place(path, before.target, options.ort_version, options.output)
         # only what this run wrote: a file left at dest by an earlier run is no "after fix"
         if written and dest.exists():
@@ -141,7 +141,10 @@ def fix_and_verify(path: Path, before: VerifyResult, options: VerifyOptions) -> 
             return FixedVerifyResult(str(path), before, [
                 f"fix not written: no session could verify the fixed model ({why}); "
                 "`onnxlint verify --fix -o FIXED.onnx` writes it without that"], before)
-        notes, written, _ = fix_in_place(path, before.target, options.ort_version, verified=read, attempts=attempts)
+        # -o naming the model itself (its name, a link to it, another hard link of it) is the model fixed in place:
+        # written, under the name -o gives, only once its session ran (it was written whatever the session said)
+        notes, written, _ = fix_in_place(path, before.target, options.ort_version, options.output, verified=read,
+                                         attempts=attempts)
         return FixedVerifyResult(str(path), before, notes, after if written else before)
 
 
