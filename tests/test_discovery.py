@@ -181,6 +181,23 @@ def test_a_git_lfs_pointer_is_its_own_error_with_how_to_fetch(tmp_path: Path) ->
         "git lfs install && git lfs pull" in proc.stderr and "Traceback" not in proc.stderr
 
 
+def test_fix_of_a_git_lfs_pointer_says_it_was_not_fixed(tmp_path: Path) -> None:
+    """`--fix` in a checkout whose LFS objects were not pulled printed OLX009 and nothing of the fix: whether the
+    file was fixed was the user's guess. One note per pointer says it was not, and why; the exit code is the
+    lint's (1: the finding), the pointer untouched; `--ignore OLX009` (pointers expected) says nothing of it."""
+    _model(tmp_path / "real.onnx")
+    (tmp_path / "big.onnx").write_text(LFS_POINTER)
+    note = ("big.onnx: {}fix not written: the file is a Git LFS pointer, not the model (OLX009); fix it once its "
+            "LFS object is fetched (git lfs install && git lfs pull)\n")
+    for args, out, prefix in (((), "stdout", "note: "), (("--format", "json"), "stderr", "")):
+        proc = onnxlint(tmp_path, "big.onnx", "real.onnx", "--fix", *args)
+        assert proc.returncode == 1 and getattr(proc, out).count(note.format(prefix)) == 1, proc.stdout + proc.stderr
+        assert "LFS" not in "".join(ln for ln in (proc.stdout + proc.stderr).splitlines(True) if "real.onnx" in ln)
+        assert (tmp_path / "big.onnx").read_text() == LFS_POINTER
+    proc = onnxlint(tmp_path, "big.onnx", "--fix", "--ignore", "OLX009")
+    assert proc.returncode == 0 and "LFS" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+
+
 def test_external_data_held_as_a_git_lfs_pointer_says_so_with_how_to_fetch(tmp_path: Path) -> None:
     """Weights in LFS, the model in git: the data file a checkout without LFS holds is a pointer. OLX003 called it
     'is 131 bytes, tensor needs bytes 0..4096', never what it is or how to fetch it."""

@@ -20,7 +20,7 @@ from onnxlint.config.settings import Settings
 from onnxlint.fixers.write import ReadVersion
 from onnxlint.linting.linter import lint_file, lint_model
 from onnxlint.linting.report import FileReport, Finding
-from onnxlint.model import loading, write_guard
+from onnxlint.model import lfs, loading, write_guard
 from onnxlint.model.loading import native
 from onnxlint.support.errors import InputError, UsageError, clip, first_line
 
@@ -187,6 +187,11 @@ def _fix_file(path: Path, settings: Settings, res: FileReport, options: FixOptio
         res.notes.append(left if shown else f"nothing written: no finding shown has a fix; {left}")
     requests = [fixers.FixRequest(str(f.fix), f.node or None, f.target) for f in shown]
     if not requests:
+        if any(not f.suppressed for f in res.findings) and lfs.is_pointer_file(path):
+            # its finding (OLX009) has no fix: the run said nothing of the fix; `--ignore OLX009` (pointers expected)
+            # shows none, and then nothing is said here either, as --verify runs no session on it
+            res.notes.append("fix not written: the file is a Git LFS pointer, not the model (OLX009); fix it once its "
+                             "LFS object is fetched (git lfs install && git lfs pull)")
         return
     require_numeric_check()
     try:
