@@ -117,6 +117,21 @@ def test_cache_dir_option_and_environment(cli, spy, model, tmp_path, monkeypatch
     assert spy.linted == ["m.onnx"] * 2
 
 
+def test_the_default_cache_is_in_the_current_folder_as_the_readme_says(cli, spy, tmp_path, monkeypatch):
+    """The README said the cache is `.onnxlint_cache/` "of a git work tree" (read: at its root); it is made in the
+    current folder, as --help says: a run from a subfolder of the repository makes its own there."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "models").mkdir()
+    onnx.save(_model(), repo / "models" / "m.onnx")
+    monkeypatch.chdir(repo / "models")
+    cli("m.onnx")
+    assert (repo / "models" / ".onnxlint_cache" / "CACHEDIR.TAG").is_file() and not (repo / ".onnxlint_cache").exists()
+    readme = " ".join((Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8").split())
+    assert "a result cache like ruff's in `.onnxlint_cache/` of the current folder, when that lies in a git work tree" \
+        in readme
+
+
 def test_clean_removes_the_folder_and_says_so(cli, spy, model, tmp_path, monkeypatch):
     cli(model)
     d = tmp_path / ".onnxlint_cache"
