@@ -299,3 +299,41 @@ def test_placement_places_a_model_at_its_configs_release_and_level_as_its_lint_d
     rc, _, err = cli("placement", "--format", fmt, "-o", out, "--ort-version", "1.31.1", "--ort-optimization", "all", m)
     page = out.read_text()
     assert rc == 0 and "1.31.1" in page and "1.20.2" not in page, err
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "html"])
+def test_placement_places_for_the_target_its_lint_checks(tmp_path, cli, fmt):
+    """`onnxlint placement` placed every model for ort-cuda: under a config's `targets = ["ort-cpu"]` (a CPU
+    deployment), or beside a GenAI builder's genai_config.json naming no provider (built for the CPU EP), the lint
+    checked ort-cpu and the placement showed the CUDA EP's. The first ORT target the config names is placed for
+    (`tensorrt` has no placement of its own); a GenAI model's only where the config names none, as the lint does;
+    --target still wins."""
+    import onnx
+
+    def placed(folder, *extra):
+        out = tmp_path / f"p.{fmt}"
+        rc, _, err = cli("placement", "--format", fmt, "-o", out, *extra, folder / "m.onnx")
+        assert rc == 0, err
+        page = out.read_text()
+        if fmt == "json":
+            return json.loads(page)[0]["target"]
+        got = {t for t in ("ort-cpu", "ort-cuda") if t in page}
+        assert len(got) == 1, page[:2000]
+        return got.pop()
+
+    model = make_model([h.make_node("Relu", ["x"], ["y"], name="relu")], [vi("x", T.FLOAT, [4])], [vi("y", T.FLOAT, [4])])
+    cases = {"cpu": ('targets = ["ort-cpu", "tensorrt"]', None, "ort-cpu"),
+             "trt": ('targets = ["tensorrt", "ort-cuda"]', None, "ort-cuda"),
+             "trt-only": ('targets = ["tensorrt"]', None, "ort-cuda"),
+             "genai": ("", [], "ort-cpu"), "genai-cuda": ("", [{"cuda": {}}], "ort-cuda"),
+             "genai-named": ('targets = ["ort-cuda"]', [], "ort-cuda")}
+    for name, (config, providers, want) in cases.items():
+        folder = tmp_path / name
+        (folder / ".git").mkdir(parents=True)
+        (folder / "pyproject.toml").write_text(f"[tool.onnxlint]\n{config}\n")
+        onnx.save(model, folder / "m.onnx")
+        if providers is not None:
+            genai = {"model": {"decoder": {"filename": "m.onnx", "session_options": {"provider_options": providers}}}}
+            (folder / "genai_config.json").write_text(json.dumps(genai))
+        assert placed(folder) == want, name
+        assert placed(folder, "--target", "ort-cuda" if want == "ort-cpu" else "ort-cpu") != want, name

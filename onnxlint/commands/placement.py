@@ -13,10 +13,10 @@ from onnxlint.support.errors import InputError, UsageError
 from onnxlint.support.escape import text as esc
 
 
-def run(models: list[Path], target: str, ort_version: str | None, ort_optimization: str | None, format: str,
+def run(models: list[Path], target: str | None, ort_version: str | None, ort_optimization: str | None, format: str,
         compare: str | None = None, output: Path | None = None) -> int:
     """Print (or write to output) each model's placement; the exit code: 2 when a model could not be read, else 0.
-    ort_version and ort_optimization None: each model's config's (release_for)."""
+    target, ort_version and ort_optimization None: each model's, as its lint has them (release_for)."""
     from onnxlint.model import loading
 
     if compare and format != "html":
@@ -29,8 +29,8 @@ def run(models: list[Path], target: str, ort_version: str | None, ort_optimizati
     if format == "html":
         from onnxlint.formats import html_report
 
-        text, failed = html_report.placement_page(paths, target, lambda path: release_for(path, ort_version,
-                                                                                         ort_optimization), compare)
+        text, failed = html_report.placement_page(paths, lambda path: release_for(path, target, ort_version,
+                                                                                 ort_optimization), compare)
         for line in failed:
             print(f"onnxlint: error: {esc(line)}", file=sys.stderr)
         _write((text,), output)
@@ -42,18 +42,40 @@ def run(models: list[Path], target: str, ort_version: str | None, ort_optimizati
     return 2 if results.unread else 0
 
 
-def release_for(path: Path, ort_version: str | None, ort_optimization: str | None) -> tuple[str | None, str]:
-    """The ORT release and graph optimization level a model is placed at: the command line's, else those of the
-    config in force for it (the nearest pyproject.toml or .onnxlint.yaml, as its lint finds it), else the newest
-    table at `all`. A model is placed as its lint places it: the lint's summary line said 1.20.2 (the config's
-    ort-version) and `onnxlint placement` placed the model at 1.31.1."""
-    if ort_version is None or ort_optimization is None:
+def release_for(path: Path, target: str | None, ort_version: str | None, ort_optimization: str | None
+                ) -> tuple[str, str | None, str]:
+    """The target, ORT release and graph optimization level a model is placed at: the command line's, else those of
+    the config in force for it (the nearest pyproject.toml or .onnxlint.yaml, as its lint finds it), else ort-cuda
+    (ort-cpu for a GenAI model built for the CPU EP, as its lint checks it) on the newest table at `all`. A model is
+    placed as its lint places it: the lint's summary line said 1.20.2 (the config's ort-version) and `onnxlint
+    placement` placed the model at 1.31.1; a config's `targets = ["ort-cpu"]` was placed on ort-cuda. The target is
+    the first ORT target the config names (`tensorrt` has no placement: ort-cuda stands for its fallback)."""
+    if target is None or ort_version is None or ort_optimization is None:
         from onnxlint.config import config_file
 
         cfg = config_file.find_for(path.parent)
         ort_version = ort_version if ort_version is not None else cfg.ort_version
         ort_optimization = ort_optimization or cfg.ort_optimization
-    return ort_version, ort_optimization or "all"
+        if target is None:
+            target = _target_of(path, cfg.targets or [])
+    return target, ort_version, ort_optimization or "all"
+
+
+def _target_of(path: Path, named: list[str]) -> str:
+    """The placement target of a model under a config naming these targets: the first it names that placement
+    places for; with none named, ort-cpu for a GenAI model whose genai_config.json says it was built for the CPU EP
+    (the lint's linter._genai_targets), else ort-cuda."""
+    from onnxlint import targets
+
+    placed = [t for t in named if targets.REGISTRY[t].predicate == "placement"]  # ORT's EPs, the CPU EP behind them
+    if placed:
+        return placed[0]
+    if not named:
+        from onnxlint.config import deployment
+
+        if deployment.genai_provider(path) == "cpu":
+            return "ort-cpu"
+    return "ort-cuda"
 
 
 def _write(pieces: Iterable[str], output: Path | None) -> None:
@@ -72,7 +94,8 @@ class _Placements:
     """Each readable model's placement document, made when the output reaches it (one model's prediction held at a
     time); a model that could not be read is said on stderr and counted in unread."""
 
-    def __init__(self, paths: list[Path], target: str, ort_version: str | None, ort_optimization: str | None) -> None:
+    def __init__(self, paths: list[Path], target: str | None, ort_version: str | None,
+                 ort_optimization: str | None) -> None:
         self.paths, self.target, self.ort_version, self.ort_optimization = paths, target, ort_version, ort_optimization
         self.unread = 0
 
@@ -81,10 +104,10 @@ class _Placements:
         from onnxlint.formats import placement_output
 
         for path in self.paths:
-            version, level = release_for(path, self.ort_version, self.ort_optimization)  # a bad config: the run's
-            try:
+            target, version, level = release_for(path, self.target, self.ort_version, self.ort_optimization)
+            try:  # (a bad config: the run's error, raised above)
                 with collector.paused():  # as the lint does (linter._lint_loaded)
-                    pl = api.predict(path, self.target, version, ort_optimization=level)
+                    pl = api.predict(path, target, version, ort_optimization=level)
             except InputError as exc:
                 print(f"onnxlint: error: {esc(str(exc))}", file=sys.stderr)
                 self.unread += 1
@@ -95,4 +118,4 @@ class _Placements:
                 print(f"onnxlint: error: {esc(placing_failed(path, exc))}", file=sys.stderr)
                 self.unread += 1
                 continue
-            yield placement_output.document(str(path), self.target, pl)
+            yield placement_output.document(str(path), target, pl)

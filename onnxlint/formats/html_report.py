@@ -320,17 +320,17 @@ def render(kind: str, models: list[dict[str, Any]], title: str) -> str:
     ])
 
 
-def placement_page(paths: list[Path], target: str, release_of: Callable[[Path], tuple[str | None, str]],
+def placement_page(paths: list[Path], release_of: Callable[[Path], tuple[str, str | None, str]],
                    compare: str | None = None) -> tuple[str, list[str]]:
-    """`onnxlint placement --format html`: the page for these models (each placed at the ORT release and
-    optimization level release_of says, and at compare too when given), and the one-line errors of those that
+    """`onnxlint placement --format html`: the page for these models (each placed for the target, at the ORT release
+    and optimization level release_of says, and at compare too when given), and the one-line errors of those that
     could not be read."""
     from onnxlint.support import collector
     from onnxlint.support.errors import InputError
 
     models, failed = [], []
     for path in paths:
-        ort_version, optimization = release_of(path)  # a config that cannot be read: the whole run's error
+        target, ort_version, optimization = release_of(path)  # a config that cannot be read: the run's error
         releases = [Release(target, ort_version, optimization)]
         if compare:
             releases.append(Release(target, compare, optimization))
