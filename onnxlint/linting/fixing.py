@@ -242,7 +242,7 @@ def _fix_file(path: Path, settings: Settings, res: FileReport, options: FixOptio
     in_place = os.path.realpath(dest) == os.path.realpath(path)
     version = ReadVersion(mf.stamp, mf.digest) if in_place and mf.stamp and mf.digest else None
     others = _other_links(dest)
-    if _write(model, done, path, base, dest, external, res, version, options.data_root):
+    if _write(_Read(model, path, base, external, version), done, dest, res, options.data_root):
         _note_written(res, after, dest, settings, done)
         if others:  # the fixed model is a new file renamed over this name (never half-written): theirs is the old one
             res.notes.append(f"{dest} had {others} other hard link{'s' if others != 1 else ''} to it: "
@@ -550,11 +550,23 @@ def _leads_out(dest: Path) -> str | None:
     return None
 
 
-def _write(model: onnx.ModelProto, done: _Attempt, path: Path, base: Path, dest: Path, external: bool,
-           res: FileReport, version: ReadVersion | None, data_root: str | None = None) -> bool:
-    """Write the fixed model atomically (compare-and-swap when in place: version is what the fix read); False,
+@dataclass(frozen=True)
+class _Read:
+    """What the fix read, as the write needs it: the model it rewrote, its file, the folder its external data is
+    read in, whether it has any, and the version to find at the destination (an in-place fix: compare-and-swap;
+    None otherwise)."""
+
+    model: onnx.ModelProto
+    path: Path
+    base: Path
+    external: bool
+    version: ReadVersion | None
+
+
+def _write(read: _Read, done: _Attempt, dest: Path, res: FileReport, data_root: str | None = None) -> bool:
+    """Write the fixed model atomically (compare-and-swap when in place: read.version is what the fix read); False,
     with a note, when it was not (nothing was replaced), or, when the file changed since it was read, with
-    res.write_refused: the run says so in one line and exits 2."""
+    res.write_refused: the run says so in one line and exits 2. data_root: FixOptions.data_root."""
     from onnxlint import fixers
     from onnxlint.fixers.write import ChangedSinceRead
 
@@ -563,10 +575,11 @@ def _write(model: onnx.ModelProto, done: _Attempt, path: Path, base: Path, dest:
         if done.checked and "fails the checker the same way" in done.checked:
             from onnxlint.fixers.equivalence import validity_error
 
-            known = validity_error(model)
-        elif external:  # the checker could only run by path: what it says against the original file
-            known = _checker_complaint(path)
-        stale = fixers.write_fixed(done.fixed, dest, base, known_error=known, expect=version, data_root=data_root)
+            known = validity_error(read.model)
+        elif read.external:  # the checker could only run by path: what it says against the original file
+            known = _checker_complaint(read.path)
+        stale = fixers.write_fixed(done.fixed, dest, read.base, known_error=known, expect=read.version,
+                                   data_root=data_root)
     except ChangedSinceRead as exc:
         res.write_refused = str(exc)
         return False
