@@ -305,9 +305,9 @@ def test_placement_places_a_model_at_its_configs_release_and_level_as_its_lint_d
 def test_placement_places_for_the_target_its_lint_checks(tmp_path, cli, fmt):
     """`onnxlint placement` placed every model for ort-cuda: under a config's `targets = ["ort-cpu"]` (a CPU
     deployment), or beside a GenAI builder's genai_config.json naming no provider (built for the CPU EP), the lint
-    checked ort-cpu and the placement showed the CUDA EP's. The first ORT target the config names is placed for
-    (`tensorrt` has no placement of its own); a GenAI model's only where the config names none, as the lint does;
-    --target still wins."""
+    checked ort-cpu and the placement showed the CUDA EP's. ort-cuda where the config names it, else ort-cpu where
+    it names that (`tensorrt` has no placement of its own: ort-cuda stands for its fallback); a GenAI model's only
+    where the config names none, as the lint does; --target still wins."""
     import onnx
 
     def placed(folder, *extra):
@@ -325,6 +325,7 @@ def test_placement_places_for_the_target_its_lint_checks(tmp_path, cli, fmt):
     cases = {"cpu": ('targets = ["ort-cpu", "tensorrt"]', None, "ort-cpu"),
              "trt": ('targets = ["tensorrt", "ort-cuda"]', None, "ort-cuda"),
              "trt-only": ('targets = ["tensorrt"]', None, "ort-cuda"),
+             "both": ('targets = ["ort-cpu", "ort-cuda"]', None, "ort-cuda"),
              "genai": ("", [], "ort-cpu"), "genai-cuda": ("", [{"cuda": {}}], "ort-cuda"),
              "genai-named": ('targets = ["ort-cuda"]', [], "ort-cuda")}
     for name, (config, providers, want) in cases.items():

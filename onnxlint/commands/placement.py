@@ -62,14 +62,14 @@ def release_for(path: Path, target: str | None, ort_version: str | None, ort_opt
 
 
 def _target_of(path: Path, named: list[str]) -> str:
-    """The placement target of a model under a config naming these targets: the first it names that placement
-    places for; with none named, ort-cpu for a GenAI model whose genai_config.json says it was built for the CPU EP
+    """The placement target of a model under a config naming these targets: ort-cuda where it names it, else the
+    ORT target it names (ort-cpu); with none named, ort-cpu for a GenAI model whose genai_config.json says it was built for the CPU EP
     (the lint's linter._genai_targets), else ort-cuda."""
     from onnxlint import targets
 
     placed = [t for t in named if targets.REGISTRY[t].predicate == "placement"]  # ORT's EPs, the CPU EP behind them
-    if placed:
-        return placed[0]
+    if placed:  # both named: the CUDA EP's placement, whose CPU fallbacks are the CPU EP's nodes
+        return "ort-cuda" if "ort-cuda" in placed else placed[0]
     if not named:
         from onnxlint.config import deployment
 
