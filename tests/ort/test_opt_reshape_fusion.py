@@ -54,6 +54,30 @@ def test_contiguous_reshapes_fuse_by_release_and_reshape_version():
     assert not fused(19, "1.23.2") and not fused(21, "1.23.2")
 
 
+def test_reshape_fusion_takes_the_reshape_versions_of_the_release():
+    """The Reshape versions ReshapeFusion fuses grew: 5/13/14 up to 1.24, Reshape-19 from 1.25, every version from
+    1.28 (measured: the Concat of this model gone after basic optimizations on the CPU wheels 1.21.1-1.32.0 and on
+    the CUDA sessions of 1.24.4, 1.26.0 and 1.31.1). torch 2.15's TorchScript export at its default opset 20 (a
+    Reshape-19) had its Shape/Gather/Unsqueeze/Concat said to run on CPU at 1.31.1, which removes them."""
+    def removed(opset, version):
+        nodes = [h.make_node("Shape", ["x"], ["s"], name="shape"),
+                 h.make_node("Gather", ["s", "i0"], ["g0"], name="g0", axis=0),
+                 h.make_node("Gather", ["s", "i1"], ["g1"], name="g1", axis=0),
+                 h.make_node("Unsqueeze", ["g0", "ax"], ["u0"], name="u0"),
+                 h.make_node("Unsqueeze", ["g1", "ax"], ["u1"], name="u1"),
+                 h.make_node("Concat", ["u0", "u1", "tail"], ["c"], name="concat", axis=0),
+                 h.make_node("Reshape", ["x", "c"], ["r"], name="reshape"), h.make_node("Relu", ["r"], ["y"], name="relu")]
+        m = make_model(nodes, [vi("x", T.FLOAT, ["batch", "seq", 64])], [vi("y", T.FLOAT, None)],
+                       [init("i0", np.array(0, np.int64)), init("i1", np.array(1, np.int64)),
+                        init("ax", np.array([0], np.int64)), init("tail", np.array([4, 16], np.int64))], opset=opset)
+        gi = GraphIndex(onnx.shape_inference.infer_shapes(m))
+        by = {n.index: n.name for n in gi.nodes}
+        return "concat" in {by[i] for i in graph_transformer_mgr.optimize(gi, "basic", ort_version=version).removed}
+
+    fused = {v: [op for op in (13, 18, 20, 21, 23) if removed(op, v)] for v in ("1.24.4", "1.26.0", "1.31.1")}
+    assert fused == {"1.24.4": [13, 18], "1.26.0": [13, 18, 20], "1.31.1": [13, 18, 20, 21, 23]}
+
+
 def test_a_squeeze_before_a_reshape_starts_no_chain():
     """Squeeze -> Reshape -> Unsqueeze of a small shape tensor (paddle2onnx's LSTM states): the chain starts at
     the Reshape (measured on 1.23.2, 1.24.4 and 1.31.1: `<reshape>_new_reshape`, the Squeeze stays)."""

@@ -35,17 +35,19 @@ class ReshapeFusion:
 
     def __init__(self, release: Release):
         self._dim_match = release.reshape_dim_match
+        self._versions = release.reshape_fusion_versions
 
     def apply(self, state: OptimizerState, scope: GraphScope) -> bool:
-        """reshape_fusion.cc (Reshape 5/13/14 only): Reshape(x, Concat(...)) where each Concat input is a constant,
-        Unsqueeze(axes attribute [0])(Gather(Shape(x'), i)) for its position i with x' = x or of x's known shape
-        (becomes 0, "copy the dim"), or one computed one-element value (becomes -1; at most one -1): the Concat
-        becomes a constant and the nodes that only fed it go (RemoveNodesWithOneOutputBottomUp)."""
+        """reshape_fusion.cc (the release's Reshape versions, Release.reshape_fusion_versions): Reshape(x, Concat(...))
+        where each Concat input is a constant, Unsqueeze(axes attribute [0])(Gather(Shape(x'), i)) for its position i
+        with x' = x or of x's known shape (becomes 0, "copy the dim"), or one computed one-element value (becomes -1;
+        at most one -1): the Concat becomes a constant and the nodes that only fed it go
+        (RemoveNodesWithOneOutputBottomUp)."""
         changed = False
         if scope.parent is None:
             state.resolve_fused_reshapes()
         for r in state.nodes_of(scope, _RESHAPE):
-            if not is_supported(r, state, "Reshape", (5, 13, 14)) or len(r.inputs) < 2:
+            if not is_supported(r, state, "Reshape", self._versions) or len(r.inputs) < 2:
                 continue
             shp = state.resolve(r.inputs[1])
             c = scope.producer.get(shp)
