@@ -193,3 +193,37 @@ def test_a_row_says_at_which_since_versions_a_cast_only_shapes_read_is_removed()
     assert fr.pre_shape(answers) == {"removed_opsets": "13-21", "since_versions": "13,15,19,21"}
     data = json.loads(releases.LIMITS_FILE.read_text())
     assert all("pre_shape" in row for row in data["releases"].values())  # every row probed
+
+
+def test_a_row_says_which_reshape_versions_reshape_fusion_fuses():
+    """reshape_fusion reads the models ORT's basic optimizations left (a Reshape of its own input's Shape -> Gather ->
+    Unsqueeze -> Concat per opset, Unsqueeze with an axes attribute before opset 13): the opsets whose Concat was
+    gone, and the Reshape since-versions there that no opset where it stayed shares (Release.reshape_fusion_versions);
+    a refused model says nothing."""
+    models = fr.reshape_fusion_models(23, 10)
+    assert sorted(models, key=lambda k: int(k.split(":")[1])) == [f"reshape_fusion:{n}" for n in range(11, 24)]
+    for opset in (11, 23):
+        m = onnx.load_from_string(bytes.fromhex(models[f"reshape_fusion:{opset}"]))
+        onnx.checker.check_model(m, full_check=True)
+
+    def optimized(opset: int, gone: bool) -> str:
+        m = onnx.load_from_string(bytes.fromhex(models[f"reshape_fusion:{opset}"]))
+        if gone:
+            nodes = [n for n in m.graph.node if n.op_type in ("Reshape", "Relu")]
+            del m.graph.node[:]
+            m.graph.node.extend(nodes)
+        return m.SerializeToString().hex()
+
+    answers = {f"reshape_fusion:{o}": optimized(o, o <= 20) for o in range(11, 24)}
+    assert fr.reshape_fusion(answers) == {"fused_opsets": "11-20", "since_versions": "5,13-14,19"}
+    answers["reshape_fusion:23"] = None  # refused
+    answers["reshape_fusion:21"] = optimized(21, True)  # Reshape-21 here, kept at opset 22
+    assert fr.reshape_fusion(answers) == {"fused_opsets": "11-21", "since_versions": "5,13-14,19"}
+    answers["reshape_fusion:22"] = optimized(22, True)
+    assert fr.reshape_fusion(answers) == {"fused_opsets": "11-22", "since_versions": "5,13-14,19,21"}
+    data = json.loads(releases.LIMITS_FILE.read_text())
+    assert all("reshape_fusion" in row for row in data["releases"].values())  # every row probed
+    assert releases.row("1.24.4").reshape_fusion_versions == (5, 13, 14)
+    assert releases.row("1.26.0").reshape_fusion_versions == (5, 13, 14, 19)
+    assert releases.row("1.31.1").reshape_fusion_versions == releases.NEWEST.reshape_fusion_versions == (5, 13, 14, 19, 21,
+                                                                                                        23, 24, 25)

@@ -22,7 +22,8 @@ What one run regenerates, each with the generator that owns it (nothing is typed
   external data file (`external_inference`, see external_models), whether it refuses a model holding a local
   function that calls itself (`recursive_functions`, see recursive_models), whether it refuses one holding two
   local functions of the same id (`duplicate_functions`, see duplicate_models), and at which opsets its basic
-  optimizations remove a Cast only Shapes read (`pre_shape`, see pre_shape_models); `--refresh-rows [LINE ...]` probes the rows
+  optimizations remove a Cast only Shapes read (`pre_shape`, see pre_shape_models) and fuse a Reshape's shape
+  subgraph (`reshape_fusion`, see reshape_fusion_models); `--refresh-rows [LINE ...]` probes the rows
   again alone;
 * TensorRT-RTX (`tensorrt-rtx`, the 10.x-line parser, whose wheels run here without a GPU): a parser-verified
   table per new release (tools/gen_trt_support.py, then tools/gen_trt_behaviour.py), label `10.1+rtx<M.m>`.
@@ -496,6 +497,56 @@ def pre_shape(optimized: dict[str, object]) -> dict[str, str]:
     return {"removed_opsets": spans(gone), "since_versions": spans(sorted(versions))}
 
 
+def reshape_fusion_models(max_opset: int, ir: int) -> dict[str, str]:
+    """Per ai.onnx opset from 11 to max_opset, x float[batch, seq, 64] -> Reshape(x, Concat(Unsqueeze(Gather(Shape(x),
+    0)), Unsqueeze(Gather(Shape(x), 1)), [4, 16])) -> Relu ("reshape_fusion:N"), as hex bytes: ORT's ReshapeFusion
+    (Level 1) makes the Concat a constant for the Reshape versions its source lists (which grew between releases)."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    def model(opset: int) -> str:
+        def unsqueeze(src: str, dst: str) -> Any:
+            if opset < 13:
+                return helper.make_node("Unsqueeze", [src], [dst], name=dst, axes=[0])
+            return helper.make_node("Unsqueeze", [src, "axes"], [dst], name=dst)
+
+        nodes = [helper.make_node("Shape", ["x"], ["s"], name="shape"),
+                 helper.make_node("Gather", ["s", "i0"], ["g0"], name="g0", axis=0),
+                 helper.make_node("Gather", ["s", "i1"], ["g1"], name="g1", axis=0),
+                 unsqueeze("g0", "u0"), unsqueeze("g1", "u1"),
+                 helper.make_node("Concat", ["u0", "u1", "tail"], ["c"], name="concat", axis=0),
+                 helper.make_node("Reshape", ["x", "c"], ["r"], name="reshape"),
+                 helper.make_node("Relu", ["r"], ["y"], name="relu")]
+        consts = {"i0": np.array(0, np.int64), "i1": np.array(1, np.int64), "axes": np.array([0], np.int64),
+                  "tail": np.array([4, 16], np.int64)}
+        g = helper.make_graph(nodes, "probe", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "seq", 64])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", "seq", 4, 16])],
+                              [numpy_helper.from_array(v, k) for k, v in consts.items()])
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+        m.ir_version = ir
+        return m.SerializeToString().hex()
+
+    return {f"reshape_fusion:{n}": model(n) for n in range(11, max_opset + 1)}
+
+
+def reshape_fusion(optimized: dict[str, object]) -> dict[str, str]:
+    """The row's `reshape_fusion` from the optimized models: the opsets at which the Concat was gone, and the Reshape
+    since-versions at those opsets (what the simulation checks: releases.Release.reshape_fusion_versions) that no
+    opset where it stayed shares."""
+    import onnx
+    from onnx import defs
+
+    gone, kept = [], []
+    for key, data in optimized.items():
+        if isinstance(data, str):
+            opset = int(key.split(":")[1])
+            nodes = onnx.load_from_string(bytes.fromhex(data)).graph.node
+            (kept if any(n.op_type == "Concat" for n in nodes) else gone).append(opset)
+    since = {opset: defs.get_schema("Reshape", opset, "").since_version for opset in gone + kept}
+    versions = {since[o] for o in gone} - {since[o] for o in kept}
+    return {"fused_opsets": spans(gone), "since_versions": spans(sorted(versions))}
+
+
 def _probe(helper: str, models: dict[str, Any], work: Path, env: dict[str, str], version: str,
            script: str = PROBE) -> dict[str, object]:
     job = work / "models.json"
@@ -532,18 +583,21 @@ def probe_limits(version: str, args: argparse.Namespace) -> dict[str, object]:
         external = _probe(helper, external_models(ir), work, env, version)
         recursive = _probe(helper, {**recursive_models(ir), **duplicate_models(ir)}, work, env, version)
         optimized = _probe(helper, pre_shape_models(opset, ir), work, env, version, OPTIMIZED_PROBE)
+        fused = _probe(helper, reshape_fusion_models(opset, ir), work, env, version, OPTIMIZED_PROBE)
         if args.show_refusals:
             for key, ok in elems.items():
                 print(f"{version}\t{key}\t{'loads' if ok is True else ok}")
         return {"max_opset": opset, "max_ir": ir, "read": datetime.date.today().isoformat(),
                 "elem_types": dict(elem_types(elems), onnx=onnx.__version__, ir=ir),
                 "external_inference": external_inference(external), "pre_shape": pre_shape(optimized),
+                "reshape_fusion": reshape_fusion(fused),
                 "recursive_functions": recursive_functions(recursive),
                 "duplicate_functions": duplicate_functions(recursive),
                 "source": f"session creation of one-Identity models (and ones with an unused initializer or graph "
                           f"input of each element type, a Reshape whose shape is in an external data file, an unused "
                           f"local function calling itself, two local functions of one id, and a Cast read only by a "
-                          f"Shape, optimized at basic) on "
+                          f"Shape and a Reshape of its own input's Shape -> Gather -> Unsqueeze -> Concat, optimized "
+                          f"at basic) on "
                           f"{wheel.name}"}
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -593,6 +647,7 @@ def regenerate_rows(args: argparse.Namespace) -> list[str]:
             f"initializer {row['elem_types']['refused_initializer']}, graph input {row['elem_types']['invalid']} "
             f"(invalid) {row['elem_types']['unregistered']} (not registered); shape input in an external data file: "
             f"{row['external_inference']}; a Cast read only by Shapes removed at opsets {row['pre_shape']['removed_opsets']}; "
+            f"a Reshape's shape subgraph fused at opsets {row['reshape_fusion']['fused_opsets']}; "
             f"a local function calling itself: {row['recursive_functions']}; two local functions of one id: "
             f"{row.get('duplicate_functions')}")
     data["releases"] = dict(sorted(data["releases"].items(), key=lambda kv: kt.version_key(kv[0])))

@@ -111,10 +111,9 @@ class Release:
     # (load_refusal.duplicate_function): probed on each line's wheel (ort-releases.json's `duplicate_functions`), from
     # 1.31 on; 1.30.0 and older load it
     duplicate_function_refusal: bool = False
-    # ReshapeFusion (Level 1) fuses the shape subgraph of a Reshape of these since-versions: 5/13/14 up to 1.24,
-    # Reshape-19 from 1.25, every version (21/23/24/25 too) from 1.28 (measured: a Reshape of its own input's
-    # Shape -> Gather -> Unsqueeze -> Concat at opsets 13-25, the Concat gone after ORT's basic optimizations on the
-    # CPU wheels 1.21.1-1.32.0, and on the CUDA sessions of 1.24.4, 1.26.0 and 1.31.1; lines not measured: 1.24's)
+    # ReshapeFusion (Level 1) fuses the shape subgraph of a Reshape of these since-versions, probed on each line's
+    # wheel (ort-releases.json's `reshape_fusion`, tools/follow_releases.py): 5/13/14 up to 1.24, Reshape-19 too from
+    # 1.25, every version from 1.28 (the CUDA sessions of 1.24.4, 1.26.0 and 1.31.1 agree); a line not probed: 5/13/14
     reshape_fusion_versions: tuple[int, ...] = (5, 13, 14)
     measured: str | None = None  # the patch release checked against ORT's own partitioner (the truth benchmark)
     # The tensor element types (TensorProto.DataType numbers) its session creation refuses, probed on its wheel
@@ -123,7 +122,6 @@ class Release:
 
 
 ANY_VERSION = 1 << 16  # a since-version bound that takes every version
-RESHAPE_VERSIONS = (5, 13, 14, 19, 21, 23, 24, 25)  # every Reshape with a shape input, as ORT's newest source lists them
 
 
 def _row(opset: int, ir: int, since_1_31: bool, measured: str | None = None, reshapes_upto: int = 0,
@@ -195,6 +193,13 @@ def pre_shape_versions() -> dict[tuple[int, int], frozenset[int]]:
     return {_line(line): numbers(row["pre_shape"]["since_versions"]) for line, row in _rows().items() if "pre_shape" in row}
 
 
+def reshape_fusion_versions() -> dict[tuple[int, int], tuple[int, ...]]:
+    """(major, minor) -> the Reshape since-versions whose shape subgraph its newest patch's ReshapeFusion fused
+    (ort-releases.json's `reshape_fusion`, tools/follow_releases.py); a line not probed is not there."""
+    return {_line(line): tuple(sorted(numbers(row["reshape_fusion"]["since_versions"]))) for line, row in _rows().items()
+            if "reshape_fusion" in row}
+
+
 def refused_lines(field: str) -> frozenset[tuple[int, int]]:
     """The (major, minor) lines whose probe of `field` saw its model refused in ORT's words (ort-releases.json's
     `external_inference`: the external-data Reshape, `recursive_functions`: an unused local function calling itself,
@@ -221,9 +226,7 @@ _EXTERNAL_INFERENCE_LINES = refused_lines("external_inference")
 _RECURSIVE_FUNCTION_LINES = refused_lines("recursive_functions")
 _DUPLICATE_FUNCTION_LINES = refused_lines("duplicate_functions")
 _PRE_SHAPE = pre_shape_versions()
-# reshape_fusion_versions: the Reshape since-versions each line's ReshapeFusion fuses (measured, see Release), newest
-# line first: (line from which, versions)
-_RESHAPE_FUSION = (((1, 28), RESHAPE_VERSIONS), ((1, 25), (5, 13, 14, 19)), ((0, 0), (5, 13, 14)))
+_RESHAPE_FUSION = reshape_fusion_versions()
 
 # (major, minor) -> row, oldest first
 RELEASES: dict[tuple[int, int], Release] = {
@@ -231,14 +234,15 @@ RELEASES: dict[tuple[int, int], Release] = {
                line >= _DQ_MATMUL_NBITS_SINCE, line >= _FUSION_KERNEL_SINCE, elem_types().get(line),
                line in _INITIALIZER_COPY_LINES, line in _EXTERNAL_INFERENCE_LINES, _PRE_SHAPE.get(line, frozenset()),
                line in _RECURSIVE_FUNCTION_LINES, line in _DUPLICATE_FUNCTION_LINES,
-               next(v for since, v in _RESHAPE_FUSION if line >= since))
+               _RESHAPE_FUSION.get(line, (5, 13, 14)))
     for line, (opset, ir) in limits().items()}
 # a release newer than the table, or none named: the newest behaviour ORT's sources show, no limits known, no element
 # type claimed refused (a newer release may load one: 1.32 loads FLOAT6 initializers 1.31 refuses)
 NEWEST = Release(None, None, contiguous_reshapes=ANY_VERSION, reshape_dim_match=True, dropout_reads_training_mode=True,
                  cse_typed_tensor_attributes=True, function_node_cpu_in_first_pass=False,
                  cast_removal_keeps_lossy_to_bool=True, dq_matmul_nbits_across_eps=True, fusion_kernel_refusal=True,
-                 recursive_function_refusal=True, duplicate_function_refusal=True, reshape_fusion_versions=RESHAPE_VERSIONS,
+                 recursive_function_refusal=True, duplicate_function_refusal=True,
+                 reshape_fusion_versions=_RESHAPE_FUSION[max(_RESHAPE_FUSION)] if _RESHAPE_FUSION else (5, 13, 14),
                  pre_shape_versions=_PRE_SHAPE[max(_PRE_SHAPE)] if _PRE_SHAPE else frozenset())
 # a release older than the table: the oldest behaviour, no limits known
 OLDEST = Release(None, None, contiguous_reshapes=0, reshape_dim_match=False, dropout_reads_training_mode=False,
