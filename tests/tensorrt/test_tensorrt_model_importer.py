@@ -48,6 +48,17 @@ def test_constant_of_shape_int64_shape_is_no_false_alarm():
         assert "cos" not in rejected(m, v), v
 
 
+def test_stft_with_int32_frame_step_and_length_is_no_false_alarm():
+    """STFT's frame_step and frame_length as int32 initializers: every TensorRT-RTX parser takes them (1.4.0.76,
+    1.5, 1.7, measured); RTX 1.4's table said T2=int32 is rejected (accepted: int64), a fact its regeneration
+    (tools/gen_trt_support.py, unchanged probes) no longer holds."""
+    m = make_model([h.make_node("STFT", ["s", "st", "", "fl"], ["y"], name="stft", onesided=1)],
+                   [vi("s", T.FLOAT, [1, 128, 1])], [vi("y", T.FLOAT, [1, 15, 9, 2])],
+                   [init("st", np.array(8, np.int32)), init("fl", np.array(16, np.int32))])
+    for v in [v for v in tables.verified_versions() if versions.is_rtx(v)]:
+        assert "stft" not in rejected(m, v), v
+
+
 def test_nonzero_on_bool_and_cumsum_int64_are_accepted():
     nz = make_model([h.make_node("NonZero", ["m"], ["y"], name="nz")], [vi("m", T.BOOL, [4, 4])], [vi("y", T.INT64, [2, "k"])])
     cs = make_model([h.make_node("CumSum", ["x", "ax"], ["y"], name="cs")], [vi("x", T.INT64, [8])], [vi("y", T.INT64, [8])],
