@@ -6,7 +6,9 @@ Single-node probe models are derived from the node cases that ship in the onnx w
 
 * op version: each case re-stamped at the op's earlier schema versions where the node is still valid;
 * constant vs graph input for each input: all inputs as initializers, then each input in turn as a graph input
-  (an input that is rejected as a graph input but accepted as an initializer "must be constant");
+  (an input that is rejected as a graph input but accepted as an initializer "must be constant"); such an input
+  is tried as a graph input at the other dtypes its type parameter allows (`network_input_dtypes_ok`: OneHot's
+  depth is rejected as a float network input, taken as an int64 one);
 * dtype per formal type parameter (from onnx.defs): every tensor type the schema allows, one parameter at a time
   (Cast: the `to` attribute; ConstantOfShape: the `value` tensor);
 * attributes: a case the parser rejects even with constant inputs is retried with each explicitly set attribute
@@ -497,6 +499,7 @@ def phase2(seeds, res, ps: ProbeSet, ver):
         for kind, i, param in _formal_bindings(s.schema, s.node):
             if param:
                 binds[param].append(s.node.input[i] if kind == "in" else s.node.output[i])
+        _network_input_dtype_probes(s, fc, binds, vd, ps, out1)
         for param, names in binds.items():
             names = [n for n in names if n]
             cur = {vd.get(n) for n in names}
@@ -518,6 +521,28 @@ def phase2(seeds, res, ps: ProbeSet, ver):
                 except Exception:
                     continue
                 ps.add(f"{s.name}|dtype|{param}|{dt}", m)
+
+
+def _network_input_dtype_probes(s, fc, binds, vd, ps: ProbeSet, out1):
+    """An input the seed needs constant that the parser rejects as a network input: is that so at every dtype its
+    type parameter allows, or only at the seed's? (OneHot's depth: a float network input is rejected, an int64 one
+    is taken.) Only where the parameter binds that input alone: a dtype changed on one of several values it binds
+    makes no valid node."""
+    for n in fc:
+        if n not in s.graph_inputs:
+            continue
+        param = next((p for p, ns in binds.items() if n in ns), None)
+        if param is None or [x for x in binds[param] if x] != [n]:
+            continue
+        for dt in _allowed(s.schema, param):
+            if dt in (vd.get(n), "string"):
+                continue
+            try:
+                m = s.build(const=[x for x in fc if x != n], dtypes={n: _elem(dt)}, first_output_only=out1)
+            except Exception:
+                continue
+            if m is not None and _valid(m):
+                ps.add(f"{s.name}|gdtype|{list(s.node.input).index(n)}|{dt}", m)
 
 
 def phase3(seeds, res, ps: ProbeSet, ver):
@@ -599,6 +624,7 @@ def aggregate(seeds, res, label, meta, docs):
     accepted_attrs = collections.defaultdict(list)  # op -> [(attrs, dtype classes)]
     crashes = collections.defaultdict(set)
     const_ok = collections.defaultdict(lambda: collections.defaultdict(set))  # op -> param -> dtypes fine as initializers
+    gi_dtype_ok = collections.defaultdict(lambda: collections.defaultdict(set))  # op -> input -> dtypes fine as network inputs
     const_kind = collections.defaultdict(lambda: collections.defaultdict(set))  # op -> (dtype key, input) -> {w, g}
     unexplained = collections.defaultdict(list)  # op -> [(ranks, {param: dtypes})]
     present_ok, present_no = collections.defaultdict(set), collections.defaultdict(set)  # optional inputs given
@@ -694,6 +720,8 @@ def aggregate(seeds, res, label, meta, docs):
             types[s.op][param][0 if r["v"] == "accept" else 1].add(dt)
         elif parts[1] == "dtypec" and r["v"] == "accept":
             const_ok[s.op][parts[2]].add(parts[3])
+        elif parts[1] == "gdtype" and r["v"] == "accept":
+            gi_dtype_ok[s.op][int(parts[2])].add(parts[3])
         elif parts[1] == "opset":
             sch = onnx.defs.get_schema(s.op, int(parts[2]), s.node.domain)
             versions[s.op][sch.since_version][0 if r["v"] == "accept" else 1] += 1
@@ -752,6 +780,11 @@ def aggregate(seeds, res, label, meta, docs):
             row["const_inputs_by_dtype"] = by_dt
         if by_dt_g:
             row["no_graph_inputs_by_dtype"] = by_dt_g
+        # dtypes at which an input rejected as a network input was taken as one (_network_input_dtype_probes)
+        gi_ok = {str(i): sorted(d) for i, d in sorted(gi_dtype_ok.get(op, {}).items())
+                 if i in set(g) | {x for lst in by_dt_g.values() for x in lst}}
+        if gi_ok:
+            row["network_input_dtypes_ok"] = gi_ok
         vs = versions.get(op)
         if vs and any(ok for ok, no in vs.values()):
             bad = sorted(sv for sv, (ok, no) in vs.items() if not ok and no)

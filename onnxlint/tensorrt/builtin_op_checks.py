@@ -98,11 +98,15 @@ def constant_inputs(c: NodeCheck) -> Verdict | None:
 
 
 def network_inputs(c: NodeCheck) -> Verdict | None:
-    """Inputs the importer rejects as network (graph) inputs."""
+    """Inputs the importer rejects as network (graph) inputs, except at a dtype the parser took one at (OneHot's
+    depth: a float network input is rejected, an int64 one is taken)."""
     first = _first_dtype(c)
     no_gi = list(c.row.get("no_graph_inputs", ())) + list((c.row.get("no_graph_inputs_by_dtype") or {}).get(first or "", ()))
     node = c.node
+    ok = c.row.get("network_input_dtypes_ok") or {}
     for i in sorted(set(no_gi)):
+        if ok and i < len(c.sig[3]) and dtype_of(c.sig[3][i]) in ok.get(str(i), ()):
+            continue
         if c.given(i) and node.scope.parent is None and node.scope.is_graph_input(node.inputs[i]):
             return ("unsupported", "constant-input",
                     f"{c.who} rejects input {i} of {c.op} as a network input (an initializer or a value computed in the graph is accepted)")

@@ -59,6 +59,27 @@ def test_stft_with_int32_frame_step_and_length_is_no_false_alarm():
         assert "stft" not in rejected(m, v), v
 
 
+def _one_hot(depth_dtype):
+    return make_model([h.make_node("OneHot", ["i", "d", "v"], ["y"], name="oh")],
+                      [vi("i", T.INT64, [3]), vi("d", depth_dtype, [])], [vi("y", T.FLOAT, [3, "k"])],
+                      [init("v", np.array([0.0, 1.0], np.float32))])
+
+
+def test_one_hot_depth_as_an_int64_network_input_is_no_false_alarm():
+    """OneHot's depth as a network input: TensorRT 8.6.0 and TensorRT-RTX 1.4-1.7 reject a float one (the node
+    cases' depth; the parser wants a shape tensor, Int32 or Int64) and take an int64 or int32 one (measured); the
+    tables said "rejects input 1 as a network input" whatever its dtype. tools/gen_trt_support.py now tries the
+    input's other dtypes. 8.5.3.1 rejects the int64 one too ("OneHot does not support dynamic depth input"): its
+    table, not regenerated, still says so."""
+    for v in [v for v in tables.verified_versions() if versions.is_rtx(v) or v == "8.6"]:
+        for dt in (T.INT64, T.INT32):
+            assert "oh" not in rejected(_one_hot(dt), v), (v, dt)
+        got = rejected(_one_hot(T.FLOAT), v)
+        assert got["oh"][0] == "constant-input" and "rejects input 1 of OneHot as a network input" in got["oh"][1], v
+    if "8.5" in tables.verified_versions():
+        assert rejected(_one_hot(T.INT64), "8.5")["oh"][0] == "constant-input"
+
+
 def test_nonzero_on_bool_and_cumsum_int64_are_accepted():
     nz = make_model([h.make_node("NonZero", ["m"], ["y"], name="nz")], [vi("m", T.BOOL, [4, 4])], [vi("y", T.INT64, [2, "k"])])
     cs = make_model([h.make_node("CumSum", ["x", "ax"], ["y"], name="cs")], [vi("x", T.INT64, [8])], [vi("y", T.INT64, [8])],
