@@ -157,7 +157,32 @@ def test_kernel_defs_that_do_not_merge_exactly_stay_apart():
     mixed = {"T": "tensor(float)", "T1": "tensor(double)", "T2": "tensor(double)"}
     assert t.lookup("ai.onnx", "BatchNormalization", 15, lambda p: same).ok
     m = t.lookup("ai.onnx", "BatchNormalization", 15, lambda p: mixed)
-    assert m.reason == "dtype" and "double, float" in m.detail
+    # each type alone is a kernel's: the combination is what none takes (it read "T1=double not supported
+    # (supported: double, float)")
+    assert m.reason == "dtype" and m.detail == "T1=double not supported with T=float (supported with it: float)"
+
+
+def test_a_dtype_miss_names_the_type_no_kernel_takes():
+    """CUDA OneHot registers (indices, depth) int32/int32 and int64/int64: int64 indices with a float depth missed
+    the first kernel on T1=int32 and read "T1=int64 not supported (supported: int32, int64)", a type the message
+    itself lists; it is the depth's float that no kernel takes."""
+    t = kernels.load("cuda", "1.31.1")
+    bound = {"T1": "tensor(int64)", "T2": "tensor(float)", "T3": "tensor(float)"}
+    m = t.lookup("ai.onnx", "OneHot", 11, lambda p: bound)
+    assert m.reason == "dtype" and m.detail == "T2=float not supported (supported: int32, int64)"
+    m = t.lookup("ai.onnx", "OneHot", 11, lambda p: dict(bound, T2="tensor(int32)"))
+    assert m.detail == "T2=int32 not supported with T1=int64 (supported with it: int64)"
+    assert t.lookup("ai.onnx", "OneHot", 11, lambda p: dict(bound, T2="tensor(int64)")).ok
+
+
+def test_a_dtype_miss_no_one_type_answers_for_is_the_combination():
+    """Kernels (a, a, a) and (a, b, b) and a node (a, a, b): each type is a kernel's beside T1=a, yet none takes
+    the three together; no one type is named as the miss."""
+    a, b = "tensor(float)", "tensor(int64)"
+    rows = [[1, 1, {"T1": [a], "T2": [a], "T3": [a]}], [1, 1, {"T1": [a], "T2": [b], "T3": [b]}]]
+    t = kernels.KernelTable("cuda", "0", "test", {"ai.onnx": {"Op": rows}})
+    m = t.lookup("ai.onnx", "Op", 1, lambda p: {"T1": a, "T2": a, "T3": b})
+    assert m.reason == "dtype" and m.detail == "T1=float, T2=float, T3=int64 not supported together (each alone is)"
 
 
 def test_merge_defs():

@@ -288,6 +288,7 @@ class KernelTable:
         if not hits:
             return KernelMatch(False, "opset", _no_version_kernel(op, since_version, rows, EP_SHORT.get(self.ep, self.ep)))
         first_miss: tuple[str, str] | None = None
+        bound: dict[str, str] = {}
         for _lo, _hi, cons in hits:
             if not cons:
                 return KernelMatch(True)  # no type constraints: any type
@@ -297,10 +298,34 @@ class KernelTable:
                 return KernelMatch(True)
             first_miss = first_miss or miss
         assert first_miss is not None  # every hit had constraints and a miss
-        param, dtype = first_miss
-        allowed = sorted({t for r in hits for t in r[2].get(param, ())})
-        short = ", ".join(t.replace("tensor(", "").rstrip(")") for t in allowed)
-        return KernelMatch(False, "dtype", f"{param}={dtype.replace('tensor(', '').rstrip(')')} not supported (supported: {short})")
+        return KernelMatch(False, "dtype", _dtype_miss(first_miss, bound, hits))
+
+
+def _dtype_miss(first_miss: tuple[str, str], bound: dict[str, str], hits: Rows) -> str:
+    """Why no kernel of the node's version takes its types, in words that hold: a type no kernel takes for its
+    parameter (the first kernel's miss where that is one), else the type no kernel takes beside the node's first
+    one, when each type alone is some kernel's (CUDA OneHot registers int32 indices with int32 depth and int64
+    with int64: int64 indices with a float depth missed the first kernel's T1=int32, and read 'T1=int64 not
+    supported (supported: int32, int64)')."""
+    def allowed(param: str, rows: Rows = hits) -> list[str]:
+        return sorted({t for r in rows for t in r[2].get(param, ())})
+
+    def short(t: str) -> str:
+        return t.replace("tensor(", "").rstrip(")")
+
+    param, dtype = first_miss
+    if dtype in allowed(param):  # another kernel's type: is some other type of the node no kernel's?
+        param, dtype = next(((p, t) for p, t in bound.items() if t and allowed(p) and t not in allowed(p)), first_miss)
+    if dtype not in allowed(param):
+        return f"{param}={short(dtype)} not supported (supported: {', '.join(map(short, allowed(param)))})"
+    params = [p for p in bound if bound[p] and allowed(p)]
+    first = params[0]
+    with_it = [r for r in hits if bound[first] in r[2].get(first, ())]
+    other = next((p for p in params[1:] if bound[p] not in allowed(p, with_it)), None)
+    if other is None:  # no one type answers for it: the combination
+        return f"{', '.join(f'{p}={short(bound[p])}' for p in params)} not supported together (each alone is)"
+    return (f"{other}={short(bound[other])} not supported with {first}={short(bound[first])} (supported with it: "
+            f"{', '.join(map(short, allowed(other, with_it)))})")
 
 
 def _no_version_kernel(op: str, since: int, rows: Rows, ep: str) -> str:
