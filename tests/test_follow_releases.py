@@ -227,3 +227,27 @@ def test_a_row_says_which_reshape_versions_reshape_fusion_fuses():
     assert releases.row("1.26.0").reshape_fusion_versions == (5, 13, 14, 19)
     assert releases.row("1.31.1").reshape_fusion_versions == releases.NEWEST.reshape_fusion_versions == (5, 13, 14, 19, 21,
                                                                                                         23, 24, 25)
+
+
+def test_the_scheduled_job_runs_the_check_and_opens_an_issue_when_a_release_shipped(monkeypatch, capsys, tmp_path):
+    """.github/workflows/follow-releases.yml tells the team the day a runtime ships (CONTRIBUTING.md): a daily job
+    whose step runs `tools/follow_releases.py --check` and opens an issue on its exit 1. The step's command, run here
+    with PyPI's answer replaced: 1 and the release named when one is newer than the tables, 0 when none is."""
+    import shlex
+
+    import yaml
+
+    flow = yaml.safe_load((ROOT / ".github" / "workflows" / "follow-releases.yml").read_text())
+    assert flow[True]["schedule"][0]["cron"]  # YAML 1.1 reads the key `on` as True
+    steps = flow["jobs"]["check"]["steps"]
+    check = next(s for s in steps if s.get("id") == "check")
+    line = next(x for x in check["run"].splitlines() if "follow_releases.py" in x)
+    words = shlex.split(line.split(">")[0])
+    assert words[:2] == ["python", "tools/follow_releases.py"] and (ROOT / words[1]).is_file()
+    assert any(s.get("if") == "steps.check.outputs.rc == '1'" and "gh issue create" in s["run"] for s in steps)
+    monkeypatch.setattr(fr, "pypi", lambda package: ["1.31.1", "1.32.0", "99.0.0"] if package == "onnxruntime" else [])
+    assert fr.main([*words[2:], "--work", str(tmp_path)]) == 1
+    assert "onnxruntime: 99.0.0" in capsys.readouterr().out
+    monkeypatch.setattr(fr, "pypi", lambda package: [])
+    assert fr.main([*words[2:], "--work", str(tmp_path)]) == 0
+    assert "every table is up to date" in capsys.readouterr().out
