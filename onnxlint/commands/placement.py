@@ -49,7 +49,8 @@ def release_for(path: Path, target: str | None, ort_version: str | None, ort_opt
     (ort-cpu for a GenAI model built for the CPU EP, as its lint checks it) on the newest table at `all`. A model is
     placed as its lint places it: the lint's summary line said 1.20.2 (the config's ort-version) and `onnxlint
     placement` placed the model at 1.31.1; a config's `targets = ["ort-cpu"]` was placed on ort-cuda. The target is
-    the first ORT target the config names (`tensorrt` has no placement: ort-cuda stands for its fallback)."""
+    the config's (_target_of: ort-cuda where it names it, else ort-cpu where it names that; `tensorrt` has no
+    placement: ort-cuda stands for its fallback)."""
     if target is None or ort_version is None or ort_optimization is None:
         from onnxlint.config import config_file
 
