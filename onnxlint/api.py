@@ -132,17 +132,25 @@ def _fix_output(output: str | Path | None, path: Path, diff: bool) -> Path | Non
     return out
 
 
-@_one_at_a_time
 def predict(model: str | Path | onnx.ModelProto, target: str = "ort-cuda", ort_version: str | None = None,
             trt_version: str | None = None, ort_optimization: str = "all") -> Any:
     """A target's per-node prediction: for ort-cuda/ort-cpu the placement (`onnxlint.ort.verdicts.Placement`),
     for tensorrt the parser verdicts, for ort-trt the TensorRT EP partition. A target, version or level the
     command line would refuse raises ValueError (VersionError for a version); a file that cannot be read,
     InputError (LfsPointer for a Git LFS pointer)."""
+    return _predict(model, target, ort_version, trt_version, ort_optimization)
+
+
+@_one_at_a_time
+def _predict(model: str | Path | onnx.ModelProto, target: str, ort_version: str | None, trt_version: str | None,
+             ort_optimization: str, by_content: bool = False) -> Any:
+    """predict(); by_content (`onnxlint placement` with no target named, by the command line or a config): a model
+    whose content says ORT runs it on its CPU EP (a classic-ML model, model.intent.cpu_model) is placed for ort-cpu,
+    as its lint checks it (linter._content_targets), a note saying so."""
     from onnxlint import targets
     from onnxlint.config.settings import check_runtime, check_targets
     from onnxlint.linting import engine
-    from onnxlint.model import loading
+    from onnxlint.model import intent, loading
     from onnxlint.model.loading import native
     from onnxlint.rulefiles.ruleset import get_ruleset
 
@@ -153,12 +161,22 @@ def predict(model: str | Path | onnx.ModelProto, target: str = "ort-cuda", ort_v
         mf = linter.model_file(model)
     else:
         mf = loading.load(_path(model, "predict"))
-    options = Options(targets=targets.closure({target}), ort_version=ort_version, trt_version=trt_version,
-                      ort_optimization=ort_optimization)
     ruleset = get_ruleset()
+
+    def placed() -> Any:
+        index = loading.index_model(mf)
+        why = intent.cpu_model(index) if by_content else None
+        chosen = "ort-cpu" if why else target
+        options = Options(targets=targets.closure({chosen}), ort_version=ort_version, trt_version=trt_version,
+                          ort_optimization=ort_optimization)
+        pred = engine.new_context(mf, index, options, ruleset, targets.REGISTRY).prediction(chosen)
+        if why:
+            pred.notes = [*pred.notes, f"{why} is placed for ORT's CPU EP (ort-cpu), as its lint checks it; "
+                                       f"--target {target} places it for that target"]
+        return pred
+
     with native.one_model():  # a call into onnx's C++ past its limit: the model's later ones are not made
-        pred = loading.with_strings_repaired(mf, lambda: engine.new_context(
-            mf, loading.index_model(mf), options, ruleset, targets.REGISTRY).prediction(target))
+        pred = loading.with_strings_repaired(mf, placed)
     return _with_inference_note(pred, mf)
 
 

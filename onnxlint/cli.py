@@ -196,8 +196,8 @@ def _placement_parser() -> argparse.ArgumentParser:
     p.add_argument("models", nargs="*", type=Path, help="model files, folders or globs (after `--`: paths, whatever they look like)")
     p.add_argument("--target", choices=[t.name for t in targets.REGISTRY.values() if t.predicate == "placement"],
                    help="the execution provider placed for (default: ort-cuda where the config's targets name it, else "
-                        "ort-cpu where they do, as the lint's; else ort-cpu for a GenAI model built for the CPU EP, "
-                        "else ort-cuda)")
+                        "ort-cpu where they do, as the lint's; else ort-cpu for a GenAI model built for the CPU EP or a "
+                        "classic-ML model, else ort-cuda)")
     p.add_argument("--ort-version", type=_version_arg("ORT"),
                    help="kernel tables of this ORT version (default: the config's ort-version, as the lint's, else the "
                         "newest shipped tables)")

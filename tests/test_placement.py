@@ -207,7 +207,7 @@ def test_placement_predicts_each_model_without_the_cyclic_collector_and_turns_it
     from onnxlint import api
     from onnxlint.formats import html_report
 
-    module, name = (api, "predict") if fmt == "json" else (html_report, "model_doc")
+    module, name = (api, "_predict") if fmt == "json" else (html_report, "model_doc")
     seen = []
     place = getattr(module, name)
     monkeypatch.setattr(module, name, lambda *a, **k: seen.append(gc.isenabled()) or place(*a, **k))
@@ -338,3 +338,41 @@ def test_placement_places_for_the_target_its_lint_checks(tmp_path, cli, fmt):
             (folder / "genai_config.json").write_text(json.dumps(genai))
         assert placed(folder) == want, name
         assert placed(folder, "--target", "ort-cuda" if want == "ort-cpu" else "ort-cpu") != want, name
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "html"])
+def test_placement_places_a_classic_ml_model_for_the_cpu_ep_as_its_lint_checks_it(tmp_path, cli, fmt):
+    """A classic-ML model (ai.onnx.ml ops) with no target named is checked by its lint as a CPU model (ort-cpu:
+    linter._content_targets, "2 nodes on CPU"); `onnxlint placement` placed it for ort-cuda ("1 fall back, 1
+    boundary"). It is placed for ort-cpu, a note saying why; --target or a config's targets still win."""
+    import onnx
+
+    node = h.make_node("LinearRegressor", ["x"], ["y"], name="lr", domain="ai.onnx.ml", coefficients=[1.0, 2.0],
+                       intercepts=[0.5])
+    model = make_model([node, h.make_node("Relu", ["y"], ["z"], name="relu")], [vi("x", T.FLOAT, [1, 2])],
+                       [vi("z", T.FLOAT, [1, 1])], extra_opsets=[("ai.onnx.ml", 3)])
+    (tmp_path / ".git").mkdir()
+    m = tmp_path / "m.onnx"
+    onnx.save(model, m)
+
+    def placed(*extra):
+        out = tmp_path / f"p.{fmt}"
+        rc, _, err = cli("placement", "--format", fmt, "-o", out, *extra, m)
+        assert rc == 0, err
+        page = out.read_text()
+        if fmt == "json":
+            return json.loads(page)[0]["target"]
+        got = {t for t in ("ort-cpu", "ort-cuda") if t in page}
+        assert len(got) == 1 or fmt == "text", page[:2000]
+        return "ort-cpu" if page.startswith(f"{m}: ort-cpu") or got == {"ort-cpu"} else "ort-cuda"
+
+    assert placed() == "ort-cpu"
+    if fmt == "text":
+        assert "is placed for ORT's CPU EP (ort-cpu), as its lint checks it" in (tmp_path / "p.text").read_text()
+    assert placed("--target", "ort-cuda") == "ort-cuda"
+    named = tmp_path / "named"  # a config naming its targets (a folder of its own: configs are read once a run)
+    (named / ".git").mkdir(parents=True)
+    (named / "pyproject.toml").write_text('[tool.onnxlint]\ntargets = ["ort-cuda"]\n')
+    m = named / "m.onnx"
+    onnx.save(model, m)
+    assert placed() == "ort-cuda"

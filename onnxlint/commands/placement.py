@@ -43,14 +43,16 @@ def run(models: list[Path], target: str | None, ort_version: str | None, ort_opt
 
 
 def release_for(path: Path, target: str | None, ort_version: str | None, ort_optimization: str | None
-                ) -> tuple[str, str | None, str]:
+                ) -> tuple[str | None, str | None, str]:
     """The target, ORT release and graph optimization level a model is placed at: the command line's, else those of
     the config in force for it (the nearest pyproject.toml or .onnxlint.yaml, as its lint finds it), else ort-cuda
     (ort-cpu for a GenAI model built for the CPU EP, as its lint checks it) on the newest table at `all`. A model is
     placed as its lint places it: the lint's summary line said 1.20.2 (the config's ort-version) and `onnxlint
     placement` placed the model at 1.31.1; a config's `targets = ["ort-cpu"]` was placed on ort-cuda. The target is
     the config's (_target_of: ort-cuda where it names it, else ort-cpu where it names that; `tensorrt` has no
-    placement: ort-cuda stands for its fallback)."""
+    placement: ort-cuda stands for its fallback). None: no target named, by the command line, the config or a
+    genai_config.json: ort-cuda, or ort-cpu where the model's content says ORT runs it on its CPU EP (a classic-ML
+    model), as its lint's default targets are (api._predict's by_content)."""
     if target is None or ort_version is None or ort_optimization is None:
         from onnxlint.config import config_file
 
@@ -62,10 +64,10 @@ def release_for(path: Path, target: str | None, ort_version: str | None, ort_opt
     return target, ort_version, ort_optimization or "all"
 
 
-def _target_of(path: Path, named: list[str]) -> str:
+def _target_of(path: Path, named: list[str]) -> str | None:
     """The placement target of a model under a config naming these targets: ort-cuda where it names it, else the
     ORT target it names (ort-cpu); with none named, ort-cpu for a GenAI model whose genai_config.json says it was built for the CPU EP
-    (the lint's linter._genai_targets), else ort-cuda."""
+    (the lint's linter._genai_targets), else None (the model's content decides: release_for)."""
     from onnxlint import targets
 
     placed = [t for t in named if targets.REGISTRY[t].predicate == "placement"]  # ORT's EPs, the CPU EP behind them
@@ -76,6 +78,7 @@ def _target_of(path: Path, named: list[str]) -> str:
 
         if deployment.genai_provider(path) == "cpu":
             return "ort-cpu"
+        return None
     return "ort-cuda"
 
 
@@ -108,7 +111,7 @@ class _Placements:
             target, version, level = release_for(path, self.target, self.ort_version, self.ort_optimization)
             try:  # (a bad config: the run's error, raised above)
                 with collector.paused():  # as the lint does (linter._lint_loaded)
-                    pl = api.predict(path, target, version, ort_optimization=level)
+                    pl = api._predict(path, target or "ort-cuda", version, None, level, by_content=target is None)
             except InputError as exc:
                 print(f"onnxlint: error: {esc(str(exc))}", file=sys.stderr)
                 self.unread += 1
@@ -119,4 +122,4 @@ class _Placements:
                 print(f"onnxlint: error: {esc(placing_failed(path, exc))}", file=sys.stderr)
                 self.unread += 1
                 continue
-            yield placement_output.document(str(path), target, pl)
+            yield placement_output.document(str(path), pl.target, pl)

@@ -16,7 +16,7 @@ import base64
 import hashlib
 import html
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -213,9 +213,10 @@ def _finding(f: Any, at_location: dict[str, int]) -> dict[str, Any]:
 
 
 def model_doc(path: Path, display: str, releases: list[Release], findings: list[Any] | None = None,
-              rule_dirs: tuple[Path, ...] = (), lean: bool = False) -> dict[str, Any]:
+              rule_dirs: tuple[Path, ...] = (), lean: bool = False, by_content: bool = False) -> dict[str, Any]:
     """The page's data for one model: its nodes with their name scopes and producers, one placement per release
-    (two when comparing), the findings of a lint run attached to their nodes."""
+    (two when comparing), the findings of a lint run attached to their nodes. by_content: the releases' target is
+    ort-cpu where the model's content says ORT runs it on its CPU EP (api._predict's by_content)."""
     from onnxlint.model import loading
     from onnxlint.model.loading import native
     from onnxlint.rulefiles.ruleset import get_ruleset
@@ -223,9 +224,19 @@ def model_doc(path: Path, display: str, releases: list[Release], findings: list[
     ruleset = get_ruleset(rule_dirs)
     with native.one_model():  # a call into onnx's C++ past its limit: the model's later ones are not made
         mf = loading.load(path, display=display, lean=lean)
-        doc, at_location = loading.with_strings_repaired(
-            mf, lambda: placed_doc(mf, loading.index_model(mf), display, releases, ruleset))
+        doc, at_location = loading.with_strings_repaired(mf, lambda: _placed_by_content(mf, display, releases, ruleset,
+                                                                                         by_content))
     return with_findings(doc, at_location, findings or [])
+
+
+def _placed_by_content(mf: Any, display: str, releases: list[Release], ruleset: Any,
+                       by_content: bool) -> tuple[dict[str, Any], dict[str, int]]:
+    from onnxlint.model import intent, loading
+
+    index = loading.index_model(mf)
+    if by_content and intent.cpu_model(index):
+        releases = [replace(r, target="ort-cpu") for r in releases]
+    return placed_doc(mf, index, display, releases, ruleset)
 
 
 def placed_doc(mf: Any, index: Any, display: str, releases: list[Release], ruleset: Any,
@@ -320,7 +331,7 @@ def render(kind: str, models: list[dict[str, Any]], title: str) -> str:
     ])
 
 
-def placement_page(paths: list[Path], release_of: Callable[[Path], tuple[str, str | None, str]],
+def placement_page(paths: list[Path], release_of: Callable[[Path], tuple[str | None, str | None, str]],
                    compare: str | None = None) -> tuple[str, list[str]]:
     """`onnxlint placement --format html`: the page for these models (each placed for the target, at the ORT release
     and optimization level release_of says, and at compare too when given), and the one-line errors of those that
@@ -331,12 +342,12 @@ def placement_page(paths: list[Path], release_of: Callable[[Path], tuple[str, st
     models, failed = [], []
     for path in paths:
         target, ort_version, optimization = release_of(path)  # a config that cannot be read: the run's error
-        releases = [Release(target, ort_version, optimization)]
+        releases = [Release(target or "ort-cuda", ort_version, optimization)]
         if compare:
-            releases.append(Release(target, compare, optimization))
+            releases.append(Release(target or "ort-cuda", compare, optimization))
         try:
             with collector.paused():  # as the lint does (linter._lint_loaded)
-                models.append(model_doc(path, str(path), releases))
+                models.append(model_doc(path, str(path), releases, by_content=target is None))
         except InputError as exc:
             failed.append(str(exc))
             models.append(error_doc(str(path), str(exc)))
