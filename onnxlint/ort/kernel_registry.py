@@ -303,10 +303,10 @@ class KernelTable:
 
 def _dtype_miss(first_miss: tuple[str, str], bound: dict[str, str], hits: Rows) -> str:
     """Why no kernel of the node's version takes its types, in words that hold: a type no kernel takes for its
-    parameter (the first kernel's miss where that is one), else the type no kernel takes beside the node's first
-    one, when each type alone is some kernel's (CUDA OneHot registers int32 indices with int32 depth and int64
-    with int64: int64 indices with a float depth missed the first kernel's T1=int32, and read 'T1=int64 not
-    supported (supported: int32, int64)')."""
+    parameter (the first kernel's miss where that is one), else the type no kernel takes beside the node's type of
+    the first type parameter (in the table's order), when each type alone is some kernel's (CUDA OneHot registers
+    int32 indices with int32 depth and int64 with int64: int64 indices with a float depth missed the first
+    kernel's T1=int32, and read 'T1=int64 not supported (supported: int32, int64)')."""
     def allowed(param: str, rows: Rows = hits) -> list[str]:
         return sorted({t for r in rows for t in r[2].get(param, ())})
 

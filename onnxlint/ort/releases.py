@@ -46,6 +46,11 @@ class ElemTypes:
     sparse_no_zero: frozenset[int] = frozenset()
 
 
+# the Reshape since-versions the oldest ReshapeFusion fuses (reshape_fusion.cc before 1.25; every line up to 1.24
+# probed so): a line with no probed row takes them
+OLDEST_RESHAPE_FUSION = (5, 13, 14)
+
+
 @dataclass(frozen=True)
 class Release:
     """One minor line's row. A behaviour flag is True where that release behaves the newer way."""
@@ -114,7 +119,7 @@ class Release:
     # ReshapeFusion (Level 1) fuses the shape subgraph of a Reshape of these since-versions, probed on each line's
     # wheel (ort-releases.json's `reshape_fusion`, tools/follow_releases.py): 5/13/14 up to 1.24, Reshape-19 too from
     # 1.25, every version from 1.28 (the CUDA sessions of 1.24.4, 1.26.0 and 1.31.1 agree); a line not probed: 5/13/14
-    reshape_fusion_versions: tuple[int, ...] = (5, 13, 14)
+    reshape_fusion_versions: tuple[int, ...] = OLDEST_RESHAPE_FUSION
     measured: str | None = None  # the patch release checked against ORT's own partitioner (the truth benchmark)
     # The tensor element types (TensorProto.DataType numbers) its session creation refuses, probed on its wheel
     # (ElemTypes; empty: not probed, nothing claimed)
@@ -128,7 +133,7 @@ def _row(opset: int, ir: int, since_1_31: bool, measured: str | None = None, res
          dq_matmul_nbits: bool = False, fusion_kernel: bool = False, elem: ElemTypes | None = None,
          initializer_copy: bool = False, external_inference: bool = False,
          pre_shape: frozenset[int] = frozenset(), recursive_function: bool = False,
-         duplicate_function: bool = False, reshape_versions: tuple[int, ...] = (5, 13, 14)) -> Release:
+         duplicate_function: bool = False, reshape_versions: tuple[int, ...] = OLDEST_RESHAPE_FUSION) -> Release:
     """A row of a release whose behaviours are those of 1.31 and later (since_1_31) or of the releases before;
     the releases between two measured ones take the older one's behaviour (not measured)."""
     return Release(opset, ir, contiguous_reshapes=ANY_VERSION if since_1_31 else reshapes_upto, reshape_dim_match=since_1_31,
@@ -234,7 +239,7 @@ RELEASES: dict[tuple[int, int], Release] = {
                line >= _DQ_MATMUL_NBITS_SINCE, line >= _FUSION_KERNEL_SINCE, elem_types().get(line),
                line in _INITIALIZER_COPY_LINES, line in _EXTERNAL_INFERENCE_LINES, _PRE_SHAPE.get(line, frozenset()),
                line in _RECURSIVE_FUNCTION_LINES, line in _DUPLICATE_FUNCTION_LINES,
-               _RESHAPE_FUSION.get(line, (5, 13, 14)))
+               _RESHAPE_FUSION.get(line, OLDEST_RESHAPE_FUSION))
     for line, (opset, ir) in limits().items()}
 # a release newer than the table, or none named: the newest behaviour ORT's sources show, no limits known, no element
 # type claimed refused (a newer release may load one: 1.32 loads FLOAT6 initializers 1.31 refuses)
@@ -242,7 +247,7 @@ NEWEST = Release(None, None, contiguous_reshapes=ANY_VERSION, reshape_dim_match=
                  cse_typed_tensor_attributes=True, function_node_cpu_in_first_pass=False,
                  cast_removal_keeps_lossy_to_bool=True, dq_matmul_nbits_across_eps=True, fusion_kernel_refusal=True,
                  recursive_function_refusal=True, duplicate_function_refusal=True,
-                 reshape_fusion_versions=_RESHAPE_FUSION[max(_RESHAPE_FUSION)] if _RESHAPE_FUSION else (5, 13, 14),
+                 reshape_fusion_versions=_RESHAPE_FUSION[max(_RESHAPE_FUSION)] if _RESHAPE_FUSION else OLDEST_RESHAPE_FUSION,
                  pre_shape_versions=_PRE_SHAPE[max(_PRE_SHAPE)] if _PRE_SHAPE else frozenset())
 # a release older than the table: the oldest behaviour, no limits known
 OLDEST = Release(None, None, contiguous_reshapes=0, reshape_dim_match=False, dropout_reads_training_mode=False,
