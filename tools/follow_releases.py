@@ -477,22 +477,29 @@ def pre_shape_models(max_opset: int, ir: int) -> dict[str, str]:
     return {f"pre_shape:{n}": model(n) for n in range(11, max_opset + 1)}
 
 
+def _gone_and_kept(optimized: dict[str, object], op_type: str) -> tuple[list[int], list[int]]:
+    """The opsets of the optimized probe models ("name:opset" -> hex bytes; a refusal's words are no model) whose
+    graph lost every op_type node, and those that kept one."""
+    import onnx
+
+    gone, kept = [], []
+    for key, data in optimized.items():
+        if isinstance(data, str):
+            nodes = onnx.load_from_string(bytes.fromhex(data)).graph.node
+            (kept if any(n.op_type == op_type for n in nodes) else gone).append(int(key.split(":")[1]))
+    return gone, kept
+
+
 def pre_shape(optimized: dict[str, object]) -> dict[str, str]:
     """The row's `pre_shape` from the optimized models: the opsets at which the Cast was gone, and the since-versions
     of Cast and Shape at those opsets (what the rule checks: releases.Release.pre_shape_versions) that no opset
     where it stayed shares."""
-    import onnx
     from onnx import defs
 
     def since(opset: int) -> set[int]:
         return {defs.get_schema(op, opset, "").since_version for op in ("Cast", "Shape")}
 
-    gone, kept = [], []
-    for key, data in optimized.items():
-        if isinstance(data, str):
-            opset = int(key.split(":")[1])
-            nodes = onnx.load_from_string(bytes.fromhex(data)).graph.node
-            (kept if any(n.op_type == "Cast" for n in nodes) else gone).append(opset)
+    gone, kept = _gone_and_kept(optimized, "Cast")
     versions = set().union(*map(since, gone)) - set().union(*map(since, kept))
     return {"removed_opsets": spans(gone), "since_versions": spans(sorted(versions))}
 
@@ -533,15 +540,9 @@ def reshape_fusion(optimized: dict[str, object]) -> dict[str, str]:
     """The row's `reshape_fusion` from the optimized models: the opsets at which the Concat was gone, and the Reshape
     since-versions at those opsets (what the simulation checks: releases.Release.reshape_fusion_versions) that no
     opset where it stayed shares."""
-    import onnx
     from onnx import defs
 
-    gone, kept = [], []
-    for key, data in optimized.items():
-        if isinstance(data, str):
-            opset = int(key.split(":")[1])
-            nodes = onnx.load_from_string(bytes.fromhex(data)).graph.node
-            (kept if any(n.op_type == "Concat" for n in nodes) else gone).append(opset)
+    gone, kept = _gone_and_kept(optimized, "Concat")
     since = {opset: defs.get_schema("Reshape", opset, "").since_version for opset in gone + kept}
     versions = {since[o] for o in gone} - {since[o] for o in kept}
     return {"fused_opsets": spans(gone), "since_versions": spans(sorted(versions))}
