@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import onnx
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
@@ -221,6 +222,10 @@ def test_a_row_says_which_reshape_versions_reshape_fusion_fuses():
     assert fr.reshape_fusion(answers) == {"fused_opsets": "11-21", "since_versions": "5,13-14,19"}
     answers["reshape_fusion:22"] = optimized(22, True)
     assert fr.reshape_fusion(answers) == {"fused_opsets": "11-22", "since_versions": "5,13-14,19,21"}
+    # every model refused: no row (it would read as a release that fuses no Reshape), for pre_shape's too
+    for row, prefix in ((fr.reshape_fusion, "reshape_fusion"), (fr.pre_shape, "pre_shape")):
+        with pytest.raises(RuntimeError, match="no .* probe model was optimized"):
+            row({f"{prefix}:{o}": None for o in range(11, 24)})
     data = json.loads(releases.LIMITS_FILE.read_text())
     assert all("reshape_fusion" in row for row in data["releases"].values())  # every row probed
     assert releases.row("1.24.4").reshape_fusion_versions == (5, 13, 14)

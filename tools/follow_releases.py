@@ -479,7 +479,8 @@ def pre_shape_models(max_opset: int, ir: int) -> dict[str, str]:
 
 def _gone_and_kept(optimized: dict[str, object], op_type: str) -> tuple[list[int], list[int]]:
     """The opsets of the optimized probe models ("name:opset" -> hex bytes; a refusal's words are no model) whose
-    graph lost every op_type node, and those that kept one."""
+    graph lost every op_type node, and those that kept one. No model at all is an error, not a row: its empty
+    answer would read as "this release removes nothing" (a line that fuses no Reshape)."""
     import onnx
 
     gone, kept = [], []
@@ -487,6 +488,8 @@ def _gone_and_kept(optimized: dict[str, object], op_type: str) -> tuple[list[int
         if isinstance(data, str):
             nodes = onnx.load_from_string(bytes.fromhex(data)).graph.node
             (kept if any(n.op_type == op_type for n in nodes) else gone).append(int(key.split(":")[1]))
+    if not gone and not kept:
+        raise RuntimeError(f"no {op_type} probe model was optimized (every one refused): no row written from them")
     return gone, kept
 
 
