@@ -192,17 +192,12 @@ def elem_types() -> dict[tuple[int, int], ElemTypes]:
     return out
 
 
-def pre_shape_versions() -> dict[tuple[int, int], frozenset[int]]:
-    """(major, minor) -> the Cast and Shape since-versions at which its newest patch's basic optimizations removed a
-    Cast only a Shape read (ort-releases.json's `pre_shape`, tools/follow_releases.py); a line not probed is not there."""
-    return {_line(line): numbers(row["pre_shape"]["since_versions"]) for line, row in _rows().items() if "pre_shape" in row}
-
-
-def reshape_fusion_versions() -> dict[tuple[int, int], tuple[int, ...]]:
-    """(major, minor) -> the Reshape since-versions whose shape subgraph its newest patch's ReshapeFusion fused
-    (ort-releases.json's `reshape_fusion`, tools/follow_releases.py); a line not probed is not there."""
-    return {_line(line): tuple(sorted(numbers(row["reshape_fusion"]["since_versions"]))) for line, row in _rows().items()
-            if "reshape_fusion" in row}
+def probed_versions(field: str) -> dict[tuple[int, int], frozenset[int]]:
+    """(major, minor) -> the since-versions its newest patch's basic optimizations acted on in the probe of `field`
+    (ort-releases.json, tools/follow_releases.py): `pre_shape`, the Cast and Shape versions at which a Cast only a
+    Shape read was removed; `reshape_fusion`, the Reshape versions whose shape subgraph was fused. A line not probed
+    is not there."""
+    return {_line(line): numbers(row[field]["since_versions"]) for line, row in _rows().items() if field in row}
 
 
 def refused_lines(field: str) -> frozenset[tuple[int, int]]:
@@ -230,8 +225,8 @@ _INITIALIZER_COPY_LINES = {(1, 23)}
 _EXTERNAL_INFERENCE_LINES = refused_lines("external_inference")
 _RECURSIVE_FUNCTION_LINES = refused_lines("recursive_functions")
 _DUPLICATE_FUNCTION_LINES = refused_lines("duplicate_functions")
-_PRE_SHAPE = pre_shape_versions()
-_RESHAPE_FUSION = reshape_fusion_versions()
+_PRE_SHAPE = probed_versions("pre_shape")
+_RESHAPE_FUSION = {line: tuple(sorted(versions)) for line, versions in probed_versions("reshape_fusion").items()}
 
 # (major, minor) -> row, oldest first
 RELEASES: dict[tuple[int, int], Release] = {
