@@ -42,9 +42,10 @@ _AGGREGATES = frozenset({"AVERAGE", "SUM", "MIN", "MAX"})
 
 
 def _text(node: Any, name: str, default: str) -> str:
+    """A string attribute's text (NodeRef.attr decodes its bytes), default where absent; another kind as its str,
+    which names no value ORT knows."""
     got = node.attr(name)
-    got = default if got is None else got
-    return got.decode(errors="replace") if isinstance(got, bytes) else str(got)
+    return default if got is None else str(got)
 
 
 def _length(value: Any) -> int | None:
@@ -95,7 +96,7 @@ def _tree_defect(node: Any) -> str | None:
     ids, trees = _ints(node, "nodes_nodeids"), _ints(node, "nodes_treeids")
     trues, falses = _ints(node, "nodes_truenodeids"), _ints(node, "nodes_falsenodeids")
     modes = node.attr("nodes_modes")
-    modes = [m.decode() if isinstance(m, bytes) else m for m in modes] if isinstance(modes, (list, tuple)) else []
+    modes = list(modes) if isinstance(modes, (list, tuple)) else []  # text: NodeRef.attr decodes a string list
     features = _ints(node, "nodes_featureids")
     values = _count(node, "nodes_values") or _count(node, "nodes_values_as_tensor")
     n = len(ids)
