@@ -108,14 +108,13 @@ def file_complaint(path: str | os.PathLike, data_root: str | None = None) -> str
     complaint = check(os.fspath(path))
     if complaint is None or not _LINKED_DATA.match(complaint):
         return complaint
-    from onnxlint.model.loading.external import external_tensors
+    from onnxlint.model.loading.external import external_tensors, linked_real
 
     with open(path, "rb") as fh:
         raw = fh.read()
     model = onnx.load_from_string(raw)
-    if data_root is None and os.path.islink(path):  # as loading.load: a linked model's data in its real file's folder
-        data_root = os.path.dirname(os.path.realpath(path))
-    return recheck_links(raw, external_tensors(model, Path(path).parent, linked_real=data_root), check, complaint)
+    return recheck_links(raw, external_tensors(model, Path(path).parent, linked_real=linked_real(path, data_root)), check,
+                         complaint)
 
 
 def checker_message(target: Any) -> str | None:

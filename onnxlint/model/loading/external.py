@@ -121,6 +121,13 @@ def _count(info: dict, key: str) -> tuple[int | None, str | None]:
     return int(value), None
 
 
+def linked_real(path: str | os.PathLike, data_root: str | None = None) -> str | None:
+    """The other folder a model file's external data is in bounds in (external_tensors' linked_real): the real
+    folder of the file a model that is a link leads to (the Hugging Face cache's snapshots: ORT reads data there
+    too), else data_root (a copy in a temporary folder beside links to the data: data_links.linked_folder)."""
+    return os.path.dirname(os.path.realpath(path)) if os.path.islink(path) else data_root
+
+
 def external_tensors(model: onnx.ModelProto, base: Path, walked: list | None = None,
                      linked_real: str | None = None, attributes: list | None = None) -> list[ExternalTensor]:
     """Where each external tensor's bytes should be, checked with stat() only (never opened). linked_real: the

@@ -8,7 +8,7 @@ from typing import Any
 
 from onnxlint.model import lfs
 from onnxlint.model.loading.checker import checker_message, own_complaint
-from onnxlint.model.loading.external import external_tensors
+from onnxlint.model.loading.external import external_tensors, linked_real
 from onnxlint.model.loading.model_file import ModelFile
 from onnxlint.model.loading.wire import strip_weights
 from onnxlint.support import digest as digests
@@ -67,8 +67,7 @@ def load(path: Path, display: str | None = None, check: bool = False, lean: bool
         mf.digest = prefetched[1] if prefetched is not None else digests.hexdigest(data)
     walked: list = []
     # a model that is a link (the Hugging Face cache's snapshots): ORT also reads data in its real file's folder
-    linked = os.path.dirname(os.path.realpath(path)) if os.path.islink(path) else data_root
-    mf.external = external_tensors(model, path.parent, walked, linked, mf.tensor_attributes)
+    mf.external = external_tensors(model, path.parent, walked, linked_real(path, data_root), mf.tensor_attributes)
     mf.graph_bodies = walked
     if checked:
         mf.checked = own_complaint(mf, early)
