@@ -200,11 +200,11 @@ def _verify(path: Path, result: VerifyResult, shapes: dict[str, list[int]], time
     from onnxlint.verify.naming import unique_names
     from onnxlint.verify.session import run_session
 
-    problem = loading.external_data_problem(path, data_root)  # ORT would follow a symlink out of the model's folder
+    mf = loading.load(path, data_root=data_root)
+    problem = loading.loaded_data_problem(mf)  # ORT would follow a symlink out of the model's folder
     if problem:
         result.error = f"not run: {problem}"
         return
-    mf = loading.load(path, data_root=data_root)
     renamed = unique_names(mf.model)
     if renamed:
         mf.raw = mf.weightless = None  # the index is made from the renamed model

@@ -31,13 +31,14 @@ from onnxlint.model.loading.inference import (
     reinference_within_budget,
 )
 from onnxlint.model.loading.model_file import BYTES_ERRORS, ExternalTensor, ModelFile, repair_strings, with_strings_repaired
-from onnxlint.model.loading.opening import PROTOBUF_LIMIT, external_data_problem, load
+from onnxlint.model.loading.opening import PROTOBUF_LIMIT, external_data_problem, load, loaded_data_problem
 from onnxlint.model.loading.wire import WEIGHT_BYTES, weightless_bytes
 from onnxlint.model.paths import expand_paths
 
 __all__ = ["BYTES_ERRORS", "INFER_BUDGET", "INFER_MAX_NODES", "OUTSIDE", "PROTOBUF_LIMIT", "WEIGHT_BYTES", "ExternalTensor",
            "ModelFile", "check_external_data", "check_model", "checker_message", "checker_result", "expand_paths", "file_complaint",
            "external_data_problem", "external_data_tensors", "external_location_problem", "external_tensors",
-           "has_external_data", "index_model", "linked_data_folder", "infer_shapes", "inference_cost", "load", "over_inference_budget",
-           "reinference_within_budget", "relocated", "repair_strings", "safe_external_path", "weightless_bytes",
+           "has_external_data", "index_model", "linked_data_folder", "infer_shapes", "inference_cost", "load",
+           "loaded_data_problem", "over_inference_budget", "reinference_within_budget", "relocated", "repair_strings",
+           "safe_external_path", "weightless_bytes",
            "with_strings_repaired"]

@@ -129,5 +129,10 @@ def external_data_problem(path: str | os.PathLike, data_root: str | None = None)
     """For a caller about to hand a model file to ORT or onnx, which read its external data themselves
     (following symlinks): the first reason that must not happen (missing, short, bad offset/length, outside
     the model's folder), or None. Parses the file; InputError when it cannot."""
-    bad = load(Path(path), data_root=data_root).missing_external
+    return loaded_data_problem(load(Path(path), data_root=data_root))
+
+
+def loaded_data_problem(mf: ModelFile) -> str | None:
+    """external_data_problem of a model file load read already (verify's: one parse, not two)."""
+    bad = mf.missing_external
     return f"tensor {bad[0].name!r}: {bad[0].problem}" if bad else None
